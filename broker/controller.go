@@ -1,0 +1,109 @@
+package broker
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"sync"
+
+	"github.com/hashicorp/raft"
+)
+
+// The controller is a raft group with a replica on every node. Its state
+// machine holds what must survive any single node: the topics with their
+// configuration and replica placement, and the producer id counter.
+
+type controllerCmd struct {
+	Op    string       `json:"op"` // "create-topic" or "alloc-pid"
+	Topic *topicRecord `json:"topic,omitempty"`
+}
+
+type topicRecord struct {
+	Config    TopicConfig `json:"config"`
+	Placement [][]string  `json:"placement"` // partition → replica nodes, preferred leader first
+	Seq       int         `json:"seq"`       // creation order
+}
+
+type controllerState struct {
+	Topics  map[string]topicRecord `json:"topics"`
+	NextPID int64                  `json:"next_pid"`
+}
+
+type controllerFSM struct {
+	mu    sync.RWMutex
+	state controllerState
+}
+
+func newControllerFSM() *controllerFSM {
+	return &controllerFSM{state: controllerState{Topics: map[string]topicRecord{}, NextPID: 1}}
+}
+
+type controllerResult struct {
+	pid int64
+	err error
+}
+
+func (f *controllerFSM) Apply(l *raft.Log) interface{} {
+	var cmd controllerCmd
+	if err := json.Unmarshal(l.Data, &cmd); err != nil {
+		return controllerResult{err: fmt.Errorf("malformed controller command: %w", err)}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch cmd.Op {
+	case "create-topic":
+		if cmd.Topic == nil {
+			return controllerResult{err: fmt.Errorf("create-topic without a topic")}
+		}
+		name := cmd.Topic.Config.Name
+		if _, ok := f.state.Topics[name]; ok {
+			return controllerResult{err: fmt.Errorf("%w: %q", ErrTopicExists, name)}
+		}
+		rec := *cmd.Topic
+		rec.Seq = len(f.state.Topics)
+		f.state.Topics[name] = rec
+		return controllerResult{}
+	case "alloc-pid":
+		pid := f.state.NextPID
+		f.state.NextPID++
+		return controllerResult{pid: pid}
+	}
+	return controllerResult{err: fmt.Errorf("unknown controller command %q", cmd.Op)}
+}
+
+func (f *controllerFSM) topics() []topicRecord {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	out := make([]topicRecord, 0, len(f.state.Topics))
+	for _, t := range f.state.Topics {
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
+	return out
+}
+
+func (f *controllerFSM) Snapshot() (raft.FSMSnapshot, error) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	data, err := json.Marshal(f.state)
+	if err != nil {
+		return nil, err
+	}
+	return &bytesSnapshot{data: data}, nil
+}
+
+func (f *controllerFSM) Restore(rc io.ReadCloser) error {
+	defer rc.Close()
+	var st controllerState
+	if err := json.NewDecoder(rc).Decode(&st); err != nil {
+		return fmt.Errorf("restore controller: %w", err)
+	}
+	if st.Topics == nil {
+		st.Topics = map[string]topicRecord{}
+	}
+	f.mu.Lock()
+	f.state = st
+	f.mu.Unlock()
+	return nil
+}

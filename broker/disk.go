@@ -1,0 +1,144 @@
+package broker
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/hashicorp/raft"
+)
+
+// disk is what one replica has written to its node's disk. It outlives the
+// replica: Kill drops the replica and keeps the disk, Restart builds a new
+// replica on it.
+type disk struct {
+	logs   *raft.InmemStore // the raft log
+	stable *raft.InmemStore // current term, vote
+	snaps  *snapshotStore
+}
+
+func newDisk() *disk {
+	return &disk{logs: raft.NewInmemStore(), stable: raft.NewInmemStore(), snaps: &snapshotStore{}}
+}
+
+// storeHooks is how a replica learns what raft does to its log: which
+// entries it stored (the acks=1 point on a leader) and which it is about to
+// delete (a truncation or a compaction).
+type storeHooks interface {
+	beforeStore(logs []*raft.Log)
+	afterStore(logs []*raft.Log)
+	beforeDelete(min, max uint64)
+}
+
+// hookedLogStore is the replica's view of its raft log on disk.
+type hookedLogStore struct {
+	*raft.InmemStore
+	hooks storeHooks
+}
+
+func (s *hookedLogStore) StoreLog(l *raft.Log) error {
+	return s.StoreLogs([]*raft.Log{l})
+}
+
+func (s *hookedLogStore) StoreLogs(logs []*raft.Log) error {
+	s.hooks.beforeStore(logs)
+	if err := s.InmemStore.StoreLogs(logs); err != nil {
+		return err
+	}
+	s.hooks.afterStore(logs)
+	return nil
+}
+
+func (s *hookedLogStore) DeleteRange(min, max uint64) error {
+	s.hooks.beforeDelete(min, max)
+	return s.InmemStore.DeleteRange(min, max)
+}
+
+// snapshotStore keeps a replica's latest raft snapshot in memory. Unlike
+// raft.InmemSnapshotStore it keeps the previous snapshot until the new one
+// is closed, so a node killed while snapshotting still has one to restart
+// from.
+type snapshotStore struct {
+	mu     sync.Mutex
+	latest *storedSnapshot
+	nextID int
+}
+
+type storedSnapshot struct {
+	meta raft.SnapshotMeta
+	data []byte
+}
+
+func (s *snapshotStore) Create(version raft.SnapshotVersion, index, term uint64, configuration raft.Configuration,
+	configurationIndex uint64, _ raft.Transport) (raft.SnapshotSink, error) {
+	s.mu.Lock()
+	s.nextID++
+	id := fmt.Sprintf("%d-%d-%d", term, index, s.nextID)
+	s.mu.Unlock()
+	return &snapshotSink{store: s, meta: raft.SnapshotMeta{
+		Version:            version,
+		ID:                 id,
+		Index:              index,
+		Term:               term,
+		Configuration:      configuration,
+		ConfigurationIndex: configurationIndex,
+	}}, nil
+}
+
+func (s *snapshotStore) List() ([]*raft.SnapshotMeta, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.latest == nil {
+		return nil, nil
+	}
+	m := s.latest.meta
+	return []*raft.SnapshotMeta{&m}, nil
+}
+
+func (s *snapshotStore) Open(id string) (*raft.SnapshotMeta, io.ReadCloser, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.latest == nil || s.latest.meta.ID != id {
+		return nil, nil, fmt.Errorf("open snapshot %s: no such snapshot", id)
+	}
+	m := s.latest.meta
+	return &m, io.NopCloser(bytes.NewReader(s.latest.data)), nil
+}
+
+// index reports the raft index of the latest snapshot, 0 if none.
+func (s *snapshotStore) index() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.latest == nil {
+		return 0
+	}
+	return s.latest.meta.Index
+}
+
+type snapshotSink struct {
+	store *snapshotStore
+	meta  raft.SnapshotMeta
+	buf   bytes.Buffer
+	done  bool
+}
+
+func (k *snapshotSink) Write(p []byte) (int, error) { return k.buf.Write(p) }
+func (k *snapshotSink) ID() string                  { return k.meta.ID }
+
+func (k *snapshotSink) Close() error {
+	if k.done {
+		return nil
+	}
+	k.done = true
+	k.meta.Size = int64(k.buf.Len())
+	k.store.mu.Lock()
+	k.store.latest = &storedSnapshot{meta: k.meta, data: k.buf.Bytes()}
+	k.store.mu.Unlock()
+	return nil
+}
+
+func (k *snapshotSink) Cancel() error {
+	k.done = true
+	return nil
+}

@@ -1,0 +1,163 @@
+package broker
+
+import (
+	"fmt"
+	"sync"
+	"time"
+)
+
+// EventKind names what happened.
+type EventKind string
+
+// The kinds of event the broker reports.
+const (
+	EventLeaderElected  EventKind = "leader-elected"  // a replica won an election: Node leads Group at Epoch
+	EventSteppedDown    EventKind = "stepped-down"    // a leader lost leadership
+	EventAppend         EventKind = "append"          // a replica stored entries in its log: offsets From..To (To exclusive), maybe not yet committed
+	EventCommit         EventKind = "commit"          // the leader's high-water mark moved to To
+	EventTruncation     EventKind = "truncation"      // a replica cut its uncommitted tail: offsets From..To of Epochs
+	EventSegmentDeleted EventKind = "segment-deleted" // retention deleted a closed segment; the log now starts at To
+	EventTopicCreated   EventKind = "topic-created"
+	EventProducerID     EventKind = "producer-id" // the controller handed out a producer id
+	EventNodeKilled     EventKind = "node-killed"
+	EventNodeRestarted  EventKind = "node-restarted"
+	EventLinkCut        EventKind = "link-cut"
+	EventLinkHealed     EventKind = "link-healed"
+	EventSlow           EventKind = "slow"
+	EventFaultArmed     EventKind = "fault-armed" // a lost reply or lost ack waits for a client's next request
+	EventLeaderTransfer EventKind = "leader-transfer"
+	EventRaftLog        EventKind = "raft-log" // a line of raft's own log, when Config.RaftLog asks for them
+)
+
+// Event is one thing that happened in the cluster. Fields that do not apply
+// to a kind are zero.
+type Event struct {
+	Seq    uint64
+	Time   time.Time
+	Kind   EventKind
+	Node   string // the node it happened on
+	Group  string // "orders/0", or "controller"
+	Epoch  uint64
+	From   int64 // an offset range, To exclusive
+	To     int64
+	Epochs []uint64 // epochs of truncated entries
+	Client string
+	Text   string // one readable sentence
+}
+
+func (e Event) String() string {
+	return fmt.Sprintf("%s %-15s %s", e.Time.Format("15:04:05.000"), e.Kind, e.Text)
+}
+
+// Subscription delivers events as they happen. A subscriber that falls
+// behind loses events rather than slowing the broker; Dropped counts them.
+type Subscription struct {
+	C       <-chan Event
+	c       chan Event
+	bus     *eventBus
+	mu      sync.Mutex
+	dropped uint64
+	closed  bool
+}
+
+// Dropped reports how many events this subscriber missed because its
+// buffer was full.
+func (s *Subscription) Dropped() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.dropped
+}
+
+// Close stops delivery and closes C.
+func (s *Subscription) Close() {
+	s.bus.unsubscribe(s)
+}
+
+// eventBus keeps the last events in a ring and fans them out.
+type eventBus struct {
+	mu   sync.Mutex
+	now  func() time.Time
+	seq  uint64
+	ring []Event
+	head int // next write position once the ring is full
+	subs map[*Subscription]struct{}
+}
+
+const eventRingSize = 4096
+
+func newEventBus(now func() time.Time) *eventBus {
+	return &eventBus{now: now, subs: map[*Subscription]struct{}{}}
+}
+
+func (b *eventBus) emit(e Event) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.seq++
+	e.Seq = b.seq
+	if e.Time.IsZero() {
+		e.Time = b.now()
+	}
+	if len(b.ring) < eventRingSize {
+		b.ring = append(b.ring, e)
+	} else {
+		b.ring[b.head] = e
+		b.head = (b.head + 1) % eventRingSize
+	}
+	for s := range b.subs {
+		select {
+		case s.c <- e:
+		default:
+			s.mu.Lock()
+			s.dropped++
+			s.mu.Unlock()
+		}
+	}
+}
+
+// since returns retained events with Seq > seq, oldest first.
+func (b *eventBus) since(seq uint64) []Event {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []Event
+	n := len(b.ring)
+	for i := 0; i < n; i++ {
+		e := b.ring[(b.head+i)%n]
+		if e.Seq > seq {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func (b *eventBus) subscribe(buffer int) *Subscription {
+	if buffer <= 0 {
+		buffer = 1024
+	}
+	c := make(chan Event, buffer)
+	s := &Subscription{C: c, c: c, bus: b}
+	b.mu.Lock()
+	b.subs[s] = struct{}{}
+	b.mu.Unlock()
+	return s
+}
+
+func (b *eventBus) unsubscribe(s *Subscription) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if s.closed {
+		return
+	}
+	s.closed = true
+	delete(b.subs, s)
+	close(s.c)
+}
+
+func (b *eventBus) closeAll() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for s := range b.subs {
+		s.closed = true
+		close(s.c)
+	}
+	b.subs = map[*Subscription]struct{}{}
+}

@@ -1,0 +1,118 @@
+package broker
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/mqlab/mqlab/broker/partlog"
+)
+
+// partitionFSM is the raft state machine of one partition replica: a thin
+// adapter over partlog.Log, which has the logic and its own tests. Only
+// committed entries reach Apply, so everything in the log is committed and
+// its end offset is this replica's high-water mark.
+type partitionFSM struct {
+	rep *replica
+
+	mu      sync.RWMutex
+	log     *partlog.Log
+	applied uint64 // raft index of the last entry applied
+}
+
+type applyResult struct {
+	res   partlog.AppendResult
+	epoch uint64 // the epoch the batch was written in (the original one for a duplicate)
+	err   error
+}
+
+func (f *partitionFSM) Apply(l *raft.Log) interface{} {
+	cmd, err := decodePartitionCmd(l.Data)
+	if err != nil {
+		f.mu.Lock()
+		f.applied = l.Index
+		f.mu.Unlock()
+		return applyResult{err: err}
+	}
+	var out applyResult
+	f.mu.Lock()
+	f.applied = l.Index
+	if cmd.kind == cmdProduce {
+		out.res, out.err = f.log.Append(cmd.batch, l.Term)
+		out.epoch = l.Term
+		if out.err == nil && out.res.Duplicate {
+			if recs, err := f.log.Read(out.res.BaseOffset, 1); err == nil && len(recs) == 1 {
+				out.epoch = recs[0].Epoch
+			}
+		}
+	}
+	deleted := f.log.EnforceRetention(cmd.now)
+	hwm, start := f.log.EndOffset(), f.log.StartOffset()
+	f.mu.Unlock()
+
+	if f.rep.isLeader() {
+		if cmd.kind == cmdProduce && out.err == nil && !out.res.Duplicate {
+			f.rep.emit(Event{Kind: EventCommit, Epoch: l.Term, From: out.res.BaseOffset, To: hwm,
+				Text: fmt.Sprintf("%s committed offsets %d–%d; high-water mark %d", f.rep.group, out.res.BaseOffset, hwm-1, hwm)})
+		}
+		for _, s := range deleted {
+			f.rep.emit(Event{Kind: EventSegmentDeleted, From: s.BaseOffset, To: s.NextOffset,
+				Text: fmt.Sprintf("%s retention deleted segment %d–%d; log now starts at %d", f.rep.group, s.BaseOffset, s.NextOffset-1, start)})
+		}
+	}
+	return out
+}
+
+// state returns what a reader of this replica sees, consistently.
+func (f *partitionFSM) state() (start, hwm int64, applied uint64) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.log.StartOffset(), f.log.EndOffset(), f.applied
+}
+
+func (f *partitionFSM) Snapshot() (raft.FSMSnapshot, error) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	var buf bytes.Buffer
+	buf.Write(binary.AppendUvarint(nil, f.applied))
+	if _, err := f.log.WriteTo(&buf); err != nil {
+		return nil, fmt.Errorf("snapshot %s: %w", f.rep.group, err)
+	}
+	return &bytesSnapshot{data: buf.Bytes()}, nil
+}
+
+func (f *partitionFSM) Restore(rc io.ReadCloser) error {
+	defer rc.Close()
+	br := bufio.NewReader(rc)
+	applied, err := binary.ReadUvarint(br)
+	if err != nil {
+		return fmt.Errorf("restore %s: %w", f.rep.group, err)
+	}
+	l, err := partlog.ReadLog(br)
+	if err != nil {
+		return fmt.Errorf("restore %s: %w", f.rep.group, err)
+	}
+	f.mu.Lock()
+	f.log, f.applied = l, applied
+	f.mu.Unlock()
+	return nil
+}
+
+// bytesSnapshot is a state machine snapshot already encoded, so Persist can
+// run while Apply goes on.
+type bytesSnapshot struct{ data []byte }
+
+func (s *bytesSnapshot) Persist(sink raft.SnapshotSink) error {
+	if _, err := sink.Write(s.data); err != nil {
+		sink.Cancel()
+		return err
+	}
+	return sink.Close()
+}
+
+func (s *bytesSnapshot) Release() {}

@@ -1,0 +1,77 @@
+package partlog
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+)
+
+const (
+	// defaultSegmentRecords applies when neither segment limit is set: small,
+	// so a lab with a few hundred messages already shows several segments.
+	defaultSegmentRecords = 16
+
+	// defaultIndexIntervalBytes is far below Kafka's 4096 so that segments of
+	// a few small records still show some index entries.
+	defaultIndexIntervalBytes = 64
+
+	// maxSegmentRecords caps a segment whatever the config says: index
+	// entries hold offsets relative to the segment base in 32 bits, as
+	// Kafka's do, so a segment must roll before that overflows.
+	maxSegmentRecords = math.MaxInt32
+)
+
+// Config says when segments roll, how long they are kept, and how dense the
+// indexes are. The zero Config is valid: 16-record segments, kept forever.
+type Config struct {
+	SegmentRecords int   // roll the active segment once it holds this many records (0 = no record limit)
+	SegmentBytes   int64 // a segment holds at most this many key+value bytes (0 = no byte limit); a single larger record gets a segment to itself. If both limits are 0, 16 records.
+
+	RetentionAge time.Duration // 0 = keep forever; closed segments whose newest record is older than now-age are deleted
+	// RetentionBytes: 0 = no size limit; the oldest closed segments are
+	// deleted while the log without them still holds at least RetentionBytes
+	// (Kafka's rule: never delete below the limit).
+	RetentionBytes int64
+
+	// IndexIntervalBytes: the offset index gets one entry every this many
+	// key+value bytes (0 = 64); the time index gets one at the same moments,
+	// when the segment's max timestamp has grown since its last entry.
+	IndexIntervalBytes int
+}
+
+// Validate reports every field that is out of range.
+func (c Config) Validate() error {
+	var bad []string
+	if c.SegmentRecords < 0 || int64(c.SegmentRecords) > maxSegmentRecords {
+		bad = append(bad, fmt.Sprintf("SegmentRecords is %d; want 0 (no record limit) or 1..%d", c.SegmentRecords, int64(maxSegmentRecords)))
+	}
+	if c.SegmentBytes < 0 {
+		bad = append(bad, fmt.Sprintf("SegmentBytes is %d; want 0 (no byte limit) or a positive size", c.SegmentBytes))
+	}
+	if c.RetentionAge < 0 {
+		bad = append(bad, fmt.Sprintf("RetentionAge is %v; want 0 (keep forever) or a positive duration", c.RetentionAge))
+	}
+	if c.RetentionBytes < 0 {
+		bad = append(bad, fmt.Sprintf("RetentionBytes is %d; want 0 (no size limit) or a positive size", c.RetentionBytes))
+	}
+	if c.IndexIntervalBytes < 0 {
+		bad = append(bad, fmt.Sprintf("IndexIntervalBytes is %d; want 0 (default %d) or a positive size", c.IndexIntervalBytes, defaultIndexIntervalBytes))
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("%w: %s", ErrInvalidConfig, strings.Join(bad, "; "))
+	}
+	return nil
+}
+
+// withDefaults fills in the zero fields that stand for a default, so the
+// rest of the package never has to special-case them.
+func (c Config) withDefaults() Config {
+	if c.SegmentRecords == 0 && c.SegmentBytes == 0 {
+		c.SegmentRecords = defaultSegmentRecords
+	}
+	if c.IndexIntervalBytes == 0 {
+		c.IndexIntervalBytes = defaultIndexIntervalBytes
+	}
+	return c
+}

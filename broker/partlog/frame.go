@@ -1,0 +1,132 @@
+package partlog
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"math"
+)
+
+// A snapshot is a sequence of frames:
+//
+//	8 bytes  payload length, little endian
+//	4 bytes  CRC-32C of the payload, little endian
+//	payload
+//
+// Framing lets ReadLog read exactly the bytes WriteTo wrote and no more (a
+// caller may put other state after it in the same stream), lets it size
+// each buffer from the length instead of guessing, and gives every part of
+// the snapshot its own checksum so damage is reported where it is.
+const frameHeaderLen = 12
+
+// maxFrameLen rejects absurd lengths before reading; lengths below it are
+// still only trusted as far as the stream actually delivers bytes.
+const maxFrameLen = min(1<<40, math.MaxInt)
+
+// readStep is how much of a frame is allocated before its bytes arrive.
+const readStep = 1 << 20
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// frameWriter writes frames through a buffer, remembering the first error
+// and counting the bytes handed to the underlying writer.
+type frameWriter struct {
+	cw  countingWriter
+	bw  *bufio.Writer
+	err error
+	hdr [frameHeaderLen]byte // here rather than on the stack, where it would escape once per frame
+}
+
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+func newFrameWriter(w io.Writer) *frameWriter {
+	fw := &frameWriter{cw: countingWriter{w: w}}
+	fw.bw = bufio.NewWriterSize(&fw.cw, 256<<10)
+	return fw
+}
+
+func (fw *frameWriter) frame(payload []byte) {
+	if fw.err != nil {
+		return
+	}
+	binary.LittleEndian.PutUint64(fw.hdr[:8], uint64(len(payload)))
+	binary.LittleEndian.PutUint32(fw.hdr[8:], crc32.Checksum(payload, castagnoli))
+	if _, err := fw.bw.Write(fw.hdr[:]); err != nil {
+		fw.err = err
+		return
+	}
+	_, fw.err = fw.bw.Write(payload)
+}
+
+func (fw *frameWriter) finish() (int64, error) {
+	if fw.err == nil {
+		fw.err = fw.bw.Flush()
+	}
+	return fw.cw.n, fw.err
+}
+
+// frameReader reads frames one at a time straight from the caller's reader.
+// It does no read-ahead, so nothing after the snapshot is consumed.
+type frameReader struct {
+	r      io.Reader
+	verify bool // check CRCs; off only in fuzzing, to reach the parsers
+}
+
+// next reads one frame. what names it in errors ("header", "segment 3 of 9").
+func (fr *frameReader) next(what func() string) ([]byte, error) {
+	var hdr [frameHeaderLen]byte
+	if _, err := io.ReadFull(fr.r, hdr[:]); err != nil {
+		return nil, frameErr(what(), "frame header", err)
+	}
+	n := binary.LittleEndian.Uint64(hdr[:8])
+	if n > maxFrameLen {
+		return nil, fmt.Errorf("%w: snapshot %s: frame length %d is beyond the %d-byte limit", ErrCorrupt, what(), n, uint64(maxFrameLen))
+	}
+	p, err := readExactly(fr.r, int(n))
+	if err != nil {
+		return nil, frameErr(what(), fmt.Sprintf("%d-byte frame", n), err)
+	}
+	if want, got := binary.LittleEndian.Uint32(hdr[8:]), crc32.Checksum(p, castagnoli); fr.verify && want != got {
+		return nil, fmt.Errorf("%w: snapshot %s: checksum is %#08x, the frame says %#08x; the bytes were damaged", ErrCorrupt, what(), got, want)
+	}
+	return p, nil
+}
+
+func frameErr(what, part string, err error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("%w: snapshot %s: stream ends inside the %s (truncated snapshot)", ErrCorrupt, what, part)
+	}
+	return fmt.Errorf("partlog: reading snapshot %s: %w", what, err)
+}
+
+// readExactly reads n bytes. Up to readStep it allocates n at once; beyond
+// that it doubles the buffer only as bytes actually arrive, so a damaged
+// length can make it allocate at most about twice what the stream really
+// holds. The result has no spare capacity, since records will keep it alive.
+func readExactly(r io.Reader, n int) ([]byte, error) {
+	buf := make([]byte, min(n, readStep))
+	if _, err := io.ReadFull(r, buf); err != nil {
+		return nil, err
+	}
+	for len(buf) < n {
+		bigger := make([]byte, min(n, 2*len(buf)))
+		copy(bigger, buf)
+		if _, err := io.ReadFull(r, bigger[len(buf):]); err != nil {
+			return nil, err
+		}
+		buf = bigger
+	}
+	return buf, nil
+}

@@ -1,0 +1,93 @@
+package partlog
+
+import (
+	"fmt"
+	"sort"
+)
+
+// Read returns up to maxRecords records (<= 0 means 1) starting at offset.
+// Reading at EndOffset returns no records and no error: the consumer is
+// caught up. An offset below StartOffset (deleted by retention) or beyond
+// EndOffset is an error wrapping ErrOffsetOutOfRange that names the valid
+// range.
+//
+// The records share Key and Value bytes with the log; treat them as
+// read-only.
+func (l *Log) Read(offset int64, maxRecords int) ([]Record, error) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	start, end := int64(0), l.end()
+	if len(l.segs) > 0 {
+		start = l.segs[0].base
+	}
+	switch {
+	case offset < start:
+		return nil, fmt.Errorf("%w: offset %d is below the log start %d (older records were deleted by retention); valid offsets are [%d, %d]",
+			ErrOffsetOutOfRange, offset, start, start, end)
+	case offset > end:
+		return nil, fmt.Errorf("%w: offset %d is beyond the log end %d (not written yet); valid offsets are [%d, %d]",
+			ErrOffsetOutOfRange, offset, end, start, end)
+	case offset == end:
+		return nil, nil
+	}
+	return l.collect(offset, max(maxRecords, 1)), nil
+}
+
+// Window returns up to n retained records from `from`, clamped into the
+// retained range. It is for display, so it never fails: out-of-range
+// requests just return what there is.
+func (l *Log) Window(from int64, n int) []Record {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if n <= 0 || len(l.segs) == 0 {
+		return nil
+	}
+	from = max(from, l.segs[0].base)
+	if from >= l.end() {
+		return nil
+	}
+	return l.collect(from, n)
+}
+
+// collect copies up to n records from offset, which must be retained. It
+// finds the segment by binary search on base offsets, the record inside it
+// through the segment's sparse index, then walks forward across segments.
+func (l *Log) collect(offset int64, n int) []Record {
+	out := make([]Record, 0, min(int64(n), l.end()-offset))
+	si := l.segmentFor(offset)
+	j := l.segs[si].slot(offset)
+	for ; si < len(l.segs) && len(out) < n; si++ {
+		recs := l.segs[si].records[j:]
+		out = append(out, recs[:min(len(recs), n-len(out))]...)
+		j = 0
+	}
+	return out
+}
+
+// segmentFor returns the index of the segment holding offset: the last one
+// whose base is <= offset.
+func (l *Log) segmentFor(offset int64) int {
+	i := sort.Search(len(l.segs), func(i int) bool { return l.segs[i].base > offset })
+	return max(i-1, 0)
+}
+
+// OffsetForTime returns the offset of the first record whose Timestamp is
+// >= t. ok is false when no retained record is that new; offset is then
+// EndOffset, which is what Kafka answers.
+//
+// Timestamps come from producers' clocks and need not grow with offsets.
+// Like Kafka, the search takes the first segment whose max timestamp reaches
+// t (every earlier segment is entirely older than t), then uses that
+// segment's time index and scans forward.
+func (l *Log) OffsetForTime(t int64) (offset int64, ok bool) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	for _, s := range l.segs {
+		if len(s.records) > 0 && s.maxTS >= t {
+			if off, found := s.findTime(t); found {
+				return off, true
+			}
+		}
+	}
+	return l.end(), false
+}

@@ -1,0 +1,376 @@
+package broker
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/mqlab/mqlab/broker/partlog"
+	"github.com/mqlab/mqlab/broker/raftnet"
+)
+
+const controllerGroup = "controller"
+
+// replica is one member of one raft group, living on one node until the
+// node is killed. Its disk outlives it.
+type replica struct {
+	c     *Cluster
+	node  string
+	group string // "orders/0" or "controller"
+	disk  *disk
+
+	r     atomic.Pointer[raft.Raft]
+	trans *raftnet.Transport
+	pfsm  *partitionFSM  // partitions only
+	cfsm  *controllerFSM // the controller only
+	obs   *raft.Observer // leadership changes
+	stop  chan struct{}  // closed when the replica shuts down
+	done  sync.WaitGroup // the watch goroutine
+	ready atomic.Uint64  // the term in which this leader passed its barrier
+
+	mu          sync.Mutex
+	waiters     map[uint64]chan stored // acks=1 requests waiting for the leader to store their entry
+	truncations []Truncation           // the latest, newest last
+}
+
+// stored is what the leader knows once it has written an entry to its own
+// log: where the batch sits if it survives.
+type stored struct {
+	base  int64
+	epoch uint64
+}
+
+// Truncation is a cut of a replica's uncommitted tail: entries it had
+// written that the group's leader never committed.
+type Truncation struct {
+	Node   string
+	From   int64 // first offset cut
+	To     int64 // exclusive
+	Epochs []uint64
+	Reason string
+}
+
+func (rep *replica) raft() *raft.Raft { return rep.r.Load() }
+
+func (rep *replica) isLeader() bool {
+	r := rep.raft()
+	return r != nil && r.State() == raft.Leader
+}
+
+// readyLeader reports whether this replica leads and has passed a barrier
+// in its current term, so its state machine holds every committed entry.
+func (rep *replica) readyLeader() bool {
+	r := rep.raft()
+	return r != nil && r.State() == raft.Leader && rep.ready.Load() == r.CurrentTerm()
+}
+
+func (rep *replica) emit(e Event) {
+	e.Node = rep.node
+	e.Group = rep.group
+	rep.c.events.emit(e)
+}
+
+// startReplica builds a replica on d and starts its raft instance. A fresh
+// disk is bootstrapped with the given servers (every replica of a new
+// group bootstraps with the same configuration, which raft allows).
+func (c *Cluster) startReplica(node, group string, d *disk, servers []raft.Server) (*replica, error) {
+	rep := &replica{c: c, node: node, group: group, disk: d, stop: make(chan struct{}), waiters: map[uint64]chan stored{}}
+	var fsm raft.FSM
+	var logs raft.LogStore = d.logs
+	if group == controllerGroup {
+		rep.cfsm = newControllerFSM()
+		fsm = rep.cfsm
+	} else {
+		cfg, err := c.partlogConfig(group)
+		if err != nil {
+			return nil, err
+		}
+		pl, err := partlog.New(cfg)
+		if err != nil {
+			return nil, fmt.Errorf("replica %s on %s: %w", group, node, err)
+		}
+		rep.pfsm = &partitionFSM{rep: rep, log: pl}
+		fsm = rep.pfsm
+		logs = &hookedLogStore{InmemStore: d.logs, hooks: rep}
+	}
+	trans, err := c.net.Transport(node, group)
+	if err != nil {
+		return nil, fmt.Errorf("replica %s on %s: %w", group, node, err)
+	}
+	rep.trans = trans
+	conf := c.raftConfig(node)
+	has, err := raft.HasExistingState(logs, d.stable, d.snaps)
+	if err != nil {
+		trans.Close()
+		return nil, err
+	}
+	if !has && len(servers) > 0 {
+		if err := raft.BootstrapCluster(conf, logs, d.stable, d.snaps, trans, raft.Configuration{Servers: servers}); err != nil {
+			trans.Close()
+			return nil, fmt.Errorf("bootstrap %s on %s: %w", group, node, err)
+		}
+	}
+	r, err := raft.NewRaft(conf, fsm, logs, d.stable, d.snaps, trans)
+	if err != nil {
+		trans.Close()
+		return nil, fmt.Errorf("start %s on %s: %w", group, node, err)
+	}
+	rep.r.Store(r)
+	ch := make(chan raft.Observation, 16)
+	rep.obs = raft.NewObserver(ch, false, func(o *raft.Observation) bool {
+		_, ok := o.Data.(raft.RaftState)
+		return ok
+	})
+	r.RegisterObserver(rep.obs)
+	rep.done.Add(1)
+	go rep.watch(ch)
+	return rep, nil
+}
+
+// watch reports leadership changes and makes a new leader pass a barrier
+// before it serves reads: raft signals leadership before the new leader's
+// state machine has applied everything committed before it.
+func (rep *replica) watch(ch chan raft.Observation) {
+	defer rep.done.Done()
+	r := rep.raft()
+	wasLeader := false
+	for {
+		select {
+		case <-rep.stop:
+			return
+		case o := <-ch:
+			state := o.Data.(raft.RaftState)
+			if state == raft.Leader {
+				wasLeader = true
+				term := r.CurrentTerm()
+				rep.emit(Event{Kind: EventLeaderElected, Epoch: term,
+					Text: fmt.Sprintf("%s leads %s at epoch %d", rep.node, rep.group, term)})
+				if err := r.Barrier(rep.c.timing.RequestTimeout).Error(); err == nil && r.CurrentTerm() == term {
+					rep.ready.Store(term)
+				}
+			} else if wasLeader {
+				wasLeader = false
+				rep.emit(Event{Kind: EventSteppedDown, Epoch: r.CurrentTerm(),
+					Text: fmt.Sprintf("%s no longer leads %s (now %s)", rep.node, rep.group, strings.ToLower(state.String()))})
+			}
+		}
+	}
+}
+
+// shutdown stops raft and forgets everything in memory; the disk stays.
+func (rep *replica) shutdown() {
+	close(rep.stop)
+	r := rep.raft()
+	r.DeregisterObserver(rep.obs)
+	if err := r.Shutdown().Error(); err != nil && !errors.Is(err, raft.ErrRaftShutdown) {
+		rep.c.logf("shutdown %s on %s: %v", rep.group, rep.node, err)
+	}
+	rep.trans.Close()
+	rep.done.Wait()
+	rep.mu.Lock()
+	for id, w := range rep.waiters {
+		close(w)
+		delete(rep.waiters, id)
+	}
+	rep.mu.Unlock()
+}
+
+// awaitStored registers interest in the moment this leader writes request
+// id's entry to its own log.
+func (rep *replica) awaitStored(id uint64) chan stored {
+	w := make(chan stored, 1)
+	rep.mu.Lock()
+	rep.waiters[id] = w
+	rep.mu.Unlock()
+	return w
+}
+
+func (rep *replica) forget(id uint64) {
+	rep.mu.Lock()
+	delete(rep.waiters, id)
+	rep.mu.Unlock()
+}
+
+// appliedIndex is the raft index below which every entry is committed and
+// applied on this replica.
+func (rep *replica) appliedIndex() uint64 {
+	_, _, applied := rep.pfsm.state()
+	if r := rep.raft(); r != nil && r.AppliedIndex() > applied {
+		applied = r.AppliedIndex()
+	}
+	return applied
+}
+
+// tailEntry is an entry in the replica's raft log beyond what it applied:
+// written, not known to be committed.
+type tailEntry struct {
+	index uint64
+	epoch uint64
+	base  int64 // offset its first record would take
+	count int
+	reqID uint64
+	data  []byte
+}
+
+// tail decodes the replica's log from the entry after the last applied one
+// up to last (inclusive) and says where each batch's records would land.
+// It reads only headers unless withData.
+func (rep *replica) tail(last uint64) []tailEntry {
+	_, hwm, applied := rep.pfsm.state()
+	off := hwm
+	var out []tailEntry
+	for i := applied + 1; i <= last; i++ {
+		var l raft.Log
+		if err := rep.disk.logs.GetLog(i, &l); err != nil || l.Type != raft.LogCommand {
+			continue
+		}
+		h, _, err := decodeHeader(l.Data)
+		if err != nil || h.kind != cmdProduce {
+			continue
+		}
+		out = append(out, tailEntry{index: i, epoch: l.Term, base: off, count: h.count, reqID: h.reqID, data: l.Data})
+		off += int64(h.count)
+	}
+	return out
+}
+
+// logEnd is the replica's log end offset: committed records plus the
+// uncommitted tail it has written.
+func (rep *replica) logEnd() int64 {
+	_, hwm, _ := rep.pfsm.state()
+	last := rep.lastIndex()
+	t := rep.tail(last)
+	if len(t) == 0 {
+		return hwm
+	}
+	e := t[len(t)-1]
+	return e.base + int64(e.count)
+}
+
+// lastIndex is the last raft index the replica considers part of its log.
+// After a snapshot install raft's own view ends at the snapshot, while
+// stale entries may remain on disk until they are overwritten.
+func (rep *replica) lastIndex() uint64 {
+	last, _ := rep.disk.logs.LastIndex()
+	if r := rep.raft(); r != nil && r.LastIndex() < last {
+		last = r.LastIndex()
+	}
+	return last
+}
+
+// beforeStore notices raft overwriting entries it still has on disk, which
+// happens after a snapshot install replaced a divergent tail without a
+// DeleteRange; that is a truncation too.
+func (rep *replica) beforeStore(logs []*raft.Log) {
+	if len(logs) == 0 {
+		return
+	}
+	first := logs[0].Index
+	last, _ := rep.disk.logs.LastIndex()
+	if last == 0 || first > last {
+		return
+	}
+	for i := first; i <= last; i++ {
+		var old raft.Log
+		if err := rep.disk.logs.GetLog(i, &old); err != nil {
+			continue
+		}
+		k := int(i - first)
+		if k < len(logs) && logs[k].Term == old.Term {
+			continue
+		}
+		if k >= len(logs) {
+			return // the new entries match; what lies beyond is not contradicted
+		}
+		rep.truncate(i, last, "its entries conflict with the leader's after a snapshot install")
+		rep.disk.logs.DeleteRange(i, last)
+		return
+	}
+}
+
+func (rep *replica) afterStore(logs []*raft.Log) {
+	var from, to int64 = -1, -1
+	var epoch uint64
+	for _, l := range logs {
+		if l.Type != raft.LogCommand {
+			continue
+		}
+		h, _, err := decodeHeader(l.Data)
+		if err != nil || h.kind != cmdProduce {
+			continue
+		}
+		if from < 0 {
+			from = rep.offsetAt(l.Index)
+			to = from
+		}
+		rep.mu.Lock()
+		w := rep.waiters[h.reqID]
+		rep.mu.Unlock()
+		if w != nil {
+			select {
+			case w <- stored{base: to, epoch: l.Term}:
+			default:
+			}
+		}
+		to += int64(h.count)
+		epoch = l.Term
+	}
+	if from >= 0 && to > from {
+		rep.emit(Event{Kind: EventAppend, Epoch: epoch, From: from, To: to,
+			Text: fmt.Sprintf("%s on %s wrote offsets %d–%d at epoch %d", rep.group, rep.node, from, to-1, epoch)})
+	}
+}
+
+// offsetAt is the offset the first record of the entry at index would take.
+func (rep *replica) offsetAt(index uint64) int64 {
+	t := rep.tail(index - 1)
+	if len(t) == 0 {
+		_, hwm, _ := rep.pfsm.state()
+		return hwm
+	}
+	e := t[len(t)-1]
+	return e.base + int64(e.count)
+}
+
+// beforeDelete tells a truncation (a suffix of entries never committed,
+// cut because the leader's log disagrees) from a compaction (a prefix
+// already in a snapshot). Only entries past the applied index can be cut
+// by a conflict; a compaction never goes past the snapshot.
+func (rep *replica) beforeDelete(min, max uint64) {
+	if min <= rep.appliedIndex() {
+		return
+	}
+	rep.truncate(min, max, "the new leader's log does not have them")
+}
+
+func (rep *replica) truncate(min, max uint64, reason string) {
+	t := rep.tail(max)
+	tr := Truncation{Node: rep.node, From: -1, Reason: reason}
+	for _, e := range t {
+		if e.index < min {
+			continue
+		}
+		if tr.From < 0 {
+			tr.From = e.base
+		}
+		tr.To = e.base + int64(e.count)
+		if n := len(tr.Epochs); n == 0 || tr.Epochs[n-1] != e.epoch {
+			tr.Epochs = append(tr.Epochs, e.epoch)
+		}
+	}
+	if tr.From < 0 {
+		return // only raft's own entries (no-ops, configuration) were cut
+	}
+	rep.mu.Lock()
+	rep.truncations = append(rep.truncations, tr)
+	if len(rep.truncations) > 8 {
+		rep.truncations = rep.truncations[1:]
+	}
+	rep.mu.Unlock()
+	rep.emit(Event{Kind: EventTruncation, From: tr.From, To: tr.To, Epochs: tr.Epochs,
+		Text: fmt.Sprintf("%s on %s truncated offsets %d–%d (epochs %v): %s", rep.group, rep.node, tr.From, tr.To-1, tr.Epochs, reason)})
+}

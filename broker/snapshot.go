@@ -1,0 +1,261 @@
+package broker
+
+import (
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/mqlab/mqlab/broker/partlog"
+)
+
+// Snapshot is a plain copy of everything the broker knows at one moment.
+// It shares no memory with the cluster.
+type Snapshot struct {
+	Time       time.Time
+	Timing     string
+	Nodes      []NodeState
+	CutLinks   [][2]string // node-to-node links cut by isolate or partition
+	Controller GroupState
+	Topics     []TopicState
+}
+
+// NodeState is one node.
+type NodeState struct {
+	ID       string
+	Up       bool
+	Isolated bool // cut from clients and peers
+	Latency  time.Duration
+	Leads    []string // groups this node leads: "controller", "orders/0", …
+}
+
+// GroupState is a raft group seen from its leader.
+type GroupState struct {
+	Leader string // "" when none
+	Epoch  uint64
+}
+
+// TopicState is a topic with its partitions.
+type TopicState struct {
+	Config     TopicConfig
+	Partitions []PartitionState
+}
+
+// PartitionState is one partition: its leader and every replica.
+type PartitionState struct {
+	Topic     string
+	Partition int
+	Leader    string // the node leading at the highest epoch, "" when none
+	Epoch     uint64 // the leader's epoch; without a leader, the highest among live replicas
+	Replicas  []ReplicaState
+	Producers []partlog.ProducerState // idempotent producers the leader remembers
+}
+
+// ReplicaState is one replica's log.
+type ReplicaState struct {
+	Node  string
+	Up    bool
+	Role  string // "leader", "follower", "candidate" or "down"
+	Epoch uint64 // the replica's current raft term
+	// LogStart is the first retained offset, HighWatermark the next offset
+	// to be committed as far as this replica knows, LogEnd the next offset
+	// it would write (uncommitted entries included).
+	LogStart      int64
+	HighWatermark int64
+	LogEnd        int64
+	Entries       []Entry   // a window ending at LogEnd
+	Segments      []Segment // the committed log's segments
+	Truncations   []Truncation
+}
+
+// Entry is one record in a replica's log.
+type Entry struct {
+	Offset    int64
+	Epoch     uint64
+	Key       string
+	Value     string
+	MsgID     string
+	Timestamp time.Time
+	Committed bool
+}
+
+// Segment is one segment of a partition's log.
+type Segment = partlog.SegmentInfo
+
+// DefaultWindow is how many entries per replica Snapshot includes.
+const DefaultWindow = 32
+
+// Snapshot returns the cluster's state with the last DefaultWindow entries
+// of every replica.
+func (c *Cluster) Snapshot() Snapshot { return c.SnapshotWindow(DefaultWindow) }
+
+// SnapshotWindow returns the cluster's state with up to window entries of
+// every replica, the newest ones.
+func (c *Cluster) SnapshotWindow(window int) Snapshot {
+	c.mu.Lock()
+	s := Snapshot{Time: c.now(), Timing: c.timing.Name, CutLinks: c.net.CutLinks()}
+	type hosted struct {
+		node string
+		up   bool
+		rep  *replica
+	}
+	groupReps := map[string][]hosted{}
+	for _, id := range c.nodeIDs {
+		n := c.nodes[id]
+		ns := NodeState{ID: id, Up: n.up, Isolated: !c.net.ClientLinkUp(id), Latency: c.net.Latency(id)}
+		for g, rep := range n.replicas {
+			if rep.isLeader() {
+				ns.Leads = append(ns.Leads, g)
+			}
+		}
+		sortGroups(ns.Leads)
+		s.Nodes = append(s.Nodes, ns)
+	}
+	topics := c.topicsLocked()
+	for _, t := range topics {
+		for p, nodes := range t.Placement {
+			g := TopicPartition{t.Config.Name, p}.String()
+			for _, id := range nodes {
+				n := c.nodes[id]
+				groupReps[g] = append(groupReps[g], hosted{id, n.up, n.replicas[g]})
+			}
+		}
+	}
+	var ctrl []*replica
+	for _, id := range c.nodeIDs {
+		if r := c.nodes[id].replicas[controllerGroup]; r != nil && c.nodes[id].up {
+			ctrl = append(ctrl, r)
+		}
+	}
+	c.mu.Unlock()
+
+	s.Controller = groupState(ctrl)
+	for _, t := range topics {
+		ts := TopicState{Config: t.Config}
+		for p := range t.Placement {
+			g := TopicPartition{t.Config.Name, p}.String()
+			ps := PartitionState{Topic: t.Config.Name, Partition: p}
+			var live []*replica
+			for _, h := range groupReps[g] {
+				if !h.up || h.rep == nil {
+					ps.Replicas = append(ps.Replicas, ReplicaState{Node: h.node, Role: "down"})
+					continue
+				}
+				live = append(live, h.rep)
+				ps.Replicas = append(ps.Replicas, h.rep.state(window))
+			}
+			gs := groupState(live)
+			ps.Leader, ps.Epoch = gs.Leader, gs.Epoch
+			for _, r := range live {
+				if r.node == ps.Leader {
+					ps.Producers = r.pfsm.producers()
+				}
+			}
+			ts.Partitions = append(ts.Partitions, ps)
+		}
+		s.Topics = append(s.Topics, ts)
+	}
+	return s
+}
+
+// groupState picks the leader at the highest term among live replicas;
+// with no leader, the epoch is the highest term any replica has seen.
+func groupState(reps []*replica) GroupState {
+	var gs GroupState
+	var leaderTerm uint64
+	for _, r := range reps {
+		rf := r.raft()
+		term := rf.CurrentTerm()
+		if rf.State() == raft.Leader && (gs.Leader == "" || term > leaderTerm) {
+			gs.Leader, leaderTerm = r.node, term
+		}
+		if term > gs.Epoch {
+			gs.Epoch = term
+		}
+	}
+	if gs.Leader != "" {
+		gs.Epoch = leaderTerm
+	}
+	return gs
+}
+
+func (f *partitionFSM) producers() []partlog.ProducerState {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.log.Producers()
+}
+
+// state copies one live replica's view of its log.
+func (rep *replica) state(window int) ReplicaState {
+	r := rep.raft()
+	rs := ReplicaState{Node: rep.node, Up: true, Epoch: r.CurrentTerm()}
+	switch r.State() {
+	case raft.Leader:
+		rs.Role = "leader"
+	case raft.Candidate:
+		rs.Role = "candidate"
+	default:
+		rs.Role = "follower"
+	}
+	tail := rep.tail(rep.lastIndex())
+	f := rep.pfsm
+	f.mu.RLock()
+	rs.LogStart, rs.HighWatermark = f.log.StartOffset(), f.log.EndOffset()
+	rs.LogEnd = rs.HighWatermark
+	if n := len(tail); n > 0 {
+		rs.LogEnd = tail[n-1].base + int64(tail[n-1].count)
+	}
+	// The window ends at LogEnd: committed records first, then the tail.
+	uncommitted := int(rs.LogEnd - rs.HighWatermark)
+	committed := max(0, window-uncommitted)
+	from := max(rs.LogStart, rs.HighWatermark-int64(committed))
+	for _, r := range f.log.Window(from, committed) {
+		rs.Entries = append(rs.Entries, entryOf(r, true))
+	}
+	rs.Segments = f.log.Segments()
+	f.mu.RUnlock()
+	skip := max(0, uncommitted-window)
+	for _, e := range tail {
+		cmd, err := decodePartitionCmd(e.data)
+		if err != nil {
+			continue
+		}
+		for k, r := range cmd.batch.Records {
+			if skip > 0 {
+				skip--
+				continue
+			}
+			r.Offset, r.Epoch = e.base+int64(k), e.epoch
+			rs.Entries = append(rs.Entries, entryOf(r, false))
+		}
+	}
+	rep.mu.Lock()
+	rs.Truncations = append([]Truncation(nil), rep.truncations...)
+	rep.mu.Unlock()
+	return rs
+}
+
+func entryOf(r partlog.Record, committed bool) Entry {
+	return Entry{Offset: r.Offset, Epoch: r.Epoch, Key: string(r.Key), Value: string(r.Value), MsgID: r.MsgID,
+		Timestamp: time.Unix(0, r.Timestamp), Committed: committed}
+}
+
+// sortGroups puts the controller first, then partitions by name.
+func sortGroups(gs []string) {
+	for i := 1; i < len(gs); i++ {
+		for j := i; j > 0 && groupLess(gs[j], gs[j-1]); j-- {
+			gs[j], gs[j-1] = gs[j-1], gs[j]
+		}
+	}
+}
+
+func groupLess(a, b string) bool {
+	if a == controllerGroup || b == controllerGroup {
+		return a == controllerGroup && b != controllerGroup
+	}
+	ta, ea := ParseTopicPartition(a)
+	tb, eb := ParseTopicPartition(b)
+	if ea != nil || eb != nil || ta.Topic != tb.Topic {
+		return a < b
+	}
+	return ta.Partition < tb.Partition
+}
