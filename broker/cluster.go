@@ -288,16 +288,7 @@ func (c *Cluster) Restart(id string) error {
 		return fmt.Errorf("restart %s: %w already; kill it first", id, ErrNodeUp)
 	}
 	n.up = true
-	groups := []string{controllerGroup}
-	for _, t := range c.topicsLocked() {
-		for p, nodes := range t.Placement {
-			for _, nn := range nodes {
-				if nn == id {
-					groups = append(groups, TopicPartition{t.Config.Name, p}.String())
-				}
-			}
-		}
-	}
+	groups := c.groupsOnLocked(id)
 	c.mu.Unlock()
 	c.net.SetDown(id, false)
 	for _, g := range groups {

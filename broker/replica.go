@@ -9,7 +9,6 @@ import (
 
 	"github.com/hashicorp/raft"
 
-	"github.com/mqlab/mqlab/broker/partlog"
 	"github.com/mqlab/mqlab/broker/raftnet"
 )
 
@@ -79,23 +78,9 @@ func (rep *replica) emit(e Event) {
 // group bootstraps with the same configuration, which raft allows).
 func (c *Cluster) startReplica(node, group string, d *disk, servers []raft.Server) (*replica, error) {
 	rep := &replica{c: c, node: node, group: group, disk: d, stop: make(chan struct{}), waiters: map[uint64]chan stored{}}
-	var fsm raft.FSM
-	var logs raft.LogStore = d.logs
-	if group == controllerGroup {
-		rep.cfsm = newControllerFSM()
-		fsm = rep.cfsm
-	} else {
-		cfg, err := c.partlogConfig(group)
-		if err != nil {
-			return nil, err
-		}
-		pl, err := partlog.New(cfg)
-		if err != nil {
-			return nil, fmt.Errorf("replica %s on %s: %w", group, node, err)
-		}
-		rep.pfsm = &partitionFSM{rep: rep, log: pl}
-		fsm = rep.pfsm
-		logs = &hookedLogStore{InmemStore: d.logs, hooks: rep}
+	fsm, logs, err := c.newFSM(rep)
+	if err != nil {
+		return nil, fmt.Errorf("replica %s on %s: %w", group, node, err)
 	}
 	trans, err := c.net.Transport(node, group)
 	if err != nil {
