@@ -2,7 +2,6 @@ package broker
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -78,13 +77,32 @@ func (f *partitionFSM) state() (start, hwm int64, applied uint64) {
 func (f *partitionFSM) Snapshot() (raft.FSMSnapshot, error) {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
-	var buf bytes.Buffer
-	buf.Write(binary.AppendUvarint(nil, f.applied))
-	if _, err := f.log.WriteTo(&buf); err != nil {
-		return nil, fmt.Errorf("snapshot %s: %w", f.rep.group, err)
-	}
-	return &bytesSnapshot{data: buf.Bytes()}, nil
+	// A point-in-time copy of the log's structure is cheap; encoding it
+	// happens in Persist, while Apply goes on.
+	return &logSnapshot{applied: f.applied, log: f.log.Snapshot()}, nil
 }
+
+// logSnapshot is a partition replica's state at one raft index.
+type logSnapshot struct {
+	applied uint64
+	log     *partlog.Snapshot
+}
+
+func (s *logSnapshot) Persist(sink raft.SnapshotSink) error {
+	w := bufio.NewWriter(sink)
+	w.Write(binary.AppendUvarint(nil, s.applied))
+	if _, err := s.log.WriteTo(w); err != nil {
+		sink.Cancel()
+		return err
+	}
+	if err := w.Flush(); err != nil {
+		sink.Cancel()
+		return err
+	}
+	return sink.Close()
+}
+
+func (s *logSnapshot) Release() {}
 
 func (f *partitionFSM) Restore(rc io.ReadCloser) error {
 	defer rc.Close()
