@@ -232,6 +232,10 @@ func (t *Transport) roundTrip(name string, target raft.ServerAddress, cmd any, d
 		timeout *= 10
 	}
 
+	// Latency is the link's, not the peer's: it delays the exchange without
+	// eating into the time the peer has to answer, so a slowed node is slow,
+	// not unreachable.
+	timeout += 2 * (f.latency[t.node] + f.latency[dstNode])
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
 	x := &exchange{src: t, dst: dst, f: f, deadline: deadline.C, timeout: timeout}

@@ -290,6 +290,18 @@ func TestTransportLatency(t *testing.T) {
 	}
 }
 
+// A slow link delays an RPC; it does not make the peer unreachable, even
+// when the latency alone exceeds the RPC timeout.
+func TestTransportLatencyBeyondTimeout(t *testing.T) {
+	n := New(Options{RPCTimeout: 20 * time.Millisecond})
+	a, b := pair(t, n)
+	responder(t, b, nil)
+	n.Slow("n2", 30*time.Millisecond)
+	if _, err := heartbeat(a, b.LocalAddr()); err != nil {
+		t.Fatalf("a heartbeat over a slow link failed: %v", err)
+	}
+}
+
 // TestTransportConcurrentFaults hammers the transport while faults change,
 // for the race detector.
 func TestTransportConcurrentFaults(t *testing.T) {
