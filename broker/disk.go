@@ -67,7 +67,44 @@ type snapshotStore struct {
 
 type storedSnapshot struct {
 	meta raft.SnapshotMeta
-	data []byte
+	data chunks
+}
+
+// chunks is a byte stream kept as fixed-size pieces: a snapshot of a large
+// log grows without the repeated copying of one growing buffer.
+type chunks [][]byte
+
+const chunkSize = 1 << 20
+
+func (c *chunks) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		last := len(*c) - 1
+		if last < 0 || len((*c)[last]) == cap((*c)[last]) {
+			*c = append(*c, make([]byte, 0, chunkSize))
+			last++
+		}
+		k := copy((*c)[last][len((*c)[last]):cap((*c)[last])], p)
+		(*c)[last] = (*c)[last][:len((*c)[last])+k]
+		p = p[k:]
+	}
+	return n, nil
+}
+
+func (c chunks) size() int64 {
+	var n int64
+	for _, b := range c {
+		n += int64(len(b))
+	}
+	return n
+}
+
+func (c chunks) reader() io.Reader {
+	rs := make([]io.Reader, len(c))
+	for i, b := range c {
+		rs[i] = bytes.NewReader(b)
+	}
+	return io.MultiReader(rs...)
 }
 
 func (s *snapshotStore) Create(version raft.SnapshotVersion, index, term uint64, configuration raft.Configuration,
@@ -103,7 +140,7 @@ func (s *snapshotStore) Open(id string) (*raft.SnapshotMeta, io.ReadCloser, erro
 		return nil, nil, fmt.Errorf("open snapshot %s: no such snapshot", id)
 	}
 	m := s.latest.meta
-	return &m, io.NopCloser(bytes.NewReader(s.latest.data)), nil
+	return &m, io.NopCloser(s.latest.data.reader()), nil
 }
 
 // index reports the raft index of the latest snapshot, 0 if none.
@@ -119,7 +156,7 @@ func (s *snapshotStore) index() uint64 {
 type snapshotSink struct {
 	store *snapshotStore
 	meta  raft.SnapshotMeta
-	buf   bytes.Buffer
+	buf   chunks
 	done  bool
 }
 
@@ -131,9 +168,9 @@ func (k *snapshotSink) Close() error {
 		return nil
 	}
 	k.done = true
-	k.meta.Size = int64(k.buf.Len())
+	k.meta.Size = k.buf.size()
 	k.store.mu.Lock()
-	k.store.latest = &storedSnapshot{meta: k.meta, data: k.buf.Bytes()}
+	k.store.latest = &storedSnapshot{meta: k.meta, data: k.buf}
 	k.store.mu.Unlock()
 	return nil
 }

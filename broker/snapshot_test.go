@@ -1,7 +1,9 @@
 package broker
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"testing"
 	"time"
 )
@@ -65,5 +67,25 @@ func TestRestartedReplicaCatchesUpBySnapshot(t *testing.T) {
 	waitConverged(t, c, tp)
 	if again := committedLog(t, c, "n3", tp); len(again) != len(log) {
 		t.Fatalf("after a second restart n3 holds %d records, want %d", len(again), len(log))
+	}
+}
+
+func TestChunksKeepBytesInOrder(t *testing.T) {
+	var c chunks
+	var want []byte
+	for i := 0; i < 3000; i++ {
+		p := make([]byte, 700+i%13)
+		for k := range p {
+			p[k] = byte(i + k)
+		}
+		c.Write(p)
+		want = append(want, p...)
+	}
+	got, _ := io.ReadAll(c.reader())
+	if c.size() != int64(len(want)) || !bytes.Equal(got, want) {
+		t.Fatalf("chunks hold %d bytes (read back %d), want %d, equal=%v", c.size(), len(got), len(want), bytes.Equal(got, want))
+	}
+	if len(c) < 2 {
+		t.Fatalf("%d bytes fit in %d chunk(s); the test should span several", len(want), len(c))
 	}
 }
