@@ -2,4 +2,11 @@
 // cluster, the services over their SQL tables, workload generators, the
 // clock, the checker and the timeline, and runs the command language that
 // the screens, the lessons and scripts all speak.
+//
+// Exec runs one line of the language (package lab/command parses it);
+// Snapshot copies everything the screens show; Subscribe streams the
+// timeline; Check drains the cluster and returns the checker's report
+// (package lab/checker). Commands whose machinery has not landed yet
+// (consumer groups, queues, services) parse and validate, and say so when
+// run: features.go is where they are wired in.
 package lab

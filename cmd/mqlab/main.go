@@ -29,6 +29,7 @@ while nodes die and come back.`,
 		},
 	}
 	root.Flags().StringVar(&timing, "timing", "fast", "raft timing preset: fast or classroom")
+	root.AddCommand(scriptCmd())
 	root.SetErr(os.Stderr)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return fmt.Errorf("%w\nrun 'mqlab --help' for the flags", err)

@@ -1,0 +1,152 @@
+package lab
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/mqlab/mqlab/broker"
+	"github.com/mqlab/mqlab/lab/checker"
+)
+
+// DrainTimeout bounds a check's wait for leaders, in wall time.
+const DrainTimeout = 30 * time.Second
+
+// settleTimeout bounds the wait for a partition leader's uncommitted tail
+// to commit (or be cut) before its log is read, so that an acks=1 write the
+// leader has not replicated yet is not counted lost a moment too early.
+const settleTimeout = 5 * time.Second
+
+// Check drains the cluster and returns the checker's report: it waits (up
+// to DrainTimeout of wall time) for every partition to have a leader, reads
+// every committed log from its start, and changes no fault. Partitions it
+// could not read are named in the report and in the error; their messages
+// count as unchecked, never as lost.
+func (l *Lab) Check(ctx context.Context) (checker.Report, error) {
+	w, err := l.world()
+	if err != nil {
+		return checker.Report{}, err
+	}
+	return l.checkWorld(ctx, w)
+}
+
+func (l *Lab) checkWorld(ctx context.Context, w *world) (checker.Report, error) {
+	h := w.checkerHistory() // before the logs: whatever it confirmed is committed by the time we read
+	ctx, cancel := w.bind(ctx)
+	defer cancel()
+	ctx, cancel2 := context.WithTimeout(ctx, DrainTimeout)
+	defer cancel2()
+	var obs checker.Observed
+	var problems []string
+	for _, t := range w.cluster.SnapshotWindow(0).Topics {
+		for _, p := range t.Partitions {
+			tp := broker.TopicPartition{Topic: p.Topic, Partition: p.Partition}
+			log, err := w.readLog(ctx, tp)
+			if err != nil {
+				obs.Unreadable = append(obs.Unreadable, tp.String())
+				problems = append(problems, fmt.Sprintf("%s (%v)", tp, err))
+				continue
+			}
+			obs.Logs = append(obs.Logs, log)
+		}
+	}
+	for _, f := range observers {
+		if err := f.observe(ctx, w, &h, &obs); err != nil {
+			problems = append(problems, err.Error())
+		}
+	}
+	rep := checker.Check(h, obs)
+	w.mu.Lock()
+	w.report, w.checked = &rep, l.clock.Now()
+	w.mu.Unlock()
+	if len(problems) > 0 {
+		return rep, fmt.Errorf("check: could not read %s", strings.Join(problems, "; "))
+	}
+	return rep, nil
+}
+
+// readLog waits for the partition's leader and its settled log, then reads
+// the committed log from its start, retrying until ctx ends.
+func (w *world) readLog(ctx context.Context, tp broker.TopicPartition) (checker.Log, error) {
+	if _, err := w.cluster.WaitForLeader(ctx, tp); err != nil {
+		return checker.Log{}, err
+	}
+	settle, cancel := context.WithTimeout(ctx, settleTimeout)
+	for settle.Err() == nil && !w.settled(tp) {
+		sleepCtx(settle, 5*time.Millisecond)
+	}
+	cancel()
+	var last error
+	for {
+		log, err := w.readOnce(ctx, tp)
+		if err == nil {
+			return log, nil
+		}
+		if errors.Is(err, broker.ErrUnknownTopic) || errors.Is(err, broker.ErrUnknownPartition) || errors.Is(err, broker.ErrClosed) {
+			return checker.Log{}, err
+		}
+		last = err
+		if sleepCtx(ctx, 20*time.Millisecond) != nil {
+			return checker.Log{}, fmt.Errorf("gave up after %v: %w", DrainTimeout, last)
+		}
+	}
+}
+
+// settled reports whether the partition's leader has committed all it wrote.
+func (w *world) settled(tp broker.TopicPartition) bool {
+	p, err := w.partition(tp.Topic, tp.Partition)
+	if err != nil || p.Leader == "" {
+		return false
+	}
+	for _, r := range p.Replicas {
+		if r.Node == p.Leader {
+			return r.Up && r.LogEnd == r.HighWatermark
+		}
+	}
+	return false
+}
+
+func (w *world) readOnce(ctx context.Context, tp broker.TopicPartition) (checker.Log, error) {
+	start, hwm, err := w.cluster.Offsets(ctx, checkerClient, tp)
+	if err != nil {
+		return checker.Log{}, err
+	}
+	log := checker.Log{Topic: tp.Topic, Partition: tp.Partition, Start: start}
+	for off := start; off < hwm; {
+		res, err := w.cluster.Fetch(ctx, checkerClient, tp, off, 1000)
+		if err != nil {
+			return checker.Log{}, err
+		}
+		if len(res.Records) == 0 {
+			break
+		}
+		for _, rec := range res.Records {
+			log.Records = append(log.Records, checker.Record{Offset: rec.Offset, MsgID: rec.MsgID})
+		}
+		off = res.Records[len(res.Records)-1].Offset + 1
+	}
+	return log, nil
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+func (r *run) check(ctx context.Context) error {
+	r.begin("check")
+	rep, err := r.l.checkWorld(ctx, r.w)
+	r.say(EventCheck, "%s", rep.Summary())
+	for _, m := range rep.LostMessages {
+		r.say(EventCheck, "lost %s from %s: %s", m.MsgID, m.Client, m.Explained)
+	}
+	return err
+}

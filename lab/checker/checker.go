@@ -1,0 +1,352 @@
+// Package checker turns what a lab did (its history: every produce and
+// send with its outcome, every delivery, every side effect) and what the
+// broker holds afterwards (each partition's committed log, each queue
+// message's fate) into the report DESIGN.md's table defines.
+//
+// It is pure: no broker, no clock. The lab drains the cluster, reads the
+// logs and hands them in, so the rules here are tested without raft.
+package checker
+
+import (
+	"fmt"
+	"sort"
+)
+
+// Outcome is what a client learned about one message it sent.
+type Outcome string
+
+// Outcomes of produces and sends.
+const (
+	Acknowledged Outcome = "acknowledged" // confirmed: acks=1 or all, or a queue send accepted
+	Sent         Outcome = "sent"         // acks=0: sent, never confirmed
+	Failed       Outcome = "failed"       // refused, or it never reached a leader
+	Unknown      Outcome = "unknown"      // the client could not learn whether it was written
+	Rejected     Outcome = "rejected"     // a full queue refused it (back-pressure)
+	Pending      Outcome = "pending"      // still in flight
+)
+
+// Produce is one message a producer sent to a topic.
+type Produce struct {
+	MsgID     string  `json:"msg_id"`
+	Client    string  `json:"client"`
+	Topic     string  `json:"topic"`
+	Partition int     `json:"partition"` // -1 when not known
+	Offset    int64   `json:"offset"`    // -1 when not known
+	Key       string  `json:"key,omitempty"`
+	Outcome   Outcome `json:"outcome"`
+}
+
+// Send is one message a client put on a queue.
+type Send struct {
+	MsgID   string  `json:"msg_id"`
+	Client  string  `json:"client"`
+	Queue   string  `json:"queue"`
+	Outcome Outcome `json:"outcome"`
+}
+
+// Delivery is one message handed to a consumer (of a group) or a worker
+// (of a queue). Replay marks deliveries the learner asked for again (seek,
+// reset, redrive): they are not duplicates.
+type Delivery struct {
+	MsgID  string `json:"msg_id"`
+	Client string `json:"client"`
+	Group  string `json:"group"` // a consumer group, or a queue's name
+	Key    string `json:"key,omitempty"`
+	Replay bool   `json:"replay,omitempty"`
+}
+
+// Effect is one side effect a service applied for a message: a charge, a
+// credit, a row.
+type Effect struct {
+	Service string `json:"service"`
+	Kind    string `json:"kind"`
+	MsgID   string `json:"msg_id"`
+}
+
+// History is everything the lab's clients did, in the order they did it.
+type History struct {
+	Produces   []Produce
+	Sends      []Send
+	Deliveries []Delivery
+	Effects    []Effect
+}
+
+// Record is one record of a committed log.
+type Record struct {
+	Offset int64
+	MsgID  string
+}
+
+// Log is one partition's committed log read from its start.
+type Log struct {
+	Topic     string
+	Partition int
+	Start     int64 // the log start offset: older records were deleted by retention
+	Records   []Record
+}
+
+// Fate is where a queue message is at check time.
+type Fate string
+
+// Fates of queue messages.
+const (
+	FateAcked        Fate = "acked"
+	FateReady        Fate = "ready"
+	FateInFlight     Fate = "in-flight"
+	FateDelayed      Fate = "delayed"
+	FateDeadLettered Fate = "dead-lettered"
+	FateExpired      Fate = "expired"
+)
+
+// Observed is what the lab read from the cluster after draining it.
+type Observed struct {
+	Logs []Log
+	// Unreadable names partitions (and queues) the drain could not read:
+	// their confirmed messages count as unchecked, never as lost.
+	Unreadable []string
+	// Fates of queue messages by message id.
+	Fates map[string]Fate
+}
+
+// Missing is a confirmed message that is not where it should be.
+type Missing struct {
+	MsgID     string `json:"msg_id"`
+	Client    string `json:"client"`
+	Where     string `json:"where"` // orders/0, or a queue
+	Offset    int64  `json:"offset"`
+	Explained string `json:"explained"`
+}
+
+// MaxListed bounds the messages a report lists by id.
+const MaxListed = 20
+
+// Report is the checker's verdict. The first nine fields are DESIGN.md's
+// table with its meanings; the rest add detail:
+//
+//   - DuplicateWrites: records beyond the first of one message id in the
+//     committed logs (a retry written twice because the producer was not
+//     idempotent). Not a delivery: nobody has read them yet.
+//   - Unchecked: confirmed messages on partitions or queues the drain could
+//     not read (no leader after 30 s); neither lost nor safe.
+//   - LostMessages: up to MaxListed of the lost, with where they were
+//     confirmed.
+type Report struct {
+	Confirmed           int `json:"confirmed"`
+	Lost                int `json:"lost"`
+	Unknown             int `json:"unknown"`
+	DuplicateDeliveries int `json:"duplicate_deliveries"`
+	DuplicateEffects    int `json:"duplicate_effects"`
+	OrderViolations     int `json:"order_violations"`
+	DeadLettered        int `json:"dead_lettered"`
+	Expired             int `json:"expired"`
+	Rejected            int `json:"rejected"`
+
+	DuplicateWrites int       `json:"duplicate_writes"`
+	Unchecked       int       `json:"unchecked"`
+	LostMessages    []Missing `json:"lost_messages"`
+	Unreadable      []string  `json:"unreadable"`
+}
+
+// fields lists the report's numeric fields in table order, with readers.
+var fields = []struct {
+	name string
+	get  func(Report) int
+}{
+	{"confirmed", func(r Report) int { return r.Confirmed }},
+	{"lost", func(r Report) int { return r.Lost }},
+	{"unknown", func(r Report) int { return r.Unknown }},
+	{"duplicate_deliveries", func(r Report) int { return r.DuplicateDeliveries }},
+	{"duplicate_effects", func(r Report) int { return r.DuplicateEffects }},
+	{"order_violations", func(r Report) int { return r.OrderViolations }},
+	{"dead_lettered", func(r Report) int { return r.DeadLettered }},
+	{"expired", func(r Report) int { return r.Expired }},
+	{"rejected", func(r Report) int { return r.Rejected }},
+	{"duplicate_writes", func(r Report) int { return r.DuplicateWrites }},
+	{"unchecked", func(r Report) int { return r.Unchecked }},
+}
+
+// Fields returns the names of the report's numeric fields, in table order:
+// the words a condition can read (expect lost == 0).
+func Fields() []string {
+	out := make([]string, len(fields))
+	for i, f := range fields {
+		out[i] = f.name
+	}
+	return out
+}
+
+// Field reads a numeric field by name.
+func (r Report) Field(name string) (int, bool) {
+	for _, f := range fields {
+		if f.name == name {
+			return f.get(r), true
+		}
+	}
+	return 0, false
+}
+
+// Summary is the report in one line: every numeric field, name=value.
+func (r Report) Summary() string {
+	s := ""
+	for i, f := range fields {
+		if i > 0 {
+			s += " "
+		}
+		s += fmt.Sprintf("%s=%d", f.name, f.get(r))
+	}
+	return s
+}
+
+// Check computes the report.
+func Check(h History, o Observed) Report {
+	r := Report{LostMessages: []Missing{}, Unreadable: append([]string{}, o.Unreadable...)}
+	sort.Strings(r.Unreadable)
+	checkProduces(&r, h.Produces, o)
+	checkSends(&r, h.Sends, o)
+	checkDeliveries(&r, h)
+	checkEffects(&r, h.Effects)
+	return r
+}
+
+// where is one copy of a message in a committed log.
+type where struct {
+	topic     string
+	partition int
+}
+
+func checkProduces(r *Report, produces []Produce, o Observed) {
+	copies := map[string][]where{} // message id → its copies in committed logs
+	start := map[where]int64{}
+	for _, l := range o.Logs {
+		w := where{l.Topic, l.Partition}
+		start[w] = l.Start
+		for _, rec := range l.Records {
+			if rec.MsgID != "" {
+				copies[rec.MsgID] = append(copies[rec.MsgID], w)
+			}
+		}
+	}
+	for _, cs := range copies {
+		r.DuplicateWrites += len(cs) - 1
+	}
+	unreadable := map[string]bool{}
+	for _, u := range o.Unreadable {
+		unreadable[u] = true
+	}
+	for _, p := range produces {
+		switch p.Outcome {
+		case Unknown:
+			r.Unknown++
+			continue
+		case Acknowledged:
+			r.Confirmed++
+		default:
+			continue
+		}
+		w := where{p.Topic, p.Partition}
+		if unreadable[fmt.Sprintf("%s/%d", p.Topic, p.Partition)] {
+			r.Unchecked++
+			continue
+		}
+		found := false
+		for _, c := range copies[p.MsgID] {
+			found = found || c.topic == p.Topic
+		}
+		if found {
+			continue
+		}
+		if s, ok := start[w]; ok && p.Offset >= 0 && p.Offset < s {
+			continue // retention deleted its segment: it was there
+		}
+		r.Lost++
+		if len(r.LostMessages) < MaxListed {
+			r.LostMessages = append(r.LostMessages, Missing{MsgID: p.MsgID, Client: p.Client,
+				Where: fmt.Sprintf("%s/%d", p.Topic, p.Partition), Offset: p.Offset,
+				Explained: fmt.Sprintf("acknowledged at %s/%d offset %d, not in the committed log", p.Topic, p.Partition, p.Offset)})
+		}
+	}
+}
+
+func checkSends(r *Report, sends []Send, o Observed) {
+	unreadable := map[string]bool{}
+	for _, u := range o.Unreadable {
+		unreadable[u] = true
+	}
+	for _, s := range sends {
+		switch s.Outcome {
+		case Unknown:
+			r.Unknown++
+			continue
+		case Rejected:
+			r.Rejected++
+			continue
+		case Acknowledged:
+			r.Confirmed++
+		default:
+			continue
+		}
+		if unreadable[s.Queue] {
+			r.Unchecked++
+			continue
+		}
+		switch o.Fates[s.MsgID] {
+		case "":
+			r.Lost++
+			if len(r.LostMessages) < MaxListed {
+				r.LostMessages = append(r.LostMessages, Missing{MsgID: s.MsgID, Client: s.Client, Where: s.Queue, Offset: -1,
+					Explained: fmt.Sprintf("accepted by %s, then neither acked, in the queue, dead-lettered nor expired", s.Queue)})
+			}
+		case FateDeadLettered:
+			r.DeadLettered++
+		case FateExpired:
+			r.Expired++
+		}
+	}
+}
+
+// checkDeliveries counts deliveries beyond the first of one message to one
+// group or queue, and first deliveries that went backwards in produce order
+// within one group and key. A redelivery is a duplicate, not a reordering.
+func checkDeliveries(r *Report, h History) {
+	order := map[string]int{}
+	for i, p := range h.Produces {
+		if _, ok := order[p.MsgID]; !ok {
+			order[p.MsgID] = i
+		}
+	}
+	type gm struct{ group, msg string }
+	type gk struct{ group, key string }
+	seen := map[gm]bool{}
+	latest := map[gk]int{}
+	for _, d := range h.Deliveries {
+		if d.Replay {
+			continue
+		}
+		k := gm{d.Group, d.MsgID}
+		if seen[k] {
+			r.DuplicateDeliveries++
+			continue
+		}
+		seen[k] = true
+		pos, ok := order[d.MsgID]
+		if !ok {
+			continue
+		}
+		kk := gk{d.Group, d.Key}
+		if last, ok := latest[kk]; ok && pos < last {
+			r.OrderViolations++
+			continue
+		}
+		latest[kk] = pos
+	}
+}
+
+func checkEffects(r *Report, effects []Effect) {
+	seen := map[Effect]bool{}
+	for _, e := range effects {
+		if seen[e] {
+			r.DuplicateEffects++
+		}
+		seen[e] = true
+	}
+}

@@ -1,0 +1,112 @@
+package checker
+
+import (
+	"reflect"
+	"testing"
+)
+
+func acked(id, topic string, partition int, offset int64) Produce {
+	return Produce{MsgID: id, Client: "p", Topic: topic, Partition: partition, Offset: offset, Outcome: Acknowledged}
+}
+
+func log(topic string, partition int, start int64, ids ...string) Log {
+	l := Log{Topic: topic, Partition: partition, Start: start}
+	for i, id := range ids {
+		l.Records = append(l.Records, Record{Offset: start + int64(i), MsgID: id})
+	}
+	return l
+}
+
+func TestProducesLostUnknownAndDuplicateWrites(t *testing.T) {
+	h := History{Produces: []Produce{
+		acked("p-1", "orders", 0, 0),
+		acked("p-2", "orders", 0, 1), // acks=1, cut off with its leader
+		{MsgID: "p-3", Topic: "orders", Partition: 0, Offset: -1, Outcome: Unknown},
+		{MsgID: "p-4", Topic: "orders", Partition: 1, Offset: -1, Outcome: Sent}, // acks=0: never confirmed
+		{MsgID: "p-5", Topic: "orders", Partition: 1, Offset: -1, Outcome: Failed},
+		acked("p-6", "orders", 1, 0), // a lost reply: written twice
+		{MsgID: "p-7", Topic: "orders", Partition: 1, Offset: -1, Outcome: Pending},
+	}}
+	o := Observed{Logs: []Log{log("orders", 0, 0, "p-1", "p-3"), log("orders", 1, 0, "p-6", "p-6")}}
+	r := Check(h, o)
+	if r.Confirmed != 3 || r.Lost != 1 || r.Unknown != 1 || r.DuplicateWrites != 1 || r.Unchecked != 0 {
+		t.Errorf("report %+v", r)
+	}
+	want := []Missing{{MsgID: "p-2", Client: "p", Where: "orders/0", Offset: 1, Explained: "acknowledged at orders/0 offset 1, not in the committed log"}}
+	if !reflect.DeepEqual(r.LostMessages, want) {
+		t.Errorf("lost messages %+v", r.LostMessages)
+	}
+}
+
+// Retention deleting a segment is not a loss; an unreadable partition is
+// neither lost nor safe.
+func TestRetentionAndUnreadable(t *testing.T) {
+	h := History{Produces: []Produce{acked("p-1", "orders", 0, 0), acked("p-2", "orders", 0, 1), acked("p-3", "orders", 1, 0)}}
+	o := Observed{Logs: []Log{log("orders", 0, 1, "p-2")}, Unreadable: []string{"orders/1"}}
+	r := Check(h, o)
+	if r.Confirmed != 3 || r.Lost != 0 || r.Unchecked != 1 || !reflect.DeepEqual(r.Unreadable, []string{"orders/1"}) {
+		t.Errorf("report %+v", r)
+	}
+}
+
+// Deliveries beyond the first of one message to one group are duplicates,
+// replays the learner asked for are not; a first delivery that goes back
+// in produce order within a group and key is an order violation.
+func TestDeliveries(t *testing.T) {
+	h := History{
+		Produces: []Produce{acked("p-1", "orders", 0, 0), acked("p-2", "orders", 0, 1), acked("p-3", "orders", 0, 2)},
+		Deliveries: []Delivery{
+			{MsgID: "p-1", Group: "billing", Key: "881"},
+			{MsgID: "p-1", Group: "billing", Key: "881"},               // a redelivery after a crash
+			{MsgID: "p-1", Group: "billing", Key: "881", Replay: true}, // seek: asked for
+			{MsgID: "p-1", Group: "audit", Key: "881"},                 // another group: its first
+			{MsgID: "p-3", Group: "billing", Key: "881"},
+			{MsgID: "p-2", Group: "billing", Key: "881"}, // behind p-3: out of order
+			{MsgID: "p-2", Group: "billing", Key: "882"},
+		},
+	}
+	r := Check(h, Observed{Logs: []Log{log("orders", 0, 0, "p-1", "p-2", "p-3")}})
+	if r.DuplicateDeliveries != 2 || r.OrderViolations != 1 {
+		t.Errorf("duplicate deliveries %d (want 2), order violations %d (want 1)", r.DuplicateDeliveries, r.OrderViolations)
+	}
+}
+
+func TestEffectsAndQueues(t *testing.T) {
+	h := History{
+		Effects: []Effect{{"wallet", "credit", "p-1"}, {"wallet", "credit", "p-1"}, {"payments", "charge", "p-1"}, {"wallet", "credit", "p-2"}},
+		Sends: []Send{
+			{MsgID: "s-1", Queue: "receipts", Outcome: Acknowledged},
+			{MsgID: "s-2", Queue: "receipts", Outcome: Acknowledged},
+			{MsgID: "s-3", Queue: "receipts", Outcome: Acknowledged},
+			{MsgID: "s-4", Queue: "receipts", Outcome: Acknowledged},
+			{MsgID: "s-5", Queue: "receipts", Outcome: Rejected},
+			{MsgID: "s-6", Queue: "receipts", Outcome: Unknown},
+		},
+	}
+	o := Observed{Fates: map[string]Fate{"s-1": FateAcked, "s-2": FateDeadLettered, "s-3": FateExpired}}
+	r := Check(h, o)
+	want := Report{Confirmed: 4, Lost: 1, Unknown: 1, DuplicateEffects: 1, DeadLettered: 1, Expired: 1, Rejected: 1,
+		LostMessages: []Missing{{MsgID: "s-4", Where: "receipts", Offset: -1, Explained: "accepted by receipts, then neither acked, in the queue, dead-lettered nor expired"}},
+		Unreadable:   []string{}}
+	if !reflect.DeepEqual(r, want) {
+		t.Errorf("report\n got %+v\nwant %+v", r, want)
+	}
+}
+
+func TestFieldsAreTheTable(t *testing.T) {
+	want := []string{"confirmed", "lost", "unknown", "duplicate_deliveries", "duplicate_effects", "order_violations",
+		"dead_lettered", "expired", "rejected", "duplicate_writes", "unchecked"}
+	if got := Fields(); !reflect.DeepEqual(got, want) {
+		t.Errorf("fields %v", got)
+	}
+	r := Report{Lost: 3, Rejected: 2}
+	if n, ok := r.Field("lost"); !ok || n != 3 {
+		t.Errorf("Field(lost) = %d, %v", n, ok)
+	}
+	if _, ok := r.Field("nope"); ok {
+		t.Error("Field(nope) found")
+	}
+	if s := r.Summary(); s != "confirmed=0 lost=3 unknown=0 duplicate_deliveries=0 duplicate_effects=0 order_violations=0 dead_lettered=0 expired=0 rejected=2 duplicate_writes=0 unchecked=0" {
+		t.Errorf("summary %q", s)
+	}
+}

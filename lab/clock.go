@@ -1,0 +1,109 @@
+package lab
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// Clock is the lab's time: wall time scaled by a speed factor, which can be
+// paused. The broker stamps records and events with it, and generators (and
+// later visibility timeouts, TTLs and session timeouts) wait on it; raft's own
+// timeouts stay on the wall clock and follow the timing preset.
+type Clock struct {
+	mu      sync.Mutex
+	wall0   time.Time // wall time of the last change (with its monotonic reading)
+	lab0    time.Time // lab time at wall0
+	speed   float64
+	paused  bool
+	changed chan struct{} // closed and replaced on every change
+}
+
+// NewClock starts a clock at the current wall time, running at 1x.
+func NewClock() *Clock {
+	now := time.Now()
+	return &Clock{wall0: now, lab0: now.Round(0), speed: 1, changed: make(chan struct{})}
+}
+
+// Now returns the lab time.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.nowLocked()
+}
+
+func (c *Clock) nowLocked() time.Time {
+	if c.paused {
+		return c.lab0
+	}
+	return c.lab0.Add(time.Duration(float64(time.Since(c.wall0)) * c.speed))
+}
+
+// Speed returns the factor and whether the clock is paused.
+func (c *Clock) Speed() (factor float64, paused bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.speed, c.paused
+}
+
+// SetSpeed makes lab time run factor times as fast as the wall clock.
+func (c *Clock) SetSpeed(factor float64) {
+	c.change(func() { c.speed = factor })
+}
+
+// Pause stops lab time; Resume starts it again where it stopped.
+func (c *Clock) Pause() { c.change(func() { c.paused = true }) }
+
+// Resume starts lab time again after Pause.
+func (c *Clock) Resume() { c.change(func() { c.paused = false }) }
+
+func (c *Clock) change(f func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.lab0 = c.nowLocked()
+	c.wall0 = time.Now()
+	f()
+	close(c.changed)
+	c.changed = make(chan struct{})
+}
+
+// Sleep waits until d of lab time has passed, following speed changes and
+// pauses as they happen, or until ctx ends.
+func (c *Clock) Sleep(ctx context.Context, d time.Duration) error {
+	return c.SleepUntil(ctx, c.Now().Add(d))
+}
+
+// SleepUntil waits until lab time reaches t, or until ctx ends.
+func (c *Clock) SleepUntil(ctx context.Context, t time.Time) error {
+	for {
+		c.mu.Lock()
+		changed := c.changed
+		var wait time.Duration
+		if !c.paused {
+			rem := t.Sub(c.nowLocked())
+			if rem <= 0 {
+				c.mu.Unlock()
+				return nil
+			}
+			wait = time.Duration(float64(rem)/c.speed) + time.Microsecond
+		}
+		c.mu.Unlock()
+		var timer <-chan time.Time
+		var tm *time.Timer
+		if wait > 0 {
+			tm = time.NewTimer(wait)
+			timer = tm.C
+		}
+		select {
+		case <-ctx.Done():
+		case <-changed:
+		case <-timer:
+		}
+		if tm != nil {
+			tm.Stop()
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+}

@@ -1,0 +1,53 @@
+package lab
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// At 20x, 400 ms of lab time passes in about 20 ms of wall time; a speed
+// change during a sleep applies at once; a paused clock stands still
+// until it resumes.
+func TestClockSpeedAndPause(t *testing.T) {
+	c := NewClock()
+	ctx := ctxFor(t, 10*time.Second)
+	c.SetSpeed(20)
+	start, wall := c.Now(), time.Now()
+	if err := c.Sleep(ctx, 400*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if lab, w := c.Now().Sub(start), time.Since(wall); lab < 400*time.Millisecond || w > 200*time.Millisecond {
+		t.Errorf("at 20x: %v of lab time took %v of wall time", lab, w)
+	}
+
+	c.SetSpeed(1)
+	done := make(chan error, 1)
+	wall = time.Now()
+	go func() { done <- c.Sleep(ctx, 2*time.Second) }()
+	c.SetSpeed(1000) // the sleeper picks up the new speed
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if w := time.Since(wall); w > time.Second {
+		t.Errorf("a 2 s sleep at 1x sped up to 1000x took %v", w)
+	}
+
+	c.Pause()
+	frozen := c.Now()
+	sctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	if err := c.Sleep(sctx, time.Nanosecond); err == nil {
+		t.Error("a sleep on a paused clock ended before the clock resumed")
+	}
+	cancel()
+	if !c.Now().Equal(frozen) {
+		t.Error("a paused clock moved")
+	}
+	if f, paused := c.Speed(); f != 1000 || !paused {
+		t.Errorf("speed %v paused %v", f, paused)
+	}
+	c.Resume()
+	if err := c.Sleep(ctx, 10*time.Millisecond); err != nil || !c.Now().After(frozen) {
+		t.Errorf("after resume: %v, %v → %v", err, frozen, c.Now())
+	}
+}

@@ -1,0 +1,490 @@
+package command
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Builders: each reads its command's arguments and options from the parser
+// and checks what one option alone cannot.
+
+func buildCluster(p *parser, _ *Spec) (Command, *posError) {
+	o, err := p.options()
+	if err != nil {
+		return nil, err
+	}
+	return Cluster{Nodes: o.int("nodes", 0), Timing: o.str("timing")}, nil
+}
+
+func buildTopicCreate(p *parser, _ *Spec) (Command, *posError) {
+	name, err := p.name("a topic name")
+	if err != nil {
+		return nil, err
+	}
+	o, err := p.options()
+	if err != nil {
+		return nil, err
+	}
+	c := TopicCreate{Topic: name, Partitions: o.int("partitions", 0), RF: o.int("rf", 0)}
+	c.Segment, _ = o["segment"].v.(Amount)
+	c.Retention, _ = o["retention"].v.(Amount)
+	return c, nil
+}
+
+func buildQueueCreate(p *parser, _ *Spec) (Command, *posError) {
+	name, err := p.name("a queue name")
+	if err != nil {
+		return nil, err
+	}
+	o, err := p.options()
+	if err != nil {
+		return nil, err
+	}
+	c := QueueCreate{Queue: name, RF: o.int("rf", 0), Visibility: o.dur("visibility"), MaxReceives: o.int("max-receives", 0),
+		DLQ: o.str("dlq"), MaxLength: o.int("max-length", 0), TTL: o.dur("ttl")}
+	if c.DLQ == c.Queue {
+		return nil, errAt(o["dlq"].col, "a queue cannot be its own dead-letter queue; name another, e.g. dlq=%s-dlq", c.Queue)
+	}
+	return c, nil
+}
+
+// checkIdempotent rejects idempotent=true with acks other than all, as the
+// broker would, but with the column.
+func checkIdempotent(o opts) *posError {
+	if o.bool("idempotent") && o.has("acks") && o.str("acks") != "all" {
+		return errAt(o["idempotent"].col, "idempotent=true needs acks=all: with acks=%s a write the leader acknowledged can still vanish", o.str("acks"))
+	}
+	return nil
+}
+
+func buildProduce(p *parser, _ *Spec) (Command, *posError) {
+	topic, err := p.name("a topic")
+	if err != nil {
+		return nil, err
+	}
+	o, err := p.options()
+	if err != nil {
+		return nil, err
+	}
+	if err := checkIdempotent(o); err != nil {
+		return nil, err
+	}
+	c := Produce{Topic: topic, Acks: o.str("acks"), Idempotent: o.bool("idempotent"), Count: o.int("count", DefaultCount),
+		As: o.str("as"), Batch: o.int("batch", DefaultBatch), Partition: o.int("partition", 0), Pinned: o.has("partition")}
+	c.Key, c.Keyed = o.text("key")
+	c.Value, c.HasValue = o.text("value")
+	return c, nil
+}
+
+func buildSend(p *parser, _ *Spec) (Command, *posError) {
+	queue, err := p.name("a queue")
+	if err != nil {
+		return nil, err
+	}
+	o, err := p.options()
+	if err != nil {
+		return nil, err
+	}
+	c := Send{Queue: queue, Delay: o.dur("delay"), Count: o.int("count", DefaultCount), As: o.str("as")}
+	c.Value, c.HasValue = o.text("value")
+	return c, nil
+}
+
+func buildLoad(p *parser, _ *Spec) (Command, *posError) {
+	topic, err := p.name("a topic")
+	if err != nil {
+		return nil, err
+	}
+	o, err := p.options()
+	if err != nil {
+		return nil, err
+	}
+	if err := checkIdempotent(o); err != nil {
+		return nil, err
+	}
+	c := Load{Topic: topic, Rate: o.float("rate"), For: o.dur("for"), After: o.dur("after"), Acks: o.str("acks"),
+		Idempotent: o.bool("idempotent"), As: o.str("as"), Batch: o.int("batch", DefaultBatch)}
+	c.Key, c.Keyed = o.text("key")
+	c.Value, c.HasValue = o.text("value")
+	return c, nil
+}
+
+func buildLoadStop(p *parser, _ *Spec) (Command, *posError) {
+	var c LoadStop
+	if t, ok := p.peek(); ok && t.kind == tWord && !t.isOption() {
+		name, err := p.name("a topic or client")
+		if err != nil {
+			return nil, err
+		}
+		c.Target = name
+	}
+	return c, p.done()
+}
+
+var actions = []string{ActionStart, ActionRestart, ActionStop}
+
+func clientOpts(o opts) ClientOptions {
+	f, _ := o["fail"].v.(Failure)
+	return ClientOptions{Rate: o.float("rate"), Ack: o.str("ack"), Crash: o.str("crash"), Fail: f, Retry: o.str("retry"),
+		Base: o.dur("base"), Cap: o.dur("cap"), Jitter: o.str("jitter"), MaxAttempts: o.int("max-attempts", 0)}
+}
+
+// checkClientOpts rejects options that only make sense with others.
+func checkClientOpts(o opts) *posError {
+	for _, k := range []string{"base", "cap", "jitter"} {
+		if o.has(k) && o.str("retry") != "backoff" {
+			return errAt(o[k].col, "%s= shapes the backoff between retries; it needs retry=backoff", k)
+		}
+	}
+	if o.has("base") && o.has("cap") && o.dur("cap") < o.dur("base") {
+		return errAt(o["cap"].col, "cap=%s is below base=%s; the longest backoff cannot be shorter than the first", formatDuration(o.dur("cap")), formatDuration(o.dur("base")))
+	}
+	return nil
+}
+
+// clientAction reads start|restart|stop CLIENT and the options; stop takes
+// none, and start needs the ones in required.
+func clientAction(p *parser, required ...string) (string, string, opts, *posError) {
+	action, err := p.oneOf("start, restart or stop", actions)
+	if err != nil {
+		return "", "", nil, err
+	}
+	client, err := p.name("a client name")
+	if err != nil {
+		return "", "", nil, err
+	}
+	o, err := p.options()
+	if err != nil {
+		return "", "", nil, err
+	}
+	if action == ActionStop {
+		for k, v := range o {
+			return "", "", nil, errAt(v.col, "%s stop takes no options; got %s=", p.spec.Name, k)
+		}
+	}
+	if action == ActionStart {
+		for _, k := range required {
+			if !o.has(k) {
+				return "", "", nil, errAt(p.end, "%s start needs %s=%s; %s", p.spec.Name, k, strings.ToUpper(k), p.usageHint())
+			}
+		}
+	}
+	return action, client, o, checkClientOpts(o)
+}
+
+func buildConsumer(p *parser, _ *Spec) (Command, *posError) {
+	action, client, o, err := clientAction(p, "group", "topic")
+	if err != nil {
+		return nil, err
+	}
+	return Consumer{Action: action, Client: client, Group: o.str("group"), Topic: o.str("topic"), From: o.str("from"),
+		Session: o.dur("session"), Options: clientOpts(o)}, nil
+}
+
+func buildWorker(p *parser, _ *Spec) (Command, *posError) {
+	action, client, o, err := clientAction(p, "queue")
+	if err != nil {
+		return nil, err
+	}
+	return Worker{Action: action, Client: client, Queue: o.str("queue"), Options: clientOpts(o)}, nil
+}
+
+// serviceModes lists the modes and strategies each service accepts.
+var serviceModes = map[string]map[string][]string{
+	"orders":   {"mode": {"commit-then-publish", "publish-then-commit", "outbox"}},
+	"checkout": {"mode": {"sync", "queued"}, "threads": nil},
+	"wallet":   {"strategy": {"none", "dedupe-table", "dedupe-elsewhere", "conditional", "absolute"}},
+	"payments": {},
+}
+
+func buildService(p *parser, _ *Spec) (Command, *posError) {
+	action, err := p.oneOf("start or stop", []string{ActionStart, ActionStop})
+	if err != nil {
+		return nil, err
+	}
+	svc, err := p.oneOf("a service", Services)
+	if err != nil {
+		return nil, err
+	}
+	o, err := p.options()
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range []string{"mode", "strategy", "threads"} {
+		v, given := o[k]
+		if !given {
+			continue
+		}
+		if action == ActionStop {
+			return nil, errAt(v.col, "service stop takes no options; got %s=", k)
+		}
+		allowed, ok := serviceModes[svc][k]
+		if !ok {
+			return nil, errAt(v.col, "%s= is not an option of %s", k, svc)
+		}
+		if s, isText := v.v.(string); isText && !contains(allowed, s) {
+			return nil, errAt(v.col+len(k)+1, "%s=%s: %s takes %s", k, s, svc, orList(allowed)).withSuggest(nearest(s, allowed))
+		}
+	}
+	if action == ActionStop && (o.has("writes") || o.has("crash")) {
+		return nil, errAt(p.end, "service stop takes no options")
+	}
+	return Service{Action: action, Service: svc, Mode: o.str("mode"), Strategy: o.str("strategy"), Threads: o.int("threads", 0),
+		Writes: o.float("writes"), Crash: o.str("crash")}, nil
+}
+
+func buildSeek(p *parser, _ *Spec) (Command, *posError) {
+	group, err := p.name("a group")
+	if err != nil {
+		return nil, err
+	}
+	t, err := p.arg("a partition (TOPIC/N)")
+	if err != nil {
+		return nil, err
+	}
+	tg, terr := parseTarget(t.text)
+	if terr != nil || !tg.IsPartition {
+		return nil, errAt(t.col, "%q is not a partition; write TOPIC/N, e.g. orders/0", t.text)
+	}
+	o, err := p.options()
+	if err != nil {
+		return nil, err
+	}
+	to, _ := o["to"].v.(SeekTo)
+	return Seek{Group: group, Partition: TopicPartition{tg.Name, tg.Partition}, To: to}, nil
+}
+
+func buildRedrive(p *parser, _ *Spec) (Command, *posError) {
+	dlq, err := p.name("a dead-letter queue")
+	if err != nil {
+		return nil, err
+	}
+	o, err := p.options()
+	if err != nil {
+		return nil, err
+	}
+	return Redrive{DLQ: dlq, To: o.str("to")}, nil
+}
+
+func buildElect(p *parser, _ *Spec) (Command, *posError) {
+	n, err := p.nodeRef()
+	if err != nil {
+		return nil, err
+	}
+	t, err := p.arg("a partition (orders/0) or queue after the node")
+	if err != nil {
+		return nil, err
+	}
+	tg, terr := parseTarget(t.text)
+	if terr != nil {
+		return nil, errAt(t.col, "%v", terr)
+	}
+	return Elect{Node: n, Target: tg}, p.done()
+}
+
+func buildNode(make func(NodeRef) Command) func(*parser, *Spec) (Command, *posError) {
+	return func(p *parser, _ *Spec) (Command, *posError) {
+		n, err := p.nodeRef()
+		if err != nil {
+			return nil, err
+		}
+		return make(n), p.done()
+	}
+}
+
+func buildBare(c Command) func(*parser, *Spec) (Command, *posError) {
+	return func(p *parser, _ *Spec) (Command, *posError) { return c, p.done() }
+}
+
+func buildPartition(p *parser, _ *Spec) (Command, *posError) {
+	var sides [][]NodeRef
+	seen := map[string]bool{}
+	expectSide := true
+	for ; p.pos < len(p.toks); p.pos++ {
+		t := p.toks[p.pos]
+		if t.kind == tPipe {
+			if expectSide {
+				return nil, errAt(t.col, "a side is empty before this \"|\"; %s", p.usageHint())
+			}
+			expectSide = true
+			continue
+		}
+		if !expectSide {
+			return nil, errAt(t.col, "expected \"|\" between sides, not %q; list the nodes of one side with commas: n2,n3", t.text)
+		}
+		if t.kind != tWord || t.isOption() {
+			return nil, errAt(t.col, "expected nodes, not %q; %s", t.text, p.usageHint())
+		}
+		var side []NodeRef
+		col := t.col
+		for _, part := range splitOutsideParens(t.text) {
+			ref, err := parseNodeRef(token{kind: tWord, text: part, col: col})
+			if part == "" {
+				err = errAt(col, "an empty node name between commas")
+			}
+			if err != nil {
+				return nil, err
+			}
+			if seen[ref.String()] {
+				return nil, errAt(col, "%s is on two sides", ref)
+			}
+			seen[ref.String()] = true
+			side = append(side, ref)
+			col += len([]rune(part)) + 1
+		}
+		sides = append(sides, side)
+		expectSide = false
+	}
+	if expectSide && len(sides) > 0 {
+		return nil, errAt(p.end, "the side after the last \"|\" is empty; %s", p.usageHint())
+	}
+	if len(sides) < 2 {
+		return nil, errAt(p.end, "partition needs at least two sides; %s", p.usageHint())
+	}
+	return Partition{Sides: sides}, nil
+}
+
+// splitOutsideParens splits on commas that are not inside parentheses.
+func splitOutsideParens(s string) []string {
+	var out []string
+	depth, start := 0, 0
+	for i, r := range s {
+		switch r {
+		case '(':
+			depth++
+		case ')':
+			depth--
+		case ',':
+			if depth == 0 {
+				out = append(out, s[start:i])
+				start = i + 1
+			}
+		}
+	}
+	return append(out, s[start:])
+}
+
+func buildSlow(p *parser, _ *Spec) (Command, *posError) {
+	n, err := p.nodeRef()
+	if err != nil {
+		return nil, err
+	}
+	t, err := p.arg("a latency (200ms) or off")
+	if err != nil {
+		return nil, err
+	}
+	c := Slow{Node: n}
+	if t.text != "off" {
+		d, derr := parseDuration(t.text)
+		if derr != nil || d < 0 || d > 60e9 {
+			return nil, errAt(t.col, "%q is not a latency; write a duration up to 60s like 200ms, or off", t.text).withSuggest(nearest(t.text, []string{"off"}))
+		}
+		c.Latency = d
+	}
+	return c, p.done()
+}
+
+func buildDrop(keyword string, make func(string) Command) func(*parser, *Spec) (Command, *posError) {
+	return func(p *parser, s *Spec) (Command, *posError) {
+		t, ok := p.peek()
+		if !ok || t.kind != tWord || t.text != keyword {
+			col, got := p.end, ""
+			if ok {
+				col, got = t.col, ", not "+strconv.Quote(t.text)
+			}
+			return nil, errAt(col, "expected %q after %q%s; %s", keyword, s.Name, got, p.usageHint()).withSuggest(keywordSuggest(t.text, keyword))
+		}
+		p.pos++
+		client, err := p.name("a client")
+		if err != nil {
+			return nil, err
+		}
+		return make(client), p.done()
+	}
+}
+
+func keywordSuggest(got, want string) string {
+	if got == "to" || got == "from" {
+		return want
+	}
+	return nearest(got, []string{want})
+}
+
+func buildSpeed(p *parser, _ *Spec) (Command, *posError) {
+	t, err := p.arg("a factor like 10x")
+	if err != nil {
+		return nil, err
+	}
+	num, hasX := strings.CutSuffix(t.text, "x")
+	f, ferr := strconv.ParseFloat(num, 64)
+	if ferr != nil || !(f >= 0.01 && f <= 1000) {
+		return nil, errAt(t.col, "%q is not a speed; write a factor from 0.01x to 1000x, like 10x or 0.5x", t.text)
+	}
+	if !hasX {
+		return nil, errAt(t.col, "write the speed with an x, as in %sx", num).withSuggest(num + "x")
+	}
+	return Speed{Factor: f}, p.done()
+}
+
+func buildWait(p *parser, _ *Spec) (Command, *posError) {
+	cond, err := p.parseCondition("wait")
+	if err != nil {
+		return nil, err
+	}
+	o, err := p.options()
+	if err != nil {
+		return nil, err
+	}
+	c := Wait{Cond: cond, Timeout: DefaultWaitTimeout}
+	if o.has("timeout") {
+		c.Timeout = o.dur("timeout")
+	}
+	return c, nil
+}
+
+func buildExpect(p *parser, _ *Spec) (Command, *posError) {
+	cond, err := p.parseCondition("expect")
+	if err != nil {
+		return nil, err
+	}
+	return Expect{Cond: cond}, p.done()
+}
+
+func buildHelp(p *parser, _ *Spec) (Command, *posError) {
+	if p.pos >= len(p.toks) {
+		return Help{}, nil
+	}
+	var ws []string
+	col := p.toks[p.pos].col
+	for ; p.pos < len(p.toks); p.pos++ {
+		t := p.toks[p.pos]
+		if t.kind != tWord || t.quoted || t.isOption() {
+			return nil, errAt(t.col, "help takes a command's name, not %q", t.text)
+		}
+		ws = append(ws, t.text)
+	}
+	topic := strings.Join(ws, " ")
+	if _, ok := Lookup(topic); !ok {
+		return nil, errAt(col, "no command %q; help lists them", topic).withSuggest(nearest(topic, append(specNames(), firstWords()...)))
+	}
+	return Help{Topic: topic}, nil
+}
+
+func buildSQL(p *parser, _ *Spec) (Command, *posError) {
+	svc, err := p.oneOf("a service", Services)
+	if err != nil {
+		return nil, err
+	}
+	t, err := p.arg(`a query in double quotes, like "SELECT * FROM outbox"`)
+	if err != nil {
+		return nil, err
+	}
+	if !t.quoted {
+		return nil, errAt(t.col, `put the query in double quotes: sql %s "SELECT …"`, svc)
+	}
+	fields := strings.Fields(t.text)
+	if len(fields) == 0 || !contains([]string{"SELECT", "WITH"}, strings.ToUpper(fields[0])) {
+		return nil, errAt(t.col, "sql runs read-only queries: start it with SELECT or WITH")
+	}
+	return SQL{Service: svc, Query: t.text}, p.done()
+}

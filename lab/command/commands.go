@@ -1,0 +1,411 @@
+package command
+
+import (
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Command is one parsed, validated command. String prints it in the form
+// Parse reads back into an equal command.
+type Command interface {
+	// Name is the command's entry in the table (Specs): "kill",
+	// "topic create", "drop next reply", …
+	Name() string
+	String() string
+}
+
+// Defaults the parser fills in when an option is left out.
+const (
+	DefaultWaitTimeout = 10 * time.Second
+	DefaultCount       = 1
+	DefaultBatch       = 1
+)
+
+// Cluster (re)starts an empty cluster.
+type Cluster struct {
+	Nodes  int
+	Timing string // "fast", "classroom", or "" for the lab's default
+}
+
+func (Cluster) Name() string { return "cluster" }
+func (c Cluster) String() string {
+	return words("cluster").opt("nodes", strconv.Itoa(c.Nodes)).optIf(c.Timing != "", "timing", c.Timing).String()
+}
+
+// TopicCreate creates a partitioned log.
+type TopicCreate struct {
+	Topic      string
+	Partitions int
+	RF         int    // 0: the cluster's default
+	Segment    Amount // records (Count) or bytes; zero: the broker's default
+	Retention  Amount // age or bytes; zero: keep everything
+}
+
+func (TopicCreate) Name() string { return "topic create" }
+func (c TopicCreate) String() string {
+	return words("topic", "create", c.Topic).opt("partitions", strconv.Itoa(c.Partitions)).
+		optIf(c.RF != 0, "rf", strconv.Itoa(c.RF)).
+		optIf(c.Segment != Amount{}, "segment", c.Segment.String()).
+		optIf(c.Retention != Amount{}, "retention", c.Retention.String()).String()
+}
+
+// QueueCreate creates a work queue.
+type QueueCreate struct {
+	Queue       string
+	RF          int
+	Visibility  time.Duration
+	MaxReceives int
+	DLQ         string
+	MaxLength   int
+	TTL         time.Duration
+}
+
+func (QueueCreate) Name() string { return "queue create" }
+func (c QueueCreate) String() string {
+	return words("queue", "create", c.Queue).
+		optIf(c.RF != 0, "rf", strconv.Itoa(c.RF)).
+		optIf(c.Visibility != 0, "visibility", formatDuration(c.Visibility)).
+		optIf(c.MaxReceives != 0, "max-receives", strconv.Itoa(c.MaxReceives)).
+		optIf(c.DLQ != "", "dlq", c.DLQ).
+		optIf(c.MaxLength != 0, "max-length", strconv.Itoa(c.MaxLength)).
+		optIf(c.TTL != 0, "ttl", formatDuration(c.TTL)).String()
+}
+
+// Produce writes Count messages to a topic and waits for their outcomes.
+// In Key and Value, {n} stands for the message's number, from 1.
+type Produce struct {
+	Topic      string
+	Key        string
+	Keyed      bool // a key was given (an empty key is still a key)
+	Value      string
+	HasValue   bool
+	Acks       string // "0", "1", "all", or "" for the default (all)
+	Idempotent bool
+	Count      int // at least 1
+	As         string
+	Batch      int // records per request, at least 1
+	Partition  int
+	Pinned     bool // partition= was given
+}
+
+func (Produce) Name() string { return "produce" }
+func (c Produce) String() string {
+	return words("produce", c.Topic).
+		optIf(c.Keyed, "key", quoteText(c.Key)).
+		optIf(c.HasValue, "value", quoteText(c.Value)).
+		optIf(c.Acks != "", "acks", c.Acks).
+		optIf(c.Idempotent, "idempotent", "true").
+		optIf(c.Count != DefaultCount, "count", strconv.Itoa(c.Count)).
+		optIf(c.As != "", "as", c.As).
+		optIf(c.Batch != DefaultBatch, "batch", strconv.Itoa(c.Batch)).
+		optIf(c.Pinned, "partition", strconv.Itoa(c.Partition)).String()
+}
+
+// Send puts Count messages on a queue.
+type Send struct {
+	Queue    string
+	Value    string
+	HasValue bool
+	Delay    time.Duration
+	Count    int
+	As       string
+}
+
+func (Send) Name() string { return "send" }
+func (c Send) String() string {
+	return words("send", c.Queue).
+		optIf(c.HasValue, "value", quoteText(c.Value)).
+		optIf(c.Delay != 0, "delay", formatDuration(c.Delay)).
+		optIf(c.Count != DefaultCount, "count", strconv.Itoa(c.Count)).
+		optIf(c.As != "", "as", c.As).String()
+}
+
+// Load starts a background generator that produces to Topic at Rate
+// messages per second of lab time, for For, after waiting After.
+type Load struct {
+	Topic      string
+	Rate       float64 // messages per second
+	For        time.Duration
+	After      time.Duration
+	Key        string
+	Keyed      bool
+	Value      string
+	HasValue   bool
+	Acks       string
+	Idempotent bool
+	As         string
+	Batch      int
+}
+
+func (Load) Name() string { return "load" }
+func (c Load) String() string {
+	return words("load", c.Topic).opt("rate", formatRate(c.Rate)).opt("for", formatDuration(c.For)).
+		optIf(c.After != 0, "after", formatDuration(c.After)).
+		optIf(c.Keyed, "key", quoteText(c.Key)).
+		optIf(c.HasValue, "value", quoteText(c.Value)).
+		optIf(c.Acks != "", "acks", c.Acks).
+		optIf(c.Idempotent, "idempotent", "true").
+		optIf(c.As != "", "as", c.As).
+		optIf(c.Batch != DefaultBatch, "batch", strconv.Itoa(c.Batch)).String()
+}
+
+// LoadStop stops the generators on a topic or run as a client; every
+// generator when Target is empty.
+type LoadStop struct{ Target string }
+
+func (LoadStop) Name() string { return "load stop" }
+func (c LoadStop) String() string {
+	p := words("load", "stop")
+	if c.Target != "" {
+		p.word(c.Target)
+	}
+	return p.String()
+}
+
+// ClientOptions are the behaviours consumers and workers share.
+type ClientOptions struct {
+	Rate        float64 // messages per second of processing; 0: as fast as it can
+	Ack         string  // "before", "after", or "" (after)
+	Crash       string  // "before-work", "after-work" or ""
+	Fail        Failure
+	Retry       string // "none", "immediate", "backoff" or ""
+	Base        time.Duration
+	Cap         time.Duration
+	Jitter      string // "full", "equal", "none" or ""
+	MaxAttempts int
+}
+
+func (o ClientOptions) print(p *printer) *printer {
+	return p.optIf(o.Rate != 0, "rate", formatRate(o.Rate)).
+		optIf(o.Ack != "", "ack", o.Ack).
+		optIf(o.Crash != "", "crash", o.Crash).
+		optIf(o.Fail != Failure{}, "fail", quoteText(o.Fail.String())).
+		optIf(o.Retry != "", "retry", o.Retry).
+		optIf(o.Base != 0, "base", formatDuration(o.Base)).
+		optIf(o.Cap != 0, "cap", formatDuration(o.Cap)).
+		optIf(o.Jitter != "", "jitter", o.Jitter).
+		optIf(o.MaxAttempts != 0, "max-attempts", strconv.Itoa(o.MaxAttempts))
+}
+
+// Client actions.
+const (
+	ActionStart   = "start"
+	ActionRestart = "restart"
+	ActionStop    = "stop"
+)
+
+// Consumer starts, restarts or stops a consumer (a member of a group
+// reading a topic).
+type Consumer struct {
+	Action  string
+	Client  string
+	Group   string
+	Topic   string
+	From    string // "earliest", "latest" or "" (earliest)
+	Session time.Duration
+	Options ClientOptions
+}
+
+func (Consumer) Name() string { return "consumer" }
+func (c Consumer) String() string {
+	p := words("consumer", c.Action, c.Client).
+		optIf(c.Group != "", "group", c.Group).
+		optIf(c.Topic != "", "topic", c.Topic).
+		optIf(c.From != "", "from", c.From).
+		optIf(c.Session != 0, "session", formatDuration(c.Session))
+	return c.Options.print(p).String()
+}
+
+// Worker starts, restarts or stops a worker (a competing consumer of a queue).
+type Worker struct {
+	Action  string
+	Client  string
+	Queue   string
+	Options ClientOptions
+}
+
+func (Worker) Name() string { return "worker" }
+func (c Worker) String() string {
+	p := words("worker", c.Action, c.Client).optIf(c.Queue != "", "queue", c.Queue)
+	return c.Options.print(p).String()
+}
+
+// Service starts or stops one of the simulated services.
+type Service struct {
+	Action   string // "start" or "stop"
+	Service  string // orders, payments, wallet or checkout
+	Mode     string
+	Strategy string
+	Threads  int
+	Writes   float64 // a write ceiling, writes per second; 0: none
+	Crash    string
+}
+
+func (Service) Name() string { return "service" }
+func (c Service) String() string {
+	return words("service", c.Action, c.Service).
+		optIf(c.Mode != "", "mode", c.Mode).
+		optIf(c.Strategy != "", "strategy", c.Strategy).
+		optIf(c.Threads != 0, "threads", strconv.Itoa(c.Threads)).
+		optIf(c.Writes != 0, "writes", formatRate(c.Writes)).
+		optIf(c.Crash != "", "crash", c.Crash).String()
+}
+
+// Seek moves a group's position on one partition.
+type Seek struct {
+	Group     string
+	Partition TopicPartition
+	To        SeekTo
+}
+
+func (Seek) Name() string { return "seek" }
+func (c Seek) String() string {
+	return words("seek", c.Group, c.Partition.String()).opt("to", c.To.String()).String()
+}
+
+// Redrive moves a dead-letter queue's messages back to a queue.
+type Redrive struct {
+	DLQ string
+	To  string // "": the queue that dead-lettered them
+}
+
+func (Redrive) Name() string { return "redrive" }
+func (c Redrive) String() string {
+	return words("redrive", c.DLQ).optIf(c.To != "", "to", c.To).String()
+}
+
+// Elect moves the leadership of a partition or queue to a node and waits
+// until that node leads.
+type Elect struct {
+	Node   NodeRef
+	Target Target
+}
+
+func (Elect) Name() string       { return "elect" }
+func (c Elect) String() string   { return words("elect", c.Node.String(), c.Target.String()).String() }
+func (c Kill) String() string    { return "kill " + c.Node.String() }
+func (c Restart) String() string { return "restart " + c.Node.String() }
+func (c Isolate) String() string { return "isolate " + c.Node.String() }
+
+// Kill stops a node as if its process died.
+type Kill struct{ Node NodeRef }
+
+// Restart brings a killed node back from its disk.
+type Restart struct{ Node NodeRef }
+
+// Isolate cuts every link of a node, to peers and clients.
+type Isolate struct{ Node NodeRef }
+
+func (Kill) Name() string    { return "kill" }
+func (Restart) Name() string { return "restart" }
+func (Isolate) Name() string { return "isolate" }
+
+// Partition cuts the node-to-node links between two or more sides.
+type Partition struct{ Sides [][]NodeRef }
+
+func (Partition) Name() string { return "partition" }
+func (c Partition) String() string {
+	sides := make([]string, len(c.Sides))
+	for i, side := range c.Sides {
+		refs := make([]string, len(side))
+		for j, r := range side {
+			refs[j] = r.String()
+		}
+		sides[i] = strings.Join(refs, ",")
+	}
+	return "partition " + strings.Join(sides, " | ")
+}
+
+// Slow adds latency to every message to or from a node; 0 removes it.
+type Slow struct {
+	Node    NodeRef
+	Latency time.Duration
+}
+
+func (Slow) Name() string { return "slow" }
+func (c Slow) String() string {
+	d := "off"
+	if c.Latency != 0 {
+		d = formatDuration(c.Latency)
+	}
+	return words("slow", c.Node.String(), d).String()
+}
+
+// Heal restores every link and removes every latency.
+type Heal struct{}
+
+func (Heal) Name() string   { return "heal" }
+func (Heal) String() string { return "heal" }
+
+// DropReply makes the broker do a client's next data request but lose the reply.
+type DropReply struct{ Client string }
+
+func (DropReply) Name() string     { return "drop next reply" }
+func (c DropReply) String() string { return "drop next reply to " + c.Client }
+
+// DropAck loses a client's next ack, delete or offset commit.
+type DropAck struct{ Client string }
+
+func (DropAck) Name() string     { return "drop next ack" }
+func (c DropAck) String() string { return "drop next ack from " + c.Client }
+
+// Speed sets how fast lab time runs against the wall clock.
+type Speed struct{ Factor float64 }
+
+func (Speed) Name() string     { return "speed" }
+func (c Speed) String() string { return "speed " + formatFloat(c.Factor) + "x" }
+
+// Pause stops lab time; Resume starts it again.
+type Pause struct{}
+
+// Resume starts lab time again after Pause.
+type Resume struct{}
+
+func (Pause) Name() string    { return "pause" }
+func (Pause) String() string  { return "pause" }
+func (Resume) Name() string   { return "resume" }
+func (Resume) String() string { return "resume" }
+
+// Wait polls a condition until it holds or Timeout (wall clock) passes.
+type Wait struct {
+	Cond    Condition
+	Timeout time.Duration
+}
+
+func (Wait) Name() string { return "wait" }
+func (c Wait) String() string {
+	return words("wait", c.Cond.String()).optIf(c.Timeout != DefaultWaitTimeout, "timeout", formatDuration(c.Timeout)).String()
+}
+
+// Expect checks a condition once.
+type Expect struct{ Cond Condition }
+
+func (Expect) Name() string     { return "expect" }
+func (c Expect) String() string { return "expect " + c.Cond.String() }
+
+// Check drains and prints the checker's report.
+type Check struct{}
+
+func (Check) Name() string   { return "check" }
+func (Check) String() string { return "check" }
+
+// Help lists the commands, or explains one.
+type Help struct{ Topic string }
+
+func (Help) Name() string { return "help" }
+func (c Help) String() string {
+	if c.Topic == "" {
+		return "help"
+	}
+	return "help " + c.Topic
+}
+
+// SQL runs a read-only query on a service's database.
+type SQL struct {
+	Service string
+	Query   string
+}
+
+func (SQL) Name() string     { return "sql" }
+func (c SQL) String() string { return "sql " + c.Service + " " + strconv.Quote(c.Query) }

@@ -1,0 +1,389 @@
+package command
+
+import (
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/mqlab/mqlab/lab/checker"
+)
+
+// Value kinds.
+const (
+	ValNumber = "number" // 3, 0.5
+	ValWord   = "word"   // n1, none, up
+	ValLab    = "lab"    // epoch(orders/0), rows(orders.outbox, …), state(n1)
+	ValField  = "field"  // a checker field: lost, confirmed, …
+)
+
+// Value is one side of a condition.
+type Value struct {
+	Kind string
+	Num  float64 // ValNumber
+	Word string  // ValWord, or the field's name for ValField
+
+	// ValLab: Func(Arg) or Func(Target@Node), or rows(Service.Table, Where).
+	Func    string
+	Target  Target // leader, epoch, hwm, leo, logstart
+	Node    string // epoch/hwm/leo of one replica: hwm(orders/0@n1)
+	Arg     string // lag, depth, state, …: a group, queue, node, client or service
+	Service string // rows
+	Table   string // rows
+	Where   string // rows: an SQL condition, or ""
+}
+
+// labFunc describes one lab value function.
+type labFunc struct {
+	name    string
+	arg     string // how its argument is written, for messages
+	numeric bool
+	onNode  bool // accepts @node
+	target  bool // its argument is a partition or queue
+	help    string
+}
+
+var labFuncs = []labFunc{
+	{"leader", "P", false, false, true, "the node leading P at the highest epoch, or none"},
+	{"epoch", "P", true, true, true, "P's epoch on its leader (the highest among live replicas when none leads); P@n1 on one replica"},
+	{"hwm", "P", true, true, true, "P's high-water mark: the next offset to commit; P@n1 on one replica"},
+	{"leo", "P", true, true, true, "P's log end offset, uncommitted entries included; P@n1 on one replica"},
+	{"logstart", "P", true, false, true, "P's log start offset (retention moves it)"},
+	{"lag", "GROUP", true, false, false, "a consumer group's lag in messages"},
+	{"lag_seconds", "GROUP", true, false, false, "a consumer group's lag in seconds"},
+	{"depth", "QUEUE", true, false, false, "a queue's messages: ready + in flight + delayed"},
+	{"inflight", "QUEUE", true, false, false, "a queue's messages in flight"},
+	{"oldest_age", "QUEUE", true, false, false, "the age in seconds of a queue's oldest message"},
+	{"rows", "SERVICE.TABLE[, WHERE]", true, false, false, "a count of rows in a service's table"},
+	{"state", "X", false, false, false, "a node, client or service: up, down, crashed or stopped"},
+}
+
+func findFunc(name string) (labFunc, bool) {
+	for _, f := range labFuncs {
+		if f.name == name {
+			return f, true
+		}
+	}
+	return labFunc{}, false
+}
+
+func funcNames() []string {
+	out := make([]string, len(labFuncs))
+	for i, f := range labFuncs {
+		out[i] = f.name
+	}
+	return out
+}
+
+// Services are the simulated services a lab can run.
+var Services = []string{"orders", "payments", "wallet", "checkout"}
+
+// Numeric reports whether the value is a number (else a word).
+func (v Value) Numeric() bool {
+	switch v.Kind {
+	case ValNumber, ValField:
+		return true
+	case ValLab:
+		f, _ := findFunc(v.Func)
+		return f.numeric
+	}
+	return false
+}
+
+func (v Value) String() string {
+	switch v.Kind {
+	case ValNumber:
+		return formatFloat(v.Num)
+	case ValWord:
+		return quoteWord(v.Word)
+	case ValField:
+		return v.Word
+	}
+	switch {
+	case v.Func == "rows":
+		s := "rows(" + v.Service + "." + v.Table
+		if v.Where != "" {
+			s += ", " + v.Where
+		}
+		return s + ")"
+	case v.Node != "":
+		return v.Func + "(" + v.Target.String() + "@" + v.Node + ")"
+	case v.Arg != "":
+		return v.Func + "(" + v.Arg + ")"
+	}
+	return v.Func + "(" + v.Target.String() + ")"
+}
+
+// Expr is a value, maybe plus or minus a number: epoch(orders/0@n1) + 1.
+type Expr struct {
+	Value  Value
+	Offset float64
+}
+
+func (e Expr) String() string {
+	switch {
+	case e.Offset > 0:
+		return e.Value.String() + " + " + formatFloat(e.Offset)
+	case e.Offset < 0:
+		return e.Value.String() + " - " + formatFloat(-e.Offset)
+	}
+	return e.Value.String()
+}
+
+// Comparison operators.
+var ops = []string{"==", "!=", "<", "<=", ">", ">="}
+
+// Condition is VALUE OP VALUE, read from the lab when it is evaluated.
+type Condition struct {
+	Left  Expr
+	Op    string
+	Right Expr
+}
+
+func (c Condition) String() string { return c.Left.String() + " " + c.Op + " " + c.Right.String() }
+
+// Holds compares two evaluated sides.
+func Holds(op string, a, b any) bool {
+	if x, ok := a.(float64); ok {
+		y, _ := b.(float64)
+		switch op {
+		case "==":
+			return x == y
+		case "!=":
+			return x != y
+		case "<":
+			return x < y
+		case "<=":
+			return x <= y
+		case ">":
+			return x > y
+		case ">=":
+			return x >= y
+		}
+		return false
+	}
+	x, _ := a.(string)
+	y, _ := b.(string)
+	switch op {
+	case "==":
+		return x == y
+	case "!=":
+		return x != y
+	}
+	return false
+}
+
+const condHelp = "write VALUE OP VALUE, e.g. epoch(orders/0) == 3 or lost == 0"
+
+// parseCondition reads a condition from toks; the tokens after it are left
+// for options.
+func (p *parser) parseCondition(verb string) (Condition, *posError) {
+	left, err := p.parseExpr(verb, "a value")
+	if err != nil {
+		return Condition{}, err
+	}
+	t, ok := p.peek()
+	if !ok {
+		return Condition{}, errAt(p.end, "%s %s needs a comparison after it (==, !=, <, <=, > or >=); %s", verb, left, condHelp)
+	}
+	if t.kind != tOp {
+		e := errAt(t.col, "expected a comparison (==, !=, <, <=, > or >=) after %s, not %q", left, t.text)
+		if t.text == "=" || strings.HasPrefix(t.text, "=") {
+			e.suggest = "=="
+		}
+		return Condition{}, e
+	}
+	p.pos++
+	right, err := p.parseExpr(verb, "a value after "+t.text)
+	if err != nil {
+		return Condition{}, err
+	}
+	c := Condition{Left: left, Op: t.text, Right: right}
+	return c, checkCondition(c, t.col)
+}
+
+// parseExpr reads VALUE [(+|-) NUMBER].
+func (p *parser) parseExpr(verb, what string) (Expr, *posError) {
+	t, ok := p.peek()
+	if !ok || t.kind != tWord {
+		col := p.end
+		if ok {
+			col = t.col
+		}
+		return Expr{}, errAt(col, "%s needs %s here; %s", verb, what, condHelp)
+	}
+	if t.isOption() && !t.quoted {
+		e := errAt(t.col, "%q is an option, not a condition; %s", t.text, condHelp)
+		if _, isField := fieldSet()[t.key()]; isField {
+			e.suggest = t.key() + " == " + t.value()
+		}
+		return Expr{}, e
+	}
+	p.pos++
+	v, err := parseValue(t)
+	if err != nil {
+		return Expr{}, err
+	}
+	e := Expr{Value: v}
+	if sign, ok := p.peek(); ok && sign.kind == tWord && !sign.quoted && (sign.text == "+" || sign.text == "-") {
+		p.pos++
+		n, ok := p.peek()
+		f, ferr := 0.0, error(nil)
+		if ok && n.kind == tWord {
+			f, ferr = strconv.ParseFloat(n.text, 64)
+		}
+		if !ok || n.kind != tWord || ferr != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 || f > 1e15 {
+			col := p.end
+			if ok {
+				col = n.col
+			}
+			return Expr{}, errAt(col, "expected a number after %q, as in epoch(orders/0@n1) + 1", sign.text)
+		}
+		p.pos++
+		if !v.Numeric() {
+			return Expr{}, errAt(sign.col, "%s is not a number; only numbers take %s", v, sign.text)
+		}
+		e.Offset = f
+		if sign.text == "-" {
+			e.Offset = -f
+		}
+	}
+	return e, nil
+}
+
+func fieldSet() map[string]struct{} {
+	m := map[string]struct{}{}
+	for _, f := range checker.Fields() {
+		m[f] = struct{}{}
+	}
+	return m
+}
+
+// parseValue reads one side of a condition from a word token.
+func parseValue(t token) (Value, *posError) {
+	s := t.text
+	if t.quoted {
+		return Value{Kind: ValWord, Word: s}, nil
+	}
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		if math.IsNaN(f) || math.IsInf(f, 0) || math.Abs(f) > 1e15 {
+			return Value{}, errAt(t.col, "%q is not a number a lab value can be compared with", s)
+		}
+		return Value{Kind: ValNumber, Num: f}, nil
+	}
+	if _, ok := fieldSet()[s]; ok {
+		return Value{Kind: ValField, Word: s}, nil
+	}
+	name, inner, isFunc := strings.Cut(s, "(")
+	if !isFunc {
+		if !nameRe.MatchString(s) {
+			return Value{}, errAt(t.col, "%q is not a value; values are numbers, words like n1 or none, or lab values like hwm(orders/0)", s)
+		}
+		return Value{Kind: ValWord, Word: s}, nil
+	}
+	f, ok := findFunc(name)
+	if !ok {
+		return Value{}, errAt(t.col, "unknown lab value %q; the lab values are %s", name+"(", strings.Join(funcNames(), ", ")).withSuggest(nearest(name, funcNames()))
+	}
+	close := strings.LastIndexByte(inner, ')')
+	if close != len(inner)-1 {
+		return Value{}, errAt(t.col, "unexpected text after %s(…): %q", name, inner[close+1:])
+	}
+	arg := strings.TrimSpace(inner[:close])
+	argCol := t.col + len([]rune(name)) + 1
+	v := Value{Kind: ValLab, Func: name}
+	switch {
+	case name == "rows":
+		return parseRows(v, arg, argCol)
+	case f.target:
+		target, node, hasNode := strings.Cut(arg, "@")
+		if hasNode {
+			if !f.onNode {
+				return Value{}, errAt(argCol, "%s(…) reads the partition's leader; only epoch, hwm and leo take @NODE", name)
+			}
+			if !nodeRe.MatchString(node) {
+				return Value{}, errAt(argCol, "%q after '@' is not a node; write n1…n9, as in hwm(orders/0@n1)", node)
+			}
+			v.Node = node
+		}
+		tg, err := parseTarget(target)
+		if err != nil {
+			return Value{}, errAt(argCol, "%s(…): %v", name, err)
+		}
+		v.Target = tg
+	default:
+		if !nameRe.MatchString(arg) {
+			return Value{}, errAt(argCol, "%s(…) needs %s: a name of letters, digits, '.', '_' or '-'", name, f.arg)
+		}
+		v.Arg = arg
+	}
+	return v, nil
+}
+
+func parseRows(v Value, arg string, col int) (Value, *posError) {
+	table, where, hasWhere := strings.Cut(arg, ",")
+	table = strings.TrimSpace(table)
+	svc, tbl, ok := strings.Cut(table, ".")
+	if !ok || !nameRe.MatchString(svc) || !identRe.MatchString(tbl) {
+		return Value{}, errAt(col, "rows(…) needs SERVICE.TABLE, as in rows(orders.outbox) or rows(orders.outbox, status='pending')")
+	}
+	if !contains(Services, svc) {
+		return Value{}, errAt(col, "unknown service %q; the services are %s", svc, orList(Services)).withSuggest(nearest(svc, Services))
+	}
+	v.Service, v.Table = svc, tbl
+	if hasWhere {
+		v.Where = strings.TrimSpace(where)
+		if v.Where == "" {
+			return Value{}, errAt(col, "rows(%s, …): the condition after ',' is empty; leave out the comma to count every row", table)
+		}
+	}
+	return v, nil
+}
+
+// checkCondition rejects conditions that cannot mean anything: two
+// constants, a word compared with a number, a word ordered with <.
+func checkCondition(c Condition, opCol int) *posError {
+	l, r := c.Left.Value, c.Right.Value
+	constant := func(v Value) bool { return v.Kind == ValNumber || v.Kind == ValWord }
+	if constant(l) && constant(r) {
+		e := errAt(opCol, "neither %s nor %s reads the lab; one side must be a lab value like hwm(orders/0) or a checker field like lost", l, r)
+		for _, v := range []Value{l, r} {
+			if v.Kind == ValWord {
+				if s := nearest(v.Word, append(checker.Fields(), funcNames()...)); s != "" {
+					e.suggest = s
+				}
+			}
+		}
+		return e
+	}
+	if l.Numeric() != r.Numeric() {
+		word, num := l, r
+		if l.Numeric() {
+			word, num = r, l
+		}
+		return errAt(opCol, "%s is a word and %s a number; they cannot be compared", word, num)
+	}
+	if !l.Numeric() && c.Op != "==" && c.Op != "!=" {
+		return errAt(opCol, "%s is a word, not a number: compare it with == or !=", l)
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// quoteWord writes a word value bare only when it reads back as the same
+// word: not a number, a checker field, or an arithmetic sign.
+func quoteWord(w string) string {
+	_, isField := fieldSet()[w]
+	_, numErr := strconv.ParseFloat(w, 64)
+	if isField || numErr == nil || w == "-" || w == "+" || !nameRe.MatchString(w) {
+		return strconv.Quote(w)
+	}
+	return w
+}

@@ -1,0 +1,159 @@
+package command
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Every command of DESIGN.md's core list parses, and prints back in a form
+// that parses to the same command.
+func TestParseValidLines(t *testing.T) {
+	cases := []struct {
+		line string
+		want Command
+	}{
+		{"cluster nodes=3", Cluster{Nodes: 3}},
+		{"cluster nodes=5 timing=classroom", Cluster{Nodes: 5, Timing: "classroom"}},
+		{"topic create orders partitions=3", TopicCreate{Topic: "orders", Partitions: 3}},
+		{"topic create orders partitions=3 rf=3 segment=4KB retention=10m", TopicCreate{Topic: "orders", Partitions: 3, RF: 3, Segment: Amount{Bytes: 4096}, Retention: Amount{Age: 10 * time.Minute}}},
+		{"topic create logs partitions=1 segment=16 retention=1MB", TopicCreate{Topic: "logs", Partitions: 1, Segment: Amount{Count: 16}, Retention: Amount{Bytes: 1 << 20}}},
+		{"queue create receipts rf=3 visibility=5s max-receives=5 dlq=receipts-dlq max-length=100 ttl=1m",
+			QueueCreate{Queue: "receipts", RF: 3, Visibility: 5 * time.Second, MaxReceives: 5, DLQ: "receipts-dlq", MaxLength: 100, TTL: time.Minute}},
+		{`produce orders key=881 value="order 881 placed" acks=all idempotent=true count=3 as=shop batch=2`,
+			Produce{Topic: "orders", Key: "881", Keyed: true, Value: "order 881 placed", HasValue: true, Acks: "all", Idempotent: true, Count: 3, As: "shop", Batch: 2}},
+		{"produce orders", Produce{Topic: "orders", Count: 1, Batch: 1}},
+		{"produce orders key=order-{n} count=10 partition=2", Produce{Topic: "orders", Key: "order-{n}", Keyed: true, Count: 10, Batch: 1, Partition: 2, Pinned: true}},
+		{`send receipts value="receipt 881" delay=2s count=2 as=shop`, Send{Queue: "receipts", Value: "receipt 881", HasValue: true, Delay: 2 * time.Second, Count: 2, As: "shop"}},
+		{"load orders rate=1000/s for=60s key=order-{n} acks=all", Load{Topic: "orders", Rate: 1000, For: time.Minute, Key: "order-{n}", Keyed: true, Acks: "all", Batch: 1}},
+		{"load orders rate=60/m for=10s after=5s", Load{Topic: "orders", Rate: 1, For: 10 * time.Second, After: 5 * time.Second, Batch: 1}},
+		{"load stop", LoadStop{}},
+		{"load stop orders", LoadStop{Target: "orders"}},
+		{"consumer start c1 group=billing topic=orders ack=before crash=after-work fail=transient:0.2 retry=backoff base=1s cap=5m jitter=full max-attempts=5 rate=400/s",
+			Consumer{Action: "start", Client: "c1", Group: "billing", Topic: "orders", Options: ClientOptions{Rate: 400, Ack: "before", Crash: "after-work",
+				Fail: Failure{Kind: "transient", Prob: 0.2}, Retry: "backoff", Base: time.Second, Cap: 5 * time.Minute, Jitter: "full", MaxAttempts: 5}}},
+		{"consumer stop c1", Consumer{Action: "stop", Client: "c1"}},
+		{"consumer restart c1", Consumer{Action: "restart", Client: "c1"}},
+		{`worker start w1 queue=receipts fail="poison:bad order"`, Worker{Action: "start", Client: "w1", Queue: "receipts", Options: ClientOptions{Fail: Failure{Kind: "poison", Text: "bad order"}}}},
+		{"service start orders mode=outbox crash=after-publish", Service{Action: "start", Service: "orders", Mode: "outbox", Crash: "after-publish"}},
+		{"service start wallet strategy=dedupe-table writes=50/s", Service{Action: "start", Service: "wallet", Strategy: "dedupe-table", Writes: 50}},
+		{"service start checkout mode=sync threads=8", Service{Action: "start", Service: "checkout", Mode: "sync", Threads: 8}},
+		{"seek billing orders/0 to=earliest", Seek{Group: "billing", Partition: TopicPartition{"orders", 0}, To: SeekTo{Kind: SeekEarliest}}},
+		{"seek billing orders/1 to=1500", Seek{Group: "billing", Partition: TopicPartition{"orders", 1}, To: SeekTo{Kind: SeekOffset, Offset: 1500}}},
+		{"seek billing orders/1 to=-5m", Seek{Group: "billing", Partition: TopicPartition{"orders", 1}, To: SeekTo{Kind: SeekAgo, Ago: 5 * time.Minute}}},
+		{"seek billing orders/1 to=2024-05-01T10:00:00Z", Seek{Group: "billing", Partition: TopicPartition{"orders", 1}, To: SeekTo{Kind: SeekTime, Time: time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC)}}},
+		{"redrive receipts-dlq to=receipts", Redrive{DLQ: "receipts-dlq", To: "receipts"}},
+		{"elect n2 orders/0", Elect{Node: NodeRef{Kind: RefNode, Node: "n2"}, Target: Target{Name: "orders", Partition: 0, IsPartition: true}}},
+		{"elect follower(orders/0) orders/0", Elect{Node: NodeRef{Kind: RefFollower, Of: Target{Name: "orders", IsPartition: true}}, Target: Target{Name: "orders", IsPartition: true}}},
+		{"kill leader(orders/0)", Kill{NodeRef{Kind: RefLeader, Of: Target{Name: "orders", IsPartition: true}}}},
+		{"kill leader(receipts)", Kill{NodeRef{Kind: RefLeader, Of: Target{Name: "receipts"}}}},
+		{"restart n1", Restart{NodeRef{Kind: RefNode, Node: "n1"}}},
+		{"isolate follower(orders/2)", Isolate{NodeRef{Kind: RefFollower, Of: Target{Name: "orders", Partition: 2, IsPartition: true}}}},
+		{"partition n1 | n2,n3", Partition{Sides: [][]NodeRef{{{Kind: RefNode, Node: "n1"}}, {{Kind: RefNode, Node: "n2"}, {Kind: RefNode, Node: "n3"}}}}},
+		{"partition n1|n2|n3,n4", Partition{Sides: [][]NodeRef{{{Kind: RefNode, Node: "n1"}}, {{Kind: RefNode, Node: "n2"}}, {{Kind: RefNode, Node: "n3"}, {Kind: RefNode, Node: "n4"}}}}},
+		{"slow n1 200ms", Slow{Node: NodeRef{Kind: RefNode, Node: "n1"}, Latency: 200 * time.Millisecond}},
+		{"slow n1 off", Slow{Node: NodeRef{Kind: RefNode, Node: "n1"}}},
+		{"heal", Heal{}},
+		{"drop next reply to producer", DropReply{"producer"}},
+		{"drop next ack from w1", DropAck{"w1"}},
+		{"speed 10x", Speed{10}},
+		{"pause", Pause{}},
+		{"resume", Resume{}},
+		{"wait leader(orders/0) != n1 timeout=5s", Wait{Cond: Condition{Left: Expr{Value: Value{Kind: ValLab, Func: "leader", Target: Target{Name: "orders", IsPartition: true}}}, Op: "!=", Right: Expr{Value: Value{Kind: ValWord, Word: "n1"}}}, Timeout: 5 * time.Second}},
+		{"expect lost == 0", Expect{Cond: Condition{Left: Expr{Value: Value{Kind: ValField, Word: "lost"}}, Op: "==", Right: Expr{Value: Value{Kind: ValNumber}}}}},
+		{"expect epoch(orders/0) == epoch(orders/0@n1) + 1", Expect{Cond: Condition{
+			Left: Expr{Value: Value{Kind: ValLab, Func: "epoch", Target: Target{Name: "orders", IsPartition: true}}}, Op: "==",
+			Right: Expr{Value: Value{Kind: ValLab, Func: "epoch", Target: Target{Name: "orders", IsPartition: true}, Node: "n1"}, Offset: 1}}}},
+		{"expect rows(orders.outbox, status='pending') >= 2", Expect{Cond: Condition{
+			Left: Expr{Value: Value{Kind: ValLab, Func: "rows", Service: "orders", Table: "outbox", Where: "status='pending'"}}, Op: ">=", Right: Expr{Value: Value{Kind: ValNumber, Num: 2}}}}},
+		{"wait lag(billing)<=0", Wait{Cond: Condition{Left: Expr{Value: Value{Kind: ValLab, Func: "lag", Arg: "billing"}}, Op: "<=", Right: Expr{Value: Value{Kind: ValNumber}}}, Timeout: 10 * time.Second}},
+		{"expect state(n1) == down", Expect{Cond: Condition{Left: Expr{Value: Value{Kind: ValLab, Func: "state", Arg: "n1"}}, Op: "==", Right: Expr{Value: Value{Kind: ValWord, Word: "down"}}}}},
+		{"check", Check{}},
+		{"help", Help{}},
+		{"help topic create", Help{Topic: "topic create"}},
+		{`sql orders "SELECT * FROM outbox WHERE status='pending'"`, SQL{Service: "orders", Query: "SELECT * FROM outbox WHERE status='pending'"}},
+		{"  kill n3   # the follower", Kill{NodeRef{Kind: RefNode, Node: "n3"}}},
+	}
+	for _, tc := range cases {
+		got, err := Parse(tc.line)
+		if err != nil {
+			t.Errorf("%s: %v", tc.line, err)
+			continue
+		}
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s:\n got %#v\nwant %#v", tc.line, got, tc.want)
+			continue
+		}
+		again, err := Parse(got.String())
+		if err != nil || !reflect.DeepEqual(again, got) {
+			t.Errorf("%s printed as %q, which parses to %#v (%v)", tc.line, got.String(), again, err)
+		}
+	}
+}
+
+func TestBlankAndCommentLines(t *testing.T) {
+	for _, line := range []string{"", "   ", "\t", "# a comment", "   # indented comment"} {
+		c, err := ParseLine(3, line)
+		if c != nil || err != nil {
+			t.Errorf("%q: got %v, %v; want nothing", line, c, err)
+		}
+	}
+	if _, err := Parse("# only a comment"); err == nil {
+		t.Error("Parse of a comment-only line should say a command was expected")
+	}
+}
+
+// Every command in the table is reachable by its name and listed by help.
+func TestHelpListsEveryCommand(t *testing.T) {
+	text := HelpText(nil)
+	for _, s := range Specs() {
+		if !strings.Contains(text, s.Name+" ") {
+			t.Errorf("help does not list %q", s.Name)
+		}
+		if _, err := Parse(s.Example); err != nil {
+			t.Errorf("the example of %q does not parse: %v", s.Name, err)
+		}
+		if c, _ := Parse(s.Example); c != nil && c.Name() != s.Name {
+			t.Errorf("the example of %q parses as %q", s.Name, c.Name())
+		}
+		if _, err := Parse("help " + s.Name); err != nil {
+			t.Errorf("help %s: %v", s.Name, err)
+		}
+	}
+	noted := HelpText(func(name string) string {
+		if name == "send" {
+			return "not available yet"
+		}
+		return ""
+	})
+	if !strings.Contains(noted, "put messages on a queue (not available yet)") {
+		t.Errorf("help does not show the lab's note:\n%s", noted)
+	}
+}
+
+// The core command names of DESIGN.md are exactly these.
+func TestCoreNames(t *testing.T) {
+	want := []string{"cluster", "topic create", "queue create", "produce", "send", "load", "load stop", "consumer", "worker", "service",
+		"seek", "redrive", "elect", "kill", "restart", "isolate", "partition", "slow", "heal", "drop next reply", "drop next ack",
+		"speed", "pause", "resume", "wait", "expect", "check", "help", "sql"}
+	if got := specNames(); !reflect.DeepEqual(got, want) {
+		t.Errorf("command names:\n got %v\nwant %v", got, want)
+	}
+}
+
+func TestParseScriptCollectsEveryError(t *testing.T) {
+	src := "cluster nodes=3\r\nkil n1\n\n# comment\nproduce orders acks=2\nheal\n"
+	lines, err := ParseScript(src)
+	var errs Errors
+	if !errors.As(err, &errs) || len(errs) != 2 {
+		t.Fatalf("want two errors, got %v", err)
+	}
+	if errs[0].Line != 2 || errs[1].Line != 5 {
+		t.Errorf("errors on lines %d and %d, want 2 and 5", errs[0].Line, errs[1].Line)
+	}
+	if len(lines) != 2 || lines[0].Num != 1 || lines[1].Num != 6 {
+		t.Errorf("lines %+v; want the good lines 1 and 6", lines)
+	}
+}

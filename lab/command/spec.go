@@ -1,0 +1,233 @@
+package command
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Spec describes one command: how it is written, what it does and which
+// options it takes. The parser, help and suggestions all read this table.
+type Spec struct {
+	Name    string // "kill", "topic create", "drop next reply"
+	Args    string // what follows the name before the options: "NODE", "TOPIC"
+	Summary string // one line for help
+	Example string
+	Options []Option
+	build   func(p *parser, s *Spec) (Command, *posError)
+}
+
+// Option is one key=value option of a command.
+type Option struct {
+	Key      string
+	Arg      string // how the value is written: "N", "0|1|all", "DURATION"
+	Help     string
+	Required bool
+	Group    string // "client options": shown once in the usage line
+	parse    valueParser
+}
+
+// Usage is the command's one-line form: name, arguments, options.
+func (s Spec) Usage() string {
+	parts := []string{s.Name}
+	if s.Args != "" {
+		parts = append(parts, s.Args)
+	}
+	groups := map[string]bool{}
+	for _, o := range s.Options {
+		switch {
+		case o.Group != "":
+			if !groups[o.Group] {
+				parts = append(parts, "["+o.Group+"]")
+				groups[o.Group] = true
+			}
+		case o.Required:
+			parts = append(parts, o.Key+"="+o.Arg)
+		default:
+			parts = append(parts, "["+o.Key+"="+o.Arg+"]")
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// Detail is the help for one command: usage, summary, example, options.
+func (s Spec) Detail() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\n  %s\n  e.g. %s\n", s.Usage(), s.Summary, s.Example)
+	for _, o := range s.Options {
+		req := ""
+		if o.Required {
+			req = " (required)"
+		}
+		fmt.Fprintf(&b, "  %-22s %s%s\n", o.Key+"="+o.Arg, o.Help, req)
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// Specs returns the table of commands, in the order help lists them.
+func Specs() []Spec { return append([]Spec(nil), specs...) }
+
+// Lookup finds a command's spec by its name ("topic create") or, failing
+// that, by its first word ("topic").
+func Lookup(name string) (Spec, bool) {
+	name = strings.Join(strings.Fields(name), " ")
+	for _, s := range specs {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	for _, s := range specs {
+		if strings.Fields(s.Name)[0] == name {
+			return s, true
+		}
+	}
+	return Spec{}, false
+}
+
+// HelpText lists every command with its one-line summary. note, when not
+// nil, may add a remark to a command (the lab marks what it cannot run yet).
+func HelpText(note func(name string) string) string {
+	var b strings.Builder
+	width := 0
+	for _, s := range specs {
+		width = max(width, len(s.Name))
+	}
+	for _, s := range specs {
+		line := fmt.Sprintf("%-*s  %s", width, s.Name, s.Summary)
+		if note != nil {
+			if n := note(s.Name); n != "" {
+				line += " (" + n + ")"
+			}
+		}
+		b.WriteString(line + "\n")
+	}
+	b.WriteString("\nhelp COMMAND explains one command and its options.")
+	return b.String()
+}
+
+// firstWords lists the distinct first words of the commands, for suggestions.
+func firstWords() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, s := range specs {
+		w := strings.Fields(s.Name)[0]
+		if !seen[w] {
+			seen[w] = true
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+func specNames() []string {
+	out := make([]string, len(specs))
+	for i, s := range specs {
+		out[i] = s.Name
+	}
+	return out
+}
+
+var (
+	optAcks       = Option{Key: "acks", Arg: "0|1|all", Help: "when the leader answers: 0 never, 1 once it stored it, all once a majority holds it (default all)", parse: enum("0", "1", "all")}
+	optIdempotent = Option{Key: "idempotent", Arg: "true|false", Help: "number batches so the partition drops a retried repeat (needs acks=all)", parse: parseBool}
+	optAs         = Option{Key: "as", Arg: "CLIENT", Help: "the client that sends (default producer); a new name makes a new client", parse: parseName}
+	optBatch      = Option{Key: "batch", Arg: "N", Help: "records per request (default 1)", parse: intIn(1, 10000)}
+	optKey        = Option{Key: "key", Arg: "TEXT", Help: "the key; {n} is the message's number; the key picks the partition", parse: parseTemplate}
+	optValue      = Option{Key: "value", Arg: "TEXT", Help: "the payload; {n} is the message's number (default: the message id)", parse: parseTemplate}
+	optCount      = Option{Key: "count", Arg: "N", Help: "how many messages (default 1)", parse: intIn(1, 100000)}
+)
+
+var clientOptions = []Option{
+	{Key: "rate", Arg: "N/s", Help: "messages processed per second of lab time", Group: "client options", parse: parseRate},
+	{Key: "ack", Arg: "before|after", Help: "ack before the work (at most once) or after it (at least once, the default)", Group: "client options", parse: enum("before", "after")},
+	{Key: "crash", Arg: "before-work|after-work", Help: "crash once, at this point of the first message that reaches it", Group: "client options", parse: enum("before-work", "after-work")},
+	{Key: "fail", Arg: "transient:P|permanent|poison:TEXT", Help: "how the work fails: with probability P, always, or on payloads containing TEXT", Group: "client options", parse: parseFailure},
+	{Key: "retry", Arg: "none|immediate|backoff", Help: "what a failure does next", Group: "client options", parse: enum("none", "immediate", "backoff")},
+	{Key: "base", Arg: "DURATION", Help: "the first backoff", Group: "client options", parse: durationParser(true)},
+	{Key: "cap", Arg: "DURATION", Help: "the longest backoff", Group: "client options", parse: durationParser(true)},
+	{Key: "jitter", Arg: "full|equal|none", Help: "how backoffs are randomised", Group: "client options", parse: enum("full", "equal", "none")},
+	{Key: "max-attempts", Arg: "N", Help: "attempts before the message goes to the DLQ", Group: "client options", parse: intIn(1, 1000)},
+}
+
+var specs []Spec
+
+func init() {
+	specs = []Spec{
+		{Name: "cluster", Summary: "(re)start an empty cluster", Example: "cluster nodes=3 timing=fast", build: buildCluster, Options: []Option{
+			{Key: "nodes", Arg: "N", Help: "how many nodes, 1 to 9", Required: true, parse: intIn(1, 9)},
+			{Key: "timing", Arg: "fast|classroom", Help: "raft timeouts: tens of milliseconds, or about a second to watch an election", parse: enum("fast", "classroom")},
+		}},
+		{Name: "topic create", Args: "TOPIC", Summary: "create a partitioned log", Example: "topic create orders partitions=3", build: buildTopicCreate, Options: []Option{
+			{Key: "partitions", Arg: "N", Help: "how many partitions, each its own raft group", Required: true, parse: intIn(1, 64)},
+			{Key: "rf", Arg: "N", Help: "replicas per partition (default 3, or fewer nodes)", parse: intIn(1, 9)},
+			{Key: "segment", Arg: "N|SIZE", Help: "close a segment after N records or SIZE bytes (default 16 records)", parse: parseSegment},
+			{Key: "retention", Arg: "AGE|SIZE", Help: "delete closed segments older than AGE or beyond SIZE in total", parse: parseRetention},
+		}},
+		{Name: "queue create", Args: "QUEUE", Summary: "create a work queue", Example: "queue create receipts visibility=5s max-receives=5 dlq=receipts-dlq", build: buildQueueCreate, Options: []Option{
+			{Key: "rf", Arg: "N", Help: "replicas (default 3, or fewer nodes)", parse: intIn(1, 9)},
+			{Key: "visibility", Arg: "DURATION", Help: "how long a received message stays hidden before it comes back", parse: durationParser(true)},
+			{Key: "max-receives", Arg: "N", Help: "receives before a message goes to the DLQ", parse: intIn(1, 1000)},
+			{Key: "dlq", Arg: "QUEUE", Help: "the dead-letter queue", parse: parseName},
+			{Key: "max-length", Arg: "N", Help: "refuse sends beyond N messages (back-pressure)", parse: intIn(1, 1000000)},
+			{Key: "ttl", Arg: "DURATION", Help: "drop messages older than this", parse: durationParser(true)},
+		}},
+		{Name: "produce", Args: "TOPIC", Summary: "write messages to a topic and wait for their outcomes", Example: `produce orders key=881 value="order 881 placed" acks=all`, build: buildProduce, Options: []Option{
+			optKey, optValue, optAcks, optIdempotent, optCount, optAs, optBatch,
+			{Key: "partition", Arg: "N", Help: "write to this partition instead of the key's", parse: intIn(0, 63)},
+		}},
+		{Name: "send", Args: "QUEUE", Summary: "put messages on a queue", Example: `send receipts value="receipt 881"`, build: buildSend, Options: []Option{
+			optValue,
+			{Key: "delay", Arg: "DURATION", Help: "keep it invisible this long first", parse: durationParser(false)},
+			optCount, optAs,
+		}},
+		{Name: "load", Args: "TOPIC", Summary: "produce in the background at a rate for a while", Example: "load orders rate=1000/s for=60s key=order-{n}", build: buildLoad, Options: []Option{
+			{Key: "rate", Arg: "N/s", Help: "messages per second of lab time", Required: true, parse: parseRate},
+			{Key: "for", Arg: "DURATION", Help: "how long, in lab time", Required: true, parse: durationParser(true)},
+			{Key: "after", Arg: "DURATION", Help: "start this much lab time from now", parse: durationParser(false)},
+			optKey, optValue, optAcks, optIdempotent,
+			{Key: "as", Arg: "CLIENT", Help: "the client that sends (default load)", parse: parseName},
+			optBatch,
+		}},
+		{Name: "load stop", Args: "[TOPIC|CLIENT]", Summary: "stop background generators (all of them without a name)", Example: "load stop orders", build: buildLoadStop},
+		{Name: "consumer", Args: "start|restart|stop CLIENT", Summary: "run a consumer of a topic in a group", Example: "consumer start billing-1 group=billing topic=orders ack=after", build: buildConsumer, Options: append([]Option{
+			{Key: "group", Arg: "GROUP", Help: "the consumer group (required to start)", parse: parseName},
+			{Key: "topic", Arg: "TOPIC", Help: "the topic to read (required to start)", parse: parseName},
+			{Key: "from", Arg: "earliest|latest", Help: "where a new group starts (default earliest)", parse: enum("earliest", "latest")},
+			{Key: "session", Arg: "DURATION", Help: "the group's session timeout (default: the timing preset's)", parse: durationParser(true)},
+		}, clientOptions...)},
+		{Name: "worker", Args: "start|restart|stop CLIENT", Summary: "run a worker on a queue", Example: "worker start w1 queue=receipts rate=400/s", build: buildWorker, Options: append([]Option{
+			{Key: "queue", Arg: "QUEUE", Help: "the queue to work on (required to start)", parse: parseName},
+		}, clientOptions...)},
+		{Name: "service", Args: "start|stop SERVICE", Summary: "run a simulated service: " + orList(Services), Example: "service start orders mode=outbox", build: buildService, Options: []Option{
+			{Key: "mode", Arg: "MODE", Help: "orders: commit-then-publish|publish-then-commit|outbox; checkout: sync|queued", parse: parseText},
+			{Key: "strategy", Arg: "STRATEGY", Help: "wallet: none|dedupe-table|dedupe-elsewhere|conditional|absolute", parse: parseText},
+			{Key: "threads", Arg: "N", Help: "checkout: request threads", parse: intIn(1, 1000)},
+			{Key: "writes", Arg: "N/s", Help: "a ceiling on the database's writes per second", parse: parseRate},
+			{Key: "crash", Arg: "POINT", Help: "crash once at this point of the service's work", parse: parseName},
+		}},
+		{Name: "seek", Args: "GROUP TOPIC/P", Summary: "move a group's position on a partition", Example: "seek billing orders/0 to=earliest", build: buildSeek, Options: []Option{
+			{Key: "to", Arg: "OFFSET|earliest|latest|TIME", Help: "an offset, earliest, latest, a time (RFC 3339) or a time ago (-5m)", Required: true, parse: parseSeekTo},
+		}},
+		{Name: "redrive", Args: "DLQ", Summary: "move a dead-letter queue's messages back", Example: "redrive receipts-dlq to=receipts", build: buildRedrive, Options: []Option{
+			{Key: "to", Arg: "QUEUE", Help: "where to (default: the queue they came from)", parse: parseName},
+		}},
+		{Name: "elect", Args: "NODE PARTITION", Summary: "move leadership to a node and wait until it leads", Example: "elect n2 orders/0", build: buildElect},
+		{Name: "kill", Args: "NODE", Summary: "stop a node as if its process died (its disk stays)", Example: "kill leader(orders/0)", build: buildNode(func(n NodeRef) Command { return Kill{n} })},
+		{Name: "restart", Args: "NODE", Summary: "bring a killed node back from its disk", Example: "restart n1", build: buildNode(func(n NodeRef) Command { return Restart{n} })},
+		{Name: "isolate", Args: "NODE", Summary: "cut every link of a node: peers and clients", Example: "isolate leader(orders/0)", build: buildNode(func(n NodeRef) Command { return Isolate{n} })},
+		{Name: "partition", Args: "SIDE | SIDE [| SIDE]", Summary: "cut node-to-node links between the sides; clients still reach every node", Example: "partition n1 | n2,n3", build: buildPartition},
+		{Name: "slow", Args: "NODE LATENCY|off", Summary: "add latency to every message to or from a node", Example: "slow n1 200ms", build: buildSlow},
+		{Name: "heal", Summary: "restore every link and undo slow", Example: "heal", build: buildBare(Heal{})},
+		{Name: "drop next reply", Args: "to CLIENT", Summary: "the broker does CLIENT's next request, CLIENT never hears back (it retries)", Example: "drop next reply to producer", build: buildDrop("to", func(c string) Command { return DropReply{c} })},
+		{Name: "drop next ack", Args: "from CLIENT", Summary: "CLIENT's next ack, delete or offset commit never arrives", Example: "drop next ack from w1", build: buildDrop("from", func(c string) Command { return DropAck{c} })},
+		{Name: "speed", Args: "FACTORx", Summary: "run lab time faster or slower than the wall clock", Example: "speed 10x", build: buildSpeed},
+		{Name: "pause", Summary: "stop lab time", Example: "pause", build: buildBare(Pause{})},
+		{Name: "resume", Summary: "start lab time again", Example: "resume", build: buildBare(Resume{})},
+		{Name: "wait", Args: "CONDITION", Summary: "wait until a condition holds (timeout in wall-clock time)", Example: "wait leader(orders/0) != n1 timeout=10s", build: buildWait, Options: []Option{
+			{Key: "timeout", Arg: "DURATION", Help: "give up after this long (default 10s)", parse: durationParser(true)},
+		}},
+		{Name: "expect", Args: "CONDITION", Summary: "check that a condition holds now", Example: "expect lost == 0", build: buildExpect},
+		{Name: "check", Summary: "drain, then print the checker's report", Example: "check", build: buildBare(Check{})},
+		{Name: "help", Args: "[COMMAND]", Summary: "list the commands, or explain one", Example: "help produce", build: buildHelp},
+		{Name: "sql", Args: `SERVICE "QUERY"`, Summary: "run a read-only query on a service's database", Example: `sql orders "SELECT * FROM outbox"`, build: buildSQL},
+	}
+}

@@ -1,0 +1,283 @@
+package lab
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mqlab/mqlab/broker"
+	"github.com/mqlab/mqlab/lab/checker"
+	"github.com/mqlab/mqlab/lab/command"
+)
+
+// notNow marks a value that cannot be read at this moment but may be soon
+// (no leader during an election, a replica's node down): wait keeps
+// polling, expect fails with it. Every other error is a script error.
+type notNow struct{ err error }
+
+func (e notNow) Error() string { return e.err.Error() }
+func (e notNow) Unwrap() error { return e.err }
+
+func isNotNow(err error) bool {
+	var n notNow
+	return errors.As(err, &n)
+}
+
+// reader evaluates values against one view of the lab: one broker
+// snapshot, and at most one check, per evaluation.
+type reader struct {
+	r      *run
+	ctx    context.Context
+	snap   *broker.Snapshot
+	report *checker.Report
+	repErr error
+}
+
+func (rd *reader) snapshot() broker.Snapshot {
+	if rd.snap == nil {
+		s := rd.r.w.cluster.SnapshotWindow(0)
+		rd.snap = &s
+	}
+	return *rd.snap
+}
+
+func (rd *reader) checked() (checker.Report, error) {
+	if rd.report == nil && rd.repErr == nil {
+		rep, err := rd.r.l.checkWorld(rd.ctx, rd.r.w)
+		rd.report, rd.repErr = &rep, err
+	}
+	if rd.repErr != nil {
+		return checker.Report{}, notNow{rd.repErr}
+	}
+	return *rd.report, nil
+}
+
+func (rd *reader) expr(e command.Expr) (any, error) {
+	v, err := rd.value(e.Value)
+	if err != nil || e.Offset == 0 {
+		return v, err
+	}
+	return v.(float64) + e.Offset, nil
+}
+
+func (rd *reader) value(v command.Value) (any, error) {
+	switch v.Kind {
+	case command.ValNumber:
+		return v.Num, nil
+	case command.ValWord:
+		return v.Word, nil
+	case command.ValField:
+		rep, err := rd.checked()
+		if err != nil {
+			return nil, err
+		}
+		n, _ := rep.Field(v.Word)
+		return float64(n), nil
+	}
+	switch v.Func {
+	case "leader", "epoch", "hwm", "leo", "logstart":
+		return rd.partitionValue(v)
+	case "state":
+		return rd.state(v.Arg)
+	}
+	if f, ok := valueFeatures[v.Func]; ok {
+		val, _, err := f.value(rd.ctx, rd.r.w, v)
+		return val, err
+	}
+	return nil, fmt.Errorf("%s: the lab cannot read this value", v)
+}
+
+func (rd *reader) partitionValue(v command.Value) (any, error) {
+	if !v.Target.IsPartition {
+		return nil, rd.r.w.queueNotAvailable(v.Target.Name, v.String())
+	}
+	p, err := rd.r.w.partition(v.Target.Name, v.Target.Partition)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", v, err)
+	}
+	if v.Func == "leader" {
+		return orNone(p.Leader), nil
+	}
+	if v.Node != "" {
+		if _, err := rd.r.w.node(v.Node); err != nil {
+			return nil, fmt.Errorf("%s: %w", v, err)
+		}
+		var hosts []string
+		for _, r := range p.Replicas {
+			hosts = append(hosts, r.Node)
+			if r.Node != v.Node {
+				continue
+			}
+			if !r.Up {
+				return nil, notNow{fmt.Errorf("%s: %s is down", v, v.Node)}
+			}
+			return replicaField(v.Func, r, p), nil
+		}
+		return nil, fmt.Errorf("%s: %s holds no replica of %s; its replicas are on %s", v, v.Node, v.Target, strings.Join(hosts, ", "))
+	}
+	if v.Func == "epoch" {
+		if p.Epoch == 0 {
+			return nil, notNow{fmt.Errorf("%s: no replica of %s is up", v, v.Target)}
+		}
+		return float64(p.Epoch), nil
+	}
+	// On the leader; without one, the highest among the live replicas.
+	best, found := 0.0, false
+	for _, r := range p.Replicas {
+		if !r.Up || p.Leader != "" && r.Node != p.Leader {
+			continue
+		}
+		if f := replicaField(v.Func, r, p); !found || f > best {
+			best, found = f, true
+		}
+	}
+	if !found {
+		return nil, notNow{fmt.Errorf("%s: no replica of %s is up", v, v.Target)}
+	}
+	return best, nil
+}
+
+func replicaField(fn string, r broker.ReplicaState, p broker.PartitionState) float64 {
+	switch fn {
+	case "epoch":
+		return float64(r.Epoch)
+	case "hwm":
+		return float64(r.HighWatermark)
+	case "leo":
+		return float64(r.LogEnd)
+	case "logstart":
+		return float64(r.LogStart)
+	}
+	return 0
+}
+
+// state reads state(X): a node (up, down), a producer (up), a load (up
+// while it runs, stopped after), or whatever a feature knows by that name.
+func (rd *reader) state(name string) (any, error) {
+	for _, n := range rd.snapshot().Nodes {
+		if n.ID == name {
+			return stateOfNode(n), nil
+		}
+	}
+	loadState := ""
+	for _, ld := range rd.r.w.loadStates() {
+		if ld.Client == name {
+			loadState = LoadStopped
+			if ld.State != LoadStopped {
+				return "up", nil
+			}
+		}
+	}
+	if loadState != "" {
+		return loadState, nil
+	}
+	if rd.r.w.hasClient(name) {
+		return "up", nil
+	}
+	for _, f := range stateFeatures {
+		if val, ok, err := f.value(rd.ctx, rd.r.w, command.Value{Kind: command.ValLab, Func: "state", Arg: name}); ok {
+			return val, err
+		}
+	}
+	var names []string
+	for _, n := range rd.snapshot().Nodes {
+		names = append(names, n.ID)
+	}
+	names = append(names, rd.r.w.clientNames()...)
+	return nil, fmt.Errorf("state(%s): no node or client named %q; there are %s%s", name, name, strings.Join(names, ", "), didYouMean(name, names))
+}
+
+// evaluate reads both sides of a condition and compares them. desc says
+// what the lab values were, for messages.
+func (r *run) evaluate(ctx context.Context, c command.Condition) (held bool, desc string, err error) {
+	rd := &reader{r: r, ctx: ctx}
+	var vals [2]any
+	var parts []string
+	for i, e := range []command.Expr{c.Left, c.Right} {
+		v, err := rd.expr(e)
+		if err != nil {
+			return false, "", err
+		}
+		vals[i] = v
+		if k := e.Value.Kind; k == command.ValLab || k == command.ValField {
+			parts = append(parts, fmt.Sprintf("%s is %s", e, show(v)))
+		}
+	}
+	return command.Holds(c.Op, vals[0], vals[1]), strings.Join(parts, ", "), nil
+}
+
+func show(v any) string {
+	if f, ok := v.(float64); ok {
+		return strconv.FormatFloat(f, 'f', -1, 64)
+	}
+	return fmt.Sprint(v)
+}
+
+// readsChecker reports whether a condition needs a check (a drain) to read.
+func readsChecker(c command.Condition) bool {
+	return c.Left.Value.Kind == command.ValField || c.Right.Value.Kind == command.ValField
+}
+
+func (r *run) wait(ctx context.Context, c command.Wait) error {
+	ctx, cancel := r.w.bind(ctx)
+	defer cancel()
+	start := time.Now()
+	deadline := start.Add(c.Timeout)
+	evalCtx := func() (context.Context, context.CancelFunc) { return context.WithDeadline(ctx, deadline) }
+	ectx, ecancel := evalCtx()
+	held, desc, err := r.evaluate(ectx, c.Cond)
+	ecancel()
+	if err != nil && !isNotNow(err) {
+		return fmt.Errorf("wait: %w", err)
+	}
+	r.begin(c.String())
+	every := 10 * time.Millisecond
+	if readsChecker(c.Cond) {
+		every = 100 * time.Millisecond
+	}
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for !held {
+		if !time.Now().Before(deadline) {
+			if err != nil {
+				desc = err.Error()
+			}
+			return fmt.Errorf("wait %s: timed out after %v; %s", c.Cond, c.Timeout, desc)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("wait %s: %w", c.Cond, ctx.Err())
+		case <-tick.C:
+		}
+		ectx, ecancel := evalCtx()
+		held, desc, err = r.evaluate(ectx, c.Cond)
+		ecancel()
+		if err != nil && !isNotNow(err) {
+			return fmt.Errorf("wait: %w", err)
+		}
+	}
+	r.say(EventWait, "%s held after %.2fs (%s)", c.Cond, time.Since(start).Seconds(), desc)
+	return nil
+}
+
+func (r *run) expect(ctx context.Context, c command.Expect) error {
+	ctx, cancel := r.w.bind(ctx)
+	defer cancel()
+	held, desc, err := r.evaluate(ctx, c.Cond)
+	if err != nil && !isNotNow(err) {
+		return fmt.Errorf("expect: %w", err)
+	}
+	r.begin(c.String())
+	if err != nil {
+		desc = err.Error()
+	}
+	if held {
+		r.say(EventExpect, "✓ %s (%s)", c.Cond, desc)
+		return nil
+	}
+	r.say(EventExpect, "✗ %s: %s", c.Cond, desc)
+	return &ExpectationError{Cond: c.Cond.String(), Got: desc}
+}

@@ -1,0 +1,260 @@
+package lab
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mqlab/mqlab/broker"
+	"github.com/mqlab/mqlab/lab/command"
+)
+
+// The commands that shape the cluster and its network.
+
+func (r *run) cluster(c command.Cluster) error {
+	name := c.Timing
+	if name == "" {
+		name = r.l.opts.Timing
+	}
+	timing, err := broker.TimingByName(name)
+	if err != nil {
+		return err
+	}
+	r.begin(c.String())
+	r.l.swap.Lock()
+	defer r.l.swap.Unlock()
+	nw, err := r.l.newWorld(c.Nodes, timing)
+	if err != nil {
+		return fmt.Errorf("cluster: %w", err)
+	}
+	r.l.mu.Lock()
+	if r.l.closed {
+		r.l.mu.Unlock()
+		r.l.retire(nw)
+		return ErrClosed
+	}
+	old := r.l.w
+	r.l.w = nw
+	r.l.mu.Unlock()
+	r.l.retire(old)
+	r.w = nw
+	r.l.syncBroker(nw)
+	r.say(EventOutcome, "a new cluster: %s, timing %s; the old cluster, its clients and its history are gone",
+		strings.Join(nw.cluster.Nodes(), ", "), timing.Name)
+	return nil
+}
+
+// adminTimeout bounds commands that wait for elections.
+func (w *world) adminTimeout() time.Duration {
+	return max(20*time.Second, 100*w.timing.ElectionTimeout)
+}
+
+func (r *run) topicCreate(ctx context.Context, c command.TopicCreate) error {
+	if _, err := r.w.topic(c.Topic); err == nil {
+		return fmt.Errorf("topic create: %w: %q", broker.ErrTopicExists, c.Topic)
+	}
+	nodes := len(r.w.cluster.Nodes())
+	if c.RF > nodes {
+		return fmt.Errorf("topic create %s: rf=%d but the cluster has %d nodes", c.Topic, c.RF, nodes)
+	}
+	cfg := broker.TopicConfig{Name: c.Topic, Partitions: c.Partitions, RF: c.RF,
+		SegmentRecords: c.Segment.Count, SegmentBytes: c.Segment.Bytes, RetentionAge: c.Retention.Age, RetentionBytes: c.Retention.Bytes}
+	r.begin(c.String())
+	ctx, cancel := r.w.bind(ctx)
+	defer cancel()
+	ctx, cancel2 := context.WithTimeout(ctx, r.w.adminTimeout())
+	defer cancel2()
+	if err := r.w.cluster.CreateTopic(ctx, cfg); err != nil {
+		return err
+	}
+	t, err := r.w.topic(c.Topic)
+	if err != nil {
+		return err
+	}
+	var leaders []string
+	for _, p := range t.Partitions {
+		leaders = append(leaders, fmt.Sprintf("%s/%d on %s", c.Topic, p.Partition, orNone(p.Leader)))
+	}
+	r.say(EventOutcome, "topic %s: %d partition(s), rf %d; leaders %s", c.Topic, len(t.Partitions), t.Config.RF, strings.Join(leaders, ", "))
+	return nil
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+func (r *run) elect(ctx context.Context, c command.Elect) error {
+	if !c.Target.IsPartition {
+		return r.w.queueNotAvailable(c.Target.Name, c.String())
+	}
+	p, err := r.w.partition(c.Target.Name, c.Target.Partition)
+	if err != nil {
+		return fmt.Errorf("elect: %w", err)
+	}
+	id, err := r.w.resolve(c.Node)
+	if err != nil {
+		return fmt.Errorf("elect: %w", err)
+	}
+	tp := broker.TopicPartition{Topic: c.Target.Name, Partition: c.Target.Partition}
+	var hosts []string
+	for _, rep := range p.Replicas {
+		hosts = append(hosts, rep.Node)
+		if rep.Node == id && !rep.Up {
+			return fmt.Errorf("elect %s %s: %w; restart it first", id, tp, broker.ErrNodeDown)
+		}
+	}
+	if !slices.Contains(hosts, id) {
+		return fmt.Errorf("elect %s %s: %s holds no replica of it; its replicas are on %s", id, tp, id, strings.Join(hosts, ", "))
+	}
+	r.begin(fmt.Sprintf("elect %s %s", resolved(c.Node, id), tp))
+	ctx, cancel := r.w.bind(ctx)
+	defer cancel()
+	ctx, cancel2 := context.WithTimeout(ctx, r.w.adminTimeout())
+	defer cancel2()
+	if err := r.w.cluster.TransferLeadership(ctx, tp, id); err != nil {
+		return err
+	}
+	p, _ = r.w.partition(tp.Topic, tp.Partition)
+	r.say(EventOutcome, "%s leads %s at epoch %d", orNone(p.Leader), tp, p.Epoch)
+	return nil
+}
+
+// nodeUp resolves a reference and checks the node is in the state a
+// command needs, before anything happens.
+func (r *run) nodeIn(ref command.NodeRef, verb string, wantUp bool) (string, error) {
+	id, err := r.w.resolve(ref)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", verb, err)
+	}
+	n, err := r.w.node(id)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", verb, err)
+	}
+	if n.Up != wantUp {
+		if wantUp {
+			return "", fmt.Errorf("%s %s: %w already; restart it first", verb, id, broker.ErrNodeDown)
+		}
+		return "", fmt.Errorf("%s %s: %w already; kill it first", verb, id, broker.ErrNodeUp)
+	}
+	return id, nil
+}
+
+func (r *run) kill(c command.Kill) error {
+	id, err := r.nodeIn(c.Node, "kill", true)
+	if err != nil {
+		return err
+	}
+	r.begin("kill " + resolved(c.Node, id))
+	return r.w.cluster.Kill(id)
+}
+
+func (r *run) restart(c command.Restart) error {
+	id, err := r.nodeIn(c.Node, "restart", false)
+	if err != nil {
+		return err
+	}
+	r.begin("restart " + resolved(c.Node, id))
+	return r.w.cluster.Restart(id)
+}
+
+func (r *run) isolate(c command.Isolate) error {
+	id, err := r.w.resolve(c.Node)
+	if err != nil {
+		return fmt.Errorf("isolate: %w", err)
+	}
+	r.begin("isolate " + resolved(c.Node, id))
+	return r.w.cluster.Isolate(id)
+}
+
+func (r *run) partition(c command.Partition) error {
+	sides := make([][]string, len(c.Sides))
+	texts := make([]string, len(c.Sides))
+	seen := map[string]string{}
+	for i, side := range c.Sides {
+		var words []string
+		for _, ref := range side {
+			id, err := r.w.resolve(ref)
+			if err != nil {
+				return fmt.Errorf("partition: %w", err)
+			}
+			if prev, ok := seen[id]; ok {
+				return fmt.Errorf("partition: %s and %s are both %s; a node can be on one side only", prev, ref, id)
+			}
+			seen[id] = ref.String()
+			sides[i] = append(sides[i], id)
+			words = append(words, resolved(ref, id))
+		}
+		texts[i] = strings.Join(words, ",")
+	}
+	r.begin("partition " + strings.Join(texts, " | "))
+	return r.w.cluster.Partition(sides...)
+}
+
+func (r *run) slow(c command.Slow) error {
+	id, err := r.w.resolve(c.Node)
+	if err != nil {
+		return fmt.Errorf("slow: %w", err)
+	}
+	r.begin(strings.Replace(c.String(), c.Node.String(), resolved(c.Node, id), 1))
+	return r.w.cluster.Slow(id, c.Latency)
+}
+
+func (r *run) heal() error {
+	r.begin("heal")
+	r.w.cluster.Heal()
+	return nil
+}
+
+// drop arms a lost reply or ack for a client that exists; a name the lab
+// does not know is a typo, not a client that will appear later.
+func (r *run) drop(client, kind, text string) error {
+	if !r.w.hasClient(client) {
+		names := r.w.clientNames()
+		return fmt.Errorf("drop next %s: no client named %q; the clients are %s (as=NAME makes one)%s",
+			kind, client, strings.Join(names, ", "), didYouMean(client, names))
+	}
+	r.begin(text)
+	if kind == "reply" {
+		return r.w.cluster.DropNextReply(client)
+	}
+	return r.w.cluster.DropNextAck(client)
+}
+
+func (r *run) clockCommand(cmd command.Command) error {
+	r.begin(cmd.String())
+	switch c := cmd.(type) {
+	case command.Speed:
+		r.l.clock.SetSpeed(c.Factor)
+		r.say(EventClock, "lab time now runs at %sx the wall clock", trimFloat(c.Factor))
+	case command.Pause:
+		r.l.clock.Pause()
+		r.say(EventClock, "lab time paused: generators wait; raft's own timers do not")
+	case command.Resume:
+		r.l.clock.Resume()
+		factor, _ := r.l.clock.Speed()
+		r.say(EventClock, "lab time runs again at %sx", trimFloat(factor))
+	}
+	return nil
+}
+
+func trimFloat(f float64) string { return strings.TrimSuffix(fmt.Sprintf("%.2f", f), ".00") }
+
+func (r *run) help(c command.Help) error {
+	if c.Topic == "" {
+		for _, line := range strings.Split(command.HelpText(availability), "\n") {
+			r.lines = append(r.lines, line)
+		}
+		return nil
+	}
+	s, _ := command.Lookup(c.Topic)
+	r.lines = append(r.lines, strings.Split(s.Detail(), "\n")...)
+	if note := availability(s.Name); note != "" {
+		r.lines = append(r.lines, "  ("+note+")")
+	}
+	return nil
+}

@@ -1,0 +1,90 @@
+package lab
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/mqlab/mqlab/lab/checker"
+	"github.com/mqlab/mqlab/lab/command"
+)
+
+// feature is one family of commands whose machinery lands after the log:
+// consumer groups, queues, services. The lab sends it its commands, asks it
+// for the lab values it owns, and lets it add to what the checker sees.
+//
+// This file is the one place they are wired: replace an unavailable entry
+// with the real feature as its broker or service code lands.
+type feature interface {
+	// exec runs one of the family's commands (see run.begin and run.say).
+	exec(ctx context.Context, r *run, cmd command.Command) error
+	// value reads a lab value the family owns: lag(G), depth(Q), rows(…),
+	// or state(X) of one of its clients or services (ok false: not its name).
+	value(ctx context.Context, w *world, v command.Value) (val any, ok bool, err error)
+	// observe adds deliveries, side effects and queue fates to the check.
+	observe(ctx context.Context, w *world, h *checker.History, o *checker.Observed) error
+}
+
+var (
+	consumerGroups = unavailable{"consumer groups", "the broker's consumer groups (Cluster.NewConsumer, offsets in __consumer_offsets)"}
+	queues         = unavailable{"queues", "the broker's queues (Cluster.CreateQueue and queue clients)"}
+	services       = unavailable{"services", "the SQLite services of lab/services"}
+)
+
+// features maps command names (Spec.Name) to the family that runs them.
+var features = map[string]feature{
+	"consumer":     consumerGroups,
+	"seek":         consumerGroups,
+	"queue create": queues,
+	"send":         queues,
+	"worker":       queues,
+	"redrive":      queues,
+	"service":      services,
+	"sql":          services,
+}
+
+// valueFeatures maps lab value functions to the family that reads them.
+var valueFeatures = map[string]feature{
+	"lag":         consumerGroups,
+	"lag_seconds": consumerGroups,
+	"depth":       queues,
+	"inflight":    queues,
+	"oldest_age":  queues,
+	"rows":        services,
+}
+
+// stateFeatures are asked, in order, for state(X) when X is neither a node
+// nor a producer.
+var stateFeatures = []feature{consumerGroups, queues, services}
+
+// observers add to every check, in order.
+var observers = []feature{consumerGroups, queues, services}
+
+// availability is help's note on a command the lab cannot run yet.
+func availability(name string) string {
+	if f, ok := features[name].(unavailable); ok {
+		return "not available yet: needs " + f.what
+	}
+	return ""
+}
+
+// unavailable is a feature that has not landed: its commands parse and
+// validate, and running one says what is missing.
+type unavailable struct {
+	what  string // "consumer groups"
+	needs string // what it waits for
+}
+
+func (u unavailable) exec(_ context.Context, _ *run, cmd command.Command) error {
+	return fmt.Errorf("%s: %w: %s need %s", cmd.Name(), ErrNotAvailable, u.what, u.needs)
+}
+
+func (u unavailable) value(_ context.Context, _ *world, v command.Value) (any, bool, error) {
+	if v.Func == "state" {
+		return nil, false, nil
+	}
+	return nil, true, fmt.Errorf("%s: %w: %s need %s", v, ErrNotAvailable, u.what, u.needs)
+}
+
+func (u unavailable) observe(context.Context, *world, *checker.History, *checker.Observed) error {
+	return nil
+}

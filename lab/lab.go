@@ -1,0 +1,240 @@
+package lab
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/mqlab/mqlab/broker"
+	"github.com/mqlab/mqlab/lab/command"
+)
+
+// Options configure a lab.
+type Options struct {
+	// Nodes is the size of the cluster New starts (default 3).
+	Nodes int
+	// Timing names the raft timing preset: "fast" (the default, for
+	// scripts and tests) or "classroom" (the TUI's). The cluster command
+	// uses it unless it says timing=.
+	Timing string
+	// TimelineSize is how many recent events Snapshot carries (default 200).
+	TimelineSize int
+}
+
+// Lab is the world a learner drives: a broker cluster, its clients, a
+// clock, a timeline and a checker, all driven by the command language.
+// Its methods are safe to call from several goroutines: a TUI may kill a
+// node while a lesson's wait is running.
+type Lab struct {
+	opts  Options
+	clock *Clock
+	tl    *timeline
+
+	swap sync.Mutex // serialises the cluster command
+
+	mu     sync.Mutex
+	w      *world
+	closed bool
+}
+
+// Errors callers branch on.
+var (
+	// ErrNotAvailable: the command or lab value needs machinery that has not
+	// landed yet (consumer groups, queues, services). It parses; it cannot run.
+	ErrNotAvailable = errors.New("not available yet")
+	// ErrClosed: the lab has been closed.
+	ErrClosed = errors.New("lab closed")
+)
+
+// ExpectationError is an expect whose condition did not hold, with the
+// values it read.
+type ExpectationError struct {
+	Cond string // the condition as written
+	Got  string // what the lab values were
+}
+
+func (e *ExpectationError) Error() string { return fmt.Sprintf("expect %s: %s", e.Cond, e.Got) }
+
+// Result is what a command had to say. The same lines are in the timeline.
+type Result struct {
+	Command command.Command
+	Lines   []string
+}
+
+// New starts a lab with a cluster of opts.Nodes nodes.
+func New(opts Options) (*Lab, error) {
+	if opts.Nodes == 0 {
+		opts.Nodes = 3
+	}
+	if opts.Timing == "" {
+		opts.Timing = "fast"
+	}
+	if opts.TimelineSize <= 0 {
+		opts.TimelineSize = 200
+	}
+	timing, err := broker.TimingByName(opts.Timing)
+	if err != nil {
+		return nil, fmt.Errorf("lab: %w", err)
+	}
+	l := &Lab{opts: opts, clock: NewClock(), tl: newTimeline(opts.TimelineSize)}
+	w, err := l.newWorld(opts.Nodes, timing)
+	if err != nil {
+		return nil, fmt.Errorf("lab: %w", err)
+	}
+	l.w = w
+	l.syncBroker(w) // the cluster's start is history before anyone subscribes
+	return l, nil
+}
+
+// Close stops the generators and the cluster and waits for every goroutine
+// the lab started; subscriptions are closed.
+func (l *Lab) Close() error {
+	l.swap.Lock()
+	defer l.swap.Unlock()
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return nil
+	}
+	l.closed = true
+	w := l.w
+	l.mu.Unlock()
+	l.retire(w)
+	l.tl.close()
+	return nil
+}
+
+// Clock returns the lab's clock.
+func (l *Lab) Clock() *Clock { return l.clock }
+
+// Subscribe streams every timeline event from now on, Detail ones included.
+// Close the subscription when done.
+func (l *Lab) Subscribe(buffer int) *Subscription { return l.tl.subscribe(buffer) }
+
+// world returns the current world.
+func (l *Lab) world() (*world, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return nil, ErrClosed
+	}
+	return l.w, nil
+}
+
+// retire takes a world out of service: its last broker events go into the
+// timeline, later ones are ignored, and its cluster stops.
+func (l *Lab) retire(w *world) {
+	l.syncBroker(w)
+	l.tl.mu.Lock()
+	w.retired = true
+	l.tl.mu.Unlock()
+	w.close()
+}
+
+// Exec parses and runs one line. A command that cannot run (a typo, an
+// unknown name, a bad value) returns an error and leaves the lab as it was.
+// What a produce ends in — acknowledged, failed, unknown — is a result,
+// not an error. An expect that does not hold returns *ExpectationError.
+func (l *Lab) Exec(ctx context.Context, line string) (Result, error) {
+	cmd, err := command.Parse(line)
+	if err != nil {
+		return Result{}, err
+	}
+	return l.ExecCommand(ctx, cmd)
+}
+
+// ExecCommand runs a parsed command.
+func (l *Lab) ExecCommand(ctx context.Context, cmd command.Command) (Result, error) {
+	return l.exec(ctx, cmd, 0)
+}
+
+func (l *Lab) exec(ctx context.Context, cmd command.Command, line int) (Result, error) {
+	w, err := l.world()
+	if err != nil {
+		return Result{Command: cmd}, err
+	}
+	r := &run{l: l, w: w, line: line}
+	err = r.dispatch(ctx, cmd)
+	l.syncBroker(r.w)
+	var ee *ExpectationError
+	if err != nil && r.began && !errors.As(err, &ee) {
+		l.tl.add(Event{Time: l.clock.Now(), Kind: EventError, Text: err.Error()})
+	}
+	return Result{Command: cmd, Lines: r.lines}, err
+}
+
+// run is one command's execution: it announces the command once it is
+// known to be runnable, and collects what the command says.
+type run struct {
+	l     *Lab
+	w     *world
+	line  int
+	lines []string
+	began bool
+}
+
+// begin puts the command in the timeline. Commands call it after checking
+// everything that can be checked without acting, so that a command that
+// cannot run leaves no trace.
+func (r *run) begin(text string) {
+	r.began = true
+	r.l.syncBroker(r.w) // what the broker did before the command comes before it
+	r.l.tl.add(Event{Time: r.l.clock.Now(), Kind: EventCommand, Text: text, Line: r.line})
+}
+
+func (r *run) say(kind EventKind, format string, args ...any) {
+	text := fmt.Sprintf(format, args...)
+	r.lines = append(r.lines, text)
+	r.l.syncBroker(r.w)
+	r.l.tl.add(Event{Time: r.l.clock.Now(), Kind: kind, Text: text})
+}
+
+// dispatch sends each command to its handler. Commands whose machinery has
+// not landed go to their feature (features.go), which says so.
+func (r *run) dispatch(ctx context.Context, cmd command.Command) error {
+	switch c := cmd.(type) {
+	case command.Cluster:
+		return r.cluster(c)
+	case command.TopicCreate:
+		return r.topicCreate(ctx, c)
+	case command.Produce:
+		return r.produce(ctx, c)
+	case command.Load:
+		return r.load(ctx, c)
+	case command.LoadStop:
+		return r.loadStop(c)
+	case command.Elect:
+		return r.elect(ctx, c)
+	case command.Kill:
+		return r.kill(c)
+	case command.Restart:
+		return r.restart(c)
+	case command.Isolate:
+		return r.isolate(c)
+	case command.Partition:
+		return r.partition(c)
+	case command.Slow:
+		return r.slow(c)
+	case command.Heal:
+		return r.heal()
+	case command.DropReply:
+		return r.drop(c.Client, "reply", c.String())
+	case command.DropAck:
+		return r.drop(c.Client, "ack", c.String())
+	case command.Speed, command.Pause, command.Resume:
+		return r.clockCommand(cmd)
+	case command.Wait:
+		return r.wait(ctx, c)
+	case command.Expect:
+		return r.expect(ctx, c)
+	case command.Check:
+		return r.check(ctx)
+	case command.Help:
+		return r.help(c)
+	}
+	if f, ok := features[cmd.Name()]; ok {
+		return f.exec(ctx, r, cmd)
+	}
+	return fmt.Errorf("%s: the lab has no handler for this command", cmd.Name())
+}

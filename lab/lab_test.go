@@ -1,0 +1,358 @@
+package lab
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mqlab/mqlab/broker"
+	"github.com/mqlab/mqlab/lab/checker"
+	"github.com/mqlab/mqlab/lab/command"
+)
+
+// state is what a failed command must not change: the cluster's shape, the
+// clients, the history, the generators, the clock and the timeline.
+type state struct {
+	nodes    []broker.NodeState
+	cut      [][2]string
+	topics   []string
+	leaders  []string
+	hwms     []int64
+	clients  []ClientState
+	loads    []LoadState
+	history  int
+	speed    float64
+	paused   bool
+	timeline int
+}
+
+func stateOf(l *Lab) state {
+	s := l.Snapshot()
+	st := state{nodes: s.Cluster.Nodes, cut: s.Cluster.CutLinks, clients: s.Clients, loads: s.Loads,
+		history: len(l.History()), speed: s.Speed, paused: s.Paused, timeline: len(s.Timeline)}
+	for _, t := range s.Cluster.Topics {
+		st.topics = append(st.topics, t.Config.Name)
+		for _, p := range t.Partitions {
+			st.leaders = append(st.leaders, p.Leader)
+			for _, r := range p.Replicas {
+				st.hwms = append(st.hwms, r.HighWatermark)
+			}
+		}
+	}
+	return st
+}
+
+// Bad input never loses state: a command that cannot run returns a clear
+// error and leaves the lab as it was, timeline included.
+func TestFailedCommandLeavesLabAsItWas(t *testing.T) {
+	l := newLab(t)
+	mustRun(t, l, "topic create orders partitions=2", "elect n1 orders/0", "produce orders key=881 as=shop", "kill n3")
+	waitFor(t, 10*time.Second, "followers to learn the commit", func() bool {
+		for _, tp := range l.Snapshot().Cluster.Topics {
+			for _, p := range tp.Partitions {
+				hwm := int64(-1)
+				for _, r := range p.Replicas {
+					if !r.Up {
+						continue
+					}
+					if r.HighWatermark != r.LogEnd || hwm >= 0 && r.HighWatermark != hwm {
+						return false
+					}
+					hwm = r.HighWatermark
+				}
+			}
+		}
+		return true
+	})
+	before := stateOf(l)
+	cases := []struct{ line, want string }{
+		{"kil n1", `unknown command "kil"; did you mean "kill"?`},
+		{"produce payments key=1", `unknown topic "payments"; the topics are`},
+		{"produce ordrs key=1", `did you mean "orders"?`},
+		{"produce orders partition=7", "orders has partitions 0 to 1, not 7"},
+		{"produce orders as=_checker", "client names cannot start with '_'"},
+		{"kill n9", `unknown node "n9"; the nodes are n1, n2, n3`},
+		{"kill n3", "node is down already; restart it first"},
+		{"restart n1", "node is up already; kill it first"},
+		{"kill leader(orders/7)", "orders has partitions 0 to 1, not 7"},
+		{"kill leader(orders)", "orders is a topic; name one of its 2 partitions, e.g. orders/0"},
+		{"isolate leader(receipts)", "not available yet"},
+		{"elect n9 orders/0", `unknown node "n9"`},
+		{"elect n3 orders/0", "elect n3 orders/0: node is down; restart it first"},
+		{"partition n1 | leader(orders/0)", "n1 and leader(orders/0) are both n1"},
+		{"slow n7 200ms", `unknown node "n7"`},
+		{"topic create orders partitions=1", "topic already exists"},
+		{"topic create big partitions=1 rf=5", "rf=5 but the cluster has 3 nodes"},
+		{"drop next reply to shpo", `no client named "shpo"; the clients are producer, shop (as=NAME makes one); did you mean "shop"?`},
+		{"wait hwm(payments/0) == 1", `unknown topic "payments"`},
+		{"expect hwm(orders/0@n9) == 1", `unknown node "n9"`},
+		{"expect state(nobody) == up", `state(nobody): no node or client named "nobody"`},
+		{"load payments rate=10/s for=1s", `unknown topic "payments"`},
+		{"load stop nothing", "no load has run"},
+		{"consumer start c1 group=g topic=orders", "not available yet"},
+		{"queue create receipts", "not available yet"},
+		{"send receipts", "not available yet"},
+		{"worker start w1 queue=receipts", "not available yet"},
+		{"service start orders mode=outbox", "not available yet"},
+		{`sql orders "SELECT 1"`, "not available yet"},
+		{"seek g orders/0 to=earliest", "not available yet"},
+		{"redrive receipts-dlq", "not available yet"},
+		{"expect lag(billing) == 0", "not available yet"},
+		{"expect rows(wallet.wallets) == 1", "not available yet"},
+	}
+	for _, tc := range cases {
+		_, err := l.Exec(ctxFor(t, 10*time.Second), tc.line)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v; want it to say %q", tc.line, err, tc.want)
+		}
+		if after := stateOf(l); !reflect.DeepEqual(before, after) {
+			t.Fatalf("%s changed the lab:\nbefore %+v\nafter  %+v", tc.line, before, after)
+		}
+	}
+	for _, line := range []string{"consumer start c1 group=g topic=orders", "expect depth(receipts) == 0"} {
+		if _, err := l.Exec(context.Background(), line); !errors.Is(err, ErrNotAvailable) {
+			t.Errorf("%s: %v; want ErrNotAvailable", line, err)
+		}
+	}
+}
+
+// The checker finds a planted loss (acks=1 on a leader cut off before it
+// replicates) and none when acks=all and idempotence ride out a leader kill.
+func TestCheckerFindsPlantedLoss(t *testing.T) {
+	l := newLab(t)
+	mustRun(t, l, "topic create orders partitions=1", "elect n1 orders/0",
+		"produce orders key=881 acks=all", "partition n1 | n2,n3", "produce orders key=881 count=3 batch=3 acks=1 as=fast",
+		"wait leader(orders/0) != n1", "wait leader(orders/0) != none", "heal")
+	rep, err := l.Check(ctxFor(t, time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Confirmed != 4 || rep.Lost != 3 || rep.Unknown != 0 || len(rep.LostMessages) != 3 {
+		t.Fatalf("report %+v; want 4 confirmed, the 3 acks=1 writes lost", rep)
+	}
+	for i, m := range rep.LostMessages {
+		if m.Client != "fast" || m.Where != "orders/0" || m.Offset != int64(1+i) {
+			t.Errorf("lost message %d: %+v; want fast's write at orders/0 offset %d", i, m, 1+i)
+		}
+	}
+	if s := l.Snapshot(); s.Report == nil || s.Report.Lost != 3 {
+		t.Errorf("snapshot carries report %+v; want the last check", s.Report)
+	}
+}
+
+func TestCheckerNoLossWithIdempotentAcksAll(t *testing.T) {
+	l := newLab(t)
+	mustRun(t, l, "topic create orders partitions=2", "elect n1 orders/0", "load orders rate=300/s for=2s key=k{n} idempotent=true batch=4",
+		"wait hwm(orders/0) >= 50", "kill leader(orders/0)", "wait state(load) == stopped timeout=30s", "restart n1")
+	rep, err := l.Check(ctxFor(t, time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Lost != 0 || rep.DuplicateWrites != 0 || rep.Confirmed < 550 {
+		t.Fatalf("report %+v; want ≥550 confirmed, none lost, none written twice", rep)
+	}
+	if rep.Confirmed+rep.Unknown != 600 {
+		t.Errorf("confirmed %d + unknown %d; want all 600 messages accounted for", rep.Confirmed, rep.Unknown)
+	}
+}
+
+// Node references resolve when the command runs, not when it is parsed.
+func TestNodeRefsResolveAtExecution(t *testing.T) {
+	l := newLab(t)
+	mustRun(t, l, "topic create orders partitions=1", "elect n2 orders/0")
+	res := mustRun(t, l, "kill leader(orders/0)")
+	if s := l.Snapshot(); s.Cluster.Nodes[1].Up {
+		t.Fatalf("kill leader(orders/0) after elect n2 left n2 up: %+v (%v)", s.Cluster.Nodes, res)
+	}
+	mustRun(t, l, "wait leader(orders/0) != none", "restart n2", "wait hwm(orders/0@n2) == hwm(orders/0)")
+	lead := l.Snapshot().Cluster.Topics[0].Partitions[0].Leader
+	want := "n1"
+	if lead == "n1" {
+		want = "n2"
+	}
+	mustRun(t, l, "elect follower(orders/0) orders/0")
+	if got := l.Snapshot().Cluster.Topics[0].Partitions[0].Leader; got != want {
+		t.Errorf("elect follower(orders/0) with %s leading: %s leads; want the first follower, %s", lead, got, want)
+	}
+	ev := l.tl.recent(100)
+	found := false
+	for _, e := range ev {
+		found = found || e.Kind == EventCommand && e.Text == "elect follower(orders/0) → "+want+" orders/0"
+	}
+	if !found {
+		t.Errorf("the timeline does not show what follower(orders/0) resolved to: %v", ev)
+	}
+}
+
+func TestWaitAndExpectSayWhatTheValueWas(t *testing.T) {
+	l := newLab(t)
+	mustRun(t, l, "topic create orders partitions=1", "produce orders count=2")
+	_, err := l.Exec(ctxFor(t, 10*time.Second), "wait hwm(orders/0) == 5 timeout=200ms")
+	if err == nil || err.Error() != "wait hwm(orders/0) == 5: timed out after 200ms; hwm(orders/0) is 2" {
+		t.Errorf("timed-out wait: %v", err)
+	}
+	_, err = l.Exec(ctxFor(t, 10*time.Second), "expect hwm(orders/0) > 2")
+	var ee *ExpectationError
+	if !errors.As(err, &ee) || ee.Got != "hwm(orders/0) is 2" {
+		t.Errorf("failed expect: %#v", err)
+	}
+	res := mustRun(t, l, "expect hwm(orders/0) == 2", "expect confirmed == hwm(orders/0)")
+	if res[1].Lines[0] != "✓ confirmed == hwm(orders/0) (confirmed is 2, hwm(orders/0) is 2)" {
+		t.Errorf("expect says %q", res[1].Lines)
+	}
+	mustRun(t, l, "kill n3")
+	_, err = l.Exec(ctxFor(t, 10*time.Second), "expect hwm(orders/0@n3) == 2")
+	if !errors.As(err, &ee) || ee.Got != "hwm(orders/0@n3): n3 is down" {
+		t.Errorf("expect on a down replica: %v", err)
+	}
+}
+
+// A wait runs while other commands change the lab: a TUI kills a node
+// while a lesson waits for it.
+func TestWaitWhileAnotherCommandRuns(t *testing.T) {
+	l := newLab(t)
+	mustRun(t, l, "topic create orders partitions=1", "elect n1 orders/0")
+	var wg sync.WaitGroup
+	var werr error
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		_, werr = l.Exec(ctxFor(t, 30*time.Second), "wait leader(orders/0) != n1 timeout=20s")
+	}()
+	waitFor(t, 5*time.Second, "the wait to begin", func() bool {
+		for _, e := range l.tl.recent(50) {
+			if e.Kind == EventCommand && strings.HasPrefix(e.Text, "wait ") {
+				return true
+			}
+		}
+		return false
+	})
+	mustRun(t, l, "kill n1")
+	wg.Wait()
+	if werr != nil {
+		t.Fatal(werr)
+	}
+}
+
+func TestProduceClientsAndTemplates(t *testing.T) {
+	l := newLab(t)
+	res := mustRun(t, l, "topic create orders partitions=3", `produce orders key=order-{n} value="order {n} placed" count=3 as=shop`,
+		"produce orders count=12 acks=0", "produce orders key=881 idempotent=true")
+	if len(res[1].Lines) != 3 || !strings.HasPrefix(res[1].Lines[0], "shop-1 orders key=order-1 → acknowledged at orders/") {
+		t.Errorf("produce says %q", res[1].Lines)
+	}
+	if len(res[2].Lines) != 1 || !strings.HasPrefix(res[2].Lines[0], "12 messages from producer to orders: 12 sent") {
+		t.Errorf("a produce of 12 sums up in one line: %q", res[2].Lines)
+	}
+	h := l.History()
+	if len(h) != 16 {
+		t.Fatalf("history has %d produces, want 16", len(h))
+	}
+	for i := 0; i < 3; i++ {
+		p := h[i]
+		want := Produce{Seq: i + 1, MsgID: "shop-" + string(rune('1'+i)), Client: "shop", Topic: "orders", Key: "order-" + string(rune('1'+i)),
+			Keyed: true, Value: "order " + string(rune('1'+i)) + " placed", Acks: "all", Outcome: checker.Acknowledged}
+		if p.Seq != want.Seq || p.MsgID != want.MsgID || p.Key != want.Key || p.Value != want.Value || p.Outcome != want.Outcome || p.Offset < 0 {
+			t.Errorf("history[%d] = %+v; want %+v", i, p, want)
+		}
+	}
+	if h[3].MsgID != "producer-1" || h[3].Outcome != checker.Sent || h[3].Value != "producer-1" {
+		t.Errorf("an acks=0 produce without a value: %+v", h[3])
+	}
+	s := l.Snapshot()
+	if len(s.Clients) != 2 || s.Clients[0].Name != "producer" || s.Clients[0].Sent != 12 || s.Clients[0].Acknowledged != 1 ||
+		len(s.Clients[0].ProducerIDs) != 1 || s.Clients[1].Name != "shop" || s.Clients[1].Acknowledged != 3 {
+		t.Errorf("clients %+v", s.Clients)
+	}
+	rep, err := l.Check(ctxFor(t, time.Minute))
+	if err != nil || rep.Confirmed != 4 || rep.Lost != 0 {
+		t.Errorf("check: %+v %v; acks=0 sends are never confirmed", rep, err)
+	}
+}
+
+// A load follows lab time: at 10x, a 5 s load takes about half a second.
+func TestLoadFollowsSpeedAndStops(t *testing.T) {
+	l := newLab(t)
+	mustRun(t, l, "topic create orders partitions=1", "speed 10x")
+	start := time.Now()
+	mustRun(t, l, "load orders rate=100/s for=5s", "wait state(load) == stopped timeout=20s")
+	if d := time.Since(start); d > 4*time.Second {
+		t.Errorf("a 5 s load at 10x took %v of wall time", d)
+	}
+	if ld := l.Snapshot().Loads[0]; ld.Sent != 500 || ld.Acknowledged != 500 || ld.State != LoadStopped {
+		t.Errorf("load %+v; want 500 sent and acknowledged", ld)
+	}
+	mustRun(t, l, "speed 1x", "load orders rate=50/s for=1m as=slow", "wait hwm(orders/0) >= 510", "load stop slow",
+		"wait state(slow) == stopped")
+	ld := l.Snapshot().Loads[1]
+	if ld.Sent >= ld.Total || ld.Sent != ld.Acknowledged {
+		t.Errorf("stopped load %+v; want it stopped early with every sent message answered", ld)
+	}
+	mustRun(t, l, "pause")
+	before := l.Clock().Now()
+	mustRun(t, l, "produce orders")
+	if !l.Clock().Now().Equal(before) {
+		t.Error("lab time moved while paused")
+	}
+	mustRun(t, l, "resume")
+}
+
+func TestClusterRestartsEmpty(t *testing.T) {
+	l := newLab(t)
+	mustRun(t, l, "topic create orders partitions=1", "produce orders as=shop", "cluster nodes=5 timing=fast")
+	s := l.Snapshot()
+	if len(s.Cluster.Nodes) != 5 || len(l.History()) != 0 || len(s.Clients) != 1 || s.Clients[0].Name != "producer" {
+		t.Errorf("after cluster nodes=5: %d nodes, history %d, clients %+v", len(s.Cluster.Nodes), len(l.History()), s.Clients)
+	}
+	for _, tp := range s.Cluster.Topics {
+		if tp.Config.Name == "orders" {
+			t.Errorf("topic orders survived the new cluster")
+		}
+	}
+}
+
+func TestSubscribeSeesCommandsAndBrokerEvents(t *testing.T) {
+	l := newLab(t)
+	sub := l.Subscribe(1024)
+	defer sub.Close()
+	mustRun(t, l, "topic create orders partitions=1", "kill leader(orders/0)")
+	var kinds []string
+	for {
+		select {
+		case e := <-sub.C:
+			if e.Kind == EventCommand || e.Broker != nil && e.Broker.Kind == broker.EventNodeKilled {
+				kinds = append(kinds, string(e.Kind)+": "+e.Text)
+			}
+			continue
+		default:
+		}
+		break
+	}
+	if len(kinds) != 3 || !strings.HasPrefix(kinds[1], "command: kill leader(orders/0) → n") || !strings.HasPrefix(kinds[2], "broker: n") {
+		t.Errorf("events %q", kinds)
+	}
+}
+
+func TestHelpMarksWhatCannotRunYet(t *testing.T) {
+	l := newLab(t)
+	res := mustRun(t, l, "help", "help consumer")
+	all := strings.Join(res[0].Lines, "\n")
+	if !strings.Contains(all, "kill") || !strings.Contains(all, "(not available yet: needs consumer groups)") {
+		t.Errorf("help:\n%s", all)
+	}
+	if strings.Contains(all, "produce  write messages to a topic and wait for their outcomes (not") {
+		t.Error("help marks produce as unavailable")
+	}
+	if got := strings.Join(res[1].Lines, "\n"); !strings.Contains(got, "group=GROUP") || !strings.Contains(got, "not available yet") {
+		t.Errorf("help consumer:\n%s", got)
+	}
+	for _, s := range command.Specs() {
+		if _, err := l.Exec(context.Background(), "help "+s.Name); err != nil {
+			t.Errorf("help %s: %v", s.Name, err)
+		}
+	}
+}

@@ -1,0 +1,69 @@
+package lab
+
+import (
+	"fmt"
+
+	"github.com/mqlab/mqlab/broker"
+	"github.com/mqlab/mqlab/lab/command"
+)
+
+// resolve turns a node reference into a node id, reading the cluster as it
+// is now: leader(orders/0) is whoever leads at the highest epoch, and
+// follower(orders/0) the first live replica in node order that does not.
+func (w *world) resolve(ref command.NodeRef) (string, error) {
+	if ref.Kind == command.RefNode {
+		if _, err := w.node(ref.Node); err != nil {
+			return "", err
+		}
+		return ref.Node, nil
+	}
+	if !ref.Of.IsPartition {
+		return "", w.queueNotAvailable(ref.Of.Name, ref.String())
+	}
+	p, err := w.partition(ref.Of.Name, ref.Of.Partition)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", ref, err)
+	}
+	if ref.Kind == command.RefLeader {
+		if p.Leader == "" {
+			return "", fmt.Errorf("%s: %s has no leader right now (an election, or too few replicas up); wait leader(%s) != none first", ref, ref.Of, ref.Of)
+		}
+		return p.Leader, nil
+	}
+	var followers []string
+	for _, r := range p.Replicas {
+		if r.Up && r.Node != p.Leader {
+			followers = append(followers, r.Node)
+		}
+	}
+	if len(followers) == 0 {
+		return "", fmt.Errorf("%s: %s has no live follower right now", ref, ref.Of)
+	}
+	byNodeOrder(followers)
+	return followers[0], nil
+}
+
+// resolved writes a reference with what it resolved to: "leader(orders/0) → n1".
+func resolved(ref command.NodeRef, id string) string {
+	if ref.Kind == command.RefNode {
+		return id
+	}
+	return ref.String() + " → " + id
+}
+
+// queueNotAvailable explains that a name that is not a partition would be
+// a queue, and queues have not landed; a topic name without /N gets a hint.
+func (w *world) queueNotAvailable(name, what string) error {
+	if t, err := w.topic(name); err == nil {
+		return fmt.Errorf("%s: %s is a topic; name one of its %d partitions, e.g. %s/0", what, name, len(t.Partitions), name)
+	}
+	return fmt.Errorf("%s: %w: queues are not in the broker yet", what, ErrNotAvailable)
+}
+
+// stateOfNode reads a node's state: up or down.
+func stateOfNode(n broker.NodeState) string {
+	if n.Up {
+		return "up"
+	}
+	return "down"
+}

@@ -1,0 +1,97 @@
+package lab
+
+import (
+	"slices"
+	"time"
+
+	"github.com/mqlab/mqlab/broker"
+	"github.com/mqlab/mqlab/lab/checker"
+)
+
+// Snapshot is everything the screens show, copied at one moment. It shares
+// no memory with the lab.
+type Snapshot struct {
+	Time    time.Time       `json:"time"` // lab time
+	Speed   float64         `json:"speed"`
+	Paused  bool            `json:"paused"`
+	Cluster broker.Snapshot `json:"cluster"`
+	Clients []ClientState   `json:"clients"`
+	Loads   []LoadState     `json:"loads"`
+	// Report is the last check's report, nil before the first; Checked is
+	// the lab time it was made.
+	Report   *checker.Report `json:"report,omitempty"`
+	Checked  time.Time       `json:"checked,omitempty"`
+	Timeline []Event         `json:"timeline"` // the most recent events, Detail ones left out
+}
+
+// ClientState is one client and what became of the messages it sent.
+type ClientState struct {
+	Name         string  `json:"name"`
+	Kind         string  `json:"kind"` // "producer"
+	State        string  `json:"state"`
+	Produced     int     `json:"produced"`
+	Acknowledged int     `json:"acknowledged"`
+	Sent         int     `json:"sent"` // acks=0
+	Failed       int     `json:"failed"`
+	Unknown      int     `json:"unknown"`
+	Pending      int     `json:"pending"`
+	ProducerIDs  []int64 `json:"producer_ids,omitempty"` // of its idempotent producers
+}
+
+// Snapshot returns the lab's state now.
+func (l *Lab) Snapshot() Snapshot {
+	speed, paused := l.clock.Speed()
+	s := Snapshot{Time: l.clock.Now(), Speed: speed, Paused: paused, Timeline: l.tl.recent(l.opts.TimelineSize)}
+	w, err := l.world()
+	if err != nil {
+		return s
+	}
+	s.Cluster = w.cluster.Snapshot()
+	s.Loads = w.loadStates()
+	w.mu.Lock()
+	if w.report != nil {
+		rep := *w.report
+		rep.LostMessages = append([]checker.Missing(nil), rep.LostMessages...)
+		rep.Unreadable = append([]string(nil), rep.Unreadable...)
+		s.Report, s.Checked = &rep, w.checked
+	}
+	byName := map[string]*ClientState{}
+	for name, cl := range w.clients {
+		cs := &ClientState{Name: name, Kind: "producer", State: "up"}
+		cl.mu.Lock()
+		for _, p := range cl.producers {
+			if p.ID() != 0 {
+				cs.ProducerIDs = append(cs.ProducerIDs, p.ID())
+			}
+		}
+		cl.mu.Unlock()
+		slices.Sort(cs.ProducerIDs)
+		byName[name] = cs
+	}
+	for _, p := range w.history {
+		cs := byName[p.Client]
+		if cs == nil {
+			continue
+		}
+		cs.Produced++
+		switch p.Outcome {
+		case checker.Acknowledged:
+			cs.Acknowledged++
+		case checker.Sent:
+			cs.Sent++
+		case checker.Failed:
+			cs.Failed++
+		case checker.Unknown:
+			cs.Unknown++
+		case checker.Pending:
+			cs.Pending++
+		}
+	}
+	w.mu.Unlock()
+	for _, name := range w.clientNames() {
+		if cs := byName[name]; cs != nil {
+			s.Clients = append(s.Clients, *cs)
+		}
+	}
+	return s
+}

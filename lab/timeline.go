@@ -1,0 +1,162 @@
+package lab
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/mqlab/mqlab/broker"
+)
+
+// EventKind says where a timeline event comes from.
+type EventKind string
+
+// Kinds of timeline event.
+const (
+	EventBroker  EventKind = "broker"  // something the broker reported (Broker holds it)
+	EventCommand EventKind = "command" // a command began: its text, node references resolved
+	EventOutcome EventKind = "outcome" // what a command did: a produce's outcomes, a new leader
+	EventLoad    EventKind = "load"    // a generator started, stopped or finished
+	EventClock   EventKind = "clock"   // speed, pause, resume
+	EventWait    EventKind = "wait"    // a wait held
+	EventExpect  EventKind = "expect"  // an expectation held (✓) or not (✗)
+	EventCheck   EventKind = "check"   // the checker's report
+	EventError   EventKind = "error"   // a command failed after it began
+)
+
+// Event is one line of the timeline.
+type Event struct {
+	Seq  uint64    `json:"seq"`
+	Time time.Time `json:"time"` // lab time
+	Wall time.Time `json:"wall"`
+	Kind EventKind `json:"kind"`
+	Text string    `json:"text"`
+	// Line is the script line a command event came from, when known.
+	Line int `json:"line,omitempty"`
+	// Detail marks the many small events (appends, commits, raft's log)
+	// that a screen may hide; Snapshot's timeline leaves them out.
+	Detail bool          `json:"detail,omitempty"`
+	Broker *broker.Event `json:"broker,omitempty"`
+}
+
+func (e Event) String() string {
+	return fmt.Sprintf("%s %-7s %s", e.Time.Format("15:04:05.000"), e.Kind, e.Text)
+}
+
+// detailKinds are broker events too many and too small for the timeline.
+var detailKinds = map[broker.EventKind]bool{
+	broker.EventAppend: true, broker.EventCommit: true, broker.EventRaftLog: true, broker.EventProducerID: true,
+}
+
+// timeline keeps the recent events and fans every event out to subscribers.
+type timeline struct {
+	mu     sync.Mutex
+	seq    uint64
+	size   int
+	ring   []Event // the last size events that are not Detail
+	subs   map[*Subscription]struct{}
+	closed bool
+}
+
+func newTimeline(size int) *timeline {
+	return &timeline{size: size, subs: map[*Subscription]struct{}{}}
+}
+
+func (t *timeline) add(e Event) Event {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.addLocked(e)
+}
+
+func (t *timeline) addLocked(e Event) Event {
+	t.seq++
+	e.Seq = t.seq
+	if e.Wall.IsZero() {
+		e.Wall = time.Now()
+	}
+	if !e.Detail {
+		t.ring = append(t.ring, e)
+		if len(t.ring) > t.size {
+			t.ring = append(t.ring[:0:0], t.ring[len(t.ring)-t.size:]...)
+		}
+	}
+	for s := range t.subs {
+		select {
+		case s.c <- e:
+		default:
+			s.mu.Lock()
+			s.dropped++
+			s.mu.Unlock()
+		}
+	}
+	return e
+}
+
+// recent returns up to n of the newest events that are not Detail.
+func (t *timeline) recent(n int) []Event {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	from := max(0, len(t.ring)-n)
+	return append([]Event(nil), t.ring[from:]...)
+}
+
+// Subscription delivers every timeline event, Detail ones included, as it
+// happens. A subscriber that falls behind loses events rather than slowing
+// the lab; Dropped counts them.
+type Subscription struct {
+	C       <-chan Event
+	c       chan Event
+	t       *timeline
+	mu      sync.Mutex
+	dropped uint64
+	closed  bool
+}
+
+// Dropped reports how many events the subscriber missed.
+func (s *Subscription) Dropped() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.dropped
+}
+
+// Close stops delivery and closes C.
+func (s *Subscription) Close() {
+	s.t.mu.Lock()
+	defer s.t.mu.Unlock()
+	s.closeLocked()
+}
+
+func (s *Subscription) closeLocked() {
+	if s.closed {
+		return
+	}
+	s.closed = true
+	delete(s.t.subs, s)
+	close(s.c)
+}
+
+func (t *timeline) subscribe(buffer int) *Subscription {
+	if buffer <= 0 {
+		buffer = 4096
+	}
+	c := make(chan Event, buffer)
+	s := &Subscription{C: c, c: c, t: t}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		s.closed = true
+		close(c)
+		return s
+	}
+	t.subs[s] = struct{}{}
+	return s
+}
+
+func (t *timeline) close() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.closed = true
+	for s := range t.subs {
+		s.closeLocked()
+	}
+}

@@ -1,0 +1,209 @@
+package lab
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mqlab/mqlab/broker"
+	"github.com/mqlab/mqlab/lab/checker"
+)
+
+// world is everything one cluster command creates: the cluster, the
+// clients, the generators and the history of what they did. The cluster
+// command replaces it whole.
+type world struct {
+	cluster *broker.Cluster
+	timing  broker.Timing
+	ctx     context.Context // ends when the world is retired
+	cancel  context.CancelFunc
+	sub     *broker.Subscription
+	pumped  chan struct{} // closed when the event pump has stopped
+	loadWG  sync.WaitGroup
+
+	mu      sync.Mutex
+	clients map[string]*client
+	loads   []*load
+	history []*Produce
+	report  *checker.Report // the last check
+	checked time.Time
+
+	// Guarded by the lab's timeline lock.
+	brokerSeq uint64
+	retired   bool
+}
+
+// checkerClient is the client id the checker reads logs as; client names
+// cannot start with '_', so no learner's fault can be armed for it.
+const checkerClient = "_checker"
+
+// defaultProducer is the client that produce uses unless as= names another.
+const defaultProducer = "producer"
+
+func (l *Lab) newWorld(nodes int, timing broker.Timing) (*world, error) {
+	c, err := broker.NewCluster(broker.Config{Nodes: nodes, Timing: timing, Now: l.clock.Now})
+	if err != nil {
+		return nil, err
+	}
+	w := &world{cluster: c, timing: timing, pumped: make(chan struct{}), clients: map[string]*client{}}
+	w.ctx, w.cancel = context.WithCancel(context.Background())
+	w.clients[defaultProducer] = newClient(defaultProducer)
+	w.sub = c.Subscribe(8192)
+	go func() {
+		defer close(w.pumped)
+		for e := range w.sub.C {
+			l.addBroker(w, e)
+		}
+	}()
+	return w, nil
+}
+
+// close stops the world's generators and cluster and waits for them.
+func (w *world) close() {
+	w.cancel()
+	w.mu.Lock()
+	for _, ld := range w.loads {
+		ld.halt()
+	}
+	w.mu.Unlock()
+	w.loadWG.Wait()
+	w.cluster.Close()
+	<-w.pumped
+}
+
+// bind returns a context that also ends when the world is retired.
+func (w *world) bind(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(w.ctx, cancel)
+	return ctx, func() { stop(); cancel() }
+}
+
+// addBroker puts one broker event in the timeline, once, in broker order.
+func (l *Lab) addBroker(w *world, e broker.Event) {
+	l.tl.mu.Lock()
+	defer l.tl.mu.Unlock()
+	if w.retired || e.Seq <= w.brokerSeq {
+		return
+	}
+	w.brokerSeq = e.Seq
+	l.tl.addLocked(Event{Time: e.Time, Kind: EventBroker, Text: e.Text, Detail: detailKinds[e.Kind], Broker: &e})
+}
+
+// syncBroker pulls the broker's retained events the pump has not delivered
+// yet, so that a command's events are in the timeline when it returns.
+func (l *Lab) syncBroker(w *world) {
+	l.tl.mu.Lock()
+	since := w.brokerSeq
+	l.tl.mu.Unlock()
+	for _, e := range w.cluster.Events(since) {
+		l.addBroker(w, e)
+	}
+}
+
+// topic returns a topic's state, or an error that names the topics there are.
+func (w *world) topic(name string) (broker.TopicState, error) {
+	snap := w.cluster.SnapshotWindow(0)
+	var names []string
+	for _, t := range snap.Topics {
+		if t.Config.Name == name {
+			return t, nil
+		}
+		names = append(names, t.Config.Name)
+	}
+	if len(names) == 0 {
+		return broker.TopicState{}, fmt.Errorf("%w %q: there are no topics yet; create one with topic create %s partitions=1", broker.ErrUnknownTopic, name, name)
+	}
+	return broker.TopicState{}, fmt.Errorf("%w %q; the topics are %s%s", broker.ErrUnknownTopic, name, strings.Join(names, ", "), didYouMean(name, names))
+}
+
+// partition returns one partition's state.
+func (w *world) partition(name string, p int) (broker.PartitionState, error) {
+	t, err := w.topic(name)
+	if err != nil {
+		return broker.PartitionState{}, err
+	}
+	if p < 0 || p >= len(t.Partitions) {
+		return broker.PartitionState{}, fmt.Errorf("%w: %s has partitions 0 to %d, not %d", broker.ErrUnknownPartition, name, len(t.Partitions)-1, p)
+	}
+	return t.Partitions[p], nil
+}
+
+// node checks a node id against the cluster.
+func (w *world) node(id string) (broker.NodeState, error) {
+	snap := w.cluster.SnapshotWindow(0)
+	var ids []string
+	for _, n := range snap.Nodes {
+		if n.ID == id {
+			return n, nil
+		}
+		ids = append(ids, n.ID)
+	}
+	return broker.NodeState{}, fmt.Errorf("%w %q; the nodes are %s", broker.ErrUnknownNode, id, strings.Join(ids, ", "))
+}
+
+// clientNames lists the clients, producers and generators alike, sorted.
+func (w *world) clientNames() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []string
+	for n := range w.clients {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (w *world) hasClient(name string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.clients[name] != nil
+}
+
+// byNodeOrder sorts node ids n1, n2, …, n10.
+func byNodeOrder(ids []string) {
+	sort.Slice(ids, func(i, j int) bool {
+		if len(ids[i]) != len(ids[j]) {
+			return len(ids[i]) < len(ids[j])
+		}
+		return ids[i] < ids[j]
+	})
+}
+
+func didYouMean(word string, candidates []string) string {
+	best, bestD := "", 3
+	for _, c := range candidates {
+		if d := editDistance(word, c); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf("; did you mean %q?", best)
+}
+
+// editDistance is the Levenshtein distance, for suggesting names the
+// parser cannot know (topics, clients).
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur := make([]int, len(rb)+1)
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(rb)]
+}
