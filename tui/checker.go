@@ -1,0 +1,83 @@
+package tui
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// checkerPanel draws the checker's invariants, each with ✓ or ✗ and its
+// count, and how many hold.
+type checkerPanel struct {
+	ctx  *Context
+	w, h int
+	off  int
+}
+
+func newCheckerPanel(ctx *Context) *checkerPanel { return &checkerPanel{ctx: ctx} }
+
+func (p *checkerPanel) Title() string    { return "Checker" }
+func (p *checkerPanel) SetSize(w, h int) { p.w, p.h = w, h }
+func (p *checkerPanel) Scroll(d int)     { p.off = max(0, p.off+d) }
+
+func (p *checkerPanel) View() string {
+	st := p.ctx.Styles
+	c := p.ctx.State.Checker
+	if len(c.Fields) == 0 {
+		return block([]string{st.Muted.Render("Not checked yet."),
+			st.Muted.Render("Run  :check  to drain and count.")}, p.w, p.h)
+	}
+	ok, bad := 0, 0
+	nameW := 0
+	numW := 1
+	for _, f := range c.Fields {
+		if f.OK {
+			ok++
+		} else {
+			bad++
+		}
+		nameW = max(nameW, textWidth(f.Name))
+		numW = max(numW, len(strconv.FormatInt(f.Value, 10)))
+	}
+	var head line
+	if !c.At.IsZero() {
+		head.add(&st.Muted, "checked "+c.At.Format("15:04:05")+"  ")
+	}
+	head.add(&st.OK, fmt.Sprintf("%s %d hold", symOK, ok))
+	head.add(&st.Muted, "  ")
+	if bad > 0 {
+		head.add(&st.Fail, fmt.Sprintf("%s %d broken", symFail, bad))
+	} else {
+		head.add(&st.Muted, fmt.Sprintf("%s 0 broken", symFail))
+	}
+	rows := []string{head.fit(p.w)}
+	nameW = min(nameW, max(8, p.w-numW-6))
+	for _, f := range c.Fields {
+		var l line
+		if f.OK {
+			l.add(&st.OK, symOK+" ")
+		} else {
+			l.add(&st.Fail, symFail+" ")
+		}
+		l.add(&st.Text, fit(f.Name, nameW))
+		vs := &st.Bold
+		if !f.OK {
+			vs = &st.Fail
+		}
+		l.add(vs, fmt.Sprintf(" %*d", numW, f.Value))
+		switch {
+		case f.Note == "":
+			rows = append(rows, l.fit(p.w))
+		case l.w+2+textWidth(f.Note) <= p.w:
+			l.add(&st.Muted, "  "+f.Note)
+			rows = append(rows, l.fit(p.w))
+		default: // the note goes under the name
+			rows = append(rows, l.fit(p.w))
+			for _, s := range wrapText(f.Note, p.w-2) {
+				rows = append(rows, "  "+st.Muted.Render(s))
+			}
+		}
+	}
+	out, off := window(rows, p.off, p.h, st)
+	p.off = off
+	return block(out, p.w, p.h)
+}

@@ -1,0 +1,540 @@
+package tui
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// clusterPanel draws the nodes and, per partition, every replica's log as
+// a strip of cells on one shared offset axis, so a follower that is behind
+// or a tail about to be cut lines up under the leader's log.
+type clusterPanel struct {
+	ctx  *Context
+	w, h int
+	off  int // first partition shown
+	// nodeZones records where each node was drawn (row, [x0, x1)) for
+	// mouse clicks, relative to the panel's content.
+	nodeZones []zone
+}
+
+type zone struct {
+	row, x0, x1 int
+	index       int
+}
+
+// truncationRecent is how long, in lab time, a replica keeps naming its
+// last truncation.
+const truncationRecent = 30 * time.Second
+
+func newClusterPanel(ctx *Context) *clusterPanel { return &clusterPanel{ctx: ctx} }
+
+func (p *clusterPanel) Title() string    { return "Cluster" }
+func (p *clusterPanel) SetSize(w, h int) { p.w, p.h = w, h }
+func (p *clusterPanel) Scroll(d int)     { p.off = max(0, p.off+d) }
+
+// nodeAt returns the node drawn at a content position.
+func (p *clusterPanel) nodeAt(x, y int) (int, bool) {
+	for _, z := range p.nodeZones {
+		if z.row == y && x >= z.x0 && x < z.x1 {
+			return z.index, true
+		}
+	}
+	return 0, false
+}
+
+func (p *clusterPanel) View() string {
+	st := p.ctx.Styles
+	s := p.ctx.State
+	p.nodeZones = p.nodeZones[:0]
+	if len(s.Nodes) == 0 && len(s.Partitions) == 0 {
+		return block([]string{st.Muted.Render("No cluster yet. Start one with  :cluster nodes=3")}, p.w, p.h)
+	}
+	rows := p.nodeRows()
+	if len(s.Partitions) == 0 {
+		rows = append(rows, "", st.Muted.Render("No topics yet. Try  :topic create orders partitions=3"))
+		return block(rows, p.w, p.h)
+	}
+	rows = append(rows, "")
+	avail := p.h - len(rows)
+	if avail < 2 {
+		return block(rows, p.w, p.h)
+	}
+	rows = append(rows, p.partitionRows(avail)...)
+	return block(rows, p.w, p.h)
+}
+
+// nodeRows draws one row per node, or one row for all when space is short.
+func (p *clusterPanel) nodeRows() []string {
+	st := p.ctx.Styles
+	nodes := p.ctx.State.Nodes
+	inline := len(nodes) > 5 || p.h < len(nodes)+6
+	if inline {
+		var l line
+		for i, n := range nodes {
+			if i > 0 {
+				l.add(&st.Faint, " │ ")
+			}
+			x0 := l.w
+			p.nodeLabel(&l, i, n)
+			if n.Up {
+				if k := leadsCount(n.Leads); k > 0 {
+					l.add(&st.Leader, fmt.Sprintf(" %s%d", symLeader, k))
+				}
+			}
+			p.nodeZones = append(p.nodeZones, zone{row: 0, x0: x0, x1: l.w, index: i})
+		}
+		return []string{l.fit(p.w)}
+	}
+	idW := 2
+	for _, n := range nodes {
+		idW = max(idW, textWidth(n.ID))
+	}
+	rows := make([]string, 0, len(nodes))
+	for i, n := range nodes {
+		var l line
+		p.nodeLabel(&l, i, n)
+		l.pad(idW + 2 + 12)
+		switch {
+		case !n.Up:
+			l.add(&st.Muted, "leads nothing")
+		case len(n.Leads) == 0:
+			l.add(&st.Muted, "leads nothing")
+		default:
+			l.add(&st.Muted, "leads ")
+			l.add(&st.Leader, symLeader+" ")
+			l.add(&st.Text, strings.Join(n.Leads, ", "))
+		}
+		p.nodeZones = append(p.nodeZones, zone{row: i, x0: 0, x1: p.w, index: i})
+		rows = append(rows, l.fit(p.w))
+	}
+	return rows
+}
+
+func leadsCount(leads []string) int { return len(leads) }
+
+// nodeLabel writes "› n1 ✗ down" with the selection marked by a symbol.
+func (p *clusterPanel) nodeLabel(l *line, i int, n Node) {
+	st := p.ctx.Styles
+	if i == p.ctx.Selected {
+		l.add(&st.Accent, symSelected)
+		l.add(&st.Selected, n.ID)
+	} else {
+		l.add(nil, " ")
+		l.add(&st.Bold, n.ID)
+	}
+	l.add(nil, " ")
+	switch {
+	case !n.Up:
+		l.add(&st.Down, symDown+" down")
+	case n.Isolated:
+		l.add(&st.Isolated, symIsolated+" isolated")
+	default:
+		l.add(&st.OK, symUp+" up")
+		if len(n.CutFrom) > 0 {
+			l.add(&st.Isolated, " "+symIsolated+" cut from "+strings.Join(n.CutFrom, ","))
+		}
+	}
+	if n.Latency > 0 {
+		l.add(&st.Warn, " "+symSlow+n.Latency.String())
+	}
+}
+
+// partitionRows draws as many partitions as fit in avail rows, in one or
+// more columns, starting at the scroll offset.
+func (p *clusterPanel) partitionRows(avail int) []string {
+	st := p.ctx.Styles
+	parts := p.ctx.State.Partitions
+	if p.off >= len(parts) {
+		p.off = max(0, len(parts)-1)
+	}
+	const minColW = 60
+	cols := max(1, min(p.w/minColW, 3))
+	need := 0
+	for _, pt := range parts[min(p.off, len(parts)):] {
+		need += p.height(pt)
+	}
+	if need <= avail {
+		cols = 1
+	}
+	colW := (p.w - (cols - 1)) / cols
+	// Columns only while each still shows a useful stretch of the log.
+	if cols > 1 && layoutStrip(parts[0], colW).n < min(12, layoutStrip(parts[0], p.w).n) {
+		cols, colW = 1, p.w
+	}
+
+	// Fill columns top to bottom.
+	columns := make([][]string, cols)
+	i := p.off
+	for c := 0; c < cols && i < len(parts); c++ {
+		for i < len(parts) {
+			pr := p.partition(parts[i], colW)
+			gap := 0
+			if len(columns[c]) > 0 && need+len(parts)-1 <= avail*cols {
+				gap = 1
+			}
+			if len(columns[c])+gap+len(pr) > avail {
+				if len(columns[c]) == 0 { // taller than the panel: draw what fits
+					columns[c] = append(columns[c], pr[:avail]...)
+					i++
+				}
+				break
+			}
+			if gap > 0 {
+				columns[c] = append(columns[c], "")
+			}
+			columns[c] = append(columns[c], pr...)
+			i++
+		}
+	}
+	rows := make([]string, avail)
+	for r := 0; r < avail; r++ {
+		var b strings.Builder
+		for c := 0; c < cols; c++ {
+			if c > 0 {
+				b.WriteString(st.Faint.Render("│"))
+			}
+			if r < len(columns[c]) {
+				b.WriteString(fit(columns[c][r], colW))
+			} else {
+				b.WriteString(spaces(colW))
+			}
+		}
+		rows[r] = b.String()
+	}
+	if hidden := len(parts) - i; hidden > 0 || p.off > 0 {
+		msg := fmt.Sprintf("partitions %d–%d of %d · focus with tab, ↑/↓ to scroll", p.off+1, i, len(parts))
+		rows[avail-1] = st.Muted.Render(msg)
+	}
+	return rows
+}
+
+// height is how many rows partition draws for pt.
+func (p *clusterPanel) height(pt Partition) int {
+	h := 1 + len(pt.Replicas)
+	for _, r := range pt.Replicas {
+		if p.truncShown(pt, r) {
+			h++
+		}
+	}
+	return h
+}
+
+// truncShown says whether a replica's last truncation is named: while it
+// flashes, and for a while after in lab time.
+func (p *clusterPanel) truncShown(pt Partition, r Replica) bool {
+	t := r.Truncation
+	if t == nil {
+		return false
+	}
+	_, active := p.ctx.flashing(truncKey(pt.Name, r.Node, t))
+	return active || p.ctx.State.Time.Sub(t.At) < truncationRecent
+}
+
+// partition draws one partition: a header with the leader, epoch and an
+// offset ruler, then one row per replica.
+func (p *clusterPanel) partition(pt Partition, w int) []string {
+	st := p.ctx.Styles
+	lay := layoutStrip(pt, w)
+	rows := make([]string, 0, 1+len(pt.Replicas))
+
+	// Header: name, leader and epoch in words, then the ruler.
+	var h line
+	h.add(&st.Header, pt.Name)
+	h.add(nil, "  ")
+	if pt.Leader != "" {
+		h.add(&st.Muted, "leader ")
+		h.add(&st.Leader, symLeader+" "+pt.Leader)
+	} else {
+		h.add(&st.Fail, symFail+" no leader")
+	}
+	h.add(&st.Muted, "  epoch ")
+	ec, changed := p.ctx.epochFlash[pt.Name]
+	if changed && !p.ctx.InHistory && ec.To == pt.Epoch {
+		es := st.Accent
+		if p.ctx.Frame%2 == 0 {
+			es = st.Flash
+		}
+		h.add(&es, fmt.Sprintf("%d (new, was %d)", pt.Epoch, ec.From))
+	} else {
+		h.add(&st.Bold, strconv.FormatUint(pt.Epoch, 10))
+	}
+	rows = append(rows, p.ruler(&h, lay, w))
+
+	for _, r := range pt.Replicas {
+		row, cutRow := p.replica(pt, r, lay, w)
+		rows = append(rows, row)
+		if cutRow != "" {
+			rows = append(rows, cutRow)
+		}
+	}
+	return rows
+}
+
+// stripLayout is where the cells of a partition go.
+type stripLayout struct {
+	labelW int   // replica label column
+	cellW  int   // cells per offset, gap included
+	epochW int   // digits of the widest epoch in view
+	start  int64 // first offset drawn
+	n      int   // offsets drawn
+	infoW  int   // the column after the strip
+}
+
+func layoutStrip(pt Partition, w int) stripLayout {
+	var lay stripLayout
+	nodeW := 2
+	var end int64
+	window := 0
+	var maxEpoch, maxNum uint64 = 1, 1
+	for _, r := range pt.Replicas {
+		nodeW = max(nodeW, textWidth(r.Node))
+		end = max(end, r.LEO)
+		window = max(window, len(r.Entries))
+		maxEpoch = max(maxEpoch, r.Epoch)
+		for _, e := range r.Entries {
+			maxEpoch = max(maxEpoch, e.Epoch)
+		}
+		maxNum = max(maxNum, uint64(max(r.LEO, 0)))
+	}
+	lay.epochW = len(strconv.FormatUint(maxEpoch, 10))
+	// "›n1 ▲ leader    e8 "
+	lay.labelW = 1 + nodeW + 1 + 1 + 1 + len("candidate") + 1 + 1 + lay.epochW + 1
+	lay.cellW = 1 + 1 + lay.epochW // gap, mark, epoch
+	numW := len(strconv.FormatUint(maxNum, 10))
+	infoMin := len("hwm  leo ") + 2*numW
+	room := w - lay.labelW - infoMin - 2
+	if room < 4*lay.cellW { // narrow: keep the log, shorten the words
+		infoMin = 1 + 2*numW
+		room = w - lay.labelW - infoMin - 2
+	}
+	lay.n = max(0, min(room/lay.cellW, window))
+	lay.start = end - int64(lay.n)
+	lay.infoW = w - lay.labelW - lay.n*lay.cellW - 1
+	return lay
+}
+
+// ruler writes offset labels above the cells onto the header row.
+func (p *clusterPanel) ruler(h *line, lay stripLayout, w int) string {
+	st := p.ctx.Styles
+	pos := lay.labelW + 1 // the mark of the first cell
+	next := h.w + 2
+	for i := 0; i < lay.n; i++ {
+		x := pos + i*lay.cellW
+		off := lay.start + int64(i)
+		if x < next || (i > 0 && off%5 != 0) {
+			continue
+		}
+		label := strconv.FormatInt(off, 10)
+		if x+len(label) > lay.labelW+lay.n*lay.cellW+1 {
+			break
+		}
+		h.pad(x)
+		h.add(&st.Faint, label)
+		next = x + len(label) + 2
+	}
+	return h.fit(w)
+}
+
+// replica draws one replica: label, cells, then its numbers; while its
+// last truncation is recent, a second row says what was cut.
+func (p *clusterPanel) replica(pt Partition, r Replica, lay stripLayout, w int) (string, string) {
+	st := p.ctx.Styles
+	var l line
+	if r.Node == p.ctx.SelectedNode() {
+		l.add(&st.Accent, symSelected)
+	} else {
+		l.add(nil, " ")
+	}
+	l.add(&st.Bold, r.Node)
+	l.add(nil, " ")
+	switch r.Role {
+	case "leader":
+		l.add(&st.Leader, symLeader+" leader")
+	case "down":
+		l.add(&st.Down, symDown+" down")
+	case "candidate":
+		l.add(&st.Warn, symCandidate+" candidate")
+	default:
+		l.add(&st.Muted, "  "+r.Role)
+	}
+	l.pad(lay.labelW - 2 - lay.epochW)
+	l.add(&st.Muted, "e")
+	l.add(&st.Text, strconv.FormatUint(r.Epoch, 10))
+	l.pad(lay.labelW)
+
+	// Truncation: flashing now, or named while recent.
+	var trunc *Truncation
+	var flashOn, flashActive bool
+	if p.truncShown(pt, r) {
+		trunc = r.Truncation
+		flashOn, flashActive = p.ctx.flashing(truncKey(pt.Name, r.Node, trunc))
+	}
+	p.cells(&l, r, lay, trunc, flashActive, flashOn)
+	l.pad(lay.labelW + lay.n*lay.cellW + 1)
+
+	// Numbers, then the truncation in words.
+	l.add(nil, " ")
+	info := lay.infoW - 1
+	full := fmt.Sprintf("hwm %d leo %d", r.HWM, r.LEO)
+	if textWidth(full) > info {
+		full = fmt.Sprintf("%d/%d", r.HWM, r.LEO)
+	}
+	l.add(&st.Muted, full)
+	if r.LogStart > 0 && lay.start > r.LogStart && textWidth(full)+len(" start ")+len(strconv.FormatInt(r.LogStart, 10)) <= info {
+		l.add(&st.Faint, fmt.Sprintf(" start %d", r.LogStart))
+	}
+	if trunc == nil {
+		return l.fit(w), ""
+	}
+	ts := st.Truncated
+	if flashActive && flashOn {
+		ts = st.Flash
+	}
+	var c line
+	c.pad(lay.labelW - 1 - textWidth(symTruncated))
+	c.add(&ts, symTruncated+" "+r.Node+" truncated:")
+	c.add(&st.Truncated, " "+truncWords(trunc))
+	c.add(&st.Muted, ", never committed")
+	return l.fit(w), c.fit(w)
+}
+
+func truncWords(t *Truncation) string {
+	n := t.To - t.From
+	what := fmt.Sprintf("cut %d uncommitted", n)
+	if n == 1 {
+		what = fmt.Sprintf("cut offset %d", t.From)
+	} else if n > 1 {
+		what = fmt.Sprintf("cut %d–%d", t.From, t.To-1)
+	}
+	if len(t.Epochs) > 0 {
+		es := make([]string, 0, len(t.Epochs))
+		seen := map[uint64]bool{}
+		for _, e := range t.Epochs {
+			if !seen[e] {
+				seen[e] = true
+				es = append(es, strconv.FormatUint(e, 10))
+			}
+		}
+		what += " (epoch " + strings.Join(es, ",") + ")"
+	}
+	return what
+}
+
+// cells draws the strip. Runs of cells in one style are rendered in one
+// call: a wide screen draws a few hundred cells per frame.
+func (p *clusterPanel) cells(l *line, r Replica, lay stripLayout, trunc *Truncation, flashActive, flashOn bool) {
+	st := p.ctx.Styles
+	var run strings.Builder
+	var runStyle *style
+	runW := 0
+	flush := func() {
+		if runW > 0 {
+			l.w += runW
+			if runStyle == nil {
+				l.b.WriteString(run.String())
+			} else {
+				l.b.WriteString(runStyle.Render(run.String()))
+			}
+		}
+		run.Reset()
+		runW = 0
+	}
+	put := func(s *style, text string, w int) {
+		if s != runStyle {
+			flush()
+			runStyle = s
+		}
+		run.WriteString(text)
+		runW += w
+	}
+	// Entries are in offset order and usually contiguous: index directly,
+	// search when there are gaps.
+	entryAt := func(off int64) (Entry, bool) {
+		es := r.Entries
+		if len(es) == 0 {
+			return Entry{}, false
+		}
+		i := int(off - es[0].Offset)
+		if i >= 0 && i < len(es) && es[i].Offset == off {
+			return es[i], true
+		}
+		j := sort.Search(len(es), func(k int) bool { return es[k].Offset >= off })
+		if j < len(es) && es[j].Offset == off {
+			return es[j], true
+		}
+		return Entry{}, false
+	}
+	epochW := lay.epochW
+	blankCell := spaces(1 + epochW)
+	for i := 0; i < lay.n; i++ {
+		off := lay.start + int64(i)
+		// The gap before the cell carries the markers.
+		gap := " "
+		switch {
+		case off == r.LogStart && off < r.LEO:
+			gap = "["
+		case i == 0 && off > r.LogStart && off < r.LEO:
+			gap = "…"
+		case off == r.HWM && off < r.LEO && off > r.LogStart:
+			gap = "|"
+		}
+		gs := &st.Faint
+		if gap == "|" {
+			gs = &st.Committed
+		}
+		put(gs, gap, 1)
+
+		inCut := trunc != nil && flashActive && off >= trunc.From && off < trunc.To
+		switch {
+		case off < r.LogStart:
+			put(nil, blankCell, 1+epochW)
+		case off >= r.LEO:
+			if inCut {
+				s := &st.Truncated
+				if flashOn {
+					s = &st.Flash
+				}
+				put(s, symTruncated+padEpoch(cutEpoch(trunc, off), epochW), 1+epochW)
+			} else {
+				put(nil, blankCell, 1+epochW)
+			}
+		default:
+			e, ok := entryAt(off)
+			if !ok {
+				put(&st.Faint, "·"+spaces(epochW), 1+epochW)
+				continue
+			}
+			mark, s := symUncommitted, &st.Uncommitted
+			if e.Committed {
+				mark, s = symCommitted, &st.Committed
+			}
+			if inCut && flashOn {
+				s = &st.Flash
+			}
+			put(s, mark+padEpoch(e.Epoch, epochW), 1+epochW)
+		}
+	}
+	flush()
+}
+
+func cutEpoch(t *Truncation, off int64) uint64 {
+	i := int(off - t.From)
+	if i >= 0 && i < len(t.Epochs) {
+		return t.Epochs[i]
+	}
+	if len(t.Epochs) > 0 {
+		return t.Epochs[len(t.Epochs)-1]
+	}
+	return 0
+}
+
+func padEpoch(e uint64, w int) string {
+	s := strconv.FormatUint(e, 10)
+	if len(s) >= w {
+		return s
+	}
+	return s + spaces(w-len(s))
+}

@@ -1,0 +1,178 @@
+package tui
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+)
+
+// updating says whether -update was given: rewrite testdata/*.golden from
+// the current output. teatest's golden package defines the flag; define it
+// here only if it is not there.
+func updating() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
+
+func TestMain(m *testing.M) {
+	if flag.Lookup("update") == nil {
+		flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
+	}
+	// Goldens must not depend on the terminal running the tests, or on CI.
+	lipgloss.SetColorProfile(termenv.Ascii)
+	lipgloss.SetHasDarkBackground(true)
+	os.Exit(m.Run())
+}
+
+// golden compares got with testdata/name.golden, or rewrites it under -update.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if updating() {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./tui -run %s -update to create it)", err, t.Name())
+	}
+	if string(want) != got {
+		t.Errorf("%s differs from %s (rerun with -update if the change is meant):\n--- got\n%s\n--- want\n%s", t.Name(), path, got, want)
+	}
+}
+
+// scenarioDemo is a demo taken through a failover: ten seconds of writes,
+// the leader of orders/0 (n1) killed, a new leader elected, n1 restarted
+// and its uncommitted tail cut. Deterministic: a fixed seed and clock.
+func scenarioDemo(t testing.TB) *DemoSource {
+	d := newDemo(1, demoStart)
+	d.advanceBy(10 * time.Second)
+	if _, err := d.Exec(context.Background(), "kill n1"); err != nil {
+		t.Fatal(err)
+	}
+	d.advanceBy(2 * time.Second)
+	if _, err := d.Exec(context.Background(), "restart n1"); err != nil {
+		t.Fatal(err)
+	}
+	d.advanceBy(3 * time.Second)
+	return d
+}
+
+// advanceBy moves a manual demo's clock in ticks, as its goroutine would.
+func (d *DemoSource) advanceBy(total time.Duration) {
+	d.mu.Lock()
+	for total > 0 {
+		dt := min(total, demoTick)
+		d.advance(dt)
+		total -= dt
+	}
+	d.mu.Unlock()
+	d.signal()
+}
+
+// fakeSource shows a fixed state and records every command line.
+type fakeSource struct {
+	mu    sync.Mutex
+	state ViewState
+	lines []string
+	ch    chan struct{}
+	// reply, when set, answers Exec.
+	reply func(line string) (string, error)
+}
+
+func newFakeSource(v ViewState) *fakeSource {
+	return &fakeSource{state: v, ch: make(chan struct{}, 1)}
+}
+
+func (f *fakeSource) View() ViewState {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.state
+}
+
+func (f *fakeSource) Exec(_ context.Context, line string) (string, error) {
+	f.mu.Lock()
+	f.lines = append(f.lines, line)
+	reply := f.reply
+	f.mu.Unlock()
+	if reply != nil {
+		return reply(line)
+	}
+	return "done", nil
+}
+
+func (f *fakeSource) Changes() <-chan struct{} { return f.ch }
+
+func (f *fakeSource) got() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.lines...)
+}
+
+func (f *fakeSource) has(line string) bool {
+	for _, l := range f.got() {
+		if l == line {
+			return true
+		}
+	}
+	return false
+}
+
+// bigState is 3 nodes and 12 partitions whose logs each hold a million
+// retained messages, of which the source sends a window.
+func bigState(window int) ViewState {
+	const leo = 1_000_000
+	v := ViewState{Time: demoStart, Clock: Clock{Speed: 1}, Timing: "classroom"}
+	for i := 1; i <= 3; i++ {
+		v.Nodes = append(v.Nodes, Node{ID: fmt.Sprintf("n%d", i), Up: true})
+	}
+	for p := 0; p < 12; p++ {
+		name := fmt.Sprintf("orders/%d", p)
+		leader := p % 3
+		v.Nodes[leader].Leads = append(v.Nodes[leader].Leads, name)
+		pt := Partition{Name: name, Leader: v.Nodes[leader].ID, Epoch: 8}
+		for n := 0; n < 3; n++ {
+			end := int64(leo)
+			if n != leader {
+				end -= int64(n + 1)
+			}
+			r := Replica{Node: v.Nodes[n].ID, Role: "follower", Epoch: 8, LogStart: 0, HWM: leo - 3, LEO: end}
+			if n == leader {
+				r.Role = "leader"
+			}
+			for o := end - int64(window); o < end; o++ {
+				e := uint64(8)
+				if o < leo-20 {
+					e = 7
+				}
+				r.Entries = append(r.Entries, Entry{Offset: o, Epoch: e, Key: "k", Value: "v", Committed: o < r.HWM})
+			}
+			pt.Replicas = append(pt.Replicas, r)
+		}
+		v.Partitions = append(v.Partitions, pt)
+	}
+	for i := 0; i < 200; i++ {
+		v.Timeline = append(v.Timeline, TimelineLine{Time: demoStart.Add(time.Duration(i) * time.Second), Kind: "append",
+			Text: fmt.Sprintf("n1 stored offsets %d–%d of orders/%d", i*10, i*10+9, i%12)})
+	}
+	return v
+}
+
+func lines(s string) []string { return strings.Split(s, "\n") }
+
+func teaSize(w, h int) tea.WindowSizeMsg { return tea.WindowSizeMsg{Width: w, Height: h} }

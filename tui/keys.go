@@ -1,0 +1,88 @@
+package tui
+
+import "github.com/charmbracelet/bubbles/key"
+
+// KeyMap is every key of the lab screen, declared once. The help bar and
+// the full help read it, so they cannot drift from what the keys do.
+type KeyMap struct {
+	// Selecting a node.
+	NodeNext key.Binding
+	NodePrev key.Binding
+	NodeN    key.Binding // 1–9
+	// Changing the lab: each runs one lab command.
+	Kill    key.Binding
+	Restart key.Binding
+	Isolate key.Binding
+	Heal    key.Binding
+	Pause   key.Binding
+	Faster  key.Binding
+	Slower  key.Binding
+	// The lesson.
+	NextStep key.Binding
+	PrevStep key.Binding
+	Answer   key.Binding // a–d while a prediction waits
+	// History.
+	Back      key.Binding
+	Forward   key.Binding
+	BackEvent key.Binding
+	NextEvent key.Binding
+	Live      key.Binding
+	// The screen.
+	Prompt     key.Binding
+	Focus      key.Binding
+	FocusPrev  key.Binding
+	ScrollUp   key.Binding
+	ScrollDown key.Binding
+	Filter     key.Binding
+	Help       key.Binding
+	Quit       key.Binding
+}
+
+// DefaultKeyMap returns the lab screen's keys.
+func DefaultKeyMap() *KeyMap {
+	return &KeyMap{
+		NodeNext: key.NewBinding(key.WithKeys("right"), key.WithHelp("←/→", "select node")),
+		NodePrev: key.NewBinding(key.WithKeys("left"), key.WithHelp("←", "previous node")),
+		NodeN: key.NewBinding(key.WithKeys("1", "2", "3", "4", "5", "6", "7", "8", "9"),
+			key.WithHelp("1–9", "select node")),
+		Kill:     key.NewBinding(key.WithKeys("k"), key.WithHelp("k", "kill node")),
+		Restart:  key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "restart node")),
+		Isolate:  key.NewBinding(key.WithKeys("i"), key.WithHelp("i", "isolate node")),
+		Heal:     key.NewBinding(key.WithKeys("h"), key.WithHelp("h", "heal all links")),
+		Pause:    key.NewBinding(key.WithKeys(" "), key.WithHelp("space", "pause/resume")),
+		Faster:   key.NewBinding(key.WithKeys("+", "="), key.WithHelp("+/-", "speed")),
+		Slower:   key.NewBinding(key.WithKeys("-", "_"), key.WithHelp("-", "slower")),
+		NextStep: key.NewBinding(key.WithKeys("n"), key.WithHelp("n/p", "next/prev step")),
+		PrevStep: key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "previous step")),
+		Answer: key.NewBinding(key.WithKeys("a", "b", "c", "d"),
+			key.WithHelp("a–d", "answer"), key.WithDisabled()),
+		Back:       key.NewBinding(key.WithKeys("["), key.WithHelp("[/]", "back/forward in time")),
+		Forward:    key.NewBinding(key.WithKeys("]"), key.WithHelp("]", "forward in history")),
+		BackEvent:  key.NewBinding(key.WithKeys("{"), key.WithHelp("{/}", "jump by event")),
+		NextEvent:  key.NewBinding(key.WithKeys("}"), key.WithHelp("}", "next event")),
+		Live:       key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back to live"), key.WithDisabled()),
+		Prompt:     key.NewBinding(key.WithKeys(":"), key.WithHelp(":", "command")),
+		Focus:      key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next panel")),
+		FocusPrev:  key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "previous panel")),
+		ScrollUp:   key.NewBinding(key.WithKeys("up", "pgup"), key.WithHelp("↑/↓", "scroll the panel")),
+		ScrollDown: key.NewBinding(key.WithKeys("down", "pgdown"), key.WithHelp("↓", "scroll down")),
+		Filter:     key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "filter timeline"), key.WithDisabled()),
+		Help:       key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
+		Quit:       key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+	}
+}
+
+// ShortHelp is the help bar: the keys a learner needs first.
+func (k *KeyMap) ShortHelp() []key.Binding {
+	return []key.Binding{k.NodeNext, k.Kill, k.Restart, k.Isolate, k.Heal, k.Pause,
+		k.Answer, k.NextStep, k.Back, k.Live, k.Filter, k.Prompt, k.Focus, k.Help, k.Quit}
+}
+
+// FullHelp is the '?' screen, one column per kind of key.
+func (k *KeyMap) FullHelp() [][]key.Binding {
+	return [][]key.Binding{
+		{k.NodeNext, k.NodeN, k.Kill, k.Restart, k.Isolate, k.Heal},
+		{k.Pause, k.Faster, k.NextStep, k.Answer, k.Prompt, k.Help},
+		{k.Back, k.BackEvent, k.Live, k.Focus, k.FocusPrev, k.ScrollUp, k.Filter, k.Quit},
+	}
+}

@@ -1,0 +1,138 @@
+package tui
+
+// The smallest screen the lab draws on; below it, one notice.
+const (
+	MinWidth  = 80
+	MinHeight = 24
+)
+
+// panelID names a panel; the order is the order tab moves focus in.
+type panelID int
+
+const (
+	pLesson panelID = iota
+	pCluster
+	pGroups
+	pQueues
+	pServices
+	pTimeline
+	pChecker
+	pChart
+	numPanels
+)
+
+type rect struct{ x, y, w, h int }
+
+func (r rect) contains(x, y int) bool {
+	return x >= r.x && x < r.x+r.w && y >= r.y && y < r.y+r.h
+}
+
+// slot is one framed box of the body. With several panels it is tabbed:
+// it shows one at a time and names the others on its top border.
+type slot struct {
+	r      rect
+	panels []panelID
+	active int
+}
+
+// layout is where every panel goes, computed once per window size.
+type layout struct {
+	name     string // "compact", "medium", "large", "huge": for tests
+	slots    []slot
+	taskLine bool // a row above the body for the current task
+	body     rect
+}
+
+// chrome is the rows outside the body: header, status, help bar.
+const chrome = 3
+
+// computeLayout splits a screen of w×h cells. Small screens get one tabbed
+// box; large ones show more panels side by side.
+func computeLayout(w, h int, hasLesson bool) layout {
+	bodyY := 1
+	bh := h - chrome
+	lay := layout{}
+	switch {
+	case w < 100 || bh < 27:
+		lay.name = "compact"
+		if hasLesson && bh >= 20 {
+			lay.taskLine = true
+			bodyY++
+			bh--
+		}
+		lay.body = rect{0, bodyY, w, bh}
+		first := pCluster
+		lay.slots = []slot{{r: lay.body, panels: allPanels(), active: int(first)}}
+	case w < 120 || bh < 34:
+		lay.name = "medium"
+		lay.body = rect{0, bodyY, w, bh}
+		lw := clamp(w*36/100, 34, 48)
+		lay.slots = []slot{
+			{r: rect{0, bodyY, lw, bh}, panels: []panelID{pLesson, pChecker, pTimeline}},
+			{r: rect{lw, bodyY, w - lw, bh}, panels: []panelID{pCluster, pGroups, pQueues, pServices, pChart}},
+		}
+	case w < 180 || bh < 48:
+		lay.name = "large"
+		lay.body = rect{0, bodyY, w, bh}
+		lw := clamp(w*33/100, 38, 56)
+		rw := w - lw
+		top := bh * 60 / 100
+		lessonH := bh * 68 / 100
+		bw := rw * 62 / 100
+		lay.slots = []slot{
+			{r: rect{0, bodyY, lw, lessonH}, panels: []panelID{pLesson}},
+			{r: rect{0, bodyY + lessonH, lw, bh - lessonH}, panels: []panelID{pTimeline}},
+			{r: rect{lw, bodyY, rw, top}, panels: []panelID{pCluster}},
+			{r: rect{lw, bodyY + top, bw, bh - top}, panels: []panelID{pGroups, pQueues, pServices, pChart}},
+			{r: rect{lw + bw, bodyY + top, rw - bw, bh - top}, panels: []panelID{pChecker}},
+		}
+	default:
+		lay.name = "huge"
+		lay.body = rect{0, bodyY, w, bh}
+		lw := w * 24 / 100
+		mw := w * 48 / 100
+		rw := w - lw - mw
+		lessonH := bh * 62 / 100
+		clusterH := bh * 64 / 100
+		tlH := bh * 42 / 100
+		qH := bh * 24 / 100
+		lay.slots = []slot{
+			{r: rect{0, bodyY, lw, lessonH}, panels: []panelID{pLesson}},
+			{r: rect{0, bodyY + lessonH, lw, bh - lessonH}, panels: []panelID{pChecker}},
+			{r: rect{lw, bodyY, mw, clusterH}, panels: []panelID{pCluster}},
+			{r: rect{lw, bodyY + clusterH, mw, bh - clusterH}, panels: []panelID{pGroups}},
+			{r: rect{lw + mw, bodyY, rw, tlH}, panels: []panelID{pTimeline}},
+			{r: rect{lw + mw, bodyY + tlH, rw, qH}, panels: []panelID{pQueues}},
+			{r: rect{lw + mw, bodyY + tlH + qH, rw, bh - tlH - qH}, panels: []panelID{pServices, pChart}},
+		}
+	}
+	return lay
+}
+
+func allPanels() []panelID {
+	ps := make([]panelID, numPanels)
+	for i := range ps {
+		ps[i] = panelID(i)
+	}
+	return ps
+}
+
+// slotOf returns the slot showing a panel and its index in the slot.
+func (l *layout) slotOf(id panelID) (int, int) {
+	for si, s := range l.slots {
+		for pi, p := range s.panels {
+			if p == id {
+				return si, pi
+			}
+		}
+	}
+	return -1, -1
+}
+
+// visible says whether a panel is on screen now.
+func (l *layout) visible(id panelID) bool {
+	si, pi := l.slotOf(id)
+	return si >= 0 && l.slots[si].active == pi
+}
+
+func clamp(v, lo, hi int) int { return max(lo, min(v, hi)) }

@@ -1,0 +1,412 @@
+package tui
+
+import (
+	"errors"
+	"fmt"
+	"math/rand"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+)
+
+func keyMsg(s string) tea.KeyMsg {
+	switch s {
+	case "space":
+		return tea.KeyMsg{Type: tea.KeySpace, Runes: []rune{' '}}
+	case "enter":
+		return tea.KeyMsg{Type: tea.KeyEnter}
+	case "esc":
+		return tea.KeyMsg{Type: tea.KeyEsc}
+	case "tab":
+		return tea.KeyMsg{Type: tea.KeyTab}
+	case "shift+tab":
+		return tea.KeyMsg{Type: tea.KeyShiftTab}
+	case "left":
+		return tea.KeyMsg{Type: tea.KeyLeft}
+	case "right":
+		return tea.KeyMsg{Type: tea.KeyRight}
+	case "up":
+		return tea.KeyMsg{Type: tea.KeyUp}
+	case "down":
+		return tea.KeyMsg{Type: tea.KeyDown}
+	case "backspace":
+		return tea.KeyMsg{Type: tea.KeyBackspace}
+	case "ctrl+c":
+		return tea.KeyMsg{Type: tea.KeyCtrlC}
+	}
+	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s)}
+}
+
+// press sends keys to the model and, when a key started a lab command,
+// runs it and feeds the result back, as the program would.
+func press(m *Model, keys ...string) {
+	for _, k := range keys {
+		_, cmd := m.Update(keyMsg(k))
+		if cmd != nil && m.running != "" {
+			m.Update(cmd()) // the exec: the fake answers at once
+		}
+	}
+}
+
+func newTestModel(t *testing.T, v ViewState, w, h int) (*Model, *fakeSource) {
+	t.Helper()
+	src := newFakeSource(v)
+	m := New(src, Options{})
+	t.Cleanup(m.Close)
+	m.Update(teaSize(w, h))
+	return m, src
+}
+
+// Every key that changes the lab sends the line the prompt would run.
+func TestKeysSendCommands(t *testing.T) {
+	d := scenarioDemo(t)
+	v := d.View()
+	cases := []struct {
+		keys []string
+		want string
+	}{
+		{[]string{"k"}, "kill n1"},
+		{[]string{"right", "k"}, "kill n2"},
+		{[]string{"3", "r"}, "restart n3"},
+		{[]string{"left", "i"}, "isolate n3"},
+		{[]string{"h"}, "heal"},
+		{[]string{"space"}, "pause"},
+		{[]string{"+"}, "speed 2x"},
+		{[]string{"-"}, "speed 0.5x"},
+		{[]string{"n"}, CmdLessonNext},
+		{[]string{"p"}, CmdLessonPrev},
+	}
+	for _, c := range cases {
+		t.Run(c.want, func(t *testing.T) {
+			m, src := newTestModel(t, v, 120, 40)
+			press(m, c.keys...)
+			if got := src.got(); len(got) != 1 || got[0] != c.want {
+				t.Errorf("keys %v sent %q, want [%q]", c.keys, got, c.want)
+			}
+		})
+	}
+	t.Run("resume when paused", func(t *testing.T) {
+		pv := v
+		pv.Clock.Paused = true
+		m, src := newTestModel(t, pv, 120, 40)
+		press(m, "space")
+		if !src.has("resume") {
+			t.Errorf("space on a paused lab sent %q", src.got())
+		}
+	})
+	t.Run("answer a prediction", func(t *testing.T) {
+		pv := v
+		pv.Lesson = &Lesson{Title: "t", Step: 2, Steps: 3, Prediction: &Prediction{Question: "q", Choices: []string{"7", "8", "9"}, Chosen: -1, Answer: -1}}
+		m, src := newTestModel(t, pv, 120, 40)
+		press(m, "b")
+		if !src.has("predict b") {
+			t.Errorf("b sent %q", src.got())
+		}
+	})
+}
+
+func TestStatusShowsResultAndError(t *testing.T) {
+	m, src := newTestModel(t, scenarioDemo(t).View(), 120, 40)
+	src.reply = func(line string) (string, error) {
+		if line == "kill n1" {
+			return "", errors.New("n1 is already down")
+		}
+		return "every link restored", nil
+	}
+	press(m, "k")
+	if v := m.View(); !strings.Contains(v, "✗ kill n1: n1 is already down") {
+		t.Errorf("error not in the status line:\n%s", v)
+	}
+	press(m, "h")
+	if v := m.View(); !strings.Contains(v, "✓ heal — every link restored") {
+		t.Errorf("result not in the status line:\n%s", v)
+	}
+	src.reply = func(string) (string, error) { return "line one\nline two\nline three", nil }
+	press(m, ":", "h", "e", "l", "p", "enter")
+	v := m.View()
+	if !strings.Contains(v, "line three") || !strings.Contains(v, "esc closes") {
+		t.Errorf("multi-line output not shown:\n%s", v)
+	}
+	press(m, "esc")
+	if strings.Contains(m.View(), "line three") {
+		t.Error("esc does not close the output")
+	}
+}
+
+// Typing q, k or space in the prompt types them; it does not quit or kill.
+func TestPromptTakesKeysFirst(t *testing.T) {
+	m, src := newTestModel(t, scenarioDemo(t).View(), 120, 40)
+	press(m, ":", "q", "k", " ", "x")
+	if m.base.Err() != nil {
+		t.Fatal("typing q in the prompt quits")
+	}
+	if len(src.got()) != 0 {
+		t.Errorf("typing in the prompt ran %q", src.got())
+	}
+	if v := m.prompt.in.Value(); v != "qk x" {
+		t.Errorf("prompt holds %q, want %q", v, "qk x")
+	}
+	press(m, "esc")
+	if m.prompt.active() {
+		t.Error("esc does not close the prompt")
+	}
+}
+
+func TestPromptHistoryAndCompletion(t *testing.T) {
+	m, src := newTestModel(t, scenarioDemo(t).View(), 120, 40)
+	press(m, ":", "k", "i", "l", "l", " ", "n", "2", "enter")
+	press(m, ":", "h", "e", "a", "l", "enter")
+	press(m, ":", "up", "up", "enter")
+	if got := src.got(); len(got) != 3 || got[2] != "kill n2" {
+		t.Errorf("history recall ran %q", got)
+	}
+	press(m, ":", "c", "h", "e")
+	if !strings.Contains(m.View(), "tab → check") {
+		t.Errorf("no completion hint:\n%s", m.View())
+	}
+	press(m, "tab", "enter")
+	if got := src.got(); got[len(got)-1] != "check" {
+		t.Errorf("tab completion ran %q", got)
+	}
+}
+
+func TestHistory(t *testing.T) {
+	d := newDemo(1, demoStart)
+	m := New(d, Options{})
+	t.Cleanup(m.Close)
+	m.Update(teaSize(120, 40))
+	for i := 0; i < 20; i++ {
+		d.advanceBy(100 * time.Millisecond)
+		m.Update(changeMsg{})
+	}
+	live := m.ctx.State.Time
+	press(m, "[", "[", "[")
+	if !m.ctx.InHistory || !m.ctx.State.Time.Before(live) {
+		t.Fatalf("[ does not step back: in history %v, time %v (live %v)", m.ctx.InHistory, m.ctx.State.Time, live)
+	}
+	past := m.ctx.State.Time
+	v := m.View()
+	if !strings.Contains(v, "HISTORY "+past.Format("15:04:05.000")) || !strings.Contains(v, "press ] to step forward") {
+		t.Errorf("no history banner:\n%s", lines(v)[0])
+	}
+	// New states keep arriving; the past under the cursor stays put.
+	d.advanceBy(time.Second)
+	m.Update(changeMsg{})
+	if !m.ctx.State.Time.Equal(past) {
+		t.Errorf("history moved under the learner: %v, want %v", m.ctx.State.Time, past)
+	}
+	// Changing the lab from the past is refused with the way back.
+	press(m, "k")
+	if v := m.View(); !strings.Contains(v, "esc returns to live") {
+		t.Errorf("k in history is not refused:\n%s", v)
+	}
+	press(m, "]", "]", "]", "]", "]")
+	if m.ctx.InHistory {
+		t.Error("] does not return to live")
+	}
+	press(m, "[", "esc")
+	if m.ctx.InHistory {
+		t.Error("esc does not return to live")
+	}
+}
+
+// { and } jump from event to event: the moment each happened.
+func TestHistoryEvents(t *testing.T) {
+	d := newDemo(1, demoStart)
+	m := New(d, Options{})
+	t.Cleanup(m.Close)
+	m.Update(teaSize(120, 40))
+	step := func(n int) {
+		for i := 0; i < n; i++ {
+			d.advanceBy(100 * time.Millisecond)
+			m.Update(changeMsg{})
+		}
+	}
+	step(5)
+	press(m, "k")
+	step(30) // the election happens in here
+	press(m, "{")
+	if got := lastEvent(m.ctx.State).Kind; got != "leader-elected" && got != "produce-failed" && got != "redelivery" {
+		t.Logf("first jump lands after %q", got)
+	}
+	first := lastEvent(m.ctx.State)
+	// The state before the one we landed on shows an older event.
+	if i := m.hist.cursor; i > m.hist.first && lastEvent(m.hist.at(i-1)) == first {
+		t.Errorf("{ did not land on the moment %q happened", first.Text)
+	}
+	for i := 0; i < 40 && lastEvent(m.ctx.State).Kind != "node-killed"; i++ {
+		press(m, "{")
+	}
+	if lastEvent(m.ctx.State).Kind != "node-killed" {
+		t.Fatalf("{ never reached the kill; at %+v", lastEvent(m.ctx.State))
+	}
+	if !strings.Contains(lines(m.View())[0], "last event: n1 killed") {
+		t.Errorf("the banner does not say what just happened: %s", lines(m.View())[0])
+	}
+	for i := 0; i < 60 && m.ctx.InHistory; i++ {
+		press(m, "}")
+	}
+	if m.ctx.InHistory {
+		t.Error("} never returns to live")
+	}
+}
+
+func TestHistoryRingBounded(t *testing.T) {
+	h := newHistory(5)
+	for i := 0; i < 12; i++ {
+		v := &ViewState{Time: demoStart.Add(time.Duration(i) * time.Second)}
+		h.push(v)
+	}
+	if len(h.states) != 5 {
+		t.Fatalf("ring holds %d states, want 5", len(h.states))
+	}
+	n := 0
+	for h.back() {
+		n++
+	}
+	if n != 4 || !h.current().Time.Equal(demoStart.Add(7*time.Second)) {
+		t.Errorf("stepped back %d times to %v", n, h.current().Time)
+	}
+	// The oldest state falls out of the ring under the cursor: it moves on.
+	h.push(&ViewState{Time: demoStart.Add(12 * time.Second)})
+	if !h.current().Time.Equal(demoStart.Add(8 * time.Second)) {
+		t.Errorf("cursor at %v after the oldest was dropped", h.current().Time)
+	}
+}
+
+// Unchanged log windows are shared between states in the ring.
+func TestHistoryShares(t *testing.T) {
+	d := scenarioDemo(t)
+	a, b := d.View(), d.View()
+	h := newHistory(10)
+	h.push(&a)
+	h.push(&b)
+	if &a.Partitions[0].Replicas[0].Entries[0] != &b.Partitions[0].Replicas[0].Entries[0] {
+		t.Error("equal windows are not shared")
+	}
+}
+
+func TestReadOnly(t *testing.T) {
+	src := newFakeSource(scenarioDemo(t).View())
+	m := New(src, Options{ReadOnly: true})
+	t.Cleanup(m.Close)
+	m.Update(teaSize(120, 40))
+	press(m, "k", "h", ":", "h", "e", "a", "l", "enter")
+	if len(src.got()) != 0 {
+		t.Errorf("a recording ran %q", src.got())
+	}
+	if !strings.Contains(m.View(), "cannot be changed") {
+		t.Errorf("no word of why:\n%s", m.View())
+	}
+}
+
+func TestTooSmall(t *testing.T) {
+	m, _ := newTestModel(t, scenarioDemo(t).View(), 60, 20)
+	v := m.View()
+	if !strings.Contains(v, "at least 80×24") || !strings.Contains(v, "60×20") {
+		t.Errorf("no notice at 60×20:\n%s", v)
+	}
+	if len(lines(v)) != 20 {
+		t.Errorf("notice is %d rows, want 20", len(lines(v)))
+	}
+	golden(t, "root_60x20", v)
+	m.Update(teaSize(79, 40))
+	if !strings.Contains(m.View(), "at least 80×24") {
+		t.Error("79 columns is below the minimum")
+	}
+	m.Update(teaSize(80, 24))
+	if strings.Contains(m.View(), "at least 80×24") {
+		t.Error("80×24 is enough")
+	}
+}
+
+// The whole screen fits every size exactly, from the minimum up.
+func TestRootSizes(t *testing.T) {
+	v := scenarioDemo(t).View()
+	for _, sz := range [][2]int{{80, 24}, {100, 30}, {120, 40}, {150, 45}, {200, 60}, {81, 25}, {99, 26}, {119, 36}, {300, 90}} {
+		m, _ := newTestModel(t, v, sz[0], sz[1])
+		for _, extra := range [][]string{nil, {"?"}, {"?", "tab", "tab", "tab"}, {":"}} {
+			press(m, extra...)
+			checkSize(t, "root", m.View(), sz[0], sz[1])
+			press(m, "esc")
+		}
+	}
+}
+
+func TestRootGoldens(t *testing.T) {
+	v := scenarioDemo(t).View()
+	for _, sz := range [][2]int{{80, 24}, {100, 30}, {120, 40}, {200, 60}} {
+		m, _ := newTestModel(t, v, sz[0], sz[1])
+		golden(t, fmt.Sprintf("root_%dx%d", sz[0], sz[1]), m.View())
+	}
+	m, _ := newTestModel(t, v, 100, 30)
+	press(m, "?")
+	golden(t, "help_100x30", m.View())
+}
+
+// Clicking a node selects it; clicking a tab shows its panel.
+func TestMouse(t *testing.T) {
+	m, src := newTestModel(t, scenarioDemo(t).View(), 120, 40)
+	si, _ := m.lay.slotOf(pCluster)
+	r := m.lay.slots[si].r
+	m.View()
+	m.Update(tea.MouseMsg{X: r.x + 4, Y: r.y + 1 + 2, Button: tea.MouseButtonLeft, Action: tea.MouseActionPress})
+	if m.ctx.SelectedNode() != "n3" {
+		t.Fatalf("click on n3 selected %q", m.ctx.SelectedNode())
+	}
+	press(m, "k")
+	if !src.has("kill n3") {
+		t.Errorf("k after the click sent %q", src.got())
+	}
+	gi, _ := m.lay.slotOf(pQueues)
+	g := m.lay.slots[gi]
+	spans := tabSpans(m.tabs(&g), g.active)
+	m.Update(tea.MouseMsg{X: g.r.x + spans[1][0] + 1, Y: g.r.y, Button: tea.MouseButtonLeft, Action: tea.MouseActionPress})
+	if !m.lay.visible(pQueues) || m.focus != pQueues {
+		t.Error("clicking the Queues tab does not show it")
+	}
+}
+
+// Ten thousand random keys, clicks and resizes: the screen never panics
+// and always fills the window exactly.
+func TestRandomInput(t *testing.T) {
+	d := scenarioDemo(t)
+	m := New(d, Options{HistorySize: 50})
+	t.Cleanup(m.Close)
+	rnd := rand.New(rand.NewSource(42))
+	keys := []string{"k", "r", "i", "h", "space", "+", "-", "n", "p", "a", "b", "c", "d", "[", "]", ":", "?", "tab",
+		"shift+tab", "left", "right", "up", "down", "enter", "esc", "f", "1", "2", "3", "4", "9", "x", "q", "backspace", "0"}
+	w, h := 120, 40
+	m.Update(teaSize(w, h))
+	for i := 0; i < 10000; i++ {
+		var msg tea.Msg
+		switch r := rnd.Intn(100); {
+		case r < 80:
+			msg = keyMsg(keys[rnd.Intn(len(keys))])
+		case r < 85:
+			w, h = 20+rnd.Intn(230), 5+rnd.Intn(80)
+			msg = teaSize(w, h)
+		case r < 90:
+			msg = tea.MouseMsg{X: rnd.Intn(w + 5), Y: rnd.Intn(h + 5), Button: tea.MouseButton(rnd.Intn(6)), Action: tea.MouseActionPress}
+		case r < 94:
+			d.advanceBy(time.Duration(rnd.Intn(800)) * time.Millisecond)
+			msg = changeMsg{}
+		case r < 97:
+			msg = execDoneMsg{line: "kill n1", out: "x\ny", err: nil}
+		default:
+			msg = flashTickMsg{}
+		}
+		if km, ok := msg.(tea.KeyMsg); ok && km.String() == "q" {
+			continue // quitting ends nothing here, but it stops the model's waits
+		}
+		m.Update(msg)
+		if i%7 == 0 {
+			v := m.View()
+			if !m.tooSmall && i%70 == 0 {
+				checkSize(t, "random", v, w, h)
+			}
+		}
+	}
+}

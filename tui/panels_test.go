@@ -1,0 +1,236 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+)
+
+// panelFixture is a context showing the failover scenario's state.
+func panelFixture(t *testing.T) *Context {
+	t.Helper()
+	d := scenarioDemo(t)
+	v := d.View()
+	ctx := newContext(d, NewStyles(DefaultTheme), DefaultKeyMap())
+	ctx.State = &v
+	return ctx
+}
+
+// checkSize fails when a view is not exactly w×h cells.
+func checkSize(t *testing.T, name, view string, w, h int) {
+	t.Helper()
+	rows := lines(view)
+	if len(rows) != h {
+		t.Errorf("%s: %d rows, want %d", name, len(rows), h)
+	}
+	for i, r := range rows {
+		if got := textWidth(r); got != w {
+			t.Errorf("%s: row %d is %d cells wide, want %d: %q", name, i, got, w, r)
+		}
+	}
+}
+
+func TestPanelGoldens(t *testing.T) {
+	ctx := panelFixture(t)
+	cases := []struct {
+		name string
+		p    panel
+		w, h int
+	}{
+		{"cluster", newClusterPanel(ctx), 78, 19},
+		{"cluster", newClusterPanel(ctx), 118, 24},
+		{"cluster", newClusterPanel(ctx), 60, 12},
+		{"groups", newGroupsPanel(ctx), 60, 10},
+		{"groups", newGroupsPanel(ctx), 44, 12},
+		{"queues", newQueuesPanel(ctx), 70, 8},
+		{"services", newServicesPanel(ctx), 60, 18},
+		{"timeline", newTimelinePanel(ctx), 80, 12},
+		{"timeline", newTimelinePanel(ctx), 36, 12},
+		{"checker", newCheckerPanel(ctx), 40, 10},
+		{"checker", newCheckerPanel(ctx), 28, 12},
+		{"chart", newChartPanel(ctx), 60, 16},
+		{"chart", newChartPanel(ctx), 60, 6},
+		{"lesson", newLessonPanel(ctx), 40, 20},
+	}
+	for _, c := range cases {
+		name := fmt.Sprintf("%s_%dx%d", c.name, c.w, c.h)
+		t.Run(name, func(t *testing.T) {
+			c.p.SetSize(c.w, c.h)
+			got := c.p.View()
+			checkSize(t, name, got, c.w, c.h)
+			golden(t, name, got)
+		})
+	}
+}
+
+// Every panel says something useful when there is nothing to show.
+func TestPanelsEmpty(t *testing.T) {
+	ctx := newContext(newFakeSource(ViewState{}), NewStyles(DefaultTheme), DefaultKeyMap())
+	var b strings.Builder
+	for _, p := range []panel{newLessonPanel(ctx), newClusterPanel(ctx), newGroupsPanel(ctx), newQueuesPanel(ctx),
+		newServicesPanel(ctx), newTimelinePanel(ctx), newCheckerPanel(ctx), newChartPanel(ctx)} {
+		p.SetSize(50, 4)
+		v := p.View()
+		checkSize(t, p.Title(), v, 50, 4)
+		fmt.Fprintf(&b, "== %s\n%s\n", p.Title(), v)
+	}
+	golden(t, "empty_50x4", b.String())
+}
+
+// The strip lines the replicas up on one offset axis and marks the
+// committed part, the high-water mark and the truncation in words.
+func TestClusterStrip(t *testing.T) {
+	ctx := panelFixture(t)
+	p := newClusterPanel(ctx)
+	p.SetSize(100, 20)
+	v := p.View()
+	for _, want := range []string{
+		"orders/0  leader ▲ n2  epoch 8", // who leads now, and at what epoch, in words
+		"✂ n1 truncated:",                // the cut, in words
+		"never committed",
+		"●8", "○8", "|", // committed, uncommitted, the hwm marker
+	} {
+		if !strings.Contains(v, want) {
+			t.Errorf("cluster panel lacks %q:\n%s", want, v)
+		}
+	}
+	if strings.Contains(v, "✗ down") {
+		t.Errorf("n1 is back up, but the panel says a node is down:\n%s", v)
+	}
+}
+
+// A truncation flashes for a few frames: the cut cells show ✂ and the
+// row alternates; the words stay after the flash.
+func TestTruncationFlash(t *testing.T) {
+	d := newDemo(1, demoStart)
+	d.advanceBy(10 * time.Second)
+	m := New(d, Options{})
+	m.Update(teaSize(120, 40))
+	d.Exec(context.Background(), "kill n1")
+	d.advanceBy(2 * time.Second)
+	m.pull()
+	if ec, ok := m.ctx.epochFlash["orders/0"]; !ok || ec.From != 7 || ec.To != 8 {
+		t.Fatalf("epoch change of orders/0 not noticed: %+v", m.ctx.epochFlash)
+	}
+	if !strings.Contains(m.View(), "epoch 8 (new, was 7)") {
+		t.Errorf("the new epoch is not named:\n%s", m.View())
+	}
+	d.Exec(context.Background(), "restart n1")
+	d.advanceBy(300 * time.Millisecond)
+	m.pull()
+	if len(m.ctx.truncFlash) == 0 {
+		t.Fatal("the truncation does not flash")
+	}
+	if cmd := m.flashCmd(); cmd == nil && !m.ticking {
+		t.Fatal("no flash ticks scheduled")
+	}
+	for i := 0; i < truncFlashFrames+1; i++ {
+		m.Update(flashTickMsg{})
+	}
+	if len(m.ctx.truncFlash) != 0 {
+		t.Errorf("the flash does not end: %v", m.ctx.truncFlash)
+	}
+	if !strings.Contains(m.View(), "truncated:") {
+		t.Errorf("after the flash the truncation is no longer named:\n%s", m.View())
+	}
+}
+
+// Only the window is drawn: a million-offset log costs what its window
+// costs, and offsets line up with the ruler.
+func TestClusterBigLog(t *testing.T) {
+	v := bigState(256)
+	ctx := newContext(newFakeSource(v), NewStyles(DefaultTheme), DefaultKeyMap())
+	ctx.State = &v
+	p := newClusterPanel(ctx)
+	p.SetSize(130, 50)
+	out := p.View()
+	checkSize(t, "cluster big", out, 130, 50)
+	if !strings.Contains(out, "hwm 999997 leo 1000000") {
+		t.Errorf("numbers missing:\n%s", out)
+	}
+	if !strings.Contains(out, "partitions 1–") {
+		t.Errorf("no hint that more partitions are below:\n%s", out)
+	}
+	p.Scroll(100)
+	out = p.View()
+	if !strings.Contains(out, "orders/11") {
+		t.Errorf("scrolling does not reach the last partition:\n%s", out)
+	}
+}
+
+func TestLessonPrediction(t *testing.T) {
+	ctx := newContext(newFakeSource(ViewState{}), NewStyles(DefaultTheme), DefaultKeyMap())
+	v := ViewState{Lesson: &Lesson{Title: "Failover", Step: 2, Steps: 4, StepTitle: "Kill the leader",
+		Text: "The leader dies.", Tasks: []Task{{Text: "Kill the leader", Hint: "press k", Done: true}},
+		Prediction:   &Prediction{Question: "Which epoch?", Choices: []string{"7", "8", "9"}, Chosen: 2, Answer: 1},
+		Expectations: []Expectation{{Text: "lost == 0", Checked: true, OK: false, Got: "3"}, {Text: "epoch(orders/0) == 8"}}}}
+	ctx.State = &v
+	p := newLessonPanel(ctx)
+	p.SetSize(40, 22)
+	golden(t, "lesson_answered_40x22", p.View())
+}
+
+// The precomputed escape codes draw exactly what lipgloss draws.
+func TestStyleFastPath(t *testing.T) {
+	for _, p := range []termenv.Profile{termenv.TrueColor, termenv.ANSI256, termenv.ANSI, termenv.Ascii} {
+		lipgloss.SetColorProfile(p)
+		st := NewStyles(DefaultTheme)
+		for _, s := range []*style{&st.Committed, &st.Flash, &st.Leader, &st.TabActive, &st.Text} {
+			for _, text := range []string{"●7", "hwm 1509 leo 1510", " ", "✂ n1 truncated"} {
+				if got, want := s.Render(text), s.Style.Render(text); got != want {
+					t.Errorf("profile %v: %q drawn as %q, lipgloss draws %q", p, text, got, want)
+				}
+			}
+		}
+	}
+	lipgloss.SetColorProfile(termenv.Ascii)
+}
+
+func TestTimelineFilter(t *testing.T) {
+	ctx := panelFixture(t)
+	p := newTimelinePanel(ctx)
+	p.SetSize(80, 12)
+	seen := map[string]bool{}
+	for f := p.cycleFilter(); f != ""; f = p.cycleFilter() {
+		seen[f] = true
+		v := p.View()
+		for _, tl := range ctx.State.Timeline {
+			if tl.Kind != f && strings.Contains(v, " "+tl.Kind+" ") {
+				t.Errorf("filter %q shows a %q line:\n%s", f, tl.Kind, v)
+			}
+		}
+	}
+	if !seen["truncation"] || !seen["leader-elected"] {
+		t.Errorf("the filter does not cycle through every kind: %v", seen)
+	}
+}
+
+// A source that does not date its truncations still gets the flash and
+// the words: the TUI dates them by when it first saw them.
+func TestUndatedTruncation(t *testing.T) {
+	v := scenarioDemo(t).View()
+	for i := range v.Partitions[0].Replicas {
+		if tr := v.Partitions[0].Replicas[i].Truncation; tr != nil {
+			tr.At = time.Time{}
+		}
+	}
+	src := newFakeSource(ViewState{Time: v.Time})
+	m := New(src, Options{})
+	t.Cleanup(m.Close)
+	m.Update(teaSize(120, 40))
+	src.mu.Lock()
+	src.state = v
+	src.mu.Unlock()
+	m.Update(changeMsg{})
+	if len(m.ctx.truncFlash) == 0 {
+		t.Error("an undated truncation does not flash")
+	}
+	if !strings.Contains(m.View(), "n1 truncated:") {
+		t.Errorf("an undated truncation is not named:\n%s", m.View())
+	}
+}

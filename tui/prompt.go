@@ -1,0 +1,160 @@
+package tui
+
+import (
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/textinput"
+	tea "github.com/charmbracelet/bubbletea"
+)
+
+// DefaultCommands are the command names the prompt completes when the
+// source does not give its own list (Options.Commands).
+var DefaultCommands = []string{
+	"cluster", "topic create", "queue create", "produce", "send", "load", "load stop",
+	"consumer start", "consumer restart", "consumer stop", "worker start", "worker restart", "worker stop",
+	"service start", "service stop", "seek", "redrive", "elect", "kill", "restart", "isolate",
+	"partition", "slow", "heal", "drop next reply to", "drop next ack from", "speed", "pause",
+	"resume", "wait", "expect", "check", "help", "sql", "lesson next", "lesson prev", "predict",
+}
+
+// nodeCommands take a node as their first argument; the prompt completes
+// "kill n2" as well as "kill".
+var nodeCommands = []string{"kill", "restart", "isolate", "slow"}
+
+// prompt is the ':' command line: a text input with a history of what was
+// typed (↑/↓) and completion of command names (tab).
+type prompt struct {
+	in       textinput.Model
+	commands []string
+	hist     []string
+	pos      int // index into hist while browsing; len(hist) for the draft
+	draft    string
+	keys     promptKeys
+}
+
+type promptKeys struct {
+	Submit, Cancel, Older, Newer key.Binding
+}
+
+func newPrompt(st *Styles, commands []string) *prompt {
+	in := textinput.New()
+	in.Prompt = ": "
+	in.PromptStyle = st.Key.Style
+	in.TextStyle = st.Text.Style
+	in.PlaceholderStyle = st.Faint.Style
+	in.CompletionStyle = st.Faint.Style
+	in.Placeholder = "a lab command, e.g. kill n2 · help"
+	in.ShowSuggestions = true
+	in.CharLimit = 500
+	// ↑/↓ walk the history; ctrl+n/ctrl+p cycle suggestions.
+	in.KeyMap.NextSuggestion = key.NewBinding(key.WithKeys("ctrl+n"))
+	in.KeyMap.PrevSuggestion = key.NewBinding(key.WithKeys("ctrl+p"))
+	if len(commands) == 0 {
+		commands = DefaultCommands
+	}
+	return &prompt{
+		in:       in,
+		commands: commands,
+		keys: promptKeys{
+			Submit: key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "run")),
+			Cancel: key.NewBinding(key.WithKeys("esc", "ctrl+c"), key.WithHelp("esc", "cancel")),
+			Older:  key.NewBinding(key.WithKeys("up"), key.WithHelp("↑/↓", "history")),
+			Newer:  key.NewBinding(key.WithKeys("down")),
+		},
+	}
+}
+
+func (p *prompt) active() bool { return p.in.Focused() }
+
+// open focuses the input, with completions for these nodes.
+func (p *prompt) open(nodes []Node) tea.Cmd {
+	sug := append([]string(nil), p.commands...)
+	for _, c := range nodeCommands {
+		for _, n := range nodes {
+			sug = append(sug, c+" "+n.ID)
+		}
+	}
+	p.in.SetSuggestions(sug)
+	p.in.Reset()
+	p.pos = len(p.hist)
+	p.draft = ""
+	return p.in.Focus()
+}
+
+func (p *prompt) close() { p.in.Blur(); p.in.Reset() }
+
+// promptResult is what a key did to the prompt.
+type promptResult int
+
+const (
+	promptTyping promptResult = iota
+	promptSubmitted
+	promptCancelled
+)
+
+// update handles one message while the prompt is open. On submit it
+// returns the line and records it in the history.
+func (p *prompt) update(msg tea.Msg) (promptResult, string, tea.Cmd) {
+	if km, ok := msg.(tea.KeyMsg); ok {
+		switch {
+		case key.Matches(km, p.keys.Submit):
+			line := strings.TrimSpace(p.in.Value())
+			if line != "" && (len(p.hist) == 0 || p.hist[len(p.hist)-1] != line) {
+				p.hist = append(p.hist, line)
+				if len(p.hist) > 200 {
+					p.hist = p.hist[len(p.hist)-200:]
+				}
+			}
+			p.close()
+			return promptSubmitted, line, nil
+		case key.Matches(km, p.keys.Cancel):
+			p.close()
+			return promptCancelled, "", nil
+		case key.Matches(km, p.keys.Older):
+			if p.pos > 0 {
+				if p.pos == len(p.hist) {
+					p.draft = p.in.Value()
+				}
+				p.pos--
+				p.in.SetValue(p.hist[p.pos])
+				p.in.CursorEnd()
+			}
+			return promptTyping, "", nil
+		case key.Matches(km, p.keys.Newer):
+			if p.pos < len(p.hist) {
+				p.pos++
+				if p.pos == len(p.hist) {
+					p.in.SetValue(p.draft)
+				} else {
+					p.in.SetValue(p.hist[p.pos])
+				}
+				p.in.CursorEnd()
+			}
+			return promptTyping, "", nil
+		}
+	}
+	var cmd tea.Cmd
+	p.in, cmd = p.in.Update(msg)
+	return promptTyping, "", cmd
+}
+
+// view draws the prompt in one row of w cells, with what tab would
+// complete to spelled out (the inline completion is faint, and without
+// colour faint is invisible).
+func (p *prompt) view(st *Styles, w int) string {
+	hint := ""
+	if m := p.in.MatchedSuggestions(); len(m) > 0 && p.in.Value() != "" && m[0] != p.in.Value() {
+		hint = "tab → " + p.in.CurrentSuggestion()
+	} else {
+		hint = "enter runs · esc cancels · ↑/↓ history"
+	}
+	hw := min(textWidth(hint), w/2)
+	p.in.Width = max(1, w-hw-4)
+	var l line
+	l.b.WriteString(p.in.View())
+	l.w = textWidth(p.in.View())
+	l.pad(w - hw)
+	l.add(&st.Faint, cut(hint, hw))
+	return l.fit(w)
+}

@@ -1,0 +1,129 @@
+package tui
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// queuesPanel draws work queues: how many messages are ready, in flight
+// (with the time until each comes back), delayed and dead-lettered, and how
+// often each has been received.
+type queuesPanel struct {
+	ctx  *Context
+	w, h int
+	off  int
+}
+
+func newQueuesPanel(ctx *Context) *queuesPanel { return &queuesPanel{ctx: ctx} }
+
+func (p *queuesPanel) Title() string    { return "Queues" }
+func (p *queuesPanel) SetSize(w, h int) { p.w, p.h = w, h }
+func (p *queuesPanel) Scroll(d int)     { p.off = max(0, p.off+d) }
+
+func (p *queuesPanel) View() string {
+	st := p.ctx.Styles
+	qs := p.ctx.State.Queues
+	if len(qs) == 0 {
+		return block([]string{st.Muted.Render("No queues. Create one with"),
+			st.Muted.Render("  :queue create receipts visibility=5s")}, p.w, p.h)
+	}
+	var rows []string
+	for qi, q := range qs {
+		if qi > 0 {
+			rows = append(rows, "")
+		}
+		var l line
+		l.add(&st.Header, q.Name)
+		l.add(nil, "  ")
+		if q.Leader != "" {
+			l.add(&st.Muted, "leader ")
+			l.add(&st.Leader, symLeader+" "+q.Leader)
+		} else {
+			l.add(&st.Fail, symFail+" no leader")
+		}
+		l.add(&st.Muted, fmt.Sprintf("  epoch %d", q.Epoch))
+		if q.Visibility > 0 {
+			l.add(&st.Faint, "  visibility "+shortDur(q.Visibility))
+		}
+		if q.MaxReceives > 0 {
+			l.add(&st.Faint, fmt.Sprintf("  max receives %d", q.MaxReceives))
+		}
+		rows = append(rows, l.fit(p.w))
+
+		var c line
+		c.add(nil, "  ")
+		c.add(&st.Muted, "ready ")
+		c.add(&st.Bold, strconv.Itoa(q.Ready))
+		c.add(&st.Muted, " · in flight ")
+		c.add(&st.Bold, strconv.Itoa(q.InFlight))
+		c.add(&st.Muted, " · delayed ")
+		c.add(&st.Bold, strconv.Itoa(q.Delayed))
+		if q.DLQ != "" {
+			c.add(&st.Muted, " · DLQ "+q.DLQ+" ")
+			s := &st.Bold
+			if q.DLQDepth > 0 {
+				s = &st.Fail
+			}
+			c.add(s, strconv.Itoa(q.DLQDepth))
+		}
+		rows = append(rows, c.fit(p.w))
+
+		idW, wkW, dueW := 4, 0, 0
+		for _, m := range q.Messages {
+			idW = max(idW, textWidth(m.ID))
+			wkW = max(wkW, textWidth(m.Worker))
+			dueW = max(dueW, len("ready in ")+len(countdown(m.Due)))
+		}
+		idW = min(idW, 16)
+		for _, m := range q.Messages {
+			var ml line
+			ml.add(nil, "  ")
+			ml.add(&st.Text, fit(m.ID, idW))
+			ml.add(nil, " ")
+			var state, due string
+			ss := &st.OK
+			switch m.State {
+			case "in-flight":
+				state, due, ss = "◔ in flight", "back in "+countdown(m.Due), &st.Warn
+			case "delayed":
+				state, due, ss = "◷ delayed", "ready in "+countdown(m.Due), &st.Muted
+			default:
+				state = "● ready"
+			}
+			ml.add(ss, fit(state, 12))
+			if wkW > 0 {
+				ml.add(&st.Text, fit(m.Worker, wkW+1))
+			}
+			if dueW > 0 {
+				ml.add(&st.Muted, fit(due, dueW+1))
+			}
+			rs := &st.Muted
+			if q.MaxReceives > 0 && m.Receives >= q.MaxReceives-1 && m.Receives > 1 {
+				rs = &st.Fail
+			}
+			ml.add(rs, fmt.Sprintf("recv %d×", m.Receives))
+			if m.Value != "" {
+				ml.add(&st.Faint, "  "+m.Value)
+			}
+			rows = append(rows, ml.fit(p.w))
+		}
+	}
+	out, off := window(rows, p.off, p.h, st)
+	p.off = off
+	return block(out, p.w, p.h)
+}
+
+func countdown(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	return strconv.FormatFloat(d.Seconds(), 'f', 1, 64) + "s"
+}
+
+func shortDur(d time.Duration) string {
+	if d%time.Second == 0 {
+		return strconv.Itoa(int(d/time.Second)) + "s"
+	}
+	return d.String()
+}

@@ -1,0 +1,131 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+)
+
+// servicesPanel draws the services' SQL tables as they are: the outbox
+// rows going pending → sent, processed_messages, wallets, charges.
+type servicesPanel struct {
+	ctx  *Context
+	w, h int
+	off  int
+}
+
+func newServicesPanel(ctx *Context) *servicesPanel { return &servicesPanel{ctx: ctx} }
+
+func (p *servicesPanel) Title() string    { return "Services" }
+func (p *servicesPanel) SetSize(w, h int) { p.w, p.h = w, h }
+func (p *servicesPanel) Scroll(d int)     { p.off = max(0, p.off+d) }
+
+func (p *servicesPanel) View() string {
+	st := p.ctx.Styles
+	ts := p.ctx.State.Tables
+	if len(ts) == 0 {
+		return block([]string{st.Muted.Render("No services running. Start one with"),
+			st.Muted.Render("  :service start orders mode=outbox")}, p.w, p.h)
+	}
+	var rows []string
+	for ti, t := range ts {
+		if ti > 0 {
+			rows = append(rows, "")
+		}
+		var l line
+		l.add(&st.Header, t.Name)
+		total := t.Total
+		if total < len(t.Rows) {
+			total = len(t.Rows)
+		}
+		count := fmt.Sprintf("  %d rows", total)
+		if total == 1 {
+			count = "  1 row"
+		}
+		if len(t.Rows) < total {
+			count += fmt.Sprintf(", the last %d shown", len(t.Rows))
+		}
+		l.add(&st.Muted, count)
+		rows = append(rows, l.fit(p.w))
+		rows = append(rows, p.table(t)...)
+	}
+	out, off := window(rows, p.off, p.h, st)
+	p.off = off
+	return block(out, p.w, p.h)
+}
+
+// table lays the columns out to fit: each as wide as its widest cell, the
+// widest shrunk first when the panel is narrow.
+func (p *servicesPanel) table(t Table) []string {
+	st := p.ctx.Styles
+	if len(t.Columns) == 0 {
+		return nil
+	}
+	ws := make([]int, len(t.Columns))
+	for i, c := range t.Columns {
+		ws[i] = textWidth(c)
+	}
+	for _, r := range t.Rows {
+		for i := 0; i < len(r) && i < len(ws); i++ {
+			ws[i] = max(ws[i], min(textWidth(r[i]), 40))
+		}
+	}
+	avail := p.w - 2 - (len(ws) - 1)
+	for sum(ws) > avail {
+		wi := 0
+		for i := range ws {
+			if ws[i] > ws[wi] {
+				wi = i
+			}
+		}
+		if ws[wi] <= 4 {
+			break
+		}
+		ws[wi]--
+	}
+	render := func(cells []string, s *lipglossStyle) string {
+		var l line
+		l.add(nil, "  ")
+		for i := range ws {
+			if i > 0 {
+				l.add(nil, " ")
+			}
+			v := ""
+			if i < len(cells) {
+				v = cells[i]
+			}
+			cs := s
+			if s == nil {
+				cs = cellStyle(st, v)
+			}
+			l.add(cs, fit(v, ws[i]))
+		}
+		return l.fit(p.w)
+	}
+	rows := []string{render(t.Columns, &st.Faint)}
+	for _, r := range t.Rows {
+		rows = append(rows, render(r, nil))
+	}
+	return rows
+}
+
+// cellStyle colours the words a learner watches for; the word itself is
+// always there.
+func cellStyle(st *Styles, v string) *lipglossStyle {
+	switch strings.ToLower(v) {
+	case "pending":
+		return &st.Warn
+	case "sent", "done", "ok", "processed":
+		return &st.OK
+	case "failed", "error":
+		return &st.Fail
+	}
+	return &st.Text
+}
+
+func sum(xs []int) int {
+	t := 0
+	for _, x := range xs {
+		t += x
+	}
+	return t
+}

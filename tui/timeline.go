@@ -1,0 +1,163 @@
+package tui
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// timelinePanel draws the lab's events newest first. f cycles a filter
+// through the kinds present, so "what got truncated?" is one key away.
+type timelinePanel struct {
+	ctx    *Context
+	w, h   int
+	off    int
+	filter string // "" shows every kind
+}
+
+func newTimelinePanel(ctx *Context) *timelinePanel { return &timelinePanel{ctx: ctx} }
+
+func (p *timelinePanel) Title() string    { return "Timeline" }
+func (p *timelinePanel) SetSize(w, h int) { p.w, p.h = w, h }
+func (p *timelinePanel) Scroll(d int)     { p.off = max(0, p.off+d) }
+
+// kinds lists the kinds present, sorted.
+func (p *timelinePanel) kinds() []string {
+	seen := map[string]bool{}
+	var ks []string
+	for _, t := range p.ctx.State.Timeline {
+		if !seen[t.Kind] {
+			seen[t.Kind] = true
+			ks = append(ks, t.Kind)
+		}
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// cycleFilter moves to the next kind, then back to all; it returns the
+// filter now in force ("" for all).
+func (p *timelinePanel) cycleFilter() string {
+	ks := p.kinds()
+	next := ""
+	if p.filter == "" {
+		if len(ks) > 0 {
+			next = ks[0]
+		}
+	} else {
+		i := sort.SearchStrings(ks, p.filter)
+		if i < len(ks) && ks[i] == p.filter {
+			i++
+		}
+		if i < len(ks) {
+			next = ks[i]
+		}
+	}
+	p.filter = next
+	p.off = 0
+	return next
+}
+
+func (p *timelinePanel) View() string {
+	st := p.ctx.Styles
+	tl := p.ctx.State.Timeline
+	var head line
+	if p.filter == "" {
+		head.add(&st.Muted, "all events, newest first")
+	} else {
+		head.add(&st.Muted, "only ")
+		head.add(&st.Accent, p.filter)
+	}
+	head.add(&st.Faint, " · f filters")
+	rows := []string{head.fit(p.w)}
+	if len(tl) == 0 {
+		rows = append(rows, st.Muted.Render("Nothing has happened yet."))
+		return block(rows, p.w, p.h)
+	}
+	kindW := 0
+	for _, t := range tl {
+		kindW = max(kindW, textWidth(t.Kind))
+	}
+	kindW = min(kindW, 16)
+	timeW := len("15:04:05.000")
+	narrow := p.w < timeW+kindW+24
+	// Build only what can be seen: newest first, past the scroll offset.
+	var body []string
+	skipped, total, drawn := 0, 0, 0
+	for i := len(tl) - 1; i >= 0; i-- {
+		t := tl[i]
+		if p.filter != "" && t.Kind != p.filter {
+			continue
+		}
+		if skipped < p.off {
+			skipped++
+			continue
+		}
+		total++
+		if len(body) >= p.h-1 {
+			continue
+		}
+		drawn++
+		var l line
+		if narrow { // time and kind above, the sentence below
+			l.add(&st.Faint, t.Time.Format("15:04:05.0")+" ")
+			l.add(kindStyle(st, t.Kind), t.Kind)
+			body = append(body, l.fit(p.w))
+			lines := wrapText(t.Text, p.w-2)
+			for _, s := range lines[:min(2, len(lines))] {
+				body = append(body, "  "+st.Text.Render(s))
+			}
+			continue
+		}
+		l.add(&st.Faint, t.Time.Format("15:04:05.000")+" ")
+		l.add(kindStyle(st, t.Kind), fit(t.Kind, kindW)+" ")
+		// Long sentences wrap under the text column.
+		indent := timeW + 1 + kindW + 1
+		lines := wrapText(t.Text, p.w-indent)
+		if len(lines) == 0 {
+			lines = []string{""}
+		}
+		l.add(&st.Text, lines[0])
+		body = append(body, l.fit(p.w))
+		for _, more := range lines[1:min(len(lines), 3)] {
+			body = append(body, spaces(indent)+st.Text.Render(more))
+		}
+	}
+	if p.off > 0 && skipped < p.off {
+		p.off = skipped
+	}
+	if len(body) > p.h-1 {
+		body = body[:p.h-1]
+	}
+	if rest := total - drawn; rest > 0 && len(body) > 0 {
+		body[len(body)-1] = st.Muted.Render(fmt.Sprintf("↓ %d older (↑/↓ to scroll)", rest))
+	}
+	rows = append(rows, body...)
+	return block(rows, p.w, p.h)
+}
+
+// kindStyle colours a kind by what it means; the kind's name is the word.
+func kindStyle(st *Styles, kind string) *lipglossStyle {
+	k := strings.ToLower(kind)
+	switch {
+	case strings.Contains(k, "trunc"), strings.Contains(k, "lost"), strings.Contains(k, "dead"),
+		strings.Contains(k, "kill"), strings.Contains(k, "crash"), strings.Contains(k, "fail"):
+		return &st.Fail
+	case strings.Contains(k, "leader"), strings.Contains(k, "elect"), strings.Contains(k, "step"):
+		return &st.Leader
+	case strings.Contains(k, "cut"), strings.Contains(k, "isolat"), strings.Contains(k, "slow"),
+		strings.Contains(k, "redeliver"), strings.Contains(k, "retry"), strings.Contains(k, "fault"):
+		return &st.Warn
+	case strings.Contains(k, "heal"), strings.Contains(k, "restart"), strings.Contains(k, "commit"):
+		return &st.OK
+	}
+	return &st.Muted
+}
+
+// kindTag is a short form of a kind for narrow panels.
+func kindTag(kind string) string {
+	if len(kind) <= 8 {
+		return fmt.Sprintf("%-8s", kind)
+	}
+	return kind[:7] + "…"
+}

@@ -1,0 +1,275 @@
+package tui
+
+import (
+	"context"
+	"time"
+)
+
+// Source is everything the screen needs from a running lab (or a recording,
+// or the demo). The TUI never reaches past it: the lab adapter turns a lab
+// snapshot into a ViewState, and every key that changes the lab becomes one
+// command line for Exec, the same line a learner could type at the ':' prompt.
+type Source interface {
+	// View returns the state to draw now, as plain values the TUI may keep:
+	// it is stored in the history ring, so it must share no memory that the
+	// source later changes.
+	View() ViewState
+	// Exec runs one command line ("kill n2", "speed 2x", "lesson next") and
+	// returns its output. An error is shown to the learner as it is, so it
+	// should read as a sentence.
+	Exec(ctx context.Context, line string) (string, error)
+	// Changes signals that View has something new. The source coalesces:
+	// a buffered channel of one, sent to without blocking, is enough. The
+	// TUI re-reads View at most about 20 times a second. Nil means the state
+	// never changes (a fixed picture).
+	Changes() <-chan struct{}
+}
+
+// Commands the TUI's keys send that are not broker faults. The lab adapter
+// routes them to the lesson runner.
+const (
+	CmdLessonNext = "lesson next" // n: the next step of the open lesson
+	CmdLessonPrev = "lesson prev" // p: the previous step (re-runs the lesson up to it)
+	CmdPredict    = "predict"     // a–d: "predict b" answers the open prediction
+)
+
+// ViewState is one moment of the lab as the panels show it. Every slice is
+// a window chosen by the source (the newest log entries, the last timeline
+// lines, the first rows of a table): the TUI draws windows, never whole logs.
+type ViewState struct {
+	// Time is the lab clock at this moment; the history banner shows it.
+	Time   time.Time
+	Clock  Clock
+	Timing string // "classroom" or "fast"
+
+	Nodes      []Node
+	Partitions []Partition // topic partitions and queue groups, in display order
+	Groups     []Group
+	Queues     []Queue
+	Tables     []Table
+
+	// Timeline holds the last events, oldest first (the panel shows them
+	// newest first).
+	Timeline []TimelineLine
+	Checker  Checker
+	Charts   Charts
+	// Jobs are long runs with progress: a load generator, a drain.
+	Jobs []Job
+	// Lesson is nil in the sandbox.
+	Lesson *Lesson
+}
+
+// Clock is the lab clock's speed and whether it runs.
+type Clock struct {
+	Speed  float64 // 1 is real time; 0 means 1
+	Paused bool
+}
+
+// Node is one broker node.
+type Node struct {
+	ID       string
+	Up       bool
+	Isolated bool          // every link cut: peers and clients
+	CutFrom  []string      // peers it cannot reach (a partition), when not isolated
+	Latency  time.Duration // added by "slow"
+	Leads    []string      // groups it leads: "controller", "orders/0", "receipts"
+}
+
+// Partition is one raft group with a log: a topic partition ("orders/0").
+type Partition struct {
+	Name     string // "orders/0"
+	Leader   string // "" when there is none
+	Epoch    uint64 // the leader's epoch; without one, the highest among live replicas
+	Replicas []Replica
+}
+
+// Replica is one node's copy of a partition's log.
+type Replica struct {
+	Node  string
+	Role  string // "leader", "follower", "candidate" or "down"
+	Epoch uint64
+	// LogStart is the first retained offset, HWM the next offset to be
+	// committed as far as this replica knows, LEO the next offset it would
+	// write (uncommitted entries included).
+	LogStart int64
+	HWM      int64
+	LEO      int64
+	// Entries is a window of the newest entries, ending at LEO, in offset
+	// order. A few dozen are plenty: the panel shows what fits.
+	Entries []Entry
+	// Truncation is the replica's latest cut of its uncommitted tail, or nil.
+	// The panel flashes a truncation it has not seen before and names it
+	// while it is recent.
+	Truncation *Truncation
+}
+
+// Entry is one record of a replica's log.
+type Entry struct {
+	Offset    int64
+	Epoch     uint64
+	Key       string
+	Value     string
+	Committed bool
+}
+
+// Truncation is a cut of a replica's uncommitted tail.
+type Truncation struct {
+	// At is when it happened, in lab time. Zero is allowed: the TUI then
+	// dates it by the state in which it first saw it.
+	At     time.Time
+	From   int64    // first offset cut
+	To     int64    // exclusive
+	Epochs []uint64 // epochs of the cut entries
+}
+
+// Group is a consumer group.
+type Group struct {
+	Name       string
+	Topic      string
+	Generation int
+	State      string // "stable", "rebalancing", "empty"
+	Members    []Member
+	Offsets    []GroupOffset // one per partition of the topic
+	Lag        int64         // messages, all partitions
+	LagSeconds float64       // age of the oldest unconsumed message
+}
+
+// Member is one consumer in a group.
+type Member struct {
+	ID         string
+	Partitions []string // assigned: "orders/0"; none means idle
+	State      string   // "up", "crashed", "stopped", "joining"
+}
+
+// GroupOffset is a group's position on one partition.
+type GroupOffset struct {
+	Partition  string
+	Committed  int64 // -1 when nothing is committed yet
+	HWM        int64
+	Lag        int64
+	LagSeconds float64
+}
+
+// Queue is a work queue.
+type Queue struct {
+	Name        string
+	Leader      string
+	Epoch       uint64
+	Ready       int
+	InFlight    int
+	Delayed     int
+	DLQ         string // the dead-letter queue's name, "" if none
+	DLQDepth    int
+	MaxReceives int
+	Visibility  time.Duration
+	// Messages is a window of messages worth seeing: in flight (with the
+	// time until they come back), delayed, and the first ready ones.
+	Messages []QueueMessage
+}
+
+// QueueMessage is one message of a queue.
+type QueueMessage struct {
+	ID       string
+	Value    string
+	State    string        // "ready", "in-flight", "delayed"
+	Worker   string        // who holds it, when in flight
+	Receives int           // how many times it has been received
+	Due      time.Duration // in flight: until it becomes visible again; delayed: until ready
+}
+
+// Table is a window of a service's SQL table, as strings.
+type Table struct {
+	Name    string // "orders.outbox"
+	Columns []string
+	Rows    [][]string
+	Total   int // rows in the table; Rows may hold fewer
+}
+
+// TimelineLine is one event of the lab's timeline.
+type TimelineLine struct {
+	Time time.Time
+	Kind string // "leader-elected", "truncation", "node-killed", "delivery", …
+	Text string // one readable sentence
+}
+
+// Checker is the checker's latest report.
+type Checker struct {
+	At     time.Time // zero until the first check
+	Fields []CheckField
+}
+
+// CheckField is one invariant with its count.
+type CheckField struct {
+	Name  string // "lost", "duplicate_deliveries", …
+	Value int64
+	OK    bool   // whether the count is what a correct system gives
+	Note  string // optional: "3 confirmed acks=1 writes were truncated"
+}
+
+// Charts are the series the chart panel draws.
+type Charts struct {
+	// Series are values over time, oldest first, one every Every.
+	Series []Series
+	// Retries are spreads of retry times: when each retry fired, measured
+	// from its failure. Drawn as histograms, one above the other, on one
+	// time axis, so "no jitter" shows waves and "full jitter" a spread.
+	Retries []RetrySpread
+}
+
+// Series is one quantity over time.
+type Series struct {
+	Name   string // "backlog orders", "lag billing"
+	Unit   string // "msgs", "s"
+	Every  time.Duration
+	Values []float64
+}
+
+// RetrySpread is the set of times at which retries fired.
+type RetrySpread struct {
+	Name  string // "backoff, no jitter"
+	Times []time.Duration
+}
+
+// Job is a long run with progress.
+type Job struct {
+	Name  string // "load orders", "check: draining"
+	Done  int64
+	Total int64 // 0 when unknown
+}
+
+// Lesson is the open lesson as the lesson pane shows it.
+type Lesson struct {
+	ID        string
+	Title     string
+	Step      int // 1-based
+	Steps     int
+	StepTitle string
+	// Text is the step's narrative: paragraphs separated by blank lines.
+	Text         string
+	Tasks        []Task
+	Prediction   *Prediction
+	Expectations []Expectation
+}
+
+// Task is something the learner must do.
+type Task struct {
+	Text string
+	Hint string // the key or command: "select n2, press k"
+	Done bool
+}
+
+// Prediction is a question asked before the reveal.
+type Prediction struct {
+	Question string
+	Choices  []string
+	Chosen   int // 0-based; -1 until the learner answers
+	Answer   int // 0-based; -1 until revealed
+}
+
+// Expectation is one condition of an expect block.
+type Expectation struct {
+	Text    string // "leader(orders/0) != n1"
+	Checked bool   // false until it has been evaluated
+	OK      bool
+	Got     string // what was found, when it failed: "n1"
+}
