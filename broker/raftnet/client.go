@@ -167,6 +167,7 @@ func (n *Network) Call(ctx context.Context, client, node string, kind RequestKin
 	}
 	drop, armed := n.takeArm(client, kind)
 	if armed && drop == DropAck {
+		n.dropped(client, node, kind, drop)
 		return fail(ErrRequestLost)
 	}
 
@@ -177,9 +178,16 @@ func (n *Network) Call(ctx context.Context, client, node string, kind RequestKin
 		return fail(fmt.Errorf("%w: %w", ErrReplyLost, terr))
 	}
 	if armed && drop == DropReply {
+		n.dropped(client, node, kind, drop)
 		return fail(ErrReplyLost)
 	}
 	return err
+}
+
+func (n *Network) dropped(client, node string, kind RequestKind, drop DropKind) {
+	if n.onDrop != nil {
+		n.onDrop(client, node, kind, drop)
+	}
 }
 
 // travel waits out node's latency for one client message, then reports

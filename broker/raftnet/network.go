@@ -51,18 +51,23 @@ const DefaultRPCTimeout = 500 * time.Millisecond
 
 // Options configures a Network.
 type Options struct {
-	// RPCTimeout bounds a whole raft RPC, latency included: how long a call
-	// to an unresponsive peer waits before failing with ErrTimeout. Calls
+	// RPCTimeout is how long a raft RPC waits for an unresponsive peer
+	// before failing with ErrTimeout, on top of the links' latency. Calls
 	// to a down node or across a cut link fail at once instead.
 	// InstallSnapshot gets ten times as long, since it carries bulk data.
 	// Default DefaultRPCTimeout.
 	RPCTimeout time.Duration
+	// OnDrop, if set, is told when an armed fault bites: which client's
+	// request to which node, and what was lost. It runs on the caller's
+	// goroutine and must not block.
+	OnDrop func(client, node string, kind RequestKind, drop DropKind)
 }
 
 // Network connects raft transports and clients to nodes, and injects faults
 // between them. All methods are safe for concurrent use.
 type Network struct {
 	rpcTimeout time.Duration
+	onDrop     func(client, node string, kind RequestKind, drop DropKind)
 
 	// faults is the current fault snapshot; never nil, never mutated.
 	faults atomic.Pointer[faults]
@@ -87,6 +92,7 @@ func New(opts Options) *Network {
 	}
 	n := &Network{
 		rpcTimeout: opts.RPCTimeout,
+		onDrop:     opts.OnDrop,
 		endpoints:  make(map[raft.ServerAddress]*Transport),
 		nodes:      make(map[string]struct{}),
 		arms:       make(map[string]armSet),

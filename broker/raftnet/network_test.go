@@ -355,3 +355,27 @@ func TestArmNotConsumedWhenUnreachable(t *testing.T) {
 		t.Fatalf("unreachable call consumed the arm: %v", got)
 	}
 }
+
+func TestOnDropReportsTheFaultThatBit(t *testing.T) {
+	type bite struct {
+		client, node string
+		kind         RequestKind
+		drop         DropKind
+	}
+	var got []bite
+	n := New(Options{OnDrop: func(client, node string, kind RequestKind, drop DropKind) {
+		got = append(got, bite{client, node, kind, drop})
+	}})
+	ctx := context.Background()
+	ok := func() error { return nil }
+	n.DropNext("c1", DropReply)
+	n.DropNext("c1", DropAck)
+	_ = n.Call(ctx, "c1", "n2", RequestMetadata, ok) // never dropped, so not reported
+	_ = n.Call(ctx, "c1", "n2", RequestAck, ok)      // the ack is lost first
+	_ = n.Call(ctx, "c1", "n3", RequestData, ok)     // then the reply
+	_ = n.Call(ctx, "c1", "n3", RequestData, ok)     // nothing armed any more
+	want := []bite{{"c1", "n2", RequestAck, DropAck}, {"c1", "n3", RequestData, DropReply}}
+	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
+		t.Fatalf("OnDrop saw %+v, want %+v", got, want)
+	}
+}
