@@ -75,6 +75,26 @@ func (c *Clock) Sleep(ctx context.Context, d time.Duration) error {
 
 // SleepUntil waits until lab time reaches t, or until ctx ends.
 func (c *Clock) SleepUntil(ctx context.Context, t time.Time) error {
+	return c.sleepUntil(ctx, t, nil)
+}
+
+// sleepOrWake waits d of lab time like Sleep, but returns early (nil) when
+// wake delivers; d <= 0 waits for wake or ctx alone.
+func (c *Clock) sleepOrWake(ctx context.Context, d time.Duration, wake <-chan struct{}) error {
+	if d <= 0 {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-wake:
+			return nil
+		}
+	}
+	return c.sleepUntil(ctx, c.Now().Add(d), wake)
+}
+
+// sleepUntil is SleepUntil that also returns when wake delivers (a nil
+// wake never does).
+func (c *Clock) sleepUntil(ctx context.Context, t time.Time, wake <-chan struct{}) error {
 	for {
 		c.mu.Lock()
 		changed := c.changed
@@ -94,16 +114,22 @@ func (c *Clock) SleepUntil(ctx context.Context, t time.Time) error {
 			tm = time.NewTimer(wait)
 			timer = tm.C
 		}
+		woken := false
 		select {
 		case <-ctx.Done():
 		case <-changed:
 		case <-timer:
+		case <-wake:
+			woken = true
 		}
 		if tm != nil {
 			tm.Stop()
 		}
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		if woken {
+			return nil
 		}
 	}
 }

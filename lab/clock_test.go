@@ -51,3 +51,29 @@ func TestClockSpeedAndPause(t *testing.T) {
 		t.Errorf("after resume: %v, %v → %v", err, frozen, c.Now())
 	}
 }
+
+// sleepOrWake returns at a wake, at the end of its lab time, or with ctx;
+// with no time it waits for the wake alone.
+func TestClockSleepOrWake(t *testing.T) {
+	c := NewClock()
+	ctx := ctxFor(t, 10*time.Second)
+	wake := make(chan struct{}, 1)
+	wake <- struct{}{}
+	if err := c.sleepOrWake(ctx, time.Hour, wake); err != nil {
+		t.Fatalf("woken: %v", err)
+	}
+	wake <- struct{}{}
+	if err := c.sleepOrWake(ctx, 0, wake); err != nil {
+		t.Fatalf("woken with no time: %v", err)
+	}
+	c.SetSpeed(100)
+	start := c.Now()
+	if err := c.sleepOrWake(ctx, 500*time.Millisecond, wake); err != nil || c.Now().Sub(start) < 500*time.Millisecond {
+		t.Fatalf("slept %v of lab time: %v", c.Now().Sub(start), err)
+	}
+	short, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := c.sleepOrWake(short, 0, wake); err == nil {
+		t.Fatal("a cancelled wait returned nil")
+	}
+}

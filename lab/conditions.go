@@ -174,13 +174,15 @@ func (rd *reader) state(name string) (any, error) {
 	if loadState != "" {
 		return loadState, nil
 	}
-	if rd.r.w.hasClient(name) {
-		return "up", nil
-	}
+	// A feature knows more than "up" about its own clients and services
+	// (crashed, stopped), also when they publish as a client of that name.
 	for _, f := range stateFeatures {
 		if val, ok, err := f.value(rd.ctx, rd.r.w, command.Value{Kind: command.ValLab, Func: "state", Arg: name}); ok {
 			return val, err
 		}
+	}
+	if rd.r.w.hasClient(name) {
+		return "up", nil
 	}
 	var names []string
 	for _, n := range rd.snapshot().Nodes {

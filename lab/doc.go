@@ -6,7 +6,9 @@
 // Exec runs one line of the language (package lab/command parses it);
 // Snapshot copies everything the screens show; Subscribe streams the
 // timeline; Check drains the cluster and returns the checker's report
-// (package lab/checker). Commands whose machinery has not landed yet
-// (consumer groups, queues, services) parse and validate, and say so when
-// run: features.go is where they are wired in.
+// (package lab/checker). The services of package lab/services run behind
+// service, order, sql, rows(…) and state(…) (feature_services.go).
+// Commands whose machinery has not landed yet (consumer groups, queues)
+// parse and validate, and say so when run: features.go is where they are
+// wired in.
 package lab

@@ -27,7 +27,8 @@ type feature interface {
 var (
 	consumerGroups = unavailable{"consumer groups", "the broker's consumer groups (Cluster.NewConsumer, offsets in __consumer_offsets)"}
 	queues         = unavailable{"queues", "the broker's queues (Cluster.CreateQueue and queue clients)"}
-	services       = unavailable{"services", "the SQLite services of lab/services"}
+	// serviceFamily runs the SQLite services of lab/services (feature_services.go).
+	serviceFamily = servicesFeature{}
 )
 
 // features maps command names (Spec.Name) to the family that runs them.
@@ -38,8 +39,9 @@ var features = map[string]feature{
 	"send":         queues,
 	"worker":       queues,
 	"redrive":      queues,
-	"service":      services,
-	"sql":          services,
+	"service":      serviceFamily,
+	"order":        serviceFamily,
+	"sql":          serviceFamily,
 }
 
 // valueFeatures maps lab value functions to the family that reads them.
@@ -49,15 +51,16 @@ var valueFeatures = map[string]feature{
 	"depth":       queues,
 	"inflight":    queues,
 	"oldest_age":  queues,
-	"rows":        services,
+	"rows":        serviceFamily,
 }
 
 // stateFeatures are asked, in order, for state(X) when X is neither a node
-// nor a producer.
-var stateFeatures = []feature{consumerGroups, queues, services}
+// nor a load, before a plain client is reported up: a service that
+// publishes as a client of its own name is crashed or stopped, not up.
+var stateFeatures = []feature{consumerGroups, queues, serviceFamily}
 
 // observers add to every check, in order.
-var observers = []feature{consumerGroups, queues, services}
+var observers = []feature{consumerGroups, queues, serviceFamily}
 
 // availability is help's note on a command the lab cannot run yet.
 func availability(name string) string {

@@ -53,6 +53,12 @@ func TestScriptsFailWhenTheBehaviourChanges(t *testing.T) {
 		{"acks1-loses-on-failover.mqlab", `acks=1 as=fast`, `acks=all as=fast`, "expect lost >= 1"},
 		// Without idempotence the retry after the lost reply is written twice.
 		{"lost-reply-duplicates.mqlab", `for order 882" idempotent=true`, `for order 882"`, "expect duplicate_writes == 1"},
+		// Without the crash between commit and publish the event is published.
+		{"commit-then-publish-loses-the-event.mqlab", ` crash=after-commit`, ``, "expect hwm(orders/0) == 0"},
+		// Without the outbox the crash after the commit loses the event.
+		{"outbox-keeps-the-event.mqlab", `mode=outbox`, `mode=commit-then-publish`, "expect rows(orders.outbox, status='sent') == 1"},
+		// A crash before the relay publishes makes no duplicate.
+		{"outbox-relay-republishes.mqlab", `crash=before-mark`, `crash=after-commit`, "expect duplicate_writes == 1"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.file, func(t *testing.T) {

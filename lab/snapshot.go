@@ -17,6 +17,9 @@ type Snapshot struct {
 	Cluster broker.Snapshot `json:"cluster"`
 	Clients []ClientState   `json:"clients"`
 	Loads   []LoadState     `json:"loads"`
+	// Services are the services started in this cluster, by name, with
+	// the newest rows of their tables.
+	Services []ServiceState `json:"services,omitempty"`
 	// Report is the last check's report, nil before the first; Checked is
 	// the lab time it was made.
 	Report   *checker.Report `json:"report,omitempty"`
@@ -48,6 +51,7 @@ func (l *Lab) Snapshot() Snapshot {
 	}
 	s.Cluster = w.cluster.Snapshot()
 	s.Loads = w.loadStates()
+	s.Services = w.svc.states()
 	w.mu.Lock()
 	if w.report != nil {
 		rep := *w.report

@@ -22,6 +22,8 @@ const (
 	EventExpect  EventKind = "expect"  // an expectation held (✓) or not (✗)
 	EventCheck   EventKind = "check"   // the checker's report
 	EventError   EventKind = "error"   // a command failed after it began
+	EventSQL     EventKind = "sql"     // a statement a service ran (Service holds its SQL and arguments)
+	EventService EventKind = "service" // a step of a service's work: an order placed, a publish, a credit, a crash
 )
 
 // Event is one line of the timeline.
@@ -35,8 +37,9 @@ type Event struct {
 	Line int `json:"line,omitempty"`
 	// Detail marks the many small events (appends, commits, raft's log)
 	// that a screen may hide; Snapshot's timeline leaves them out.
-	Detail bool          `json:"detail,omitempty"`
-	Broker *broker.Event `json:"broker,omitempty"`
+	Detail  bool          `json:"detail,omitempty"`
+	Broker  *broker.Event `json:"broker,omitempty"`
+	Service *ServiceEvent `json:"service,omitempty"`
 }
 
 func (e Event) String() string {

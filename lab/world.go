@@ -23,6 +23,7 @@ type world struct {
 	sub     *broker.Subscription
 	pumped  chan struct{} // closed when the event pump has stopped
 	loadWG  sync.WaitGroup
+	svc     *serviceSet // the running services (feature_services.go)
 
 	mu      sync.Mutex
 	clients map[string]*client
@@ -51,6 +52,7 @@ func (l *Lab) newWorld(nodes int, timing broker.Timing) (*world, error) {
 	w := &world{cluster: c, timing: timing, pumped: make(chan struct{}), clients: map[string]*client{}}
 	w.ctx, w.cancel = context.WithCancel(context.Background())
 	w.clients[defaultProducer] = newClient(defaultProducer)
+	w.svc = newServiceSet(l, w)
 	w.sub = c.Subscribe(8192)
 	go func() {
 		defer close(w.pumped)
@@ -61,7 +63,8 @@ func (l *Lab) newWorld(nodes int, timing broker.Timing) (*world, error) {
 	return w, nil
 }
 
-// close stops the world's generators and cluster and waits for them.
+// close stops the world's generators, services and cluster and waits for
+// them.
 func (w *world) close() {
 	w.cancel()
 	w.mu.Lock()
@@ -70,6 +73,7 @@ func (w *world) close() {
 	}
 	w.mu.Unlock()
 	w.loadWG.Wait()
+	w.svc.close()
 	w.cluster.Close()
 	<-w.pumped
 }

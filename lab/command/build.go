@@ -198,7 +198,7 @@ var serviceModes = map[string]map[string][]string{
 }
 
 func buildService(p *parser, _ *Spec) (Command, *posError) {
-	action, err := p.oneOf("start or stop", []string{ActionStart, ActionStop})
+	action, err := p.oneOf("start, restart or stop", actions)
 	if err != nil {
 		return nil, err
 	}
@@ -210,13 +210,19 @@ func buildService(p *parser, _ *Spec) (Command, *posError) {
 	if err != nil {
 		return nil, err
 	}
-	for _, k := range []string{"mode", "strategy", "threads"} {
+	for _, k := range []string{"mode", "strategy", "threads", "writes"} {
 		v, given := o[k]
 		if !given {
 			continue
 		}
 		if action == ActionStop {
 			return nil, errAt(v.col, "service stop takes no options; got %s=", k)
+		}
+		if action == ActionRestart {
+			return nil, errAt(v.col, "service restart takes only crash=; %s= was set when %s started (stop it and start it again to change it)", k, svc)
+		}
+		if k == "writes" {
+			continue
 		}
 		allowed, ok := serviceModes[svc][k]
 		if !ok {
@@ -226,11 +232,29 @@ func buildService(p *parser, _ *Spec) (Command, *posError) {
 			return nil, errAt(v.col+len(k)+1, "%s=%s: %s takes %s", k, s, svc, orList(allowed)).withSuggest(nearest(s, allowed))
 		}
 	}
-	if action == ActionStop && (o.has("writes") || o.has("crash")) {
-		return nil, errAt(p.end, "service stop takes no options")
+	if v, given := o["crash"]; given && action == ActionStop {
+		return nil, errAt(v.col, "service stop takes no options; got crash=")
 	}
 	return Service{Action: action, Service: svc, Mode: o.str("mode"), Strategy: o.str("strategy"), Threads: o.int("threads", 0),
 		Writes: o.float("writes"), Crash: o.str("crash")}, nil
+}
+
+func buildOrder(p *parser, _ *Spec) (Command, *posError) {
+	t, err := p.arg("an order id")
+	if err != nil {
+		return nil, err
+	}
+	id, perr := strconv.ParseInt(t.text, 10, 64)
+	if perr != nil || id < 1 || id > 1e12 || strconv.FormatInt(id, 10) != t.text {
+		return nil, errAt(t.col, "%q is not an order id; write a whole number from 1 to 1000000000000, like 881", t.text)
+	}
+	o, err := p.options()
+	if err != nil {
+		return nil, err
+	}
+	c := Order{ID: id, User: int64(o.int("user", 0)), Amount: int64(o.int("amount", 0)), Count: o.int("count", DefaultCount)}
+	c.Item, c.HasItem = o.text("item")
+	return c, nil
 }
 
 func buildSeek(p *parser, _ *Spec) (Command, *posError) {

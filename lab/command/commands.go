@@ -231,9 +231,11 @@ func (c Worker) String() string {
 	return c.Options.print(p).String()
 }
 
-// Service starts or stops one of the simulated services.
+// Service starts, restarts or stops one of the simulated services. A
+// restart brings a crashed service back with its database as it was; only
+// crash= may be given with it.
 type Service struct {
-	Action   string // "start" or "stop"
+	Action   string // "start", "restart" or "stop"
 	Service  string // orders, payments, wallet or checkout
 	Mode     string
 	Strategy string
@@ -250,6 +252,26 @@ func (c Service) String() string {
 		optIf(c.Threads != 0, "threads", strconv.Itoa(c.Threads)).
 		optIf(c.Writes != 0, "writes", formatRate(c.Writes)).
 		optIf(c.Crash != "", "crash", c.Crash).String()
+}
+
+// Order places Count orders through the orders service, numbered from ID,
+// and waits for what the service did with each.
+type Order struct {
+	ID      int64
+	User    int64 // 0: the service's default
+	Amount  int64 // 0: the service's default
+	Item    string
+	HasItem bool
+	Count   int // at least 1
+}
+
+func (Order) Name() string { return "order" }
+func (c Order) String() string {
+	return words("order", strconv.FormatInt(c.ID, 10)).
+		optIf(c.User != 0, "user", strconv.FormatInt(c.User, 10)).
+		optIf(c.Amount != 0, "amount", strconv.FormatInt(c.Amount, 10)).
+		optIf(c.HasItem, "item", quoteText(c.Item)).
+		optIf(c.Count != DefaultCount, "count", strconv.Itoa(c.Count)).String()
 }
 
 // Seek moves a group's position on one partition.

@@ -40,6 +40,11 @@ func TestParseValidLines(t *testing.T) {
 		{"service start orders mode=outbox crash=after-publish", Service{Action: "start", Service: "orders", Mode: "outbox", Crash: "after-publish"}},
 		{"service start wallet strategy=dedupe-table writes=50/s", Service{Action: "start", Service: "wallet", Strategy: "dedupe-table", Writes: 50}},
 		{"service start checkout mode=sync threads=8", Service{Action: "start", Service: "checkout", Mode: "sync", Threads: 8}},
+		{"service restart orders", Service{Action: "restart", Service: "orders"}},
+		{"service restart orders crash=before-mark", Service{Action: "restart", Service: "orders", Crash: "before-mark"}},
+		{"service stop wallet", Service{Action: "stop", Service: "wallet"}},
+		{"order 881", Order{ID: 881, Count: 1}},
+		{`order 881 user=7 amount=450 item="blue phone" count=3`, Order{ID: 881, User: 7, Amount: 450, Item: "blue phone", HasItem: true, Count: 3}},
 		{"seek billing orders/0 to=earliest", Seek{Group: "billing", Partition: TopicPartition{"orders", 0}, To: SeekTo{Kind: SeekEarliest}}},
 		{"seek billing orders/1 to=1500", Seek{Group: "billing", Partition: TopicPartition{"orders", 1}, To: SeekTo{Kind: SeekOffset, Offset: 1500}}},
 		{"seek billing orders/1 to=-5m", Seek{Group: "billing", Partition: TopicPartition{"orders", 1}, To: SeekTo{Kind: SeekAgo, Ago: 5 * time.Minute}}},
@@ -138,6 +143,8 @@ func TestCoreNames(t *testing.T) {
 	want := []string{"cluster", "topic create", "queue create", "produce", "send", "load", "load stop", "consumer", "worker", "service",
 		"seek", "redrive", "elect", "kill", "restart", "isolate", "partition", "slow", "heal", "drop next reply", "drop next ack",
 		"speed", "pause", "resume", "wait", "expect", "check", "help", "sql"}
+	// Added to the core: orders placed through the orders service.
+	want = append(want[:10], append([]string{"order"}, want[10:]...)...)
 	if got := specNames(); !reflect.DeepEqual(got, want) {
 		t.Errorf("command names:\n got %v\nwant %v", got, want)
 	}

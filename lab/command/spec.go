@@ -197,12 +197,18 @@ func init() {
 		{Name: "worker", Args: "start|restart|stop CLIENT", Summary: "run a worker on a queue", Example: "worker start w1 queue=receipts rate=400/s", build: buildWorker, Options: append([]Option{
 			{Key: "queue", Arg: "QUEUE", Help: "the queue to work on (required to start)", parse: parseName},
 		}, clientOptions...)},
-		{Name: "service", Args: "start|stop SERVICE", Summary: "run a simulated service: " + orList(Services), Example: "service start orders mode=outbox", build: buildService, Options: []Option{
+		{Name: "service", Args: "start|restart|stop SERVICE", Summary: "run a simulated service: " + orList(Services) + "; restart brings a crashed one back with its database", Example: "service start orders mode=outbox", build: buildService, Options: []Option{
 			{Key: "mode", Arg: "MODE", Help: "orders: commit-then-publish|publish-then-commit|outbox; checkout: sync|queued", parse: parseText},
 			{Key: "strategy", Arg: "STRATEGY", Help: "wallet: none|dedupe-table|dedupe-elsewhere|conditional|absolute", parse: parseText},
 			{Key: "threads", Arg: "N", Help: "checkout: request threads", parse: intIn(1, 1000)},
 			{Key: "writes", Arg: "N/s", Help: "a ceiling on the database's writes per second", parse: parseRate},
-			{Key: "crash", Arg: "POINT", Help: "crash once at this point of the service's work", parse: parseName},
+			{Key: "crash", Arg: "POINT", Help: "crash once at this point of the service's work (also on restart)", parse: parseName},
+		}},
+		{Name: "order", Args: "ID", Summary: "place orders through the orders service and wait for what it did", Example: "order 881 amount=450", build: buildOrder, Options: []Option{
+			{Key: "user", Arg: "N", Help: "the customer (default 42); customers 1 to 1000 exist, another fails the commit", parse: intIn(1, 1000000000)},
+			{Key: "amount", Arg: "N", Help: "the price in ₹ (default 450)", parse: intIn(1, 100000000)},
+			{Key: "item", Arg: "TEXT", Help: "what was bought (default phone)", parse: parseItem},
+			{Key: "count", Arg: "N", Help: "how many orders, numbered from ID up (default 1)", parse: intIn(1, 100000)},
 		}},
 		{Name: "seek", Args: "GROUP TOPIC/P", Summary: "move a group's position on a partition", Example: "seek billing orders/0 to=earliest", build: buildSeek, Options: []Option{
 			{Key: "to", Arg: "OFFSET|earliest|latest|TIME", Help: "an offset, earliest, latest, a time (RFC 3339) or a time ago (-5m)", Required: true, parse: parseSeekTo},

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 var (
@@ -305,6 +306,14 @@ func parseName(v string) (any, error) {
 }
 
 func parseText(v string) (any, error) { return v, nil }
+
+// parseItem accepts the name of what an order bought.
+func parseItem(v string) (any, error) {
+	if strings.TrimSpace(v) == "" || utf8.RuneCountInString(v) > 64 {
+		return nil, fmt.Errorf("want the item's name, 1 to 64 characters, like phone")
+	}
+	return v, nil
+}
 
 // parseTemplate accepts text in which {n} stands for the message's number.
 func parseTemplate(v string) (any, error) {
