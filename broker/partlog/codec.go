@@ -1,50 +1,110 @@
 package partlog
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"fmt"
+)
 
-// Batch command encoding, version 1 (all integers are encoding/binary
-// varints; "bytes?" is uvarint(len+1) then the bytes, 0 meaning nil):
+// Batch encoding, version 2 (all integers are encoding/binary varints;
+// "bytes?" is uvarint(len+1) then the bytes, 0 meaning nil):
 //
-//	byte    version (1)
-//	varint  ProducerID
-//	varint  BaseSeq
-//	uvarint record count
-//	uvarint total MsgID bytes, then every record's MsgID, concatenated
+//	header:
+//	  byte    version (2)
+//	  varint  ProducerID
+//	  varint  BaseSeq
+//	  uvarint record count
+//	  varint  base timestamp: the first record's (0 for an empty batch)
+//	  uvarint max timestamp minus base timestamp (unsigned, modulo 2^64)
+//	  uvarint total MsgID bytes, then every record's MsgID, concatenated
 //	per record:
-//	  varint  Timestamp minus the previous record's (the first: minus 0)
+//	  varint  Timestamp minus the previous record's (the first: minus the
+//	          base timestamp, so 0 as written by AppendBatch)
 //	  bytes?  Key
 //	  bytes?  Value
 //	  uvarint len(MsgID)
 //
-// Timestamps are delta encoded because a leader stamps a batch's records
-// within microseconds of each other. The MsgIDs are grouped so the decoder
-// can turn them into one string per batch instead of one allocation per
-// record. Offset and Epoch are not encoded: Append assigns them.
-const batchVersion = 1
+// This is both the produce command raft replicates and the form a Log keeps:
+// like Kafka, a partition stores record batches as they arrived and decodes
+// records only when they are read. The header says everything Append needs
+// (producer, sequence, count, timestamps for the time index) without
+// decoding a record. Timestamps are delta encoded because a leader stamps a
+// batch's records within microseconds of each other; the MsgIDs are grouped
+// so a reader can turn them into one string per batch instead of one
+// allocation per record. Offset and Epoch are not encoded: Append assigns
+// them.
+const batchVersion = 2
 
 // minRecordBytes is the least a record body can take: one byte each for the
 // timestamp delta, key, value and MsgID length.
 const minRecordBytes = 4
 
+// minBatchBytes is the least an encoded batch of at least one record takes:
+// seven header bytes and one record.
+const minBatchBytes = 7 + minRecordBytes
+
 // EncodeBatch returns the command encoding of b, in a buffer of exactly the
-// right size: raft keeps the buffer and the decoded records point into it,
-// so spare capacity would be held for as long as the records are.
+// right size: raft keeps the buffer and a Log keeps it as the batch, so
+// spare capacity would be held for as long as the records are.
 func EncodeBatch(b Batch) []byte {
-	return AppendBatch(make([]byte, 0, batchSize(b)), b)
+	return AppendBatch(make([]byte, 0, BatchSize(b)), b)
 }
 
-// batchSize is the exact length of b's encoding.
-func batchSize(b Batch) int {
-	n := 1 + varintLen(b.ProducerID) + varintLen(int64(b.BaseSeq)) + uvarintLen(uint64(len(b.Records)))
-	ids := 0
-	var prev int64
+// BatchSize is the exact length of b's encoding, so a caller can size one
+// buffer for a command that carries it.
+func BatchSize(b Batch) int {
+	baseTS, maxTS, ids := scanRecords(b.Records)
+	n := 1 + varintLen(b.ProducerID) + varintLen(int64(b.BaseSeq)) + uvarintLen(uint64(len(b.Records))) +
+		varintLen(baseTS) + uvarintLen(uint64(maxTS)-uint64(baseTS)) + uvarintLen(uint64(ids)) + ids
+	prev := baseTS
 	for i := range b.Records {
 		r := &b.Records[i]
-		ids += len(r.MsgID)
 		n += varintLen(r.Timestamp-prev) + optBytesLen(r.Key) + optBytesLen(r.Value) + uvarintLen(uint64(len(r.MsgID)))
 		prev = r.Timestamp
 	}
-	return n + uvarintLen(uint64(ids)) + ids
+	return n
+}
+
+// AppendBatch appends the command encoding of b to dst, so a caller can
+// build a command (its own header, then the batch) in one buffer.
+func AppendBatch(dst []byte, b Batch) []byte {
+	baseTS, maxTS, ids := scanRecords(b.Records)
+	dst = append(dst, batchVersion)
+	dst = binary.AppendVarint(dst, b.ProducerID)
+	dst = binary.AppendVarint(dst, int64(b.BaseSeq))
+	dst = binary.AppendUvarint(dst, uint64(len(b.Records)))
+	dst = binary.AppendVarint(dst, baseTS)
+	dst = binary.AppendUvarint(dst, uint64(maxTS)-uint64(baseTS))
+	dst = binary.AppendUvarint(dst, uint64(ids))
+	if ids > 0 {
+		for i := range b.Records {
+			dst = append(dst, b.Records[i].MsgID...)
+		}
+	}
+	prev := baseTS
+	for i := range b.Records {
+		r := &b.Records[i]
+		// Subtraction wraps for extreme timestamps; decoding adds it back
+		// with the same wrap, so every int64 survives.
+		dst = binary.AppendVarint(dst, r.Timestamp-prev)
+		dst = appendOptBytes(dst, r.Key)
+		dst = appendOptBytes(dst, r.Value)
+		dst = binary.AppendUvarint(dst, uint64(len(r.MsgID)))
+		prev = r.Timestamp
+	}
+	return dst
+}
+
+// scanRecords returns the first record's timestamp, the largest one (both 0
+// without records), and the total length of the MsgIDs.
+func scanRecords(recs []Record) (baseTS, maxTS int64, ids int) {
+	if len(recs) > 0 {
+		baseTS, maxTS = recs[0].Timestamp, recs[0].Timestamp
+	}
+	for i := range recs {
+		maxTS = max(maxTS, recs[i].Timestamp)
+		ids += len(recs[i].MsgID)
+	}
+	return baseTS, maxTS, ids
 }
 
 func uvarintLen(v uint64) int {
@@ -66,20 +126,175 @@ func optBytesLen(b []byte) int {
 	return uvarintLen(uint64(len(b))+1) + len(b)
 }
 
-// AppendBatch appends the command encoding of b to dst, so a caller can
-// reuse a buffer.
-func AppendBatch(dst []byte, b Batch) []byte {
-	dst = append(dst, batchVersion)
-	dst = binary.AppendVarint(dst, b.ProducerID)
-	dst = binary.AppendVarint(dst, int64(b.BaseSeq))
-	dst = binary.AppendUvarint(dst, uint64(len(b.Records)))
-	dst = appendMsgIDs(dst, b.Records)
-	var prev int64
-	for i := range b.Records {
-		dst = appendRecordBody(dst, &b.Records[i], prev)
-		prev = b.Records[i].Timestamp
+// BatchHeader is what an encoded batch says about itself before its
+// records.
+type BatchHeader struct {
+	ProducerID    int64
+	BaseSeq       int32
+	Count         int   // records in the batch
+	BaseTimestamp int64 // the first record's timestamp
+	MaxTimestamp  int64 // the largest record timestamp
+}
+
+// ParseBatchHeader reads the header of an encoded batch without looking at
+// its records (so it does not check them: Log.AppendEncoded and DecodeBatch
+// do). Damaged input is an error wrapping ErrCorrupt.
+func ParseBatchHeader(p []byte) (BatchHeader, error) {
+	h, _, err := parseHeader(p)
+	return h, err
+}
+
+// batchInfo is what parseBatch learns from an encoded batch: its header,
+// and from walking the records, their key+value bytes and least timestamp.
+type batchInfo struct {
+	BatchHeader
+	minTS int64
+	bytes int64 // key+value bytes
+}
+
+// parseHeader reads the batch header. rest starts at the MsgID blob length.
+func parseHeader(p []byte) (h BatchHeader, rest []byte, err error) {
+	in := p
+	bad := func(format string, args ...any) (BatchHeader, []byte, error) {
+		return BatchHeader{}, nil, corruptf("batch", len(in)-len(p), format, args...)
 	}
-	return dst
+	if len(p) == 0 {
+		return bad("version: input ends early")
+	}
+	if p[0] != batchVersion {
+		return bad("unknown version %d; this build reads version %d", p[0], batchVersion)
+	}
+	p = p[1:]
+	var n int
+	if h.ProducerID, n = binary.Varint(p); n <= 0 {
+		return bad("producer id: truncated or overlong varint")
+	}
+	p = p[n:]
+	seq, n := binary.Varint(p)
+	if n <= 0 {
+		return bad("base sequence: truncated or overlong varint")
+	}
+	if seq != int64(int32(seq)) {
+		return bad("base sequence is %d; want a 32-bit value", seq)
+	}
+	h.BaseSeq = int32(seq)
+	p = p[n:]
+	count, n := binary.Uvarint(p)
+	if n <= 0 {
+		return bad("record count: truncated or overlong varint")
+	}
+	p = p[n:]
+	// Checked against the bytes present, so a damaged count cannot make a
+	// reader allocate for records that are not there.
+	if count > uint64(len(p))/minRecordBytes {
+		return bad("record count is %d, but only %d bytes are left (each takes at least %d)", count, len(p), minRecordBytes)
+	}
+	h.Count = int(count)
+	if h.BaseTimestamp, n = binary.Varint(p); n <= 0 {
+		return bad("base timestamp: truncated or overlong varint")
+	}
+	p = p[n:]
+	d, n := binary.Uvarint(p)
+	if n <= 0 {
+		return bad("max timestamp: truncated or overlong varint")
+	}
+	h.MaxTimestamp = int64(uint64(h.BaseTimestamp) + d)
+	return h, p[n:], nil
+}
+
+// parseBatch parses an encoded batch and walks its records, checking their
+// framing without decoding or allocating anything: every length fits, the
+// MsgIDs add up, the max timestamp is the records' own, and nothing follows
+// the last record. A batch that passes can be decoded later without
+// errors. Damaged input is an error wrapping ErrCorrupt.
+func parseBatch(p []byte) (batchInfo, error) {
+	h, q, err := parseHeader(p)
+	if err != nil {
+		return batchInfo{}, err
+	}
+	pos := func() int { return len(p) - len(q) }
+	ids, n := binary.Uvarint(q)
+	if n <= 0 {
+		return batchInfo{}, corruptf("batch", pos(), "message id bytes: truncated or overlong varint")
+	}
+	q = q[n:]
+	if ids > uint64(len(q)) {
+		return batchInfo{}, corruptf("batch", pos(), "message id bytes: length %d, but only %d bytes are left", ids, len(q))
+	}
+	q = q[ids:]
+	info := batchInfo{BatchHeader: h}
+	ts := h.BaseTimestamp
+	maxTS := ts
+	if h.Count > 0 {
+		info.minTS = int64(1<<63 - 1)
+		maxTS = -1 << 63
+	}
+	left := ids // MsgID bytes not yet claimed by a record
+	for i := range h.Count {
+		// Nearly every varint here is one byte; those are read inline.
+		var u uint64
+		if len(q) > 0 && q[0] < 0x80 {
+			u, q = uint64(q[0]), q[1:]
+		} else if u, n = binary.Uvarint(q); n > 0 {
+			q = q[n:]
+		} else {
+			return batchInfo{}, corruptf("batch", pos(), "record %d timestamp: truncated or overlong varint", i)
+		}
+		ts += int64(u>>1) ^ -int64(u&1) // zigzag, as binary.Varint
+		info.minTS, maxTS = min(info.minTS, ts), max(maxTS, ts)
+		for _, field := range [2]string{"key", "value"} {
+			if len(q) > 0 && q[0] < 0x80 {
+				u, q = uint64(q[0]), q[1:]
+			} else if u, n = binary.Uvarint(q); n > 0 {
+				q = q[n:]
+			} else {
+				return batchInfo{}, corruptf("batch", pos(), "record %d %s: truncated or overlong varint", i, field)
+			}
+			if u == 0 {
+				continue // nil
+			}
+			if u-1 > uint64(len(q)) {
+				return batchInfo{}, corruptf("batch", pos(), "record %d %s: length %d, but only %d bytes are left", i, field, u-1, len(q))
+			}
+			q = q[u-1:]
+			info.bytes += int64(u - 1)
+		}
+		if len(q) > 0 && q[0] < 0x80 {
+			u, q = uint64(q[0]), q[1:]
+		} else if u, n = binary.Uvarint(q); n > 0 {
+			q = q[n:]
+		} else {
+			return batchInfo{}, corruptf("batch", pos(), "record %d message id length: truncated or overlong varint", i)
+		}
+		if u > left {
+			return batchInfo{}, corruptf("batch", pos(), "record %d message id length %d, but only %d message id bytes are left", i, u, left)
+		}
+		left -= u
+	}
+	switch {
+	case left != 0:
+		return batchInfo{}, corruptf("batch", pos(), "records use %d of the %d message id bytes", ids-left, ids)
+	case len(q) > 0:
+		return batchInfo{}, corruptf("batch", pos(), "%d unexpected bytes after the end", len(q))
+	case maxTS != h.MaxTimestamp:
+		return batchInfo{}, corruptf("batch", pos(), "header says the max timestamp is %d, but the records' is %d", h.MaxTimestamp, maxTS)
+	}
+	return info, nil
+}
+
+// uvarint is binary.Uvarint with a fast path for the one-byte case: in a
+// batch nearly every length and timestamp delta is one byte.
+func uvarint(p []byte) (uint64, int) {
+	if len(p) > 0 && p[0] < 0x80 {
+		return uint64(p[0]), 1
+	}
+	return uvarintSlow(p)
+}
+
+func uvarintSlow(p []byte) (uint64, int) { return binary.Uvarint(p) }
+
+func corruptf(what string, at int, format string, args ...any) error {
+	return fmt.Errorf("%w: %s at byte %d: %s", ErrCorrupt, what, at, fmt.Sprintf(format, args...))
 }
 
 // DecodeBatch decodes a command written by EncodeBatch. Damaged input is an
@@ -89,91 +304,122 @@ func AppendBatch(dst []byte, b Batch) []byte {
 // The records' Key and Value slices point into p (no copy: the raft entry
 // already holds the bytes), so p must not be modified afterwards.
 func DecodeBatch(p []byte) (Batch, error) {
-	d := newDecoder(p, "batch")
-	if v := d.byte("version"); d.err == nil && v != batchVersion {
-		d.failf("unknown version %d; this build reads version %d", v, batchVersion)
+	info, err := parseBatch(p)
+	if err != nil {
+		return Batch{}, err
 	}
-	var b Batch
-	b.ProducerID = d.varint("producer id")
-	b.BaseSeq = d.int32("base sequence")
-	n := d.count("record count", minRecordBytes)
-	ids := d.msgIDs()
-	if d.err != nil {
-		return Batch{}, d.err
-	}
-	b.Records = make([]Record, n)
-	var prev int64
-	idPos := 0
+	b := Batch{ProducerID: info.ProducerID, BaseSeq: info.BaseSeq}
+	b.Records = decodeRecords(p, make([]Record, 0, info.Count), 0, 0, info.Count, 0)
 	for i := range b.Records {
-		d.recordBody(&b.Records[i], prev, ids, &idPos)
-		prev = b.Records[i].Timestamp
-	}
-	d.msgIDsUsed(ids, idPos)
-	d.done()
-	if d.err != nil {
-		return Batch{}, d.err
+		b.Records[i].Offset = 0 // not assigned yet: Append does that
 	}
 	return b, nil
 }
 
-// appendMsgIDs writes the MsgIDs of recs as one length-prefixed blob.
-func appendMsgIDs(dst []byte, recs []Record) []byte {
-	total := 0
-	for i := range recs {
-		total += len(recs[i].MsgID)
+// decodeRecords appends to out records skip..skip+n-1 of the encoded batch
+// p, which parseBatch has accepted, numbering them from base and stamping
+// them with epoch. Key and Value point into p; the MsgIDs of the records
+// returned share one string.
+func decodeRecords(p []byte, out []Record, base int64, skip, n int, epoch uint64) []Record {
+	h, q, err := parseHeader(p)
+	if err != nil {
+		return out // cannot happen for an accepted batch
 	}
-	dst = binary.AppendUvarint(dst, uint64(total))
-	for i := range recs {
-		dst = append(dst, recs[i].MsgID...)
+	r := reader{p: q}
+	ids := r.raw(int(r.uvarint()))
+	ts, idPos := h.BaseTimestamp, 0
+	for range min(skip, h.Count) {
+		ts += r.varint()
+		r.optBytes()
+		r.optBytes()
+		idPos += int(r.uvarint())
 	}
-	return dst
+	if skip >= h.Count || n <= 0 {
+		return out
+	}
+	s := string(ids[min(idPos, len(ids)):])
+	idPos = 0
+	for i := skip; i < h.Count && n > 0 && !r.bad; i, n = i+1, n-1 {
+		ts += r.varint()
+		key := r.optBytes()
+		value := r.optBytes()
+		idLen := int(r.uvarint())
+		if r.bad || idLen > len(s)-idPos {
+			break
+		}
+		out = append(out, Record{Offset: base + int64(i), Epoch: epoch, Timestamp: ts, Key: key, Value: value, MsgID: s[idPos : idPos+idLen]})
+		idPos += idLen
+	}
+	return out
 }
 
-// appendRecordBody writes the fields a record carries in both batches and
-// snapshots.
-func appendRecordBody(dst []byte, r *Record, prevTS int64) []byte {
-	// Subtraction wraps for extreme timestamps; decoding adds it back with
-	// the same wrap, so every int64 survives.
-	dst = binary.AppendVarint(dst, r.Timestamp-prevTS)
-	dst = appendOptBytes(dst, r.Key)
-	dst = appendOptBytes(dst, r.Value)
-	return binary.AppendUvarint(dst, uint64(len(r.MsgID)))
+// findTime returns the position in the encoded batch p (accepted by
+// parseBatch) of the first record with Timestamp >= t, or false.
+func findTime(p []byte, t int64) (int, bool) {
+	h, q, err := parseHeader(p)
+	if err != nil || h.MaxTimestamp < t {
+		return 0, false
+	}
+	r := reader{p: q}
+	r.raw(int(r.uvarint()))
+	ts := h.BaseTimestamp
+	for i := range h.Count {
+		ts += r.varint()
+		if r.bad {
+			break
+		}
+		if ts >= t {
+			return i, true
+		}
+		r.optBytes()
+		r.optBytes()
+		r.uvarint()
+	}
+	return 0, false
 }
 
-// msgIDs reads the MsgID blob as one string; records take substrings of it,
-// which share its memory.
-func (d *decoder) msgIDs() string {
-	n := d.uvarint("message id bytes")
-	if d.err == nil && n > uint64(len(d.p)) {
-		d.failf("message id bytes: length %d, but only %d bytes are left", n, len(d.p))
-	}
-	if d.err != nil {
-		return ""
-	}
-	return string(d.raw(int(n), "message ids"))
+// reader reads a batch that parseBatch has already checked. It stays
+// bounds checked (a damaged input sets bad and reads zeros rather than
+// panicking), but it carries no error messages: there are none to give for
+// bytes that were validated when they were appended.
+type reader struct {
+	p   []byte
+	bad bool
 }
 
-// recordBody reads what appendRecordBody wrote, taking the MsgID from ids at
-// *idPos.
-func (d *decoder) recordBody(r *Record, prevTS int64, ids string, idPos *int) {
-	r.Timestamp = prevTS + d.varint("timestamp")
-	r.Key = d.optBytes("key")
-	r.Value = d.optBytes("value")
-	n := d.uvarint("message id length")
-	if d.err != nil {
-		return
+func (r *reader) uvarint() uint64 {
+	v, n := uvarint(r.p)
+	if n <= 0 {
+		r.bad = true
+		return 0
 	}
-	if left := uint64(len(ids) - *idPos); n > left {
-		d.failf("message id length %d, but only %d message id bytes are left", n, left)
-		return
-	}
-	r.MsgID = ids[*idPos : *idPos+int(n)]
-	*idPos += int(n)
+	r.p = r.p[n:]
+	return v
 }
 
-// msgIDsUsed fails if the records did not use the whole MsgID blob.
-func (d *decoder) msgIDsUsed(ids string, used int) {
-	if d.err == nil && used != len(ids) {
-		d.failf("records use %d of the %d message id bytes", used, len(ids))
+func (r *reader) varint() int64 {
+	u := r.uvarint()
+	return int64(u>>1) ^ -int64(u&1)
+}
+
+func (r *reader) raw(n int) []byte {
+	if n < 0 || n > len(r.p) {
+		r.bad = true
+		return nil
 	}
+	b := r.p[:n:n] // capped: appending to it can never overwrite what follows
+	r.p = r.p[n:]
+	return b
+}
+
+func (r *reader) optBytes() []byte {
+	v := r.uvarint()
+	if v == 0 {
+		return nil
+	}
+	if v-1 > uint64(len(r.p)) {
+		r.bad = true
+		return nil
+	}
+	return r.raw(int(v - 1))
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -45,9 +46,17 @@ func TestBatchEncodingIsCompact(t *testing.T) {
 		payload += len(r.Key) + len(r.Value) + len(r.MsgID)
 	}
 	// Per record: 5 bytes of timestamp delta (records are a second apart
-	// here), one length byte each for key, value and MsgID.
-	if n := len(EncodeBatch(b)); n > payload+100*8+16 {
+	// here), one length byte each for key, value and MsgID; the header
+	// carries the producer, sequence, count and the base and max timestamps.
+	if n := len(EncodeBatch(b)); n > payload+100*8+32 {
 		t.Fatalf("encoding is %d bytes for %d bytes of payload: more than 8 bytes of overhead a record", n, payload)
+	}
+	// A leader stamps a whole batch with one time: one byte a record.
+	for i := range b.Records {
+		b.Records[i].Timestamp = 1_700_000_000e9
+	}
+	if n := len(EncodeBatch(b)); n > payload+100*4+32 {
+		t.Fatalf("encoding of a batch stamped at one time is %d bytes for %d bytes of payload: more than 4 bytes of overhead a record", n, payload)
 	}
 }
 
@@ -61,15 +70,27 @@ func TestDecodeBatchRejectsDamage(t *testing.T) {
 	if _, err := DecodeBatch(append(bytes.Clone(good), 0)); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("trailing byte: %v", err)
 	}
-	bad := bytes.Clone(good)
-	bad[0] = 2
-	if _, err := DecodeBatch(bad); !errors.Is(err, ErrCorrupt) {
-		t.Fatalf("unknown version: %v", err)
+	for _, v := range []byte{1, batchVersion + 1} { // version 1 kept no timestamps in the header
+		bad := bytes.Clone(good)
+		bad[0] = v
+		if _, err := DecodeBatch(bad); !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("version %d: %v", v, err)
+		}
+	}
+	// A header whose max timestamp is not the records' own.
+	lie := EncodeBatch(Batch{Records: []Record{{Timestamp: 5}, {Timestamp: 9}}})
+	h, err := ParseBatchHeader(lie)
+	if err != nil || h.Count != 2 || h.BaseTimestamp != 5 || h.MaxTimestamp != 9 {
+		t.Fatalf("ParseBatchHeader = %+v, %v", h, err)
+	}
+	lie[bytes.IndexByte(lie, 4)] = 3 // max - base: 4 -> 3
+	if _, err := DecodeBatch(lie); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "max timestamp") {
+		t.Fatalf("wrong max timestamp: %v", err)
 	}
 	// A record count of 2^62 must be refused before allocating anything.
 	huge := []byte{batchVersion, 0, 0}
 	huge = binary.AppendUvarint(huge, 1<<62)
-	huge = append(huge, 0, 0, 0, 0, 0)
+	huge = append(huge, 0, 0, 0, 0, 0, 0, 0)
 	if _, err := DecodeBatch(huge); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("huge count: %v", err)
 	}
@@ -83,7 +104,7 @@ func TestDecodeBatchRejectsDamage(t *testing.T) {
 }
 
 func TestDecodedBatchAppends(t *testing.T) {
-	// The FSM path: encode on the leader, decode on every replica, append.
+	// The decoded path: encode on the leader, decode, append.
 	in := Batch{ProducerID: 5, Records: recs("f", 4, 50, 77)}
 	b, err := DecodeBatch(EncodeBatch(in))
 	if err != nil {
@@ -98,5 +119,44 @@ func TestDecodedBatchAppends(t *testing.T) {
 		if !reflect.DeepEqual(got[i], w) {
 			t.Fatalf("record %d: %+v, want %+v", i, got[i], w)
 		}
+	}
+}
+
+func TestAppendEncoded(t *testing.T) {
+	// The FSM path: the raft entry's bytes are stored as they are.
+	in := Batch{ProducerID: 5, Records: recs("e", 6, 50, 77)}
+	data := EncodeBatch(in)
+	l := newLog(t, Config{SegmentRecords: 4})
+	res, err := l.AppendEncoded(data, 3)
+	if err != nil || res != (AppendResult{BaseOffset: 0, Count: 6}) {
+		t.Fatalf("AppendEncoded = %+v, %v", res, err)
+	}
+	got := readAll(t, l)
+	for i := range in.Records {
+		w := in.Records[i]
+		w.Offset, w.Epoch = int64(i), 3
+		if !reflect.DeepEqual(got[i], w) {
+			t.Fatalf("record %d: %+v, want %+v", i, got[i], w)
+		}
+		// Zero copy: the value is the entry's own bytes.
+		if v := got[i].Value; &data[bytes.Index(data, v)] != &v[0] {
+			t.Fatalf("record %d's value is a copy, not a slice of the entry", i)
+		}
+	}
+	// A retry of the same bytes is a duplicate, answered with the original.
+	if res, err := l.AppendEncoded(data, 4); err != nil || !res.Duplicate || res.BaseOffset != 0 || res.Count != 6 {
+		t.Fatalf("retry: %+v, %v", res, err)
+	}
+	// Damaged entries are errors and leave the log as it was.
+	for n := range len(data) {
+		if _, err := l.AppendEncoded(data[:n], 1); !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("truncated to %d bytes: %v", n, err)
+		}
+	}
+	if _, err := l.AppendEncoded(EncodeBatch(Batch{}), 1); !errors.Is(err, ErrInvalidBatch) {
+		t.Fatalf("empty batch: %v", err)
+	}
+	if l.EndOffset() != 6 || len(l.Segments()) != 1 {
+		t.Fatalf("rejected entries changed the log: end %d, segments %+v", l.EndOffset(), l.Segments())
 	}
 }

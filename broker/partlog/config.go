@@ -18,15 +18,20 @@ const (
 
 	// maxSegmentRecords caps a segment whatever the config says: index
 	// entries hold offsets relative to the segment base in 32 bits, as
-	// Kafka's do, so a segment must roll before that overflows.
+	// Kafka's do, so a segment must roll before that overflows (and a
+	// batch can hold no more).
 	maxSegmentRecords = math.MaxInt32
 )
 
 // Config says when segments roll, how long they are kept, and how dense the
 // indexes are. The zero Config is valid: 16-record segments, kept forever.
 type Config struct {
-	SegmentRecords int   // roll the active segment once it holds this many records (0 = no record limit)
-	SegmentBytes   int64 // a segment holds at most this many key+value bytes (0 = no byte limit); a single larger record gets a segment to itself. If both limits are 0, 16 records.
+	// Segments hold whole batches, as in Kafka: a batch never spans two
+	// segments. The active segment rolls before a batch that would take it
+	// past either limit, unless it is empty, so a batch larger than a limit
+	// gets a segment to itself.
+	SegmentRecords int   // a segment holds at most this many records (0 = no record limit)
+	SegmentBytes   int64 // a segment holds at most this many key+value bytes (0 = no byte limit). If both limits are 0, 16 records.
 
 	RetentionAge time.Duration // 0 = keep forever; closed segments whose newest record is older than now-age are deleted
 	// RetentionBytes: 0 = no size limit; the oldest closed segments are
@@ -34,9 +39,10 @@ type Config struct {
 	// (Kafka's rule: never delete below the limit).
 	RetentionBytes int64
 
-	// IndexIntervalBytes: the offset index gets one entry every this many
-	// key+value bytes (0 = 64); the time index gets one at the same moments,
-	// when the segment's max timestamp has grown since its last entry.
+	// IndexIntervalBytes: the offset index gets an entry (pointing at a
+	// batch) once this many key+value bytes have been appended since the
+	// last one (0 = 64); the time index gets one at the same moments, when
+	// the segment's max timestamp has grown since its last entry.
 	IndexIntervalBytes int
 }
 

@@ -113,21 +113,6 @@ func (d *decoder) raw(n int, field string) []byte {
 	return b
 }
 
-// optBytes reads a byte string encoded as uvarint(len+1) then the bytes,
-// where 0 stands for nil: a nil key (unkeyed) must survive a round trip as
-// nil, distinct from an empty key.
-func (d *decoder) optBytes(field string) []byte {
-	v := d.uvarint(field)
-	if d.err != nil || v == 0 {
-		return nil
-	}
-	if v-1 > uint64(len(d.p)) {
-		d.failf("%s: length %d, but only %d bytes are left", field, v-1, len(d.p))
-		return nil
-	}
-	return d.raw(int(v-1), field)
-}
-
 // done fails if input is left over: it would mean the encoder and decoder
 // disagree about the format.
 func (d *decoder) done() {
@@ -136,6 +121,9 @@ func (d *decoder) done() {
 	}
 }
 
+// appendOptBytes writes a byte string as uvarint(len+1) then the bytes,
+// where 0 stands for nil: a nil key (unkeyed) must survive a round trip as
+// nil, distinct from an empty key.
 func appendOptBytes(dst, b []byte) []byte {
 	if b == nil {
 		return append(dst, 0)

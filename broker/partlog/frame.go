@@ -58,16 +58,27 @@ func newFrameWriter(w io.Writer) *frameWriter {
 }
 
 func (fw *frameWriter) frame(payload []byte) {
+	fw.begin(len(payload), crc32.Checksum(payload, castagnoli))
+	fw.write(payload)
+}
+
+// begin writes the header of a frame whose payload of n bytes, with CRC
+// crc, the caller then writes in pieces with write. This is how stored
+// batches go out: checksummed and copied straight from where they are,
+// never gathered into one buffer first.
+func (fw *frameWriter) begin(n int, crc uint32) {
 	if fw.err != nil {
 		return
 	}
-	binary.LittleEndian.PutUint64(fw.hdr[:8], uint64(len(payload)))
-	binary.LittleEndian.PutUint32(fw.hdr[8:], crc32.Checksum(payload, castagnoli))
-	if _, err := fw.bw.Write(fw.hdr[:]); err != nil {
-		fw.err = err
-		return
+	binary.LittleEndian.PutUint64(fw.hdr[:8], uint64(n))
+	binary.LittleEndian.PutUint32(fw.hdr[8:], crc)
+	_, fw.err = fw.bw.Write(fw.hdr[:])
+}
+
+func (fw *frameWriter) write(p []byte) {
+	if fw.err == nil {
+		_, fw.err = fw.bw.Write(p)
 	}
-	_, fw.err = fw.bw.Write(payload)
 }
 
 func (fw *frameWriter) finish() (int64, error) {

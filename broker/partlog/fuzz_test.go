@@ -2,6 +2,7 @@ package partlog
 
 import (
 	"bytes"
+	"errors"
 	"reflect"
 	"testing"
 )
@@ -11,14 +12,56 @@ func FuzzDecodeBatch(f *testing.F) {
 	f.Add(EncodeBatch(Batch{ProducerID: 7, BaseSeq: 3, Records: []Record{{MsgID: "x"}, {Key: []byte{}, Timestamp: -9}}}))
 	f.Add(EncodeBatch(Batch{}))
 	f.Add([]byte{})
+	f.Add(EncodeBatch(Batch{Records: []Record{{Timestamp: 1<<63 - 1}, {Timestamp: -1 << 63, Value: []byte{}}}}))
 	f.Fuzz(func(t *testing.T, p []byte) {
+		// The FSM path must accept exactly what DecodeBatch accepts (less
+		// empty batches), and read back the same records.
+		l := newLog(t, Config{SegmentRecords: 3, IndexIntervalBytes: 2})
+		res, appendErr := l.AppendEncoded(p, 7)
 		b, err := DecodeBatch(p)
 		if err != nil {
+			if appendErr == nil {
+				t.Fatalf("AppendEncoded took a batch DecodeBatch refuses (%v)", err)
+			}
 			return
 		}
+		switch {
+		case len(b.Records) == 0:
+			if !errors.Is(appendErr, ErrInvalidBatch) {
+				t.Fatalf("empty batch: AppendEncoded said %v", appendErr)
+			}
+		case b.ProducerID != 0 && (errors.Is(appendErr, ErrOutOfOrderSequence) || errors.Is(appendErr, ErrInvalidBatch)):
+			// A new producer must start at 0 and not pass MaxInt32.
+		default:
+			if appendErr != nil {
+				t.Fatalf("AppendEncoded refused a batch DecodeBatch took: %v", appendErr)
+			}
+			if res.Count != len(b.Records) {
+				t.Fatalf("AppendEncoded counted %d records, DecodeBatch %d", res.Count, len(b.Records))
+			}
+			got := readAll(t, l)
+			for i := range b.Records {
+				w := b.Records[i]
+				w.Offset, w.Epoch = int64(i), 7
+				if !reflect.DeepEqual(got[i], w) {
+					t.Fatalf("record %d read back as %+v, decoded as %+v", i, got[i], w)
+				}
+			}
+			for _, r := range b.Records {
+				off, ok := l.OffsetForTime(r.Timestamp)
+				if !ok || got[off].Timestamp < r.Timestamp {
+					t.Fatalf("OffsetForTime(%d) = %d, %v", r.Timestamp, off, ok)
+				}
+			}
+		}
+		h, err := ParseBatchHeader(p)
+		if err != nil || h.Count != len(b.Records) || h.ProducerID != b.ProducerID || h.BaseSeq != b.BaseSeq {
+			t.Fatalf("ParseBatchHeader = %+v, %v; decoded %d records", h, err, len(b.Records))
+		}
+
 		enc := EncodeBatch(b)
 		if len(enc) != cap(enc) {
-			t.Fatalf("batchSize is off by %d", cap(enc)-len(enc))
+			t.Fatalf("BatchSize is off by %d", cap(enc)-len(enc))
 		}
 		again, err := DecodeBatch(enc)
 		if err != nil {
@@ -62,6 +105,7 @@ func FuzzReadLog(f *testing.F) {
 			}
 			l.EnforceRetention(1 << 62)
 			l.OffsetForTime(0)
+			l.Window(0, 100)
 		}
 	})
 }

@@ -51,3 +51,16 @@ func readAll(t testing.TB, l *Log) []Record {
 	}
 	return got
 }
+
+func recordBytes(r *Record) int64 { return int64(len(r.Key)) + int64(len(r.Value)) }
+
+// appendEach appends every record of recs as a batch of its own, as a
+// producer with batch size 1 would, and returns the first offset.
+func appendEach(t testing.TB, l *Log, recs []Record, epoch uint64) int64 {
+	t.Helper()
+	first := l.EndOffset()
+	for i := range recs {
+		mustAppend(t, l, Batch{Records: recs[i : i+1]}, epoch)
+	}
+	return first
+}

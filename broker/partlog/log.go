@@ -5,8 +5,8 @@ import (
 	"sync"
 )
 
-// Log is the state of one partition: segments of records, oldest first, the
-// last one active, plus idempotent producers' state.
+// Log is the state of one partition: segments of record batches, oldest
+// first, the last one active, plus idempotent producers' state.
 //
 // The zero Log is an empty log with the default Config.
 type Log struct {
@@ -29,7 +29,7 @@ func New(cfg Config) (*Log, error) {
 
 func (l *Log) init(cfg Config) {
 	l.cfg = cfg.withDefaults()
-	l.segs = []*segment{newSegment(0, l.cfg)}
+	l.segs = []*segment{newSegment(0)}
 	l.producers = make(map[int64]*producer)
 }
 
@@ -43,10 +43,24 @@ func (l *Log) Config() Config {
 	return l.cfg
 }
 
-// Append assigns the batch's records contiguous offsets from EndOffset,
-// stamps them with epoch, and appends them, rolling to a new segment
-// whenever the active one is full. The batch is appended whole or not at
-// all.
+// Append encodes b (see EncodeBatch) and appends it as AppendEncoded does.
+// The log keeps its own copy, so the caller may reuse b afterwards.
+func (l *Log) Append(b Batch, epoch uint64) (AppendResult, error) {
+	if len(b.Records) == 0 {
+		return AppendResult{}, fmt.Errorf("%w: a batch needs at least one record, got none", ErrInvalidBatch)
+	}
+	return l.AppendEncoded(EncodeBatch(b), epoch)
+}
+
+// AppendEncoded appends an encoded batch (EncodeBatch's format, the bytes
+// of a raft entry) whole: its records get contiguous offsets from
+// EndOffset and all carry epoch. If the active segment is not empty and the
+// batch would take it past a segment limit, a new segment starts with it.
+//
+// It reads the batch's header and walks its records' framing (no decoding,
+// no allocation), so a damaged batch is an error wrapping ErrCorrupt here
+// rather than a failure on some later read; records are decoded only when
+// read. An empty batch is ErrInvalidBatch.
 //
 // For an idempotent producer (ProducerID != 0) the batch must continue the
 // producer's sequence: a repeat of one of its last five batches is answered
@@ -55,11 +69,19 @@ func (l *Log) Config() Config {
 // batch are ErrDuplicateSequence. A producer the log has not seen must start
 // at sequence 0.
 //
-// Append keeps the records' Key and Value slices rather than copying them;
-// the caller must not modify them afterwards.
-func (l *Log) Append(b Batch, epoch uint64) (AppendResult, error) {
-	if len(b.Records) == 0 {
+// The log keeps data itself, not a copy (records read later point into it),
+// so nobody may modify data afterwards. A raft entry's Data qualifies: raft
+// never changes an entry once it is stored.
+func (l *Log) AppendEncoded(data []byte, epoch uint64) (AppendResult, error) {
+	info, err := parseBatch(data)
+	if err != nil {
+		return AppendResult{}, err
+	}
+	switch {
+	case info.Count == 0:
 		return AppendResult{}, fmt.Errorf("%w: a batch needs at least one record, got none", ErrInvalidBatch)
+	case info.Count > maxSegmentRecords:
+		return AppendResult{}, fmt.Errorf("%w: %d records in one batch; a batch holds at most %d", ErrInvalidBatch, info.Count, int64(maxSegmentRecords))
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -67,8 +89,8 @@ func (l *Log) Append(b Batch, epoch uint64) (AppendResult, error) {
 		l.init(Config{})
 	}
 
-	if b.ProducerID != 0 {
-		orig, err := l.checkSequence(b)
+	if info.ProducerID != 0 {
+		orig, err := l.checkSequence(info.ProducerID, info.BaseSeq, info.Count)
 		if err != nil {
 			return AppendResult{}, err
 		}
@@ -77,27 +99,25 @@ func (l *Log) Append(b Batch, epoch uint64) (AppendResult, error) {
 		}
 	}
 
-	base := l.segs[len(l.segs)-1].next()
-	interval := int64(l.cfg.IndexIntervalBytes)
-	for i := range b.Records {
-		r := b.Records[i] // a copy: the caller's slice is left as it was
-		r.Offset = base + int64(i)
-		r.Epoch = epoch
-		size := recordBytes(&r)
-		active := l.segs[len(l.segs)-1]
-		if active.full(&l.cfg, size) {
-			active.close()
-			active = newSegment(r.Offset, l.cfg)
-			l.segs = append(l.segs, active)
-		}
-		active.add(r, interval)
-		l.size += size
+	base := l.end()
+	l.add(batchRef{data: data[:len(data):len(data)], base: base, maxTS: info.MaxTimestamp, epoch: epoch, count: int32(info.Count)}, &info)
+	if info.ProducerID != 0 {
+		l.remember(info.ProducerID, info.BaseSeq, info.Count, base)
 	}
+	return AppendResult{BaseOffset: base, Count: info.Count}, nil
+}
 
-	if b.ProducerID != 0 {
-		l.remember(b, base)
+// add puts b at the end of the log, rolling the active segment first if b
+// does not fit in it.
+func (l *Log) add(b batchRef, info *batchInfo) {
+	active := l.segs[len(l.segs)-1]
+	if active.full(&l.cfg, info.Count, info.bytes) {
+		active.close()
+		active = newSegment(b.base)
+		l.segs = append(l.segs, active)
 	}
-	return AppendResult{BaseOffset: base, Count: len(b.Records)}, nil
+	active.add(b, info, int64(l.cfg.IndexIntervalBytes))
+	l.size += info.bytes
 }
 
 // StartOffset is the offset of the oldest retained record (or EndOffset

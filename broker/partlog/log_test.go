@@ -59,7 +59,7 @@ func TestAppendRejectsEmptyBatch(t *testing.T) {
 
 func TestSegmentsRollByRecords(t *testing.T) {
 	l := newLog(t, Config{SegmentRecords: 16})
-	mustAppend(t, l, Batch{Records: recs("r", 40, 5, 0)}, 1)
+	appendEach(t, l, recs("r", 40, 5, 0), 1)
 	segs := l.Segments()
 	want := [][3]int64{{0, 16, 1}, {16, 32, 1}, {32, 40, 0}} // base, next, closed
 	if len(segs) != len(want) {
@@ -82,10 +82,53 @@ func TestSegmentsRollByRecords(t *testing.T) {
 	}
 }
 
+func TestSegmentsHoldWholeBatches(t *testing.T) {
+	// Like Kafka, a batch never spans segments: the active segment rolls
+	// before a batch that would take it past the limit.
+	l := newLog(t, Config{SegmentRecords: 16})
+	for range 4 {
+		mustAppend(t, l, Batch{Records: recs("h", 10, 5, 0)}, 1)
+	}
+	for i, s := range l.Segments() {
+		if s.Records != 10 || s.Batches != 1 || s.BaseOffset != int64(10*i) {
+			t.Fatalf("segment %d: %+v, want one batch of 10 records at %d", i, s, 10*i)
+		}
+	}
+	// Batches that fit share a segment: 5 + 5 + 5 = 15, then 5 more rolls.
+	l2 := newLog(t, Config{SegmentRecords: 16})
+	for range 4 {
+		mustAppend(t, l2, Batch{Records: recs("h", 5, 5, 0)}, 1)
+	}
+	if s := l2.Segments(); len(s) != 2 || s[0].Records != 15 || s[0].Batches != 3 || s[1].Records != 5 {
+		t.Fatalf("segments %+v, want 15 records in 3 batches, then 5", s)
+	}
+	// A batch bigger than the limit gets a segment to itself, whole.
+	l3 := newLog(t, Config{SegmentRecords: 16})
+	mustAppend(t, l3, Batch{Records: recs("h", 1, 5, 0)}, 1)
+	mustAppend(t, l3, Batch{Records: recs("h", 40, 5, 0)}, 1)
+	mustAppend(t, l3, Batch{Records: recs("h", 1, 5, 0)}, 1)
+	want := [][2]int64{{0, 1}, {1, 41}, {41, 42}}
+	segs := l3.Segments()
+	if len(segs) != len(want) {
+		t.Fatalf("got %d segments %+v, want %d", len(segs), segs, len(want))
+	}
+	for i, s := range segs {
+		if s.BaseOffset != want[i][0] || s.NextOffset != want[i][1] || s.Batches != 1 {
+			t.Fatalf("segment %d: %+v, want [%d, %d) in one batch", i, s, want[i][0], want[i][1])
+		}
+	}
+	// Every record of a batch carries the batch's epoch.
+	for _, r := range readAll(t, l3) {
+		if r.Epoch != 1 {
+			t.Fatalf("record %d has epoch %d", r.Offset, r.Epoch)
+		}
+	}
+}
+
 func TestSegmentsRollByBytes(t *testing.T) {
 	l := newLog(t, Config{SegmentBytes: 100})
 	// Key "x-kN" is 4 bytes, value 26: 30 bytes a record, so 3 fit in 100.
-	mustAppend(t, l, Batch{Records: recs("x", 10, 26, 0)}, 1)
+	appendEach(t, l, recs("x", 10, 26, 0), 1)
 	for i, s := range l.Segments() {
 		if s.Bytes > 100 {
 			t.Fatalf("segment %d holds %d bytes, limit 100", i, s.Bytes)
@@ -124,7 +167,7 @@ func TestDefaultsAndZeroLog(t *testing.T) {
 	if got := l.EnforceRetention(0); got != nil {
 		t.Fatalf("retention on zero Log deleted %v", got)
 	}
-	mustAppend(t, &l, Batch{Records: recs("z", 20, 1, 0)}, 1)
+	appendEach(t, &l, recs("z", 20, 1, 0), 1)
 	if got := l.Config(); got.SegmentRecords != 16 || got.IndexIntervalBytes != 64 {
 		t.Fatalf("defaults: %+v", got)
 	}
@@ -177,7 +220,7 @@ func TestReadOutOfRange(t *testing.T) {
 
 func TestWindowClamps(t *testing.T) {
 	l := newLog(t, Config{SegmentRecords: 3, RetentionBytes: 1})
-	mustAppend(t, l, Batch{Records: recs("w", 10, 1, 0)}, 1)
+	appendEach(t, l, recs("w", 10, 1, 0), 1)
 	l.EnforceRetention(0) // keeps only the active segment: offsets 9..9
 	for _, tc := range []struct {
 		from      int64
@@ -195,10 +238,10 @@ func TestWindowClamps(t *testing.T) {
 }
 
 func TestSparseIndexesArePopulated(t *testing.T) {
-	// 100-byte values with the default 64-byte interval: every record after
-	// a segment's first gets an offset index entry.
+	// 100-byte values with the default 64-byte interval: every batch (here
+	// of one record) after a segment's first gets an offset index entry.
 	l := newLog(t, Config{SegmentRecords: 16})
-	mustAppend(t, l, Batch{Records: recs("i", 40, 100, 0)}, 1)
+	appendEach(t, l, recs("i", 40, 100, 0), 1)
 	for i, s := range l.Segments() {
 		if want := s.Records - 1; s.IndexEntries != want {
 			t.Errorf("segment %d: %d index entries, want %d", i, s.IndexEntries, want)
@@ -210,12 +253,35 @@ func TestSparseIndexesArePopulated(t *testing.T) {
 	// A large interval leaves the index empty; reads still work from the
 	// implicit (0, 0) entry.
 	l2 := newLog(t, Config{SegmentRecords: 100, IndexIntervalBytes: 1 << 20})
-	mustAppend(t, l2, Batch{Records: recs("j", 50, 100, 0)}, 1)
+	appendEach(t, l2, recs("j", 50, 100, 0), 1)
 	if s := l2.Segments()[0]; s.IndexEntries != 0 {
 		t.Fatalf("index entries with a 1 MiB interval: %d", s.IndexEntries)
 	}
 	if got, err := l2.Read(37, 2); err != nil || got[0].Offset != 37 || got[1].Offset != 38 {
 		t.Fatalf("Read(37) without index entries: %+v, %v", got, err)
+	}
+	// Index entries point at batches: 10 batches of 7 records in a segment,
+	// then every read lands inside a batch and starts at the right record.
+	l3 := newLog(t, Config{SegmentRecords: 1000})
+	var want []Record
+	for i := range 10 {
+		b := recs("k", 7, 20, int64(i)*7e9)
+		res := mustAppend(t, l3, Batch{Records: b}, uint64(i+1))
+		for j, r := range b {
+			r.Offset, r.Epoch = res.BaseOffset+int64(j), uint64(i+1)
+			want = append(want, r)
+		}
+	}
+	if s := l3.Segments()[0]; s.Batches != 10 || s.IndexEntries != 9 || s.TimeIndexEntries != 9 {
+		t.Fatalf("segment %+v, want 10 batches, 9 index and 9 time index entries", s)
+	}
+	for off := range int64(70) {
+		for _, n := range []int{1, 3, 7, 20} {
+			got, err := l3.Read(off, n)
+			if err != nil || !reflect.DeepEqual(got, want[off:min(70, off+int64(n))]) {
+				t.Fatalf("Read(%d, %d) = %+v, %v", off, n, got, err)
+			}
+		}
 	}
 }
 

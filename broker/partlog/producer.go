@@ -27,19 +27,20 @@ type producer struct {
 
 func (p *producer) newest() batchMeta { return p.batches[len(p.batches)-1] }
 
-// checkSequence decides what to do with an idempotent batch: it returns the
-// original batch when b is a retry of a cached one, nil when b should be
+// checkSequence decides what to do with an idempotent batch of count
+// records from producer pid starting at sequence baseSeq: it returns the
+// original batch when it is a retry of a cached one, nil when it should be
 // appended, or an error.
-func (l *Log) checkSequence(b Batch) (*batchMeta, error) {
-	pid, first := b.ProducerID, int64(b.BaseSeq)
-	last := first + int64(len(b.Records)) - 1
+func (l *Log) checkSequence(pid int64, baseSeq int32, count int) (*batchMeta, error) {
+	first := int64(baseSeq)
+	last := first + int64(count) - 1
 	if first < 0 {
 		return nil, fmt.Errorf("%w: producer %d sent base sequence %d; sequence numbers start at 0 and are never negative",
 			ErrInvalidBatch, pid, first)
 	}
 	if last > math.MaxInt32 {
 		return nil, fmt.Errorf("%w: producer %d: %d records from sequence %d would pass %d; this lab does not wrap sequences, so start a new producer id",
-			ErrInvalidBatch, pid, len(b.Records), first, int64(math.MaxInt32))
+			ErrInvalidBatch, pid, count, first, int64(math.MaxInt32))
 	}
 
 	p := l.producers[pid]
@@ -87,14 +88,14 @@ func (p *producer) describe() string {
 }
 
 // remember records an appended idempotent batch, forgetting the oldest
-// cached one beyond maxCachedBatches. checkSequence has validated b.
-func (l *Log) remember(b Batch, base int64) {
-	p := l.producers[b.ProducerID]
+// cached one beyond maxCachedBatches. checkSequence has validated it.
+func (l *Log) remember(pid int64, baseSeq int32, count int, base int64) {
+	p := l.producers[pid]
 	if p == nil {
 		p = &producer{batches: make([]batchMeta, 0, maxCachedBatches)}
-		l.producers[b.ProducerID] = p
+		l.producers[pid] = p
 	}
-	m := batchMeta{firstSeq: b.BaseSeq, lastSeq: b.BaseSeq + int32(len(b.Records)-1), baseOffset: base}
+	m := batchMeta{firstSeq: baseSeq, lastSeq: baseSeq + int32(count-1), baseOffset: base}
 	if len(p.batches) == maxCachedBatches {
 		copy(p.batches, p.batches[1:])
 		p.batches = p.batches[:maxCachedBatches-1]

@@ -11,8 +11,9 @@ import (
 // EndOffset is an error wrapping ErrOffsetOutOfRange that names the valid
 // range.
 //
-// The records share Key and Value bytes with the log; treat them as
-// read-only.
+// Records are decoded from the stored batches on each call, so the slice is
+// the caller's; their Key and Value bytes are shared with the log: treat
+// them as read-only.
 func (l *Log) Read(offset int64, maxRecords int) ([]Record, error) {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
@@ -49,16 +50,21 @@ func (l *Log) Window(from int64, n int) []Record {
 	return l.collect(from, n)
 }
 
-// collect copies up to n records from offset, which must be retained. It
-// finds the segment by binary search on base offsets, the record inside it
-// through the segment's sparse index, then walks forward across segments.
+// collect decodes up to n records from offset, which must be retained. It
+// finds the segment by binary search on base offsets, the batch inside it
+// through the segment's sparse index, then decodes batches, and only those,
+// walking forward across segments.
 func (l *Log) collect(offset int64, n int) []Record {
 	out := make([]Record, 0, min(int64(n), l.end()-offset))
 	si := l.segmentFor(offset)
 	j := l.segs[si].slot(offset)
 	for ; si < len(l.segs) && len(out) < n; si++ {
-		recs := l.segs[si].records[j:]
-		out = append(out, recs[:min(len(recs), n-len(out))]...)
+		seg := l.segs[si]
+		for ; j < len(seg.batches) && len(out) < n; j++ {
+			b := &seg.batches[j]
+			skip := int(max(offset-b.base, 0))
+			out = decodeRecords(b.data, out, b.base, skip, n-len(out), b.epoch)
+		}
 		j = 0
 	}
 	return out
@@ -78,12 +84,13 @@ func (l *Log) segmentFor(offset int64) int {
 // Timestamps come from producers' clocks and need not grow with offsets.
 // Like Kafka, the search takes the first segment whose max timestamp reaches
 // t (every earlier segment is entirely older than t), then uses that
-// segment's time index and scans forward.
+// segment's time index and scans its batches forward, on their max
+// timestamps; only the batch holding the answer is decoded.
 func (l *Log) OffsetForTime(t int64) (offset int64, ok bool) {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	for _, s := range l.segs {
-		if len(s.records) > 0 && s.maxTS >= t {
+		if s.records > 0 && s.maxTS >= t {
 			if off, found := s.findTime(t); found {
 				return off, true
 			}

@@ -3,14 +3,16 @@ package partlog
 // Record is one message in the log.
 type Record struct {
 	Offset    int64
-	Epoch     uint64 // raft term of the leader that wrote it
+	Epoch     uint64 // raft term of the leader that wrote it (the same for every record of a batch)
 	Timestamp int64  // unix nanoseconds, from the leader's command
 	Key       []byte // nil = unkeyed
 	Value     []byte
 	MsgID     string // message id travelling with the message (client name + sequence), may be ""
 }
 
-// Batch is what one raft log entry carries for a produce.
+// Batch is what one raft log entry carries for a produce, decoded. A Log
+// keeps batches in their encoded form (see EncodeBatch) and decodes records
+// only when they are read.
 type Batch struct {
 	ProducerID int64    // 0 = not idempotent
 	BaseSeq    int32    // sequence number of the first record (ignored when ProducerID == 0)
@@ -32,12 +34,13 @@ type SegmentInfo struct {
 	BaseOffset       int64 // offset of the first record
 	NextOffset       int64 // one past the last record (exclusive)
 	Records          int
+	Batches          int   // record batches: a batch never spans segments
 	Bytes            int64 // key+value bytes
 	MinTimestamp     int64 // 0 when empty
 	MaxTimestamp     int64 // 0 when empty
 	Closed           bool  // rolled: no more appends, eligible for retention
-	IndexEntries     int   // entries in the sparse offset index
-	TimeIndexEntries int   // entries in the sparse time index
+	IndexEntries     int   // entries in the sparse offset index (each points at a batch)
+	TimeIndexEntries int   // entries in the sparse time index (each points at a batch)
 }
 
 // ProducerState describes what the log remembers about one idempotent

@@ -10,7 +10,7 @@ func TestRetentionByAge(t *testing.T) {
 	const sec = int64(time.Second)
 	l := newLog(t, Config{SegmentRecords: 4, RetentionAge: time.Hour})
 	// 10 records one second apart from t=0: segments [0,4) [4,8) [8,10).
-	mustAppend(t, l, Batch{Records: recs("a", 10, 10, 0)}, 1)
+	appendEach(t, l, recs("a", 10, 10, 0), 1)
 
 	if got := l.EnforceRetention(3*sec + int64(time.Hour)); got != nil {
 		t.Fatalf("nothing is older than an hour yet, deleted %+v", got)
@@ -43,7 +43,7 @@ func TestRetentionByAge(t *testing.T) {
 	}
 	// Extreme now values must not overflow into deleting anything.
 	l2 := newLog(t, Config{SegmentRecords: 1, RetentionAge: time.Hour})
-	mustAppend(t, l2, Batch{Records: recs("b", 3, 1, 0)}, 1)
+	appendEach(t, l2, recs("b", 3, 1, 0), 1)
 	if got := l2.EnforceRetention(-1 << 63); got != nil {
 		t.Fatalf("now = MinInt64 deleted %+v", got)
 	}
@@ -66,7 +66,7 @@ func TestRetentionBySize(t *testing.T) {
 	// 10 records of 10 bytes (key "s-kN" 4 + value 6), 3 per segment:
 	// [0,3) [3,6) [6,9) closed, 30 bytes each, [9,10) active with 10.
 	l := newLog(t, Config{SegmentRecords: 3, RetentionBytes: 45})
-	mustAppend(t, l, Batch{Records: recs("s", 10, 6, 0)}, 1)
+	appendEach(t, l, recs("s", 10, 6, 0), 1)
 	if l.Size() != 100 {
 		t.Fatalf("size %d, want 100", l.Size())
 	}
@@ -88,7 +88,7 @@ func TestRetentionBySize(t *testing.T) {
 
 	// The active segment never goes, however small the limit.
 	l2 := newLog(t, Config{SegmentRecords: 3, RetentionBytes: 1})
-	mustAppend(t, l2, Batch{Records: recs("s", 10, 6, 0)}, 1)
+	appendEach(t, l2, recs("s", 10, 6, 0), 1)
 	if got := l2.EnforceRetention(0); len(got) != 3 {
 		t.Fatalf("deleted %d segments, want all 3 closed ones", len(got))
 	}
@@ -100,7 +100,7 @@ func TestRetentionBySize(t *testing.T) {
 func TestRetentionAgeThenSize(t *testing.T) {
 	l := newLog(t, Config{SegmentRecords: 2, RetentionAge: time.Minute, RetentionBytes: 25})
 	// 8 records of 10 bytes one second apart: 4 segments of 20 bytes.
-	mustAppend(t, l, Batch{Records: recs("q", 8, 6, 0)}, 1)
+	appendEach(t, l, recs("q", 8, 6, 0), 1)
 	// At now = 62s, only segment [0,2) (newest at 1s) is over a minute old;
 	// then size: 60 left, 60-20=40 >= 25 deletes [2,4); 40-20=20 < 25 stops.
 	got := l.EnforceRetention(62e9)

@@ -2,125 +2,124 @@ package partlog
 
 import "sort"
 
-// indexEntry is one entry of a segment's sparse offset index. Kafka maps a
-// relative offset to a byte position in the segment file; here the "file" is
-// the records slice, so the position is a slot in it. Offsets are contiguous
-// today, so pos == rel, but readers still go through the index and scan
-// forward as Kafka does, which keeps working once offsets have gaps (for
-// example after compaction).
-type indexEntry struct {
-	rel uint32 // offset - segment base
-	pos uint32 // slot in segment.records
+// batchRef is one stored record batch: the bytes it arrived in (the raft
+// entry's, never copied and never modified) and what reads need to find a
+// record without decoding any: where its offsets start, how many records it
+// has, its epoch and its largest timestamp.
+type batchRef struct {
+	data  []byte // the encoded batch (see codec.go), capped at its length
+	base  int64  // offset of its first record
+	maxTS int64
+	epoch uint64
+	count int32
 }
 
-// segment is a run of consecutive records. Only the newest segment (the
-// active one) is appended to; the others are closed and only ever deleted
-// whole, by retention.
+func (b *batchRef) next() int64 { return b.base + int64(b.count) }
+
+// indexEntry is one entry of a segment's sparse offset index. Kafka maps a
+// relative offset to a byte position in the segment file, where a record
+// batch starts; here the "file" is the batches slice, so the position is a
+// batch's slot in it. Readers binary search the index for the last entry at
+// or before the offset they want, then scan batches forward from its slot,
+// as Kafka does.
+type indexEntry struct {
+	rel uint32 // offset of the batch's first record - segment base
+	pos uint32 // slot in segment.batches
+}
+
+// segment is a run of consecutive record batches. Only the newest segment
+// (the active one) is appended to; the others are closed and only ever
+// deleted whole, by retention. Like Kafka, a batch never spans segments.
 type segment struct {
 	base    int64
-	records []Record
-	bytes   int64 // key+value bytes of records
+	batches []batchRef
+	records int64 // records in all batches
+	bytes   int64 // key+value bytes of the records
 	closed  bool
 
 	minTS, maxTS int64
-	maxTSRel     uint32 // first record that reached maxTS, relative to base
+	maxTSSlot    uint32 // first batch that reached maxTS
 
 	// Sparse offset index, and the bytes appended since its last entry.
 	index      []indexEntry
 	sinceIndex int64
 
 	// Sparse time index as two parallel slices (12 bytes an entry instead of
-	// a padded 16-byte struct). Entry i says: up to offset base+timeRel[i],
-	// the largest timestamp in this segment is timeTS[i], first reached at
-	// that offset. Both columns strictly increase.
-	timeTS  []int64
-	timeRel []uint32
+	// a padded 16-byte struct). Entry i says: up to batch timeSlot[i], the
+	// largest timestamp in this segment is timeTS[i], first reached in that
+	// batch. Both columns strictly increase.
+	timeTS   []int64
+	timeSlot []uint32
 }
 
-func newSegment(base int64, cfg Config) *segment {
-	s := &segment{base: base}
-	// When the segment's record count is known and small, size the slices
-	// for it up front rather than growing them through repeated doubling
-	// (with 16-record segments that is most of Append's allocations).
-	// close trims whatever the indexes did not use.
-	if n := cfg.SegmentRecords; n > 0 && n <= 4096 {
-		s.reserve(n, n)
-	}
-	return s
-}
+// newSegment is cheap: a segment of one batch (the usual case with the
+// default 16-record segments and batching producers) costs the struct and
+// a one-element batches slice; the indexes grow only when they get entries.
+func newSegment(base int64) *segment { return &segment{base: base} }
 
-// reserve sizes the slices for records records and up to entries index
-// entries.
-func (s *segment) reserve(records, entries int) {
-	s.records = make([]Record, 0, records)
-	s.index = make([]indexEntry, 0, entries)
-	s.timeTS = make([]int64, 0, entries)
-	s.timeRel = make([]uint32, 0, entries)
-}
+func (s *segment) next() int64 { return s.base + s.records }
 
-func (s *segment) next() int64 { return s.base + int64(len(s.records)) }
-
-func recordBytes(r *Record) int64 { return int64(len(r.Key)) + int64(len(r.Value)) }
-
-// full reports whether a record of size add must go to a new segment.
-// Rolling happens lazily, when the next record arrives (as in Kafka), so the
-// active segment is never empty except in a brand-new log.
-func (s *segment) full(cfg *Config, add int64) bool {
-	n := len(s.records)
+// full reports whether a batch of count records and size key+value bytes
+// must go to a new segment. Rolling happens lazily, when the next batch
+// arrives (as in Kafka), so the active segment is never empty except in a
+// brand-new log; a batch larger than a limit gets a segment to itself.
+func (s *segment) full(cfg *Config, count int, size int64) bool {
+	n := s.records
 	switch {
 	case n == 0:
 		return false
-	case n >= maxSegmentRecords:
+	case n+int64(count) > maxSegmentRecords:
 		return true
-	case cfg.SegmentRecords > 0 && n >= cfg.SegmentRecords:
+	case cfg.SegmentRecords > 0 && n+int64(count) > int64(cfg.SegmentRecords):
 		return true
-	case cfg.SegmentBytes > 0 && s.bytes+add > cfg.SegmentBytes:
+	case cfg.SegmentBytes > 0 && s.bytes+size > cfg.SegmentBytes:
 		return true
 	}
 	return false
 }
 
-// add appends r (whose Offset must be s.next()) and maintains the indexes.
-func (s *segment) add(r Record, interval int64) {
-	rel := uint32(len(s.records))
-	// Like Kafka, decide on an index entry before counting the new record:
-	// once interval bytes have gone by, the record about to be written is
-	// the next one to point at.
+// add appends b (whose base must be s.next()) and maintains the indexes;
+// info is what parseBatch found in it.
+func (s *segment) add(b batchRef, info *batchInfo, interval int64) {
+	slot := uint32(len(s.batches))
+	// Like Kafka, decide on an index entry before counting the new batch:
+	// once interval bytes have gone by, the batch about to be written is the
+	// next one to point at.
 	if s.sinceIndex >= interval {
-		s.index = append(s.index, indexEntry{rel: rel, pos: rel})
+		s.index = append(s.index, indexEntry{rel: uint32(b.base - s.base), pos: slot})
 		s.indexTime()
 		s.sinceIndex = 0
 	}
-	if len(s.records) == 0 {
-		s.minTS, s.maxTS, s.maxTSRel = r.Timestamp, r.Timestamp, rel
+	if len(s.batches) == 0 {
+		s.minTS, s.maxTS, s.maxTSSlot = info.minTS, b.maxTS, slot
 	} else {
-		s.minTS = min(s.minTS, r.Timestamp)
-		// Strictly greater: the entry must point at the FIRST record with
-		// the max timestamp, or a search for exactly that time would skip
-		// an earlier record carrying it.
-		if r.Timestamp > s.maxTS {
-			s.maxTS, s.maxTSRel = r.Timestamp, rel
+		s.minTS = min(s.minTS, info.minTS)
+		// Strictly greater: the entry must point at the FIRST batch with the
+		// max timestamp, or a search for exactly that time would skip an
+		// earlier record carrying it.
+		if b.maxTS > s.maxTS {
+			s.maxTS, s.maxTSSlot = b.maxTS, slot
 		}
 	}
-	s.records = append(s.records, r)
-	b := recordBytes(&r)
-	s.bytes += b
-	s.sinceIndex += b
+	s.batches = append(s.batches, b)
+	s.records += int64(b.count)
+	s.bytes += info.bytes
+	s.sinceIndex += info.bytes
 }
 
 // indexTime adds a time index entry if the max timestamp has grown since the
-// last one. Kafka indexes the max timestamp seen so far, not each record's,
+// last one. Kafka indexes the max timestamp seen so far, not each batch's,
 // because producers' clocks disagree and a time index must be monotonic to
 // be binary searched.
 func (s *segment) indexTime() {
-	if len(s.records) == 0 {
+	if len(s.batches) == 0 {
 		return
 	}
 	if n := len(s.timeTS); n > 0 && s.maxTS <= s.timeTS[n-1] {
 		return
 	}
 	s.timeTS = append(s.timeTS, s.maxTS)
-	s.timeRel = append(s.timeRel, s.maxTSRel)
+	s.timeSlot = append(s.timeSlot, s.maxTSSlot)
 }
 
 // close marks the segment read-only. Like Kafka on roll, it records the
@@ -130,10 +129,10 @@ func (s *segment) indexTime() {
 func (s *segment) close() {
 	s.closed = true
 	s.indexTime()
-	s.records = trim(s.records)
+	s.batches = trim(s.batches)
 	s.index = trim(s.index)
 	s.timeTS = trim(s.timeTS)
-	s.timeRel = trim(s.timeRel)
+	s.timeSlot = trim(s.timeSlot)
 }
 
 // trim copies s into an exactly sized slice when it wastes more than an
@@ -145,9 +144,10 @@ func trim[T any](s []T) []T {
 	return append(make([]T, 0, len(s)), s...)
 }
 
-// slot returns the position in s.records of the first record with Offset >=
-// offset, the way Kafka reads a segment: binary search the sparse index for
-// the last entry at or before the target, then scan forward from there.
+// slot returns the slot of the batch holding offset (len(s.batches) if it
+// is beyond the segment), the way Kafka reads a segment: binary search the
+// sparse index for the last entry at or before the target, then scan
+// forward from there.
 func (s *segment) slot(offset int64) int {
 	rel := offset - s.base
 	i := sort.Search(len(s.index), func(i int) bool { return int64(s.index[i].rel) > rel })
@@ -155,28 +155,33 @@ func (s *segment) slot(offset int64) int {
 	if i > 0 {
 		start = int(s.index[i-1].pos)
 	}
-	for j := start; j < len(s.records); j++ {
-		if s.records[j].Offset >= offset {
+	for j := start; j < len(s.batches); j++ {
+		if offset < s.batches[j].next() {
 			return j
 		}
 	}
-	return len(s.records)
+	return len(s.batches)
 }
 
 // findTime returns the offset of the first record with Timestamp >= t. The
 // caller has checked s.maxTS >= t, so such a record exists here. The time
-// index gives the last entry with a timestamp <= t: every record before that
-// entry's offset is older than its timestamp, hence older than t, so the scan
-// can start there.
+// index gives the last entry with a timestamp <= t: every batch before that
+// entry's slot is older than its timestamp, hence older than t, so the scan
+// can start there. Only the batch holding the answer is walked record by
+// record; the others are passed over on their max timestamps.
 func (s *segment) findTime(t int64) (int64, bool) {
 	i := sort.Search(len(s.timeTS), func(i int) bool { return s.timeTS[i] > t })
 	start := 0
 	if i > 0 {
-		start = int(s.timeRel[i-1])
+		start = int(s.timeSlot[i-1])
 	}
-	for j := start; j < len(s.records); j++ {
-		if s.records[j].Timestamp >= t {
-			return s.records[j].Offset, true
+	for j := start; j < len(s.batches); j++ {
+		b := &s.batches[j]
+		if b.maxTS < t {
+			continue
+		}
+		if k, ok := findTime(b.data, t); ok {
+			return b.base + int64(k), true
 		}
 	}
 	return 0, false
@@ -186,7 +191,8 @@ func (s *segment) info() SegmentInfo {
 	return SegmentInfo{
 		BaseOffset:       s.base,
 		NextOffset:       s.next(),
-		Records:          len(s.records),
+		Records:          int(s.records),
+		Batches:          len(s.batches),
 		Bytes:            s.bytes,
 		MinTimestamp:     s.minTS,
 		MaxTimestamp:     s.maxTS,

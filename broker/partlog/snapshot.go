@@ -3,41 +3,45 @@ package partlog
 import (
 	"encoding/binary"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"math"
 	"time"
 )
 
-// Snapshot encoding, version 1, in frames (see frame.go):
+// Snapshot encoding, version 2, in frames (see frame.go):
 //
 //	header frame:
-//	  "MQPL", uvarint version (1)
+//	  "MQPL", uvarint version (2)
 //	  config: uvarint SegmentRecords, varint SegmentBytes,
 //	          varint RetentionAge, varint RetentionBytes,
 //	          uvarint IndexIntervalBytes
 //	  uvarint segment count
 //	one frame per segment, oldest first (the last is the active one):
-//	  varint base offset, byte closed (0/1), uvarint record count
-//	  uvarint total MsgID bytes, then the MsgIDs concatenated
-//	  per record: uvarint Epoch, then the record body as in a batch
+//	  varint base offset, byte closed (0/1), uvarint batch count
+//	  per batch: uvarint epoch, uvarint length, then the batch exactly as
+//	  it was appended (the batch encoding, see codec.go)
 //	producers frame:
 //	  uvarint producer count; per producer, by ascending id:
 //	  varint id, uvarint batch count, per batch oldest first:
 //	  varint first seq, varint last seq, varint base offset
 //
-// Offsets are implicit (segment base + position) and indexes are not
-// stored: decoding rebuilds them by replaying the records through the same
-// code Append uses, so they come out identical. Everything is written in a
-// fixed order, so equal logs encode to equal bytes.
+// The stored batches go out as they are, so writing a snapshot is
+// checksumming and copying bytes, and reading one slices the batches back
+// out of each segment's frame. Offsets are implicit (segment base plus the
+// records before) and indexes are not stored: decoding rebuilds them by
+// appending the batches through the same code Append uses, so they come out
+// identical. Everything is written in a fixed order, so equal logs encode
+// to equal bytes.
 const (
 	snapshotMagic   = "MQPL"
-	snapshotVersion = 1
+	snapshotVersion = 2
 )
 
 // Snapshot is a point-in-time copy of a Log for writing out. Taking one is
-// cheap (it shares the records, which are never modified once written), and
-// writing it does not hold up appends: this is what a raft FSM's Snapshot
-// and Persist need.
+// cheap (it shares the stored batches, which are never modified once
+// written), and writing it does not hold up appends: this is what a raft
+// FSM's Snapshot and Persist need.
 type Snapshot struct {
 	cfg       Config
 	segs      []frozenSegment
@@ -46,7 +50,7 @@ type Snapshot struct {
 
 type frozenSegment struct {
 	base    int64
-	records []Record // capped at the length when taken; later appends land beyond it
+	batches []batchRef // capped at the length when taken; later appends land beyond it
 	closed  bool
 }
 
@@ -59,7 +63,8 @@ func (l *Log) Snapshot() *Snapshot {
 	}
 	s := &Snapshot{cfg: l.cfg, segs: make([]frozenSegment, len(l.segs)), producers: l.producerList()}
 	for i, seg := range l.segs {
-		s.segs[i] = frozenSegment{base: seg.base, records: seg.records[:len(seg.records):len(seg.records)], closed: seg.closed}
+		n := len(seg.batches)
+		s.segs[i] = frozenSegment{base: seg.base, batches: seg.batches[:n:n], closed: seg.closed}
 	}
 	return s
 }
@@ -74,7 +79,7 @@ func (l *Log) WriteTo(w io.Writer) (int64, error) {
 // the number of bytes written.
 func (s *Snapshot) WriteTo(w io.Writer) (int64, error) {
 	fw := newFrameWriter(w)
-	buf := make([]byte, 0, 64<<10)
+	buf := make([]byte, 0, 4<<10)
 
 	buf = append(buf, snapshotMagic...)
 	buf = binary.AppendUvarint(buf, snapshotVersion)
@@ -86,6 +91,7 @@ func (s *Snapshot) WriteTo(w io.Writer) (int64, error) {
 	buf = binary.AppendUvarint(buf, uint64(len(s.segs)))
 	fw.frame(buf)
 
+	var pre [2 * binary.MaxVarintLen64]byte
 	for i := range s.segs {
 		seg := &s.segs[i]
 		buf = binary.AppendVarint(buf[:0], seg.base)
@@ -94,16 +100,23 @@ func (s *Snapshot) WriteTo(w io.Writer) (int64, error) {
 			closed = 1
 		}
 		buf = append(buf, closed)
-		buf = binary.AppendUvarint(buf, uint64(len(seg.records)))
-		buf = appendMsgIDs(buf, seg.records)
-		var prev int64
-		for j := range seg.records {
-			r := &seg.records[j]
-			buf = binary.AppendUvarint(buf, r.Epoch)
-			buf = appendRecordBody(buf, r, prev)
-			prev = r.Timestamp
+		buf = binary.AppendUvarint(buf, uint64(len(seg.batches)))
+		// The frame's length and checksum come first, so the batches are
+		// passed over twice: once to checksum them, once to copy them out.
+		n, crc := len(buf), crc32.Update(0, castagnoli, buf)
+		for j := range seg.batches {
+			b := &seg.batches[j]
+			p := b.appendPrefix(pre[:0])
+			n += len(p) + len(b.data)
+			crc = crc32.Update(crc32.Update(crc, castagnoli, p), castagnoli, b.data)
 		}
-		fw.frame(buf)
+		fw.begin(n, crc)
+		fw.write(buf)
+		for j := range seg.batches {
+			b := &seg.batches[j]
+			fw.write(b.appendPrefix(pre[:0]))
+			fw.write(b.data)
+		}
 	}
 
 	buf = binary.AppendUvarint(buf[:0], uint64(len(s.producers)))
@@ -120,6 +133,12 @@ func (s *Snapshot) WriteTo(w io.Writer) (int64, error) {
 	return fw.finish()
 }
 
+// appendPrefix writes what precedes a batch in a segment frame.
+func (b *batchRef) appendPrefix(dst []byte) []byte {
+	dst = binary.AppendUvarint(dst, b.epoch)
+	return binary.AppendUvarint(dst, uint64(len(b.data)))
+}
+
 // ReadLog reads a log written by WriteTo. It reads exactly the snapshot's
 // bytes from r and no further. Damaged or truncated input is an error
 // wrapping ErrCorrupt, never a panic; the snapshot is also checked for
@@ -127,8 +146,8 @@ func (s *Snapshot) WriteTo(w io.Writer) (int64, error) {
 // producer state), since a log that decoded but broke those rules would
 // fail later in confusing ways.
 //
-// The records' Key and Value bytes share the buffers read for each segment,
-// so a segment's memory is released as a whole when retention deletes it.
+// The stored batches share the buffers read for each segment, so a
+// segment's memory is released as a whole when retention deletes it.
 func ReadLog(r io.Reader) (*Log, error) {
 	return readLog(r, true)
 }
@@ -208,21 +227,21 @@ func decodeHeader(p []byte) (Config, int, error) {
 }
 
 // decodeSegment parses one segment frame and rebuilds its indexes by
-// replaying the records through segment.add, exactly as Append built them.
+// appending its batches through segment.add, exactly as Append built them.
+// The batches stay in p, which they share: a segment's memory is released
+// as a whole when retention deletes it.
 func decodeSegment(p []byte, cfg Config, what func() string) (*segment, error) {
 	d := &decoder{p: p, total: len(p), whatFn: func() string { return "snapshot " + what() }}
 	base := d.varint("base offset")
 	closed := d.byte("closed flag")
-	n := d.count("record count", 1+minRecordBytes)
-	ids := d.msgIDs()
+	// Each batch takes its epoch, its length and at least minBatchBytes.
+	n := d.count("batch count", 2+minBatchBytes)
 	if d.err == nil {
 		switch {
 		case closed > 1:
 			d.failf("closed flag is %d; want 0 or 1", closed)
-		case base < 0 || base > math.MaxInt64-int64(n):
-			d.failf("base offset %d with %d records is outside 0..%d", base, n, int64(math.MaxInt64))
-		case n > maxSegmentRecords:
-			d.failf("%d records; a segment holds at most %d", n, int64(maxSegmentRecords))
+		case base < 0:
+			d.failf("base offset %d is negative", base)
 		case closed == 1 && n == 0:
 			d.failf("closed segment with no records; segments only roll once they hold a record")
 		}
@@ -231,26 +250,35 @@ func decodeSegment(p []byte, cfg Config, what func() string) (*segment, error) {
 		return nil, d.err
 	}
 
-	seg := &segment{base: base}
+	seg := &segment{base: base, batches: make([]batchRef, 0, n)}
 	interval := int64(cfg.IndexIntervalBytes)
-	// The frame holds all the key+value bytes, so it bounds how many index
-	// entries the interval can produce (plus one for the time index entry
-	// added on close).
-	seg.reserve(n, int(min(int64(n), int64(len(p))/interval+2)))
-	var prev int64
-	idPos := 0
 	for i := range n {
-		var r Record
-		r.Offset = base + int64(i)
-		r.Epoch = d.uvarint("epoch")
-		d.recordBody(&r, prev, ids, &idPos)
+		epoch := d.uvarint("epoch")
+		size := d.uvarint("batch length")
+		if d.err == nil && size > uint64(len(d.p)) {
+			d.failf("batch %d of %d: length %d, but only %d bytes are left", i+1, n, size, len(d.p))
+		}
+		data := d.raw(int(size), "batch")
 		if d.err != nil {
 			return nil, d.err
 		}
-		prev = r.Timestamp
-		seg.add(r, interval)
+		info, err := parseBatch(data)
+		if err != nil {
+			return nil, fmt.Errorf("snapshot %s, batch %d of %d: %w", what(), i+1, n, err)
+		}
+		switch {
+		case info.Count == 0:
+			d.failf("batch %d of %d has no records; an appended batch has at least one", i+1, n)
+		case seg.records+int64(info.Count) > maxSegmentRecords:
+			d.failf("more than %d records; a segment holds at most that many", int64(maxSegmentRecords))
+		case base > math.MaxInt64-seg.records-int64(info.Count):
+			d.failf("base offset %d with %d records is past %d", base, seg.records+int64(info.Count), int64(math.MaxInt64))
+		}
+		if d.err != nil {
+			return nil, d.err
+		}
+		seg.add(batchRef{data: data, base: seg.next(), maxTS: info.MaxTimestamp, epoch: epoch, count: int32(info.Count)}, &info, interval)
 	}
-	d.msgIDsUsed(ids, idPos)
 	d.done()
 	if d.err != nil {
 		return nil, d.err

@@ -141,10 +141,10 @@ func TestReadLogChecksConsistency(t *testing.T) {
 	// Well-formed frames carrying inconsistent content must be refused.
 	seg := func(base int64, closed byte, n int) []byte {
 		l := newLog(t, Config{SegmentRecords: 1000})
-		mustAppend(t, l, Batch{Records: recs("x", max(n, 1), 3, 0)}, 1)
+		appendEach(t, l, recs("x", max(n, 1), 3, 0), 1)
 		var s Snapshot = *l.Snapshot()
 		// Offsets are implicit in the encoding, so only base and length matter.
-		s.segs[0].base, s.segs[0].closed, s.segs[0].records = base, closed == 1, s.segs[0].records[:n]
+		s.segs[0].base, s.segs[0].closed, s.segs[0].batches = base, closed == 1, s.segs[0].batches[:n]
 		var buf bytes.Buffer
 		if _, err := s.WriteTo(&buf); err != nil {
 			t.Fatal(err)
