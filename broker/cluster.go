@@ -32,6 +32,13 @@ type Config struct {
 	// RaftLog turns raft's own warnings into events. Raft never writes to
 	// the terminal either way.
 	RaftLog bool
+	// OffsetsPartitions is the number of partitions of the internal topic
+	// __consumer_offsets (default 1: each is a raft group).
+	OffsetsPartitions int
+	// SessionTimeout is consumers' default group session timeout; zero
+	// follows the timing preset (ten heartbeat timeouts: 1 s fast, 10 s
+	// classroom).
+	SessionTimeout time.Duration
 }
 
 // Cluster is a set of broker nodes in one process.
@@ -48,6 +55,8 @@ type Cluster struct {
 	nodeIDs []string
 	nodes   map[string]*node
 	topics  map[string]topicRecord
+	queues  queueRegistry // queues and exchanges
+	groups  *groupService // consumer group coordinators
 	closed  bool
 
 	reqID atomic.Uint64
@@ -80,12 +89,17 @@ func NewCluster(cfg Config) (*Cluster, error) {
 	c := &Cluster{
 		timing: cfg.Timing,
 		now:    cfg.Now,
-		net:    raftnet.New(raftnet.Options{RPCTimeout: cfg.Timing.RPCTimeout}),
 		events: newEventBus(cfg.Now),
 		nodes:  map[string]*node{},
 		topics: map[string]topicRecord{},
 		stop:   make(chan struct{}),
 	}
+	groups, err := newGroupService(c, cfg)
+	if err != nil {
+		return nil, err
+	}
+	c.groups = groups
+	c.net = raftnet.New(raftnet.Options{RPCTimeout: cfg.Timing.RPCTimeout, OnDrop: c.faultFired})
 	c.logger = hclog.NewNullLogger()
 	if cfg.RaftLog {
 		c.logger = hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.Warn, Output: eventWriter{c}, DisableTime: true})
@@ -106,6 +120,10 @@ func NewCluster(cfg Config) (*Cluster, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*c.timing.ElectionTimeout+5*time.Second)
 	defer cancel()
 	if _, err := c.waitReadyLeader(ctx, controllerGroup); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("start cluster: %w", err)
+	}
+	if err := c.createOffsetsTopic(ctx); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("start cluster: %w", err)
 	}
@@ -305,7 +323,12 @@ func (c *Cluster) topicsLocked() []topicRecord {
 	for _, t := range c.topics {
 		out = append(out, t)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
+	sort.Slice(out, func(i, j int) bool {
+		if a, b := IsInternalTopic(out[i].Config.Name), IsInternalTopic(out[j].Config.Name); a != b {
+			return b // internal topics last
+		}
+		return out[i].Seq < out[j].Seq
+	})
 	return out
 }
 
@@ -466,9 +489,10 @@ func (c *Cluster) WaitForLeader(ctx context.Context, tp TopicPartition) (string,
 	return lead.node, nil
 }
 
-// Leader returns the node leading the partition now, or "" if none.
+// Leader returns the node leading the partition now and serving reads (past
+// its barrier), or "" if none.
 func (c *Cluster) Leader(tp TopicPartition) string {
-	if lead := c.leaderOf(tp.String()); lead != nil {
+	if lead := c.leaderOf(tp.String()); lead != nil && lead.readyLeader() {
 		return lead.node
 	}
 	return ""
@@ -481,19 +505,29 @@ func (c *Cluster) controllerApply(ctx context.Context, cmd controllerCmd) (contr
 	if err != nil {
 		return controllerResult{}, err
 	}
+	retried := false // a proposal before this one may have committed
 	for {
 		lead, err := c.waitReadyLeader(ctx, controllerGroup)
 		if err != nil {
 			return controllerResult{}, err
 		}
 		f := lead.raft().Apply(data, c.timing.RequestTimeout)
-		if err := f.Error(); err != nil {
-			if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipTransferInProgress) {
+		if err := <-lead.await(f); err != nil {
+			// Not leader: nothing was written. Leadership lost or shut
+			// down: it may have been; both commands are safe to repeat
+			// (a repeated create is recognised below, a repeated
+			// producer id only skips a number).
+			if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipTransferInProgress) ||
+				errors.Is(err, raft.ErrLeadershipLost) || errors.Is(err, raft.ErrRaftShutdown) {
+				retried = true
 				continue
 			}
 			return controllerResult{}, fmt.Errorf("controller: %w", err)
 		}
 		res := f.Response().(controllerResult)
+		if retried && (errors.Is(res.err, ErrTopicExists) || errors.Is(res.err, ErrQueueExists)) {
+			return controllerResult{}, nil // our earlier proposal committed after all
+		}
 		return res, res.err
 	}
 }
@@ -512,6 +546,14 @@ func (c *Cluster) allocProducerID(ctx context.Context) (int64, error) {
 // replicas, and waits until every partition has a leader, moving each to its
 // preferred replica so leaders spread over the nodes.
 func (c *Cluster) CreateTopic(ctx context.Context, cfg TopicConfig) error {
+	if IsInternalTopic(cfg.Name) {
+		return fmt.Errorf("create topic: %w: %q: names starting with \"__\" are reserved for internal topics such as %s", ErrInvalid, cfg.Name, OffsetsTopic)
+	}
+	return c.createTopic(ctx, cfg)
+}
+
+// createTopic creates any topic, internal ones included.
+func (c *Cluster) createTopic(ctx context.Context, cfg TopicConfig) error {
 	c.admin.Lock()
 	defer c.admin.Unlock()
 	if err := c.checkOpen(); err != nil {
@@ -527,7 +569,12 @@ func (c *Cluster) CreateTopic(ctx context.Context, cfg TopicConfig) error {
 	_, exists := c.topics[cfg.Name]
 	start := 0
 	for _, t := range c.topics {
-		start += len(t.Placement)
+		if !IsInternalTopic(t.Config.Name) { // internal topics leave user placement as it was
+			start += len(t.Placement)
+		}
+	}
+	if IsInternalTopic(cfg.Name) {
+		start = len(c.nodeIDs) - 1 // __consumer_offsets/0 prefers the last node, user topics the first
 	}
 	c.mu.Unlock()
 	if exists {
@@ -641,7 +688,7 @@ func (c *Cluster) elect(ctx context.Context, group, nodeID string, bestEffort bo
 		c.events.emit(Event{Kind: EventLeaderTransfer, Node: lead.node, Group: group,
 			Text: fmt.Sprintf("%s hands leadership of %s to %s", lead.node, group, nodeID)})
 		f := lead.raft().LeadershipTransferToServer(raft.ServerID(nodeID), raftnet.Addr(nodeID, group))
-		_ = f.Error() // success only means the old leader stepped down; check who won below
+		<-lead.await(f) // success only means the old leader stepped down; check who won below
 		wctx, cancel := context.WithTimeout(ctx, round)
 		_ = poll(wctx, func() bool {
 			l := c.leaderOf(group)

@@ -17,6 +17,8 @@ import (
 type controllerCmd struct {
 	Op    string       `json:"op"` // "create-topic" or "alloc-pid"
 	Topic *topicRecord `json:"topic,omitempty"`
+	Queue *queueRecord `json:"queue,omitempty"` // "create-queue"
+	Bind  *bindRecord  `json:"bind,omitempty"`  // "create-exchange", "bind-queue"
 }
 
 type topicRecord struct {
@@ -28,6 +30,7 @@ type topicRecord struct {
 type controllerState struct {
 	Topics  map[string]topicRecord `json:"topics"`
 	NextPID int64                  `json:"next_pid"`
+	Queues  queueMeta              `json:"queues"` // queues and exchanges
 }
 
 type controllerFSM struct {
@@ -64,6 +67,8 @@ func (f *controllerFSM) Apply(l *raft.Log) interface{} {
 		rec.Seq = len(f.state.Topics)
 		f.state.Topics[name] = rec
 		return controllerResult{}
+	case "create-queue", "create-exchange", "bind-queue":
+		return f.state.applyQueueOp(cmd)
 	case "alloc-pid":
 		pid := f.state.NextPID
 		f.state.NextPID++

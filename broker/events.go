@@ -25,6 +25,7 @@ const (
 	EventLinkHealed     EventKind = "link-healed"
 	EventSlow           EventKind = "slow"
 	EventFaultArmed     EventKind = "fault-armed" // a lost reply or lost ack waits for a client's next request
+	EventFaultFired     EventKind = "fault-fired" // an armed fault bit: the reply or the ack was lost
 	EventLeaderTransfer EventKind = "leader-transfer"
 	EventRaftLog        EventKind = "raft-log" // a line of raft's own log, when Config.RaftLog asks for them
 )
@@ -42,7 +43,13 @@ type Event struct {
 	To     int64
 	Epochs []uint64 // epochs of truncated entries
 	Client string
+	MsgID  string // the message a queue event is about
 	Text   string // one readable sentence
+
+	// Consumer group events: the group, the member and the generation.
+	ConsumerGroup string
+	Member        string
+	Generation    int
 }
 
 func (e Event) String() string {

@@ -273,8 +273,13 @@ func TestFailoverScene(t *testing.T) {
 	c.Heal()
 	waitFor(t, 10*time.Second, "a new leader", func() bool { return c.Leader(tp) != "" })
 	after := partitionState(c.Snapshot(), tp)
-	if after.Epoch != epoch+1 {
-		t.Errorf("step 3: epoch %d → %d; want it to go up by one", epoch, after.Epoch)
+	// One election moves the epoch up by one. On a starved machine the two
+	// survivors can both stand and split the vote, costing another term;
+	// that is raft working, so only a missing rise fails the test.
+	if after.Epoch <= epoch {
+		t.Errorf("step 3: epoch %d → %d; want it to go up", epoch, after.Epoch)
+	} else if after.Epoch != epoch+1 {
+		t.Logf("step 3: epoch %d → %d: a split vote cost an extra term", epoch, after.Epoch)
 	}
 
 	// Step 4: the producer's retry lands on the new leader.

@@ -30,6 +30,8 @@ func (c *Cluster) newFSM(rep *replica) (raft.FSM, raft.LogStore, error) {
 		}
 		rep.pfsm = &partitionFSM{rep: rep, log: pl}
 		return rep.pfsm, &hookedLogStore{InmemStore: rep.disk.logs, hooks: rep}, nil
+	case c.isQueueGroup(rep.group):
+		return c.newQueueFSM(rep)
 	}
 	return nil, nil, fmt.Errorf("%w: no raft group kind is named like %q", ErrInvalid, rep.group)
 }
@@ -47,5 +49,6 @@ func (c *Cluster) groupsOnLocked(nodeID string) []string {
 			}
 		}
 	}
+	groups = append(groups, c.queueGroupsOnLocked(nodeID)...)
 	return groups
 }

@@ -3,9 +3,11 @@ package broker
 import (
 	"bufio"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 
 	"github.com/hashicorp/raft"
 
@@ -22,6 +24,10 @@ type partitionFSM struct {
 	mu      sync.RWMutex
 	log     *partlog.Log
 	applied uint64 // raft index of the last entry applied
+	// skipped counts records of applied produce entries that took no
+	// offsets (a repeated batch, a refused one). The store hook predicted
+	// offsets for them; it subtracts these to stay exact.
+	skipped atomic.Int64
 }
 
 type applyResult struct {
@@ -30,11 +36,21 @@ type applyResult struct {
 	err   error
 }
 
+// Apply stores a produce entry's batch without decoding its records: the
+// log keeps the encoded batch, a slice of l.Data, and decodes records only
+// when they are read. That is safe because raft never modifies an entry's
+// Data once it is stored, and nothing in the broker does either (followers
+// get the leader's entries by reference over raftnet; a LogStore that
+// reused its buffers between GetLog calls would need a copy here).
 func (f *partitionFSM) Apply(l *raft.Log) interface{} {
-	cmd, err := decodePartitionCmd(l.Data)
+	cmd, batch, err := decodeHeader(l.Data)
+	if err == nil && cmd.kind == cmdProduce {
+		err = checkCount(cmd, batch)
+	}
 	if err != nil {
 		f.mu.Lock()
 		f.applied = l.Index
+		f.skipped.Add(int64(cmd.count))
 		f.mu.Unlock()
 		return applyResult{err: err}
 	}
@@ -42,8 +58,14 @@ func (f *partitionFSM) Apply(l *raft.Log) interface{} {
 	f.mu.Lock()
 	f.applied = l.Index
 	if cmd.kind == cmdProduce {
-		out.res, out.err = f.log.Append(cmd.batch, l.Term)
+		out.res, out.err = f.log.AppendEncoded(batch, l.Term)
+		if errors.Is(out.err, partlog.ErrCorrupt) {
+			out.err = fmt.Errorf("%w: %v", errBadCommand, out.err)
+		}
 		out.epoch = l.Term
+		if out.err != nil || out.res.Duplicate {
+			f.skipped.Add(int64(cmd.count))
+		}
 		if out.err == nil && out.res.Duplicate {
 			if recs, err := f.log.Read(out.res.BaseOffset, 1); err == nil && len(recs) == 1 {
 				out.epoch = recs[0].Epoch
@@ -115,6 +137,7 @@ func (f *partitionFSM) Restore(rc io.ReadCloser) error {
 	if err != nil {
 		return fmt.Errorf("restore %s: %w", f.rep.group, err)
 	}
+	f.rep.offsets.invalidate()
 	f.mu.Lock()
 	f.log, f.applied = l, applied
 	f.mu.Unlock()

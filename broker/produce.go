@@ -81,12 +81,7 @@ func (rep *replica) produce(b partlog.Batch, acks Acks) (produceResponse, error)
 	case AcksNone:
 		return produceResponse{base: -1}, nil
 	case AcksLeader:
-		done := make(chan error, 1)
-		rep.c.wg.Add(1)
-		go func() {
-			defer rep.c.wg.Done()
-			done <- f.Error()
-		}()
+		done := rep.await(f)
 		select {
 		case s, ok := <-storedCh:
 			if ok {
@@ -100,10 +95,30 @@ func (rep *replica) produce(b partlog.Batch, acks Acks) (produceResponse, error)
 			return resultOf(f)
 		}
 	}
-	if err := f.Error(); err != nil {
+	if err := <-rep.await(f); err != nil {
 		return produceResponse{}, rep.applyError(err)
 	}
 	return resultOf(f)
+}
+
+// await delivers a raft future's error, or ErrRaftShutdown once the replica
+// stops. raft v1.8.0 can leave a future unanswered for good: an entry handed
+// to its FSM goroutine's buffered channel just before shutdown is neither
+// applied nor answered. So the wait also ends with the replica, and the
+// goroutine reading the future is left to raft (it ends if raft answers).
+func (rep *replica) await(f raft.Future) <-chan error {
+	answer := make(chan error, 1)
+	go func() { answer <- f.Error() }()
+	out := make(chan error, 1)
+	go func() {
+		select {
+		case err := <-answer:
+			out <- err
+		case <-rep.stop:
+			out <- raft.ErrRaftShutdown
+		}
+	}()
+	return out
 }
 
 func resultOf(f raft.ApplyFuture) (produceResponse, error) {

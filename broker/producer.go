@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -141,32 +142,26 @@ func (p *Producer) ClientID() string { return p.cfg.ClientID }
 // partition) fails only the messages it concerns.
 func (p *Producer) Produce(ctx context.Context, msgs ...Message) []ProduceResult {
 	results := make([]ProduceResult, len(msgs))
-	byPart := map[TopicPartition][]int{}
-	var order []TopicPartition
-	for i, m := range msgs {
-		tp, err := p.route(m)
-		if err != nil {
-			results[i] = ProduceResult{Partition: m.Partition, Offset: -1, Outcome: OutcomeFailed, Err: err}
-			continue
+	groups := p.route(msgs, results)
+	send := func(g partMsgs) {
+		lock := p.partitionLock(g.tp)
+		lock.Lock()
+		defer lock.Unlock()
+		for start := 0; start < len(g.idx); start += p.cfg.BatchSize {
+			chunk := g.idx[start:min(start+p.cfg.BatchSize, len(g.idx))]
+			p.sendChunk(ctx, g.tp, msgs, chunk, results)
 		}
-		if _, ok := byPart[tp]; !ok {
-			order = append(order, tp)
-		}
-		byPart[tp] = append(byPart[tp], i)
+	}
+	if len(groups) == 1 { // one partition, the usual case: no goroutine needed
+		send(groups[0])
+		return results
 	}
 	var wg sync.WaitGroup
-	for _, tp := range order {
-		idx := byPart[tp]
+	for _, g := range groups {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			lock := p.partitionLock(tp)
-			lock.Lock()
-			defer lock.Unlock()
-			for start := 0; start < len(idx); start += p.cfg.BatchSize {
-				chunk := idx[start:min(start+p.cfg.BatchSize, len(idx))]
-				p.sendChunk(ctx, tp, msgs, chunk, results)
-			}
+			send(g)
 		}()
 	}
 	wg.Wait()
@@ -184,13 +179,98 @@ func (p *Producer) partitionLock(tp TopicPartition) *sync.Mutex {
 	return l
 }
 
-// route picks the message's partition.
-func (p *Producer) route(m Message) (TopicPartition, error) {
-	rec, err := p.c.topicPartition(TopicPartition{Topic: m.Topic})
-	if err != nil && !errors.Is(err, ErrUnknownPartition) {
-		return TopicPartition{}, fmt.Errorf("produce: %w", err)
+// partMsgs is the messages of one Produce call bound for one partition: their
+// indexes, in order.
+type partMsgs struct {
+	tp  TopicPartition
+	idx []int
+}
+
+// route picks every message's partition and groups the messages by
+// partition, in the order the partitions first appear; a message that
+// cannot be routed gets its failed result here. A call usually names one
+// topic and one or a few partitions, so each topic is looked up once per
+// call and the groups are a short slice rather than a map.
+func (p *Producer) route(msgs []Message, results []ProduceResult) []partMsgs {
+	var topics []topicRoute
+	var groups []partMsgs
+	var counts []int
+	where := make([]int32, len(msgs)) // each message's group, -1 if it failed
+	for i := range msgs {
+		m := &msgs[i]
+		t := -1
+		for k := range topics {
+			if topics[k].name == m.Topic {
+				t = k
+				break
+			}
+		}
+		if t < 0 {
+			topics = append(topics, p.lookupTopic(m.Topic))
+			t = len(topics) - 1
+		}
+		tp, err := p.pick(m, &topics[t])
+		if err != nil {
+			results[i] = ProduceResult{Partition: m.Partition, Offset: -1, Outcome: OutcomeFailed, Err: err}
+			where[i] = -1
+			continue
+		}
+		g := -1
+		for k := range groups {
+			if groups[k].tp == tp {
+				g = k
+				break
+			}
+		}
+		if g < 0 {
+			groups = append(groups, partMsgs{tp: tp})
+			counts = append(counts, 0)
+			g = len(groups) - 1
+		}
+		where[i] = int32(g)
+		counts[g]++
 	}
-	n := len(rec.Placement)
+	// One backing array for every group's indexes.
+	total := 0
+	for _, n := range counts {
+		total += n
+	}
+	all := make([]int, total)
+	for g, n := range counts {
+		groups[g].idx, all = all[:0:n], all[n:]
+	}
+	for i, g := range where {
+		if g >= 0 {
+			groups[g].idx = append(groups[g].idx, i)
+		}
+	}
+	return groups
+}
+
+// topicRoute is what routing needs to know about a topic.
+type topicRoute struct {
+	name       string
+	partitions int
+	err        error // why the topic takes no produce requests, or nil
+}
+
+func (p *Producer) lookupTopic(topic string) topicRoute {
+	rec, err := p.c.topicPartition(TopicPartition{Topic: topic})
+	if err != nil && !errors.Is(err, ErrUnknownPartition) {
+		return topicRoute{name: topic, err: fmt.Errorf("produce: %w", err)}
+	}
+	if IsInternalTopic(topic) {
+		return topicRoute{name: topic, err: fmt.Errorf("produce: %w: %s is internal; only the broker writes to it", ErrInvalid, topic)}
+	}
+	return topicRoute{name: topic, partitions: len(rec.Placement)}
+}
+
+// pick chooses the partition of a message to topic t.
+func (p *Producer) pick(m *Message, t *topicRoute) (TopicPartition, error) {
+	if t.err != nil {
+		return TopicPartition{}, t.err
+	}
+	n := t.partitions
 	tp := TopicPartition{Topic: m.Topic}
 	switch {
 	case m.Pinned:
@@ -209,16 +289,24 @@ func (p *Producer) route(m Message) (TopicPartition, error) {
 	return tp, nil
 }
 
+// recordBufs recycles the record slices sendChunk builds batches in: the
+// leader encodes a batch into its raft entry, so the records are garbage as
+// soon as the request returns.
+var recordBufs = sync.Pool{New: func() any { return new([]partlog.Record) }}
+
 // sendChunk sends one batch until it has an outcome, and fills results.
 func (p *Producer) sendChunk(ctx context.Context, tp TopicPartition, msgs []Message, idx []int, results []ProduceResult) {
-	b := partlog.Batch{ProducerID: p.pid, Records: make([]partlog.Record, len(idx))}
+	buf := recordBufs.Get().(*[]partlog.Record)
+	recs := slices.Grow((*buf)[:0], len(idx))[:len(idx)]
 	for k, i := range idx {
-		m := msgs[i]
-		b.Records[k] = partlog.Record{Key: m.Key, Value: m.Value, MsgID: m.MsgID}
+		m := &msgs[i]
+		var ts int64
 		if !m.Timestamp.IsZero() {
-			b.Records[k].Timestamp = m.Timestamp.UnixNano()
+			ts = m.Timestamp.UnixNano()
 		}
+		recs[k] = partlog.Record{Key: m.Key, Value: m.Value, MsgID: m.MsgID, Timestamp: ts}
 	}
+	b := partlog.Batch{ProducerID: p.pid, Records: recs}
 	if p.pid != 0 {
 		p.mu.Lock()
 		b.BaseSeq = p.seq[tp]
@@ -226,12 +314,20 @@ func (p *Producer) sendChunk(ctx context.Context, tp TopicPartition, msgs []Mess
 		p.mu.Unlock()
 	}
 	resp, outcome, attempts, err := p.send(ctx, tp, b)
+	clear(recs) // let go of the messages' bytes
+	*buf = recs[:0]
+	recordBufs.Put(buf)
 	for k, i := range idx {
-		r := ProduceResult{Partition: tp.Partition, Offset: -1, Outcome: outcome, Err: err, Attempts: attempts, Duplicate: resp.duplicate, Epoch: resp.epoch}
+		// Field by field: results[i] is still zero (route fills in only the
+		// messages it fails), so a nil Err need not be written at all.
+		r := &results[i]
+		r.Partition, r.Offset, r.Epoch, r.Outcome, r.Attempts, r.Duplicate = tp.Partition, -1, resp.epoch, outcome, attempts, resp.duplicate
 		if outcome == OutcomeAcked && resp.base >= 0 {
 			r.Offset = resp.base + int64(k)
 		}
-		results[i] = r
+		if err != nil {
+			r.Err = err
+		}
 	}
 }
 

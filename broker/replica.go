@@ -26,10 +26,13 @@ type replica struct {
 	trans *raftnet.Transport
 	pfsm  *partitionFSM  // partitions only
 	cfsm  *controllerFSM // the controller only
+	qfsm  *queueFSM      // queues only
 	obs   *raft.Observer // leadership changes
 	stop  chan struct{}  // closed when the replica shuts down
 	done  sync.WaitGroup // the watch goroutine
 	ready atomic.Uint64  // the term in which this leader passed its barrier
+
+	offsets offsetCache // where the last stored produce entry ends
 
 	mu          sync.Mutex
 	waiters     map[uint64]chan stored // acks=1 requests waiting for the leader to store their entry
@@ -134,11 +137,13 @@ func (rep *replica) watch(ch chan raft.Observation) {
 				term := r.CurrentTerm()
 				rep.emit(Event{Kind: EventLeaderElected, Epoch: term,
 					Text: fmt.Sprintf("%s leads %s at epoch %d", rep.node, rep.group, term)})
-				if err := r.Barrier(rep.c.timing.RequestTimeout).Error(); err == nil && r.CurrentTerm() == term {
+				if err := <-rep.await(r.Barrier(rep.c.timing.RequestTimeout)); err == nil && r.CurrentTerm() == term {
 					rep.ready.Store(term)
+					rep.c.groups.leaderReady(rep, term) // a new group coordinator rebuilds from the log
 				}
 			} else if wasLeader {
 				wasLeader = false
+				rep.c.groups.leaderLost(rep)
 				rep.emit(Event{Kind: EventSteppedDown, Epoch: r.CurrentTerm(),
 					Text: fmt.Sprintf("%s no longer leads %s (now %s)", rep.node, rep.group, strings.ToLower(state.String()))})
 			}
@@ -201,11 +206,22 @@ type tailEntry struct {
 	data  []byte
 }
 
-// tail decodes the replica's log from the entry after the last applied one
-// up to last (inclusive) and says where each batch's records would land.
-// It reads only headers unless withData.
+// tail decodes the headers of the replica's log from the entry after the
+// last applied one up to last (inclusive) and says where each batch's
+// records would land.
 func (rep *replica) tail(last uint64) []tailEntry {
-	_, hwm, applied := rep.pfsm.state()
+	t, _, _ := rep.tailFrom(last)
+	return t
+}
+
+// tailFrom is tail, also returning the offset after its last entry (the
+// high-water mark when the tail is empty) and the FSM's skipped count, all
+// read at the same moment.
+func (rep *replica) tailFrom(last uint64) ([]tailEntry, int64, int64) {
+	f := rep.pfsm
+	f.mu.RLock()
+	hwm, applied, skipped := f.log.EndOffset(), f.applied, f.skipped.Load()
+	f.mu.RUnlock()
 	off := hwm
 	var out []tailEntry
 	for i := applied + 1; i <= last; i++ {
@@ -220,7 +236,7 @@ func (rep *replica) tail(last uint64) []tailEntry {
 		out = append(out, tailEntry{index: i, epoch: l.Term, base: off, count: h.count, reqID: h.reqID, data: l.Data})
 		off += int64(h.count)
 	}
-	return out
+	return out, off, skipped
 }
 
 // logEnd is the replica's log end offset: committed records plus the
@@ -278,7 +294,14 @@ func (rep *replica) beforeStore(logs []*raft.Log) {
 }
 
 func (rep *replica) afterStore(logs []*raft.Log) {
-	var from, to int64 = -1, -1
+	if len(logs) == 0 {
+		return
+	}
+	c := &rep.offsets
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	from := c.next(rep, logs[0].Index)
+	to := from
 	var epoch uint64
 	for _, l := range logs {
 		if l.Type != raft.LogCommand {
@@ -287,10 +310,6 @@ func (rep *replica) afterStore(logs []*raft.Log) {
 		h, _, err := decodeHeader(l.Data)
 		if err != nil || h.kind != cmdProduce {
 			continue
-		}
-		if from < 0 {
-			from = rep.offsetAt(l.Index)
-			to = from
 		}
 		rep.mu.Lock()
 		w := rep.waiters[h.reqID]
@@ -304,21 +323,42 @@ func (rep *replica) afterStore(logs []*raft.Log) {
 		to += int64(h.count)
 		epoch = l.Term
 	}
-	if from >= 0 && to > from {
+	c.valid, c.index, c.end = true, logs[len(logs)-1].Index, to
+	if to > from {
 		rep.emit(Event{Kind: EventAppend, Epoch: epoch, From: from, To: to,
 			Text: fmt.Sprintf("%s on %s wrote offsets %d–%d at epoch %d", rep.group, rep.node, from, to-1, epoch)})
 	}
 }
 
-// offsetAt is the offset the first record of the entry at index would take.
-func (rep *replica) offsetAt(index uint64) int64 {
-	t := rep.tail(index - 1)
-	if len(t) == 0 {
-		_, hwm, _ := rep.pfsm.state()
-		return hwm
+// offsetCache remembers where the replica's last stored produce entry ends,
+// so storing an entry costs no walk of the unapplied tail. A truncation or
+// a snapshot restore invalidates it; the next store walks the tail once.
+type offsetCache struct {
+	mu      sync.Mutex
+	valid   bool
+	index   uint64 // the last raft index stored
+	end     int64  // the offset after it, as predicted when it was stored
+	skipped int64  // the FSM's skipped count when end was predicted
+}
+
+// next returns the offset the first record stored at index would take.
+// c.mu must be held.
+func (c *offsetCache) next(rep *replica, index uint64) int64 {
+	skipped := rep.pfsm.skipped.Load()
+	if c.valid && index == c.index+1 {
+		end := c.end - (skipped - c.skipped)
+		c.skipped = skipped
+		return end
 	}
-	e := t[len(t)-1]
-	return e.base + int64(e.count)
+	_, end, skipped := rep.tailFrom(index - 1)
+	c.skipped = skipped
+	return end
+}
+
+func (c *offsetCache) invalidate() {
+	c.mu.Lock()
+	c.valid = false
+	c.mu.Unlock()
 }
 
 // beforeDelete tells a truncation (a suffix of entries never committed,
@@ -333,6 +373,7 @@ func (rep *replica) beforeDelete(min, max uint64) {
 }
 
 func (rep *replica) truncate(min, max uint64, reason string) {
+	defer rep.offsets.invalidate()
 	t := rep.tail(max)
 	tr := Truncation{Node: rep.node, From: -1, Reason: reason}
 	for _, e := range t {

@@ -17,6 +17,8 @@ type Snapshot struct {
 	CutLinks   [][2]string // node-to-node links cut by isolate or partition
 	Controller GroupState
 	Topics     []TopicState
+	Queues     []QueueState
+	Groups     []ConsumerGroupState // consumer groups, by name
 }
 
 // NodeState is one node.
@@ -154,18 +156,22 @@ func (c *Cluster) SnapshotWindow(window int) Snapshot {
 		}
 		s.Topics = append(s.Topics, ts)
 	}
+	s.Queues = c.queueStates(window)
+	s.Groups = c.consumerGroupStates(s)
 	return s
 }
 
-// groupState picks the leader at the highest term among live replicas;
-// with no leader, the epoch is the highest term any replica has seen.
+// groupState picks the leader at the highest term among live replicas,
+// counting a new leader only once it has passed its barrier and serves
+// what was committed before it; until then, and with no leader, the epoch
+// is the highest term any replica has seen.
 func groupState(reps []*replica) GroupState {
 	var gs GroupState
 	var leaderTerm uint64
 	for _, r := range reps {
 		rf := r.raft()
 		term := rf.CurrentTerm()
-		if rf.State() == raft.Leader && (gs.Leader == "" || term > leaderTerm) {
+		if r.readyLeader() && (gs.Leader == "" || term > leaderTerm) {
 			gs.Leader, leaderTerm = r.node, term
 		}
 		if term > gs.Epoch {

@@ -89,3 +89,41 @@ func TestChunksKeepBytesInOrder(t *testing.T) {
 		t.Fatalf("%d bytes fit in %d chunk(s); the test should span several", len(want), len(c))
 	}
 }
+
+// The leader predicts offsets when it stores an entry (acks=1 answers with
+// them). A repeated batch takes no offsets when applied; the prediction for
+// later entries must not drift by its size.
+func TestAcksOneOffsetsStayExactAfterARepeat(t *testing.T) {
+	c := newTestCluster(t, 3)
+	tp := TopicPartition{"orders", 0}
+	mustCreate(t, c, TopicConfig{Name: "orders", Partitions: 1})
+	ctx := ctxFor(t, 20*time.Second)
+	idem := mustProducer(t, c, ProducerConfig{ClientID: "idem", Acks: AcksAll, Idempotent: true, BatchSize: 3})
+	if err := c.DropNextReply("idem"); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range idem.Produce(ctx, msg("orders", "a", 0), msg("orders", "a", 1), msg("orders", "a", 2)) {
+		if r.Outcome != OutcomeAcked || !r.Duplicate {
+			t.Fatalf("the retried batch: %v duplicate=%v (%v); want acknowledged as a repeat", r.Outcome, r.Duplicate, r.Err)
+		}
+	}
+	one := mustProducer(t, c, ProducerConfig{ClientID: "one", Acks: AcksLeader})
+	var msgs []Message
+	for i := 10; i < 15; i++ {
+		msgs = append(msgs, msg("orders", "b", i))
+	}
+	res := one.Produce(ctx, msgs...)
+	waitConverged(t, c, tp)
+	at := map[string]int64{}
+	for _, r := range readAll(t, c, tp) {
+		at[r.MsgID] = r.Offset
+	}
+	for i, r := range res {
+		if got, ok := at[msgs[i].MsgID]; !ok || got != r.Offset {
+			t.Errorf("%s: acks=1 answered offset %d, the log has it at %d (present %v)", msgs[i].MsgID, r.Offset, got, ok)
+		}
+	}
+	if len(at) != 8 {
+		t.Errorf("the log holds %d records, want 3 + 5", len(at))
+	}
+}

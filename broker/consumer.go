@@ -1,0 +1,953 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mqlab/mqlab/broker/groupcoord"
+	"github.com/mqlab/mqlab/broker/raftnet"
+)
+
+// ResetPolicy says where a consumer starts on a partition when its group
+// has no committed offset there, or the committed offset is no longer in
+// the log (retention deleted it).
+type ResetPolicy string
+
+const (
+	// ResetEarliest starts at the log start offset: the whole retained log
+	// (mqlab's default, so a new group sees what was produced before it).
+	ResetEarliest ResetPolicy = "earliest"
+	// ResetLatest starts at the high-water mark: only new records (Kafka's
+	// default).
+	ResetLatest ResetPolicy = "latest"
+)
+
+// ConsumerConfig configures a consumer: one member of a consumer group.
+type ConsumerConfig struct {
+	// ClientID names the client; faults (a lost reply, a lost commit) are
+	// armed for it, and the group shows it.
+	ClientID string
+	Group    string
+	Topics   []string
+	// Strategy spreads partitions over the group's members: range (the
+	// default) or round-robin. Every member of a group must use the same.
+	Strategy Strategy
+	// AutoCommit commits, every AutoCommitInterval (default half the session
+	// timeout), the positions of the records returned by earlier polls: a
+	// record counts as processed once Poll is called again. It also commits
+	// before the consumer gives up its partitions in a rebalance and when it
+	// closes.
+	AutoCommit         bool
+	AutoCommitInterval time.Duration
+	// SessionTimeout: the coordinator drops a member it has not heard from
+	// for this long (default Config.SessionTimeout, which follows the
+	// timing preset). HeartbeatInterval defaults to a third of it, as in
+	// Kafka.
+	SessionTimeout    time.Duration
+	HeartbeatInterval time.Duration
+	// ResetPolicy: earliest (default) or latest.
+	ResetPolicy ResetPolicy
+	// MaxPollRecords bounds the records one Poll returns (default 100).
+	MaxPollRecords int
+	// MaxRecordsPerSecond caps the rate at which Poll hands out records,
+	// like a consumer that can only process so many (0: no cap).
+	MaxRecordsPerSecond float64
+	// PollTimeout is how long Poll waits for records when none are ready
+	// (default one heartbeat timeout of the timing preset).
+	PollTimeout time.Duration
+}
+
+// ConsumerRecord is a record with the partition it came from.
+type ConsumerRecord struct {
+	TopicPartition
+	Record
+}
+
+// Consumer is a member of a consumer group: it joins, heartbeats from a
+// goroutine of its own, follows rebalances, reads committed records of its
+// partitions and commits its positions in __consumer_offsets.
+//
+// Requests cross the fault network: fetches are data requests, commits are
+// acks (DropNextAck loses one, DropNextReply loses its answer), and joins,
+// heartbeats, leaves and offset lookups are metadata requests, never
+// dropped. Poll and the commit and seek methods are meant for one
+// goroutine, the consumer's "application"; the accessors are safe from
+// any.
+type Consumer struct {
+	c      *Cluster
+	cfg    ConsumerConfig
+	ctx    context.Context // ends with Close or Crash
+	cancel context.CancelFunc
+	done   chan struct{} // the heartbeat loop has stopped
+	wake   chan struct{} // rejoin now
+	paused atomic.Bool   // StopHeartbeats
+	pollMu sync.Mutex
+
+	mu         sync.Mutex
+	state      string // "joining", "active", "closed", "crashed"
+	memberID   string
+	generation int
+	assignment []TopicPartition
+	epoch      uint64                   // bumps when positions change under a Poll's feet
+	pos        map[TopicPartition]int64 // next offset to read; -1 = apply the reset policy
+	consumed   map[TopicPartition]int64 // positions when the latest Poll started: what auto-commit commits
+	committed  map[TopicPartition]int64 // the newest offsets known committed for the group
+	needJoin   bool
+	// Handing partitions back: the records Poll hands out count as processed
+	// once the application polls again or commits them all. A rebalance
+	// waits for that (up to a third of the session timeout) before it gives
+	// up the partitions, as Kafka revokes inside poll().
+	delivered  bool          // records handed out since the last release
+	released   chan struct{} // closed and replaced at every release
+	revoking   bool          // giving up the partitions: Poll hands out nothing
+	coord      string        // cached coordinator node
+	rr         int
+	lastCommit time.Time
+	tokens     float64
+	refilled   time.Time
+}
+
+// NewConsumer creates a consumer and returns once it has joined its group
+// (its first generation is assigned). ctx bounds the join.
+func (c *Cluster) NewConsumer(ctx context.Context, cfg ConsumerConfig) (*Consumer, error) {
+	if err := c.checkOpen(); err != nil {
+		return nil, err
+	}
+	cfg, err := c.consumerDefaults(cfg)
+	if err != nil {
+		return nil, err
+	}
+	cn := &Consumer{c: c, cfg: cfg, done: make(chan struct{}), wake: make(chan struct{}, 1), state: "joining", released: make(chan struct{}),
+		pos: map[TopicPartition]int64{}, consumed: map[TopicPartition]int64{}, committed: map[TopicPartition]int64{}}
+	cn.ctx, cn.cancel = context.WithCancel(context.Background())
+	cn.tokens, cn.refilled = cn.batch(), time.Now()
+	if err := cn.rejoin(ctx, false); err != nil {
+		cn.cancel()
+		return nil, fmt.Errorf("consumer %s: %w", cfg.ClientID, err)
+	}
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		cn.cancel()
+		return nil, ErrClosed
+	}
+	c.wg.Add(1) // under c.mu: Close cannot be waiting yet; it stops the loop through c.stop
+	c.mu.Unlock()
+	go cn.loop()
+	return cn, nil
+}
+
+func (c *Cluster) consumerDefaults(cfg ConsumerConfig) (ConsumerConfig, error) {
+	bad := func(format string, args ...any) (ConsumerConfig, error) {
+		return cfg, fmt.Errorf("%w: consumer %s: %s", ErrInvalid, cfg.ClientID, fmt.Sprintf(format, args...))
+	}
+	if cfg.ClientID == "" {
+		return cfg, fmt.Errorf("%w: a consumer needs a client id", ErrInvalid)
+	}
+	if cfg.Group == "" {
+		return bad("name its group")
+	}
+	if err := groupcoord.ValidateGroupName(cfg.Group); err != nil {
+		return cfg, fmt.Errorf("consumer %s: %w", cfg.ClientID, gcErr(err))
+	}
+	if len(cfg.Topics) == 0 {
+		return bad("subscribe to at least one topic")
+	}
+	for _, t := range cfg.Topics {
+		if IsInternalTopic(t) {
+			return bad("%s is internal; consumers cannot subscribe to it", t)
+		}
+		if _, err := c.topicPartition(TopicPartition{Topic: t}); err != nil && !errors.Is(err, ErrUnknownPartition) {
+			return cfg, fmt.Errorf("consumer %s: %w", cfg.ClientID, err)
+		}
+	}
+	s, err := ParseStrategy(string(cfg.Strategy))
+	if err != nil {
+		return cfg, fmt.Errorf("consumer %s: %w", cfg.ClientID, err)
+	}
+	cfg.Strategy = s
+	switch cfg.ResetPolicy {
+	case "":
+		cfg.ResetPolicy = ResetEarliest
+	case ResetEarliest, ResetLatest:
+	default:
+		return bad("reset policy %q; want earliest or latest", cfg.ResetPolicy)
+	}
+	if cfg.SessionTimeout < 0 || cfg.HeartbeatInterval < 0 || cfg.AutoCommitInterval < 0 || cfg.PollTimeout < 0 {
+		return bad("timeouts and intervals cannot be negative")
+	}
+	if cfg.MaxPollRecords < 0 || cfg.MaxRecordsPerSecond < 0 {
+		return bad("max poll records and max records per second cannot be negative")
+	}
+	if cfg.SessionTimeout == 0 {
+		cfg.SessionTimeout = c.groups.session
+	}
+	if cfg.HeartbeatInterval == 0 {
+		cfg.HeartbeatInterval = cfg.SessionTimeout / 3
+	}
+	if cfg.HeartbeatInterval >= cfg.SessionTimeout {
+		return bad("heartbeat interval %v must be below the session timeout %v", cfg.HeartbeatInterval, cfg.SessionTimeout)
+	}
+	if cfg.AutoCommitInterval == 0 {
+		cfg.AutoCommitInterval = cfg.SessionTimeout / 2
+	}
+	if cfg.MaxPollRecords == 0 {
+		cfg.MaxPollRecords = 100
+	}
+	if cfg.PollTimeout == 0 {
+		cfg.PollTimeout = c.timing.HeartbeatTimeout
+	}
+	cfg.Topics = slices.Clone(cfg.Topics)
+	return cfg, nil
+}
+
+// ClientID returns the client's name.
+func (cn *Consumer) ClientID() string { return cn.cfg.ClientID }
+
+// Group returns the consumer's group.
+func (cn *Consumer) Group() string { return cn.cfg.Group }
+
+// MemberID returns the member id the coordinator gave it ("" between
+// memberships).
+func (cn *Consumer) MemberID() string {
+	cn.mu.Lock()
+	defer cn.mu.Unlock()
+	return cn.memberID
+}
+
+// Generation returns the generation of its current assignment (0 while it
+// has none).
+func (cn *Consumer) Generation() int {
+	cn.mu.Lock()
+	defer cn.mu.Unlock()
+	return cn.generation
+}
+
+// Assignment returns its partitions in the current generation; empty while
+// it rejoins, or when it is idle.
+func (cn *Consumer) Assignment() []TopicPartition {
+	cn.mu.Lock()
+	defer cn.mu.Unlock()
+	return slices.Clone(cn.assignment)
+}
+
+// State is "joining", "active", "closed" or "crashed".
+func (cn *Consumer) State() string {
+	cn.mu.Lock()
+	defer cn.mu.Unlock()
+	return cn.state
+}
+
+// Position returns the next offset it will read from tp; ok is false when
+// tp is not assigned to it or its position awaits the reset policy.
+func (cn *Consumer) Position(tp TopicPartition) (int64, bool) {
+	cn.mu.Lock()
+	defer cn.mu.Unlock()
+	p, ok := cn.pos[tp]
+	return p, ok && p >= 0
+}
+
+func (cn *Consumer) checkUsable() error {
+	if err := cn.c.checkOpen(); err != nil {
+		return err
+	}
+	cn.mu.Lock()
+	defer cn.mu.Unlock()
+	switch cn.state {
+	case "closed", "crashed":
+		return fmt.Errorf("%w: %s has %s", ErrConsumerClosed, cn.cfg.ClientID, cn.state)
+	}
+	return nil
+}
+
+// loop heartbeats, rejoins when the group rebalances and auto-commits.
+func (cn *Consumer) loop() {
+	defer cn.c.wg.Done()
+	defer close(cn.done)
+	t := time.NewTicker(cn.cfg.HeartbeatInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-cn.ctx.Done():
+			return
+		case <-cn.c.stop:
+			return
+		case <-t.C:
+		case <-cn.wake:
+		}
+		if cn.paused.Load() {
+			continue
+		}
+		cn.mu.Lock()
+		join := cn.needJoin
+		cn.mu.Unlock()
+		if join {
+			cn.rejoin(cn.ctx, false)
+			continue
+		}
+		cn.heartbeat()
+		cn.autoCommit(false)
+	}
+}
+
+func (cn *Consumer) requestCtx(parent context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(parent, cn.c.timing.RequestTimeout)
+}
+
+// heartbeat sends one heartbeat and reacts to the answer.
+func (cn *Consumer) heartbeat() {
+	cn.mu.Lock()
+	member, gen := cn.memberID, cn.generation
+	coord := cn.coord
+	cn.mu.Unlock()
+	ctx, cancel := cn.requestCtx(cn.ctx)
+	defer cancel()
+	var res groupcoord.HeartbeatResult
+	err := cn.c.coordinatorCall(ctx, cn.cfg.ClientID, cn.cfg.Group, raftnet.RequestMetadata, &coord, func(co *coordinator) error {
+		var e error
+		res, e = co.heartbeat(cn.cfg.Group, member, gen)
+		return e
+	})
+	cn.mu.Lock()
+	cn.coord = coord
+	switch {
+	case err == nil:
+		for gtp, off := range res.Seeks {
+			tp := fromGC(gtp)
+			if _, ok := cn.pos[tp]; ok {
+				cn.pos[tp], cn.consumed[tp], cn.committed[tp] = off, off, off
+				cn.epoch++
+			}
+		}
+	case errors.Is(err, ErrUnknownMember):
+		cn.memberID = ""
+		cn.needJoin = true
+	case errors.Is(err, ErrStaleGeneration):
+		cn.needJoin = true
+	}
+	join, graceful := cn.needJoin, errors.Is(err, ErrRebalanceInProgress)
+	cn.mu.Unlock()
+	if join || graceful {
+		cn.rejoin(cn.ctx, graceful)
+	}
+}
+
+// releaseLocked marks every record handed out so far as processed.
+func (cn *Consumer) releaseLocked() {
+	cn.delivered = false
+	close(cn.released)
+	cn.released = make(chan struct{})
+}
+
+// rejoin gives up the partitions and joins the group until the new
+// generation is assigned. In a graceful rebalance (the group asked, the
+// member is still in it) it first lets the application finish the records
+// it holds, and with auto-commit commits what was processed; a fenced
+// member's partitions already belong to others.
+func (cn *Consumer) rejoin(parent context.Context, graceful bool) error {
+	cn.mu.Lock()
+	cn.revoking = true
+	wait := graceful && cn.delivered && cn.generation > 0
+	released := cn.released
+	cn.mu.Unlock()
+	if wait {
+		t := time.NewTimer(cn.cfg.SessionTimeout / 3)
+		select {
+		case <-released:
+		case <-t.C:
+		case <-parent.Done():
+		}
+		t.Stop()
+	}
+	cn.mu.Lock()
+	var revoke map[TopicPartition]int64
+	if graceful && cn.cfg.AutoCommit && cn.generation > 0 {
+		revoke = cn.commitableLocked(cn.consumed)
+	}
+	member, gen := cn.memberID, cn.generation
+	cn.assignment, cn.generation = nil, 0
+	cn.pos = map[TopicPartition]int64{}
+	cn.epoch++
+	cn.needJoin = true
+	cn.delivered = false
+	if cn.state == "active" {
+		cn.state = "joining"
+	}
+	cn.mu.Unlock()
+	if len(revoke) > 0 {
+		ctx, cancel := cn.requestCtx(parent)
+		cn.sendCommit(ctx, member, gen, revoke) // best effort: if fenced, the new owner starts from the last commit
+		cancel()
+	}
+	// The coordinator answers once every member rejoined or the rebalance
+	// deadline (the longest session timeout) passed.
+	ctx, cancel := context.WithTimeout(parent, 2*cn.cfg.SessionTimeout+cn.c.timing.RequestTimeout)
+	defer cancel()
+	for attempt := 0; ; attempt++ {
+		cn.mu.Lock()
+		member, coord := cn.memberID, cn.coord
+		cn.mu.Unlock()
+		var res groupcoord.JoinResult
+		err := cn.c.coordinatorCall(ctx, cn.cfg.ClientID, cn.cfg.Group, raftnet.RequestMetadata, &coord, func(co *coordinator) error {
+			var e error
+			res, e = co.join(ctx, groupcoord.JoinRequest{Group: cn.cfg.Group, MemberID: member, ClientID: cn.cfg.ClientID,
+				Topics: cn.cfg.Topics, Strategy: cn.cfg.Strategy, SessionTimeout: cn.cfg.SessionTimeout})
+			return e
+		})
+		cn.mu.Lock()
+		cn.coord = coord
+		if errors.Is(err, ErrUnknownMember) && member != "" && attempt < 3 {
+			cn.memberID = "" // the group forgot us: join as a new member
+			cn.mu.Unlock()
+			continue
+		}
+		err = cn.joinedLocked(res, err)
+		cn.mu.Unlock()
+		return err
+	}
+}
+
+// joinedLocked takes the answer to a join: the generation, the partitions
+// and where to start on each.
+func (cn *Consumer) joinedLocked(res groupcoord.JoinResult, err error) error {
+	if err = gcErr(err); err != nil {
+		if errors.Is(err, ErrInvalid) || errors.Is(err, ErrInconsistentStrategy) {
+			return err
+		}
+		return fmt.Errorf("join group %s: %w", cn.cfg.Group, err)
+	}
+	if cn.state != "joining" {
+		return fmt.Errorf("%w: %s has %s", ErrConsumerClosed, cn.cfg.ClientID, cn.state)
+	}
+	cn.memberID, cn.generation = res.MemberID, res.Generation
+	cn.assignment = fromGCs(res.Assignment)
+	cn.pos = map[TopicPartition]int64{}
+	cn.consumed = map[TopicPartition]int64{}
+	cn.committed = map[TopicPartition]int64{}
+	for gtp, off := range res.Committed {
+		tp := fromGC(gtp)
+		cn.pos[tp] = off // -1: the reset policy decides at the first poll
+		if off >= 0 {
+			cn.consumed[tp], cn.committed[tp] = off, off
+		}
+	}
+	cn.epoch++
+	cn.needJoin, cn.revoking, cn.delivered = false, false, false
+	cn.state = "active"
+	cn.lastCommit = time.Now()
+	return nil
+}
+
+// commitableLocked picks the offsets worth committing from positions: the
+// assigned ones that moved past what is known committed.
+func (cn *Consumer) commitableLocked(positions map[TopicPartition]int64) map[TopicPartition]int64 {
+	out := map[TopicPartition]int64{}
+	for _, tp := range cn.assignment {
+		p, ok := positions[tp]
+		if !ok || p < 0 {
+			continue
+		}
+		if prev, ok := cn.committed[tp]; ok && p <= prev {
+			continue
+		}
+		out[tp] = p
+	}
+	return out
+}
+
+// autoCommit commits the positions of records returned by earlier polls
+// when the interval has passed (or now, when force).
+func (cn *Consumer) autoCommit(force bool) error {
+	if !cn.cfg.AutoCommit {
+		return nil
+	}
+	cn.mu.Lock()
+	if cn.state != "active" || (!force && time.Since(cn.lastCommit) < cn.cfg.AutoCommitInterval) {
+		cn.mu.Unlock()
+		return nil
+	}
+	cn.lastCommit = time.Now()
+	offsets := cn.commitableLocked(cn.consumed)
+	member, gen := cn.memberID, cn.generation
+	cn.mu.Unlock()
+	if len(offsets) == 0 {
+		return nil
+	}
+	ctx, cancel := cn.requestCtx(cn.ctx)
+	defer cancel()
+	return cn.sendCommit(ctx, member, gen, offsets)
+}
+
+// Commit commits the position of every assigned partition: every record
+// Poll has returned counts as processed. It returns once the offsets are
+// committed in __consumer_offsets, or with why not: a fenced commit (the
+// group moved on; the consumer rejoins), a lost request or reply.
+func (cn *Consumer) Commit(ctx context.Context) error {
+	if err := cn.checkActive(); err != nil {
+		return err
+	}
+	cn.mu.Lock()
+	offsets := map[TopicPartition]int64{}
+	for _, tp := range cn.assignment {
+		if p := cn.pos[tp]; p >= 0 {
+			offsets[tp] = p
+		}
+	}
+	member, gen, epoch := cn.memberID, cn.generation, cn.epoch
+	cn.mu.Unlock()
+	if len(offsets) == 0 {
+		return nil
+	}
+	if err := cn.sendCommit(ctx, member, gen, offsets); err != nil {
+		return err
+	}
+	cn.mu.Lock()
+	defer cn.mu.Unlock()
+	if cn.epoch == epoch && maps.Equal(offsets, cn.commitableAll()) {
+		for tp, off := range offsets {
+			cn.consumed[tp] = off
+		}
+		cn.releaseLocked() // the application says it processed everything it got
+	}
+	return nil
+}
+
+// commitableAll is every assigned position that is known; cn.mu held.
+func (cn *Consumer) commitableAll() map[TopicPartition]int64 {
+	out := map[TopicPartition]int64{}
+	for _, tp := range cn.assignment {
+		if p := cn.pos[tp]; p >= 0 {
+			out[tp] = p
+		}
+	}
+	return out
+}
+
+// checkActive refuses a commit while the consumer is not a member of a
+// generation: it gave up its partitions in a rebalance.
+func (cn *Consumer) checkActive() error {
+	if err := cn.checkUsable(); err != nil {
+		return err
+	}
+	cn.mu.Lock()
+	defer cn.mu.Unlock()
+	if cn.state != "active" {
+		return fmt.Errorf("commit %s for %s: %w: %s gave up its partitions to rejoin the group; what it read since its last commit goes to the partitions' next owners",
+			cn.cfg.Group, cn.cfg.ClientID, ErrRebalanceInProgress, cn.cfg.ClientID)
+	}
+	return nil
+}
+
+// CommitOffsets commits the given offsets: for each partition, the offset
+// of the next record to read (the last processed one plus one).
+func (cn *Consumer) CommitOffsets(ctx context.Context, offsets map[TopicPartition]int64) error {
+	if err := cn.checkUsable(); err != nil {
+		return err
+	}
+	if len(offsets) == 0 {
+		return fmt.Errorf("%w: %s: commit of no offsets", ErrInvalid, cn.cfg.ClientID)
+	}
+	for tp, off := range offsets {
+		if _, err := cn.c.topicPartition(tp); err != nil {
+			return fmt.Errorf("commit: %w", err)
+		}
+		if off < 0 {
+			return fmt.Errorf("%w: %s: commit %s at offset %d: offsets cannot be negative", ErrInvalid, cn.cfg.ClientID, tp, off)
+		}
+	}
+	if err := cn.checkActive(); err != nil {
+		return err
+	}
+	cn.mu.Lock()
+	member, gen := cn.memberID, cn.generation
+	cn.mu.Unlock()
+	return cn.sendCommit(ctx, member, gen, maps.Clone(offsets))
+}
+
+// sendCommit sends one offset commit (an ack request) to the coordinator.
+func (cn *Consumer) sendCommit(ctx context.Context, member string, gen int, offsets map[TopicPartition]int64) error {
+	cn.mu.Lock()
+	coord := cn.coord
+	cn.mu.Unlock()
+	err := cn.c.coordinatorCall(ctx, cn.cfg.ClientID, cn.cfg.Group, raftnet.RequestAck, &coord, func(co *coordinator) error {
+		return co.commit(cn.cfg.ClientID, cn.cfg.Group, member, gen, offsets)
+	})
+	cn.mu.Lock()
+	defer cn.mu.Unlock()
+	cn.coord = coord
+	if err != nil {
+		if errors.Is(err, ErrFenced) && gen == cn.generation && member == cn.memberID {
+			cn.needJoin = true
+			select {
+			case cn.wake <- struct{}{}:
+			default:
+			}
+		}
+		return fmt.Errorf("commit %s for %s: %w", cn.cfg.Group, cn.cfg.ClientID, err)
+	}
+	if gen == cn.generation && member == cn.memberID {
+		for tp, off := range offsets {
+			cn.committed[tp] = off
+		}
+	}
+	return nil
+}
+
+// Committed returns the group's committed offsets for tps (-1 for none),
+// as its coordinator knows them.
+func (cn *Consumer) Committed(ctx context.Context, tps ...TopicPartition) (map[TopicPartition]int64, error) {
+	if err := cn.checkUsable(); err != nil {
+		return nil, err
+	}
+	return cn.c.committedOffsets(ctx, cn.cfg.ClientID, cn.cfg.Group, tps)
+}
+
+func (c *Cluster) committedOffsets(ctx context.Context, client, group string, tps []TopicPartition) (map[TopicPartition]int64, error) {
+	var out map[TopicPartition]int64
+	ctx, cancel := context.WithTimeout(ctx, c.timing.RequestTimeout)
+	defer cancel()
+	err := c.coordinatorCall(ctx, client, group, raftnet.RequestMetadata, nil, func(co *coordinator) error {
+		out = co.committed(group, tps)
+		return nil
+	})
+	return out, err
+}
+
+// Poll returns committed records (below the high-water mark) of the
+// assigned partitions from the consumer's positions, at most
+// MaxPollRecords and no faster than MaxRecordsPerSecond. With nothing to
+// read it waits up to PollTimeout and returns none. Calling Poll marks the
+// records of earlier polls as processed for auto-commit.
+func (cn *Consumer) Poll(ctx context.Context) ([]ConsumerRecord, error) {
+	cn.pollMu.Lock()
+	defer cn.pollMu.Unlock()
+	if err := cn.checkUsable(); err != nil {
+		return nil, err
+	}
+	cn.mu.Lock()
+	for tp, p := range cn.pos {
+		if p >= 0 {
+			cn.consumed[tp] = p
+		}
+	}
+	cn.releaseLocked()
+	cn.mu.Unlock()
+	if err := cn.autoCommit(false); err != nil && ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	pctx, cancel := context.WithTimeout(ctx, cn.cfg.PollTimeout)
+	defer cancel()
+	idle := min(max(cn.c.timing.CommitTimeout*2, 2*time.Millisecond), 50*time.Millisecond)
+	for {
+		limit := cn.cfg.MaxPollRecords
+		if cn.cfg.MaxRecordsPerSecond > 0 {
+			n, err := cn.waitTokens(pctx)
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil, ctx.Err()
+				}
+				return nil, nil
+			}
+			limit = min(limit, n)
+		}
+		recs := cn.fetch(pctx, limit)
+		if len(recs) > 0 {
+			if cn.cfg.MaxRecordsPerSecond > 0 {
+				cn.mu.Lock()
+				cn.tokens -= float64(len(recs))
+				cn.mu.Unlock()
+			}
+			return recs, nil
+		}
+		if err := cn.checkUsable(); err != nil {
+			return nil, err
+		}
+		t := time.NewTimer(idle)
+		select {
+		case <-pctx.Done():
+			t.Stop()
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, nil
+		case <-t.C:
+		}
+	}
+}
+
+// The rate limit is a token bucket. burst is its size, half a second's
+// worth (at least one record): a consumer held up briefly catches up
+// instead of losing its share. batch is how many tokens a Poll waits for,
+// a tenth of a second's worth, so a capped consumer polls about ten times
+// a second rather than once per record.
+func (cn *Consumer) burst() float64 { return max(1, cn.cfg.MaxRecordsPerSecond/2) }
+
+func (cn *Consumer) batch() float64 {
+	return min(max(1, cn.cfg.MaxRecordsPerSecond/10), float64(cn.cfg.MaxPollRecords), cn.burst())
+}
+
+// waitTokens waits until the rate limit allows a batch and returns how
+// many records it allows now.
+func (cn *Consumer) waitTokens(ctx context.Context) (int, error) {
+	rate := cn.cfg.MaxRecordsPerSecond
+	for {
+		cn.mu.Lock()
+		now := time.Now()
+		cn.tokens = min(cn.burst(), cn.tokens+now.Sub(cn.refilled).Seconds()*rate)
+		cn.refilled = now
+		have := cn.tokens
+		cn.mu.Unlock()
+		if have >= cn.batch() {
+			return int(have), nil
+		}
+		t := time.NewTimer(time.Duration((cn.batch() - have) / rate * float64(time.Second)))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return 0, ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// fetch reads up to limit records from the assigned partitions, taking
+// turns so that every partition gets read.
+func (cn *Consumer) fetch(ctx context.Context, limit int) []ConsumerRecord {
+	cn.mu.Lock()
+	tps := slices.Clone(cn.assignment)
+	epoch := cn.epoch
+	start := cn.rr
+	cn.rr++
+	cn.mu.Unlock()
+	var out []ConsumerRecord
+	for k := range tps {
+		if len(out) >= limit || ctx.Err() != nil {
+			break
+		}
+		tp := tps[(start+k)%len(tps)]
+		cn.mu.Lock()
+		pos, ok := cn.pos[tp]
+		cn.mu.Unlock()
+		if !ok {
+			continue
+		}
+		if pos < 0 {
+			var err error
+			if pos, err = cn.reset(ctx, tp, epoch, "the group has no committed offset for it"); err != nil {
+				continue
+			}
+		}
+		res, err := cn.c.Fetch(ctx, cn.cfg.ClientID, tp, pos, limit-len(out))
+		if errors.Is(err, ErrOffsetOutOfRange) {
+			cn.reset(ctx, tp, epoch, fmt.Sprintf("offset %d is outside the log (%v)", pos, err))
+			continue
+		}
+		if err != nil || len(res.Records) == 0 {
+			continue
+		}
+		cn.mu.Lock()
+		if cn.epoch != epoch || cn.pos[tp] != pos || cn.revoking {
+			cn.mu.Unlock()
+			return out // a rebalance or a seek moved the position meanwhile
+		}
+		cn.pos[tp] = res.Records[len(res.Records)-1].Offset + 1
+		cn.delivered = true
+		cn.mu.Unlock()
+		for _, r := range res.Records {
+			out = append(out, ConsumerRecord{TopicPartition: tp, Record: r})
+		}
+	}
+	return out
+}
+
+// reset applies the reset policy to tp and reports it as an event.
+func (cn *Consumer) reset(ctx context.Context, tp TopicPartition, epoch uint64, why string) (int64, error) {
+	start, hwm, err := cn.c.Offsets(ctx, cn.cfg.ClientID, tp)
+	if err != nil {
+		return 0, err
+	}
+	to := start
+	if cn.cfg.ResetPolicy == ResetLatest {
+		to = hwm
+	}
+	cn.mu.Lock()
+	if cn.epoch != epoch {
+		cn.mu.Unlock()
+		return 0, fmt.Errorf("%s moved while resetting", tp)
+	}
+	cn.pos[tp] = to
+	cn.mu.Unlock()
+	cn.c.events.emit(Event{Kind: EventOffsetReset, Client: cn.cfg.ClientID, ConsumerGroup: cn.cfg.Group, Group: tp.String(), To: to,
+		Text: fmt.Sprintf("%s starts %s at %d (reset to %s): %s", cn.cfg.ClientID, tp, to, cn.cfg.ResetPolicy, why)})
+	return to, nil
+}
+
+// Seek moves the position on an assigned partition; the next Poll reads
+// from offset. The offset must be in the retained log: from the log start
+// up to the high-water mark (reading there waits for new records).
+func (cn *Consumer) Seek(ctx context.Context, tp TopicPartition, offset int64) error {
+	if err := cn.checkUsable(); err != nil {
+		return err
+	}
+	if _, err := cn.c.topicPartition(tp); err != nil {
+		return fmt.Errorf("seek: %w", err)
+	}
+	if offset < 0 {
+		return fmt.Errorf("%w: seek %s to %d: offsets cannot be negative", ErrInvalid, tp, offset)
+	}
+	start, hwm, err := cn.c.Offsets(ctx, cn.cfg.ClientID, tp)
+	if err != nil {
+		return fmt.Errorf("seek %s: %w", tp, err)
+	}
+	if offset > hwm {
+		return fmt.Errorf("seek %s to %d: %w: beyond the log end; the log holds %d–%d and the next record will be %d", tp, offset, ErrOffsetOutOfRange, start, hwm-1, hwm)
+	}
+	if offset < start {
+		return fmt.Errorf("seek %s to %d: %w: below the log start %d; retention deleted it", tp, offset, ErrOffsetOutOfRange, start)
+	}
+	return cn.setPosition(tp, offset)
+}
+
+func (cn *Consumer) setPosition(tp TopicPartition, offset int64) error {
+	cn.mu.Lock()
+	defer cn.mu.Unlock()
+	if _, ok := cn.pos[tp]; !ok {
+		return fmt.Errorf("%w: seek %s: not assigned to %s, whose partitions are %s", ErrInvalid, tp, cn.cfg.ClientID, tpList(cn.assignment))
+	}
+	cn.pos[tp] = offset
+	delete(cn.committed, tp) // a seek back may be committed
+	cn.epoch++
+	return nil
+}
+
+// SeekToBeginning moves to the log start of the given partitions (all
+// assigned ones when none are named): a replay of the retained log.
+func (cn *Consumer) SeekToBeginning(ctx context.Context, tps ...TopicPartition) error {
+	return cn.seekEach(ctx, tps, func(tp TopicPartition) (int64, error) {
+		start, _, err := cn.c.Offsets(ctx, cn.cfg.ClientID, tp)
+		return start, err
+	})
+}
+
+// SeekToEnd moves to the high-water mark of the given partitions (all
+// assigned ones when none are named): only new records.
+func (cn *Consumer) SeekToEnd(ctx context.Context, tps ...TopicPartition) error {
+	return cn.seekEach(ctx, tps, func(tp TopicPartition) (int64, error) {
+		_, hwm, err := cn.c.Offsets(ctx, cn.cfg.ClientID, tp)
+		return hwm, err
+	})
+}
+
+// SeekToTime moves to the first record with a timestamp at or after t,
+// found through the partition's time index; with none that new, to the
+// high-water mark.
+func (cn *Consumer) SeekToTime(ctx context.Context, tp TopicPartition, t time.Time) error {
+	return cn.seekEach(ctx, []TopicPartition{tp}, func(tp TopicPartition) (int64, error) {
+		off, _, err := cn.c.OffsetForTime(ctx, cn.cfg.ClientID, tp, t)
+		return off, err
+	})
+}
+
+func (cn *Consumer) seekEach(ctx context.Context, tps []TopicPartition, where func(TopicPartition) (int64, error)) error {
+	if err := cn.checkUsable(); err != nil {
+		return err
+	}
+	if len(tps) == 0 {
+		tps = cn.Assignment()
+	}
+	for _, tp := range tps {
+		if _, err := cn.c.topicPartition(tp); err != nil {
+			return fmt.Errorf("seek: %w", err)
+		}
+		off, err := where(tp)
+		if err != nil {
+			return fmt.Errorf("seek %s: %w", tp, err)
+		}
+		if err := cn.setPosition(tp, off); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Close leaves the group, committing first with auto-commit, and stops
+// the consumer. The group rebalances at once instead of waiting for the
+// session timeout.
+func (cn *Consumer) Close() error {
+	cn.mu.Lock()
+	if cn.state == "closed" || cn.state == "crashed" {
+		cn.mu.Unlock()
+		return nil
+	}
+	active := cn.state == "active"
+	cn.mu.Unlock()
+	var err error
+	if active {
+		cn.mu.Lock()
+		offsets := map[TopicPartition]int64{}
+		if cn.cfg.AutoCommit {
+			offsets = cn.commitableLocked(cn.pos)
+		}
+		member, gen := cn.memberID, cn.generation
+		cn.mu.Unlock()
+		ctx, cancel := cn.requestCtx(context.Background())
+		if len(offsets) > 0 {
+			err = cn.sendCommit(ctx, member, gen, offsets)
+		}
+		cancel()
+	}
+	cn.stopLoop("closed")
+	cn.mu.Lock()
+	member := cn.memberID
+	cn.mu.Unlock()
+	if member != "" {
+		ctx, cancel := cn.requestCtx(context.Background())
+		lerr := cn.c.coordinatorCall(ctx, cn.cfg.ClientID, cn.cfg.Group, raftnet.RequestMetadata, nil, func(co *coordinator) error {
+			return co.leave(cn.cfg.Group, member)
+		})
+		cancel()
+		if lerr != nil && !errors.Is(lerr, ErrUnknownMember) && !errors.Is(lerr, ErrClosed) {
+			err = errors.Join(err, fmt.Errorf("leave group %s: %w", cn.cfg.Group, lerr))
+		}
+	}
+	return err
+}
+
+// Crash stops the consumer as if its process died: no commit, no leave.
+// The group notices only when its session times out.
+func (cn *Consumer) Crash() {
+	cn.mu.Lock()
+	if cn.state == "closed" || cn.state == "crashed" {
+		cn.mu.Unlock()
+		return
+	}
+	cn.mu.Unlock()
+	cn.stopLoop("crashed")
+	cn.c.events.emit(Event{Kind: EventConsumerCrashed, Client: cn.cfg.ClientID, ConsumerGroup: cn.cfg.Group,
+		Text: fmt.Sprintf("%s crashed: it stops heartbeating without leaving group %s; its session of %v must run out", cn.cfg.ClientID, cn.cfg.Group, cn.cfg.SessionTimeout)})
+}
+
+func (cn *Consumer) stopLoop(state string) {
+	cn.mu.Lock()
+	cn.state = state
+	cn.mu.Unlock()
+	cn.cancel()
+	<-cn.done
+}
+
+// StopHeartbeats simulates a member the group gives up on while it goes
+// on working — a long pause of its process, a starved heartbeat thread:
+// its heartbeats (and rejoins, and auto-commits) stop, but Poll and the
+// commit methods still work, so it can act as the zombie it becomes once
+// its session expires. ResumeHeartbeats undoes it.
+func (cn *Consumer) StopHeartbeats() { cn.paused.Store(true) }
+
+// ResumeHeartbeats restarts the heartbeats after StopHeartbeats; a member
+// the group dropped meanwhile rejoins as a new member.
+func (cn *Consumer) ResumeHeartbeats() { cn.paused.Store(false) }

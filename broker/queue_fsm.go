@@ -1,0 +1,242 @@
+package broker
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/mqlab/mqlab/broker/queue"
+)
+
+// The events of queues. Group is the queue, MsgID the message, Client the
+// consumer, From the message's number in the queue.
+const (
+	EventQueueCreated       EventKind = "queue-created"        // a queue or exchange was created, or a queue bound
+	EventQueueSend          EventKind = "queue-send"           // a message entered a queue
+	EventQueueReject        EventKind = "queue-reject"         // a send refused: the queue is full
+	EventQueueDeliver       EventKind = "queue-deliver"        // a message's first delivery
+	EventQueueRedeliver     EventKind = "queue-redeliver"      // a delivery of a message received before
+	EventQueueAck           EventKind = "queue-ack"            // acked and deleted
+	EventQueueNack          EventKind = "queue-nack"           // given back by its consumer
+	EventQueueVisibility    EventKind = "queue-visibility"     // a consumer moved a message's deadline
+	EventQueueTimeout       EventKind = "queue-timeout"        // a visibility timeout ran out: the message is back
+	EventQueueExpire        EventKind = "queue-expire"         // dropped by TTL
+	EventQueueDeadLettering EventKind = "queue-dead-lettering" // a message is on its way to the dead-letter queue
+	EventQueueDeadLetter    EventKind = "queue-dead-letter"    // the dead-letter queue holds it; its queue dropped it
+	EventQueueRedrive       EventKind = "queue-redrive"        // a redrive started, or moved a message back
+)
+
+// queueFSM is the raft state machine of one queue replica: a thin adapter
+// over queue.Queue, which has the logic and its own tests.
+type queueFSM struct {
+	rep *replica
+
+	mu      sync.RWMutex
+	q       *queue.Queue
+	applied uint64
+	changed chan struct{}                // closed after every apply, then replaced: wakes long polls
+	waiters map[uint64]chan queue.Result // proposals of this replica waiting for their result, by request id
+}
+
+func (f *queueFSM) Apply(l *raft.Log) interface{} {
+	cmd, err := queue.DecodeCommand(l.Data)
+	f.mu.Lock()
+	var res queue.Result
+	if err != nil {
+		res.Err = err
+	} else {
+		res = f.q.Apply(cmd)
+	}
+	if w, ok := f.waiters[cmd.ReqID]; ok && cmd.ReqID != 0 {
+		w <- res // buffered; the proposer may have given up
+		delete(f.waiters, cmd.ReqID)
+	}
+	f.applied = l.Index
+	// Events go out before the new state can be read, so whoever sees a
+	// count move can find the event that moved it.
+	if len(res.Changes) > 0 && f.rep.isLeader() {
+		f.emit(l.Term, res.Changes)
+	}
+	close(f.changed)
+	f.changed = make(chan struct{})
+	f.mu.Unlock()
+	return res
+}
+
+// watch returns a channel closed at the next apply, and whether a receive
+// by consumer would hand out something now.
+func (f *queueFSM) watch(now int64, consumer string, limit int) (<-chan struct{}, bool) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.changed, f.q.CanDeliver(now, consumer, limit)
+}
+
+func (f *queueFSM) nextDue() (int64, bool) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.q.NextDue()
+}
+
+func (f *queueFSM) outbox() []queue.Outgoing {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.q.Outbox()
+}
+
+func (f *queueFSM) counts() (queue.Counts, uint64) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.q.Counts(), f.applied
+}
+
+func (f *queueFSM) Snapshot() (raft.FSMSnapshot, error) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	data, err := f.q.MarshalBinary()
+	if err != nil {
+		return nil, fmt.Errorf("snapshot queue %s: %w", f.rep.group, err)
+	}
+	return &bytesSnapshot{data: append(binary.AppendUvarint(nil, f.applied), data...)}, nil
+}
+
+func (f *queueFSM) Restore(rc io.ReadCloser) error {
+	defer rc.Close()
+	data, err := io.ReadAll(rc)
+	if err != nil {
+		return fmt.Errorf("restore queue %s: %w", f.rep.group, err)
+	}
+	applied, n := binary.Uvarint(data)
+	if n <= 0 {
+		return fmt.Errorf("restore queue %s: bad header", f.rep.group)
+	}
+	q, err := queue.Restore(data[n:])
+	if err != nil {
+		return fmt.Errorf("restore queue %s: %w", f.rep.group, err)
+	}
+	f.mu.Lock()
+	f.q, f.applied = q, applied
+	close(f.changed)
+	f.changed = make(chan struct{})
+	f.mu.Unlock()
+	return nil
+}
+
+// queueApply proposes a command on this replica, which must lead, with
+// the leader's clock stamped in, and waits for this replica to apply it.
+// Errors wrapping ErrNotLeader mean nothing was written; ErrUnknownOutcome
+// means it may have been. A command the queue refuses comes back in the
+// result's Err.
+//
+// It never waits on raft's future: in hashicorp/raft v1.8.0 a future whose
+// entry is committed just as its raft instance shuts down is never
+// answered (the batch sits in the FSM's channel after the FSM goroutine has
+// gone), and a client would hang on a killed node for ever. The state
+// machine hands the result over instead, and the wait ends when the
+// replica stops, loses leadership, or runs out of time.
+func (rep *replica) queueApply(cmd queue.Command) (queue.Result, error) {
+	r := rep.raft()
+	f := rep.qfsm
+	if r == nil || f == nil || r.State() != raft.Leader {
+		return queue.Result{}, fmt.Errorf("%w: %s on %s", ErrNotLeader, rep.group, rep.node)
+	}
+	term := r.CurrentTerm()
+	cmd.Now = rep.c.now().UnixNano()
+	cmd.ReqID = rep.c.reqID.Add(1)
+	w := make(chan queue.Result, 1)
+	f.mu.Lock()
+	if f.waiters == nil {
+		f.waiters = map[uint64]chan queue.Result{}
+	}
+	f.waiters[cmd.ReqID] = w
+	f.mu.Unlock()
+	defer func() {
+		f.mu.Lock()
+		delete(f.waiters, cmd.ReqID)
+		f.mu.Unlock()
+	}()
+	r.Apply(cmd.Encode(), rep.c.timing.RequestTimeout)
+	timeout := time.NewTimer(rep.c.timing.RequestTimeout)
+	defer timeout.Stop()
+	check := time.NewTicker(max(time.Millisecond, rep.c.timing.HeartbeatTimeout/10))
+	defer check.Stop()
+	for {
+		select {
+		case res := <-w:
+			return res, nil
+		case <-rep.stop:
+			return queue.Result{}, fmt.Errorf("%w: %s on %s shut down", ErrUnknownOutcome, rep.group, rep.node)
+		case <-timeout.C:
+			return queue.Result{}, fmt.Errorf("%w: %s on %s did not apply it within %v", ErrUnknownOutcome, rep.group, rep.node, rep.c.timing.RequestTimeout)
+		case <-check.C:
+			// Raft refuses or abandons a proposal when its leader steps
+			// down or hands over; the entry may still commit under the
+			// next leader.
+			if r.State() != raft.Leader || r.CurrentTerm() != term {
+				return queue.Result{}, fmt.Errorf("%w: %s on %s lost leadership in epoch %d", ErrUnknownOutcome, rep.group, rep.node, term)
+			}
+		}
+	}
+}
+
+func clock(ns int64) string { return time.Unix(0, ns).Format("15:04:05.000") }
+
+func msgName(seq uint64, id string) string {
+	if id == "" {
+		return fmt.Sprintf("m%d", seq)
+	}
+	return fmt.Sprintf("m%d (%s)", seq, id)
+}
+
+// emit reports what an apply did, one event per message. Only the leader
+// reports, so each thing is told once.
+func (f *queueFSM) emit(term uint64, changes []queue.Change) {
+	q := f.rep.group
+	for _, ch := range changes {
+		e := Event{Epoch: term, Client: ch.Consumer, MsgID: ch.MsgID, From: int64(ch.Seq), To: int64(ch.Seq) + 1}
+		name := msgName(ch.Seq, ch.MsgID)
+		switch ch.Kind {
+		case queue.ChSent:
+			e.Kind, e.Text = EventQueueSend, fmt.Sprintf("%s: %s sent", q, name)
+			if ch.Due != 0 {
+				e.Text += ", delayed until " + clock(ch.Due)
+			}
+		case queue.ChRejected:
+			e.Kind, e.Text = EventQueueReject, fmt.Sprintf("%s is full: send of %s rejected", q, ch.MsgID)
+			e.From, e.To = 0, 0
+		case queue.ChDelivered:
+			e.Kind, e.Text = EventQueueDeliver, fmt.Sprintf("%s: %s delivered to %s, invisible until %s", q, name, ch.Consumer, clock(ch.Due))
+			if ch.ReceiveCount > 1 {
+				e.Kind, e.Text = EventQueueRedeliver, fmt.Sprintf("%s: %s delivered again to %s (receive %d), invisible until %s", q, name, ch.Consumer, ch.ReceiveCount, clock(ch.Due))
+			}
+		case queue.ChAcked:
+			e.Kind, e.Text = EventQueueAck, fmt.Sprintf("%s: %s acked by %s and deleted", q, name, ch.Consumer)
+		case queue.ChNacked:
+			e.Kind, e.Text = EventQueueNack, fmt.Sprintf("%s: %s gave %s back after receive %d", q, ch.Consumer, name, ch.ReceiveCount)
+			if ch.Reason != "" {
+				e.Text += ": " + ch.Reason
+			}
+			if ch.Due != 0 {
+				e.Text += "; ready again at " + clock(ch.Due)
+			}
+		case queue.ChVisibility:
+			e.Kind, e.Text = EventQueueVisibility, fmt.Sprintf("%s: %s keeps %s invisible until %s", q, ch.Consumer, name, clock(ch.Due))
+		case queue.ChTimedOut:
+			e.Kind, e.Text = EventQueueTimeout, fmt.Sprintf("%s: %s's visibility timeout ran out (%s never acked receive %d): back in the queue", q, name, ch.Consumer, ch.ReceiveCount)
+		case queue.ChExpired:
+			e.Kind, e.Text = EventQueueExpire, fmt.Sprintf("%s: %s expired, %s; it will never be delivered", q, name, ch.Reason)
+		case queue.ChDeadLettering:
+			e.Kind, e.Text = EventQueueDeadLettering, fmt.Sprintf("%s: %s goes to %s, %s", q, name, ch.Queue, ch.Reason)
+		case queue.ChDeadLettered:
+			e.Kind, e.Text = EventQueueDeadLetter, fmt.Sprintf("%s: %s is now in dead-letter queue %s after %d receives", q, name, ch.Queue, ch.ReceiveCount)
+		case queue.ChRedriven:
+			e.Kind, e.Text = EventQueueRedrive, fmt.Sprintf("%s: %s redriven back to %s", q, name, ch.Queue)
+		default:
+			continue // marking for redrive and arrivals are told by the queue that sends
+		}
+		f.rep.emit(e)
+	}
+}
