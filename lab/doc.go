@@ -7,8 +7,9 @@
 // Snapshot copies everything the screens show; Subscribe streams the
 // timeline; Check drains the cluster and returns the checker's report
 // (package lab/checker). The services of package lab/services run behind
-// service, order, sql, rows(…) and state(…) (feature_services.go).
-// Commands whose machinery has not landed yet (consumer groups, queues)
-// parse and validate, and say so when run: features.go is where they are
-// wired in.
+// service, order, sql, rows(…) and state(…) (feature_services.go); consumer
+// clients of the broker's groups behind consumer, seek, lag(…),
+// delivered(…) and processed(…) (feature_groups.go). Commands whose
+// machinery has not landed yet (queues) parse and validate, and say so
+// when run: features.go is where they are wired in.
 package lab

@@ -25,7 +25,8 @@ type feature interface {
 }
 
 var (
-	consumerGroups = unavailable{"consumer groups", "the broker's consumer groups (Cluster.NewConsumer, offsets in __consumer_offsets)"}
+	// consumerGroups runs consumer clients of the broker's groups (feature_groups.go).
+	consumerGroups = groupsFeature{}
 	queues         = unavailable{"queues", "the broker's queues (Cluster.CreateQueue and queue clients)"}
 	// serviceFamily runs the SQLite services of lab/services (feature_services.go).
 	serviceFamily = servicesFeature{}
@@ -48,6 +49,8 @@ var features = map[string]feature{
 var valueFeatures = map[string]feature{
 	"lag":         consumerGroups,
 	"lag_seconds": consumerGroups,
+	"delivered":   consumerGroups,
+	"processed":   consumerGroups,
 	"depth":       queues,
 	"inflight":    queues,
 	"oldest_age":  queues,

@@ -18,24 +18,25 @@ import (
 // state is what a failed command must not change: the cluster's shape, the
 // clients, the history, the generators, the clock and the timeline.
 type state struct {
-	nodes    []broker.NodeState
-	cut      [][2]string
-	topics   []string
-	leaders  []string
-	hwms     []int64
-	clients  []ClientState
-	loads    []LoadState
-	history  int
-	speed    float64
-	paused   bool
-	timeline int
-	services []string
+	nodes     []broker.NodeState
+	cut       [][2]string
+	topics    []string
+	leaders   []string
+	hwms      []int64
+	clients   []ClientState
+	loads     []LoadState
+	history   int
+	speed     float64
+	paused    bool
+	timeline  int
+	services  []string
+	consumers []ConsumerState
 }
 
 func stateOf(l *Lab) state {
 	s := l.Snapshot()
 	st := state{nodes: s.Cluster.Nodes, cut: s.Cluster.CutLinks, clients: s.Clients, loads: s.Loads,
-		history: len(l.History()), speed: s.Speed, paused: s.Paused, timeline: len(s.Timeline)}
+		history: len(l.History()), speed: s.Speed, paused: s.Paused, timeline: len(s.Timeline), consumers: s.Consumers}
 	for _, svc := range s.Services {
 		st.services = append(st.services, svc.Name+" "+svc.State)
 		for _, t := range svc.Tables {
@@ -101,7 +102,9 @@ func TestFailedCommandLeavesLabAsItWas(t *testing.T) {
 		{"expect state(nobody) == up", `state(nobody): no node or client named "nobody"`},
 		{"load payments rate=10/s for=1s", `unknown topic "payments"`},
 		{"load stop nothing", "no load has run"},
-		{"consumer start c1 group=g topic=orders", "not available yet"},
+		{"consumer start c1 group=g topic=nope", `consumer start c1: unknown topic "nope"; the topics are orders`},
+		{"consumer start c1 group=g topic=orders service=wallet", "no wallet service is running"},
+		{"consumer restart c1", "no consumer named c1"},
 		{"queue create receipts", "not available yet"},
 		{"send receipts", "not available yet"},
 		{"worker start w1 queue=receipts", "not available yet"},
@@ -112,9 +115,8 @@ func TestFailedCommandLeavesLabAsItWas(t *testing.T) {
 		{"service stop orders", "service stop orders: no orders service is running"},
 		{`sql orders "SELECT 1"`, "sql orders: no orders service is running; start it with service start orders"},
 		{"order 881", "order: no orders service is running; start it with service start orders"},
-		{"seek g orders/0 to=earliest", "not available yet"},
+		{"seek g orders/0 to=earliest", `unknown group "g": there are no groups yet`},
 		{"redrive receipts-dlq", "not available yet"},
-		{"expect lag(billing) == 0", "not available yet"},
 	}
 	for _, tc := range cases {
 		_, err := l.Exec(ctxFor(t, 10*time.Second), tc.line)
@@ -125,7 +127,7 @@ func TestFailedCommandLeavesLabAsItWas(t *testing.T) {
 			t.Fatalf("%s changed the lab:\nbefore %+v\nafter  %+v", tc.line, before, after)
 		}
 	}
-	for _, line := range []string{"consumer start c1 group=g topic=orders", "expect depth(receipts) == 0"} {
+	for _, line := range []string{"worker start w1 queue=receipts", "expect depth(receipts) == 0"} {
 		if _, err := l.Exec(context.Background(), line); !errors.Is(err, ErrNotAvailable) {
 			t.Errorf("%s: %v; want ErrNotAvailable", line, err)
 		}
@@ -351,16 +353,16 @@ func TestSubscribeSeesCommandsAndBrokerEvents(t *testing.T) {
 
 func TestHelpMarksWhatCannotRunYet(t *testing.T) {
 	l := newLab(t)
-	res := mustRun(t, l, "help", "help consumer")
+	res := mustRun(t, l, "help", "help worker")
 	all := strings.Join(res[0].Lines, "\n")
-	if !strings.Contains(all, "kill") || !strings.Contains(all, "(not available yet: needs consumer groups)") {
+	if !strings.Contains(all, "kill") || !strings.Contains(all, "(not available yet: needs queues)") {
 		t.Errorf("help:\n%s", all)
 	}
 	if strings.Contains(all, "produce  write messages to a topic and wait for their outcomes (not") {
 		t.Error("help marks produce as unavailable")
 	}
-	if got := strings.Join(res[1].Lines, "\n"); !strings.Contains(got, "group=GROUP") || !strings.Contains(got, "not available yet") {
-		t.Errorf("help consumer:\n%s", got)
+	if got := strings.Join(res[1].Lines, "\n"); !strings.Contains(got, "queue=QUEUE") || !strings.Contains(got, "not available yet") {
+		t.Errorf("help worker:\n%s", got)
 	}
 	for _, s := range command.Specs() {
 		if _, err := l.Exec(context.Background(), "help "+s.Name); err != nil {

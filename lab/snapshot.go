@@ -17,6 +17,9 @@ type Snapshot struct {
 	Cluster broker.Snapshot `json:"cluster"`
 	Clients []ClientState   `json:"clients"`
 	Loads   []LoadState     `json:"loads"`
+	// Consumers are the consumer clients, by name; their groups are in
+	// Cluster.Groups.
+	Consumers []ConsumerState `json:"consumers,omitempty"`
 	// Services are the services started in this cluster, by name, with
 	// the newest rows of their tables.
 	Services []ServiceState `json:"services,omitempty"`
@@ -51,6 +54,7 @@ func (l *Lab) Snapshot() Snapshot {
 	}
 	s.Cluster = w.cluster.Snapshot()
 	s.Loads = w.loadStates()
+	s.Consumers = w.groups.states()
 	s.Services = w.svc.states()
 	w.mu.Lock()
 	if w.report != nil {

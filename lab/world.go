@@ -24,6 +24,7 @@ type world struct {
 	pumped  chan struct{} // closed when the event pump has stopped
 	loadWG  sync.WaitGroup
 	svc     *serviceSet // the running services (feature_services.go)
+	groups  *groupSet   // the consumer clients (feature_groups.go)
 
 	mu      sync.Mutex
 	clients map[string]*client
@@ -53,6 +54,7 @@ func (l *Lab) newWorld(nodes int, timing broker.Timing) (*world, error) {
 	w.ctx, w.cancel = context.WithCancel(context.Background())
 	w.clients[defaultProducer] = newClient(defaultProducer)
 	w.svc = newServiceSet(l, w)
+	w.groups = newGroupSet(l, w)
 	w.sub = c.Subscribe(8192)
 	go func() {
 		defer close(w.pumped)
@@ -73,6 +75,7 @@ func (w *world) close() {
 	}
 	w.mu.Unlock()
 	w.loadWG.Wait()
+	w.groups.close() // before the services: consumers call them
 	w.svc.close()
 	w.cluster.Close()
 	<-w.pumped
@@ -148,22 +151,25 @@ func (w *world) node(id string) (broker.NodeState, error) {
 	return broker.NodeState{}, fmt.Errorf("%w %q; the nodes are %s", broker.ErrUnknownNode, id, strings.Join(ids, ", "))
 }
 
-// clientNames lists the clients, producers and generators alike, sorted.
+// clientNames lists the clients, producers, generators and consumers
+// alike, sorted.
 func (w *world) clientNames() []string {
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	var out []string
 	for n := range w.clients {
 		out = append(out, n)
 	}
+	w.mu.Unlock()
+	out = append(out, w.groups.names()...)
 	sort.Strings(out)
 	return out
 }
 
 func (w *world) hasClient(name string) bool {
 	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.clients[name] != nil
+	known := w.clients[name] != nil
+	w.mu.Unlock()
+	return known || w.groups.has(name)
 }
 
 // byNodeOrder sorts node ids n1, n2, …, n10.

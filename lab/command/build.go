@@ -126,7 +126,7 @@ var actions = []string{ActionStart, ActionRestart, ActionStop}
 func clientOpts(o opts) ClientOptions {
 	f, _ := o["fail"].v.(Failure)
 	return ClientOptions{Rate: o.float("rate"), Ack: o.str("ack"), Crash: o.str("crash"), Fail: f, Retry: o.str("retry"),
-		Base: o.dur("base"), Cap: o.dur("cap"), Jitter: o.str("jitter"), MaxAttempts: o.int("max-attempts", 0)}
+		Base: o.dur("base"), Cap: o.dur("cap"), Jitter: o.str("jitter"), MaxAttempts: o.int("max-attempts", 0), Service: o.str("service")}
 }
 
 // checkClientOpts rejects options that only make sense with others.

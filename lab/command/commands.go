@@ -174,6 +174,7 @@ type ClientOptions struct {
 	Cap         time.Duration
 	Jitter      string // "full", "equal", "none" or ""
 	MaxAttempts int
+	Service     string // a service that takes deliveries (HandlerServices), or ""
 }
 
 func (o ClientOptions) print(p *printer) *printer {
@@ -185,7 +186,8 @@ func (o ClientOptions) print(p *printer) *printer {
 		optIf(o.Base != 0, "base", formatDuration(o.Base)).
 		optIf(o.Cap != 0, "cap", formatDuration(o.Cap)).
 		optIf(o.Jitter != "", "jitter", o.Jitter).
-		optIf(o.MaxAttempts != 0, "max-attempts", strconv.Itoa(o.MaxAttempts))
+		optIf(o.MaxAttempts != 0, "max-attempts", strconv.Itoa(o.MaxAttempts)).
+		optIf(o.Service != "", "service", o.Service)
 }
 
 // Client actions.

@@ -50,6 +50,8 @@ var labFuncs = []labFunc{
 	{"logstart", "P", true, false, true, "P's log start offset (retention moves it)"},
 	{"lag", "GROUP", true, false, false, "a consumer group's lag in messages"},
 	{"lag_seconds", "GROUP", true, false, false, "a consumer group's lag in seconds"},
+	{"delivered", "GROUP", true, false, false, "messages handed to a consumer group's clients, repeats included"},
+	{"processed", "GROUP", true, false, false, "distinct messages a consumer group's clients finished their work on"},
 	{"depth", "QUEUE", true, false, false, "a queue's messages: ready + in flight + delayed"},
 	{"inflight", "QUEUE", true, false, false, "a queue's messages in flight"},
 	{"oldest_age", "QUEUE", true, false, false, "the age in seconds of a queue's oldest message"},
@@ -76,6 +78,10 @@ func funcNames() []string {
 
 // Services are the simulated services a lab can run.
 var Services = []string{"orders", "payments", "wallet", "checkout"}
+
+// HandlerServices are the services that take deliveries: a consumer or
+// worker started with service=NAME hands them each message as its work.
+var HandlerServices = []string{"payments", "wallet"}
 
 // Numeric reports whether the value is a number (else a word).
 func (v Value) Numeric() bool {

@@ -146,6 +146,7 @@ var clientOptions = []Option{
 	{Key: "cap", Arg: "DURATION", Help: "the longest backoff", Group: "client options", parse: durationParser(true)},
 	{Key: "jitter", Arg: "full|equal|none", Help: "how backoffs are randomised", Group: "client options", parse: enum("full", "equal", "none")},
 	{Key: "max-attempts", Arg: "N", Help: "attempts before the message goes to the DLQ", Group: "client options", parse: intIn(1, 1000)},
+	{Key: "service", Arg: "payments|wallet", Help: "the work is this service's handling of the message (its result decides ack, retry or crash)", Group: "client options", parse: enum(HandlerServices...)},
 }
 
 var specs []Spec
