@@ -1,0 +1,131 @@
+package lessons
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+)
+
+// Each embedded lesson, with one mutation of its commands that must make an
+// expectation fail: if the lesson still passed, its expects would not be
+// checking what it teaches.
+var mutations = map[string]struct{ old, new, why string }{
+	"delivery-guarantees": {
+		old: "ack=before crash=before-work", new: "ack=after crash=before-work",
+		why: "the at-most-once run commits after the work instead: order 881 comes back and is credited, so lag(cashback) == 2, processed(cashback) == 2 and the ₹100 balance fail",
+	},
+	"idempotency-keys": {
+		old: "crash=after-work", new: "crash=before-work",
+		why: "worker A dies before charging, so worker B's charge is the first and payments never answers a repeat: rows(payments.charges) == 1 after the crash and the repeats counts fail",
+	},
+	"idempotent-consumer": {
+		old: "strategy=dedupe-table", new: "strategy=none",
+		why: "a wallet that keeps no processed_messages credits the redelivered ₹50 again: balance=50, processed_messages == 1 and duplicate_effects == 0 fail",
+	},
+	"outbox": {
+		old: "strategy=dedupe-table", new: "strategy=none",
+		why: "without the inbox the relay's second msg-881 credits the cashback again: duplicate_effects == 0, balance=50 and processed_messages == 1 fail",
+	},
+	"durability": {
+		old: "acks=1 as=checkout", new: "acks=all as=checkout",
+		why: "the acks=1 step written with acks=all loses nothing: hwm == 1 and lost == 1 fail",
+	},
+	"the-log": {
+		old: `value="order {n} placed" count=25`, new: `value="order {n} placed" count=24`,
+		why: "24 orders instead of 25: every hwm expectation after it is one short",
+	},
+	"replication": {
+		old: "count=3 acks=1 as=warehouse", new: "count=3 acks=all as=warehouse",
+		why: "acks=all cannot commit on the cut-off leader and retries on the new one: the followers get offsets 10–12, so leo(orders/0@n2) == 10, lost == 3 and the consumer counts (delivered(audit) == 10, 15, 21) fail",
+	},
+	"failover": {
+		old: `value="order 881 shipped" batch=500 acks=all idempotent=true`, new: `value="order 881 shipped" batch=500 acks=all idempotent=false`,
+		why: "without idempotence the lost reply's retry is written twice: duplicate_writes == 0 fails",
+	},
+}
+
+// LessonTimeLimit is how long one embedded lesson may take headless.
+const LessonTimeLimit = 30 * time.Second
+
+func TestCurriculumParses(t *testing.T) {
+	all, err := Curriculum()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) < 4 {
+		t.Fatalf("%d lessons", len(all))
+	}
+	for _, les := range all {
+		if les.Minutes == 0 || les.Summary == "" {
+			t.Errorf("%s: minutes and summary help the lesson picker", les.ID)
+		}
+		if _, ok := mutations[les.ID]; !ok {
+			t.Errorf("%s has no mutation in curriculum_test.go", les.ID)
+		}
+		for _, ref := range []string{les.ID, strings.TrimSuffix(strings.TrimPrefix(les.File, "curriculum/"), ".md")} {
+			if got, err := Find(ref); err != nil || got != les {
+				t.Errorf("Find(%q): %v", ref, err)
+			}
+		}
+	}
+	if _, err := Find("durabilty"); err == nil || !strings.Contains(err.Error(), `did you mean "durability"?`) {
+		t.Errorf("a typo: %v", err)
+	}
+}
+
+// Every embedded lesson plays headless at fast timing, every expectation
+// holding, within LessonTimeLimit, and its transcript fits 80 columns.
+// Then the lesson's mutation must make it fail.
+func TestCurriculumHeadless(t *testing.T) {
+	all, err := Curriculum()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, les := range all {
+		t.Run(les.ID, func(t *testing.T) {
+			ctx := ctxFor(t, 2*LessonTimeLimit)
+			var out bytes.Buffer
+			start := time.Now()
+			err := PlayHeadless(ctx, les, &out, Options{Timing: "fast"})
+			took := time.Since(start)
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out.String())
+			}
+			if took > LessonTimeLimit {
+				t.Errorf("took %v, more than %v", took, LessonTimeLimit)
+			}
+			t.Logf("%s: %v", les.ID, took.Round(time.Millisecond))
+			for i, l := range strings.Split(out.String(), "\n") {
+				if n := utf8.RuneCountInString(l); n > Width {
+					t.Errorf("transcript line %d has %d characters: %q", i+1, n, l)
+				}
+				if strings.Contains(l, "‹?") {
+					t.Errorf("transcript line %d shows a value it could not read: %q", i+1, l)
+				}
+			}
+
+			m := mutations[les.ID]
+			src, err := curriculumFS.ReadFile(les.File)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Contains(src, []byte(m.old)) {
+				t.Fatalf("the mutation's text %q is not in %s", m.old, les.File)
+			}
+			mutated, err := Parse(les.File, bytes.Replace(src, []byte(m.old), []byte(m.new), 1))
+			if err != nil {
+				t.Fatalf("the mutated lesson does not parse: %v", err)
+			}
+			out.Reset()
+			err = PlayHeadless(ctx, mutated, &out, Options{Timing: "fast"})
+			var fe *FailedError
+			if !errors.As(err, &fe) {
+				t.Fatalf("mutation (%s): want failed expectations, got %v\n%s", m.why, err, out.String())
+			}
+			t.Logf("mutation %q → %q failed %d expectation(s), as it should: %s", m.old, m.new, len(fe.Failed), m.why)
+		})
+	}
+}

@@ -1,0 +1,57 @@
+package lessons
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestWrap(t *testing.T) {
+	text := strings.Repeat("offset 1,500 reached n1 and nobody else; ", 10)
+	for _, l := range wrap(text, 70, 76) {
+		if n := utf8.RuneCountInString(l); n > 76 {
+			t.Errorf("%d characters: %q", n, l)
+		}
+	}
+	if got := wrap("", 10, 10); !slices.Equal(got, []string{""}) {
+		t.Errorf("empty: %q", got)
+	}
+}
+
+func TestMarkdownForATerminal(t *testing.T) {
+	var b strings.Builder
+	tr := &transcript{w: &b}
+	tr.markdown(`A paragraph that goes on and on, long enough that it must be wrapped before it reaches the edge of an 80-column terminal.
+A line of the same paragraph ends at epoch
+2. Still the same paragraph.
+
+- a bullet that is also long enough to need wrapping before the eightieth column of the terminal
+1. a numbered item
+
+| acks | lost |
+|---|---|
+| all | 0 |
+
+` + "```sql" + `
+UPDATE wallets SET balance = balance + 50 WHERE user_id = 42;
+` + "```")
+	out := b.String()
+	for _, l := range strings.Split(out, "\n") {
+		if n := utf8.RuneCountInString(l); n > Width {
+			t.Errorf("%d characters: %q", n, l)
+		}
+	}
+	for _, want := range []string{
+		"epoch 2. Still the same paragraph.",
+		"- a bullet that is also long enough",
+		"\n  of the terminal",
+		"1. a numbered item",
+		"  | acks | lost |\n  |------|------|\n  | all  | 0    |",
+		"    UPDATE wallets SET balance = balance + 50 WHERE user_id = 42;",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("lacks %q:\n%s", want, out)
+		}
+	}
+}

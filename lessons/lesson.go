@@ -1,0 +1,128 @@
+package lessons
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/mqlab/mqlab/lab/command"
+)
+
+// Lesson is one parsed lesson file: its front matter and its steps.
+type Lesson struct {
+	ID       string
+	Title    string
+	Summary  string
+	Concepts []string
+	Minutes  int    // 0 when the front matter does not say
+	File     string // where it was read from: a path, or curriculum/NAME.md
+	Steps    []Step
+}
+
+// Step is one ## section: a title and its blocks in the order they play.
+type Step struct {
+	Title  string
+	Line   int
+	Blocks []Block
+}
+
+// Kind says what a block is.
+type Kind int
+
+// Kinds of block, and KindStepEnd for the event that closes a step.
+const (
+	KindText    Kind = iota // narrative Markdown, {{…}} placeholders filled when it is shown
+	KindLab                 // ```lab: commands the lab runs
+	KindTask                // ```task: something the learner does, ended by wait conditions
+	KindPredict             // ```predict: a multiple-choice question asked before the reveal
+	KindExpect              // ```expect: conditions shown as ✓ or ✗
+	KindStepEnd             // not a block: the event Runner.Next returns after a step's last block
+)
+
+func (k Kind) String() string {
+	switch k {
+	case KindText:
+		return "text"
+	case KindLab:
+		return "lab"
+	case KindTask:
+		return "task"
+	case KindPredict:
+		return "predict"
+	case KindExpect:
+		return "expect"
+	case KindStepEnd:
+		return "step end"
+	}
+	return fmt.Sprintf("Kind(%d)", int(k))
+}
+
+// Block is one piece of a step. Which field is set follows Kind.
+type Block struct {
+	Kind     Kind
+	Line     int            // the first line: the fence, for fenced blocks
+	Text     string         // KindText: Markdown
+	Commands []command.Line // KindLab, with their lines in the lesson file
+	Task     *Task
+	Predict  *Predict
+	Expects  []Expectation
+	Concept  string // KindPredict, KindExpect: the concept it teaches, or ""
+
+	src []srcLine // a fenced block's lines, for checks by line
+}
+
+// Task is something the learner must do. Do names the commands the learner
+// would type (a key in the TUI runs the same command); the task is done
+// when every Wait condition has held, in order. Played headless, the
+// runner types the Do commands itself.
+type Task struct {
+	Line int
+	Text string         // the instruction, Markdown
+	Key  string         // how to do it with a key in the TUI, or ""
+	Do   []command.Line // each a command
+	Wait []command.Line // each a command.Wait
+}
+
+// Hint names the key and the command, for a learner who is stuck.
+func (t *Task) Hint() string {
+	var cmds []string
+	for _, d := range t.Do {
+		cmds = append(cmds, d.Cmd.String())
+	}
+	hint := "type: " + strings.Join(cmds, "; then ")
+	if t.Key != "" {
+		hint = "key: " + t.Key + " · or " + hint
+	}
+	return hint
+}
+
+// Predict is a multiple-choice question. Answer is the index of the right
+// choice; Why is shown after the learner answers.
+type Predict struct {
+	ID       string // "s2.p1": step 2's first prediction; progress keys answers by it
+	Line     int
+	Question string
+	Choices  []string
+	Answer   int
+	Why      string
+}
+
+// Expectation is one condition of an expect block.
+type Expectation struct {
+	Line  int
+	Text  string // the condition as written, without its label
+	Label string // what it shows, from a trailing # comment, or ""
+	Cond  command.Condition
+}
+
+// Predictions returns every prediction of the lesson, in order.
+func (l *Lesson) Predictions() []*Predict {
+	var out []*Predict
+	for _, s := range l.Steps {
+		for _, b := range s.Blocks {
+			if b.Predict != nil {
+				out = append(out, b.Predict)
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,184 @@
+package lessons
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// Progress is what a learner has done, lesson by lesson.
+type Progress struct {
+	Version int                        `json:"version"`
+	Lessons map[string]*LessonProgress `json:"lessons"`
+}
+
+// LessonProgress is one lesson's progress.
+type LessonProgress struct {
+	Step       int               `json:"step"` // the step to come back to, from 0
+	Finished   bool              `json:"finished,omitempty"`
+	FinishedAt time.Time         `json:"finished_at,omitzero"`
+	Answers    map[string]Answer `json:"answers,omitempty"` // by Predict.ID
+	Updated    time.Time         `json:"updated,omitzero"`
+}
+
+// Answer is the learner's answer to one prediction (the last one given).
+type Answer struct {
+	Choice  int  `json:"choice"`
+	Correct bool `json:"correct"`
+}
+
+// Store keeps progress in one JSON file, written whole and renamed into
+// place so a crash never leaves half a file. Its methods are safe for
+// concurrent use within one process.
+type Store struct {
+	path string
+	mu   sync.Mutex
+}
+
+// DefaultStorePath is progress.json in mqlab's XDG state directory:
+// $XDG_STATE_HOME/mqlab, or ~/.local/state/mqlab.
+func DefaultStorePath() (string, error) {
+	dir := os.Getenv("XDG_STATE_HOME")
+	if dir == "" || !filepath.IsAbs(dir) {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("progress: no state directory: %w", err)
+		}
+		dir = filepath.Join(home, ".local", "state")
+	}
+	return filepath.Join(dir, "mqlab", "progress.json"), nil
+}
+
+// OpenStore returns a store over the file at path; the file need not
+// exist yet. An empty path means DefaultStorePath.
+func OpenStore(path string) (*Store, error) {
+	if path == "" {
+		p, err := DefaultStorePath()
+		if err != nil {
+			return nil, err
+		}
+		path = p
+	}
+	return &Store{path: path}, nil
+}
+
+// Path returns the file the store uses.
+func (s *Store) Path() string { return s.path }
+
+// Load returns all progress; a store whose file does not exist yet is empty.
+func (s *Store) Load() (Progress, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.load()
+}
+
+// Lesson returns one lesson's progress (zero when never started).
+func (s *Store) Lesson(id string) (LessonProgress, error) {
+	p, err := s.Load()
+	if err != nil {
+		return LessonProgress{}, err
+	}
+	if lp := p.Lessons[id]; lp != nil {
+		return *lp, nil
+	}
+	return LessonProgress{}, nil
+}
+
+// SetStep records the step a learner is at.
+func (s *Store) SetStep(id string, step int) error {
+	return s.update(id, func(lp *LessonProgress) { lp.Step = step })
+}
+
+// Answer records an answer to a prediction.
+func (s *Store) Answer(id, predict string, choice int, correct bool) error {
+	return s.update(id, func(lp *LessonProgress) {
+		if lp.Answers == nil {
+			lp.Answers = map[string]Answer{}
+		}
+		lp.Answers[predict] = Answer{Choice: choice, Correct: correct}
+	})
+}
+
+// Finish marks a lesson finished; the next start begins at its first step.
+func (s *Store) Finish(id string) error {
+	return s.update(id, func(lp *LessonProgress) {
+		lp.Finished, lp.FinishedAt, lp.Step = true, time.Now().UTC(), 0
+	})
+}
+
+// Reset forgets a lesson's progress.
+func (s *Store) Reset(id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, err := s.load()
+	if err != nil {
+		return err
+	}
+	delete(p.Lessons, id)
+	return s.save(p)
+}
+
+func (s *Store) update(id string, fn func(*LessonProgress)) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, err := s.load()
+	if err != nil {
+		return err
+	}
+	lp := p.Lessons[id]
+	if lp == nil {
+		lp = &LessonProgress{}
+		p.Lessons[id] = lp
+	}
+	fn(lp)
+	lp.Updated = time.Now().UTC()
+	return s.save(p)
+}
+
+func (s *Store) load() (Progress, error) {
+	p := Progress{Version: 1, Lessons: map[string]*LessonProgress{}}
+	b, err := os.ReadFile(s.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return p, nil
+	}
+	if err != nil {
+		return p, fmt.Errorf("progress: %w", err)
+	}
+	if err := json.Unmarshal(b, &p); err != nil {
+		return Progress{Version: 1, Lessons: map[string]*LessonProgress{}}, fmt.Errorf("progress: %s: %w", s.path, err)
+	}
+	if p.Lessons == nil {
+		p.Lessons = map[string]*LessonProgress{}
+	}
+	return p, nil
+}
+
+func (s *Store) save(p Progress) error {
+	if err := os.MkdirAll(filepath.Dir(s.path), 0o755); err != nil {
+		return fmt.Errorf("progress: %w", err)
+	}
+	b, err := json.MarshalIndent(p, "", "  ")
+	if err != nil {
+		return fmt.Errorf("progress: %w", err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(s.path), ".progress-*.json")
+	if err != nil {
+		return fmt.Errorf("progress: %w", err)
+	}
+	_, werr := tmp.Write(append(b, '\n'))
+	cerr := tmp.Close()
+	if err := errors.Join(werr, cerr); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("progress: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), s.path); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("progress: %w", err)
+	}
+	return nil
+}

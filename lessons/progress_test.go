@@ -1,0 +1,68 @@
+package lessons
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestStore(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state", "mqlab", "progress.json")
+	s, err := OpenStore(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, err := s.Load(); err != nil || len(p.Lessons) != 0 {
+		t.Fatalf("a store without a file: %+v %v", p, err)
+	}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(s.SetStep("durability", 3))
+	must(s.Answer("durability", "s2.p1", 1, true))
+	must(s.Answer("durability", "s2.p1", 0, false)) // the last answer counts
+	must(s.SetStep("failover", 1))
+	must(s.Finish("failover"))
+
+	again, _ := OpenStore(path) // another process, later
+	lp, err := again.Lesson("durability")
+	must(err)
+	if lp.Step != 3 || lp.Finished || lp.Answers["s2.p1"] != (Answer{Choice: 0, Correct: false}) || lp.Updated.IsZero() {
+		t.Errorf("durability: %+v", lp)
+	}
+	lp, _ = again.Lesson("failover")
+	if !lp.Finished || lp.Step != 0 || lp.FinishedAt.IsZero() {
+		t.Errorf("failover: %+v", lp)
+	}
+	must(again.Reset("durability"))
+	if lp, _ := again.Lesson("durability"); lp.Step != 0 || lp.Answers != nil {
+		t.Errorf("after reset: %+v", lp)
+	}
+	if entries, _ := os.ReadDir(filepath.Dir(path)); len(entries) != 1 {
+		t.Errorf("temporary files left behind: %v", entries)
+	}
+
+	must(os.WriteFile(path, []byte("{not json"), 0o644))
+	if _, err := again.Load(); err == nil {
+		t.Error("a corrupt file loads without an error")
+	}
+}
+
+func TestDefaultStorePathFollowsXDG(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", dir)
+	p, err := DefaultStorePath()
+	if err != nil || p != filepath.Join(dir, "mqlab", "progress.json") {
+		t.Fatalf("%q %v", p, err)
+	}
+	home := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", "")
+	t.Setenv("HOME", home)
+	p, err = DefaultStorePath()
+	if err != nil || p != filepath.Join(home, ".local", "state", "mqlab", "progress.json") {
+		t.Fatalf("%q %v", p, err)
+	}
+}
