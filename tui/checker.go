@@ -23,8 +23,13 @@ func (p *checkerPanel) View() string {
 	st := p.ctx.Styles
 	c := p.ctx.State.Checker
 	if len(c.Fields) == 0 {
-		return block([]string{st.Muted.Render("Not checked yet."),
-			st.Muted.Render("Run  :check  to drain and count.")}, p.w, p.h)
+		var rows []string
+		for _, para := range []string{"Not checked yet.", "Run  :check  to drain and count."} {
+			for _, s := range wrapText(para, p.w) {
+				rows = append(rows, st.Muted.Render(s))
+			}
+		}
+		return block(rows, p.w, p.h)
 	}
 	ok, bad := 0, 0
 	nameW := 0
@@ -39,9 +44,6 @@ func (p *checkerPanel) View() string {
 		numW = max(numW, len(strconv.FormatInt(f.Value, 10)))
 	}
 	var head line
-	if !c.At.IsZero() {
-		head.add(&st.Muted, "checked "+c.At.Format("15:04:05")+"  ")
-	}
 	head.add(&st.OK, fmt.Sprintf("%s %d hold", symOK, ok))
 	head.add(&st.Muted, "  ")
 	if bad > 0 {
@@ -49,7 +51,18 @@ func (p *checkerPanel) View() string {
 	} else {
 		head.add(&st.Muted, fmt.Sprintf("%s 0 broken", symFail))
 	}
-	rows := []string{head.fit(p.w)}
+	var rows []string
+	if !c.At.IsZero() {
+		// When it was checked: beside the counts, or above them on a
+		// narrow panel, never cut.
+		at := "checked " + c.At.Format("15:04:05")
+		if head.w+2+len(at) <= p.w {
+			head.add(&st.Muted, "  "+at)
+		} else {
+			rows = append(rows, st.Muted.Render(fit(at, p.w)))
+		}
+	}
+	rows = append(rows, head.fit(p.w))
 	nameW = min(nameW, max(8, p.w-numW-6))
 	for _, f := range c.Fields {
 		var l line

@@ -92,11 +92,18 @@ func (p *clusterPanel) nodeRows() []string {
 	for _, n := range nodes {
 		idW = max(idW, textWidth(n.ID))
 	}
+	// The leads column starts after the widest label: a long state
+	// ("cut from n2,n3") pushes it along for every node.
+	labels := make([]line, len(nodes))
+	col := idW + 2 + 12
+	for i, n := range nodes {
+		p.nodeLabel(&labels[i], i, n)
+		col = max(col, labels[i].w+2)
+	}
 	rows := make([]string, 0, len(nodes))
 	for i, n := range nodes {
-		var l line
-		p.nodeLabel(&l, i, n)
-		l.pad(idW + 2 + 12)
+		l := &labels[i]
+		l.pad(col)
 		switch {
 		case !n.Up:
 			l.add(&st.Muted, "leads nothing")
@@ -249,6 +256,18 @@ func (p *clusterPanel) partition(pt Partition, w int) []string {
 		h.add(&st.Leader, symLeader+" "+pt.Leader)
 	} else {
 		h.add(&st.Fail, symFail+" no leader")
+		// Why not, in words: an election takes a majority of replicas.
+		up := 0
+		for _, r := range pt.Replicas {
+			if r.Role != "down" {
+				up++
+			}
+		}
+		if n := len(pt.Replicas); n > 0 && up*2 > n {
+			h.add(&st.Warn, ", electing")
+		} else if n > 0 {
+			h.add(&st.Warn, fmt.Sprintf(", %d of %d up: no majority", up, n))
+		}
 	}
 	h.add(&st.Muted, "  epoch ")
 	ec, changed := p.ctx.epochFlash[pt.Name]
@@ -359,6 +378,13 @@ func (p *clusterPanel) replica(pt Partition, r Replica, lay stripLayout, w int) 
 		l.add(&st.Warn, symCandidate+" candidate")
 	default:
 		l.add(&st.Muted, "  "+r.Role)
+	}
+	if r.Role == "down" && r.Epoch == 0 && r.LEO == 0 && len(r.Entries) == 0 {
+		// A dead node reports nothing: its memory is gone. Say so rather
+		// than draw an empty log of epoch 0 that never existed.
+		l.pad(lay.labelW)
+		l.add(&st.Muted, "not running: its log waits on disk")
+		return l.fit(w), ""
 	}
 	l.pad(lay.labelW - 2 - lay.epochW)
 	l.add(&st.Muted, "e")

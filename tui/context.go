@@ -22,6 +22,11 @@ type Context struct {
 	// Selected is the index of the selected node in State.Nodes.
 	Selected int
 
+	// Title names what is open when no lesson is: "Sandbox", or a
+	// recording. ReadOnly is true for a recording.
+	Title    string
+	ReadOnly bool
+
 	// Frame counts flash ticks; flashes alternate on its parity.
 	Frame int
 	// truncFlash holds, per truncation key, the frames it still flashes.
@@ -41,6 +46,7 @@ func newContext(src Source, st *Styles, keys *KeyMap) *Context {
 		Styles:     st,
 		Keys:       keys,
 		State:      &ViewState{},
+		Title:      "Sandbox",
 		truncFlash: map[string]int{},
 		epochFlash: map[string]epochChange{},
 	}
@@ -162,6 +168,11 @@ func cutStyled(s string, w int) string { return cut(s, w) }
 // window returns the rows of a scrolled view of h rows and the clamped
 // offset; when rows remain below, the last visible row says how many.
 func window(rows []string, off, h int, st *Styles) ([]string, int) {
+	return windowNote(rows, off, h, st, "(focus with tab, scroll ↑/↓)")
+}
+
+// windowNote is window with its own words for how to scroll.
+func windowNote(rows []string, off, h int, st *Styles, how string) ([]string, int) {
 	if h <= 0 {
 		return nil, 0
 	}
@@ -174,7 +185,7 @@ func window(rows []string, off, h int, st *Styles) ([]string, int) {
 	end := min(len(rows), off+h)
 	out := append([]string(nil), rows[off:end]...)
 	if end < len(rows) && len(out) > 0 {
-		out[len(out)-1] = st.Muted.Render(fmt.Sprintf("↓ %d more (focus with tab, scroll ↑/↓)", len(rows)-end))
+		out[len(out)-1] = st.Muted.Render(fmt.Sprintf("↓ %d more %s", len(rows)-end, how))
 	}
 	if off > 0 && len(out) > 1 {
 		out[0] = st.Muted.Render(fmt.Sprintf("↑ %d above", off))

@@ -752,7 +752,7 @@ func (d *DemoSource) lesson(v *ViewState) *Lesson {
 	switch d.step {
 	case 1:
 		ls.Expectations = []Expectation{
-			{Text: "leader(orders/0) != none", Checked: true, OK: p0.Leader != "", Got: "none"},
+			{Text: "leader(orders/0) != none", Checked: true, OK: p0.Leader != "", Got: gotIf(p0.Leader == "", "none")},
 			{Text: "hwm(orders/0) > 1490", Checked: true, OK: p0.Replicas[0].HWM > 1490},
 		}
 	case 2:
@@ -764,7 +764,7 @@ func (d *DemoSource) lesson(v *ViewState) *Lesson {
 			ls.Prediction.Answer = int(p0.Epoch - d.predEpoch)
 			ls.Prediction.Answer = min(ls.Prediction.Answer, 2)
 		}
-		ls.Expectations = []Expectation{{Text: "leader(orders/0) != none", Checked: killed, OK: p0.Leader != "", Got: "none"}}
+		ls.Expectations = []Expectation{{Text: "leader(orders/0) != none", Checked: killed, OK: p0.Leader != "", Got: gotIf(p0.Leader == "", "none")}}
 	case 3:
 		ls.Tasks = []Task{{Text: "Restart the node you killed", Hint: "select it, press r", Done: d.restartSaw}}
 		cut := false
@@ -776,7 +776,7 @@ func (d *DemoSource) lesson(v *ViewState) *Lesson {
 			}
 		}
 		ls.Expectations = []Expectation{{Text: "a replica truncated its tail (✂)", Checked: d.restartSaw, OK: cut},
-			{Text: "lost == 0", Checked: !d.checkedAt.IsZero(), OK: d.lost == 0, Got: strconv.FormatInt(d.lost, 10)}}
+			{Text: "lost == 0", Checked: !d.checkedAt.IsZero(), OK: d.lost == 0, Got: gotIf(d.lost != 0, strconv.FormatInt(d.lost, 10))}}
 	}
 	return ls
 }
@@ -786,4 +786,13 @@ func (d *DemoSource) predEpochOr(cur uint64) uint64 {
 		return d.predEpoch
 	}
 	return cur
+}
+
+// gotIf is what a failed expectation shows it found: the demo names a
+// value only when the expectation fails.
+func gotIf(failed bool, got string) string {
+	if failed {
+		return got
+	}
+	return ""
 }

@@ -50,11 +50,11 @@ func TestEndToEnd(t *testing.T) {
 	waitExec(t, src, "produce orders count=3 acks=1")
 
 	tm.Send(tea.WindowSizeMsg{Width: 80, Height: 24})
-	waitText(t, tm, "[Cluster]")
+	waitText(t, tm, "[Lesson]━ Cluster")
 	tm.Send(tea.WindowSizeMsg{Width: 60, Height: 20})
 	waitText(t, tm, "at least 80×24")
 	tm.Send(tea.WindowSizeMsg{Width: 100, Height: 30})
-	waitText(t, tm, "[Lesson]")
+	waitText(t, tm, "[Lesson]━ Checker")
 
 	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("q")})
 	tm.WaitFinished(t, teatest.WithFinalTimeout(5*time.Second))

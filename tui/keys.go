@@ -21,6 +21,7 @@ type KeyMap struct {
 	NextStep key.Binding
 	PrevStep key.Binding
 	Answer   key.Binding // a–d while a prediction waits
+	Lessons  key.Binding // back to the lesson picker, when the screen came from it
 	// History.
 	Back      key.Binding
 	Forward   key.Binding
@@ -56,6 +57,8 @@ func DefaultKeyMap() *KeyMap {
 		PrevStep: key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "previous step")),
 		Answer: key.NewBinding(key.WithKeys("a", "b", "c", "d"),
 			key.WithHelp("a–d", "answer"), key.WithDisabled()),
+		Lessons: key.NewBinding(key.WithKeys("backspace"), key.WithHelp("backspace", "back to the lessons"),
+			key.WithDisabled()),
 		Back:       key.NewBinding(key.WithKeys("["), key.WithHelp("[/]", "back/forward in time")),
 		Forward:    key.NewBinding(key.WithKeys("]"), key.WithHelp("]", "forward in history")),
 		BackEvent:  key.NewBinding(key.WithKeys("{"), key.WithHelp("{/}", "jump by event")),
@@ -82,7 +85,7 @@ func (k *KeyMap) ShortHelp() []key.Binding {
 func (k *KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.NodeNext, k.NodeN, k.Kill, k.Restart, k.Isolate, k.Heal},
-		{k.Pause, k.Faster, k.NextStep, k.Answer, k.Prompt, k.Help},
+		{k.Pause, k.Faster, k.NextStep, k.Answer, k.Lessons, k.Prompt, k.Help},
 		{k.Back, k.BackEvent, k.Live, k.Focus, k.FocusPrev, k.ScrollUp, k.Filter, k.Quit},
 	}
 }

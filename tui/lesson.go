@@ -3,18 +3,29 @@ package tui
 import (
 	"fmt"
 	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
 )
 
-// lessonPanel draws the open lesson's step: progress, narrative, tasks,
-// the prediction and the expectations with ✓/✗.
+// lessonPanel draws the open lesson's step: where it stands, then the
+// step as it has played — narrative, the lab's commands, tasks, the
+// prediction, the expectations with ✓/✗ — in the lesson's order, and at
+// the bottom, always in view, what the step waits for and any notice.
+//
+// New content is brought into view without skipping what the learner has
+// not read: the view scrolls down to show what just played, but never past
+// its first row; the learner's own scrolling holds until more plays.
 type lessonPanel struct {
 	ctx  *Context
 	w, h int
 	off  int
-	// Wrapping is the costly part; keep the last result.
-	wrapKey  string
-	wrapW    int
-	wrapRows []string
+	// Markdown rendering is the costly part: keep it per block text.
+	mdW     int
+	mdCache map[string][]string
+	// What was on screen at the last draw, to tell what is new.
+	seenStep   int
+	seenBlocks int
+	seenStatus LessonStatus
 }
 
 func newLessonPanel(ctx *Context) *lessonPanel { return &lessonPanel{ctx: ctx} }
@@ -27,21 +38,56 @@ func (p *lessonPanel) View() string {
 	st := p.ctx.Styles
 	ls := p.ctx.State.Lesson
 	if ls == nil {
-		rows := []string{st.Header.Render("Sandbox")}
+		rows := []string{st.Header.Render(cut(p.ctx.Title, p.w))}
 		rows = append(rows, "")
-		for _, s := range wrapText("No lesson is open: the lab is yours. Select a node with ←/→ or 1–9 and press k to kill it, r to restart it. Type : for a command (try :help).", p.w) {
+		text := "No lesson is open: the lab is yours. Select a node with ←/→ or 1–9 and press k to kill it, r to restart it. Type : for a command (try :help)."
+		if p.ctx.ReadOnly {
+			text = "A recording plays here as it happened; nothing in it can be changed. space pauses it, + and - change its speed. [ and ] step back and forward through what has played, { and } jump between events, esc returns to the newest moment."
+		}
+		if p.ctx.Keys.Lessons.Enabled() {
+			text += " " + p.ctx.Keys.Lessons.Help().Key + " goes back to the lessons."
+		}
+		for _, s := range wrapText(text, p.w) {
 			rows = append(rows, st.Text.Render(s))
 		}
 		return block(rows, p.w, p.h)
 	}
-	var rows []string
-	rows = append(rows, st.Header.Render(cut(ls.Title, p.w)))
+	head := p.head(ls)
+	foot := p.foot(ls)
+	// A short pane keeps at least a few rows of the step.
+	for len(head)+len(foot)+3 > p.h && len(foot) > 1 {
+		foot = foot[1:]
+	}
+	bodyH := max(0, p.h-len(head)-len(foot))
+	body, starts := p.body(ls)
+	p.follow(ls, starts, len(body), bodyH)
+	rows, off := window(body, p.off, bodyH, st)
+	p.off = off
+	out := append(head, rows...)
+	for len(out) < p.h-len(foot) {
+		out = append(out, "")
+	}
+	out = append(out, foot...)
+	return block(out, p.w, p.h)
+}
+
+// head is the lesson's title and where the step stands.
+func (p *lessonPanel) head(ls *Lesson) []string {
+	st := p.ctx.Styles
+	rows := []string{st.Header.Render(cut(ls.Title, p.w))}
 	var prog line
 	prog.add(&st.Muted, fmt.Sprintf("Step %d of %d ", ls.Step, ls.Steps))
 	if ls.Steps > 0 {
 		bw := min(ls.Steps*2, max(0, p.w-prog.w-1))
 		if bw > 0 {
-			prog.b.WriteString(bar(st, float64(ls.Step)/float64(ls.Steps), bw))
+			done := ls.Step
+			if ls.Status != LessonFinished {
+				done-- // the step being played is not done yet
+			}
+			if ls.Status == LessonUnknown {
+				done = ls.Step
+			}
+			prog.b.WriteString(bar(p.ctx.Styles, float64(done)/float64(ls.Steps), bw))
 			prog.w += bw
 		}
 	}
@@ -53,83 +99,305 @@ func (p *lessonPanel) View() string {
 	} else {
 		rows = append(rows, prog.fit(p.w))
 		if ls.StepTitle != "" {
-			rows = append(rows, st.Accent.Render(cut(ls.StepTitle, p.w)))
+			for _, s := range wrapText(ls.StepTitle, p.w) {
+				rows = append(rows, st.Accent.Render(s))
+			}
 		}
 	}
-	rows = append(rows, "")
+	return rows
+}
+
+// blocksOf returns the step's blocks: the source's, or, for a source that
+// gives only the summary fields, those in a fixed order.
+func blocksOf(ls *Lesson) []LessonBlock {
+	if len(ls.Blocks) > 0 || ls.Status != LessonUnknown {
+		return ls.Blocks
+	}
+	var bs []LessonBlock
 	if ls.Text != "" {
-		if p.wrapKey != ls.Text || p.wrapW != p.w {
-			p.wrapKey, p.wrapW = ls.Text, p.w
-			p.wrapRows = nil
-			for _, s := range wrapText(ls.Text, p.w) {
-				p.wrapRows = append(p.wrapRows, st.Text.Render(s))
-			}
-		}
-		rows = append(rows, p.wrapRows...)
+		bs = append(bs, LessonBlock{Kind: BlockText, Text: ls.Text})
 	}
-	if len(ls.Tasks) > 0 {
-		rows = append(rows, "", st.Title.Render("Do"))
-		for _, t := range ls.Tasks {
-			mark, ms := "[ ] ", &st.Warn
-			if t.Done {
-				mark, ms = "["+symOK+"] ", &st.OK
-			}
-			text := t.Text
-			if t.Hint != "" && !t.Done {
-				text += " — " + t.Hint
-			}
-			for i, s := range wrapText(text, p.w-4) {
-				var l line
-				if i == 0 {
-					l.add(ms, mark)
-				} else {
-					l.add(nil, "    ")
-				}
-				l.add(&st.Text, s)
-				rows = append(rows, l.fit(p.w))
-			}
-		}
+	for i := range ls.Tasks {
+		bs = append(bs, LessonBlock{Kind: BlockTask, Task: &ls.Tasks[i]})
 	}
-	if pr := ls.Prediction; pr != nil {
-		rows = append(rows, "", st.Title.Render("Predict"))
-		for _, s := range wrapText(pr.Question, p.w) {
-			rows = append(rows, st.Text.Render(s))
-		}
-		rows = append(rows, p.choices(pr)...)
-		letter := func(i int) string { return string(rune('a'+i)) + ")" }
-		switch {
-		case pr.Chosen < 0:
-			rows = append(rows, st.Accent.Render(cut(fmt.Sprintf("Press a–%c to answer.", 'a'+max(0, len(pr.Choices)-1)), p.w)))
-		case pr.Answer < 0:
-			rows = append(rows, st.Muted.Render(cut("You chose "+letter(pr.Chosen)+" Now watch.", p.w)))
-		case pr.Answer == pr.Chosen:
-			rows = append(rows, st.OK.Render(cut(symOK+" You chose "+letter(pr.Chosen)+" and predicted it.", p.w)))
-		default:
-			rows = append(rows, st.Fail.Render(cut(symFail+" You chose "+letter(pr.Chosen)+"; it was "+letter(pr.Answer), p.w)))
-		}
+	if ls.Prediction != nil {
+		bs = append(bs, LessonBlock{Kind: BlockPrediction, Prediction: ls.Prediction})
 	}
 	if len(ls.Expectations) > 0 {
-		rows = append(rows, "", st.Title.Render("Expect"))
-		for _, e := range ls.Expectations {
-			var l line
-			switch {
-			case !e.Checked:
-				l.add(&st.Muted, symPending+" ")
-			case e.OK:
-				l.add(&st.OK, symOK+" ")
-			default:
-				l.add(&st.Fail, symFail+" ")
+		bs = append(bs, LessonBlock{Kind: BlockExpect, Expectations: ls.Expectations})
+	}
+	return bs
+}
+
+// body draws the blocks and returns the row each block starts at.
+func (p *lessonPanel) body(ls *Lesson) ([]string, []int) {
+	st := p.ctx.Styles
+	w := p.w
+	if p.mdW != w || p.mdCache == nil || len(p.mdCache) > 200 {
+		p.mdW, p.mdCache = w, map[string][]string{}
+	}
+	legacy := ls.Status == LessonUnknown
+	rows := []string{""}
+	var starts []int
+	bs := blocksOf(ls)
+	for i, b := range bs {
+		if i > 0 {
+			rows = append(rows, "")
+		}
+		starts = append(starts, len(rows))
+		switch b.Kind {
+		case BlockText:
+			md, ok := p.mdCache[b.Text]
+			if !ok {
+				md = markdown(st, b.Text, w)
+				p.mdCache[b.Text] = md
 			}
-			l.add(&st.Text, e.Text)
-			if e.Checked && !e.OK && e.Got != "" {
-				l.add(&st.Fail, " (got "+e.Got+")")
+			rows = append(rows, md...)
+		case BlockCommands:
+			for _, c := range b.Commands {
+				var l line
+				if c.OK {
+					l.add(&st.Faint, "$ ")
+					l.add(&st.Muted, c.Text)
+				} else {
+					l.add(&st.Fail, symFail+" ")
+					l.add(&st.Muted, c.Text)
+					l.add(&st.Fail, " — "+oneLine(c.Note))
+				}
+				rows = append(rows, l.fit(w))
 			}
-			rows = append(rows, l.fit(p.w))
+		case BlockTask:
+			rows = append(rows, p.task(b.Task, legacy)...)
+		case BlockPrediction:
+			rows = append(rows, p.prediction(b.Prediction, legacy)...)
+		case BlockExpect:
+			if legacy {
+				rows = append(rows, st.Title.Render("Expect"))
+			}
+			for _, e := range b.Expectations {
+				rows = append(rows, p.expectation(e)...)
+			}
 		}
 	}
-	out, off := window(rows, p.off, p.h, st)
-	p.off = off
-	return block(out, p.w, p.h)
+	return rows, starts
+}
+
+func (p *lessonPanel) task(t *Task, legacy bool) []string {
+	st := p.ctx.Styles
+	var rows []string
+	if legacy {
+		rows = append(rows, st.Title.Render("Do"))
+	}
+	mark, ms := "[ ] ", &st.Warn
+	if t.Done {
+		mark, ms = "["+symOK+"] ", &st.OK
+	}
+	text := oneLine(plainInline(t.Text))
+	if legacy && t.Hint != "" && !t.Done {
+		text += " — " + t.Hint
+	}
+	for i, s := range wrapText(text, p.w-4) {
+		var l line
+		if i == 0 {
+			l.add(ms, mark)
+		} else {
+			l.add(nil, "    ")
+		}
+		l.add(&st.Text, s)
+		rows = append(rows, l.fit(p.w))
+	}
+	if !legacy && t.Hint != "" && !t.Done {
+		for _, s := range wrapText(t.Hint, p.w-4) {
+			rows = append(rows, "    "+st.Key.Render(s))
+		}
+	}
+	return rows
+}
+
+func (p *lessonPanel) prediction(pr *Prediction, legacy bool) []string {
+	st := p.ctx.Styles
+	rows := []string{st.Title.Render("Predict")}
+	rows = append(rows, markdown(st, pr.Question, p.w)...)
+	rows = append(rows, p.choices(pr)...)
+	letter := func(i int) string { return string(rune('a'+i)) + ")" }
+	switch {
+	case pr.Chosen < 0 && legacy:
+		rows = append(rows, st.Accent.Render(cut(fmt.Sprintf("Press a–%c to answer.", 'a'+max(0, len(pr.Choices)-1)), p.w)))
+	case pr.Chosen < 0:
+	case pr.Answer < 0:
+		rows = append(rows, st.Muted.Render(cut("You chose "+letter(pr.Chosen)+" Now watch.", p.w)))
+	case pr.Answer == pr.Chosen:
+		rows = append(rows, st.OK.Render(cut(symOK+" You chose "+letter(pr.Chosen)+" and predicted it.", p.w)))
+	default:
+		rows = append(rows, st.Fail.Render(cut(symFail+" You chose "+letter(pr.Chosen)+"; it was "+letter(pr.Answer), p.w)))
+	}
+	if pr.Answer >= 0 && pr.Why != "" {
+		rows = append(rows, wrapRuns(append([]mdRun{{"Why: ", &st.Bold}}, inline(st, oneLine(pr.Why))...), p.w, "")...)
+	}
+	return rows
+}
+
+// expectation is "✓ what it means", then the condition's values.
+func (p *lessonPanel) expectation(e Expectation) []string {
+	st := p.ctx.Styles
+	var mark string
+	var ms *style
+	switch {
+	case !e.Checked:
+		mark, ms = symPending, &st.Muted
+	case e.OK:
+		mark, ms = symOK, &st.OK
+	default:
+		mark, ms = symFail, &st.Fail
+	}
+	title := e.Text
+	if e.Label != "" {
+		title = e.Label
+	}
+	var detail string
+	switch {
+	case !e.Checked || e.Got == "":
+	case e.Label != "" && !e.OK:
+		detail = e.Text + ", but " + e.Got
+	case !e.OK:
+		detail = "got " + e.Got
+	default:
+		detail = e.Got
+	}
+	ds := &st.Muted
+	if !e.OK {
+		ds = &st.Fail
+	}
+	// A bare condition takes its values on the same row when they fit.
+	if e.Label == "" && detail != "" && 2+textWidth(title)+3+textWidth(detail) <= p.w {
+		var l line
+		l.add(ms, mark+" ")
+		l.add(&st.Text, title)
+		l.add(ds, " ("+detail+")")
+		return []string{l.fit(p.w)}
+	}
+	var rows []string
+	for i, s := range wrapText(title, p.w-2) {
+		var l line
+		if i == 0 {
+			l.add(ms, mark+" ")
+		} else {
+			l.add(nil, "  ")
+		}
+		l.add(&st.Text, s)
+		rows = append(rows, l.fit(p.w))
+	}
+	if detail != "" {
+		for _, s := range wrapText(detail, p.w-2) {
+			rows = append(rows, "  "+ds.Render(s))
+		}
+	}
+	return rows
+}
+
+// foot is the notice, if any, and what the step waits for, in words that
+// name the keys.
+func (p *lessonPanel) foot(ls *Lesson) []string {
+	st := p.ctx.Styles
+	k := p.ctx.Keys
+	var rows []string
+	if ls.Notice != "" {
+		ns := &st.Warn
+		if ls.Status == LessonFailed || ls.Status == LessonBroken {
+			ns = &st.Fail
+		}
+		rows = append(rows, "")
+		for _, s := range wrapText(ls.Notice, p.w) {
+			rows = append(rows, ns.Render(s))
+		}
+	}
+	keyOf := func(b key.Binding) string { return b.Keys()[0] }
+	var mark, text string
+	ms := &st.Accent
+	switch ls.Status {
+	case LessonStarting:
+		mark, text, ms = symPending, "starting the step…", &st.Muted
+	case LessonPlaying:
+		mark, text, ms = symPending, "the lab is running the step's commands…", &st.Muted
+	case LessonTask:
+		hint := ""
+		for _, t := range ls.Tasks {
+			if !t.Done {
+				hint = t.Hint
+			}
+		}
+		mark, text = "▶", "Your turn: the task above"
+		if hint != "" {
+			text = "Your turn — " + hint
+		}
+	case LessonPredict:
+		n := 0
+		if ls.Prediction != nil {
+			n = len(ls.Prediction.Choices)
+		}
+		mark, text = "▶", fmt.Sprintf("Your turn: press a–%c to predict", 'a'+max(0, n-1))
+	case LessonStepDone:
+		mark, ms = symOK, &st.OK
+		text = "Step done — " + keyOf(k.NextStep) + ": next step"
+		if ls.Step >= ls.Steps {
+			text = "Last step done — " + keyOf(k.NextStep) + ": finish the lesson"
+		}
+	case LessonFailed:
+		mark, text, ms = symFail, "An expectation failed — :lesson reset", &st.Fail
+	case LessonBroken:
+		mark, text, ms = symFail, "The step stopped — :lesson reset", &st.Fail
+	case LessonFinished:
+		mark, ms = symOK, &st.OK
+		text = "Lesson finished."
+		if k.Lessons.Enabled() {
+			text += " " + keyOf(k.Lessons) + ": back to the lessons"
+		}
+	default:
+		return rows
+	}
+	if len(rows) == 0 {
+		rows = append(rows, "")
+	}
+	for i, s := range wrapText(text, p.w-2) {
+		if i == 0 {
+			rows = append(rows, ms.Render(mark+" "+s))
+		} else {
+			rows = append(rows, ms.Render("  "+s))
+		}
+	}
+	return rows
+}
+
+// follow scrolls to what just played: the first new block (or the one the
+// learner just answered or did) at the top if all that is new does not fit
+// below what is shown.
+func (p *lessonPanel) follow(ls *Lesson, starts []int, total, h int) {
+	n := len(blocksOf(ls))
+	changed := ls.Step != p.seenStep || n != p.seenBlocks || ls.Status != p.seenStatus
+	if !changed {
+		return
+	}
+	from := p.seenBlocks
+	waited := p.seenStatus == LessonTask || p.seenStatus == LessonPredict
+	switch {
+	case ls.Step != p.seenStep || n < p.seenBlocks:
+		from, p.off = 0, 0
+	case waited && from > 0:
+		from-- // what the learner just did or answered, and its reveal
+	}
+	p.seenStep, p.seenBlocks, p.seenStatus = ls.Step, n, ls.Status
+	if from >= len(starts) || h <= 0 {
+		return
+	}
+	// The row above the block is blank, and window() writes "↑ N above"
+	// over the top row: start there.
+	first := max(0, starts[from]-1)
+	if total-p.off > h { // the end is out of view
+		p.off = min(first, total-h)
+	}
+	if first < p.off {
+		p.off = first
+	}
 }
 
 // choices lists a prediction's answers, on one row when they fit. The

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/charmbracelet/bubbles/help"
@@ -22,8 +24,19 @@ type Options struct {
 	// Commands are the names the prompt completes (DefaultCommands when nil).
 	Commands []string
 	// ReadOnly is for recordings: keys and commands that would change the
-	// lab are refused with a word of why.
+	// lab are refused with a word of why. The clock's (pause, resume,
+	// speed) still reach the source: they pace the playback.
 	ReadOnly bool
+	// Startup are command lines run in order when the screen opens, the
+	// way typed ones run: shown as running, keys pressed meanwhile wait
+	// their turn. A sandbox creates its first topic with them.
+	Startup []string
+	// Title names what is open when no lesson is ("Sandbox" when empty):
+	// the header and the lesson pane show it.
+	Title string
+	// BackToLessons is for a screen opened from the lesson picker: its
+	// key (backspace) sends BackMsg, and the picker takes over.
+	BackToLessons bool
 	// Theme overrides DefaultTheme.
 	Theme *Theme
 	// For Run: no alternate screen, no mouse, other streams (tests, tmux).
@@ -36,6 +49,9 @@ type Options struct {
 // Model is the lab screen: the root Bubble Tea model. It owns the panels,
 // the prompt, the help and the history, and routes keys.
 type Model struct {
+	// id marks the messages of this screen's own commands, so that a
+	// screen that replaced another ignores what was meant for the old one.
+	id     uint64
 	ctx    *Context
 	opts   Options
 	panels [numPanels]panel
@@ -58,6 +74,7 @@ type Model struct {
 	statusKind statusKind
 	running    string
 	queued     []string // lines waiting for the running one
+	quiet      []string // startup lines not yet done: their output stays out of the way
 	cancel     context.CancelFunc
 
 	output      []string // a multi-line result, shown over the body
@@ -99,16 +116,24 @@ const (
 	maxQueued = 8
 )
 
+// The screen's messages carry its id; 0 (tests) is anyone's.
 type (
-	changeMsg       struct{}
-	sourceClosedMsg struct{}
-	flashTickMsg    struct{}
+	changeMsg       struct{ id uint64 }
+	sourceClosedMsg struct{ id uint64 }
+	flashTickMsg    struct{ id uint64 }
 	execDoneMsg     struct {
+		id   uint64
 		line string
 		out  string
 		err  error
 	}
 )
+
+// BackMsg asks to leave the lab screen for the lesson picker.
+type BackMsg struct{}
+
+// screens numbers the screens made, for their messages' ids.
+var screens atomic.Uint64
 
 // New builds the lab screen over a source. It reads the source's first
 // state at once, so the first frame already shows the lab.
@@ -119,7 +144,12 @@ func New(src Source, opts Options) *Model {
 	}
 	st := NewStyles(th)
 	ctx := newContext(src, st, DefaultKeyMap())
+	if opts.Title != "" {
+		ctx.Title = opts.Title
+	}
+	ctx.ReadOnly = opts.ReadOnly
 	m := &Model{
+		id:        screens.Add(1),
 		ctx:       ctx,
 		opts:      opts,
 		focus:     pCluster,
@@ -151,10 +181,14 @@ func New(src Source, opts Options) *Model {
 		pChecker:  newCheckerPanel(ctx),
 		pChart:    newChartPanel(ctx),
 	}
+	ctx.Keys.Lessons.SetEnabled(opts.BackToLessons)
 	m.pull()
+	if m.live != nil && m.live.Lesson != nil {
+		m.focus = pLesson // a lesson is read first; ↑/↓ scroll it
+	}
 	m.resize(MinWidth, MinHeight)
 	if opts.ReadOnly {
-		m.setStatus(statusInfo, "A recording: read-only. [ and ] move through it.")
+		m.setStatus(statusInfo, "A recording: read-only. space pauses, +/- change speed, [ and ] move through it.")
 	}
 	return m
 }
@@ -169,25 +203,20 @@ func Run(src Source, opts Options) error {
 	lipgloss.HasDarkBackground()
 	m := New(src, opts)
 	defer m.Close()
-	var po []tea.ProgramOption
-	if !opts.NoAltScreen {
-		po = append(po, tea.WithAltScreen())
-	}
-	if !opts.NoMouse {
-		po = append(po, tea.WithMouseCellMotion())
-	}
-	if opts.Input != nil {
-		po = append(po, tea.WithInput(opts.Input))
-	}
-	if opts.Output != nil {
-		po = append(po, tea.WithOutput(opts.Output))
-	}
+	po := programOptions(opts.NoAltScreen, opts.NoMouse, opts.Input, opts.Output)
 	_, err := tea.NewProgram(m, po...).Run()
 	return err
 }
 
-// Init starts listening to the source.
-func (m *Model) Init() tea.Cmd { return m.waitChange(0) }
+// Init starts listening to the source and runs the startup lines.
+func (m *Model) Init() tea.Cmd {
+	var cmds []tea.Cmd
+	m.quiet = append([]string(nil), m.opts.Startup...)
+	for _, line := range m.opts.Startup {
+		cmds = append(cmds, m.run(line))
+	}
+	return tea.Batch(append(cmds, m.waitChange(0))...)
+}
 
 // waitChange waits for the source's next signal, no sooner than delay.
 func (m *Model) waitChange(delay time.Duration) tea.Cmd {
@@ -207,9 +236,9 @@ func (m *Model) waitChange(delay time.Duration) tea.Cmd {
 		select {
 		case _, ok := <-ch:
 			if !ok {
-				return sourceClosedMsg{}
+				return sourceClosedMsg{m.id}
 			}
-			return changeMsg{}
+			return changeMsg{m.id}
 		case <-done:
 			return nil
 		}
@@ -283,7 +312,7 @@ func (m *Model) flashCmd() tea.Cmd {
 		return nil
 	}
 	m.ticking = true
-	return tea.Tick(flashEvery, func(time.Time) tea.Msg { return flashTickMsg{} })
+	return tea.Tick(flashEvery, func(time.Time) tea.Msg { return flashTickMsg{m.id} })
 }
 
 func (m *Model) tickFlashes() {
@@ -338,15 +367,27 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		m.resize(msg.Width, msg.Height)
 	case changeMsg:
+		if !m.mine(msg.id) {
+			return m, nil
+		}
 		m.pull()
 		cmd = tea.Batch(m.waitChange(pullEvery), m.flashCmd())
 	case sourceClosedMsg:
+		if !m.mine(msg.id) {
+			return m, nil
+		}
 		m.pull()
 	case flashTickMsg:
+		if !m.mine(msg.id) {
+			return m, nil
+		}
 		m.ticking = false
 		m.tickFlashes()
 		cmd = m.flashCmd()
 	case execDoneMsg:
+		if !m.mine(msg.id) {
+			return m, nil
+		}
 		cmd = m.execDone(msg)
 	case tea.MouseMsg:
 		m.mouse(msg)
@@ -360,6 +401,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	m.syncKeys()
 	return m, cmd
 }
+
+// mine says whether a message is this screen's.
+func (m *Model) mine(id uint64) bool { return id == 0 || id == m.id }
 
 // syncKeys enables the keys that mean something now, so the help bar
 // shows only those.
@@ -427,6 +471,7 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		if m.running != "" && m.cancel != nil {
 			m.cancel()
 			m.queued = nil
+			m.quiet = slices.DeleteFunc(m.quiet, func(l string) bool { return l != m.running })
 			m.setStatus(statusInfo, "cancelling "+m.running+"…")
 			return nil
 		}
@@ -505,6 +550,8 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		return m.run("speed " + speedWord(nextSpeed(m.ctx.State.Clock.Speed, +1)))
 	case key.Matches(msg, k.Slower):
 		return m.run("speed " + speedWord(nextSpeed(m.ctx.State.Clock.Speed, -1)))
+	case key.Matches(msg, k.Lessons):
+		return func() tea.Msg { return BackMsg{} }
 	case key.Matches(msg, k.NextStep):
 		return m.run(CmdLessonNext)
 	case key.Matches(msg, k.PrevStep):
@@ -564,10 +611,10 @@ func (m *Model) nodeCmd(verb string) tea.Cmd {
 // the past, a recording, or another command is still running.
 func (m *Model) run(line string) tea.Cmd {
 	switch {
-	case m.opts.ReadOnly:
+	case m.opts.ReadOnly && !clockLine(line):
 		m.setStatus(statusErr, "a recording cannot be changed: "+line+" was not run")
 		return nil
-	case !m.hist.live():
+	case !m.hist.live() && !m.opts.ReadOnly:
 		m.setStatus(statusErr, fmt.Sprintf("%s is the past and cannot change: esc returns to live, then try %q again",
 			m.ctx.State.Time.Format("15:04:05.000"), line))
 		return nil
@@ -585,6 +632,13 @@ func (m *Model) run(line string) tea.Cmd {
 	return m.start(line)
 }
 
+// clockLine says whether a line only paces time (pause, resume, speed):
+// a recording accepts those.
+func clockLine(line string) bool {
+	verb, _, _ := strings.Cut(strings.TrimSpace(line), " ")
+	return verb == "pause" || verb == "resume" || verb == "speed"
+}
+
 // start runs a line now.
 func (m *Model) start(line string) tea.Cmd {
 	ctx, cancel := context.WithCancel(m.base)
@@ -594,30 +648,35 @@ func (m *Model) start(line string) tea.Cmd {
 	return func() (msg tea.Msg) {
 		defer func() {
 			if r := recover(); r != nil {
-				msg = execDoneMsg{line: line, err: fmt.Errorf("internal error: %v", r)}
+				msg = execDoneMsg{id: m.id, line: line, err: fmt.Errorf("internal error: %v", r)}
 			}
 			cancel()
 		}()
 		out, err := src.Exec(ctx, line)
-		return execDoneMsg{line: line, out: out, err: err}
+		return execDoneMsg{id: m.id, line: line, out: out, err: err}
 	}
 }
 
 func (m *Model) execDone(msg execDoneMsg) tea.Cmd {
 	m.running, m.cancel = "", nil
 	cmd := m.report(msg)
-	if len(m.queued) > 0 && m.hist.live() {
+	if len(m.queued) > 0 && (m.hist.live() || m.opts.ReadOnly) {
 		next := m.queued[0]
 		m.queued = m.queued[1:]
 		return tea.Batch(cmd, m.start(next))
 	}
 	m.queued = nil
+	m.quiet = nil
 	return cmd
 }
 
 // report shows a command's result: one line in the status line, more in
 // the output pane.
 func (m *Model) report(msg execDoneMsg) tea.Cmd {
+	quiet := false
+	if i := slices.Index(m.quiet, msg.line); i >= 0 {
+		quiet, m.quiet = true, m.quiet[i+1:]
+	}
 	out := strings.TrimRight(msg.out, "\n")
 	if msg.err != nil {
 		m.setStatus(statusErr, msg.line+": "+msg.err.Error())
@@ -632,6 +691,10 @@ func (m *Model) report(msg execDoneMsg) tea.Cmd {
 		m.setStatus(statusOK, msg.line)
 	case len(lines) == 1:
 		m.setStatus(statusOK, msg.line+" — "+out)
+	case quiet:
+		// A startup line the learner did not type: its lines are in the
+		// timeline, the screen stays on the lab.
+		m.setStatus(statusOK, fmt.Sprintf("%s — its %d lines are in the timeline", msg.line, len(lines)))
 	default:
 		m.setStatus(statusOK, fmt.Sprintf("%s — %d lines above (esc closes)", msg.line, len(lines)))
 		m.showOutput(msg.line, out)
@@ -712,26 +775,7 @@ func (m *Model) View() string {
 	return strings.Join(rows, "\n")
 }
 
-func (m *Model) tooSmallView(w, h int) string {
-	msg := []string{
-		"mqlab needs a terminal of at least 80×24.",
-		fmt.Sprintf("This one is %d×%d: make the window larger", w, h),
-		"or the font smaller. q quits.",
-	}
-	if w <= 0 || h <= 0 {
-		return strings.Join(msg, "\n")
-	}
-	out := make([]string, h)
-	top := max(0, (h-len(msg))/2)
-	for i := range out {
-		j := i - top
-		if j >= 0 && j < len(msg) {
-			s := cut(msg[j], w)
-			out[i] = spaces(max(0, (w-textWidth(s))/2)) + s
-		}
-	}
-	return strings.Join(out, "\n")
-}
+func (m *Model) tooSmallView(w, h int) string { return tooSmall(w, h) }
 
 // header: what is open, and the lab clock; in history, the banner.
 func (m *Model) header(w int) string {
@@ -752,7 +796,7 @@ func (m *Model) header(w int) string {
 		l.add(&st.Header, ls.Title)
 		l.add(&st.Muted, fmt.Sprintf(" · step %d/%d", ls.Step, ls.Steps))
 	} else {
-		l.add(&st.Header, "Sandbox")
+		l.add(&st.Header, m.ctx.Title)
 	}
 	if m.opts.ReadOnly {
 		l.add(&st.Warn, "  RECORDING (read-only)")
@@ -871,7 +915,10 @@ func (m *Model) helpView(w, h int) string {
 	groups := m.ctx.Keys.FullHelp()
 	for _, g := range groups {
 		for i := range g {
-			g[i].SetEnabled(true)
+			// The way back to the lessons is there only when the screen came from them.
+			if g[i].Help() != m.ctx.Keys.Lessons.Help() || m.ctx.Keys.Lessons.Enabled() {
+				g[i].SetEnabled(true)
+			}
 		}
 	}
 	rows := strings.Split(hm.FullHelpView(groups), "\n")

@@ -244,17 +244,72 @@ type Lesson struct {
 	Step      int // 1-based
 	Steps     int
 	StepTitle string
+	// Blocks is the step as it has played so far, in the lesson's order:
+	// narrative, the commands the lab ran, tasks, the prediction, the
+	// expectations. When it is empty the pane draws Text, Tasks,
+	// Prediction and Expectations, in that order.
+	Blocks []LessonBlock
 	// Text is the step's narrative: paragraphs separated by blank lines.
-	Text         string
+	Text string
+	// Tasks, Prediction and Expectations are the step's so far, also when
+	// Blocks carries them: the task line and the keys read them.
 	Tasks        []Task
+	Prediction   *Prediction // the open one, else the last one answered
+	Expectations []Expectation
+	// Status says what the step waits for; the pane's last rows say it.
+	Status LessonStatus
+	// Notice says what went off track and how to get back: shown above
+	// the status, in full.
+	Notice string
+}
+
+// LessonStatus is where a lesson's step stands.
+type LessonStatus int
+
+const (
+	LessonUnknown  LessonStatus = iota // the source does not say (the demo)
+	LessonStarting                     // the lab is replaying the lesson up to the step
+	LessonPlaying                      // the step's commands are running
+	LessonTask                         // a task waits for the learner
+	LessonPredict                      // a prediction waits for an answer
+	LessonStepDone                     // the step played and held: the next one may come
+	LessonFailed                       // an expectation failed: the step cannot be passed
+	LessonBroken                       // a command of the step could not run
+	LessonFinished                     // the last step is done
+)
+
+// LessonBlockKind says which field of a LessonBlock is set.
+type LessonBlockKind int
+
+const (
+	BlockText LessonBlockKind = iota
+	BlockCommands
+	BlockTask
+	BlockPrediction
+	BlockExpect
+)
+
+// LessonBlock is one piece of a step as it played.
+type LessonBlock struct {
+	Kind         LessonBlockKind
+	Text         string        // BlockText: Markdown, placeholders filled
+	Commands     []CommandLine // BlockCommands
+	Task         *Task
 	Prediction   *Prediction
 	Expectations []Expectation
+}
+
+// CommandLine is one command the lesson ran and whether it went through.
+type CommandLine struct {
+	Text string
+	OK   bool
+	Note string // why not, when it did not
 }
 
 // Task is something the learner must do.
 type Task struct {
 	Text string
-	Hint string // the key or command: "select n2, press k"
+	Hint string // the key or command: "key: select n1 and press k · or type: kill n1"
 	Done bool
 }
 
@@ -262,14 +317,16 @@ type Task struct {
 type Prediction struct {
 	Question string
 	Choices  []string
-	Chosen   int // 0-based; -1 until the learner answers
-	Answer   int // 0-based; -1 until revealed
+	Chosen   int    // 0-based; -1 until the learner answers
+	Answer   int    // 0-based; -1 until revealed
+	Why      string // the explanation, once revealed
 }
 
 // Expectation is one condition of an expect block.
 type Expectation struct {
 	Text    string // "leader(orders/0) != n1"
+	Label   string // what it means, in words: "the new leader is not n1"
 	Checked bool   // false until it has been evaluated
 	OK      bool
-	Got     string // what was found, when it failed: "n1"
+	Got     string // the values read: "leader(orders/0) is n2"
 }

@@ -22,14 +22,26 @@ func rootCmd() *cobra.Command {
 		Short: "A lab for message queues and logs, with a real replicated broker inside",
 		Long: `mqlab runs a small broker cluster inside one process — every partition its
 own raft group — and lets you watch offsets, epochs and high-water marks move
-while nodes die and come back.`,
+while nodes die and come back.
+
+In a terminal it opens the lessons: pick one and it plays on a live
+cluster, or pick the sandbox, a free lab of three nodes and a topic orders
+to kill, isolate and heal with single keys. When standard output is not a
+terminal it prints a failover scene instead.`,
 		SilenceUsage: true,
+		Args:         cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runFailoverDemo(cmd.Context(), cmd.OutOrStdout(), timing)
+			if isTerminal(cmd.OutOrStdout()) {
+				return runApp(cmd.ErrOrStderr(), timing, nil)
+			}
+			return runHeadless(cmd.Context(), cmd.OutOrStdout(), timing)
 		},
 	}
-	root.Flags().StringVar(&timing, "timing", "fast", "raft timing preset: fast or classroom")
-	root.AddCommand(scriptCmd())
+	root.Flags().StringVar(&timing, "timing", "", "raft timing preset: fast or classroom (default classroom on screen, fast when printing)")
+	root.AddCommand(scriptCmd(), replayCmd())
+	root.AddCommand(lessonsCmd())
+	root.AddCommand(lessonCmd())
+	root.AddCommand(runCmd())
 	root.SetErr(os.Stderr)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return fmt.Errorf("%w\nrun 'mqlab --help' for the flags", err)

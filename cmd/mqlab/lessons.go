@@ -1,0 +1,176 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mqlab/mqlab/lessons"
+)
+
+// playLessonTUI plays a lesson on screen; tests replace it.
+var playLessonTUI = playLesson
+
+func lessonsCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "lessons",
+		Short: "List the lessons, one a line: id, title, minutes, done or not",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return listLessons(cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+}
+
+func listLessons(out, errOut io.Writer) error {
+	all, err := lessons.Curriculum()
+	if err != nil {
+		return err
+	}
+	var progress lessons.Progress
+	if store, err := lessons.OpenStore(""); err == nil {
+		progress, err = store.Load()
+		if err != nil {
+			fmt.Fprintf(errOut, "progress: %v\n", err)
+		}
+	}
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	for _, l := range all {
+		minutes := "-"
+		if l.Minutes > 0 {
+			minutes = fmt.Sprintf("%d min", l.Minutes)
+		}
+		done := "not done"
+		if lp := progress.Lessons[l.ID]; lp != nil && lp.Finished {
+			done = "done"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", l.ID, l.Title, minutes, done)
+	}
+	return tw.Flush()
+}
+
+func lessonCmd() *cobra.Command {
+	lesson := &cobra.Command{
+		Use:   "lesson",
+		Short: "Work on lesson files",
+	}
+	lesson.AddCommand(&cobra.Command{
+		Use:   "check FILE...",
+		Short: "Validate lesson files and report every problem with its line",
+		Long: `check parses each lesson file and validates it without running anything:
+the front matter (id, title, concepts), every lab command and condition,
+tasks (do: and wait:), predictions (choices and the one marked [x]), the
+topics and nodes commands name, and {{…}} placeholders. It reports every
+problem as FILE:LINE[:COL]: message and exits non-zero if there is one.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return checkLessons(cmd.OutOrStdout(), args)
+		},
+	})
+	return lesson
+}
+
+func checkLessons(out io.Writer, paths []string) error {
+	bad := 0
+	for _, p := range paths {
+		src, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		les, err := lessons.Parse(p, src)
+		if err != nil {
+			var ps lessons.Problems
+			if !errors.As(err, &ps) {
+				return err
+			}
+			for _, pr := range ps {
+				fmt.Fprintln(out, pr)
+			}
+			bad++
+			continue
+		}
+		var cmds, predicts, expects int
+		for _, s := range les.Steps {
+			for _, b := range s.Blocks {
+				cmds += len(b.Commands)
+				if b.Task != nil {
+					cmds += len(b.Task.Do) + len(b.Task.Wait)
+				}
+				if b.Predict != nil {
+					predicts++
+				}
+				expects += len(b.Expects)
+			}
+		}
+		fmt.Fprintf(out, "%s: ok: %s, %s, %s, %s, %s\n", p, les.ID, count(len(les.Steps), "step"),
+			count(cmds, "command"), count(predicts, "prediction"), count(expects, "expectation"))
+	}
+	if bad > 0 {
+		return fmt.Errorf("%d of %d lesson files have problems", bad, len(paths))
+	}
+	return nil
+}
+
+func runCmd() *cobra.Command {
+	var headless bool
+	var timing string
+	cmd := &cobra.Command{
+		Use:   "run LESSON|FILE.md",
+		Short: "Play a lesson: an embedded one by id (see mqlab lessons) or your own file",
+		Long: `run plays a lesson. With --headless it plays it unattended and prints a
+transcript: the narrative, each command and what it did, every task done
+for you, every prediction with its answer, and every expectation with the
+value the lab showed and ✓ or ✗. It exits non-zero when an expectation
+fails or a command cannot run.
+
+When standard output is not a terminal, run prints the transcript as
+--headless does.
+
+Headless runs use fast timing unless --timing classroom; the TUI uses
+classroom timing unless --timing fast.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			les, err := lessons.Resolve(args[0])
+			if err != nil {
+				return err
+			}
+			// Without a terminal there is no screen: print the transcript.
+			if !headless && isTerminal(cmd.OutOrStdout()) {
+				if playLessonTUI == nil {
+					return errors.New("the lesson player on screen is not wired in yet; add --headless for a transcript")
+				}
+				if timing == "" {
+					timing = "classroom"
+				}
+				return playLessonTUI(cmd, les, timing)
+			}
+			if timing == "" {
+				timing = "fast"
+			}
+			ctx := cmd.Context()
+			if ctx == nil {
+				ctx = context.Background()
+			}
+			ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
+			defer stop()
+			return lessons.PlayHeadless(ctx, les, cmd.OutOrStdout(), lessons.Options{Timing: timing})
+		},
+	}
+	cmd.Flags().BoolVar(&headless, "headless", false, "print the lesson as a transcript instead of playing it on screen")
+	cmd.Flags().StringVar(&timing, "timing", "", "raft timing preset: fast or classroom")
+	return cmd
+}
+
+// count writes "1 step" or "3 steps".
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

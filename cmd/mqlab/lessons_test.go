@@ -1,0 +1,86 @@
+package main
+
+import (
+	"bytes"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mqlab/mqlab/lessons"
+)
+
+func TestLessonsListsOneLessonALine(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", dir)
+	store, err := lessons.OpenStore("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Finish("failover"); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	if err := listLessons(&out, &errOut); err != nil {
+		t.Fatal(err)
+	}
+	all, _ := lessons.Curriculum()
+	lines := strings.Split(strings.TrimRight(out.String(), "\n"), "\n")
+	if len(lines) != len(all) {
+		t.Fatalf("%d lines for %d lessons:\n%s", len(lines), len(all), out.String())
+	}
+	for i, l := range lines {
+		les := all[i]
+		if !strings.HasPrefix(l, les.ID+" ") || !strings.Contains(l, les.Title) {
+			t.Errorf("line %q does not start with %s and name %q", l, les.ID, les.Title)
+		}
+		done := strings.HasSuffix(l, "  done")
+		if done != (les.ID == "failover") || !done && !strings.HasSuffix(l, "not done") {
+			t.Errorf("line %q: done or not is wrong", l)
+		}
+	}
+	if errOut.Len() > 0 {
+		t.Errorf("stderr: %s", errOut.String())
+	}
+}
+
+func TestLessonCheckReportsEveryProblem(t *testing.T) {
+	var out bytes.Buffer
+	broken := filepath.Join("..", "..", "lessons", "testdata", "broken", "04-unknown-command.md")
+	good := filepath.Join("..", "..", "lessons", "curriculum", "10-durability.md")
+	err := checkLessons(&out, []string{good, broken})
+	if err == nil || !strings.Contains(err.Error(), "1 of 2 lesson files have problems") {
+		t.Fatalf("err %v", err)
+	}
+	for _, want := range []string{
+		good + ": ok: durability, 5 steps",
+		broken + `:11:1: unknown command "kil"; did you mean "kill"?`,
+		broken + ":12:21: acks=2: want 0, 1 or all",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+func TestRunHeadlessPlaysALessonFile(t *testing.T) {
+	cmd := runCmd()
+	var out bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&out)
+	cmd.SetArgs([]string{filepath.Join("..", "..", "lessons", "testdata", "runner", "failing.md"), "--headless"})
+	err := cmd.Execute()
+	if err == nil || !strings.Contains(err.Error(), "1 expectation(s) failed") {
+		t.Fatalf("a failing expectation must fail the run: %v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "✗ hwm(orders/0) == 2 (hwm(orders/0) is 1)") {
+		t.Errorf("transcript:\n%s", out.String())
+	}
+
+	cmd = runCmd()
+	cmd.SetOut(&out)
+	cmd.SetErr(&out)
+	cmd.SetArgs([]string{"no-such-lesson", "--headless"})
+	if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), `no lesson "no-such-lesson"`) {
+		t.Errorf("an unknown lesson: %v", err)
+	}
+}

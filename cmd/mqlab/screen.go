@@ -1,0 +1,143 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/charmbracelet/x/term"
+	"github.com/spf13/cobra"
+
+	"github.com/mqlab/mqlab/lab"
+	"github.com/mqlab/mqlab/lessons"
+	"github.com/mqlab/mqlab/tui"
+)
+
+// sandboxSetup is what the sandbox runs when it opens, so the first
+// screen has a topic to watch: three partitions with their leaders spread
+// over the three nodes (elect is a no-op where the broker already put
+// one), and a few committed messages in each log.
+var sandboxSetup = []string{
+	"topic create orders partitions=3",
+	"elect n1 orders/0",
+	"elect n2 orders/1",
+	"elect n3 orders/2",
+	"produce orders count=9 acks=all",
+}
+
+// isTerminal says whether w is a terminal a screen can be drawn on.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(f.Fd())
+}
+
+// openScreen runs the lab screen over a source until the learner quits:
+// a replay comes through here; lessons and the sandbox through runApp.
+func openScreen(src tui.Source, opts tui.Options) error {
+	return tui.Run(src, opts)
+}
+
+// runApp opens the lesson picker (or, with open, that lesson straight
+// away) on a lab with classroom timing unless timing says otherwise.
+// Progress is kept in the XDG state directory.
+func runApp(stderr io.Writer, timing string, open *lessons.Lesson) error {
+	if timing == "" {
+		timing = "classroom"
+	}
+	store, err := lessons.OpenStore("")
+	if err != nil {
+		fmt.Fprintf(stderr, "mqlab: your progress will not be kept: %v\n", err)
+		store = nil
+	}
+	return tui.RunApp(tui.AppOptions{Progress: store, Timing: timing, Open: open, Sandbox: sandboxSetup})
+}
+
+// playLesson is mqlab run on a terminal.
+func playLesson(cmd *cobra.Command, les *lessons.Lesson, timing string) error {
+	return runApp(cmd.ErrOrStderr(), timing, les)
+}
+
+func replayCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "replay FILE.jsonl",
+		Short: "Play a recording made with script --record, read-only",
+		Long: `replay opens a recording made with 'mqlab script --record FILE.jsonl' in the
+lab screen, read-only: it plays at the pace it was recorded; space pauses,
++ and - change the speed, [ and ] step back and forward through what has
+played. Nothing in it can be changed, so it needs no live cluster.
+
+When standard output is not a terminal, it prints the recorded timeline.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !isTerminal(cmd.OutOrStdout()) {
+				return printRecording(cmd.OutOrStdout(), args[0])
+			}
+			return runReplay(args[0])
+		},
+	}
+}
+
+func runReplay(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	src, err := tui.NewReplay(f)
+	f.Close()
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	defer src.Close()
+	return openScreen(src, tui.Options{
+		Title:       filepath.Base(path),
+		ReadOnly:    true,
+		HistorySize: max(tui.DefaultHistory, src.Frames()+1),
+		Commands:    []string{"pause", "resume", "speed"},
+	})
+}
+
+// printRecording prints a recording's timeline the way script does.
+func printRecording(out io.Writer, path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	dec := json.NewDecoder(f)
+	var t *transcript
+	snapshots := 0
+	for n := 1; ; n++ {
+		var e lab.RecordEntry
+		if err := dec.Decode(&e); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			return fmt.Errorf("%s: entry %d does not read: %w", path, n, err)
+		}
+		if t == nil {
+			t = &transcript{out: out, start: e.Time}
+		}
+		switch {
+		case e.Type == "snapshot":
+			snapshots++
+		case e.Event != nil:
+			t.print(*e.Event)
+		}
+	}
+	if snapshots == 0 {
+		return fmt.Errorf("%s: %w", path, tui.ErrEmptyRecording)
+	}
+	return nil
+}
+
+// runHeadless is what mqlab does without a terminal: the failover scene,
+// printed, so scripts and CI still get something useful.
+func runHeadless(ctx context.Context, out io.Writer, timing string) error {
+	if timing == "" {
+		timing = "fast"
+	}
+	return runFailoverDemo(ctx, out, timing)
+}

@@ -1,0 +1,432 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mqlab/mqlab/lab"
+	"github.com/mqlab/mqlab/lab/checker"
+	"github.com/mqlab/mqlab/lab/command"
+)
+
+// LabSource is the Source over a running lab: View maps lab.Snapshot into a
+// ViewState, Exec runs lines through lab.Exec, and Changes turns the lab's
+// event stream (and a slow tick, for what moves with the clock alone) into
+// coalesced signals. It does not own the lab: Close stops the signals, the
+// caller closes the lab.
+//
+// A lesson runner wraps a LabSource: its View adds the Lesson, its Exec
+// takes the lesson commands (CmdLessonNext, …) and passes the rest on.
+type LabSource struct {
+	lab *lab.Lab
+
+	sub  *lab.Subscription
+	ch   chan struct{}
+	stop chan struct{}
+	done chan struct{}
+	once sync.Once
+
+	mu    sync.Mutex
+	trunc truncTimes
+}
+
+// labTick is how often Changes signals without an event, so countdowns
+// and the clock in the header move while nothing happens.
+const labTick = 200 * time.Millisecond
+
+// NewLabSource starts watching l. Close it before closing the lab.
+func NewLabSource(l *lab.Lab) *LabSource {
+	s := &LabSource{
+		lab:   l,
+		sub:   l.Subscribe(4096),
+		ch:    make(chan struct{}, 1),
+		stop:  make(chan struct{}),
+		done:  make(chan struct{}),
+		trunc: truncTimes{},
+	}
+	go s.loop()
+	return s
+}
+
+// Lab returns the lab the source reads.
+func (s *LabSource) Lab() *lab.Lab { return s.lab }
+
+func (s *LabSource) loop() {
+	defer close(s.done)
+	defer close(s.ch)
+	tick := time.NewTicker(labTick)
+	defer tick.Stop()
+	events := s.sub.C
+	for {
+		select {
+		case _, ok := <-events:
+			if !ok { // the lab closed: keep ticking until Close
+				events = nil
+				continue
+			}
+			s.signal()
+		case <-tick.C:
+			s.signal()
+		case <-s.stop:
+			return
+		}
+	}
+}
+
+func (s *LabSource) signal() {
+	select {
+	case s.ch <- struct{}{}:
+	default:
+	}
+}
+
+// Close stops the signals and returns when the goroutine is gone; Changes
+// is closed.
+func (s *LabSource) Close() {
+	s.once.Do(func() {
+		close(s.stop)
+		<-s.done
+		s.sub.Close()
+	})
+}
+
+// Changes signals, coalesced, that the lab has moved.
+func (s *LabSource) Changes() <-chan struct{} { return s.ch }
+
+// Exec runs one command line on the lab and returns what it said.
+func (s *LabSource) Exec(ctx context.Context, line string) (string, error) {
+	res, err := s.lab.Exec(ctx, line)
+	return strings.Join(res.Lines, "\n"), err
+}
+
+// View maps the lab's snapshot now.
+func (s *LabSource) View() ViewState {
+	snap := s.lab.Snapshot()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.trunc.learn(snap.Timeline)
+	return viewOf(&snap, s.trunc)
+}
+
+// LabCommands are the lab's command names for the prompt's completion,
+// read from the command table, with the words that must follow some of
+// them spelled out ("consumer start", "drop next reply to").
+func LabCommands() []string {
+	var out []string
+	for _, sp := range command.Specs() {
+		first, _, _ := strings.Cut(sp.Args, " ")
+		switch {
+		case first != "" && isWords(first):
+			for _, w := range strings.Split(first, "|") {
+				out = append(out, sp.Name+" "+w)
+			}
+		default:
+			out = append(out, sp.Name)
+		}
+	}
+	return out
+}
+
+// isWords says whether an argument is literal words ("start|stop", "to")
+// rather than a placeholder ("NODE", "[COMMAND]").
+func isWords(s string) bool {
+	for _, r := range s {
+		if (r < 'a' || r > 'z') && r != '|' && r != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+// timelineSize is how many timeline lines a ViewState carries.
+const timelineSize = 200
+
+// queueWindow bounds the messages of one queue a ViewState carries.
+const queueWindow = 20
+
+// internal says whether a topic (or a group of one of its partitions) is
+// the broker's own, like __consumer_offsets: hidden from the learner's
+// partition list.
+func internal(name string) bool { return strings.HasPrefix(name, "__") }
+
+// truncTimes remembers when each truncation happened, read from the
+// timeline while it is there, so a truncation keeps its time after its
+// event has scrolled out of the window.
+type truncTimes map[string]time.Time
+
+func truncID(group, node string, from, to int64) string {
+	return fmt.Sprintf("%s@%s#%d-%d", group, node, from, to)
+}
+
+func (tt truncTimes) learn(tl []lab.Event) {
+	for _, e := range tl {
+		if b := e.Broker; b != nil && string(b.Kind) == "truncation" {
+			id := truncID(b.Group, b.Node, b.From, b.To)
+			if _, ok := tt[id]; !ok {
+				tt[id] = b.Time
+			}
+		}
+	}
+}
+
+// viewOf maps one lab snapshot. The TUI keeps what it returns in its
+// history, so nothing in it may share memory with snap (the snapshot is
+// already a copy: it may).
+func viewOf(snap *lab.Snapshot, trunc truncTimes) ViewState {
+	v := ViewState{
+		Time:   snap.Time,
+		Clock:  Clock{Speed: snap.Speed, Paused: snap.Paused},
+		Timing: snap.Cluster.Timing,
+	}
+	v.Nodes = nodesOf(snap)
+	v.Partitions = partitionsOf(snap, trunc)
+	v.Groups = groupsOf(snap)
+	v.Queues = queuesOf(snap)
+	v.Tables = tablesOf(snap)
+	v.Timeline = timelineOf(snap.Timeline)
+	v.Checker = checkerOf(snap)
+	v.Jobs = jobsOf(snap)
+	return v
+}
+
+func nodesOf(snap *lab.Snapshot) []Node {
+	isolated := map[string]bool{}
+	for _, n := range snap.Cluster.Nodes {
+		isolated[n.ID] = n.Isolated
+	}
+	cut := map[string][]string{}
+	for _, l := range snap.Cluster.CutLinks {
+		a, b := l[0], l[1]
+		// An isolated node's links are its own story: its peers are not
+		// "cut from" it in a partition.
+		if isolated[a] || isolated[b] {
+			continue
+		}
+		cut[a] = appendOnce(cut[a], b)
+		cut[b] = appendOnce(cut[b], a)
+	}
+	out := make([]Node, 0, len(snap.Cluster.Nodes))
+	for _, n := range snap.Cluster.Nodes {
+		nv := Node{ID: n.ID, Up: n.Up, Isolated: n.Isolated, Latency: n.Latency, CutFrom: cut[n.ID]}
+		for _, g := range n.Leads {
+			if !internal(g) {
+				nv.Leads = append(nv.Leads, g)
+			}
+		}
+		out = append(out, nv)
+	}
+	return out
+}
+
+func appendOnce(xs []string, x string) []string {
+	for _, y := range xs {
+		if y == x {
+			return xs
+		}
+	}
+	return append(xs, x)
+}
+
+func partitionsOf(snap *lab.Snapshot, trunc truncTimes) []Partition {
+	var out []Partition
+	for _, t := range snap.Cluster.Topics {
+		if internal(t.Config.Name) {
+			continue
+		}
+		for _, p := range t.Partitions {
+			name := fmt.Sprintf("%s/%d", p.Topic, p.Partition)
+			pv := Partition{Name: name, Leader: p.Leader, Epoch: p.Epoch, Replicas: make([]Replica, 0, len(p.Replicas))}
+			for _, r := range p.Replicas {
+				rv := Replica{Node: r.Node, Role: r.Role, Epoch: r.Epoch,
+					LogStart: r.LogStart, HWM: r.HighWatermark, LEO: r.LogEnd}
+				if !r.Up {
+					rv.Role = "down"
+				}
+				if len(r.Entries) > 0 {
+					rv.Entries = make([]Entry, len(r.Entries))
+					for i, e := range r.Entries {
+						rv.Entries[i] = Entry{Offset: e.Offset, Epoch: e.Epoch, Key: e.Key, Value: e.Value, Committed: e.Committed}
+					}
+				}
+				if n := len(r.Truncations); n > 0 {
+					tr := r.Truncations[n-1]
+					rv.Truncation = &Truncation{
+						At:     trunc[truncID(name, r.Node, tr.From, tr.To)],
+						From:   tr.From,
+						To:     tr.To,
+						Epochs: append([]uint64(nil), tr.Epochs...),
+					}
+				}
+				pv.Replicas = append(pv.Replicas, rv)
+			}
+			out = append(out, pv)
+		}
+	}
+	return out
+}
+
+// groupsOf maps the consumer groups the broker reports.
+func groupsOf(snap *lab.Snapshot) []Group {
+	clientState := map[string]string{}
+	for _, c := range snap.Clients {
+		clientState[c.Name] = c.State
+	}
+	var out []Group
+	for _, g := range snap.Cluster.Groups {
+		gv := Group{Name: g.Group, Generation: g.Generation, Lag: g.Lag, LagSeconds: g.LagSeconds}
+		switch g.State {
+		case "preparing-rebalance", "completing-rebalance":
+			gv.State = "rebalancing"
+		default:
+			gv.State = g.State
+		}
+		for _, m := range g.Members {
+			id := m.ClientID
+			if id == "" {
+				id = m.ID
+			}
+			mv := Member{ID: id, State: "up"}
+			switch {
+			case m.Joining:
+				mv.State = "joining"
+			case clientState[id] == "crashed" || clientState[id] == "stopped":
+				mv.State = clientState[id]
+			}
+			for _, tp := range m.Assignment {
+				mv.Partitions = append(mv.Partitions, fmt.Sprintf("%s/%d", tp.Topic, tp.Partition))
+			}
+			if gv.Topic == "" && len(m.Topics) > 0 {
+				gv.Topic = m.Topics[0]
+			}
+			gv.Members = append(gv.Members, mv)
+		}
+		for _, p := range g.Partitions {
+			if gv.Topic == "" {
+				gv.Topic = p.Topic
+			}
+			gv.Offsets = append(gv.Offsets, GroupOffset{
+				Partition: fmt.Sprintf("%s/%d", p.Topic, p.Partition),
+				Committed: p.Committed, HWM: p.HighWatermark, Lag: p.Lag, LagSeconds: p.LagSeconds,
+			})
+		}
+		out = append(out, gv)
+	}
+	return out
+}
+
+// queuesOf maps the work queues the broker reports.
+func queuesOf(snap *lab.Snapshot) []Queue {
+	depth := map[string]int{}
+	for _, q := range snap.Cluster.Queues {
+		depth[q.Config.Name] = q.Counts.Ready + q.Counts.InFlight + q.Counts.Delayed
+	}
+	var out []Queue
+	for _, q := range snap.Cluster.Queues {
+		qv := Queue{
+			Name: q.Config.Name, Leader: q.Leader, Epoch: q.Epoch,
+			Ready: q.Counts.Ready, InFlight: q.Counts.InFlight, Delayed: q.Counts.Delayed,
+			DLQ: q.Config.DLQ, DLQDepth: depth[q.Config.DLQ],
+			MaxReceives: q.Config.MaxReceives, Visibility: q.Config.Visibility,
+		}
+		for _, m := range q.Messages {
+			if len(qv.Messages) == queueWindow {
+				break
+			}
+			mv := QueueMessage{ID: m.MsgID, Value: m.Body, State: m.State, Worker: m.Consumer, Receives: m.ReceiveCount}
+			if !m.Deadline.IsZero() {
+				mv.Due = max(0, m.Deadline.Sub(snap.Time))
+			}
+			qv.Messages = append(qv.Messages, mv)
+		}
+		out = append(out, qv)
+	}
+	return out
+}
+
+// tablesOf maps the services' SQL tables.
+//
+// NOT WIRED YET: lab.Snapshot carries no service tables (the services are
+// being wired into the lab). When it does, map each table's window here:
+// Name "orders.outbox", Columns, Rows as strings, Total.
+func tablesOf(*lab.Snapshot) []Table { return nil }
+
+func timelineOf(tl []lab.Event) []TimelineLine {
+	from := max(0, len(tl)-timelineSize)
+	out := make([]TimelineLine, 0, len(tl)-from)
+	for _, e := range tl[from:] {
+		if e.Detail {
+			continue
+		}
+		kind := string(e.Kind)
+		if e.Broker != nil {
+			kind = string(e.Broker.Kind)
+		}
+		out = append(out, TimelineLine{Time: e.Time, Kind: kind, Text: e.Text})
+	}
+	return out
+}
+
+// mustBeZero are the checker's fields that a correct system keeps at zero.
+var mustBeZero = map[string]bool{
+	"lost": true, "unknown": true, "duplicate_deliveries": true, "duplicate_effects": true,
+	"order_violations": true, "duplicate_writes": true, "unchecked": true,
+}
+
+func checkerOf(snap *lab.Snapshot) Checker {
+	r := snap.Report
+	if r == nil {
+		return Checker{}
+	}
+	c := Checker{At: snap.Checked}
+	for _, name := range checker.Fields() {
+		n, _ := r.Field(name)
+		f := CheckField{Name: name, Value: int64(n), OK: !mustBeZero[name] || n == 0}
+		switch {
+		case name == "lost" && len(r.LostMessages) > 0:
+			f.Note = lostWords(r.LostMessages, r.Lost)
+		case name == "unchecked" && len(r.Unreadable) > 0:
+			f.Note = "could not read " + strings.Join(r.Unreadable, ", ")
+		}
+		c.Fields = append(c.Fields, f)
+	}
+	return c
+}
+
+// lostWords names the first lost message and why.
+func lostWords(ms []checker.Missing, total int) string {
+	m := ms[0]
+	var s string
+	switch {
+	case m.Explained != "": // it says where
+		s = m.MsgID + ": " + m.Explained
+	case m.Offset >= 0:
+		s = fmt.Sprintf("%s at %s offset %d", m.MsgID, m.Where, m.Offset)
+	default:
+		s = fmt.Sprintf("%s on %s", m.MsgID, m.Where)
+	}
+	if total > 1 {
+		s += fmt.Sprintf(" (and %d more)", total-1)
+	}
+	return s
+}
+
+func jobsOf(snap *lab.Snapshot) []Job {
+	var out []Job
+	for _, ld := range snap.Loads {
+		if ld.State == lab.LoadStopped {
+			continue
+		}
+		name := "load " + ld.Topic
+		if ld.Client != "load" {
+			name += " as " + ld.Client
+		}
+		if ld.State == lab.LoadWaiting {
+			name += " (waiting)"
+		}
+		out = append(out, Job{Name: name, Done: int64(ld.Sent), Total: int64(ld.Total)})
+	}
+	return out
+}

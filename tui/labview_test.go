@@ -1,0 +1,206 @@
+package tui
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/exp/teatest"
+
+	"github.com/mqlab/mqlab/broker"
+	"github.com/mqlab/mqlab/lab"
+)
+
+// labShapedState is what the lab adapter gives after the leader of
+// orders/0 was killed: the dead node reports nothing (its memory is gone),
+// and a check has run.
+func labShapedState() ViewState {
+	entries := func(epoch uint64) []Entry {
+		return []Entry{{Offset: 0, Epoch: epoch, Committed: true}, {Offset: 1, Epoch: epoch, Committed: true}, {Offset: 2, Epoch: epoch, Committed: true}}
+	}
+	return ViewState{
+		Time: demoStart, Clock: Clock{Speed: 1}, Timing: "classroom",
+		Nodes: []Node{{ID: "n1"}, {ID: "n2", Up: true, Leads: []string{"controller", "orders/0"}}, {ID: "n3", Up: true}},
+		Partitions: []Partition{{Name: "orders/0", Leader: "n2", Epoch: 4, Replicas: []Replica{
+			{Node: "n1", Role: "down"},
+			{Node: "n2", Role: "leader", Epoch: 4, HWM: 3, LEO: 3, Entries: entries(3)},
+			{Node: "n3", Role: "follower", Epoch: 4, HWM: 3, LEO: 3, Entries: entries(3)},
+		}}},
+		Checker: Checker{At: demoStart.Add(-time.Minute), Fields: []CheckField{
+			{Name: "confirmed", Value: 9, OK: true},
+			{Name: "lost", Value: 0, OK: true},
+			{Name: "unknown", Value: 0, OK: true},
+		}},
+	}
+}
+
+func TestLabShapedGoldens(t *testing.T) {
+	v := labShapedState()
+	ctx := newContext(newFakeSource(v), NewStyles(DefaultTheme), DefaultKeyMap())
+	ctx.State = &v
+	for _, c := range []struct {
+		name string
+		p    panel
+		w, h int
+	}{
+		{"cluster_dead", newClusterPanel(ctx), 78, 9},
+		{"checker_checked", newCheckerPanel(ctx), 28, 5},
+		{"checker_checked", newCheckerPanel(ctx), 44, 5},
+	} {
+		c.p.SetSize(c.w, c.h)
+		got := c.p.View()
+		checkSize(t, c.name, got, c.w, c.h)
+		golden(t, fmtName(c.name, c.w, c.h), got)
+	}
+	// A partition: each node's row says what it is cut from, and what it
+	// leads still reads after it.
+	cut := ViewState{Nodes: []Node{
+		{ID: "n1", Up: true, CutFrom: []string{"n2", "n3"}, Leads: []string{"orders/0"}},
+		{ID: "n2", Up: true, CutFrom: []string{"n1"}, Leads: []string{"controller"}},
+		{ID: "n3", Up: true, CutFrom: []string{"n1"}, Latency: 200 * time.Millisecond},
+	}}
+	cctx := newContext(newFakeSource(cut), NewStyles(DefaultTheme), DefaultKeyMap())
+	cctx.State = &cut
+	cp := newClusterPanel(cctx)
+	cp.SetSize(78, 9)
+	golden(t, "cluster_cut_78x9", cp.View())
+
+	// Without a leader, the header says why: an election under way, or
+	// too few replicas up to hold one.
+	nl := labShapedState()
+	nl.Nodes = []Node{{ID: "n1"}, {ID: "n2", Up: true, Leads: []string{"controller"}}, {ID: "n3", Up: true}, {ID: "n4"}}
+	p0 := nl.Partitions[0]
+	p0.Leader, p0.Replicas = "", append([]Replica(nil), p0.Replicas...)
+	p0.Replicas[1].Role = "follower"
+	p1 := Partition{Name: "orders/1", Epoch: 4, Replicas: []Replica{{Node: "n1", Role: "down"}, p0.Replicas[1], {Node: "n4", Role: "down"}}}
+	nl.Partitions = []Partition{p0, p1}
+	nctx := newContext(newFakeSource(nl), NewStyles(DefaultTheme), DefaultKeyMap())
+	nctx.State = &nl
+	np := newClusterPanel(nctx)
+	np.SetSize(78, 14)
+	golden(t, "cluster_noleader_78x14", np.View())
+
+	empty := newCheckerPanel(newContext(newFakeSource(ViewState{}), NewStyles(DefaultTheme), DefaultKeyMap()))
+	empty.ctx.State = &ViewState{}
+	empty.SetSize(28, 4)
+	golden(t, "checker_empty_28x4", empty.View())
+}
+
+func fmtName(name string, w, h int) string {
+	return name + "_" + strconv.Itoa(w) + "x" + strconv.Itoa(h)
+}
+
+// Consumer groups and queues, as the broker reports them, map onto the
+// panels' types (the lab does not drive them yet; the broker has them).
+func TestViewOfGroupsAndQueues(t *testing.T) {
+	now := demoStart
+	snap := lab.Snapshot{Time: now, Speed: 1}
+	snap.Clients = []lab.ClientState{{Name: "c2", State: "crashed"}}
+	snap.Cluster.Groups = []broker.ConsumerGroupState{{
+		Group: "billing", Generation: 3, State: "completing-rebalance", Lag: 7, LagSeconds: 2.5,
+		Members: []broker.MemberState{
+			{ID: "c1-1", ClientID: "c1", Topics: []string{"orders"}, Assignment: []broker.TopicPartition{{Topic: "orders", Partition: 0}, {Topic: "orders", Partition: 1}}},
+			{ID: "c2-1", ClientID: "c2", Topics: []string{"orders"}},
+			{ID: "c3-1", ClientID: "c3", Topics: []string{"orders"}, Joining: true},
+		},
+		Partitions: []broker.GroupPartitionState{
+			{TopicPartition: broker.TopicPartition{Topic: "orders", Partition: 0}, Committed: 5, HighWatermark: 9, Lag: 4, LagSeconds: 2.5},
+			{TopicPartition: broker.TopicPartition{Topic: "orders", Partition: 1}, Committed: -1, HighWatermark: 3, Lag: 3},
+		},
+	}}
+	q := broker.QueueState{Config: broker.QueueConfig{Name: "receipts", DLQ: "receipts-dlq", MaxReceives: 3, Visibility: 5 * time.Second}, Leader: "n2", Epoch: 4}
+	q.Counts.Ready, q.Counts.InFlight, q.Counts.Delayed = 2, 1, 0
+	q.Messages = []broker.QueueMessageState{
+		{MsgID: "producer-1", State: "in-flight", ReceiveCount: 2, Consumer: "w1", Deadline: now.Add(3 * time.Second), Body: "receipt 881"},
+		{MsgID: "producer-2", State: "ready", Body: "receipt 882"},
+	}
+	dlq := broker.QueueState{Config: broker.QueueConfig{Name: "receipts-dlq"}, Leader: "n3", Epoch: 2}
+	dlq.Counts.Ready = 4
+	snap.Cluster.Queues = []broker.QueueState{q, dlq}
+
+	v := viewOf(&snap, truncTimes{})
+	if len(v.Groups) != 1 {
+		t.Fatalf("groups %+v", v.Groups)
+	}
+	g := v.Groups[0]
+	if g.Name != "billing" || g.Topic != "orders" || g.Generation != 3 || g.State != "rebalancing" || g.Lag != 7 || g.LagSeconds != 2.5 {
+		t.Errorf("group %+v", g)
+	}
+	wantMembers := []Member{
+		{ID: "c1", Partitions: []string{"orders/0", "orders/1"}, State: "up"},
+		{ID: "c2", State: "crashed"},
+		{ID: "c3", State: "joining"},
+	}
+	if len(g.Members) != 3 {
+		t.Fatalf("members %+v", g.Members)
+	}
+	for i, m := range wantMembers {
+		got := g.Members[i]
+		if got.ID != m.ID || got.State != m.State || strings.Join(got.Partitions, ",") != strings.Join(m.Partitions, ",") {
+			t.Errorf("member %d = %+v, want %+v", i, got, m)
+		}
+	}
+	if len(g.Offsets) != 2 || g.Offsets[0] != (GroupOffset{Partition: "orders/0", Committed: 5, HWM: 9, Lag: 4, LagSeconds: 2.5}) || g.Offsets[1].Committed != -1 {
+		t.Errorf("offsets %+v", g.Offsets)
+	}
+
+	if len(v.Queues) != 2 {
+		t.Fatalf("queues %+v", v.Queues)
+	}
+	rq := v.Queues[0]
+	if rq.Name != "receipts" || rq.Leader != "n2" || rq.Epoch != 4 || rq.Ready != 2 || rq.InFlight != 1 || rq.DLQ != "receipts-dlq" || rq.DLQDepth != 4 || rq.MaxReceives != 3 || rq.Visibility != 5*time.Second {
+		t.Errorf("queue %+v", rq)
+	}
+	if len(rq.Messages) != 2 || rq.Messages[0] != (QueueMessage{ID: "producer-1", Value: "receipt 881", State: "in-flight", Worker: "w1", Receives: 2, Due: 3 * time.Second}) {
+		t.Errorf("messages %+v", rq.Messages)
+	}
+	if v.Tables != nil {
+		t.Errorf("tables %+v: the lab has none yet", v.Tables)
+	}
+}
+
+// Startup lines run in order when the screen opens, as typed ones would.
+func TestStartupLines(t *testing.T) {
+	src := newFakeSource(labShapedState())
+	src.reply = func(line string) (string, error) {
+		if line == "produce orders count=3" {
+			return "producer-1 acknowledged\nproducer-2 acknowledged\nproducer-3 acknowledged", nil
+		}
+		return "done", nil
+	}
+	m := New(src, Options{Startup: []string{"topic create orders partitions=3", "produce orders count=3"}})
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(100, 30))
+	waitExec(t, src, "produce orders count=3")
+	if got := src.got(); len(got) != 2 || got[0] != "topic create orders partitions=3" {
+		t.Errorf("ran %q", got)
+	}
+	// Its output does not cover the lab: one line says where it went.
+	waitText(t, tm, "produce orders count=3 — its 3 lines are in the timeline")
+	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("q")})
+	tm.WaitFinished(t, teatest.WithFinalTimeout(5*time.Second))
+	if fm := tm.FinalModel(t).(*Model); fm.output != nil {
+		t.Errorf("a startup line opened the output pane: %q", fm.output)
+	}
+}
+
+// A recording refuses what would change the lab, but its pace is the
+// learner's: space and +/- reach the source.
+func TestReadOnlyPaces(t *testing.T) {
+	src := newFakeSource(labShapedState())
+	m := New(src, Options{ReadOnly: true, Title: "run.jsonl"})
+	t.Cleanup(m.Close)
+	m.Update(teaSize(100, 30))
+	if v := m.View(); !strings.Contains(v, "mqlab │ run.jsonl  RECORDING") || !strings.Contains(v, "A recording plays here") {
+		t.Errorf("the screen does not say it is a recording:\n%s", v)
+	}
+	// Pacing works in the past too: the playback goes on underneath.
+	press(m, "k", " ", "+", "[", "-", ":", "h", "e", "a", "l", "enter")
+	if got := strings.Join(src.got(), ","); got != "pause,speed 2x,speed 0.5x" {
+		t.Errorf("a recording ran %q", got)
+	}
+	if v := m.View(); !strings.Contains(v, "a recording cannot be changed: heal was not run") {
+		t.Errorf("no word of why:\n%s", v)
+	}
+}

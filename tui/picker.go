@@ -1,0 +1,430 @@
+package tui
+
+import (
+	"fmt"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/mqlab/mqlab/lessons"
+)
+
+// PickerKeyMap is every key of the lesson picker, declared once.
+type PickerKeyMap struct {
+	Up, Down, Top, Bottom key.Binding
+	Open, StartOver       key.Binding
+	Help, Quit            key.Binding
+}
+
+// DefaultPickerKeyMap returns the picker's keys.
+func DefaultPickerKeyMap() *PickerKeyMap {
+	return &PickerKeyMap{
+		Up:        key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/↓", "choose")),
+		Down:      key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓", "next")),
+		Top:       key.NewBinding(key.WithKeys("home", "g"), key.WithHelp("home/end", "first/last")),
+		Bottom:    key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("end", "last")),
+		Open:      key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "open")),
+		StartOver: key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "start over at step 1")),
+		Help:      key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
+		Quit:      key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+	}
+}
+
+// ShortHelp is the help bar.
+func (k *PickerKeyMap) ShortHelp() []key.Binding {
+	return []key.Binding{k.Up, k.Open, k.StartOver, k.Help, k.Quit}
+}
+
+// FullHelp is the '?' screen.
+func (k *PickerKeyMap) FullHelp() [][]key.Binding {
+	return [][]key.Binding{{k.Up, k.Top, k.Open}, {k.StartOver, k.Help, k.Quit}}
+}
+
+// pickerEntry is one row of the picker: a lesson, or the sandbox (nil).
+type pickerEntry struct {
+	les *lessons.Lesson
+	num string
+}
+
+// picker is the opening screen: the curriculum, with each lesson's
+// progress, and the sandbox.
+type picker struct {
+	st       *Styles
+	keys     *PickerKeyMap
+	help     help.Model
+	showHelp bool
+
+	entries  []pickerEntry
+	progress lessons.Progress
+	store    string // where progress is kept, for the help; "" when it is not
+	sel, off int
+	w, h     int
+	status   string
+	statusOK bool
+}
+
+// pickerAction is what a key asks of the app.
+type pickerAction int
+
+const (
+	pickNothing pickerAction = iota
+	pickOpen
+	pickStartOver
+	pickQuit
+)
+
+func newPicker(st *Styles, les []*lessons.Lesson, progress lessons.Progress, store string) *picker {
+	p := &picker{st: st, keys: DefaultPickerKeyMap(), store: store, progress: progress}
+	p.help = help.New()
+	p.help.Styles.ShortKey = st.Help.Key
+	p.help.Styles.ShortDesc = st.Help.Desc
+	p.help.Styles.ShortSeparator = st.Help.Sep
+	p.help.Styles.FullKey = st.Help.Key
+	p.help.Styles.FullDesc = st.Help.Desc
+	p.help.Styles.FullSeparator = st.Help.Sep
+	for i, l := range les {
+		num := strconv.Itoa(i + 1)
+		stem := strings.TrimSuffix(path.Base(l.File), ".md")
+		if n, _, ok := strings.Cut(stem, "-"); ok {
+			if _, err := strconv.Atoi(n); err == nil {
+				num = strings.TrimLeft(n, "0")
+			}
+		}
+		p.entries = append(p.entries, pickerEntry{les: l, num: num})
+	}
+	p.entries = append(p.entries, pickerEntry{}) // the sandbox
+	p.sel = p.resumeAt()
+	p.sync()
+	return p
+}
+
+// resumeAt is the entry to select on opening: the lesson worked on last
+// and not finished, else the first one not finished.
+func (p *picker) resumeAt() int {
+	best, at := -1, time.Time{}
+	for i, e := range p.entries {
+		if e.les == nil {
+			continue
+		}
+		if lp := p.progress.Lessons[e.les.ID]; lp != nil && !lp.Finished && lp.Updated.After(at) {
+			best, at = i, lp.Updated
+		}
+	}
+	if best >= 0 {
+		return best
+	}
+	for i, e := range p.entries {
+		if e.les != nil && !p.finished(e.les) {
+			return i
+		}
+	}
+	return 0
+}
+
+func (p *picker) finished(l *lessons.Lesson) bool {
+	lp := p.progress.Lessons[l.ID]
+	return lp != nil && lp.Finished
+}
+
+// stepOf is the step (from 1) the learner left a lesson at, or 0 when
+// they have not started it or finished it.
+func (p *picker) stepOf(l *lessons.Lesson) int {
+	lp := p.progress.Lessons[l.ID]
+	if lp == nil || lp.Finished && lp.Step == 0 || len(l.Steps) == 0 {
+		return 0
+	}
+	return min(lp.Step, len(l.Steps)-1) + 1
+}
+
+// setProgress shows progress read again (after a lesson).
+func (p *picker) setProgress(pr lessons.Progress) {
+	p.progress = pr
+	p.sync()
+}
+
+func (p *picker) setStatus(s string, ok bool) { p.status, p.statusOK = s, ok }
+
+// sync enables the keys that mean something for the selected entry.
+func (p *picker) sync() {
+	e := p.selected()
+	p.keys.StartOver.SetEnabled(e.les != nil && p.stepOf(e.les) > 1)
+}
+
+func (p *picker) selected() pickerEntry { return p.entries[p.sel] }
+
+func (p *picker) setSize(w, h int) {
+	p.w, p.h = w, h
+	p.help.Width = w
+}
+
+// update handles a key and says what the app should do.
+func (p *picker) update(msg tea.KeyMsg) pickerAction {
+	k := p.keys
+	if p.showHelp && !key.Matches(msg, k.Quit) {
+		p.showHelp = false
+		return pickNothing
+	}
+	switch {
+	case key.Matches(msg, k.Quit):
+		return pickQuit
+	case key.Matches(msg, k.Help):
+		p.showHelp = true
+	case key.Matches(msg, k.Up):
+		p.sel = max(0, p.sel-1)
+	case key.Matches(msg, k.Down):
+		p.sel = min(len(p.entries)-1, p.sel+1)
+	case key.Matches(msg, k.Top):
+		p.sel = 0
+	case key.Matches(msg, k.Bottom):
+		p.sel = len(p.entries) - 1
+	case key.Matches(msg, k.Open):
+		return pickOpen
+	case key.Matches(msg, k.StartOver):
+		return pickStartOver
+	}
+	p.sync()
+	return pickNothing
+}
+
+// View draws the picker at its size.
+func (p *picker) View() string {
+	st := p.st
+	w, h := p.w, p.h
+	if w < MinWidth || h < MinHeight {
+		return tooSmall(w, h)
+	}
+	rows := []string{p.header(w)}
+	detailH := 7
+	if h >= 34 {
+		detailH = 9
+	}
+	listH := h - 1 - detailH - 2
+	if p.showHelp {
+		rows = append(rows, strings.Split(frame(st, []string{"Help"}, 0, true, p.helpView(w-2, h-5), w, h-3), "\n")...)
+	} else {
+		rows = append(rows, strings.Split(frame(st, []string{"Lessons"}, 0, true, p.list(w-2, listH-2), w, listH), "\n")...)
+		title, body := p.detail(w - 2)
+		rows = append(rows, strings.Split(frame(st, []string{title}, 0, false, block(body, w-2, detailH-2), w, detailH), "\n")...)
+	}
+	var status line
+	switch {
+	case p.status == "":
+		status.add(&st.Faint, "enter opens the lesson on a live three-node cluster")
+	case p.statusOK:
+		status.add(&st.Muted, p.status)
+	default:
+		status.add(&st.Fail, symFail+" "+p.status)
+	}
+	rows = append(rows, status.fit(w), fit(p.help.ShortHelpView(p.keys.ShortHelp()), w))
+	return strings.Join(rows, "\n")
+}
+
+func (p *picker) header(w int) string {
+	st := p.st
+	var l line
+	l.add(&st.Accent, "mqlab")
+	l.add(&st.Faint, " │ ")
+	l.add(&st.Header, "Lessons")
+	done := 0
+	for _, e := range p.entries {
+		if e.les != nil && p.finished(e.les) {
+			done++
+		}
+	}
+	right := fmt.Sprintf("%d of %d done", done, len(p.entries)-1)
+	l.pad(w - textWidth(right))
+	l.add(&st.Muted, right)
+	return l.fit(w)
+}
+
+// list draws the entries, scrolled so the selected one shows: number,
+// title, concepts (when there is room), minutes, and done or the step
+// the learner is at.
+func (p *picker) list(w, h int) string {
+	st := p.st
+	numW := 2
+	for _, e := range p.entries {
+		numW = max(numW, textWidth(e.num))
+	}
+	const minW, stateW = 6, 13 // "15 min", "▸ step 10/12"
+	titleW := 0
+	for _, e := range p.entries {
+		if e.les != nil {
+			titleW = max(titleW, textWidth(e.les.Title))
+		}
+	}
+	rest := w - 2 - numW - 2 - 2 - minW - 2 - stateW
+	conceptsW := 0
+	if rest-titleW >= 24 {
+		conceptsW = rest - titleW - 2
+	} else {
+		titleW = rest
+	}
+	var rows []string
+	selRow := 0
+	for i, e := range p.entries {
+		if e.les == nil {
+			rows = append(rows, "")
+		}
+		if i == p.sel {
+			selRow = len(rows)
+		}
+		var l line
+		mark, ms := "  ", &st.Text
+		if i == p.sel {
+			mark, ms = symSelected+" ", &st.Accent
+		}
+		l.add(ms, mark)
+		if e.les == nil {
+			l.add(nil, spaces(numW+2))
+			l.add(&st.Bold, "Sandbox")
+			l.add(&st.Muted, " — a free lab with no lesson")
+			rows = append(rows, l.fit(w))
+			continue
+		}
+		l.add(&st.Muted, spaces(numW-textWidth(e.num))+e.num+"  ")
+		ts := &st.Text
+		if i == p.sel {
+			ts = &st.Bold
+		}
+		l.add(ts, cut(e.les.Title, titleW))
+		l.pad(2 + numW + 2 + titleW + 2)
+		if conceptsW > 0 {
+			l.add(&st.Faint, cut(strings.Join(e.les.Concepts, " · "), conceptsW))
+			l.pad(2 + numW + 2 + titleW + 2 + conceptsW + 2)
+		}
+		if e.les.Minutes > 0 {
+			m := fmt.Sprintf("%d min", e.les.Minutes)
+			l.add(&st.Muted, spaces(minW-textWidth(m))+m)
+		} else {
+			l.add(nil, spaces(minW))
+		}
+		l.add(nil, "  ")
+		switch n := p.stepOf(e.les); {
+		case p.finished(e.les) && n <= 1:
+			l.add(&st.OK, symOK+" done")
+		case n > 0:
+			l.add(&st.Warn, fmt.Sprintf("▸ step %d/%d", n, len(e.les.Steps)))
+		}
+		rows = append(rows, l.fit(w))
+	}
+	// Keep the selected row in view, with a row of context when there is one.
+	if selRow-1 < p.off {
+		p.off = max(0, selRow-1)
+	}
+	if selRow+1 >= p.off+h {
+		p.off = min(selRow+2-h, max(0, len(rows)-h))
+	}
+	out, off := windowNote(rows, p.off, h, st, "(↑/↓)")
+	p.off = off
+	return block(out, w, h)
+}
+
+// detail is the selected entry's box: its summary, its concepts and where
+// the learner stands.
+func (p *picker) detail(w int) (string, []string) {
+	st := p.st
+	e := p.selected()
+	k := p.keys
+	if e.les == nil {
+		text := "Three nodes and a topic orders of three partitions, nothing scripted: kill, isolate and heal with single keys, or type any command of the lab at the : prompt. Progress is not kept."
+		var rows []string
+		for _, s := range wrapText(text, w) {
+			rows = append(rows, st.Text.Render(s))
+		}
+		return "Sandbox", rows
+	}
+	l := e.les
+	var rows []string
+	if s := oneLine(l.Summary); s != "" {
+		for _, r := range wrapRuns(inline(st, s), w, "") {
+			rows = append(rows, r)
+		}
+	}
+	var c line
+	c.add(&st.Muted, "Concepts: ")
+	c.add(&st.Text, strings.Join(l.Concepts, " · "))
+	rows = append(rows, c.fit(w))
+	var pr line
+	n := p.stepOf(l)
+	switch {
+	case n > 1:
+		pr.add(&st.Warn, fmt.Sprintf("▸ You are at step %d of %d: ", n, len(l.Steps)))
+		pr.add(&st.Text, fmt.Sprintf("%s goes on from there, %s starts over.", k.Open.Help().Key, k.StartOver.Help().Key))
+	case p.finished(l):
+		pr.add(&st.OK, symOK+" Done. ")
+		pr.add(&st.Text, fmt.Sprintf("%s plays it again from step 1.", k.Open.Help().Key))
+	default:
+		pr.add(&st.Text, fmt.Sprintf("%d steps", len(l.Steps)))
+		if l.Minutes > 0 {
+			pr.add(&st.Text, fmt.Sprintf(", about %d minutes", l.Minutes))
+		}
+		pr.add(&st.Text, fmt.Sprintf(". %s opens it.", k.Open.Help().Key))
+	}
+	// The summary gives way: the concepts and the progress stay.
+	if room := p.detailRows() - 2; len(rows) > room {
+		rows = rows[:max(0, room)]
+		if room > 0 {
+			rows[room-1] = cut(rows[room-1], w-1) + st.Text.Render("…")
+		}
+	}
+	rows = append(rows, c.fit(w), pr.fit(w))
+	return e.les.Title, rows
+}
+
+func (p *picker) detailRows() int {
+	if p.h >= 34 {
+		return 9 - 2
+	}
+	return 7 - 2
+}
+
+func (p *picker) helpView(w, h int) string {
+	st := p.st
+	hm := p.help
+	hm.Width = w
+	rows := strings.Split(hm.FullHelpView(p.keys.FullHelp()), "\n")
+	rows = append(rows, "")
+	text := []string{
+		"Each lesson runs on a real three-node cluster inside mqlab, at classroom speed, so that you can watch an election happen.",
+		"On the lab screen, backspace comes back here; n and p move between steps; ? lists every key. q quits from anywhere.",
+	}
+	if p.store != "" {
+		text = append(text, "Your progress — the step you are at, your answers, the lessons you finished — is kept in "+p.store+".")
+	}
+	text = append(text, "? or esc closes this.")
+	for _, t := range text {
+		for _, s := range wrapText(t, w) {
+			rows = append(rows, st.Text.Render(s))
+		}
+		rows = append(rows, "")
+	}
+	return block(rows, w, h)
+}
+
+// tooSmall is the notice drawn instead of a screen below 80×24.
+func tooSmall(w, h int) string {
+	msg := []string{
+		"mqlab needs a terminal of at least 80×24.",
+		fmt.Sprintf("This one is %d×%d: make the window larger", w, h),
+		"or the font smaller. q quits.",
+	}
+	if w <= 0 || h <= 0 {
+		return strings.Join(msg, "\n")
+	}
+	out := make([]string, h)
+	top := max(0, (h-len(msg))/2)
+	for i := range out {
+		j := i - top
+		if j >= 0 && j < len(msg) {
+			s := cut(msg[j], w)
+			out[i] = spaces(max(0, (w-textWidth(s))/2)) + s
+		}
+	}
+	return strings.Join(out, "\n")
+}

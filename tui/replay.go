@@ -1,0 +1,258 @@
+package tui
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/mqlab/mqlab/lab"
+	"github.com/mqlab/mqlab/lab/command"
+)
+
+// ReplaySource plays a recording made with `mqlab script --record`: the
+// snapshots in turn, at the pace they were recorded, each with the
+// timeline as it stood. It is read-only (run it with Options.ReadOnly);
+// pause, resume and speed pace the playback, and the screen's history
+// keys step through what has played.
+type ReplaySource struct {
+	frames []replayFrame
+	events []lab.Event // the timeline, Detail events left out, in order
+	trunc  truncTimes
+
+	ch   chan struct{}
+	wake chan struct{}
+	stop chan struct{}
+	done chan struct{}
+	once sync.Once
+
+	mu     sync.Mutex
+	pos    int  // the frame on screen
+	shown  bool // View has read frames[pos]: the next may come
+	paused bool
+	speed  float64
+	rec    time.Duration // recorded time played at anchor
+	anchor time.Time     // wall time of the last pace change
+}
+
+// replayFrame is one recorded snapshot: when it was taken, measured from
+// the first, and how much of the timeline had happened by then.
+type replayFrame struct {
+	at    time.Duration
+	snap  lab.Snapshot
+	tlEnd int
+}
+
+// ErrEmptyRecording: the file holds no snapshot to draw.
+var ErrEmptyRecording = errors.New("the recording holds no snapshot")
+
+// NewReplay reads a JSONL recording and starts playing it from its first
+// snapshot. Close stops it.
+func NewReplay(r io.Reader) (*ReplaySource, error) {
+	s := &ReplaySource{trunc: truncTimes{}, speed: 1}
+	if err := s.load(r); err != nil {
+		return nil, err
+	}
+	s.ch = make(chan struct{}, 1)
+	s.wake = make(chan struct{}, 1)
+	s.stop = make(chan struct{})
+	s.done = make(chan struct{})
+	s.anchor = time.Now()
+	go s.loop()
+	return s, nil
+}
+
+// load decodes the recording into frames. A frame's time is the wall
+// time of the last event before it (the recorder writes a snapshot
+// shortly after the events that changed the lab), so the playback keeps
+// the recording's pace even where lab time ran faster, slower or stood.
+func (s *ReplaySource) load(r io.Reader) error {
+	dec := json.NewDecoder(r)
+	var first, last time.Time // wall times of events
+	var firstLab time.Time    // lab time of the first entry, when walls are missing
+	for n := 1; ; n++ {
+		var e lab.RecordEntry
+		if err := dec.Decode(&e); err == io.EOF {
+			break
+		} else if err != nil {
+			return fmt.Errorf("entry %d of the recording does not read: %w", n, err)
+		}
+		if firstLab.IsZero() {
+			firstLab = e.Time
+		}
+		switch {
+		case e.Type == "event" && e.Event != nil:
+			if w := e.Event.Wall; !w.IsZero() {
+				if first.IsZero() {
+					first = w
+				}
+				last = w
+			}
+			if !e.Event.Detail {
+				s.events = append(s.events, *e.Event)
+			}
+		case e.Type == "snapshot" && e.Snapshot != nil:
+			f := replayFrame{snap: *e.Snapshot, tlEnd: len(s.events)}
+			switch {
+			case !last.IsZero():
+				f.at = last.Sub(first)
+			case first.IsZero():
+				f.at = e.Time.Sub(firstLab)
+			}
+			if k := len(s.frames); k > 0 {
+				f.at = max(f.at, s.frames[k-1].at)
+			}
+			s.frames = append(s.frames, f)
+		}
+	}
+	if len(s.frames) == 0 {
+		return ErrEmptyRecording
+	}
+	s.trunc.learn(s.events)
+	return nil
+}
+
+// Frames is how many snapshots the recording holds.
+func (s *ReplaySource) Frames() int { return len(s.frames) }
+
+// Duration is how long the recording takes to play at 1x.
+func (s *ReplaySource) Duration() time.Duration { return s.frames[len(s.frames)-1].at }
+
+// playedLocked is the recorded time played so far.
+func (s *ReplaySource) playedLocked() time.Duration {
+	if s.paused {
+		return s.rec
+	}
+	return s.rec + time.Duration(float64(time.Since(s.anchor))*s.speed)
+}
+
+func (s *ReplaySource) loop() {
+	defer close(s.done)
+	defer close(s.ch)
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		wait := time.Duration(-1) // until woken
+		s.mu.Lock()
+		if s.pos+1 < len(s.frames) && s.shown && !s.paused {
+			due := s.frames[s.pos+1].at
+			played := s.playedLocked()
+			if played >= due {
+				s.pos++
+				s.shown = false
+				if played > due+100*time.Millisecond {
+					// Late (the screen read slowly): slip rather than rush
+					// the frames that follow.
+					s.rec, s.anchor = due, time.Now()
+				}
+				s.mu.Unlock()
+				s.signal()
+				continue
+			}
+			wait = time.Duration(float64(due-played) / s.speed)
+		}
+		s.mu.Unlock()
+		var tc <-chan time.Time
+		if wait >= 0 {
+			timer.Reset(wait)
+			tc = timer.C
+		}
+		select {
+		case <-tc:
+		case <-s.wake:
+			timer.Stop() // since Go 1.23, no stale tick can follow
+		case <-s.stop:
+			return
+		}
+	}
+}
+
+func (s *ReplaySource) signal() {
+	select {
+	case s.ch <- struct{}{}:
+	default:
+	}
+}
+
+func (s *ReplaySource) poke() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Close stops the playback; Changes is closed.
+func (s *ReplaySource) Close() {
+	s.once.Do(func() {
+		close(s.stop)
+		<-s.done
+	})
+}
+
+// Changes signals a new frame, or a change of pace.
+func (s *ReplaySource) Changes() <-chan struct{} { return s.ch }
+
+// View draws the frame being played, with the timeline up to it. Each
+// frame is read at least once before the next comes, so the screen's
+// history holds every one.
+func (s *ReplaySource) View() ViewState {
+	s.mu.Lock()
+	f := &s.frames[s.pos]
+	pos, paused, speed := s.pos, s.paused, s.speed
+	if !s.shown {
+		s.shown = true
+		defer s.poke()
+	}
+	s.mu.Unlock()
+
+	snap := f.snap
+	snap.Timeline = s.events[max(0, f.tlEnd-timelineSize):f.tlEnd]
+	v := viewOf(&snap, s.trunc)
+	v.Clock = Clock{Speed: speed, Paused: paused}
+	name := "replay"
+	if pos == len(s.frames)-1 {
+		name = "replay ended"
+	}
+	v.Jobs = append(v.Jobs, Job{Name: name, Done: int64(pos + 1), Total: int64(len(s.frames))})
+	return v
+}
+
+// Exec paces the playback: pause, resume and speed. A recording cannot be
+// changed, so every other command is refused.
+func (s *ReplaySource) Exec(_ context.Context, line string) (string, error) {
+	cmd, err := command.Parse(line)
+	if err != nil {
+		return "", err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	defer s.poke()
+	defer s.signal()
+	switch c := cmd.(type) {
+	case command.Pause:
+		if !s.paused {
+			s.rec, s.paused = s.playedLocked(), true
+		}
+		return "the replay is paused: [ and ] step through what has played", nil
+	case command.Resume:
+		if s.pos == len(s.frames)-1 {
+			return "", errors.New("the recording has ended: [ and ] step back through it")
+		}
+		if s.paused {
+			s.paused, s.anchor = false, time.Now()
+		}
+		return "", nil
+	case command.Speed:
+		if c.Factor <= 0 {
+			return "", fmt.Errorf("speed %v: the replay needs a speed above zero", c.Factor)
+		}
+		s.rec, s.anchor, s.speed = s.playedLocked(), time.Now(), c.Factor
+		return fmt.Sprintf("the replay runs at %sx", trimSpeed(c.Factor)), nil
+	}
+	return "", fmt.Errorf("a recording cannot be changed: %s was not run", line)
+}
+
+func trimSpeed(f float64) string { return fmt.Sprintf("%g", f) }
