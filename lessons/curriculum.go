@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/mqlab/mqlab/lab/command"
 )
 
 // The curriculum: one file per lesson, named NN-name.md so that the
@@ -80,7 +82,7 @@ func Find(ref string) (*Lesson, error) {
 		}
 		ids = append(ids, l.ID)
 	}
-	return nil, fmt.Errorf("no lesson %q; the lessons are %s%s", ref, strings.Join(ids, ", "), suggest(ref, ids))
+	return nil, fmt.Errorf("no lesson %q; the lessons are %s%s", ref, strings.Join(ids, ", "), command.DidYouMean(ref, ids))
 }
 
 // Resolve finds a lesson by a reference a learner types: a path to a

@@ -241,7 +241,7 @@ func (p *parser) yaml(src string, closeLine int) {
 			}
 			p.les.Minutes = n
 		default:
-			p.problem(line, 0, "front matter: unknown key %q; the keys are %s%s", key, strings.Join(frontKeys, ", "), suggest(key, frontKeys))
+			p.problem(line, 0, "front matter: unknown key %q; the keys are %s%s", key, strings.Join(frontKeys, ", "), command.DidYouMean(key, frontKeys))
 		}
 	}
 	for _, req := range []string{"id", "title", "concepts"} {
@@ -364,7 +364,7 @@ func (p *parser) body(body []srcLine, all []srcLine) {
 				}
 			} else {
 				if word != "" && len(word) >= 3 {
-					if s := nearest(word, blockNames, 2); s != "" {
+					if s := command.Nearest(word, blockNames); s != "" {
 						p.problem(l.num, 4, "unknown block kind %q; did you mean %q? (the blocks are lab, task, predict and expect)", word, s)
 					}
 				}
@@ -538,7 +538,7 @@ func (p *parser) task(f *fence) *Task {
 		default:
 			if m := wordColonRE.FindStringSubmatch(l.text); m != nil {
 				w := strings.ToLower(m[1])
-				if s := nearest(w, []string{"wait"}, 2); s != "" && len(w) >= 3 {
+				if s := command.Nearest(w, []string{"wait"}); s != "" && len(w) >= 3 {
 					p.problem(l.num, 0, "%q is not a task key; did you mean %q? (the keys are do:, wait: and key:)", m[1]+":", s+":")
 					continue
 				}
@@ -716,47 +716,6 @@ func splitLabel(text string) (string, string) {
 	return strings.TrimSpace(text), ""
 }
 
-// nearest returns the candidate within maxDist edits of word, or "".
-func nearest(word string, candidates []string, maxDist int) string {
-	best, bestD := "", maxDist+1
-	for _, c := range candidates {
-		if c == word {
-			return ""
-		}
-		if d := editDistance(word, c); d < bestD {
-			best, bestD = c, d
-		}
-	}
-	return best
-}
-
-func suggest(word string, candidates []string) string {
-	if s := nearest(word, candidates, 2); s != "" {
-		return fmt.Sprintf("; did you mean %q?", s)
-	}
-	return ""
-}
-
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur := make([]int, len(rb)+1)
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(rb)]
-}
 
 // startsSomething reports whether a line opens a fenced block with an info
 // string or starts a step.

@@ -60,7 +60,7 @@ func (p *parser) concepts() {
 			c := b.Concept
 			if c != "" && !slices.Contains(p.les.Concepts, c) {
 				p.problem(b.Line, 0, "the ```%s block's concept %q is not in the front matter's concepts (%s)%s",
-					b.Kind, c, strings.Join(p.les.Concepts, ", "), suggest(c, p.les.Concepts))
+					b.Kind, c, strings.Join(p.les.Concepts, ", "), command.DidYouMean(c, p.les.Concepts))
 				continue
 			}
 			if c == "" && len(p.les.Concepts) == 1 {
@@ -215,7 +215,7 @@ func (v *refs) topic(line int, name string) bool {
 		v.p.problem(line, 0, "no topic %s yet: create it first with topic create %s partitions=1", name, name)
 		return false
 	}
-	v.p.problem(line, 0, "no topic %s here; the lesson has created %s%s", name, strings.Join(names, ", "), suggest(name, names))
+	v.p.problem(line, 0, "no topic %s here; the lesson has created %s%s", name, strings.Join(names, ", "), command.DidYouMean(name, names))
 	return false
 }
 

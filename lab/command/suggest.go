@@ -1,6 +1,9 @@
 package command
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // nearest returns the candidate closest to word, or "" when none is close
 // enough to be a likely typo. A candidate that word abbreviates (three
@@ -34,6 +37,20 @@ func nearest(word string, candidates []string) string {
 		}
 	}
 	return best
+}
+
+// Nearest returns the candidate closest to word, or "" when none is close
+// enough to be a likely typo. The lab and the lessons use it for names the
+// parser cannot know: topics, clients, lesson ids, front matter keys.
+func Nearest(word string, candidates []string) string { return nearest(word, candidates) }
+
+// DidYouMean is `; did you mean "X"?` for the candidate nearest to word,
+// or "" when none is close: the tail of an error message.
+func DidYouMean(word string, candidates []string) string {
+	if s := nearest(word, candidates); s != "" {
+		return fmt.Sprintf("; did you mean %q?", s)
+	}
+	return ""
 }
 
 // distance is the optimal string alignment distance: insertions,
