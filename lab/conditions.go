@@ -92,7 +92,7 @@ func (rd *reader) value(v command.Value) (any, error) {
 
 func (rd *reader) partitionValue(v command.Value) (any, error) {
 	if !v.Target.IsPartition {
-		return nil, rd.r.w.queueNotAvailable(v.Target.Name, v.String())
+		return rd.r.w.queueValue(v)
 	}
 	p, err := rd.r.w.partition(v.Target.Name, v.Target.Partition)
 	if err != nil {

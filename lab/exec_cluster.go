@@ -90,6 +90,9 @@ func orNone(s string) string {
 
 func (r *run) elect(ctx context.Context, c command.Elect) error {
 	if !c.Target.IsPartition {
+		if _, err := r.w.topic(c.Target.Name); err != nil {
+			return r.electQueue(ctx, c)
+		}
 		return r.w.queueNotAvailable(c.Target.Name, c.String())
 	}
 	p, err := r.w.partition(c.Target.Name, c.Target.Partition)

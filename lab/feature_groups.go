@@ -29,7 +29,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -68,9 +67,6 @@ const (
 	serviceWaitMin = 100 * time.Millisecond
 	serviceWaitMax = 2 * time.Second
 )
-
-// errPermanent marks a simulated failure retrying cannot fix (fail=permanent).
-var errPermanent = errors.New("permanent failure")
 
 // Delivery is one record handed to a consumer client, as the history keeps
 // it.
@@ -192,63 +188,7 @@ type consumerRun struct {
 	stopSoft, stopHard context.CancelFunc
 	done               chan struct{}
 
-	due time.Time // lab time the next record may be received (rate=)
-}
-
-// clientPolicy is a consumer's client options with the defaults filled in.
-type clientPolicy struct {
-	rate        float64
-	ackBefore   bool
-	fail        command.Failure
-	retry       string
-	base, cap   time.Duration
-	jitter      string
-	maxAttempts int
-	service     string
-}
-
-func policyOf(o command.ClientOptions) clientPolicy {
-	p := clientPolicy{rate: o.Rate, ackBefore: o.Ack == "before", fail: o.Fail, retry: o.Retry, base: o.Base, cap: o.Cap,
-		jitter: o.Jitter, maxAttempts: o.MaxAttempts, service: o.Service}
-	if p.retry == "" {
-		p.retry = "none"
-		if p.maxAttempts > 1 {
-			p.retry = "immediate"
-		}
-	}
-	if p.retry == "none" {
-		p.maxAttempts = 1
-	} else if p.maxAttempts == 0 {
-		p.maxAttempts = defaultMaxAttempts
-	}
-	if p.base == 0 {
-		p.base = defaultBackoffBase
-	}
-	if p.cap == 0 {
-		p.cap = max(defaultBackoffCap, p.base)
-	}
-	if p.jitter == "" {
-		p.jitter = "full"
-	}
-	return p
-}
-
-// backoff is the lab-time pause before attempt+1 after attempt failed:
-// base·2^(attempt-1) up to cap, with jitter full (uniform in [0, d]),
-// equal (d/2 plus uniform in [0, d/2]) or none.
-func (p clientPolicy) backoff(attempt int, rng *rand.Rand) time.Duration {
-	if p.retry != "backoff" {
-		return 0
-	}
-	d := float64(p.base) * math.Pow(2, float64(attempt-1))
-	d = min(d, float64(p.cap))
-	switch p.jitter {
-	case "full":
-		d = rng.Float64() * d
-	case "equal":
-		d = d/2 + rng.Float64()*d/2
-	}
-	return time.Duration(d)
+	pacer pacer // rate=
 }
 
 // --- commands
@@ -346,6 +286,8 @@ func (g *groupSet) nameTaken(name string) string {
 		return "a producer client"
 	case slices.Contains(command.Services, name):
 		return "a service's name"
+	case w.queues.has(name):
+		return "a worker"
 	}
 	for _, ld := range w.loadStates() {
 		if ld.Client == name {
@@ -406,26 +348,7 @@ func merge(prev, c command.Consumer) command.Consumer {
 	if c.Session != 0 {
 		out.Session = c.Session
 	}
-	o, n := &out.Options, c.Options
-	o.Crash = n.Crash
-	if n.Rate != 0 {
-		o.Rate = n.Rate
-	}
-	if n.Ack != "" {
-		o.Ack = n.Ack
-	}
-	if n.Fail != (command.Failure{}) {
-		o.Fail = n.Fail
-	}
-	if n.Retry != "" {
-		o.Retry, o.Base, o.Cap, o.Jitter = n.Retry, n.Base, n.Cap, n.Jitter
-	}
-	if n.MaxAttempts != 0 {
-		o.MaxAttempts = n.MaxAttempts
-	}
-	if n.Service != "" {
-		o.Service = n.Service
-	}
+	out.Options = mergeOptions(out.Options, c.Options)
 	return out
 }
 
@@ -718,19 +641,7 @@ func (ru *consumerRun) handle(rec broker.ConsumerRecord) bool {
 
 // pace waits, in lab time, until the rate lets the next record in.
 func (ru *consumerRun) pace() bool {
-	if ru.opts.rate <= 0 {
-		return ru.soft.Err() == nil
-	}
-	clock := ru.cc.g.l.clock
-	now := clock.Now()
-	if ru.due.Before(now) {
-		ru.due = now
-	}
-	if clock.SleepUntil(ru.soft, ru.due) != nil {
-		return false
-	}
-	ru.due = ru.due.Add(time.Duration(float64(time.Second) / ru.opts.rate))
-	return true
+	return ru.pacer.wait(ru.soft, ru.cc.g.l.clock, ru.opts.rate)
 }
 
 // work tries the record until it is done, given up, or the client goes.
@@ -790,26 +701,7 @@ func (ru *consumerRun) work(rec broker.ConsumerRecord, d Delivery) workResult {
 
 // attempt is one try at the work: the simulated failure, then the service.
 func (ru *consumerRun) attempt(m services.Message) error {
-	switch f := ru.opts.fail; f.Kind {
-	case "transient":
-		if ru.rng.Float64() < f.Prob {
-			return fmt.Errorf("transient failure (fail=transient:%s)", trimFloat(f.Prob))
-		}
-	case "permanent":
-		return fmt.Errorf("%w (fail=permanent)", errPermanent)
-	case "poison":
-		if strings.Contains(m.Value, f.Text) {
-			return fmt.Errorf("poison message: its payload contains %q", f.Text)
-		}
-	}
-	if ru.opts.service == "" {
-		return nil
-	}
-	h, ok := ru.cc.g.w.handler(ru.opts.service)
-	if !ok {
-		return fmt.Errorf("%s: %w", ru.opts.service, services.ErrNotRunning)
-	}
-	return h.Handle(ru.hard, m)
+	return ru.opts.attempt(ru.hard, ru.cc.g.w, ru.rng, m)
 }
 
 // crashPoint crashes the client if its armed crash point is at.
@@ -1128,6 +1020,9 @@ func (groupsFeature) value(_ context.Context, w *world, v command.Value) (any, b
 		}
 		g.mu.Unlock()
 		if !known {
+			if w.isQueue(v.Arg) {
+				return queues.value(context.Background(), w, v)
+			}
 			if _, err := g.groupState(v.Arg); err != nil {
 				return nil, true, notNow{fmt.Errorf("%s: %w", v, err)}
 			}

@@ -27,7 +27,8 @@ type feature interface {
 var (
 	// consumerGroups runs consumer clients of the broker's groups (feature_groups.go).
 	consumerGroups = groupsFeature{}
-	queues         = unavailable{"queues", "the broker's queues (Cluster.CreateQueue and queue clients)"}
+	// queues runs the broker's work queues and the lab's workers (feature_queues.go).
+	queues = queuesFeature{}
 	// serviceFamily runs the SQLite services of lab/services (feature_services.go).
 	serviceFamily = servicesFeature{}
 )

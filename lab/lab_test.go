@@ -89,7 +89,7 @@ func TestFailedCommandLeavesLabAsItWas(t *testing.T) {
 		{"restart n1", "node is up already; kill it first"},
 		{"kill leader(orders/7)", "orders has partitions 0 to 1, not 7"},
 		{"kill leader(orders)", "orders is a topic; name one of its 2 partitions, e.g. orders/0"},
-		{"isolate leader(receipts)", "not available yet"},
+		{"isolate leader(receipts)", `unknown queue "receipts": there are no queues yet; create one with queue create receipts`},
 		{"elect n9 orders/0", `unknown node "n9"`},
 		{"elect n3 orders/0", "elect n3 orders/0: node is down; restart it first"},
 		{"partition n1 | leader(orders/0)", "n1 and leader(orders/0) are both n1"},
@@ -105,9 +105,11 @@ func TestFailedCommandLeavesLabAsItWas(t *testing.T) {
 		{"consumer start c1 group=g topic=nope", `consumer start c1: unknown topic "nope"; the topics are orders`},
 		{"consumer start c1 group=g topic=orders service=wallet", "no wallet service is running"},
 		{"consumer restart c1", "no consumer named c1"},
-		{"queue create receipts", "not available yet"},
-		{"send receipts", "not available yet"},
-		{"worker start w1 queue=receipts", "not available yet"},
+		{"queue create receipts max-receives=3", "max-receives=3 needs a dead-letter queue to move messages to; add dlq=receipts-dlq"},
+		{"queue create orders", `queue already exists: "orders" is a topic`},
+		{"send receipts", `send: unknown queue "receipts": there are no queues yet`},
+		{"worker start w1 queue=receipts", `worker start w1: unknown queue "receipts"`},
+		{"worker stop w1", "no worker named w1"},
 		{"service start orders mode=outbox crash=after-charge", "crash=after-charge: orders in mode outbox has the crash points after-commit, before-mark, after-publish"},
 		{"service start wallet strategy=dedupe-table crash=before-mark", "crash=before-mark: the wallet with strategy dedupe-table has one crash point, after-credit"},
 		{"service start checkout", "checkout charges its buyers through the payments service; start that first: service start payments"},
@@ -116,7 +118,7 @@ func TestFailedCommandLeavesLabAsItWas(t *testing.T) {
 		{`sql orders "SELECT 1"`, "sql orders: no orders service is running; start it with service start orders"},
 		{"order 881", "order: no orders service is running; start it with service start orders"},
 		{"seek g orders/0 to=earliest", `unknown group "g": there are no groups yet`},
-		{"redrive receipts-dlq", "not available yet"},
+		{"redrive receipts-dlq", `redrive: unknown queue "receipts-dlq"`},
 	}
 	for _, tc := range cases {
 		_, err := l.Exec(ctxFor(t, 10*time.Second), tc.line)
@@ -128,8 +130,8 @@ func TestFailedCommandLeavesLabAsItWas(t *testing.T) {
 		}
 	}
 	for _, line := range []string{"worker start w1 queue=receipts", "expect depth(receipts) == 0"} {
-		if _, err := l.Exec(context.Background(), line); !errors.Is(err, ErrNotAvailable) {
-			t.Errorf("%s: %v; want ErrNotAvailable", line, err)
+		if _, err := l.Exec(context.Background(), line); !errors.Is(err, broker.ErrUnknownQueue) {
+			t.Errorf("%s: %v; want ErrUnknownQueue", line, err)
 		}
 	}
 }
@@ -351,17 +353,17 @@ func TestSubscribeSeesCommandsAndBrokerEvents(t *testing.T) {
 	}
 }
 
-func TestHelpMarksWhatCannotRunYet(t *testing.T) {
+func TestHelpMarksNothingUnavailable(t *testing.T) {
 	l := newLab(t)
 	res := mustRun(t, l, "help", "help worker")
 	all := strings.Join(res[0].Lines, "\n")
-	if !strings.Contains(all, "kill") || !strings.Contains(all, "(not available yet: needs queues)") {
+	if !strings.Contains(all, "kill") || strings.Contains(all, "not available yet") {
 		t.Errorf("help:\n%s", all)
 	}
 	if strings.Contains(all, "produce  write messages to a topic and wait for their outcomes (not") {
 		t.Error("help marks produce as unavailable")
 	}
-	if got := strings.Join(res[1].Lines, "\n"); !strings.Contains(got, "queue=QUEUE") || !strings.Contains(got, "not available yet") {
+	if got := strings.Join(res[1].Lines, "\n"); !strings.Contains(got, "queue=QUEUE") || strings.Contains(got, "not available yet") {
 		t.Errorf("help worker:\n%s", got)
 	}
 	for _, s := range command.Specs() {

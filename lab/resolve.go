@@ -18,6 +18,9 @@ func (w *world) resolve(ref command.NodeRef) (string, error) {
 		return ref.Node, nil
 	}
 	if !ref.Of.IsPartition {
+		if _, err := w.topic(ref.Of.Name); err != nil {
+			return w.resolveQueue(ref)
+		}
 		return "", w.queueNotAvailable(ref.Of.Name, ref.String())
 	}
 	p, err := w.partition(ref.Of.Name, ref.Of.Partition)
@@ -51,13 +54,17 @@ func resolved(ref command.NodeRef, id string) string {
 	return ref.String() + " → " + id
 }
 
-// queueNotAvailable explains that a name that is not a partition would be
-// a queue, and queues have not landed; a topic name without /N gets a hint.
+// queueNotAvailable explains why a name that is not a partition cannot be
+// used where only partitions are: a topic name without /N gets a hint, an
+// unknown name the queues there are.
 func (w *world) queueNotAvailable(name, what string) error {
 	if t, err := w.topic(name); err == nil {
 		return fmt.Errorf("%s: %s is a topic; name one of its %d partitions, e.g. %s/0", what, name, len(t.Partitions), name)
 	}
-	return fmt.Errorf("%s: %w: queues are not in the broker yet", what, ErrNotAvailable)
+	if _, err := w.queueState(name); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return fmt.Errorf("%s: %w for a queue", what, ErrNotAvailable)
 }
 
 // stateOfNode reads a node's state: up or down.

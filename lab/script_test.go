@@ -74,6 +74,13 @@ func TestScriptsFailWhenTheBehaviourChanges(t *testing.T) {
 		{"two-groups-each-receive-everything.mqlab", `from=earliest`, `from=latest`, "wait lag(shipping) == 0", true},
 		// A seek to offset 2 replays three messages, not five.
 		{"seek-replays-without-duplicates.mqlab", `to=earliest`, `to=2`, "expect delivered(billing) == 10", false},
+		// Acked before the work, the crash leaves nothing in flight to come back.
+		{"worker-crash-comes-back-after-visibility.mqlab", `crash=after-work`, `ack=before crash=after-work`, "expect inflight(receipts) == 1", false},
+		// With max-receives=5 the poison message is received five times
+		// before the queue dead-letters it.
+		{"poison-to-dlq-then-redrive.mqlab", `max-receives=3`, `max-receives=5`, "expect duplicate_deliveries == 2", false},
+		// A queue that holds ten rejects nothing.
+		{"full-queue-rejects-sends.mqlab", `max-length=3`, `max-length=10`, "expect rejected == 2", false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.file, func(t *testing.T) {

@@ -20,6 +20,9 @@ type Snapshot struct {
 	// Consumers are the consumer clients, by name; their groups are in
 	// Cluster.Groups.
 	Consumers []ConsumerState `json:"consumers,omitempty"`
+	// Workers are the queue workers, by name; their queues are in
+	// Cluster.Queues.
+	Workers []WorkerState `json:"workers,omitempty"`
 	// Services are the services started in this cluster, by name, with
 	// the newest rows of their tables.
 	Services []ServiceState `json:"services,omitempty"`
@@ -55,6 +58,7 @@ func (l *Lab) Snapshot() Snapshot {
 	s.Cluster = w.cluster.Snapshot()
 	s.Loads = w.loadStates()
 	s.Consumers = w.groups.states()
+	s.Workers = w.queues.states()
 	s.Services = w.svc.states()
 	w.mu.Lock()
 	if w.report != nil {

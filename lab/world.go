@@ -25,6 +25,7 @@ type world struct {
 	loadWG  sync.WaitGroup
 	svc     *serviceSet // the running services (feature_services.go)
 	groups  *groupSet   // the consumer clients (feature_groups.go)
+	queues  *queueSet   // the queue senders and workers (feature_queues.go)
 
 	mu      sync.Mutex
 	clients map[string]*client
@@ -55,6 +56,7 @@ func (l *Lab) newWorld(nodes int, timing broker.Timing) (*world, error) {
 	w.clients[defaultProducer] = newClient(defaultProducer)
 	w.svc = newServiceSet(l, w)
 	w.groups = newGroupSet(l, w)
+	w.queues = newQueueSet(l, w)
 	w.sub = c.Subscribe(8192)
 	go func() {
 		defer close(w.pumped)
@@ -76,6 +78,7 @@ func (w *world) close() {
 	w.mu.Unlock()
 	w.loadWG.Wait()
 	w.groups.close() // before the services: consumers call them
+	w.queues.close() // and workers too
 	w.svc.close()
 	w.cluster.Close()
 	<-w.pumped
@@ -96,6 +99,7 @@ func (l *Lab) addBroker(w *world, e broker.Event) {
 		return
 	}
 	w.brokerSeq = e.Seq
+	w.queues.note(e)
 	l.tl.addLocked(Event{Time: e.Time, Kind: EventBroker, Text: e.Text, Detail: detailKinds[e.Kind], Broker: &e})
 }
 
@@ -161,6 +165,7 @@ func (w *world) clientNames() []string {
 	}
 	w.mu.Unlock()
 	out = append(out, w.groups.names()...)
+	out = append(out, w.queues.names()...)
 	sort.Strings(out)
 	return out
 }
@@ -169,7 +174,7 @@ func (w *world) hasClient(name string) bool {
 	w.mu.Lock()
 	known := w.clients[name] != nil
 	w.mu.Unlock()
-	return known || w.groups.has(name)
+	return known || w.groups.has(name) || w.queues.has(name)
 }
 
 // byNodeOrder sorts node ids n1, n2, …, n10.

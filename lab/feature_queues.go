@@ -1,0 +1,1284 @@
+package lab
+
+// The queues feature: the broker's work queues (Cluster.CreateQueue and
+// queue clients), driven by `queue create`, `send`, `worker
+// start|restart|stop`, `redrive`, and the values depth(Q), inflight(Q),
+// oldest_age(Q), delivered(Q), processed(Q), leader(Q) and state(WORKER).
+//
+// A worker is a goroutine the lab owns, receiving one message at a time.
+// For each it runs DESIGN.md's order: receive → ack if ack=before → the
+// before-work crash point → the work → the after-work crash point → ack if
+// ack=after. A crash stops the worker as if its process died: it settles
+// nothing more, and the message it held comes back after its visibility
+// timeout with a higher receive count. The work is the client's simulated
+// failures (fail=) and, with service=NAME, the service's Handle, with the
+// same policy types as consumers (client_policy.go). A failed attempt is
+// given back to the queue with a nack: at once with retry=none or
+// immediate, after the backoff with retry=backoff; its receive count is
+// the attempt number. A permanent failure, or the last of max-attempts
+// with a retry policy, moves the message to the dead-letter queue at
+// once; with retry=none the queue's own max-receives decides.
+//
+// Every send goes into the checker's history with its outcome, every
+// delivery with its queue; the first delivery of a redriven message is a
+// replay, not a duplicate. At check time each message's fate is read from
+// the queues (held, or dead-lettered when held by a dead-letter queue) and
+// from the acks and expiries the broker reported.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mqlab/mqlab/broker"
+	"github.com/mqlab/mqlab/lab/checker"
+	"github.com/mqlab/mqlab/lab/command"
+	"github.com/mqlab/mqlab/lab/services"
+)
+
+// receivePoll is the wall-time long poll of a worker's receive: short, so
+// that a stop is quick and a paused clock is noticed.
+const receivePoll = 100 * time.Millisecond
+
+// workerReceiveMax bounds the messages one receive hands a worker with a
+// rate.
+const workerReceiveMax = 10
+
+// QueueSend is one message a client put on a queue, and what became of it.
+type QueueSend struct {
+	MsgID    string          `json:"msg_id"`
+	Client   string          `json:"client"`
+	Queue    string          `json:"queue"`
+	Value    string          `json:"value"`
+	Delay    time.Duration   `json:"delay,omitempty"`
+	Seq      uint64          `json:"seq,omitempty"` // its number in the queue, once accepted
+	Outcome  checker.Outcome `json:"outcome"`
+	Err      string          `json:"error,omitempty"`
+	Attempts int             `json:"attempts,omitempty"`
+	Sent     time.Time       `json:"sent"` // lab time
+	Answered time.Time       `json:"answered,omitempty"`
+}
+
+// QueueDelivery is one message handed to a worker.
+type QueueDelivery struct {
+	MsgID        string    `json:"msg_id"`
+	Client       string    `json:"client"`
+	Queue        string    `json:"queue"`
+	Seq          uint64    `json:"seq"`
+	ReceiveCount int       `json:"receive_count"`
+	Replay       bool      `json:"replay,omitempty"` // the first delivery after a redrive
+	Time         time.Time `json:"time"`             // lab time
+}
+
+// WorkerState is one worker as the screens show it; its queue is in
+// Snapshot.Cluster.Queues.
+type WorkerState struct {
+	Name         string `json:"name"`
+	Queue        string `json:"queue"`
+	State        string `json:"state"`   // up, crashed or stopped
+	Started      string `json:"started"` // the command that (re)started it
+	Service      string `json:"service,omitempty"`
+	Waiting      string `json:"waiting,omitempty"`
+	Holding      string `json:"holding,omitempty"` // a message received and not yet settled
+	Received     int    `json:"received"`
+	Processed    int    `json:"processed"`
+	Failures     int    `json:"failures"`
+	Acks         int    `json:"acks"`
+	AckErrors    int    `json:"ack_errors"`
+	Nacks        int    `json:"nacks"`
+	DeadLettered int    `json:"dead_lettered"` // moved to the DLQ by this worker
+	LastError    string `json:"last_error,omitempty"`
+	Crash        string `json:"crash,omitempty"` // the armed crash point
+}
+
+// queuesFeature is the queues' family of commands and values.
+type queuesFeature struct{}
+
+// queueSet is one world's queue clients, workers and what they did.
+type queueSet struct {
+	l *Lab
+	w *world
+
+	mu         sync.Mutex
+	senders    map[string]*broker.QueueClient
+	workers    map[string]*worker
+	busy       map[string]bool
+	sends      []*QueueSend
+	deliveries []QueueDelivery
+	delivered  map[string]int             // queue → deliveries
+	processed  map[string]map[string]bool // queue → message ids whose work was done
+	acked      map[string]bool            // message ids some queue acked
+	expired    map[string]bool            // message ids some queue dropped by TTL
+	closed     bool
+}
+
+func newQueueSet(l *Lab, w *world) *queueSet {
+	return &queueSet{l: l, w: w, senders: map[string]*broker.QueueClient{}, workers: map[string]*worker{}, busy: map[string]bool{},
+		delivered: map[string]int{}, processed: map[string]map[string]bool{}, acked: map[string]bool{}, expired: map[string]bool{}}
+}
+
+// worker is one named worker; each start or restart is a new run with a
+// new queue client. The worker keeps its name, counts and state.
+type worker struct {
+	qs   *queueSet
+	name string
+
+	mu      sync.Mutex
+	cmd     command.Worker
+	state   string
+	run     *workerRun
+	runs    int
+	crash   string
+	waiting string
+	holding string // the message the current run has received and not settled
+	stats   workerStats
+	lastErr string
+}
+
+type workerStats struct {
+	received, processed, failures, acks, ackErrors, nacks, deadLettered int
+}
+
+type workerRun struct {
+	wk   *worker
+	qc   *broker.QueueClient
+	cmd  command.Worker
+	opts clientPolicy
+	rng  *rand.Rand
+	dlq  bool // its queue has a dead-letter queue
+
+	soft, hard         context.Context
+	stopSoft, stopHard context.CancelFunc
+	done               chan struct{}
+	pacer              pacer
+}
+
+// note takes what the checker needs from the broker's events: which
+// messages were acked or expired. Called with the timeline lock held.
+func (qs *queueSet) note(e broker.Event) {
+	if qs == nil || e.MsgID == "" {
+		return
+	}
+	switch e.Kind {
+	case broker.EventQueueAck:
+		qs.mu.Lock()
+		qs.acked[e.MsgID] = true
+		qs.mu.Unlock()
+	case broker.EventQueueExpire:
+		qs.mu.Lock()
+		qs.expired[e.MsgID] = true
+		qs.mu.Unlock()
+	}
+}
+
+// --- queues as the cluster holds them
+
+// queueState returns a queue's state, or an error naming the queues there are.
+func (w *world) queueState(name string) (broker.QueueState, error) {
+	var names []string
+	for _, q := range w.cluster.SnapshotWindow(0).Queues {
+		if q.Config.Name == name {
+			return q, nil
+		}
+		names = append(names, q.Config.Name)
+	}
+	if _, err := w.topic(name); err == nil {
+		return broker.QueueState{}, fmt.Errorf("%w %q: %s is a topic, not a queue", broker.ErrUnknownQueue, name, name)
+	}
+	if len(names) == 0 {
+		return broker.QueueState{}, fmt.Errorf("%w %q: there are no queues yet; create one with queue create %s", broker.ErrUnknownQueue, name, name)
+	}
+	return broker.QueueState{}, fmt.Errorf("%w %q; the queues are %s%s", broker.ErrUnknownQueue, name, strings.Join(names, ", "), didYouMean(name, names))
+}
+
+func (w *world) isQueue(name string) bool {
+	for _, q := range w.cluster.SnapshotWindow(0).Queues {
+		if q.Config.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// queueValue reads leader(Q) or epoch(Q).
+func (w *world) queueValue(v command.Value) (any, error) {
+	q, err := w.queueState(v.Target.Name)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", v, err)
+	}
+	switch v.Func {
+	case "leader":
+		return orNone(q.Leader), nil
+	case "epoch":
+		if v.Node != "" {
+			for _, r := range q.Replicas {
+				if r.Node == v.Node {
+					if !r.Up {
+						return nil, notNow{fmt.Errorf("%s: %s is down", v, v.Node)}
+					}
+					return float64(r.Epoch), nil
+				}
+			}
+			return nil, fmt.Errorf("%s: %s holds no replica of %s", v, v.Node, q.Config.Name)
+		}
+		if q.Epoch == 0 {
+			return nil, notNow{fmt.Errorf("%s: no replica of %s is up", v, q.Config.Name)}
+		}
+		return float64(q.Epoch), nil
+	}
+	return nil, fmt.Errorf("%s: %s is a queue; %s is read from a partition (depth, inflight and oldest_age are a queue's)", v, q.Config.Name, v.Func)
+}
+
+// resolveQueue resolves leader(Q) and follower(Q).
+func (w *world) resolveQueue(ref command.NodeRef) (string, error) {
+	q, err := w.queueState(ref.Of.Name)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", ref, err)
+	}
+	if ref.Kind == command.RefLeader {
+		if q.Leader == "" {
+			return "", fmt.Errorf("%s: %s has no leader right now (an election, or too few replicas up); wait leader(%s) != none first", ref, ref.Of, ref.Of)
+		}
+		return q.Leader, nil
+	}
+	var followers []string
+	for _, r := range q.Replicas {
+		if r.Up && r.Node != q.Leader {
+			followers = append(followers, r.Node)
+		}
+	}
+	if len(followers) == 0 {
+		return "", fmt.Errorf("%s: %s has no live follower right now", ref, ref.Of)
+	}
+	byNodeOrder(followers)
+	return followers[0], nil
+}
+
+// --- commands
+
+func (queuesFeature) exec(ctx context.Context, r *run, cmd command.Command) error {
+	qs := r.w.queues
+	switch c := cmd.(type) {
+	case command.QueueCreate:
+		return qs.create(ctx, r, c)
+	case command.Send:
+		return qs.send(ctx, r, c)
+	case command.Worker:
+		switch c.Action {
+		case command.ActionStart:
+			return qs.start(ctx, r, c)
+		case command.ActionRestart:
+			return qs.restart(ctx, r, c)
+		case command.ActionStop:
+			return qs.stop(r, c)
+		}
+	case command.Redrive:
+		return qs.redrive(ctx, r, c)
+	}
+	return fmt.Errorf("%s: the queues have no handler for this command", cmd.Name())
+}
+
+func (qs *queueSet) create(ctx context.Context, r *run, c command.QueueCreate) error {
+	w := qs.w
+	verb := "queue create " + c.Queue
+	if _, err := w.topic(c.Queue); err == nil {
+		return fmt.Errorf("%s: %w: %q is a topic", verb, broker.ErrQueueExists, c.Queue)
+	}
+	if w.isQueue(c.Queue) {
+		return fmt.Errorf("%s: %w: %q", verb, broker.ErrQueueExists, c.Queue)
+	}
+	nodes := len(w.cluster.Nodes())
+	if c.RF > nodes {
+		return fmt.Errorf("%s: rf=%d but the cluster has %d nodes", verb, c.RF, nodes)
+	}
+	if c.MaxReceives > 0 && c.DLQ == "" {
+		return fmt.Errorf("%s: max-receives=%d needs a dead-letter queue to move messages to; add dlq=%s-dlq", verb, c.MaxReceives, c.Queue)
+	}
+	if c.DLQ == c.Queue && c.DLQ != "" {
+		return fmt.Errorf("%s: a queue cannot be its own dead-letter queue", verb)
+	}
+	if c.DLQ != "" {
+		if _, err := w.topic(c.DLQ); err == nil {
+			return fmt.Errorf("%s: dlq=%s is a topic; name a queue", verb, c.DLQ)
+		}
+	}
+	r.begin(c.String())
+	cfg := broker.QueueConfig{Name: c.Queue, RF: c.RF, Visibility: c.Visibility, MaxReceives: c.MaxReceives, DLQ: c.DLQ,
+		MaxLength: c.MaxLength, TTL: c.TTL}
+	ctx, cancel := w.bind(ctx)
+	defer cancel()
+	ctx, cancel2 := context.WithTimeout(ctx, w.adminTimeout())
+	defer cancel2()
+	if err := w.cluster.CreateQueue(ctx, cfg); err != nil {
+		return fmt.Errorf("%s: %w", verb, err)
+	}
+	q, err := w.queueState(c.Queue)
+	if err != nil {
+		return fmt.Errorf("%s: %w", verb, err)
+	}
+	var parts []string
+	parts = append(parts, fmt.Sprintf("rf %d", len(q.Replicas)), fmt.Sprintf("visibility %v", q.Config.Visibility))
+	if q.Config.DLQ != "" {
+		if q.Config.MaxReceives > 0 {
+			parts = append(parts, fmt.Sprintf("after %d receives a message moves to %s", q.Config.MaxReceives, q.Config.DLQ))
+		} else {
+			parts = append(parts, "dead-letter queue "+q.Config.DLQ)
+		}
+	}
+	if q.Config.MaxLength > 0 {
+		parts = append(parts, fmt.Sprintf("holds at most %d (more sends are rejected)", q.Config.MaxLength))
+	}
+	if q.Config.TTL > 0 {
+		parts = append(parts, fmt.Sprintf("messages expire after %v", q.Config.TTL))
+	}
+	r.say(EventOutcome, "queue %s: %s; leader %s", c.Queue, strings.Join(parts, ", "), orNone(q.Leader))
+	return nil
+}
+
+// sender returns the queue client a named client sends with, registering
+// the client as the producers' are.
+func (qs *queueSet) sender(name string) (*client, *broker.QueueClient, error) {
+	w := qs.w
+	qs.mu.Lock()
+	qc := qs.senders[name]
+	qs.mu.Unlock()
+	if qc == nil {
+		var err error
+		qc, err = w.cluster.NewQueueClient(broker.QueueClientConfig{ClientID: name})
+		if err != nil {
+			return nil, nil, err
+		}
+		qs.mu.Lock()
+		if prev := qs.senders[name]; prev != nil {
+			qc = prev
+		} else {
+			qs.senders[name] = qc
+		}
+		qs.mu.Unlock()
+	}
+	w.mu.Lock()
+	cl := w.clients[name]
+	if cl == nil {
+		cl = newClient(name)
+		w.clients[name] = cl
+	}
+	w.mu.Unlock()
+	return cl, qc, nil
+}
+
+func (qs *queueSet) send(ctx context.Context, r *run, c command.Send) error {
+	w := qs.w
+	if _, err := w.queueState(c.Queue); err != nil {
+		return fmt.Errorf("send: %w", err)
+	}
+	name := c.As
+	if name == "" {
+		name = defaultProducer
+	}
+	if strings.HasPrefix(name, "_") {
+		return fmt.Errorf("send: client names cannot start with '_'")
+	}
+	if c.Count < 1 {
+		return fmt.Errorf("send: count=%d: send at least one message", c.Count)
+	}
+	cl, qc, err := qs.sender(name)
+	if err != nil {
+		return fmt.Errorf("send: %w", err)
+	}
+	r.begin(c.String())
+	now := qs.l.clock.Now()
+	msgs := make([]broker.QueueMessage, c.Count)
+	recs := make([]*QueueSend, c.Count)
+	for i := range msgs {
+		id := cl.nextID()
+		v := id
+		if c.HasValue {
+			v = template(c.Value, i+1)
+		}
+		msgs[i] = broker.QueueMessage{Body: []byte(v), Delay: c.Delay, MsgID: id}
+		recs[i] = &QueueSend{MsgID: id, Client: name, Queue: c.Queue, Value: v, Delay: c.Delay, Outcome: checker.Pending, Sent: now}
+	}
+	qs.mu.Lock()
+	qs.sends = append(qs.sends, recs...)
+	qs.mu.Unlock()
+	ctx, cancel := w.bind(ctx)
+	defer cancel()
+	res := qc.Send(ctx, c.Queue, msgs...)
+	now = qs.l.clock.Now()
+	qs.mu.Lock()
+	for i, s := range recs {
+		if i >= len(res) {
+			s.Outcome = checker.Unknown
+			continue
+		}
+		rs := res[i]
+		s.Seq, s.Attempts, s.Answered = rs.Seq, rs.Attempts, now
+		s.Outcome = outcomeOf(rs.Outcome)
+		if rs.Rejected {
+			s.Outcome = checker.Rejected
+		}
+		if rs.Err != nil {
+			s.Err = rs.Err.Error()
+		}
+	}
+	out := make([]QueueSend, len(recs))
+	for i, s := range recs {
+		out[i] = *s
+	}
+	qs.mu.Unlock()
+	if len(out) <= listEach {
+		for _, s := range out {
+			r.say(EventOutcome, "%s", describeSend(s))
+		}
+		return nil
+	}
+	counts := map[checker.Outcome]int{}
+	for _, s := range out {
+		counts[s.Outcome]++
+	}
+	var parts []string
+	for _, o := range []checker.Outcome{checker.Acknowledged, checker.Rejected, checker.Failed, checker.Unknown, checker.Pending} {
+		if counts[o] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", counts[o], o))
+		}
+	}
+	text := fmt.Sprintf("%d messages from %s to %s: %s", len(out), name, c.Queue, strings.Join(parts, ", "))
+	if counts[checker.Rejected] > 0 {
+		text += "; the queue was full and refused the rest (back-pressure)"
+	}
+	r.say(EventOutcome, "%s", text)
+	return nil
+}
+
+func describeSend(s QueueSend) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s → ", s.MsgID, s.Queue)
+	switch s.Outcome {
+	case checker.Acknowledged:
+		fmt.Fprintf(&b, "accepted as message %d", s.Seq)
+		if s.Delay > 0 {
+			fmt.Fprintf(&b, ", invisible for %v", s.Delay)
+		}
+	case checker.Rejected:
+		b.WriteString("rejected: the queue is full (back-pressure)")
+	default:
+		b.WriteString(string(s.Outcome))
+		if s.Err != "" {
+			b.WriteString(": " + s.Err)
+		}
+	}
+	if s.Attempts > 1 {
+		fmt.Fprintf(&b, "; %d attempts", s.Attempts)
+	}
+	return b.String()
+}
+
+func (qs *queueSet) redrive(ctx context.Context, r *run, c command.Redrive) error {
+	w := qs.w
+	q, err := w.queueState(c.DLQ)
+	if err != nil {
+		return fmt.Errorf("redrive: %w", err)
+	}
+	if c.To != "" {
+		if _, err := w.queueState(c.To); err != nil {
+			return fmt.Errorf("redrive: to=%s: %w", c.To, err)
+		}
+	} else if len(q.DeadLetterFor) == 0 && q.Counts.Depth() > 0 {
+		return fmt.Errorf("redrive: %s is no queue's dead-letter queue; say where its messages go with to=QUEUE", c.DLQ)
+	}
+	r.begin(c.String())
+	ctx, cancel := w.bind(ctx)
+	defer cancel()
+	ctx, cancel2 := context.WithTimeout(ctx, w.adminTimeout())
+	defer cancel2()
+	n, err := w.cluster.Redrive(ctx, c.DLQ, c.To)
+	if err != nil {
+		return fmt.Errorf("redrive %s: %w", c.DLQ, err)
+	}
+	to := c.To
+	if to == "" {
+		to = "the queues they came from"
+	}
+	r.say(EventOutcome, "redrive moved %d message(s) from %s back to %s; their next deliveries are replays you asked for, not duplicates", n, c.DLQ, to)
+	return nil
+}
+
+// --- workers
+
+func (qs *queueSet) claim(verb, name string) error {
+	qs.mu.Lock()
+	defer qs.mu.Unlock()
+	if qs.closed {
+		return fmt.Errorf("%s: %w", verb, ErrClosed)
+	}
+	if qs.busy[name] {
+		return fmt.Errorf("%s: another command is starting or stopping %s; try again once it has finished", verb, name)
+	}
+	qs.busy[name] = true
+	return nil
+}
+
+func (qs *queueSet) release(name string) {
+	qs.mu.Lock()
+	delete(qs.busy, name)
+	qs.mu.Unlock()
+}
+
+func (qs *queueSet) get(name string) *worker {
+	if qs == nil {
+		return nil
+	}
+	qs.mu.Lock()
+	defer qs.mu.Unlock()
+	return qs.workers[name]
+}
+
+func (qs *queueSet) has(name string) bool { return qs.get(name) != nil }
+
+// names lists the workers, sorted.
+func (qs *queueSet) names() []string {
+	qs.mu.Lock()
+	defer qs.mu.Unlock()
+	out := make([]string, 0, len(qs.workers))
+	for n := range qs.workers {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func (qs *queueSet) checkStart(verb string, c command.Worker) error {
+	if strings.HasPrefix(c.Client, "_") {
+		return fmt.Errorf("%s: client names cannot start with '_'", verb)
+	}
+	if _, err := qs.w.queueState(c.Queue); err != nil {
+		return fmt.Errorf("%s: %w", verb, err)
+	}
+	o := c.Options
+	if o.Retry == "none" && o.MaxAttempts > 1 {
+		return fmt.Errorf("%s: max-attempts=%d with retry=none: without retries there is one attempt; use retry=immediate or retry=backoff", verb, o.MaxAttempts)
+	}
+	if o.Service != "" {
+		if _, ok := qs.w.handler(o.Service); !ok {
+			return fmt.Errorf("%s: service=%s: %s", verb, o.Service, qs.w.svc.notRunning(o.Service))
+		}
+	}
+	return nil
+}
+
+func (qs *queueSet) start(ctx context.Context, r *run, c command.Worker) error {
+	verb := "worker start " + c.Client
+	if err := qs.claim(verb, c.Client); err != nil {
+		return err
+	}
+	defer qs.release(c.Client)
+	if wk := qs.get(c.Client); wk != nil {
+		if st := wk.stateNow(); st != ClientStopped {
+			return fmt.Errorf("%s: %s is already %s (queue %s); worker restart %s starts it again, worker stop %s ends it",
+				verb, c.Client, st, wk.command().Queue, c.Client, c.Client)
+		}
+	} else if what := qs.w.groups.nameTaken(c.Client); what != "" {
+		return fmt.Errorf("%s: %s is already %s; give the worker a name of its own", verb, c.Client, what)
+	} else if qs.w.groups.has(c.Client) {
+		return fmt.Errorf("%s: %s is already a consumer; give the worker a name of its own", verb, c.Client)
+	}
+	if err := qs.checkStart(verb, c); err != nil {
+		return err
+	}
+	r.begin(c.String())
+	wk := qs.get(c.Client)
+	fresh := wk == nil
+	if fresh {
+		wk = &worker{qs: qs, name: c.Client, state: ClientStopped}
+	}
+	if err := wk.launch(r, c, "started"); err != nil {
+		return err
+	}
+	if fresh {
+		qs.mu.Lock()
+		qs.workers[c.Client] = wk
+		qs.mu.Unlock()
+	}
+	return nil
+}
+
+func (qs *queueSet) restart(_ context.Context, r *run, c command.Worker) error {
+	verb := "worker restart " + c.Client
+	if err := qs.claim(verb, c.Client); err != nil {
+		return err
+	}
+	defer qs.release(c.Client)
+	wk := qs.get(c.Client)
+	if wk == nil {
+		return fmt.Errorf("%s: no worker named %s; start one with worker start %s queue=QUEUE%s",
+			verb, c.Client, c.Client, didYouMean(c.Client, qs.names()))
+	}
+	next := wk.command()
+	next.Action = command.ActionStart
+	if c.Queue != "" {
+		next.Queue = c.Queue
+	}
+	next.Options = mergeOptions(next.Options, c.Options)
+	if err := qs.checkStart(verb, next); err != nil {
+		return err
+	}
+	r.begin(c.String())
+	was := wk.stateNow()
+	if was == ClientUp {
+		wk.halt(false)
+	}
+	return wk.launch(r, next, fmt.Sprintf("was %s; it started again", was))
+}
+
+func (qs *queueSet) stop(r *run, c command.Worker) error {
+	verb := "worker stop " + c.Client
+	if err := qs.claim(verb, c.Client); err != nil {
+		return err
+	}
+	defer qs.release(c.Client)
+	wk := qs.get(c.Client)
+	if wk == nil {
+		return fmt.Errorf("%s: no worker named %s%s", verb, c.Client, didYouMean(c.Client, qs.names()))
+	}
+	was := wk.stateNow()
+	if was == ClientStopped {
+		return fmt.Errorf("%s: %s is stopped already", verb, c.Client)
+	}
+	r.begin(c.String())
+	wk.halt(true)
+	wk.mu.Lock()
+	held := wk.holding
+	wk.holding = ""
+	wk.mu.Unlock()
+	text := c.Client + " stopped"
+	if was == ClientCrashed {
+		text += "; it had crashed"
+	}
+	if held != "" {
+		text += fmt.Sprintf("; %s, which it held unfinished, comes back when its visibility timeout runs out", held)
+	}
+	r.say(EventOutcome, "%s", text)
+	return nil
+}
+
+// launch starts a run of the worker with cmd. On failure the worker keeps
+// its state and is not registered if new.
+func (wk *worker) launch(r *run, cmd command.Worker, how string) error {
+	qs := wk.qs
+	verb := fmt.Sprintf("worker %s %s", cmd.Action, wk.name)
+	policy := policyOf(cmd.Options)
+	q, err := qs.w.queueState(cmd.Queue)
+	if err != nil {
+		return fmt.Errorf("%s: %w", verb, err)
+	}
+	// No prefetch cap: the broker counts a cap per consumer name, and a
+	// restarted worker must not wait for what its crashed run held.
+	qc, err := qs.w.cluster.NewQueueClient(broker.QueueClientConfig{ClientID: wk.name})
+	if err != nil {
+		return fmt.Errorf("%s: %w", verb, err)
+	}
+	wk.mu.Lock()
+	wk.runs++
+	seed := wk.runs
+	wk.mu.Unlock()
+	h := fnv.New64a()
+	h.Write([]byte(wk.name))
+	ru := &workerRun{wk: wk, qc: qc, cmd: cmd, opts: policy, rng: rand.New(rand.NewPCG(h.Sum64(), uint64(seed))),
+		dlq: q.Config.DLQ != "", done: make(chan struct{})}
+	ru.hard, ru.stopHard = context.WithCancel(qs.w.ctx)
+	ru.soft, ru.stopSoft = context.WithCancel(ru.hard)
+	qs.mu.Lock()
+	if qs.closed {
+		qs.mu.Unlock()
+		ru.stopHard()
+		return fmt.Errorf("%s: %w", verb, ErrClosed)
+	}
+	wk.mu.Lock()
+	wk.cmd, wk.state, wk.run, wk.crash, wk.waiting, wk.lastErr, wk.holding = cmd, ClientUp, ru, cmd.Options.Crash, "", "", ""
+	wk.mu.Unlock()
+	qs.mu.Unlock()
+	go ru.loop()
+	r.say(EventOutcome, "%s %s on queue %s (visibility %v); %s", wk.name, how, cmd.Queue, q.Config.Visibility, policy.describeWorker(cmd, ru.dlq))
+	return nil
+}
+
+// describeWorker says how a worker works, in a few words.
+func (p clientPolicy) describeWorker(cmd command.Worker, dlq bool) string {
+	var parts []string
+	if p.ackBefore {
+		parts = append(parts, "it acks each message before the work (at most once)")
+	} else {
+		parts = append(parts, "it acks each message after the work (at least once)")
+	}
+	if p.service != "" {
+		parts = append(parts, "the work is "+p.service+"'s handling of the message")
+	}
+	if p.rate > 0 {
+		parts = append(parts, fmt.Sprintf("%s messages/s of lab time", trimFloat(p.rate)))
+	}
+	if f := p.fail; f.Kind != "" {
+		parts = append(parts, "fail="+f.String())
+	}
+	switch {
+	case p.fail.Kind == "" && p.service == "":
+		// Nothing fails: no retry policy to speak of.
+	case p.retry == "none":
+		parts = append(parts, "a failed message is nacked and the queue's max-receives decides when it is dead-lettered")
+	default:
+		r := fmt.Sprintf("retry=%s up to %d attempts (nack", p.retry, p.maxAttempts)
+		if p.retry == "backoff" {
+			r += fmt.Sprintf(" with a delay: base %v, cap %v, jitter %s", p.base, p.cap, p.jitter)
+		}
+		r += ")"
+		if dlq {
+			r += ", then the dead-letter queue"
+		}
+		parts = append(parts, r)
+	}
+	if cmd.Options.Crash != "" {
+		parts = append(parts, "it crashes once at "+cmd.Options.Crash)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// halt ends the current run, letting it finish the message in hand (cut
+// short after a request timeout).
+func (wk *worker) halt(stop bool) {
+	wk.mu.Lock()
+	ru := wk.run
+	wk.mu.Unlock()
+	if ru == nil {
+		return
+	}
+	ru.stopSoft()
+	t := time.NewTimer(wk.qs.w.timing.RequestTimeout)
+	select {
+	case <-ru.done:
+	case <-t.C:
+		ru.stopHard()
+		<-ru.done
+	}
+	t.Stop()
+	ru.stopHard()
+	wk.mu.Lock()
+	if stop || wk.state == ClientUp {
+		wk.state = ClientStopped
+	}
+	wk.waiting = ""
+	wk.mu.Unlock()
+}
+
+func (wk *worker) stateNow() string {
+	wk.mu.Lock()
+	defer wk.mu.Unlock()
+	return wk.state
+}
+
+func (wk *worker) command() command.Worker {
+	wk.mu.Lock()
+	defer wk.mu.Unlock()
+	return wk.cmd
+}
+
+// close stops every worker without a word: the world is going away.
+func (qs *queueSet) close() {
+	qs.mu.Lock()
+	qs.closed = true
+	var runs []*workerRun
+	for _, wk := range qs.workers {
+		wk.mu.Lock()
+		if wk.run != nil {
+			runs = append(runs, wk.run)
+		}
+		wk.mu.Unlock()
+	}
+	qs.mu.Unlock()
+	for _, ru := range runs {
+		ru.stopHard()
+		<-ru.done
+	}
+}
+
+// --- the worker's work
+
+func (ru *workerRun) loop() {
+	defer close(ru.done)
+	// One message at a time, unless a rate asks for throughput: then up
+	// to a tenth of a second's worth per receive, as consumers poll.
+	batch := 1
+	if ru.opts.rate > 0 {
+		batch = max(1, min(workerReceiveMax, int(ru.opts.rate/10)))
+	}
+	for ru.soft.Err() == nil {
+		ds, err := ru.qc.Receive(ru.soft, ru.cmd.Queue, batch, 0, receivePoll)
+		if err != nil {
+			if ru.soft.Err() != nil || errors.Is(err, broker.ErrClosed) {
+				return
+			}
+			if sleepCtx(ru.soft, 20*time.Millisecond) != nil {
+				return
+			}
+			continue
+		}
+		for _, d := range ds {
+			if !ru.handle(d) {
+				return
+			}
+		}
+	}
+}
+
+// handle runs the worker's work for one message; false means the run is
+// over (crashed or stopped).
+func (ru *workerRun) handle(d broker.Delivery) bool {
+	wk, qs := ru.wk, ru.wk.qs
+	if !ru.pacer.wait(ru.soft, qs.l.clock, ru.opts.rate) {
+		return false // stopped: the message comes back after its visibility timeout
+	}
+	qs.deliver(wk, d, qs.l.clock.Now())
+	if ru.opts.ackBefore {
+		ru.ack(d)
+	}
+	if ru.crashPoint("before-work", d) {
+		return false
+	}
+	res := ru.work(d)
+	if res == workCrashed || res == workStopped {
+		return false
+	}
+	if ru.crashPoint("after-work", d) {
+		return false
+	}
+	if res == workDone && !ru.opts.ackBefore {
+		ru.ack(d)
+	}
+	wk.mu.Lock()
+	wk.holding = ""
+	wk.mu.Unlock()
+	return true
+}
+
+// work makes one attempt at the message (waiting while its service is not
+// running) and, if it fails, settles it as the policy says.
+func (ru *workerRun) work(d broker.Delivery) workResult {
+	wk, qs := ru.wk, ru.wk.qs
+	msg := services.Message{ID: d.MsgID, Value: string(d.Body)}
+	wait := time.Duration(0)
+	for {
+		err := ru.opts.attempt(ru.hard, qs.w, ru.rng, msg)
+		switch {
+		case err == nil:
+			qs.processedBy(wk, d)
+			if wait > 0 {
+				wk.setWaiting("")
+			}
+			return workDone
+		case errors.Is(err, services.ErrCrashed):
+			ru.crashNow(fmt.Sprintf("%s crashed with %s while working on %s: %v", wk.name, ru.opts.service, d.MsgID, err))
+			return workCrashed
+		case errors.Is(err, services.ErrNotRunning):
+			if wait == 0 {
+				wk.setWaiting(ru.opts.service)
+				qs.event(false, "%s waits for %s, which is not running: it holds %s, which comes back to the queue if its visibility timeout runs out first",
+					wk.name, ru.opts.service, d.MsgID)
+			}
+			wait = min(max(2*wait, serviceWaitMin), serviceWaitMax)
+			if qs.l.clock.Sleep(ru.soft, wait) != nil {
+				return workStopped
+			}
+			continue
+		}
+		wk.failed(err)
+		ru.settleFailure(d, err)
+		return workGivenUp
+	}
+}
+
+// settleFailure gives a failed message back, or dead-letters it.
+func (ru *workerRun) settleFailure(d broker.Delivery, err error) {
+	wk, qs := ru.wk, ru.wk.qs
+	if ru.opts.ackBefore {
+		qs.event(false, "%s failed on %s (receive %d): %v; it acked before the work, so the message is gone", wk.name, d.MsgID, d.ReceiveCount, err)
+		return
+	}
+	permanent := errors.Is(err, errPermanent) || errors.Is(err, services.ErrBadMessage)
+	last := ru.opts.retry != "none" && d.ReceiveCount >= ru.opts.maxAttempts
+	if permanent || last {
+		why := fmt.Sprintf("after %d attempts", d.ReceiveCount)
+		if permanent {
+			why = "at once: the failure is permanent, retrying cannot help"
+		}
+		if !ru.dlq {
+			// Nowhere to put it: give it back; the queue keeps it.
+			ru.nack(d, 0, err)
+			qs.event(false, "%s gave up on %s %s: %v; queue %s has no dead-letter queue, so it is given back", wk.name, d.MsgID, why, err, ru.cmd.Queue)
+			return
+		}
+		ctx, cancel := context.WithTimeout(ru.hard, qs.w.timing.RequestTimeout)
+		defer cancel()
+		if derr := ru.qc.DeadLetter(ctx, ru.cmd.Queue, d.ReceiptHandle, err.Error()); derr != nil {
+			qs.event(false, "%s could not dead-letter %s: %v; it comes back after its visibility timeout", wk.name, d.MsgID, derr)
+			return
+		}
+		wk.mu.Lock()
+		wk.stats.deadLettered++
+		wk.mu.Unlock()
+		qs.event(false, "%s moved %s to the dead-letter queue %s: %v", wk.name, d.MsgID, why, err)
+		return
+	}
+	delay := ru.opts.backoff(d.ReceiveCount, ru.rng)
+	ru.nack(d, delay, err)
+	qs.event(true, "%s attempt %d on %s failed: %v; nacked, back in the queue in %v", wk.name, d.ReceiveCount, d.MsgID, err, delay.Round(time.Millisecond))
+}
+
+func (ru *workerRun) nack(d broker.Delivery, delay time.Duration, reason error) {
+	wk, qs := ru.wk, ru.wk.qs
+	ctx, cancel := context.WithTimeout(ru.hard, qs.w.timing.RequestTimeout)
+	defer cancel()
+	err := ru.qc.Nack(ctx, ru.cmd.Queue, d.ReceiptHandle, delay, reason.Error())
+	wk.mu.Lock()
+	if err == nil {
+		wk.stats.nacks++
+	} else {
+		wk.lastErr = err.Error()
+	}
+	wk.mu.Unlock()
+	if err != nil && ru.hard.Err() == nil {
+		qs.event(false, "%s's nack of %s failed: %v; it comes back after its visibility timeout", wk.name, d.MsgID, err)
+	}
+}
+
+func (ru *workerRun) ack(d broker.Delivery) {
+	wk, qs := ru.wk, ru.wk.qs
+	ctx, cancel := context.WithTimeout(ru.hard, qs.w.timing.RequestTimeout)
+	defer cancel()
+	err := ru.qc.Ack(ctx, ru.cmd.Queue, d.ReceiptHandle)
+	if ru.hard.Err() != nil {
+		return
+	}
+	wk.mu.Lock()
+	if err == nil {
+		wk.stats.acks++
+	} else {
+		wk.stats.ackErrors++
+		wk.lastErr = err.Error()
+	}
+	wk.mu.Unlock()
+	if err == nil {
+		qs.mu.Lock()
+		qs.acked[d.MsgID] = true
+		qs.mu.Unlock()
+		return
+	}
+	why := err.Error()
+	if errors.Is(err, broker.ErrStaleReceipt) || errors.Is(err, broker.ErrUnknownReceipt) {
+		why = "its visibility timeout ran out first, so the queue has given it to another delivery: " + why
+	}
+	qs.event(false, "%s's ack of %s failed: %s", wk.name, d.MsgID, why)
+}
+
+// crashPoint crashes the worker if its armed crash point is at.
+func (ru *workerRun) crashPoint(at string, d broker.Delivery) bool {
+	wk := ru.wk
+	wk.mu.Lock()
+	armed := wk.crash == at
+	if armed {
+		wk.crash = ""
+	}
+	wk.mu.Unlock()
+	if !armed {
+		return false
+	}
+	text := fmt.Sprintf("%s crashed at %s of %s (receive %d)", wk.name, at, d.MsgID, d.ReceiveCount)
+	switch {
+	case ru.opts.ackBefore && at == "before-work":
+		text += ": it acked before the work, so nobody will process it"
+	case ru.opts.ackBefore:
+		text += ": the work is done and it was acked before; nothing is lost or repeated"
+	case at == "before-work":
+		text += ": neither processed nor acked, so it comes back after its visibility timeout"
+	default:
+		text += ": the work is done but not acked, so it comes back after its visibility timeout and is processed again"
+	}
+	ru.crashNow(text)
+	return true
+}
+
+// crashNow stops the run as if its process died: nothing more is settled.
+func (ru *workerRun) crashNow(text string) {
+	wk := ru.wk
+	wk.mu.Lock()
+	wk.state = ClientCrashed
+	wk.waiting = ""
+	wk.mu.Unlock()
+	wk.qs.event(false, "%s (worker restart %s brings it back)", text, wk.name)
+}
+
+func (wk *worker) failed(err error) {
+	wk.mu.Lock()
+	wk.stats.failures++
+	wk.lastErr = err.Error()
+	wk.mu.Unlock()
+}
+
+func (wk *worker) setWaiting(service string) {
+	wk.mu.Lock()
+	wk.waiting = service
+	wk.mu.Unlock()
+}
+
+func (qs *queueSet) event(detail bool, format string, args ...any) {
+	text := fmt.Sprintf(format, args...)
+	if !detail {
+		qs.l.syncBroker(qs.w)
+	}
+	qs.l.tl.mu.Lock()
+	defer qs.l.tl.mu.Unlock()
+	if qs.w.retired {
+		return
+	}
+	qs.l.tl.addLocked(Event{Time: qs.l.clock.Now(), Kind: EventClient, Text: text, Detail: detail})
+}
+
+// deliver records one delivery; the first after a redrive is a replay.
+func (qs *queueSet) deliver(wk *worker, d broker.Delivery, now time.Time) {
+	qd := QueueDelivery{MsgID: d.MsgID, Client: wk.name, Queue: d.Queue, Seq: d.Seq, ReceiveCount: d.ReceiveCount,
+		Replay: d.Redrives > 0 && d.ReceiveCount == 1, Time: now}
+	if qd.Queue == "" {
+		qd.Queue = wk.command().Queue
+	}
+	qs.mu.Lock()
+	qs.deliveries = append(qs.deliveries, qd)
+	qs.delivered[qd.Queue]++
+	qs.mu.Unlock()
+	wk.mu.Lock()
+	wk.stats.received++
+	wk.holding = d.MsgID
+	wk.mu.Unlock()
+	note := ""
+	switch {
+	case qd.Replay:
+		note = " (a redrive replay)"
+	case d.ReceiveCount > 1:
+		note = " (delivered before)"
+	}
+	qs.event(true, "%s received %s from %s, receive count %d%s", wk.name, d.MsgID, qd.Queue, d.ReceiveCount, note)
+}
+
+func (qs *queueSet) processedBy(wk *worker, d broker.Delivery) {
+	q := d.Queue
+	if q == "" {
+		q = wk.command().Queue
+	}
+	qs.mu.Lock()
+	set := qs.processed[q]
+	if set == nil {
+		set = map[string]bool{}
+		qs.processed[q] = set
+	}
+	set[d.MsgID] = true
+	qs.mu.Unlock()
+	wk.mu.Lock()
+	wk.stats.processed++
+	wk.mu.Unlock()
+}
+
+// --- values and the checker
+
+func (queuesFeature) value(_ context.Context, w *world, v command.Value) (any, bool, error) {
+	qs := w.queues
+	switch v.Func {
+	case "depth", "inflight", "oldest_age":
+		q, err := w.queueState(v.Arg)
+		if err != nil {
+			return nil, true, fmt.Errorf("%s: %w", v, err)
+		}
+		switch v.Func {
+		case "depth":
+			return float64(q.Counts.Depth()), true, nil
+		case "inflight":
+			return float64(q.Counts.InFlight), true, nil
+		}
+		return q.OldestAge.Seconds(), true, nil
+	case "delivered", "processed":
+		if !w.isQueue(v.Arg) {
+			return nil, false, nil
+		}
+		qs.mu.Lock()
+		n := qs.delivered[v.Arg]
+		if v.Func == "processed" {
+			n = len(qs.processed[v.Arg])
+		}
+		qs.mu.Unlock()
+		return float64(n), true, nil
+	case "state":
+		if wk := qs.get(v.Arg); wk != nil {
+			return wk.stateNow(), true, nil
+		}
+	}
+	return nil, false, nil
+}
+
+// observe hands the checker every send, every delivery, and each queue
+// message's fate.
+func (queuesFeature) observe(ctx context.Context, w *world, h *checker.History, o *checker.Observed) error {
+	qs := w.queues
+	qs.l.syncBroker(w) // the acks and expiries reported so far
+	qs.mu.Lock()
+	for _, s := range qs.sends {
+		h.Sends = append(h.Sends, checker.Send{MsgID: s.MsgID, Client: s.Client, Queue: s.Queue, Outcome: s.Outcome})
+	}
+	for _, d := range qs.deliveries {
+		h.Deliveries = append(h.Deliveries, checker.Delivery{MsgID: d.MsgID, Client: d.Client, Group: d.Queue, Key: "\x00" + d.MsgID, Replay: d.Replay})
+	}
+	if o.Fates == nil {
+		o.Fates = map[string]checker.Fate{}
+	}
+	for id := range qs.expired {
+		o.Fates[id] = checker.FateExpired
+	}
+	for id := range qs.acked {
+		o.Fates[id] = checker.FateAcked
+	}
+	qs.mu.Unlock()
+	var problems []string
+	for _, q := range w.cluster.SnapshotWindow(0).Queues {
+		msgs, err := w.readQueue(ctx, q.Config.Name)
+		if err != nil {
+			o.Unreadable = append(o.Unreadable, q.Config.Name)
+			problems = append(problems, fmt.Sprintf("%s (%v)", q.Config.Name, err))
+			continue
+		}
+		dlq := len(q.DeadLetterFor) > 0
+		for _, m := range msgs {
+			var f checker.Fate
+			switch {
+			case dlq:
+				f = checker.FateDeadLettered
+			case m.State == "in-flight":
+				f = checker.FateInFlight
+			case m.State == "delayed":
+				f = checker.FateDelayed
+			case m.State == "moving" && w.isDLQ(m.MoveTo):
+				f = checker.FateDeadLettered
+			default:
+				f = checker.FateReady
+			}
+			o.Fates[m.MsgID] = f
+		}
+	}
+	if len(problems) > 0 {
+		return errors.New(strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+func (w *world) isDLQ(name string) bool {
+	q, err := w.queueState(name)
+	return err == nil && len(q.DeadLetterFor) > 0
+}
+
+// readQueue waits for the queue's leader and lists its messages, retrying
+// until ctx ends.
+func (w *world) readQueue(ctx context.Context, name string) ([]broker.QueueMessageState, error) {
+	if _, err := w.cluster.WaitForQueueLeader(ctx, name); err != nil {
+		return nil, err
+	}
+	var last error
+	for {
+		msgs, err := w.cluster.QueueMessages(ctx, name)
+		if err == nil {
+			return msgs, nil
+		}
+		if errors.Is(err, broker.ErrUnknownQueue) || errors.Is(err, broker.ErrClosed) {
+			return nil, err
+		}
+		last = err
+		if sleepCtx(ctx, 20*time.Millisecond) != nil {
+			return nil, fmt.Errorf("gave up after %v: %w", DrainTimeout, last)
+		}
+	}
+}
+
+// QueueSends returns a copy of every send to a queue so far in this
+// cluster, in order.
+func (l *Lab) QueueSends() []QueueSend {
+	w, err := l.world()
+	if err != nil {
+		return nil
+	}
+	w.queues.mu.Lock()
+	defer w.queues.mu.Unlock()
+	out := make([]QueueSend, len(w.queues.sends))
+	for i, s := range w.queues.sends {
+		out[i] = *s
+	}
+	return out
+}
+
+// QueueDeliveries returns a copy of every delivery to a worker so far in
+// this cluster, in order.
+func (l *Lab) QueueDeliveries() []QueueDelivery {
+	w, err := l.world()
+	if err != nil {
+		return nil
+	}
+	w.queues.mu.Lock()
+	defer w.queues.mu.Unlock()
+	return slices.Clone(w.queues.deliveries)
+}
+
+// states copies the workers for a snapshot, by name.
+func (qs *queueSet) states() []WorkerState {
+	var out []WorkerState
+	for _, name := range qs.names() {
+		wk := qs.get(name)
+		wk.mu.Lock()
+		out = append(out, WorkerState{Name: name, Queue: wk.cmd.Queue, State: wk.state, Started: wk.cmd.String(),
+			Service: wk.cmd.Options.Service, Waiting: wk.waiting, Holding: wk.holding, Received: wk.stats.received, Processed: wk.stats.processed,
+			Failures: wk.stats.failures, Acks: wk.stats.acks, AckErrors: wk.stats.ackErrors, Nacks: wk.stats.nacks,
+			DeadLettered: wk.stats.deadLettered, LastError: wk.lastErr, Crash: wk.crash})
+		wk.mu.Unlock()
+	}
+	return out
+}
+
+// electQueue moves a queue's leadership to a node and waits until it leads.
+func (r *run) electQueue(ctx context.Context, c command.Elect) error {
+	q, err := r.w.queueState(c.Target.Name)
+	if err != nil {
+		return fmt.Errorf("elect: %w", err)
+	}
+	id, err := r.w.resolve(c.Node)
+	if err != nil {
+		return fmt.Errorf("elect: %w", err)
+	}
+	name := q.Config.Name
+	var hosts []string
+	for _, rep := range q.Replicas {
+		hosts = append(hosts, rep.Node)
+		if rep.Node == id && !rep.Up {
+			return fmt.Errorf("elect %s %s: %w; restart it first", id, name, broker.ErrNodeDown)
+		}
+	}
+	if !slices.Contains(hosts, id) {
+		return fmt.Errorf("elect %s %s: %s holds no replica of it; its replicas are on %s", id, name, id, strings.Join(hosts, ", "))
+	}
+	r.begin(fmt.Sprintf("elect %s %s", resolved(c.Node, id), name))
+	ctx, cancel := r.w.bind(ctx)
+	defer cancel()
+	ctx, cancel2 := context.WithTimeout(ctx, r.w.adminTimeout())
+	defer cancel2()
+	if err := r.w.cluster.TransferQueueLeadership(ctx, name, id); err != nil {
+		return err
+	}
+	q, _ = r.w.queueState(name)
+	r.say(EventOutcome, "%s leads queue %s at epoch %d", orNone(q.Leader), name, q.Epoch)
+	return nil
+}

@@ -1,0 +1,179 @@
+package lab
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mqlab/mqlab/lab/checker"
+)
+
+func workerNamed(t testing.TB, l *Lab, name string) WorkerState {
+	t.Helper()
+	for _, ws := range l.Snapshot().Workers {
+		if ws.Name == name {
+			return ws
+		}
+	}
+	t.Fatalf("no worker %s in the snapshot", name)
+	return WorkerState{}
+}
+
+// Queue commands that cannot run say why and leave the lab as it was:
+// no queue, no worker, no send, nothing in the timeline.
+func TestQueueCommandsCheckBeforeActing(t *testing.T) {
+	l := newLab(t)
+	mustRun(t, l, "topic create orders partitions=1", "queue create receipts visibility=2s")
+	bad := []struct{ line, want string }{
+		{"queue create receipts", "queue already exists"},
+		{"queue create orders", `"orders" is a topic`},
+		{"queue create jobs max-receives=3", "max-receives=3 needs a dead-letter queue"},
+		{"queue create jobs dlq=jobs", "cannot be its own dead-letter queue"},
+		{"queue create jobs rf=7", "rf=7 but the cluster has 3 nodes"},
+		{"send nope", `unknown queue "nope"; the queues are receipts`},
+		{"send orders", "orders is a topic, not a queue"},
+		{"send receipts as=_x", "client names cannot start with '_'"},
+		{"worker start w1 queue=recipts", `did you mean "receipts"?`},
+		{"worker start producer queue=receipts", "producer is already a producer client"},
+		{"worker start w1 queue=receipts service=wallet", "no wallet service is running"},
+		{"worker start w1 queue=receipts retry=none max-attempts=3", "without retries there is one attempt"},
+		{"worker restart w1", "no worker named w1"},
+		{"worker stop w1", "no worker named w1"},
+		{"redrive nope", `unknown queue "nope"`},
+		{"redrive receipts to=nope", `to=nope: unknown queue "nope"`},
+		{"elect n1 nope", `unknown queue "nope"`},
+		{"kill leader(nope)", `unknown queue "nope"`},
+	}
+	before := len(l.Snapshot().Timeline)
+	for _, tc := range bad {
+		if _, err := l.Exec(ctxFor(t, 10*time.Second), tc.line); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v; want it to say %q", tc.line, err, tc.want)
+		}
+	}
+	if after := len(l.Snapshot().Timeline); after != before {
+		t.Errorf("the timeline grew from %d to %d events; failed commands should leave no trace", before, after)
+	}
+	s := l.Snapshot()
+	if len(s.Workers) != 0 || len(s.Cluster.Queues) != 1 || len(l.QueueSends()) != 0 {
+		t.Errorf("after failed commands: workers %+v, %d queues, sends %+v", s.Workers, len(s.Cluster.Queues), l.QueueSends())
+	}
+
+	mustRun(t, l, "worker start w1 queue=receipts", "expect state(w1) == up")
+	if _, err := l.Exec(ctxFor(t, 10*time.Second), "worker start w1 queue=receipts"); err == nil || !strings.Contains(err.Error(), "w1 is already up") {
+		t.Errorf("a second start: %v", err)
+	}
+	if _, err := l.Exec(ctxFor(t, 10*time.Second), "consumer start w1 group=g topic=orders"); err == nil {
+		t.Errorf("a consumer named like a worker started")
+	}
+	mustRun(t, l, "worker stop w1", "expect state(w1) == stopped")
+	if _, err := l.Exec(ctxFor(t, 10*time.Second), "worker stop w1"); err == nil || !strings.Contains(err.Error(), "w1 is stopped already") {
+		t.Errorf("a second stop: %v", err)
+	}
+}
+
+// A crashed worker's message comes back after the visibility timeout, in
+// lab time, with receive count 2, and a restart brings the worker back.
+func TestWorkerCrashRedeliversAfterVisibility(t *testing.T) {
+	l := newLab(t)
+	mustRun(t, l, "queue create receipts visibility=2s",
+		`send receipts value="receipt 881"`,
+		"worker start w1 queue=receipts crash=before-work",
+		"wait state(w1) == crashed",
+		"expect inflight(receipts) == 1",
+		"expect processed(receipts) == 0")
+	if ws := workerNamed(t, l, "w1"); ws.State != ClientCrashed || ws.Holding != "producer-1" {
+		t.Errorf("w1 after its crash: %+v", ws)
+	}
+	mustRun(t, l, "worker restart w1",
+		"expect state(w1) == up",
+		"wait depth(receipts) == 0",
+		"expect processed(receipts) == 1")
+	ds := l.QueueDeliveries()
+	if len(ds) != 2 || ds[0].ReceiveCount != 1 || ds[1].ReceiveCount != 2 || ds[0].MsgID != ds[1].MsgID {
+		t.Fatalf("deliveries: %+v", ds)
+	}
+	if gap := ds[1].Time.Sub(ds[0].Time); gap < 2*time.Second {
+		t.Errorf("redelivered %v after the first delivery; the visibility timeout is 2s", gap)
+	}
+	ws := workerNamed(t, l, "w1")
+	if ws.State != ClientUp || ws.Received != 2 || ws.Processed != 1 || ws.Acks != 1 || ws.Crash != "" {
+		t.Errorf("w1: %+v", ws)
+	}
+	if !timelineHas(l, EventClient, "w1 crashed at before-work of producer-1 (receive 1)") {
+		t.Errorf("the timeline does not tell of the crash")
+	}
+	rep, err := l.Check(ctxFor(t, 30*time.Second))
+	if err != nil || rep.Confirmed != 1 || rep.Lost != 0 || rep.DuplicateDeliveries != 1 {
+		t.Errorf("check: %+v %v", rep, err)
+	}
+}
+
+// A permanent failure goes to the DLQ at once; retries with backoff nack
+// with a delay and dead-letter after max-attempts; the redrive's delivery
+// is a replay, not a duplicate.
+func TestWorkerRetriesThenDeadLetters(t *testing.T) {
+	l := newLab(t)
+	mustRun(t, l, "queue create jobs visibility=5s dlq=jobs-dlq",
+		`send jobs value="job BAD"`,
+		"worker start w1 queue=jobs fail=poison:BAD retry=backoff base=100ms max-attempts=3",
+		"wait depth(jobs-dlq) == 1",
+		"expect dead_lettered == 1",
+		"expect duplicate_deliveries == 2")
+	ds := l.QueueDeliveries()
+	if len(ds) != 3 || ds[2].ReceiveCount != 3 {
+		t.Fatalf("deliveries: %+v", ds)
+	}
+	ws := workerNamed(t, l, "w1")
+	if ws.Nacks != 2 || ws.DeadLettered != 1 || ws.Failures != 3 {
+		t.Errorf("w1: %+v", ws)
+	}
+	mustRun(t, l, "worker stop w1", "worker start w2 queue=jobs", "redrive jobs-dlq", "wait depth(jobs-dlq) == 0", "wait depth(jobs) == 0",
+		"expect processed(jobs) == 1", "expect duplicate_deliveries == 2", "expect dead_lettered == 0", "expect lost == 0")
+	ds = l.QueueDeliveries()
+	if last := ds[len(ds)-1]; !last.Replay || last.Client != "w2" {
+		t.Errorf("the redriven delivery: %+v", last)
+	}
+
+	mustRun(t, l, "worker restart w2 fail=permanent", `send jobs value="job 2"`, "wait depth(jobs-dlq) == 1", "expect dead_lettered == 1")
+	if ws := workerNamed(t, l, "w2"); ws.DeadLettered != 1 || ws.Nacks != 0 {
+		t.Errorf("w2 after a permanent failure: %+v", ws)
+	}
+}
+
+// Sends a TTL drops count as expired, not lost; leader(Q) and epoch(Q)
+// read the queue's raft group, and kill leader(Q) resolves it.
+func TestQueueExpiryAndLeader(t *testing.T) {
+	l := newLab(t)
+	mustRun(t, l, "queue create q ttl=1s", "send q count=3", "wait depth(q) == 0", "expect expired == 3", "expect lost == 0",
+		"expect leader(q) != none", "expect epoch(q) >= 1", "expect oldest_age(q) == 0")
+	leader := l.Snapshot().Cluster.Queues[0].Leader
+	res := mustRun(t, l, "kill leader(q)")
+	if !strings.Contains(strings.Join(res[0].Lines, " "), leader) && !timelineHas(l, EventCommand, "leader(q) → "+leader) {
+		t.Errorf("kill leader(q) did not kill %s: %v", leader, res[0].Lines)
+	}
+	mustRun(t, l, "wait leader(q) != none", "send q", "restart "+leader, "elect "+leader+" q", "expect leader(q) == "+leader)
+	for _, s := range l.QueueSends() {
+		if s.Outcome != checker.Acknowledged {
+			t.Errorf("send %+v", s)
+		}
+	}
+}
+
+// rate= spaces a worker's messages in lab time; a lost ack brings the
+// message back after its visibility timeout, a duplicate delivery.
+func TestWorkerRateAndLostAck(t *testing.T) {
+	l := newLab(t)
+	mustRun(t, l, "queue create q visibility=1s", "send q count=5", "worker start w1 queue=q rate=20/s", "wait depth(q) == 0",
+		"expect processed(q) == 5", "expect duplicate_deliveries == 0")
+	ds := l.QueueDeliveries()
+	if len(ds) != 5 {
+		t.Fatalf("deliveries: %+v", ds)
+	}
+	if span := ds[4].Time.Sub(ds[0].Time); span < 190*time.Millisecond {
+		t.Errorf("five messages at 20/s took %v of lab time; want at least 200ms", span)
+	}
+	mustRun(t, l, "drop next ack from w1", "send q", "wait depth(q) == 0", "expect duplicate_deliveries == 1", "expect lost == 0")
+	if ws := workerNamed(t, l, "w1"); ws.Received != 7 || ws.Processed != 7 {
+		t.Errorf("w1: %+v", ws)
+	}
+}
