@@ -7,8 +7,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/hashicorp/raft"
-
 	"github.com/mqlab/mqlab/broker/queue"
 )
 
@@ -135,15 +133,7 @@ func (c *Cluster) queueStates(window int) []QueueState {
 			}
 			live = append(live, h.rep)
 			r := h.rep.raft()
-			rs := QueueReplicaState{Node: h.node, Up: true, Epoch: r.CurrentTerm()}
-			switch r.State() {
-			case raft.Leader:
-				rs.Role = "leader"
-			case raft.Candidate:
-				rs.Role = "candidate"
-			default:
-				rs.Role = "follower"
-			}
+			rs := QueueReplicaState{Node: h.node, Up: true, Epoch: r.CurrentTerm(), Role: roleOf(r)}
 			rs.Counts, rs.Applied = h.rep.qfsm.counts()
 			if best == nil || rs.Applied > bestApplied {
 				best, bestApplied = h.rep, rs.Applied

@@ -190,18 +190,21 @@ func (f *partitionFSM) producers() []partlog.ProducerState {
 	return f.log.Producers()
 }
 
+// roleOf names a live replica's raft role as the snapshot shows it.
+func roleOf(r *raft.Raft) string {
+	switch r.State() {
+	case raft.Leader:
+		return "leader"
+	case raft.Candidate:
+		return "candidate"
+	}
+	return "follower"
+}
+
 // state copies one live replica's view of its log.
 func (rep *replica) state(window int) ReplicaState {
 	r := rep.raft()
-	rs := ReplicaState{Node: rep.node, Up: true, Epoch: r.CurrentTerm()}
-	switch r.State() {
-	case raft.Leader:
-		rs.Role = "leader"
-	case raft.Candidate:
-		rs.Role = "candidate"
-	default:
-		rs.Role = "follower"
-	}
+	rs := ReplicaState{Node: rep.node, Up: true, Epoch: r.CurrentTerm(), Role: roleOf(r)}
 	tail := rep.tail(rep.lastIndex())
 	f := rep.pfsm
 	f.mu.RLock()
