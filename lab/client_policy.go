@@ -2,9 +2,9 @@ package lab
 
 // The client options consumers (feature_groups.go) and workers
 // (feature_queues.go) share: the policy with its defaults, retry backoff,
-// the simulated failures and the service call of one attempt, pacing at
-// rate=, and how a restart's options lay over the ones a client started
-// with.
+// the simulated failures and the service call of one attempt, how a
+// client describes its policy, pacing at rate=, and how a restart's
+// options lay over the ones a client started with.
 
 import (
 	"context"
@@ -101,6 +101,35 @@ func (p clientPolicy) attempt(ctx context.Context, w *world, rng *rand.Rand, m s
 		return fmt.Errorf("%s: %w", p.service, services.ErrNotRunning)
 	}
 	return h.Handle(ctx, m)
+}
+
+// describe says how a client works, in a few words: settles is what it
+// does with each message ("commits each offset", "acks each message"),
+// unit what its rate counts, retries its words on retrying ("" for none)
+// and crash its armed crash point.
+func (p clientPolicy) describe(settles, unit, retries, crash string) string {
+	var parts []string
+	if p.ackBefore {
+		parts = append(parts, "it "+settles+" before the work (at most once)")
+	} else {
+		parts = append(parts, "it "+settles+" after the work (at least once)")
+	}
+	if p.service != "" {
+		parts = append(parts, "the work is "+p.service+"'s handling of the message")
+	}
+	if p.rate > 0 {
+		parts = append(parts, fmt.Sprintf("%s %s/s of lab time", trimFloat(p.rate), unit))
+	}
+	if f := p.fail; f.Kind != "" {
+		parts = append(parts, "fail="+f.String())
+	}
+	if retries != "" {
+		parts = append(parts, retries)
+	}
+	if crash != "" {
+		parts = append(parts, "it crashes once at "+crash)
+	}
+	return strings.Join(parts, "; ")
 }
 
 // pacer spaces a client's messages at rate= per second of lab time.

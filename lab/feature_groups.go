@@ -28,11 +28,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
-	"math/rand/v2"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/mqlab/mqlab/broker"
@@ -113,17 +110,11 @@ type groupsFeature struct{}
 
 // groupSet is one world's consumer clients and what they received.
 type groupSet struct {
-	l *Lab
-	w *world
+	clientSet[*consumerClient] // delivered and processed by group
 
-	mu         sync.Mutex
-	consumers  map[string]*consumerClient // every consumer started in this world, by name
-	busy       map[string]bool            // a start, restart or stop is under way
+	// Guarded by mu.
 	deliveries []Delivery
 	progress   map[groupPartition]*progress
-	processed  map[string]map[string]bool // group → message ids whose work was done
-	delivered  map[string]int             // group → deliveries
-	closed     bool
 }
 
 type groupPartition struct {
@@ -149,46 +140,33 @@ type pendingSeek struct {
 }
 
 func newGroupSet(l *Lab, w *world) *groupSet {
-	return &groupSet{l: l, w: w, consumers: map[string]*consumerClient{}, busy: map[string]bool{},
-		progress: map[groupPartition]*progress{}, processed: map[string]map[string]bool{}, delivered: map[string]int{}}
+	return &groupSet{clientSet: newClientSet[*consumerClient](l, w), progress: map[groupPartition]*progress{}}
 }
 
 // consumerClient is one named consumer. Each start or restart makes a new
 // run with a new broker consumer; the client keeps its name, counts and
 // state across runs.
 type consumerClient struct {
-	g    *groupSet
-	name string
+	clientCore
+	g *groupSet
 
-	mu      sync.Mutex
-	cmd     command.Consumer // the effective start command, options merged
-	state   string
-	run     *consumerRun // the current or last run
-	runs    int
-	crash   string // armed crash point
-	waiting string
-	stats   consumerStats
-	lastErr string
+	// Guarded by mu.
+	cmd   command.Consumer // the effective start command, options merged
+	run   *consumerRun     // the current or last run
+	stats consumerStats
 }
 
 type consumerStats struct {
-	delivered, processed, failures, givenUp, commits, commitErrors int
+	delivered, givenUp, commits, commitErrors int
 }
 
 // consumerRun is one life of a consumer client: a broker consumer and the
 // goroutine that polls it.
 type consumerRun struct {
-	cc   *consumerClient
-	cn   *broker.Consumer
-	cmd  command.Consumer
-	opts clientPolicy
-	rng  *rand.Rand
-
-	soft, hard         context.Context // soft: stop asks; hard: the work and commits
-	stopSoft, stopHard context.CancelFunc
-	done               chan struct{}
-
-	pacer pacer // rate=
+	clientRun
+	cc  *consumerClient
+	cn  *broker.Consumer
+	cmd command.Consumer
 }
 
 // --- commands
@@ -211,50 +189,13 @@ func (groupsFeature) exec(ctx context.Context, r *run, cmd command.Command) erro
 	return fmt.Errorf("%s: the consumer groups have no handler for this command", cmd.Name())
 }
 
-// claim marks a consumer name busy for one command; release undoes it.
-func (g *groupSet) claim(verb, name string) error {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.closed {
-		return fmt.Errorf("%s: %w", verb, ErrClosed)
-	}
-	if g.busy[name] {
-		return fmt.Errorf("%s: another command is starting or stopping %s; try again once it has finished", verb, name)
-	}
-	g.busy[name] = true
-	return nil
-}
-
-func (g *groupSet) release(name string) {
-	g.mu.Lock()
-	delete(g.busy, name)
-	g.mu.Unlock()
-}
-
-func (g *groupSet) get(name string) *consumerClient {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.consumers[name]
-}
-
-// names lists the consumer clients, sorted.
-func (g *groupSet) names() []string {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	out := make([]string, 0, len(g.consumers))
-	for n := range g.consumers {
-		out = append(out, n)
-	}
-	slices.Sort(out)
-	return out
-}
-
+// has says whether a consumer of that name was ever started.
 func (g *groupSet) has(name string) bool { return g.get(name) != nil }
 
 // checkStart checks what a start or restart names, before anything happens.
 func (g *groupSet) checkStart(verb string, c command.Consumer) error {
-	if strings.HasPrefix(c.Client, "_") {
-		return fmt.Errorf("%s: client names cannot start with '_'", verb)
+	if err := checkClientName(verb, c.Client); err != nil {
+		return err
 	}
 	if broker.IsInternalTopic(c.Topic) {
 		return fmt.Errorf("%s: %s is the broker's own topic; consumers read the topics you create", verb, c.Topic)
@@ -262,16 +203,7 @@ func (g *groupSet) checkStart(verb string, c command.Consumer) error {
 	if _, err := g.w.topic(c.Topic); err != nil {
 		return fmt.Errorf("%s: %w", verb, err)
 	}
-	o := c.Options
-	if o.Retry == "none" && o.MaxAttempts > 1 {
-		return fmt.Errorf("%s: max-attempts=%d with retry=none: without retries there is one attempt; use retry=immediate or retry=backoff", verb, o.MaxAttempts)
-	}
-	if o.Service != "" {
-		if _, ok := g.w.handler(o.Service); !ok {
-			return fmt.Errorf("%s: service=%s: %s", verb, o.Service, g.w.svc.notRunning(o.Service))
-		}
-	}
-	return nil
+	return g.w.checkClientOptions(verb, c.Options)
 }
 
 // nameTaken says whether a consumer name is already a producer, a load or
@@ -318,15 +250,13 @@ func (g *groupSet) start(ctx context.Context, r *run, c command.Consumer) error 
 	cc := g.get(c.Client)
 	fresh := cc == nil
 	if fresh {
-		cc = &consumerClient{g: g, name: c.Client, state: ClientStopped}
+		cc = &consumerClient{clientCore: clientCore{name: c.Client, state: ClientStopped}, g: g}
 	}
 	if err := cc.launch(ctx, r, c, "joined"); err != nil {
 		return err
 	}
 	if fresh {
-		g.mu.Lock()
-		g.consumers[c.Client] = cc
-		g.mu.Unlock()
+		g.add(c.Client, cc)
 	}
 	return nil
 }
@@ -381,16 +311,12 @@ func (g *groupSet) stop(r *run, c command.Consumer) error {
 		return err
 	}
 	defer g.release(c.Client)
-	cc := g.get(c.Client)
-	if cc == nil {
-		return fmt.Errorf("%s: no consumer named %s%s", verb, c.Client, didYouMean(c.Client, g.names()))
-	}
-	was := cc.stateNow()
-	if was == ClientStopped {
-		return fmt.Errorf("%s: %s is stopped already", verb, c.Client)
+	cc, was, err := g.toStop(verb, "consumer", c.Client)
+	if err != nil {
+		return err
 	}
 	r.begin(c.String())
-	err := cc.halt(true)
+	err = cc.halt(true)
 	cmd := cc.command()
 	switch was {
 	case ClientCrashed:
@@ -433,32 +359,16 @@ func (cc *consumerClient) launch(ctx context.Context, r *run, cmd command.Consum
 	if err != nil {
 		return fmt.Errorf("%s: %w", verb, err)
 	}
-	cc.mu.Lock()
-	cc.runs++
-	seed := cc.runs
-	cc.mu.Unlock()
-	h := fnv.New64a()
-	h.Write([]byte(cc.name))
-	ru := &consumerRun{cc: cc, cn: cn, cmd: cmd, opts: policy, rng: rand.New(rand.NewPCG(h.Sum64(), uint64(seed))),
-		done: make(chan struct{})}
-	ru.hard, ru.stopHard = context.WithCancel(g.w.ctx)
-	ru.soft, ru.stopSoft = context.WithCancel(ru.hard)
-
-	g.mu.Lock()
-	if g.closed {
-		g.mu.Unlock()
+	ru := &consumerRun{clientRun: newClientRun(g.l, g.w, &cc.clientCore, policy), cc: cc, cn: cn, cmd: cmd}
+	if !g.begin(&cc.clientCore, cmd.Options.Crash, func() { cc.cmd, cc.run = cmd, ru }) {
 		ru.stopHard()
 		cn.Crash()
 		return fmt.Errorf("%s: %w", verb, ErrClosed)
 	}
-	cc.mu.Lock()
-	cc.cmd, cc.state, cc.run, cc.crash, cc.waiting, cc.lastErr = cmd, ClientUp, ru, cmd.Options.Crash, "", ""
-	cc.mu.Unlock()
-	g.mu.Unlock()
 	go ru.loop()
 
 	text := fmt.Sprintf("%s %s group %s (generation %d) reading %s: %s", cc.name, how, cmd.Group, cn.Generation(), cmd.Topic, describeAssignment(cn.Assignment()))
-	text += "; " + policy.describe(cmd)
+	text += "; " + policy.describeConsumer(cmd)
 	r.say(EventOutcome, "%s", text)
 	return nil
 }
@@ -474,34 +384,16 @@ func describeAssignment(tps []broker.TopicPartition) string {
 	return "it owns " + strings.Join(s, ", ")
 }
 
-// describe says how the client works, in a few words.
-func (p clientPolicy) describe(cmd command.Consumer) string {
-	var parts []string
-	if p.ackBefore {
-		parts = append(parts, "it commits each offset before the work (at most once)")
-	} else {
-		parts = append(parts, "it commits each offset after the work (at least once)")
-	}
-	if p.service != "" {
-		parts = append(parts, "the work is "+p.service+"'s handling of the message")
-	}
-	if p.rate > 0 {
-		parts = append(parts, fmt.Sprintf("%s records/s of lab time", trimFloat(p.rate)))
-	}
-	if f := p.fail; f.Kind != "" {
-		parts = append(parts, "fail="+f.String())
-	}
+// describeConsumer says how a consumer works, in a few words.
+func (p clientPolicy) describeConsumer(cmd command.Consumer) string {
+	retries := ""
 	if p.retry != "none" {
-		r := fmt.Sprintf("retry=%s up to %d attempts", p.retry, p.maxAttempts)
+		retries = fmt.Sprintf("retry=%s up to %d attempts", p.retry, p.maxAttempts)
 		if p.retry == "backoff" {
-			r += fmt.Sprintf(" (base %v, cap %v, jitter %s)", p.base, p.cap, p.jitter)
+			retries += fmt.Sprintf(" (base %v, cap %v, jitter %s)", p.base, p.cap, p.jitter)
 		}
-		parts = append(parts, r)
 	}
-	if cmd.Options.Crash != "" {
-		parts = append(parts, "it crashes once at "+cmd.Options.Crash)
-	}
-	return strings.Join(parts, "; ")
+	return p.describe("commits each offset", "records", retries, cmd.Options.Crash)
 }
 
 // halt ends the current run: it asks the loop to finish the record in
@@ -516,33 +408,13 @@ func (cc *consumerClient) halt(leave bool) error {
 	if ru == nil {
 		return nil
 	}
-	ru.stopSoft()
-	t := time.NewTimer(cc.g.w.timing.RequestTimeout)
-	select {
-	case <-ru.done:
-	case <-t.C:
-		ru.stopHard()
-		<-ru.done
-	}
-	t.Stop()
-	ru.stopHard()
+	ru.end(cc.g.w.timing.RequestTimeout)
 	var err error
 	if st == ClientUp {
 		err = ru.cn.Close()
 	}
-	cc.mu.Lock()
-	if leave || cc.state == ClientUp {
-		cc.state = ClientStopped
-	}
-	cc.waiting = ""
-	cc.mu.Unlock()
+	cc.halted(leave)
 	return err
-}
-
-func (cc *consumerClient) stateNow() string {
-	cc.mu.Lock()
-	defer cc.mu.Unlock()
-	return cc.state
 }
 
 func (cc *consumerClient) command() command.Consumer {
@@ -553,21 +425,14 @@ func (cc *consumerClient) command() command.Consumer {
 
 // close stops every run without a word: the world is going away.
 func (g *groupSet) close() {
-	g.mu.Lock()
-	g.closed = true
-	var runs []*consumerRun
-	for _, cc := range g.consumers {
+	for _, cc := range g.shut() {
 		cc.mu.Lock()
-		if cc.run != nil {
-			runs = append(runs, cc.run)
-		}
+		ru := cc.run
 		cc.mu.Unlock()
-	}
-	g.mu.Unlock()
-	for _, ru := range runs {
-		ru.stopHard()
-		<-ru.done
-		ru.cn.Crash() // no goodbye: the cluster is closing
+		if ru != nil {
+			ru.kill()
+			ru.cn.Crash() // no goodbye: the cluster is closing
+		}
 	}
 }
 
@@ -575,17 +440,10 @@ func (g *groupSet) close() {
 
 // loop polls and works until it is stopped or crashes.
 func (ru *consumerRun) loop() {
-	defer close(ru.done)
-	for ru.soft.Err() == nil {
+	ru.clientRun.loop(func() (bool, error) {
 		recs, err := ru.cn.Poll(ru.soft)
 		if err != nil {
-			if ru.soft.Err() != nil || errors.Is(err, broker.ErrConsumerClosed) || errors.Is(err, broker.ErrClosed) {
-				return
-			}
-			if sleepCtx(ru.soft, 20*time.Millisecond) != nil {
-				return
-			}
-			continue
+			return false, err
 		}
 		gen := ru.cn.Generation()
 		for _, rec := range recs {
@@ -593,67 +451,53 @@ func (ru *consumerRun) loop() {
 				break // the group rebalanced: the rest go to the partitions' owners from the last commit
 			}
 			if !ru.handle(rec) {
-				return
+				return true, nil
 			}
 		}
-	}
+		return false, nil
+	}, func(err error) bool {
+		return errors.Is(err, broker.ErrConsumerClosed) || errors.Is(err, broker.ErrClosed)
+	})
 }
-
-// workResult is how the work for one record ended.
-type workResult int
-
-const (
-	workDone    workResult = iota // processed (or "already done")
-	workGivenUp                   // failed its last attempt, or permanently
-	workCrashed                   // the service crashed, and the client with it
-	workStopped                   // the client was stopped in the middle
-)
 
 // handle runs the client's work for one record; false means the run is
 // over (crashed or stopped).
 func (ru *consumerRun) handle(rec broker.ConsumerRecord) bool {
 	cc, g := ru.cc, ru.cc.g
-	if !ru.pace() {
+	if !ru.pacer.wait(ru.soft, g.l.clock, ru.opts.rate) {
 		return false
 	}
 	d := g.deliver(cc, ru.cmd.Group, rec, g.l.clock.Now())
-	where := fmt.Sprintf("%s offset %d", rec.TopicPartition, rec.Offset)
-	if ru.opts.ackBefore {
-		ru.commit(rec, d.MsgID)
-	}
-	if ru.crashPoint("before-work", d.MsgID, where) {
-		return false
-	}
-	switch ru.work(rec, d) {
-	case workCrashed:
-		return false
-	case workStopped:
-		return false
-	}
-	if ru.crashPoint("after-work", d.MsgID, where) {
-		return false
-	}
-	if !ru.opts.ackBefore {
-		ru.commit(rec, d.MsgID)
-	}
-	return true
+	// A record given up on is skipped: its offset is committed.
+	return ru.process(&cc.clientCore, consumerRecord{ru, rec, d}, true)
 }
 
-// pace waits, in lab time, until the rate lets the next record in.
-func (ru *consumerRun) pace() bool {
-	return ru.pacer.wait(ru.soft, ru.cc.g.l.clock, ru.opts.rate)
+// consumerRecord is a record in a consumer's hands.
+type consumerRecord struct {
+	ru  *consumerRun
+	rec broker.ConsumerRecord
+	d   Delivery
 }
+
+func (cr consumerRecord) ack() { cr.ru.commit(cr.rec, cr.d.MsgID) }
 
 // work tries the record until it is done, given up, or the client goes.
-func (ru *consumerRun) work(rec broker.ConsumerRecord, d Delivery) workResult {
+func (cr consumerRecord) work() workResult {
+	ru, rec, d := cr.ru, cr.rec, cr.d
 	cc, g := ru.cc, ru.cc.g
 	msg := services.Message{ID: d.MsgID, Key: d.Key, Value: string(rec.Value)}
 	wait := time.Duration(0)
-	for attempt := 1; ; {
-		err := ru.attempt(msg)
+	for attempt := 1; ; attempt++ {
+		err, stopped := ru.try(&cc.clientCore, msg, &wait, func() {
+			// The record stays uncommitted, and the client waits for the service.
+			g.event(false, "%s waits for %s, which is not running: %s (%s offset %d) stays uncommitted and the lag grows until it runs again",
+				cc.name, ru.opts.service, d.MsgID, rec.TopicPartition, rec.Offset)
+		})
 		switch {
+		case stopped:
+			return workStopped
 		case err == nil:
-			g.processedBy(cc, d)
+			g.processedBy(&cc.clientCore, d.Group, d.MsgID)
 			if wait > 0 {
 				cc.setWaiting("")
 			}
@@ -661,19 +505,6 @@ func (ru *consumerRun) work(rec broker.ConsumerRecord, d Delivery) workResult {
 		case errors.Is(err, services.ErrCrashed):
 			ru.crashNow(fmt.Sprintf("%s crashed with %s while working on %s (%s offset %d): %v", cc.name, ru.opts.service, d.MsgID, rec.TopicPartition, rec.Offset, err))
 			return workCrashed
-		case errors.Is(err, services.ErrNotRunning):
-			// Not a failure of the message: the service is down. The record
-			// stays uncommitted, and the client waits for the service.
-			if wait == 0 {
-				cc.setWaiting(ru.opts.service)
-				g.event(false, "%s waits for %s, which is not running: %s (%s offset %d) stays uncommitted and the lag grows until it runs again",
-					cc.name, ru.opts.service, d.MsgID, rec.TopicPartition, rec.Offset)
-			}
-			wait = min(max(2*wait, serviceWaitMin), serviceWaitMax)
-			if g.l.clock.Sleep(ru.soft, wait) != nil {
-				return workStopped
-			}
-			continue
 		}
 		cc.failed(err)
 		permanent := errors.Is(err, errPermanent) || errors.Is(err, services.ErrBadMessage)
@@ -695,50 +526,27 @@ func (ru *consumerRun) work(rec broker.ConsumerRecord, d Delivery) workResult {
 		if ru.soft.Err() != nil {
 			return workStopped
 		}
-		attempt++
 	}
 }
 
-// attempt is one try at the work: the simulated failure, then the service.
-func (ru *consumerRun) attempt(m services.Message) error {
-	return ru.opts.attempt(ru.hard, ru.cc.g.w, ru.rng, m)
+var consumerCrashNotes = crashNotes{
+	beforeWorkAcked: "its offset was committed before the work, so nobody will process it",
+	beforeWork:      "neither processed nor committed, so the partition's next owner processes it",
+	afterWorkAcked:  "the work is done and its offset was committed before it; nothing is lost or repeated",
+	afterWork:       "the work is done but its offset is not committed, so the partition's next owner processes it again",
 }
 
-// crashPoint crashes the client if its armed crash point is at.
-func (ru *consumerRun) crashPoint(at, msgID, where string) bool {
-	cc := ru.cc
-	cc.mu.Lock()
-	armed := cc.crash == at
-	if armed {
-		cc.crash = "" // fires once
-	}
-	cc.mu.Unlock()
-	if !armed {
-		return false
-	}
-	text := fmt.Sprintf("%s crashed at %s of %s (%s)", cc.name, at, msgID, where)
-	switch {
-	case at == "before-work" && ru.opts.ackBefore:
-		text += ": its offset was committed before the work, so nobody will process it"
-	case at == "before-work":
-		text += ": neither processed nor committed, so the partition's next owner processes it"
-	case ru.opts.ackBefore:
-		text += ": the work is done and its offset was committed before it; nothing is lost or repeated"
-	default:
-		text += ": the work is done but its offset is not committed, so the partition's next owner processes it again"
-	}
-	ru.crashNow(text)
-	return true
+// crash crashes the client at its armed crash point.
+func (cr consumerRecord) crash(at string) {
+	cr.ru.crashNow(fmt.Sprintf("%s crashed at %s of %s (%s offset %d): %s", cr.ru.cc.name, at, cr.d.MsgID, cr.rec.TopicPartition, cr.rec.Offset,
+		consumerCrashNotes.at(at, cr.ru.opts.ackBefore)))
 }
 
 // crashNow stops the run as if its process died: no commit, no leave.
 func (ru *consumerRun) crashNow(text string) {
 	cc, g := ru.cc, ru.cc.g
 	ru.cn.Crash()
-	cc.mu.Lock()
-	cc.state = ClientCrashed
-	cc.waiting = ""
-	cc.mu.Unlock()
+	cc.crashed()
 	session := ru.cmd.Session
 	if session == 0 {
 		session = 10 * g.w.timing.HeartbeatTimeout
@@ -780,38 +588,10 @@ func (ru *consumerRun) commit(rec broker.ConsumerRecord, msgID string) {
 	g.event(false, "%s's commit of %s offset %d (after %s) failed: %s", cc.name, rec.TopicPartition, rec.Offset+1, msgID, why)
 }
 
-func (cc *consumerClient) failed(err error) {
-	cc.mu.Lock()
-	cc.stats.failures++
-	cc.lastErr = err.Error()
-	cc.mu.Unlock()
-}
-
 func (cc *consumerClient) gaveUp() {
 	cc.mu.Lock()
 	cc.stats.givenUp++
 	cc.mu.Unlock()
-}
-
-func (cc *consumerClient) setWaiting(service string) {
-	cc.mu.Lock()
-	cc.waiting = service
-	cc.mu.Unlock()
-}
-
-// event puts a client's event in the timeline, unless its world has been
-// retired.
-func (g *groupSet) event(detail bool, format string, args ...any) {
-	text := fmt.Sprintf(format, args...)
-	if !detail {
-		g.l.syncBroker(g.w) // what the broker did first comes first
-	}
-	g.l.tl.mu.Lock()
-	defer g.l.tl.mu.Unlock()
-	if g.w.retired {
-		return
-	}
-	g.l.tl.addLocked(Event{Time: g.l.clock.Now(), Kind: EventClient, Text: text, Detail: detail})
 }
 
 // msgIDOf is a record's message id; a record written without one is
@@ -861,20 +641,6 @@ func (g *groupSet) progressLocked(group string, tp broker.TopicPartition) *progr
 		g.progress[k] = p
 	}
 	return p
-}
-
-func (g *groupSet) processedBy(cc *consumerClient, d Delivery) {
-	g.mu.Lock()
-	set := g.processed[d.Group]
-	if set == nil {
-		set = map[string]bool{}
-		g.processed[d.Group] = set
-	}
-	set[d.MsgID] = true
-	g.mu.Unlock()
-	cc.mu.Lock()
-	cc.stats.processed++
-	cc.mu.Unlock()
 }
 
 // --- seek
@@ -1073,8 +839,8 @@ func (g *groupSet) states() []ConsumerState {
 		cc := g.get(name)
 		cc.mu.Lock()
 		cs := ConsumerState{Name: name, Group: cc.cmd.Group, Topic: cc.cmd.Topic, State: cc.state, Started: cc.cmd.String(),
-			Service: cc.cmd.Options.Service, Waiting: cc.waiting, Delivered: cc.stats.delivered, Processed: cc.stats.processed,
-			Failures: cc.stats.failures, GivenUp: cc.stats.givenUp, Commits: cc.stats.commits, CommitErrors: cc.stats.commitErrors,
+			Service: cc.cmd.Options.Service, Waiting: cc.waiting, Delivered: cc.stats.delivered, Processed: cc.processedN,
+			Failures: cc.failures, GivenUp: cc.stats.givenUp, Commits: cc.stats.commits, CommitErrors: cc.stats.commitErrors,
 			LastError: cc.lastErr, Crash: cc.crash}
 		ru := cc.run
 		cc.mu.Unlock()

@@ -29,11 +29,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
-	"math/rand/v2"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/mqlab/mqlab/broker"
@@ -102,61 +99,44 @@ type queuesFeature struct{}
 
 // queueSet is one world's queue clients, workers and what they did.
 type queueSet struct {
-	l *Lab
-	w *world
+	clientSet[*worker] // delivered and processed by queue
 
-	mu         sync.Mutex
+	// Guarded by mu.
 	senders    map[string]*broker.QueueClient
-	workers    map[string]*worker
-	busy       map[string]bool
 	sends      []*QueueSend
 	deliveries []QueueDelivery
-	delivered  map[string]int             // queue → deliveries
-	processed  map[string]map[string]bool // queue → message ids whose work was done
-	acked      map[string]bool            // message ids some queue acked
-	expired    map[string]bool            // message ids some queue dropped by TTL
-	closed     bool
+	acked      map[string]bool // message ids some queue acked
+	expired    map[string]bool // message ids some queue dropped by TTL
 }
 
 func newQueueSet(l *Lab, w *world) *queueSet {
-	return &queueSet{l: l, w: w, senders: map[string]*broker.QueueClient{}, workers: map[string]*worker{}, busy: map[string]bool{},
-		delivered: map[string]int{}, processed: map[string]map[string]bool{}, acked: map[string]bool{}, expired: map[string]bool{}}
+	return &queueSet{clientSet: newClientSet[*worker](l, w), senders: map[string]*broker.QueueClient{},
+		acked: map[string]bool{}, expired: map[string]bool{}}
 }
 
 // worker is one named worker; each start or restart is a new run with a
 // new queue client. The worker keeps its name, counts and state.
 type worker struct {
-	qs   *queueSet
-	name string
+	clientCore
+	qs *queueSet
 
-	mu      sync.Mutex
+	// Guarded by mu.
 	cmd     command.Worker
-	state   string
 	run     *workerRun
-	runs    int
-	crash   string
-	waiting string
 	holding string // the message the current run has received and not settled
 	stats   workerStats
-	lastErr string
 }
 
 type workerStats struct {
-	received, processed, failures, acks, ackErrors, nacks, deadLettered int
+	received, acks, ackErrors, nacks, deadLettered int
 }
 
 type workerRun struct {
-	wk   *worker
-	qc   *broker.QueueClient
-	cmd  command.Worker
-	opts clientPolicy
-	rng  *rand.Rand
-	dlq  bool // its queue has a dead-letter queue
-
-	soft, hard         context.Context
-	stopSoft, stopHard context.CancelFunc
-	done               chan struct{}
-	pacer              pacer
+	clientRun
+	wk  *worker
+	qc  *broker.QueueClient
+	cmd command.Worker
+	dlq bool // its queue has a dead-letter queue
 }
 
 // note takes what the checker needs from the broker's events: which
@@ -511,65 +491,24 @@ func (qs *queueSet) redrive(ctx context.Context, r *run, c command.Redrive) erro
 
 // --- workers
 
-func (qs *queueSet) claim(verb, name string) error {
-	qs.mu.Lock()
-	defer qs.mu.Unlock()
-	if qs.closed {
-		return fmt.Errorf("%s: %w", verb, ErrClosed)
-	}
-	if qs.busy[name] {
-		return fmt.Errorf("%s: another command is starting or stopping %s; try again once it has finished", verb, name)
-	}
-	qs.busy[name] = true
-	return nil
-}
-
-func (qs *queueSet) release(name string) {
-	qs.mu.Lock()
-	delete(qs.busy, name)
-	qs.mu.Unlock()
-}
-
+// get is the worker of a name, or nil.
 func (qs *queueSet) get(name string) *worker {
 	if qs == nil {
 		return nil
 	}
-	qs.mu.Lock()
-	defer qs.mu.Unlock()
-	return qs.workers[name]
+	return qs.clientSet.get(name)
 }
 
 func (qs *queueSet) has(name string) bool { return qs.get(name) != nil }
 
-// names lists the workers, sorted.
-func (qs *queueSet) names() []string {
-	qs.mu.Lock()
-	defer qs.mu.Unlock()
-	out := make([]string, 0, len(qs.workers))
-	for n := range qs.workers {
-		out = append(out, n)
-	}
-	slices.Sort(out)
-	return out
-}
-
 func (qs *queueSet) checkStart(verb string, c command.Worker) error {
-	if strings.HasPrefix(c.Client, "_") {
-		return fmt.Errorf("%s: client names cannot start with '_'", verb)
+	if err := checkClientName(verb, c.Client); err != nil {
+		return err
 	}
 	if _, err := qs.w.queueState(c.Queue); err != nil {
 		return fmt.Errorf("%s: %w", verb, err)
 	}
-	o := c.Options
-	if o.Retry == "none" && o.MaxAttempts > 1 {
-		return fmt.Errorf("%s: max-attempts=%d with retry=none: without retries there is one attempt; use retry=immediate or retry=backoff", verb, o.MaxAttempts)
-	}
-	if o.Service != "" {
-		if _, ok := qs.w.handler(o.Service); !ok {
-			return fmt.Errorf("%s: service=%s: %s", verb, o.Service, qs.w.svc.notRunning(o.Service))
-		}
-	}
-	return nil
+	return qs.w.checkClientOptions(verb, c.Options)
 }
 
 func (qs *queueSet) start(ctx context.Context, r *run, c command.Worker) error {
@@ -595,15 +534,13 @@ func (qs *queueSet) start(ctx context.Context, r *run, c command.Worker) error {
 	wk := qs.get(c.Client)
 	fresh := wk == nil
 	if fresh {
-		wk = &worker{qs: qs, name: c.Client, state: ClientStopped}
+		wk = &worker{clientCore: clientCore{name: c.Client, state: ClientStopped}, qs: qs}
 	}
 	if err := wk.launch(r, c, "started"); err != nil {
 		return err
 	}
 	if fresh {
-		qs.mu.Lock()
-		qs.workers[c.Client] = wk
-		qs.mu.Unlock()
+		qs.add(c.Client, wk)
 	}
 	return nil
 }
@@ -642,13 +579,9 @@ func (qs *queueSet) stop(r *run, c command.Worker) error {
 		return err
 	}
 	defer qs.release(c.Client)
-	wk := qs.get(c.Client)
-	if wk == nil {
-		return fmt.Errorf("%s: no worker named %s%s", verb, c.Client, didYouMean(c.Client, qs.names()))
-	}
-	was := wk.stateNow()
-	if was == ClientStopped {
-		return fmt.Errorf("%s: %s is stopped already", verb, c.Client)
+	wk, was, err := qs.toStop(verb, "worker", c.Client)
+	if err != nil {
+		return err
 	}
 	r.begin(c.String())
 	wk.halt(true)
@@ -683,26 +616,11 @@ func (wk *worker) launch(r *run, cmd command.Worker, how string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", verb, err)
 	}
-	wk.mu.Lock()
-	wk.runs++
-	seed := wk.runs
-	wk.mu.Unlock()
-	h := fnv.New64a()
-	h.Write([]byte(wk.name))
-	ru := &workerRun{wk: wk, qc: qc, cmd: cmd, opts: policy, rng: rand.New(rand.NewPCG(h.Sum64(), uint64(seed))),
-		dlq: q.Config.DLQ != "", done: make(chan struct{})}
-	ru.hard, ru.stopHard = context.WithCancel(qs.w.ctx)
-	ru.soft, ru.stopSoft = context.WithCancel(ru.hard)
-	qs.mu.Lock()
-	if qs.closed {
-		qs.mu.Unlock()
+	ru := &workerRun{clientRun: newClientRun(qs.l, qs.w, &wk.clientCore, policy), wk: wk, qc: qc, cmd: cmd, dlq: q.Config.DLQ != ""}
+	if !qs.begin(&wk.clientCore, cmd.Options.Crash, func() { wk.cmd, wk.run, wk.holding = cmd, ru, "" }) {
 		ru.stopHard()
 		return fmt.Errorf("%s: %w", verb, ErrClosed)
 	}
-	wk.mu.Lock()
-	wk.cmd, wk.state, wk.run, wk.crash, wk.waiting, wk.lastErr, wk.holding = cmd, ClientUp, ru, cmd.Options.Crash, "", "", ""
-	wk.mu.Unlock()
-	qs.mu.Unlock()
 	go ru.loop()
 	r.say(EventOutcome, "%s %s on queue %s (visibility %v); %s", wk.name, how, cmd.Queue, q.Config.Visibility, policy.describeWorker(cmd, ru.dlq))
 	return nil
@@ -710,41 +628,23 @@ func (wk *worker) launch(r *run, cmd command.Worker, how string) error {
 
 // describeWorker says how a worker works, in a few words.
 func (p clientPolicy) describeWorker(cmd command.Worker, dlq bool) string {
-	var parts []string
-	if p.ackBefore {
-		parts = append(parts, "it acks each message before the work (at most once)")
-	} else {
-		parts = append(parts, "it acks each message after the work (at least once)")
-	}
-	if p.service != "" {
-		parts = append(parts, "the work is "+p.service+"'s handling of the message")
-	}
-	if p.rate > 0 {
-		parts = append(parts, fmt.Sprintf("%s messages/s of lab time", trimFloat(p.rate)))
-	}
-	if f := p.fail; f.Kind != "" {
-		parts = append(parts, "fail="+f.String())
-	}
+	retries := ""
 	switch {
 	case p.fail.Kind == "" && p.service == "":
 		// Nothing fails: no retry policy to speak of.
 	case p.retry == "none":
-		parts = append(parts, "a failed message is nacked and the queue's max-receives decides when it is dead-lettered")
+		retries = "a failed message is nacked and the queue's max-receives decides when it is dead-lettered"
 	default:
-		r := fmt.Sprintf("retry=%s up to %d attempts (nack", p.retry, p.maxAttempts)
+		retries = fmt.Sprintf("retry=%s up to %d attempts (nack", p.retry, p.maxAttempts)
 		if p.retry == "backoff" {
-			r += fmt.Sprintf(" with a delay: base %v, cap %v, jitter %s", p.base, p.cap, p.jitter)
+			retries += fmt.Sprintf(" with a delay: base %v, cap %v, jitter %s", p.base, p.cap, p.jitter)
 		}
-		r += ")"
+		retries += ")"
 		if dlq {
-			r += ", then the dead-letter queue"
+			retries += ", then the dead-letter queue"
 		}
-		parts = append(parts, r)
 	}
-	if cmd.Options.Crash != "" {
-		parts = append(parts, "it crashes once at "+cmd.Options.Crash)
-	}
-	return strings.Join(parts, "; ")
+	return p.describe("acks each message", "messages", retries, cmd.Options.Crash)
 }
 
 // halt ends the current run, letting it finish the message in hand (cut
@@ -756,28 +656,8 @@ func (wk *worker) halt(stop bool) {
 	if ru == nil {
 		return
 	}
-	ru.stopSoft()
-	t := time.NewTimer(wk.qs.w.timing.RequestTimeout)
-	select {
-	case <-ru.done:
-	case <-t.C:
-		ru.stopHard()
-		<-ru.done
-	}
-	t.Stop()
-	ru.stopHard()
-	wk.mu.Lock()
-	if stop || wk.state == ClientUp {
-		wk.state = ClientStopped
-	}
-	wk.waiting = ""
-	wk.mu.Unlock()
-}
-
-func (wk *worker) stateNow() string {
-	wk.mu.Lock()
-	defer wk.mu.Unlock()
-	return wk.state
+	ru.end(wk.qs.w.timing.RequestTimeout)
+	wk.halted(stop)
 }
 
 func (wk *worker) command() command.Worker {
@@ -788,50 +668,37 @@ func (wk *worker) command() command.Worker {
 
 // close stops every worker without a word: the world is going away.
 func (qs *queueSet) close() {
-	qs.mu.Lock()
-	qs.closed = true
-	var runs []*workerRun
-	for _, wk := range qs.workers {
+	for _, wk := range qs.shut() {
 		wk.mu.Lock()
-		if wk.run != nil {
-			runs = append(runs, wk.run)
-		}
+		ru := wk.run
 		wk.mu.Unlock()
-	}
-	qs.mu.Unlock()
-	for _, ru := range runs {
-		ru.stopHard()
-		<-ru.done
+		if ru != nil {
+			ru.kill()
+		}
 	}
 }
 
 // --- the worker's work
 
 func (ru *workerRun) loop() {
-	defer close(ru.done)
 	// One message at a time, unless a rate asks for throughput: then up
 	// to a tenth of a second's worth per receive, as consumers poll.
 	batch := 1
 	if ru.opts.rate > 0 {
 		batch = max(1, min(workerReceiveMax, int(ru.opts.rate/10)))
 	}
-	for ru.soft.Err() == nil {
+	ru.clientRun.loop(func() (bool, error) {
 		ds, err := ru.qc.Receive(ru.soft, ru.cmd.Queue, batch, 0, receivePoll)
 		if err != nil {
-			if ru.soft.Err() != nil || errors.Is(err, broker.ErrClosed) {
-				return
-			}
-			if sleepCtx(ru.soft, 20*time.Millisecond) != nil {
-				return
-			}
-			continue
+			return false, err
 		}
 		for _, d := range ds {
 			if !ru.handle(d) {
-				return
+				return true, nil
 			}
 		}
-	}
+		return false, nil
+	}, func(err error) bool { return errors.Is(err, broker.ErrClosed) })
 }
 
 // handle runs the worker's work for one message; false means the run is
@@ -842,21 +709,9 @@ func (ru *workerRun) handle(d broker.Delivery) bool {
 		return false // stopped: the message comes back after its visibility timeout
 	}
 	qs.deliver(wk, d, qs.l.clock.Now())
-	if ru.opts.ackBefore {
-		ru.ack(d)
-	}
-	if ru.crashPoint("before-work", d) {
+	// A message given up on has been settled: nacked or dead-lettered.
+	if !ru.process(&wk.clientCore, queueMessage{ru, d}, false) {
 		return false
-	}
-	res := ru.work(d)
-	if res == workCrashed || res == workStopped {
-		return false
-	}
-	if ru.crashPoint("after-work", d) {
-		return false
-	}
-	if res == workDone && !ru.opts.ackBefore {
-		ru.ack(d)
 	}
 	wk.mu.Lock()
 	wk.holding = ""
@@ -864,40 +719,41 @@ func (ru *workerRun) handle(d broker.Delivery) bool {
 	return true
 }
 
+// queueMessage is a message in a worker's hands.
+type queueMessage struct {
+	ru *workerRun
+	d  broker.Delivery
+}
+
+func (qm queueMessage) ack() { qm.ru.ack(qm.d) }
+
 // work makes one attempt at the message (waiting while its service is not
 // running) and, if it fails, settles it as the policy says.
-func (ru *workerRun) work(d broker.Delivery) workResult {
+func (qm queueMessage) work() workResult {
+	ru, d := qm.ru, qm.d
 	wk, qs := ru.wk, ru.wk.qs
 	msg := services.Message{ID: d.MsgID, Value: string(d.Body)}
 	wait := time.Duration(0)
-	for {
-		err := ru.opts.attempt(ru.hard, qs.w, ru.rng, msg)
-		switch {
-		case err == nil:
-			qs.processedBy(wk, d)
-			if wait > 0 {
-				wk.setWaiting("")
-			}
-			return workDone
-		case errors.Is(err, services.ErrCrashed):
-			ru.crashNow(fmt.Sprintf("%s crashed with %s while working on %s: %v", wk.name, ru.opts.service, d.MsgID, err))
-			return workCrashed
-		case errors.Is(err, services.ErrNotRunning):
-			if wait == 0 {
-				wk.setWaiting(ru.opts.service)
-				qs.event(false, "%s waits for %s, which is not running: it holds %s, which comes back to the queue if its visibility timeout runs out first",
-					wk.name, ru.opts.service, d.MsgID)
-			}
-			wait = min(max(2*wait, serviceWaitMin), serviceWaitMax)
-			if qs.l.clock.Sleep(ru.soft, wait) != nil {
-				return workStopped
-			}
-			continue
+	err, stopped := ru.try(&wk.clientCore, msg, &wait, func() {
+		qs.event(false, "%s waits for %s, which is not running: it holds %s, which comes back to the queue if its visibility timeout runs out first",
+			wk.name, ru.opts.service, d.MsgID)
+	})
+	switch {
+	case stopped:
+		return workStopped
+	case err == nil:
+		qs.processedBy(&wk.clientCore, wk.queueOf(d), d.MsgID)
+		if wait > 0 {
+			wk.setWaiting("")
 		}
-		wk.failed(err)
-		ru.settleFailure(d, err)
-		return workGivenUp
+		return workDone
+	case errors.Is(err, services.ErrCrashed):
+		ru.crashNow(fmt.Sprintf("%s crashed with %s while working on %s: %v", wk.name, ru.opts.service, d.MsgID, err))
+		return workCrashed
 	}
+	wk.failed(err)
+	ru.settleFailure(d, err)
+	return workGivenUp
 }
 
 // settleFailure gives a failed message back, or dead-letters it.
@@ -983,76 +839,38 @@ func (ru *workerRun) ack(d broker.Delivery) {
 	qs.event(false, "%s's ack of %s failed: %s", wk.name, d.MsgID, why)
 }
 
-// crashPoint crashes the worker if its armed crash point is at.
-func (ru *workerRun) crashPoint(at string, d broker.Delivery) bool {
-	wk := ru.wk
-	wk.mu.Lock()
-	armed := wk.crash == at
-	if armed {
-		wk.crash = ""
-	}
-	wk.mu.Unlock()
-	if !armed {
-		return false
-	}
-	text := fmt.Sprintf("%s crashed at %s of %s (receive %d)", wk.name, at, d.MsgID, d.ReceiveCount)
-	switch {
-	case ru.opts.ackBefore && at == "before-work":
-		text += ": it acked before the work, so nobody will process it"
-	case ru.opts.ackBefore:
-		text += ": the work is done and it was acked before; nothing is lost or repeated"
-	case at == "before-work":
-		text += ": neither processed nor acked, so it comes back after its visibility timeout"
-	default:
-		text += ": the work is done but not acked, so it comes back after its visibility timeout and is processed again"
-	}
-	ru.crashNow(text)
-	return true
+var workerCrashNotes = crashNotes{
+	beforeWorkAcked: "it acked before the work, so nobody will process it",
+	beforeWork:      "neither processed nor acked, so it comes back after its visibility timeout",
+	afterWorkAcked:  "the work is done and it was acked before; nothing is lost or repeated",
+	afterWork:       "the work is done but not acked, so it comes back after its visibility timeout and is processed again",
+}
+
+// crash crashes the worker at its armed crash point.
+func (qm queueMessage) crash(at string) {
+	qm.ru.crashNow(fmt.Sprintf("%s crashed at %s of %s (receive %d): %s", qm.ru.wk.name, at, qm.d.MsgID, qm.d.ReceiveCount,
+		workerCrashNotes.at(at, qm.ru.opts.ackBefore)))
 }
 
 // crashNow stops the run as if its process died: nothing more is settled.
 func (ru *workerRun) crashNow(text string) {
 	wk := ru.wk
-	wk.mu.Lock()
-	wk.state = ClientCrashed
-	wk.waiting = ""
-	wk.mu.Unlock()
+	wk.crashed()
 	wk.qs.event(false, "%s (worker restart %s brings it back)", text, wk.name)
 }
 
-func (wk *worker) failed(err error) {
-	wk.mu.Lock()
-	wk.stats.failures++
-	wk.lastErr = err.Error()
-	wk.mu.Unlock()
-}
-
-func (wk *worker) setWaiting(service string) {
-	wk.mu.Lock()
-	wk.waiting = service
-	wk.mu.Unlock()
-}
-
-func (qs *queueSet) event(detail bool, format string, args ...any) {
-	text := fmt.Sprintf(format, args...)
-	if !detail {
-		qs.l.syncBroker(qs.w)
+// queueOf is the queue a delivery came from.
+func (wk *worker) queueOf(d broker.Delivery) string {
+	if d.Queue != "" {
+		return d.Queue
 	}
-	qs.l.tl.mu.Lock()
-	defer qs.l.tl.mu.Unlock()
-	if qs.w.retired {
-		return
-	}
-	qs.l.tl.addLocked(Event{Time: qs.l.clock.Now(), Kind: EventClient, Text: text, Detail: detail})
+	return wk.command().Queue
 }
 
 // deliver records one delivery; the first after a redrive is a replay.
 func (qs *queueSet) deliver(wk *worker, d broker.Delivery, now time.Time) {
-	qd := QueueDelivery{MsgID: d.MsgID, Client: wk.name, Queue: d.Queue, Seq: d.Seq, ReceiveCount: d.ReceiveCount,
+	qd := QueueDelivery{MsgID: d.MsgID, Client: wk.name, Queue: wk.queueOf(d), Seq: d.Seq, ReceiveCount: d.ReceiveCount,
 		Replay: d.Redrives > 0 && d.ReceiveCount == 1, Time: now}
-	if qd.Queue == "" {
-		qd.Queue = wk.command().Queue
-	}
 	qs.mu.Lock()
 	qs.deliveries = append(qs.deliveries, qd)
 	qs.delivered[qd.Queue]++
@@ -1069,24 +887,6 @@ func (qs *queueSet) deliver(wk *worker, d broker.Delivery, now time.Time) {
 		note = " (delivered before)"
 	}
 	qs.event(true, "%s received %s from %s, receive count %d%s", wk.name, d.MsgID, qd.Queue, d.ReceiveCount, note)
-}
-
-func (qs *queueSet) processedBy(wk *worker, d broker.Delivery) {
-	q := d.Queue
-	if q == "" {
-		q = wk.command().Queue
-	}
-	qs.mu.Lock()
-	set := qs.processed[q]
-	if set == nil {
-		set = map[string]bool{}
-		qs.processed[q] = set
-	}
-	set[d.MsgID] = true
-	qs.mu.Unlock()
-	wk.mu.Lock()
-	wk.stats.processed++
-	wk.mu.Unlock()
 }
 
 // --- values and the checker
@@ -1241,8 +1041,8 @@ func (qs *queueSet) states() []WorkerState {
 		wk := qs.get(name)
 		wk.mu.Lock()
 		out = append(out, WorkerState{Name: name, Queue: wk.cmd.Queue, State: wk.state, Started: wk.cmd.String(),
-			Service: wk.cmd.Options.Service, Waiting: wk.waiting, Holding: wk.holding, Received: wk.stats.received, Processed: wk.stats.processed,
-			Failures: wk.stats.failures, Acks: wk.stats.acks, AckErrors: wk.stats.ackErrors, Nacks: wk.stats.nacks,
+			Service: wk.cmd.Options.Service, Waiting: wk.waiting, Holding: wk.holding, Received: wk.stats.received, Processed: wk.processedN,
+			Failures: wk.failures, Acks: wk.stats.acks, AckErrors: wk.stats.ackErrors, Nacks: wk.stats.nacks,
 			DeadLettered: wk.stats.deadLettered, LastError: wk.lastErr, Crash: wk.crash})
 		wk.mu.Unlock()
 	}

@@ -1,0 +1,407 @@
+package lab
+
+// What consumers (feature_groups.go) and workers (feature_queues.go) share
+// as background clients: the set that names them, a client's state across
+// its runs, and a run's life — its loop, DESIGN.md's order of work for
+// one message in hand, the attempts at the work, crash points and how a
+// run ends. Each kind brings only what is its own: how it receives, what
+// ack means (a commit for a log, an ack for a queue), what it does with a
+// failure, and the words it says.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mqlab/mqlab/lab/command"
+	"github.com/mqlab/mqlab/lab/services"
+)
+
+// clientSet is one world's background clients of one kind, by name, with
+// what the checker and the values read of their work.
+type clientSet[C backgroundClient] struct {
+	l *Lab
+	w *world
+
+	mu        sync.Mutex
+	byName    map[string]C               // every client started in this world
+	busy      map[string]bool            // a start, restart or stop is under way
+	delivered map[string]int             // group or queue → deliveries
+	processed map[string]map[string]bool // group or queue → message ids whose work was done
+	closed    bool
+}
+
+// backgroundClient is a consumer or a worker, for its set.
+type backgroundClient interface {
+	comparable // nil when there is none
+	stateNow() string
+}
+
+func newClientSet[C backgroundClient](l *Lab, w *world) clientSet[C] {
+	return clientSet[C]{l: l, w: w, byName: map[string]C{}, busy: map[string]bool{}, delivered: map[string]int{},
+		processed: map[string]map[string]bool{}}
+}
+
+// claim marks a client name busy for one command; release undoes it.
+func (s *clientSet[C]) claim(verb, name string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return fmt.Errorf("%s: %w", verb, ErrClosed)
+	}
+	if s.busy[name] {
+		return fmt.Errorf("%s: another command is starting or stopping %s; try again once it has finished", verb, name)
+	}
+	s.busy[name] = true
+	return nil
+}
+
+func (s *clientSet[C]) release(name string) {
+	s.mu.Lock()
+	delete(s.busy, name)
+	s.mu.Unlock()
+}
+
+// get is the client of a name, or the zero C.
+func (s *clientSet[C]) get(name string) C {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.byName[name]
+}
+
+func (s *clientSet[C]) add(name string, c C) {
+	s.mu.Lock()
+	s.byName[name] = c
+	s.mu.Unlock()
+}
+
+// names lists the clients, sorted.
+func (s *clientSet[C]) names() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]string, 0, len(s.byName))
+	for n := range s.byName {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// toStop finds the client a stop names (a consumer or a worker, says
+// kind): it must exist and not be stopped already. was is its state.
+func (s *clientSet[C]) toStop(verb, kind, name string) (c C, was string, err error) {
+	var none C
+	if c = s.get(name); c == none {
+		return none, "", fmt.Errorf("%s: no %s named %s%s", verb, kind, name, didYouMean(name, s.names()))
+	}
+	if was = c.stateNow(); was == ClientStopped {
+		return none, "", fmt.Errorf("%s: %s is stopped already", verb, name)
+	}
+	return c, was, nil
+}
+
+// shut closes the set to new runs and returns its clients, for a close
+// that stops them without a word: the world is going away.
+func (s *clientSet[C]) shut() []C {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	out := make([]C, 0, len(s.byName))
+	for _, c := range s.byName {
+		out = append(out, c)
+	}
+	return out
+}
+
+// begin makes a new run the client's current one, unless the set has
+// closed. set, called with c.mu held, records the run and its command.
+func (s *clientSet[C]) begin(c *clientCore, crash string, set func()) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	c.mu.Lock()
+	set()
+	c.state, c.crash, c.waiting, c.lastErr = ClientUp, crash, "", ""
+	c.mu.Unlock()
+	return true
+}
+
+// processedBy records that c did the work for a message of a group or queue.
+func (s *clientSet[C]) processedBy(c *clientCore, of, msgID string) {
+	s.mu.Lock()
+	set := s.processed[of]
+	if set == nil {
+		set = map[string]bool{}
+		s.processed[of] = set
+	}
+	set[msgID] = true
+	s.mu.Unlock()
+	c.mu.Lock()
+	c.processedN++
+	c.mu.Unlock()
+}
+
+// event puts a client's event in the timeline, unless its world has been
+// retired.
+func (s *clientSet[C]) event(detail bool, format string, args ...any) {
+	text := fmt.Sprintf(format, args...)
+	if !detail {
+		s.l.syncBroker(s.w) // what the broker did first comes first
+	}
+	s.l.tl.mu.Lock()
+	defer s.l.tl.mu.Unlock()
+	if s.w.retired {
+		return
+	}
+	s.l.tl.addLocked(Event{Time: s.l.clock.Now(), Kind: EventClient, Text: text, Detail: detail})
+}
+
+// checkClientName checks a consumer's or worker's name.
+func checkClientName(verb, name string) error {
+	if strings.HasPrefix(name, "_") {
+		return fmt.Errorf("%s: client names cannot start with '_'", verb)
+	}
+	return nil
+}
+
+// checkClientOptions checks a consumer's or worker's options.
+func (w *world) checkClientOptions(verb string, o command.ClientOptions) error {
+	if o.Retry == "none" && o.MaxAttempts > 1 {
+		return fmt.Errorf("%s: max-attempts=%d with retry=none: without retries there is one attempt; use retry=immediate or retry=backoff", verb, o.MaxAttempts)
+	}
+	if o.Service != "" {
+		if _, ok := w.handler(o.Service); !ok {
+			return fmt.Errorf("%s: service=%s: %s", verb, o.Service, w.svc.notRunning(o.Service))
+		}
+	}
+	return nil
+}
+
+// clientCore is what a consumer and a worker keep across their runs.
+type clientCore struct {
+	name string
+
+	mu         sync.Mutex
+	state      string // up, crashed or stopped
+	runs       int
+	crash      string // the armed crash point, "" once it fired
+	waiting    string // the service it waits for
+	lastErr    string
+	failures   int // failed attempts
+	processedN int // work done
+}
+
+func (c *clientCore) stateNow() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.state
+}
+
+func (c *clientCore) setWaiting(service string) {
+	c.mu.Lock()
+	c.waiting = service
+	c.mu.Unlock()
+}
+
+func (c *clientCore) failed(err error) {
+	c.mu.Lock()
+	c.failures++
+	c.lastErr = err.Error()
+	c.mu.Unlock()
+}
+
+// fire says whether the armed crash point is at, disarming it: a crash
+// fires once.
+func (c *clientCore) fire(at string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	armed := c.crash == at
+	if armed {
+		c.crash = ""
+	}
+	return armed
+}
+
+// crashed marks the client crashed.
+func (c *clientCore) crashed() {
+	c.mu.Lock()
+	c.state = ClientCrashed
+	c.waiting = ""
+	c.mu.Unlock()
+}
+
+// halted marks the client stopped once its run has ended: always with
+// stop, else only if it was up (a crashed client stays crashed).
+func (c *clientCore) halted(stop bool) {
+	c.mu.Lock()
+	if stop || c.state == ClientUp {
+		c.state = ClientStopped
+	}
+	c.waiting = ""
+	c.mu.Unlock()
+}
+
+// clientRun is one life of a consumer or worker: its policy, its random
+// numbers and the goroutine that receives and works.
+type clientRun struct {
+	w     *world
+	clock *Clock
+	opts  clientPolicy
+	rng   *rand.Rand
+
+	soft, hard         context.Context // soft: stop asks; hard: the work and the acks
+	stopSoft, stopHard context.CancelFunc
+	done               chan struct{}
+
+	pacer pacer // rate=
+}
+
+// newClientRun starts the next life of c in world w; its random numbers
+// are seeded by the client's name and the run's number.
+func newClientRun(l *Lab, w *world, c *clientCore, opts clientPolicy) clientRun {
+	c.mu.Lock()
+	c.runs++
+	seed := c.runs
+	c.mu.Unlock()
+	h := fnv.New64a()
+	h.Write([]byte(c.name))
+	ru := clientRun{w: w, clock: l.clock, opts: opts, rng: rand.New(rand.NewPCG(h.Sum64(), uint64(seed))), done: make(chan struct{})}
+	ru.hard, ru.stopHard = context.WithCancel(w.ctx)
+	ru.soft, ru.stopSoft = context.WithCancel(ru.hard)
+	return ru
+}
+
+// end asks the loop to finish the message in hand and waits, cutting the
+// work short after timeout.
+func (ru *clientRun) end(timeout time.Duration) {
+	ru.stopSoft()
+	t := time.NewTimer(timeout)
+	select {
+	case <-ru.done:
+	case <-t.C:
+		ru.stopHard()
+		<-ru.done
+	}
+	t.Stop()
+	ru.stopHard()
+}
+
+// kill ends the run at once.
+func (ru *clientRun) kill() {
+	ru.stopHard()
+	<-ru.done
+}
+
+// loop runs step until the run is stopped or crashes. step receives and
+// handles what it got: over when the run is over, or the receive's error,
+// after which the loop tries again unless gone says the client is gone.
+func (ru *clientRun) loop(step func() (over bool, err error), gone func(error) bool) {
+	defer close(ru.done)
+	for ru.soft.Err() == nil {
+		over, err := step()
+		if over {
+			return
+		}
+		if err != nil {
+			if ru.soft.Err() != nil || gone(err) {
+				return
+			}
+			if sleepCtx(ru.soft, 20*time.Millisecond) != nil {
+				return
+			}
+		}
+	}
+}
+
+// workResult is how the work for one message ended.
+type workResult int
+
+const (
+	workDone    workResult = iota // processed (or "already done")
+	workGivenUp                   // failed its last attempt, or permanently
+	workCrashed                   // the service crashed, and the client with it
+	workStopped                   // the client was stopped in the middle
+)
+
+// inHand is a message a client has received, as process takes it.
+type inHand interface {
+	ack()             // commit its offset (a log) or ack it (a queue)
+	work() workResult // the work, with the kind's retries and settling of failures
+	crash(at string)  // the armed crash point at fired: say so and crash
+}
+
+// process runs DESIGN.md's order for one message in hand: ack if
+// ack=before → the before-work crash point → the work → the after-work
+// crash point → ack if ack=after. A message given up is acked after the
+// work only with ackGivenUp (a log skips it; a queue has settled it with
+// a nack or the dead-letter queue). False means the run is over (crashed
+// or stopped).
+func (ru *clientRun) process(c *clientCore, m inHand, ackGivenUp bool) bool {
+	if ru.opts.ackBefore {
+		m.ack()
+	}
+	if c.fire("before-work") {
+		m.crash("before-work")
+		return false
+	}
+	res := m.work()
+	if res == workCrashed || res == workStopped {
+		return false
+	}
+	if c.fire("after-work") {
+		m.crash("after-work")
+		return false
+	}
+	if !ru.opts.ackBefore && (res == workDone || ackGivenUp) {
+		m.ack()
+	}
+	return true
+}
+
+// try makes one attempt at the work for m, waiting in lab time while the
+// client's service is not running; waiting tells the timeline once when
+// the wait begins. wait is the last pause, kept across a message's
+// attempts; stopped means the client was stopped while it waited. Any
+// other error is the attempt's, for the caller's policy.
+func (ru *clientRun) try(c *clientCore, m services.Message, wait *time.Duration, waiting func()) (err error, stopped bool) {
+	for {
+		err := ru.opts.attempt(ru.hard, ru.w, ru.rng, m)
+		if !errors.Is(err, services.ErrNotRunning) || errors.Is(err, services.ErrCrashed) {
+			return err, false
+		}
+		// Not a failure of the message: the service is down.
+		if *wait == 0 {
+			c.setWaiting(ru.opts.service)
+			waiting()
+		}
+		*wait = min(max(2**wait, serviceWaitMin), serviceWaitMax)
+		if ru.clock.Sleep(ru.soft, *wait) != nil {
+			return nil, true
+		}
+	}
+}
+
+// crashNotes is what a crash at each point means for a kind of client.
+type crashNotes struct {
+	beforeWork, beforeWorkAcked, afterWork, afterWorkAcked string
+}
+
+func (n crashNotes) at(at string, ackBefore bool) string {
+	switch {
+	case at == "before-work" && ackBefore:
+		return n.beforeWorkAcked
+	case at == "before-work":
+		return n.beforeWork
+	case ackBefore:
+		return n.afterWorkAcked
+	}
+	return n.afterWork
+}
