@@ -716,7 +716,6 @@ func splitLabel(text string) (string, string) {
 	return strings.TrimSpace(text), ""
 }
 
-
 // startsSomething reports whether a line opens a fenced block with an info
 // string or starts a step.
 func startsSomething(text string) bool {
