@@ -131,7 +131,11 @@ func (c *Cluster) NewProducer(ctx context.Context, cfg ProducerConfig) (*Produce
 }
 
 // ID returns the producer id (0 unless idempotent).
-func (p *Producer) ID() int64 { return p.pid }
+func (p *Producer) ID() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.pid
+}
 
 // ClientID returns the client's name.
 func (p *Producer) ClientID() string { return p.cfg.ClientID }
@@ -306,14 +310,17 @@ func (p *Producer) sendChunk(ctx context.Context, tp TopicPartition, msgs []Mess
 		}
 		recs[k] = partlog.Record{Key: m.Key, Value: m.Value, MsgID: m.MsgID, Timestamp: ts}
 	}
-	b := partlog.Batch{ProducerID: p.pid, Records: recs}
+	b := partlog.Batch{Records: recs}
+	p.mu.Lock()
 	if p.pid != 0 {
-		p.mu.Lock()
-		b.BaseSeq = p.seq[tp]
+		b.ProducerID, b.BaseSeq = p.pid, p.seq[tp]
 		p.seq[tp] += int32(len(idx))
-		p.mu.Unlock()
 	}
+	p.mu.Unlock()
 	resp, outcome, attempts, err := p.send(ctx, tp, b)
+	if b.ProducerID != 0 && outcome != OutcomeAcked {
+		p.recoverSequence(ctx, tp, b, outcome, err)
+	}
 	clear(recs) // let go of the messages' bytes
 	*buf = recs[:0]
 	recordBufs.Put(buf)
@@ -329,6 +336,33 @@ func (p *Producer) sendChunk(ctx context.Context, tp TopicPartition, msgs []Mess
 			r.Err = err
 		}
 	}
+}
+
+// recoverSequence keeps an idempotent producer usable after a batch that
+// did not get through. A batch that certainly was not written gives its
+// sequence numbers back, so the next batch follows the last one written.
+// A batch that may have been written (unknown), or a partition that no
+// longer accepts our numbering, leaves no sequence that is certainly next:
+// like Kafka's producer after such an error, it starts over under a new
+// producer id, its numbering back at zero on every partition.
+func (p *Producer) recoverSequence(ctx context.Context, tp TopicPartition, b partlog.Batch, outcome Outcome, err error) {
+	if outcome == OutcomeFailed && !errors.Is(err, ErrOutOfOrderSequence) {
+		p.mu.Lock()
+		if p.pid == b.ProducerID && p.seq[tp] == b.BaseSeq+int32(len(b.Records)) {
+			p.seq[tp] = b.BaseSeq // the partition lock keeps later batches out meanwhile
+		}
+		p.mu.Unlock()
+		return
+	}
+	pid, aerr := p.c.allocProducerID(ctx)
+	if aerr != nil {
+		return // the next batch meets the same state and tries again
+	}
+	p.mu.Lock()
+	if p.pid == b.ProducerID {
+		p.pid, p.seq = pid, map[TopicPartition]int32{}
+	}
+	p.mu.Unlock()
 }
 
 // send is the retry loop of one batch.
