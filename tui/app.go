@@ -164,12 +164,13 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return a, a.open(e, over)
 		}
 		return a, nil
-	case BackMsg:
-		a.leave()
-		return a, nil
 	}
 	if a.screen != nil {
 		_, cmd := a.screen.Update(msg)
+		if a.screen.WantsBack() {
+			a.leave()
+			return a, nil
+		}
 		return a, cmd
 	}
 	if km, ok := msg.(tea.KeyMsg); ok {

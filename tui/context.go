@@ -21,6 +21,8 @@ type Context struct {
 	InHistory bool
 	// Selected is the index of the selected node in State.Nodes.
 	Selected int
+	// Focus is the focused panel: ↑/↓ scroll it.
+	Focus panelID
 
 	// Title names what is open when no lesson is: "Sandbox", or a
 	// recording. ReadOnly is true for a recording.

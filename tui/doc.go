@@ -1,13 +1,19 @@
-// Package tui draws mqlab's lab screen in the terminal: the lesson pane,
-// the cluster with every replica's log, consumer groups, queues, service
-// tables, the timeline, the checker and a chart, with keys, a ':' command
-// prompt, help and a history to step back through.
+// Package tui draws mqlab in the terminal: the lesson picker, and the lab
+// screen — the lesson pane, the cluster with every replica's log, consumer
+// groups, queues, service tables, the timeline, the checker and a chart,
+// with keys, a ':' command prompt, help and a history to step back
+// through.
 //
 // The screen reads a Source: plain view-model values (ViewState) and one
 // Exec for command lines. Every key that changes the lab sends the line a
 // learner could type at the prompt ("kill n2"), so keys, lessons and
 // scripts share one command language. LabSource turns a running lab's
-// snapshots into ViewStates and runs lines through lab.Exec; ReplaySource
+// snapshots into ViewStates and runs lines through lab.Exec; LessonSource
+// wraps one to play a lesson (its step as it plays, tasks the learner does
+// with keys, predictions, ✓/✗) and takes the lesson commands; ReplaySource
 // plays a recording (script --record) read-only; DemoSource is a small
 // pretend lab for a demo mode and the tests.
+//
+// App is the whole program: the picker first, then the lab screen for the
+// lesson or the sandbox chosen, and back.
 package tui

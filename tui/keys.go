@@ -85,7 +85,7 @@ func (k *KeyMap) ShortHelp() []key.Binding {
 func (k *KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.NodeNext, k.NodeN, k.Kill, k.Restart, k.Isolate, k.Heal},
-		{k.Pause, k.Faster, k.NextStep, k.Answer, k.Lessons, k.Prompt, k.Help},
-		{k.Back, k.BackEvent, k.Live, k.Focus, k.FocusPrev, k.ScrollUp, k.Filter, k.Quit},
+		{k.Pause, k.Faster, k.NextStep, k.Answer, k.Prompt, k.Help},
+		{k.Back, k.BackEvent, k.Live, k.Focus, k.FocusPrev, k.ScrollUp, k.Filter, k.Lessons, k.Quit},
 	}
 }

@@ -67,6 +67,9 @@ func computeLayout(w, h int, hasLesson bool) layout {
 		lay.name = "medium"
 		lay.body = rect{0, bodyY, w, bh}
 		lw := clamp(w*36/100, 34, 48)
+		if hasLesson { // narrative reads badly in a narrow column
+			lw = clamp(w*42/100, 38, 52)
+		}
 		lay.slots = []slot{
 			{r: rect{0, bodyY, lw, bh}, panels: []panelID{pLesson, pChecker, pTimeline}},
 			{r: rect{lw, bodyY, w - lw, bh}, panels: []panelID{pCluster, pGroups, pQueues, pServices, pChart}},
@@ -75,9 +78,13 @@ func computeLayout(w, h int, hasLesson bool) layout {
 		lay.name = "large"
 		lay.body = rect{0, bodyY, w, bh}
 		lw := clamp(w*33/100, 38, 56)
+		lessonH := bh * 68 / 100
+		if hasLesson { // the lesson is read first: more of it shows
+			lw = clamp(w*37/100, 42, 60)
+			lessonH = bh * 76 / 100
+		}
 		rw := w - lw
 		top := bh * 60 / 100
-		lessonH := bh * 68 / 100
 		bw := rw * 62 / 100
 		lay.slots = []slot{
 			{r: rect{0, bodyY, lw, lessonH}, panels: []panelID{pLesson}},

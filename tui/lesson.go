@@ -22,10 +22,13 @@ type lessonPanel struct {
 	// Markdown rendering is the costly part: keep it per block text.
 	mdW     int
 	mdCache map[string][]string
-	// What was on screen at the last draw, to tell what is new.
+	// What was on screen at the last draw, to tell what is new, and the
+	// block from which the step has played since the learner last acted.
 	seenStep   int
 	seenBlocks int
 	seenStatus LessonStatus
+	seenH      int
+	anchor     int
 }
 
 func newLessonPanel(ctx *Context) *lessonPanel { return &lessonPanel{ctx: ctx} }
@@ -53,16 +56,35 @@ func (p *lessonPanel) View() string {
 		return block(rows, p.w, p.h)
 	}
 	head := p.head(ls)
-	foot := p.foot(ls)
+	foot := p.foot(ls, false)
 	// A short pane keeps at least a few rows of the step.
 	for len(head)+len(foot)+3 > p.h && len(foot) > 1 {
 		foot = foot[1:]
 	}
+	body, starts, tops := p.body(ls)
+	if len(foot) > 0 && foot[0] == "" && len(head)+len(body)+len(foot) > p.h {
+		foot = foot[1:] // a full pane spends no row on the spacer
+	}
 	bodyH := max(0, p.h-len(head)-len(foot))
-	body, starts := p.body(ls)
-	p.follow(ls, starts, len(body), bodyH)
-	rows, off := window(body, p.off, bodyH, st)
+	p.follow(ls, tops, len(body), bodyH)
+	how := "(tab to the lesson, then ↑/↓)"
+	if p.ctx.Focus == pLesson {
+		how = "(↑/↓ scroll)"
+	}
+	rows, off := windowNote(body, p.off, bodyH, st, how)
 	p.off = off
+	// While the open task shows, the last row need not repeat its hint.
+	if ls.Status == LessonTask {
+		if i := lastTask(blocksOf(ls)); i >= 0 && starts[i] >= off && starts[i]+2 <= off+bodyH {
+			short := p.foot(ls, true)
+			for len(short) > len(foot) && short[0] == "" {
+				short = short[1:]
+			}
+			if len(short) <= len(foot) {
+				foot = short
+			}
+		}
+	}
 	out := append(head, rows...)
 	for len(out) < p.h-len(foot) {
 		out = append(out, "")
@@ -71,21 +93,23 @@ func (p *lessonPanel) View() string {
 	return block(out, p.w, p.h)
 }
 
-// head is the lesson's title and where the step stands.
+// head is where the step stands: the screen's header names the lesson.
 func (p *lessonPanel) head(ls *Lesson) []string {
 	st := p.ctx.Styles
-	rows := []string{st.Header.Render(cut(ls.Title, p.w))}
+	var rows []string
+	if ls.Status == LessonUnknown { // a source of summaries only: its title too
+		rows = append(rows, st.Header.Render(cut(ls.Title, p.w)))
+	}
 	var prog line
 	prog.add(&st.Muted, fmt.Sprintf("Step %d of %d ", ls.Step, ls.Steps))
 	if ls.Steps > 0 {
 		bw := min(ls.Steps*2, max(0, p.w-prog.w-1))
 		if bw > 0 {
 			done := ls.Step
-			if ls.Status != LessonFinished {
+			switch ls.Status {
+			case LessonUnknown, LessonStepDone, LessonFinished:
+			default:
 				done-- // the step being played is not done yet
-			}
-			if ls.Status == LessonUnknown {
-				done = ls.Step
 			}
 			prog.b.WriteString(bar(p.ctx.Styles, float64(done)/float64(ls.Steps), bw))
 			prog.w += bw
@@ -129,22 +153,24 @@ func blocksOf(ls *Lesson) []LessonBlock {
 	return bs
 }
 
-// body draws the blocks and returns the row each block starts at.
-func (p *lessonPanel) body(ls *Lesson) ([]string, []int) {
+// body draws the blocks and returns the row each block starts at, and the
+// row to bring to the top when the learner has just acted on it: its
+// start, or for a prediction just answered, the answer.
+func (p *lessonPanel) body(ls *Lesson) (rows []string, starts, tops []int) {
 	st := p.ctx.Styles
 	w := p.w
 	if p.mdW != w || p.mdCache == nil || len(p.mdCache) > 200 {
 		p.mdW, p.mdCache = w, map[string][]string{}
 	}
 	legacy := ls.Status == LessonUnknown
-	rows := []string{""}
-	var starts []int
+	rows = []string{""}
 	bs := blocksOf(ls)
 	for i, b := range bs {
 		if i > 0 {
 			rows = append(rows, "")
 		}
 		starts = append(starts, len(rows))
+		tops = append(tops, len(rows))
 		switch b.Kind {
 		case BlockText:
 			md, ok := p.mdCache[b.Text]
@@ -159,17 +185,24 @@ func (p *lessonPanel) body(ls *Lesson) ([]string, []int) {
 				if c.OK {
 					l.add(&st.Faint, "$ ")
 					l.add(&st.Muted, c.Text)
-				} else {
-					l.add(&st.Fail, symFail+" ")
-					l.add(&st.Muted, c.Text)
-					l.add(&st.Fail, " — "+oneLine(c.Note))
+					rows = append(rows, l.fit(w))
+					continue
 				}
+				l.add(&st.Fail, symFail+" ")
+				l.add(&st.Muted, c.Text)
 				rows = append(rows, l.fit(w))
+				for _, s := range wrapText(oneLine(c.Note), w-2) {
+					rows = append(rows, "  "+st.Fail.Render(s))
+				}
 			}
 		case BlockTask:
 			rows = append(rows, p.task(b.Task, legacy)...)
 		case BlockPrediction:
-			rows = append(rows, p.prediction(b.Prediction, legacy)...)
+			pr, answer := p.prediction(b.Prediction, legacy)
+			if answer > 0 {
+				tops[i] += answer
+			}
+			rows = append(rows, pr...)
 		case BlockExpect:
 			if legacy {
 				rows = append(rows, st.Title.Render("Expect"))
@@ -179,7 +212,7 @@ func (p *lessonPanel) body(ls *Lesson) ([]string, []int) {
 			}
 		}
 	}
-	return rows, starts
+	return rows, starts, tops
 }
 
 func (p *lessonPanel) task(t *Task, legacy bool) []string {
@@ -211,14 +244,24 @@ func (p *lessonPanel) task(t *Task, legacy bool) []string {
 			rows = append(rows, "    "+st.Key.Render(s))
 		}
 	}
+	if t.Waiting != "" && !t.Done {
+		for _, s := range wrapText("waits for "+t.Waiting, p.w-4) {
+			rows = append(rows, "    "+st.Muted.Render(s))
+		}
+	}
 	return rows
 }
 
-func (p *lessonPanel) prediction(pr *Prediction, legacy bool) []string {
+// prediction draws a question, its choices and, once answered, the
+// outcome and why; answer is the row of the outcome (0 before it).
+func (p *lessonPanel) prediction(pr *Prediction, legacy bool) (rows []string, answer int) {
 	st := p.ctx.Styles
-	rows := []string{st.Title.Render("Predict")}
+	rows = []string{st.Title.Render("Predict")}
 	rows = append(rows, markdown(st, pr.Question, p.w)...)
 	rows = append(rows, p.choices(pr)...)
+	if pr.Chosen >= 0 {
+		answer = len(rows)
+	}
 	letter := func(i int) string { return string(rune('a'+i)) + ")" }
 	switch {
 	case pr.Chosen < 0 && legacy:
@@ -234,7 +277,7 @@ func (p *lessonPanel) prediction(pr *Prediction, legacy bool) []string {
 	if pr.Answer >= 0 && pr.Why != "" {
 		rows = append(rows, wrapRuns(append([]mdRun{{"Why: ", &st.Bold}}, inline(st, oneLine(pr.Why))...), p.w, "")...)
 	}
-	return rows
+	return rows, answer
 }
 
 // expectation is "✓ what it means", then the condition's values.
@@ -295,16 +338,28 @@ func (p *lessonPanel) expectation(e Expectation) []string {
 	return rows
 }
 
+func lastTask(bs []LessonBlock) int {
+	for i := len(bs) - 1; i >= 0; i-- {
+		if bs[i].Kind == BlockTask {
+			return i
+		}
+	}
+	return -1
+}
+
 // foot is the notice, if any, and what the step waits for, in words that
-// name the keys.
-func (p *lessonPanel) foot(ls *Lesson) []string {
+// name the keys; taskShown says the open task and its hint are in view.
+func (p *lessonPanel) foot(ls *Lesson, taskShown bool) []string {
 	st := p.ctx.Styles
 	k := p.ctx.Keys
 	var rows []string
 	if ls.Notice != "" {
 		ns := &st.Warn
-		if ls.Status == LessonFailed || ls.Status == LessonBroken {
+		switch ls.Status {
+		case LessonFailed, LessonBroken:
 			ns = &st.Fail
+		case LessonStarting:
+			ns = &st.Muted
 		}
 		rows = append(rows, "")
 		for _, s := range wrapText(ls.Notice, p.w) {
@@ -316,19 +371,25 @@ func (p *lessonPanel) foot(ls *Lesson) []string {
 	ms := &st.Accent
 	switch ls.Status {
 	case LessonStarting:
+		if ls.Notice != "" {
+			return rows // the notice says it
+		}
 		mark, text, ms = symPending, "starting the step…", &st.Muted
 	case LessonPlaying:
-		mark, text, ms = symPending, "the lab is running the step's commands…", &st.Muted
+		mark, text, ms = symPending, "running the step's commands…", &st.Muted
 	case LessonTask:
-		hint := ""
-		for _, t := range ls.Tasks {
-			if !t.Done {
-				hint = t.Hint
+		var open *Task
+		for _, b := range blocksOf(ls) {
+			if b.Kind == BlockTask && !b.Task.Done {
+				open = b.Task
 			}
 		}
 		mark, text = "▶", "Your turn: the task above"
-		if hint != "" {
-			text = "Your turn — " + hint
+		switch {
+		case open != nil && open.Tried && open.Waiting != "":
+			mark, text, ms = symPending, "Done; the lab is getting there: "+open.Waiting, &st.Muted
+		case open != nil && open.Hint != "" && !taskShown:
+			text = "Your turn — " + open.Hint
 		}
 	case LessonPredict:
 		n := 0
@@ -368,30 +429,28 @@ func (p *lessonPanel) foot(ls *Lesson) []string {
 	return rows
 }
 
-// follow scrolls to what just played: the first new block (or the one the
-// learner just answered or did) at the top if all that is new does not fit
-// below what is shown.
-func (p *lessonPanel) follow(ls *Lesson, starts []int, total, h int) {
+// follow scrolls to what played since the learner last acted: from the
+// start of the step, or from the task or question they just did or
+// answered. It shows the newest rows unless that would hide the first of
+// those; the learner's own scrolling holds until the step moves again.
+func (p *lessonPanel) follow(ls *Lesson, tops []int, total, h int) {
 	n := len(blocksOf(ls))
-	changed := ls.Step != p.seenStep || n != p.seenBlocks || ls.Status != p.seenStatus
-	if !changed {
-		return
+	if ls.Step == p.seenStep && n == p.seenBlocks && ls.Status == p.seenStatus && h == p.seenH {
+		return // nothing new, and the room is the same: the learner's scrolling holds
 	}
-	from := p.seenBlocks
 	waited := p.seenStatus == LessonTask || p.seenStatus == LessonPredict
 	switch {
 	case ls.Step != p.seenStep || n < p.seenBlocks:
-		from, p.off = 0, 0
-	case waited && from > 0:
-		from-- // what the learner just did or answered, and its reveal
+		p.anchor, p.off = 0, 0
+	case waited && ls.Status != p.seenStatus && p.seenBlocks > 0:
+		p.anchor = p.seenBlocks - 1 // the block the learner just did or answered
 	}
-	p.seenStep, p.seenBlocks, p.seenStatus = ls.Step, n, ls.Status
-	if from >= len(starts) || h <= 0 {
+	p.seenStep, p.seenBlocks, p.seenStatus, p.seenH = ls.Step, n, ls.Status, h
+	if p.anchor >= len(tops) || h <= 0 {
 		return
 	}
-	// The row above the block is blank, and window() writes "↑ N above"
-	// over the top row: start there.
-	first := max(0, starts[from]-1)
+	// window() writes "↑ N above" over the top row: start a row higher.
+	first := max(0, tops[p.anchor]-1)
 	if total-p.off > h { // the end is out of view
 		p.off = min(first, total-h)
 	}
@@ -400,12 +459,12 @@ func (p *lessonPanel) follow(ls *Lesson, starts []int, total, h int) {
 	}
 }
 
-// choices lists a prediction's answers, on one row when they fit. The
-// chosen one is marked ›, and once revealed the right one ✓ and a wrong
-// choice ✗.
+// choices lists a prediction's answers, on one row when they fit, else
+// one a row wrapped under its letter. The chosen one is marked ›, and once
+// revealed the right one ✓ and a wrong choice ✗.
 func (p *lessonPanel) choices(pr *Prediction) []string {
 	st := p.ctx.Styles
-	items := make([]line, len(pr.Choices))
+	leads := make([]line, len(pr.Choices))
 	total := 0
 	for i, c := range pr.Choices {
 		mark, ms := " ", &st.Text
@@ -417,24 +476,31 @@ func (p *lessonPanel) choices(pr *Prediction) []string {
 		case i == pr.Chosen:
 			mark, ms = symSelected, &st.Accent
 		}
-		items[i].add(ms, mark+string(rune('a'+i))+") ")
-		items[i].add(&st.Text, c)
-		total += items[i].w + 3
+		leads[i].add(ms, mark+string(rune('a'+i))+") ")
+		total += leads[i].w + textWidth(c) + 3
 	}
 	if total <= p.w {
 		var l line
-		for i := range items {
+		for i, c := range pr.Choices {
 			if i > 0 {
 				l.add(nil, "   ")
 			}
-			l.b.WriteString(items[i].b.String())
-			l.w += items[i].w
+			l.b.WriteString(leads[i].b.String())
+			l.w += leads[i].w
+			l.add(&st.Text, c)
 		}
 		return []string{l.fit(p.w)}
 	}
-	rows := make([]string, len(items))
-	for i := range items {
-		rows[i] = items[i].fit(p.w)
+	var rows []string
+	for i, c := range pr.Choices {
+		lw := leads[i].w
+		for j, s := range wrapText(oneLine(c), p.w-lw) {
+			lead := spaces(lw)
+			if j == 0 {
+				lead = leads[i].b.String()
+			}
+			rows = append(rows, lead+st.Text.Render(s))
+		}
 	}
 	return rows
 }

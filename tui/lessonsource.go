@@ -88,6 +88,15 @@ type lessonState struct {
 	learner []string
 	// the pending task as the lesson wrote it, while one waits
 	task *lessons.Task
+	// offTrack says what the learner ran that the task does not ask for
+	offTrack string
+	// tried: the learner ran what the task asks; the lab is getting there
+	tried bool
+}
+
+// open starts the state of a step afresh.
+func (st *lessonState) open(step int, status LessonStatus, notice string) {
+	*st = lessonState{step: step, status: status, notice: notice}
 }
 
 // NewLessonSource plays les on the lab of a LabSource it makes: the
@@ -207,6 +216,23 @@ func (s *LessonSource) View() ViewState {
 	v := s.lab.View()
 	s.mu.Lock()
 	v.Lesson = s.lessonView()
+	if s.st.status == LessonTask && s.st.task != nil {
+		if w := waiting(&v, s.st.task); w != "" {
+			for i := len(v.Lesson.Blocks) - 1; i >= 0; i-- {
+				if b := v.Lesson.Blocks[i]; b.Kind == BlockTask && !b.Task.Done {
+					b.Task.Waiting, b.Task.Tried = w, s.st.tried
+					break
+				}
+			}
+		}
+		if blocked := taskBlocked(&v, s.st.task); blocked != "" || s.st.offTrack != "" {
+			how := "If the lab can no longer get there, :lesson reset starts the step again."
+			if blocked != "" {
+				how = ":lesson reset starts the step again."
+			}
+			v.Lesson.Notice = joinNotes(s.st.offTrack, blocked, how)
+		}
+	}
 	s.mu.Unlock()
 	return v
 }
@@ -219,6 +245,8 @@ func (s *LessonSource) lessonView() *Lesson {
 		Status: st.status, Notice: st.notice}
 	if st.step < steps {
 		ls.StepTitle = s.les.Steps[st.step].Title
+	} else {
+		ls.StepTitle = "Finished"
 	}
 	ls.Blocks = make([]LessonBlock, len(st.blocks))
 	for i, b := range st.blocks {
@@ -305,7 +333,7 @@ func (s *LessonSource) lessonCommand(ctx context.Context, args []string) (string
 		case st.step >= len(s.les.Steps):
 			return s.gotoStep(ctx, len(s.les.Steps)-1, "prev")
 		case st.step == 0:
-			return "", errors.New("this is the first step: lesson reset starts it again")
+			return "", errors.New("this is the first step: :lesson reset starts it again")
 		}
 		return s.gotoStep(ctx, st.step-1, "prev")
 	case args[0] == "reset" && len(args) == 1:
@@ -330,7 +358,7 @@ func (s *LessonSource) next(ctx context.Context) (string, error) {
 	sandbox := s.opts.Sandbox
 	switch st.status {
 	case LessonStarting:
-		return "", errors.New("the step has not started: lesson reset starts it")
+		return "", errors.New("the step has not started: :lesson reset starts it")
 	case LessonFinished:
 		return "", errors.New("this was the last step: the lesson is finished")
 	case LessonTask:
@@ -340,11 +368,11 @@ func (s *LessonSource) next(ctx context.Context) (string, error) {
 		s.stopPlayer()
 	case LessonPredict:
 		if !sandbox {
-			return "", errors.New("first the question: answer it with a letter (predict b)")
+			return "", errors.New("first the question: answer it with its letter")
 		}
 	case LessonBroken:
 		if !sandbox {
-			return "", errors.New("this step could not go on: lesson reset starts it again")
+			return "", errors.New("this step could not go on: :lesson reset starts it again")
 		}
 	}
 	err = s.run.NextStep(ctx, sandbox)
@@ -352,20 +380,20 @@ func (s *LessonSource) next(ctx context.Context) (string, error) {
 	switch {
 	case errors.As(err, &fe):
 		f := fe.Failed[0]
-		return "", fmt.Errorf("%s does not hold (%s): a step cannot be passed while an expectation fails; lesson reset starts it again",
+		return "", fmt.Errorf("%s does not hold (%s): a step cannot be passed while an expectation fails; :lesson reset starts it again",
 			f.Cond, f.Observed)
 	case errors.Is(err, lessons.ErrEnd):
+		end := LessonBlock{Kind: BlockText, Text: s.endWords()}
 		s.update(func(st *lessonState) {
-			st.step, st.status, st.blocks, st.notice, st.learner, st.task = len(s.les.Steps), LessonFinished, nil, "", nil, nil
+			st.open(len(s.les.Steps), LessonFinished, "")
+			st.blocks = []LessonBlock{end}
 		})
 		return "the lesson is finished " + symOK, s.progressErr()
 	case err != nil:
 		return "", err
 	}
 	step := s.run.Step()
-	s.update(func(st *lessonState) {
-		st.step, st.status, st.blocks, st.notice, st.learner, st.task = step, LessonPlaying, nil, "", nil, nil
-	})
+	s.update(func(st *lessonState) { st.open(step, LessonPlaying, "") })
 	if err := s.playOn(ctx); err != nil {
 		return "", err
 	}
@@ -379,15 +407,13 @@ func (s *LessonSource) gotoStep(ctx context.Context, step int, why string) (stri
 	notice := fmt.Sprintf("Starting step %d on a fresh cluster…", step+1)
 	if step > 0 {
 		notice = fmt.Sprintf("Starting step %d: a live cluster cannot be rewound, so the lab starts a fresh one "+
-			"and re-runs the lesson's commands of steps 1–%d…", step+1, step)
+			"and re-runs the lesson's commands of %s…", step+1, stepsUpTo(step))
 	}
-	s.update(func(st *lessonState) {
-		st.step, st.status, st.blocks, st.notice, st.learner, st.task = step, LessonStarting, nil, notice, nil, nil
-	})
+	s.update(func(st *lessonState) { st.open(step, LessonStarting, notice) })
 	if err := s.run.Goto(ctx, step); err != nil {
 		s.update(func(st *lessonState) {
 			st.status = LessonBroken
-			st.notice = fmt.Sprintf("Step %d could not start: %v. lesson reset tries again.", step+1, err)
+			st.notice = fmt.Sprintf("Step %d could not start: %v. :lesson reset tries again.", step+1, err)
 		})
 		return "", fmt.Errorf("step %d could not start: %w", step+1, err)
 	}
@@ -400,9 +426,43 @@ func (s *LessonSource) gotoStep(ctx context.Context, step int, why string) (stri
 	case why == "reset":
 		out += " — started again on a fresh cluster"
 	case step > 0:
-		out += fmt.Sprintf(" — the lab re-ran the lesson's commands of steps 1–%d on a fresh cluster", step)
+		out += fmt.Sprintf(" — the lab re-ran the lesson's commands of %s on a fresh cluster", stepsUpTo(step))
 	}
 	return out, s.progressErr()
+}
+
+// endWords is what the pane says when the lesson is over: what it showed,
+// and how the learner's predictions went.
+func (s *LessonSource) endWords() string {
+	var b strings.Builder
+	b.WriteString("**You finished this lesson.**")
+	if len(s.les.Concepts) > 0 {
+		b.WriteString(" It showed you, on a live cluster: " + strings.Join(s.les.Concepts, ", ") + ".")
+	}
+	if store := s.opts.Progress; store != nil {
+		if lp, err := store.Lesson(s.les.ID); err == nil {
+			preds := s.les.Predictions()
+			right := 0
+			for _, p := range preds {
+				if a, ok := lp.Answers[p.ID]; ok && a.Correct {
+					right++
+				}
+			}
+			if len(preds) > 0 {
+				fmt.Fprintf(&b, " You predicted %d of %d right.", right, len(preds))
+			}
+		}
+	}
+	b.WriteString("\n\n:lesson prev plays the last step again; :lesson goto 1 starts over.")
+	return b.String()
+}
+
+// stepsUpTo names the steps before step (from 0): "step 1", "steps 1–3".
+func stepsUpTo(step int) string {
+	if step == 1 {
+		return "step 1"
+	}
+	return fmt.Sprintf("steps 1–%d", step)
 }
 
 func (s *LessonSource) stepWords(step int) string {
@@ -456,9 +516,9 @@ func (s *LessonSource) predict(ctx context.Context, arg string) (string, error) 
 		}
 		st.status = LessonPlaying
 	})
-	out := fmt.Sprintf("%c) — you predicted it", arg[0])
+	out := "you predicted it"
 	if !rv.Correct {
-		out = fmt.Sprintf("%c) — the answer is %c) %s", arg[0], 'a'+rv.Predict.Answer, rv.Answer)
+		out = fmt.Sprintf("the answer is %c) %s", 'a'+rv.Predict.Answer, oneLine(plainInline(rv.Answer)))
 	}
 	if err := s.playOn(ctx); err != nil {
 		return out, err
@@ -500,7 +560,7 @@ func (s *LessonSource) playOn(ctx context.Context) error {
 			s.stopPlayer()
 			s.update(func(st *lessonState) {
 				st.status = LessonBroken
-				st.notice = "The step was stopped part-way through its commands. lesson reset starts it again."
+				st.notice = "The step was stopped part-way through its commands. :lesson reset starts it again."
 			})
 			return fmt.Errorf("stopped part-way: %w", ctx.Err())
 		}
@@ -540,11 +600,15 @@ func (s *LessonSource) stopPlayer() {
 func (s *LessonSource) play(ctx context.Context) {
 	for {
 		ev, err := s.run.Next(ctx)
-		if errors.Is(err, lessons.ErrTaskPending) {
+		switch {
+		case errors.Is(err, lessons.ErrTaskPending):
 			if !s.await(ctx) {
 				return
 			}
 			continue
+		case errors.Is(err, lessons.ErrPredictionPending):
+			s.update(func(st *lessonState) { st.status = LessonPredict })
+			return
 		}
 		if ev.Kind == lessons.KindLab && len(ev.Commands) > 0 {
 			s.addBlock(LessonBlock{Kind: BlockCommands, Commands: commandLines(ev.Commands)})
@@ -625,7 +689,7 @@ func (s *LessonSource) await(ctx context.Context) bool {
 				break
 			}
 		}
-		st.task, st.notice, st.status = nil, "", LessonPlaying
+		st.task, st.notice, st.offTrack, st.status = nil, "", "", LessonPlaying
 	})
 	return true
 }
@@ -642,17 +706,21 @@ func (s *LessonSource) whatHappened(st *lessonState, what string) string {
 	if len(st.learner) > 0 {
 		b.WriteString(" During this step you ran: " + strings.Join(st.learner, ", ") + ".")
 	}
-	b.WriteString(" lesson reset starts the step again on a fresh cluster.")
+	b.WriteString(" :lesson reset starts the step again on a fresh cluster.")
 	return b.String()
 }
 
-// readOnlyCommands change nothing in the cluster: a learner may run them
-// at any time without leaving the lesson's path.
-var readOnlyCommands = []string{"help", "check", "expect", "wait", "sql", "pause", "resume", "speed"}
+// readOnlyCommands change nothing in the cluster, and repairs put it
+// back: a learner may run them at any time without leaving the lesson's
+// path.
+var (
+	readOnlyCommands = []string{"help", "check", "expect", "wait", "sql", "pause", "resume", "speed"}
+	repairCommands   = []string{"restart", "heal"}
+)
 
-// noteLearner remembers a command the learner ran during the step and, while
-// a task waits, says so when it is not what the task asks for: the lab may
-// no longer get where the task waits for it to go.
+// noteLearner remembers a command the learner ran during the step and,
+// while a task waits, says so when it is not what the task asks for: the
+// lab may no longer get where the task waits for it to go.
 func (s *LessonSource) noteLearner(line string) {
 	cmd, err := command.Parse(line)
 	if err != nil || slices.Contains(readOnlyCommands, cmd.Name()) {
@@ -662,25 +730,210 @@ func (s *LessonSource) noteLearner(line string) {
 	if st.status == LessonStarting {
 		return
 	}
-	var note string
-	if st.status == LessonTask && st.task != nil && !s.onTrack(cmd, st.task) {
-		var asks []string
-		for _, d := range st.task.Do {
-			asks = append(asks, d.Cmd.String())
+	var off string
+	tried := false
+	if st.status == LessonTask && st.task != nil {
+		tried = s.onTrack(cmd, st.task)
+		if !tried && !slices.Contains(repairCommands, cmd.Name()) {
+			off = fmt.Sprintf("You ran %s; this task asks you to %s.", cmd.String(), taskHow(st.task))
 		}
-		how := "type " + strings.Join(asks, ", then ")
-		if st.task.Key != "" {
-			how = st.task.Key + ", or " + how
-		}
-		note = fmt.Sprintf("You ran %s, which this task does not ask for: it asks you to %s. "+
-			"If the lab can no longer get there, lesson reset starts the step again.", cmd.String(), how)
 	}
 	s.update(func(st *lessonState) {
 		st.learner = append(st.learner, cmd.String())
-		if note != "" {
-			st.notice = note
+		if st.status == LessonTask {
+			st.offTrack = off
+			st.tried = st.tried || tried
 		}
 	})
+}
+
+// taskHow is what a task asks, in words: "press h (or type heal)".
+func taskHow(t *lessons.Task) string {
+	var cmds []string
+	for _, d := range t.Do {
+		cmds = append(cmds, d.Cmd.String())
+	}
+	typed := "type " + strings.Join(cmds, ", then ")
+	switch {
+	case t.Key == "":
+		return typed
+	case !strings.Contains(t.Key, " "):
+		return "press " + t.Key + " (or " + typed + ")"
+	}
+	return t.Key + " (or " + typed + ")"
+}
+
+// taskBlocked says when a task waits on a node that is down — a replica's
+// value, hwm(orders/0@n1), or state(n1) == up — since the wait cannot hold
+// until the node runs again; "" otherwise.
+func taskBlocked(v *ViewState, t *lessons.Task) string {
+	down := map[string]bool{}
+	for _, n := range v.Nodes {
+		down[n.ID] = !n.Up
+	}
+	for _, w := range t.Wait {
+		c, ok := w.Cmd.(command.Wait)
+		if !ok {
+			continue
+		}
+		for _, e := range []command.Expr{c.Cond.Left, c.Cond.Right} {
+			val := e.Value
+			node := val.Node
+			if val.Func == "state" {
+				if words := c.Cond.String(); strings.Contains(words, "down") || strings.Contains(words, "crashed") {
+					continue // the task waits for it to go down
+				}
+				node = val.Arg
+			}
+			if node != "" && down[node] && !restarts(t, node) {
+				return fmt.Sprintf("%s is down, and this task waits for %s, which needs %s running: "+
+					"select %s and press r.", node, c.Cond.String(), node, node)
+			}
+		}
+	}
+	return ""
+}
+
+// restarts says whether a task's own commands restart a node: then its
+// being down is the task, not a trap.
+func restarts(t *lessons.Task, node string) bool {
+	for _, d := range t.Do {
+		if r, ok := d.Cmd.(command.Restart); ok && r.Node.Kind == command.RefNode && r.Node.Node == node {
+			return true
+		}
+	}
+	return false
+}
+
+// waiting is the first of a task's conditions that does not hold yet, with
+// the values the screen shows now: "hwm(orders/0@n1) == 2000 (now 1500)".
+// The runner's wait decides; this only says what it waits for.
+func waiting(v *ViewState, t *lessons.Task) string {
+	for _, w := range t.Wait {
+		c, ok := w.Cmd.(command.Wait)
+		if !ok {
+			continue
+		}
+		l, lok := viewValue(v, c.Cond.Left)
+		r, rok := viewValue(v, c.Cond.Right)
+		if !lok || !rok {
+			return c.Cond.String()
+		}
+		if command.Holds(c.Cond.Op, l, r) {
+			continue
+		}
+		var now []string
+		for _, side := range []struct {
+			e   command.Expr
+			val any
+		}{{c.Cond.Left, l}, {c.Cond.Right, r}} {
+			if side.e.Value.Kind == command.ValLab {
+				now = append(now, valueWord(side.val))
+			}
+		}
+		return c.Cond.String() + " (now " + strings.Join(now, " and ") + ")"
+	}
+	return ""
+}
+
+func valueWord(v any) string {
+	if f, ok := v.(float64); ok {
+		return strconv.FormatFloat(f, 'f', -1, 64)
+	}
+	return fmt.Sprint(v)
+}
+
+// viewValue reads one side of a condition from the view, for the values
+// a task's wait names most: a number or word, leader, epoch, hwm, leo and
+// logstart of a partition or one of its replicas, and a node's state.
+func viewValue(v *ViewState, e command.Expr) (any, bool) {
+	val := e.Value
+	switch val.Kind {
+	case command.ValNumber:
+		return val.Num + e.Offset, true
+	case command.ValWord:
+		return val.Word, true
+	case command.ValLab:
+	default:
+		return nil, false
+	}
+	if val.Func == "state" {
+		for _, n := range v.Nodes {
+			if n.ID == val.Arg {
+				if n.Up {
+					return "up", true
+				}
+				return "down", true
+			}
+		}
+		return nil, false
+	}
+	if !val.Target.IsPartition {
+		return nil, false
+	}
+	var p *Partition
+	for i := range v.Partitions {
+		if v.Partitions[i].Name == val.Target.String() {
+			p = &v.Partitions[i]
+		}
+	}
+	if p == nil {
+		return nil, false
+	}
+	if val.Func == "leader" {
+		if p.Leader == "" {
+			return "none", true
+		}
+		return p.Leader, true
+	}
+	// The replica asked for, or the leader's (the highest epoch's without one).
+	var rep *Replica
+	for i := range p.Replicas {
+		r := &p.Replicas[i]
+		switch {
+		case val.Node != "":
+			if r.Node == val.Node {
+				rep = r
+			}
+		case p.Leader != "":
+			if r.Node == p.Leader {
+				rep = r
+			}
+		case r.Role != "down" && (rep == nil || r.Epoch > rep.Epoch):
+			rep = r
+		}
+	}
+	if rep == nil || rep.Role == "down" { // a stopped replica has no value to show
+		return nil, false
+	}
+	var n float64
+	switch val.Func {
+	case "epoch":
+		n = float64(rep.Epoch)
+		if val.Node == "" {
+			n = float64(p.Epoch)
+		}
+	case "hwm":
+		n = float64(rep.HWM)
+	case "leo":
+		n = float64(rep.LEO)
+	case "logstart":
+		n = float64(rep.LogStart)
+	default:
+		return nil, false
+	}
+	return n + e.Offset, true
+}
+
+// joinNotes joins the notes that are not empty.
+func joinNotes(notes ...string) string {
+	var out []string
+	for _, n := range notes {
+		if n != "" && !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return strings.Join(out, " ")
 }
 
 // onTrack says whether cmd is one of the task's commands: the same verb,

@@ -108,7 +108,7 @@ func markdown(st *Styles, src string, w int) []string {
 			for ; i < len(lines); i++ {
 				t := strings.TrimSpace(lines[i])
 				if t == "" || strings.HasPrefix(t, "```") || strings.HasPrefix(t, "|") || strings.HasPrefix(t, "#") ||
-					strings.HasPrefix(t, ">") || (len(para) > 0 && listMarker(t) != "") {
+					strings.HasPrefix(t, ">") || (len(para) > 0 && interruptsParagraph(t)) {
 					break
 				}
 				para = append(para, t)
@@ -126,6 +126,14 @@ func markdown(st *Styles, src string, w int) []string {
 		out = out[:len(out)-1]
 	}
 	return out
+}
+
+// interruptsParagraph says whether a line inside a paragraph starts a
+// list: a bullet, or a numbered item from 1 as CommonMark has it, so that a
+// wrapped line beginning "881. The checkout" stays in its paragraph.
+func interruptsParagraph(t string) bool {
+	m := listMarker(t)
+	return m != "" && (m[0] < '0' || m[0] > '9' || m == "1. " || m == "1) ")
 }
 
 // listMarker returns a list item's marker with its space ("- ", "12. "),

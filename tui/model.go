@@ -35,7 +35,7 @@ type Options struct {
 	// the header and the lesson pane show it.
 	Title string
 	// BackToLessons is for a screen opened from the lesson picker: its
-	// key (backspace) sends BackMsg, and the picker takes over.
+	// key (backspace) sets WantsBack, and the picker takes over.
 	BackToLessons bool
 	// Theme overrides DefaultTheme.
 	Theme *Theme
@@ -89,6 +89,7 @@ type Model struct {
 
 	base     context.Context
 	stopBase context.CancelFunc
+	back     bool
 }
 
 // closeKey closes the help and the output pane; it is always on, unlike
@@ -128,9 +129,6 @@ type (
 		err  error
 	}
 )
-
-// BackMsg asks to leave the lab screen for the lesson picker.
-type BackMsg struct{}
 
 // screens numbers the screens made, for their messages' ids.
 var screens atomic.Uint64
@@ -402,6 +400,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return m, cmd
 }
 
+// WantsBack says whether the learner asked to go back to the lessons.
+func (m *Model) WantsBack() bool { return m.back }
+
 // mine says whether a message is this screen's.
 func (m *Model) mine(id uint64) bool { return id == 0 || id == m.id }
 
@@ -551,7 +552,7 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.Slower):
 		return m.run("speed " + speedWord(nextSpeed(m.ctx.State.Clock.Speed, -1)))
 	case key.Matches(msg, k.Lessons):
-		return func() tea.Msg { return BackMsg{} }
+		m.back = true // at once: keys typed after it are the picker's
 	case key.Matches(msg, k.NextStep):
 		return m.run(CmdLessonNext)
 	case key.Matches(msg, k.PrevStep):
@@ -764,6 +765,7 @@ func (m *Model) View() string {
 		return m.tooSmallView(w, h)
 	}
 	st := m.ctx.Styles
+	m.ctx.Focus = m.focus
 	rows := make([]string, 0, h)
 	rows = append(rows, m.header(w))
 	if m.lay.taskLine {
@@ -788,18 +790,6 @@ func (m *Model) header(w int) string {
 			text += "· last event: " + ev.Text + " "
 		}
 		return st.Banner.Render(fit(text, w))
-	}
-	var l line
-	l.add(&st.Accent, "mqlab")
-	l.add(&st.Faint, " │ ")
-	if ls := s.Lesson; ls != nil {
-		l.add(&st.Header, ls.Title)
-		l.add(&st.Muted, fmt.Sprintf(" · step %d/%d", ls.Step, ls.Steps))
-	} else {
-		l.add(&st.Header, m.ctx.Title)
-	}
-	if m.opts.ReadOnly {
-		l.add(&st.Warn, "  RECORDING (read-only)")
 	}
 	var r line
 	for _, j := range s.Jobs {
@@ -829,8 +819,24 @@ func (m *Model) header(w int) string {
 	if s.Timing != "" {
 		r.add(&st.Faint, "  "+s.Timing)
 	}
+	// The left side: what is open. A long title gives way before the step
+	// number and the right side's clock.
+	rw := min(r.w, w/2)
+	var l line
+	l.add(&st.Accent, "mqlab")
+	l.add(&st.Faint, " │ ")
+	title, tail, warn := m.ctx.Title, "", ""
+	if ls := s.Lesson; ls != nil {
+		title, tail = ls.Title, fmt.Sprintf(" · step %d/%d", ls.Step, ls.Steps)
+	}
+	if m.opts.ReadOnly {
+		warn = "  RECORDING (read-only)"
+	}
+	l.add(&st.Header, cut(title, max(8, w-rw-2-l.w-textWidth(tail)-textWidth(warn))))
+	l.add(&st.Muted, tail)
+	l.add(&st.Warn, warn)
 	if l.w+r.w+2 > w {
-		return l.fit(w-min(w/2, r.w)) + fit(r.b.String(), min(w/2, r.w))
+		return l.fit(w-rw-2) + "  " + fit(r.b.String(), rw)
 	}
 	l.pad(w - r.w)
 	l.b.WriteString(r.b.String())

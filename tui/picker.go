@@ -199,17 +199,16 @@ func (p *picker) View() string {
 		return tooSmall(w, h)
 	}
 	rows := []string{p.header(w)}
-	detailH := 7
-	if h >= 34 {
-		detailH = 9
-	}
-	listH := h - 1 - detailH - 2
 	if p.showHelp {
 		rows = append(rows, strings.Split(frame(st, []string{"Help"}, 0, true, p.helpView(w-2, h-5), w, h-3), "\n")...)
 	} else {
+		// The details take what they need, up to a third of the screen;
+		// the list the rest.
+		title, detail := p.detail(w-2, max(3, h/3-2))
+		detailH := len(detail) + 2
+		listH := h - 1 - detailH - 2
 		rows = append(rows, strings.Split(frame(st, []string{"Lessons"}, 0, true, p.list(w-2, listH-2), w, listH), "\n")...)
-		title, body := p.detail(w - 2)
-		rows = append(rows, strings.Split(frame(st, []string{title}, 0, false, block(body, w-2, detailH-2), w, detailH), "\n")...)
+		rows = append(rows, strings.Split(frame(st, []string{title}, 0, false, block(detail, w-2, detailH-2), w, detailH), "\n")...)
 	}
 	var status line
 	switch {
@@ -251,19 +250,25 @@ func (p *picker) list(w, h int) string {
 	for _, e := range p.entries {
 		numW = max(numW, textWidth(e.num))
 	}
-	const minW, stateW = 6, 13 // "15 min", "▸ step 10/12"
+	const minW = 6 // "15 min"
+	stateW := 6    // "✓ done"
+	for _, e := range p.entries {
+		if e.les != nil && p.stepOf(e.les) > 0 {
+			stateW = max(stateW, textWidth(fmt.Sprintf("▸ step %d/%d", p.stepOf(e.les), len(e.les.Steps))))
+		}
+	}
 	titleW := 0
 	for _, e := range p.entries {
 		if e.les != nil {
 			titleW = max(titleW, textWidth(e.les.Title))
 		}
 	}
-	rest := w - 2 - numW - 2 - 2 - minW - 2 - stateW
+	rest := w - 2 - numW - 2 - 2 - minW - 2 - stateW - 1
 	conceptsW := 0
 	if rest-titleW >= 24 {
 		conceptsW = rest - titleW - 2
 	} else {
-		titleW = rest
+		titleW = min(titleW, rest)
 	}
 	var rows []string
 	selRow := 0
@@ -325,9 +330,10 @@ func (p *picker) list(w, h int) string {
 	return block(out, w, h)
 }
 
-// detail is the selected entry's box: its summary, its concepts and where
-// the learner stands.
-func (p *picker) detail(w int) (string, []string) {
+// detail is the selected entry's box: its title, then its summary, its
+// concepts and where the learner stands, in at most room rows; the
+// summary gives way first.
+func (p *picker) detail(w, room int) (string, []string) {
 	st := p.st
 	e := p.selected()
 	k := p.keys
@@ -340,16 +346,13 @@ func (p *picker) detail(w int) (string, []string) {
 		return "Sandbox", rows
 	}
 	l := e.les
-	var rows []string
+	var summary []string
 	if s := oneLine(l.Summary); s != "" {
-		for _, r := range wrapRuns(inline(st, s), w, "") {
-			rows = append(rows, r)
-		}
+		summary = wrapRuns(inline(st, s), w, "")
 	}
 	var c line
 	c.add(&st.Muted, "Concepts: ")
 	c.add(&st.Text, strings.Join(l.Concepts, " · "))
-	rows = append(rows, c.fit(w))
 	var pr line
 	n := p.stepOf(l)
 	switch {
@@ -366,22 +369,34 @@ func (p *picker) detail(w int) (string, []string) {
 		}
 		pr.add(&st.Text, fmt.Sprintf(". %s opens it.", k.Open.Help().Key))
 	}
-	// The summary gives way: the concepts and the progress stay.
-	if room := p.detailRows() - 2; len(rows) > room {
-		rows = rows[:max(0, room)]
-		if room > 0 {
-			rows[room-1] = cut(rows[room-1], w-1) + st.Text.Render("…")
+	if keep := max(0, room-2); len(summary) > keep {
+		summary = summary[:keep]
+		if keep > 0 {
+			summary[keep-1] = cut(summary[keep-1], w-1) + st.Text.Render("…")
 		}
 	}
-	rows = append(rows, c.fit(w), pr.fit(w))
-	return e.les.Title, rows
-}
-
-func (p *picker) detailRows() int {
-	if p.h >= 34 {
-		return 9 - 2
+	rows := append(summary, c.fit(w))
+	// The steps, when there is room for all of them: ✓ those done, ▸ the
+	// one the learner is at.
+	runs := []mdRun{{"Steps:", &st.Muted}}
+	for i, stp := range l.Steps {
+		mark, ms := "", &st.Text
+		switch {
+		case p.finished(l) && n <= 1 || i+1 < n:
+			mark, ms = symOK+" ", &st.OK
+		case i+1 == n:
+			mark, ms = "▸ ", &st.Warn
+		}
+		sep := " · "
+		if i == 0 {
+			sep = " "
+		}
+		runs = append(runs, mdRun{sep, &st.Faint}, mdRun{mark + strconv.Itoa(i+1) + " " + stp.Title, ms})
 	}
-	return 7 - 2
+	if steps := wrapRuns(runs, w, "       "); len(l.Steps) > 0 && len(rows)+len(steps)+1 <= room {
+		rows = append(rows, steps...)
+	}
+	return l.Title, append(rows, pr.fit(w))
 }
 
 func (p *picker) helpView(w, h int) string {

@@ -311,6 +311,11 @@ type Task struct {
 	Text string
 	Hint string // the key or command: "key: select n1 and press k · or type: kill n1"
 	Done bool
+	// Waiting is, while the task waits, the condition that does not hold
+	// yet and what the lab shows: "hwm(orders/0@n1) == 2000 (now 1500)".
+	Waiting string
+	// Tried: the learner did what the task asks; the lab is getting there.
+	Tried bool
 }
 
 // Prediction is a question asked before the reveal.

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
+
 	"github.com/mqlab/mqlab/lessons"
 )
 
@@ -82,5 +84,26 @@ func TestRunHeadlessPlaysALessonFile(t *testing.T) {
 	cmd.SetArgs([]string{"no-such-lesson", "--headless"})
 	if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), `no lesson "no-such-lesson"`) {
 		t.Errorf("an unknown lesson: %v", err)
+	}
+}
+
+// Without a terminal there is no screen to play on: run prints the
+// transcript, as --headless does, and never opens the TUI.
+func TestRunWithoutATerminalPrintsTheTranscript(t *testing.T) {
+	played := false
+	defer func(f func(*cobra.Command, *lessons.Lesson, string) error) { playLessonTUI = f }(playLessonTUI)
+	playLessonTUI = func(*cobra.Command, *lessons.Lesson, string) error { played = true; return nil }
+
+	cmd := runCmd()
+	var out bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&out)
+	cmd.SetArgs([]string{filepath.Join("..", "..", "lessons", "testdata", "runner", "failing.md")})
+	err := cmd.Execute()
+	if played {
+		t.Fatal("run opened the screen with no terminal")
+	}
+	if err == nil || !strings.Contains(out.String(), "✗ hwm(orders/0) == 2 (hwm(orders/0) is 1)") {
+		t.Errorf("err %v, transcript:\n%s", err, out.String())
 	}
 }

@@ -1,0 +1,115 @@
+package tui
+
+import (
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/exp/teatest"
+
+	"github.com/mqlab/mqlab/lessons"
+)
+
+func pressKeys(tm *teatest.TestModel, keys ...string) {
+	for _, k := range keys {
+		switch k {
+		case "enter":
+			tm.Send(tea.KeyMsg{Type: tea.KeyEnter})
+		case "backspace":
+			tm.Send(tea.KeyMsg{Type: tea.KeyBackspace})
+		default:
+			tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)})
+		}
+	}
+}
+
+// waitLong is waitText with room for a lab to start and a lesson step to
+// play on a busy machine.
+func waitLong(t *testing.T, tm *teatest.TestModel, texts ...string) {
+	t.Helper()
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
+		return containsAll(string(b), texts...)
+	}, teatest.WithDuration(30*time.Second), teatest.WithCheckInterval(20*time.Millisecond))
+}
+
+// The whole program as a learner meets it: the picker, a lesson opened
+// from it, a step with n, a prediction answered with its letter, the
+// leader killed with k when the task asks for it — the task ticks off and
+// the cluster shows the new leader at a higher epoch — and back to the
+// picker, which shows where the learner is.
+func TestEndToEndLessonFromThePicker(t *testing.T) {
+	checkLeaks(t)
+	store, err := lessons.OpenStore(filepath.Join(t.TempDir(), "progress.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	app, err := NewApp(AppOptions{Lessons: []*lessons.Lesson{testLesson(t)}, Progress: store, Timing: "fast"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(app.Close)
+	tm := teatest.NewTestModel(t, app, teatest.WithInitialTermSize(120, 40))
+
+	waitText(t, tm, "mqlab │ Lessons", "1  Test: the leader dies", "Sandbox — a free lab with no lesson")
+	pressKeys(tm, "enter")
+	waitLong(t, tm, "Three committed orders", "Step done — n: next step")
+
+	pressKeys(tm, "n")
+	waitLong(t, tm, "Your turn: press a–b to predict")
+	pressKeys(tm, "b")
+	waitLong(t, tm, "You chose b) and predicted it.", "[ ] Kill the leader, n1.", "key: select n1 and press k", "Your turn: the task above")
+
+	// n1 is selected (the first node) and leads orders/0.
+	pressKeys(tm, "k")
+	header := regexp.MustCompile(`orders/0  leader ▲ (n2|n3)  epoch (\d+) \(new, was (\d+)\)`)
+	// One wait for all three: WaitFor consumes what it reads, and the
+	// screen redraws only the rows that change.
+	sawHeader := false
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
+		for _, sm := range header.FindAllSubmatch(b, -1) {
+			now, _ := strconv.Atoi(string(sm[2]))
+			was, _ := strconv.Atoi(string(sm[3]))
+			sawHeader = sawHeader || now > was
+		}
+		return sawHeader && containsAll(string(b), "["+symOK+"] Kill the leader, n1.", "Step done — n: next step")
+	}, teatest.WithDuration(30*time.Second), teatest.WithCheckInterval(20*time.Millisecond))
+
+	pressKeys(tm, "backspace")
+	waitText(t, tm, "mqlab │ Lessons", "▸ step 2/3")
+	if lp, _ := store.Lesson("test-kill-the-leader"); lp.Step != 1 || !lp.Answers["s2.p1"].Correct {
+		t.Errorf("progress: %+v", lp)
+	}
+	pressKeys(tm, "q")
+	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
+}
+
+// The sandbox opens from the picker with its startup commands; after a
+// lesson it starts on a fresh cluster.
+func TestEndToEndSandbox(t *testing.T) {
+	checkLeaks(t)
+	app, err := NewApp(AppOptions{Lessons: []*lessons.Lesson{testLesson(t)}, Timing: "fast",
+		Sandbox: []string{"topic create sandbox partitions=1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(app.Close)
+	tm := teatest.NewTestModel(t, app, teatest.WithInitialTermSize(100, 30))
+	waitText(t, tm, "Sandbox — a free lab with no lesson")
+	pressKeys(tm, "enter") // the lesson first: the sandbox then needs a fresh cluster
+	waitLong(t, tm, "Three committed orders", "Step done — n: next step")
+	pressKeys(tm, "backspace", "j", "enter")
+	waitLong(t, tm, "sandbox/0  leader")
+	<-app.labDone
+	for _, tp := range app.lab.Snapshot().Cluster.Topics {
+		if tp.Config.Name == "orders" {
+			t.Error("the sandbox kept the lesson's topic: it did not start on a fresh cluster")
+		}
+	}
+	pressKeys(tm, "?")
+	waitText(t, tm, "backspace back to the lessons")
+	pressKeys(tm, "q")
+	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
+}

@@ -1,0 +1,339 @@
+package tui
+
+import (
+	"context"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mqlab/mqlab/lab/command"
+	"github.com/mqlab/mqlab/lessons"
+)
+
+// testLesson is testdata/kill-the-leader.md: three committed orders; a
+// prediction, then a task to kill the leader; a task to restart it.
+func testLesson(t *testing.T) *lessons.Lesson {
+	t.Helper()
+	les, err := lessons.Load(filepath.Join("testdata", "kill-the-leader.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return les
+}
+
+// newLessonSource plays the test lesson on a fast lab; everything is
+// closed, and checked for leaks, when the test ends.
+func newLessonSource(t *testing.T, opts LessonOptions) *LessonSource {
+	t.Helper()
+	checkLeaks(t)
+	_, labSrc := newTestLab(t)
+	src, err := NewLessonSource(testLesson(t), labSrc, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(src.Close)
+	return src
+}
+
+func execErr(t *testing.T, src Source, line, want string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err := src.Exec(ctx, line)
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("%s: error %v, want one saying %q", line, err, want)
+	}
+}
+
+func lessonIn(t *testing.T, src Source, what string, cond func(ls *Lesson) bool) *Lesson {
+	t.Helper()
+	return eventually(t, src, what, func(v ViewState) bool { return v.Lesson != nil && cond(v.Lesson) }).Lesson
+}
+
+func blockKinds(ls *Lesson) []LessonBlockKind {
+	var ks []LessonBlockKind
+	for _, b := range ls.Blocks {
+		ks = append(ks, b.Kind)
+	}
+	return ks
+}
+
+func textOf(ls *Lesson) string {
+	var b strings.Builder
+	for _, bl := range ls.Blocks {
+		if bl.Kind == BlockText {
+			b.WriteString(bl.Text + "\n")
+		}
+	}
+	return b.String()
+}
+
+// A learner plays the lesson through: each step's blocks show in order
+// with the values the lab measured; a question waits for its letter; a
+// task is done by the learner's own command, also one that names the node
+// another way; the lesson refuses to move on while something waits.
+func TestLessonSourcePlaysALesson(t *testing.T) {
+	store, err := lessons.OpenStore(filepath.Join(t.TempDir(), "progress.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := newLessonSource(t, LessonOptions{Progress: store})
+	if ls := src.View().Lesson; ls == nil || ls.Status != LessonStarting || ls.Step != 1 || ls.Steps != 3 {
+		t.Fatalf("before it starts: %+v", ls)
+	}
+	execErr(t, src, CmdLessonNext, "has not started")
+
+	if out := mustExec(t, src, "lesson goto 1"); out != "step 1 of 3: Three committed orders" {
+		t.Errorf("lesson goto 1 said %q", out)
+	}
+	ls := src.View().Lesson
+	if ls.Status != LessonStepDone || ls.StepTitle != "Three committed orders" {
+		t.Fatalf("step 1: status %v, title %q", ls.Status, ls.StepTitle)
+	}
+	if got, want := blockKinds(ls), []LessonBlockKind{BlockCommands, BlockText, BlockExpect}; !equalKinds(got, want) {
+		t.Fatalf("step 1 blocks %v, want %v", got, want)
+	}
+	if c := ls.Blocks[0].Commands; len(c) != 4 || c[2].Text != "elect n1 orders/0" || !c[2].OK {
+		t.Errorf("the lab's commands: %+v", c)
+	}
+	if txt := textOf(ls); !strings.Contains(txt, "offsets 0\nto 2 are **committed**") || strings.Contains(txt, "{{") {
+		t.Errorf("the narrative, with its values filled: %q", txt)
+	}
+	if e := ls.Expectations; len(e) != 1 || !e[0].OK || e[0].Label != "three orders are committed" || e[0].Got != "hwm(orders/0) is 3" {
+		t.Errorf("expectations %+v", e)
+	}
+	execErr(t, src, "predict a", "no question is open")
+
+	// Step 2: a question, then a task.
+	if out := mustExec(t, src, CmdLessonNext); out != "step 2 of 3: Kill the leader" {
+		t.Errorf("lesson next said %q", out)
+	}
+	ls = src.View().Lesson
+	if ls.Status != LessonPredict || ls.Prediction == nil || ls.Prediction.Chosen != -1 || len(ls.Prediction.Choices) != 2 {
+		t.Fatalf("step 2 opens on its question: %+v %+v", ls.Status, ls.Prediction)
+	}
+	if len(ls.Blocks) != 1 {
+		t.Errorf("step 2 shows only its first block so far: %v", blockKinds(ls))
+	}
+	execErr(t, src, CmdLessonNext, "first the question")
+	execErr(t, src, "predict c", "from a to b")
+	if out := mustExec(t, src, "predict b"); out != "you predicted it" {
+		t.Errorf("predict b said %q", out)
+	}
+	ls = src.View().Lesson
+	p := ls.Blocks[0].Prediction
+	if p.Chosen != 1 || p.Answer != 1 || !strings.Contains(p.Why, "new term") {
+		t.Errorf("the reveal: %+v", p)
+	}
+	if ls.Status != LessonTask || len(ls.Tasks) != 1 || ls.Tasks[0].Done ||
+		ls.Tasks[0].Hint != "key: select n1 and press k · or type: kill leader(orders/0)" {
+		t.Fatalf("the task: %v %+v", ls.Status, ls.Tasks)
+	}
+	execErr(t, src, CmdLessonNext, "first the task: Kill the leader, n1.")
+	if w := src.View().Lesson.Blocks[1].Task.Waiting; w != "state(n1) == down (now up)" {
+		t.Errorf("the task waits for %q", w)
+	}
+
+	// Something the task does not ask for: the lesson says so.
+	mustExec(t, src, "slow n2 10ms")
+	if n := src.View().Lesson.Notice; !strings.Contains(n, "You ran slow n2 10ms; this task asks you to select n1 and press k (or type kill leader(orders/0))") {
+		t.Errorf("notice after an unasked command: %q", n)
+	}
+	mustExec(t, src, "slow n2 off")
+
+	// The learner's own kill n1 is the task's kill leader(orders/0).
+	mustExec(t, src, "kill n1")
+	ls = lessonIn(t, src, "the task done and the step played to its end", func(ls *Lesson) bool {
+		return ls.Status == LessonStepDone
+	})
+	if !ls.Tasks[0].Done || ls.Notice != "" {
+		t.Errorf("after the task: tasks %+v, notice %q", ls.Tasks, ls.Notice)
+	}
+	before, after := epochsIn(t, textOf(ls))
+	if after <= before {
+		t.Errorf("the narrative says epoch %d, then %d: %q", before, after, textOf(ls))
+	}
+	for _, e := range ls.Expectations {
+		if !e.OK {
+			t.Errorf("expectation %+v", e)
+		}
+	}
+	if lp, _ := store.Lesson("test-kill-the-leader"); lp.Step != 1 || lp.Answers["s2.p1"].Choice != 1 || !lp.Answers["s2.p1"].Correct {
+		t.Errorf("progress after step 2: %+v", lp)
+	}
+
+	// Step 3: the task restarts the node that is down; no warning for that.
+	mustExec(t, src, CmdLessonNext)
+	ls = lessonIn(t, src, "step 3's task", func(ls *Lesson) bool { return ls.Status == LessonTask })
+	if ls.Notice != "" {
+		t.Errorf("step 3 notice %q", ls.Notice)
+	}
+	mustExec(t, src, "restart n1")
+	lessonIn(t, src, "step 3 done", func(ls *Lesson) bool { return ls.Status == LessonStepDone })
+
+	if out := mustExec(t, src, CmdLessonNext); !strings.Contains(out, "finished") {
+		t.Errorf("the last lesson next said %q", out)
+	}
+	if ls := src.View().Lesson; ls.Status != LessonFinished || ls.Step != 3 || !strings.Contains(textOf(ls), "You predicted 1 of 1 right.") {
+		t.Errorf("finished: %v step %d, %q", ls.Status, ls.Step, textOf(ls))
+	}
+	execErr(t, src, CmdLessonNext, "the lesson is finished")
+	if lp, _ := store.Lesson("test-kill-the-leader"); !lp.Finished {
+		t.Errorf("progress after the end: %+v", lp)
+	}
+	if StartStep(testLesson(t), store) != 1 {
+		t.Error("a finished lesson does not start again at step 1")
+	}
+
+	// Back from the end: the last step again, the lesson replayed up to it.
+	out := mustExec(t, src, CmdLessonPrev)
+	if !strings.Contains(out, "step 3 of 3") || !strings.Contains(out, "re-ran the lesson's commands of steps 1–2") {
+		t.Errorf("lesson prev said %q", out)
+	}
+	if ls := src.View().Lesson; ls.Status != LessonTask || ls.Step != 3 {
+		t.Errorf("after lesson prev: %v step %d", ls.Status, ls.Step)
+	}
+	if StartStep(testLesson(t), store) != 3 {
+		t.Errorf("the lesson would open at step %d, not where the learner is", StartStep(testLesson(t), store))
+	}
+}
+
+func equalKinds(a, b []LessonBlockKind) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// epochsIn reads "at epoch N (it was M)" from the narrative.
+func epochsIn(t *testing.T, text string) (before, after uint64) {
+	t.Helper()
+	_, rest, ok := strings.Cut(text, "at epoch ")
+	if !ok {
+		t.Fatalf("no epoch in %q", text)
+	}
+	a, rest, _ := strings.Cut(rest, " ")
+	_, rest, _ = strings.Cut(rest, "was ")
+	b, _, _ := strings.Cut(rest, ")")
+	an, err1 := strconv.ParseUint(a, 10, 64)
+	bn, err2 := strconv.ParseUint(b, 10, 64)
+	if err1 != nil || err2 != nil {
+		t.Fatalf("epochs %q, %q in %q", a, b, text)
+	}
+	return bn, an
+}
+
+// When the learner's own commands make an expectation fail, the step
+// says what happened and cannot be passed; lesson reset starts it again
+// on a fresh cluster. A sandbox lets the learner pass anyway.
+func TestLessonSourceFailsAndResets(t *testing.T) {
+	src := newLessonSource(t, LessonOptions{})
+	mustExec(t, src, "lesson goto 2") // the lab replays step 1 first
+	lessonIn(t, src, "step 2's question", func(ls *Lesson) bool { return ls.Status == LessonPredict && ls.Step == 2 })
+
+	mustExec(t, src, "produce orders count=2 acks=all") // not part of the lesson
+	mustExec(t, src, "predict a")
+	mustExec(t, src, "kill n1")
+	ls := lessonIn(t, src, "the step to end", func(ls *Lesson) bool { return ls.Status == LessonFailed })
+	if !strings.Contains(ls.Notice, "hwm(orders/0) == 3 (hwm(orders/0) is 5) does not hold") ||
+		!strings.Contains(ls.Notice, "During this step you ran: produce orders") ||
+		!strings.Contains(ls.Notice, ":lesson reset") {
+		t.Errorf("notice %q", ls.Notice)
+	}
+	execErr(t, src, CmdLessonNext, "hwm(orders/0) == 3 does not hold (hwm(orders/0) is 5)")
+
+	out := mustExec(t, src, CmdLessonReset)
+	if !strings.Contains(out, "step 2 of 3") || !strings.Contains(out, "started again") {
+		t.Errorf("lesson reset said %q", out)
+	}
+	ls = src.View().Lesson
+	if ls.Status != LessonPredict || ls.Notice != "" || len(ls.Blocks) != 1 {
+		t.Errorf("after the reset: %v, notice %q, blocks %v", ls.Status, ls.Notice, blockKinds(ls))
+	}
+	if p := partitionOf(src.View(), "orders/0"); p == nil || p.Replicas[0].HWM != 3 {
+		t.Errorf("a fresh cluster replayed to step 2 holds 3 orders: %+v", p)
+	}
+	execErr(t, src, "lesson goto 4", "from 1 to 3")
+	execErr(t, src, "lesson sideways", "lesson next, lesson prev")
+}
+
+func TestLessonSourceSandboxPassesAnyway(t *testing.T) {
+	src := newLessonSource(t, LessonOptions{Sandbox: true})
+	mustExec(t, src, "lesson goto 2")
+	lessonIn(t, src, "step 2's question", func(ls *Lesson) bool { return ls.Status == LessonPredict })
+	// The question and the task are skipped.
+	if out := mustExec(t, src, CmdLessonNext); !strings.Contains(out, "step 3 of 3") {
+		t.Errorf("lesson next in a sandbox said %q", out)
+	}
+}
+
+// Closing the source stops a step in the middle of its commands and a
+// task that waits, and leaves no goroutine behind.
+func TestLessonSourceCloses(t *testing.T) {
+	src := newLessonSource(t, LessonOptions{})
+	mustExec(t, src, "lesson goto 2")
+	mustExec(t, src, "predict b")
+	lessonIn(t, src, "the task", func(ls *Lesson) bool { return ls.Status == LessonTask })
+
+	done := make(chan error, 1)
+	go func() {
+		_, err := src.Exec(context.Background(), "lesson goto 3")
+		done <- err
+	}()
+	src.Close()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("a lesson command outlived Close")
+	}
+	execErr(t, src, CmdLessonNext, "closed")
+}
+
+// A task says what it waits for, with the values on screen; one that
+// waits on a node the learner has killed cannot finish: the notice names
+// the node and the key that brings it back, unless bringing it back is the
+// task.
+func TestTaskNotes(t *testing.T) {
+	script := func(src string) []command.Line {
+		ls, err := command.ParseScript(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ls
+	}
+	v := &ViewState{Nodes: []Node{{ID: "n1"}, {ID: "n2", Up: true}}}
+	heal := &lessons.Task{Do: script("heal"), Wait: script("wait hwm(orders/0@n1) == 2000")}
+	if got := taskBlocked(v, heal); got != "n1 is down, and this task waits for hwm(orders/0@n1) == 2000, which needs n1 running: select n1 and press r." {
+		t.Errorf("heal: %q", got)
+	}
+	v.Partitions = []Partition{{Name: "orders/0", Leader: "n2", Epoch: 4, Replicas: []Replica{
+		{Node: "n1", Role: "follower", Epoch: 3, HWM: 1500, LEO: 2000}, {Node: "n2", Role: "leader", Epoch: 4, HWM: 2000, LEO: 2000}}}}
+	if got := waiting(v, heal); got != "hwm(orders/0@n1) == 2000 (now 1500)" {
+		t.Errorf("heal waits for %q", got)
+	}
+	v.Partitions[0].Replicas[0].Role = "down"
+	if got := waiting(v, heal); got != "hwm(orders/0@n1) == 2000" {
+		t.Errorf("on a stopped replica, heal waits for %q: it has no value to show", got)
+	}
+	v.Partitions[0].Replicas[0].Role = "follower"
+	both := &lessons.Task{Wait: script("wait leader(orders/0) != none\nwait epoch(orders/0) > epoch(orders/0@n1) + 1")}
+	if got := waiting(v, both); got != "epoch(orders/0) > epoch(orders/0@n1) + 1 (now 4 and 4)" {
+		t.Errorf("two lab values: %q", got)
+	}
+	for name, task := range map[string]*lessons.Task{
+		"a task that kills it":        {Do: script("kill n1"), Wait: script("wait state(n1) == down")},
+		"a task that restarts it":     {Do: script("restart n1"), Wait: script("wait state(n1) == up\nwait hwm(orders/0@n1) == 3")},
+		"a task on a node that is up": {Do: script("heal"), Wait: script("wait hwm(orders/0@n2) == 3")},
+	} {
+		if got := taskBlocked(v, task); got != "" {
+			t.Errorf("%s: %q", name, got)
+		}
+	}
+}

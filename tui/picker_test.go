@@ -1,0 +1,143 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/mqlab/mqlab/lessons"
+)
+
+// pickerLessons is a fixed curriculum for the picker's goldens: the
+// embedded one changes as lessons are written.
+func pickerLessons() []*lessons.Lesson {
+	items := []struct {
+		title    string
+		concepts []string
+		minutes  int
+	}{
+		{"Why a queue", []string{"queue", "decoupling"}, 8},
+		{"The backlog arithmetic of the flash sale", []string{"backlog", "throughput"}, 10},
+		{"Acks, visibility timeout and competing consumers", []string{"ack", "visibility-timeout", "competing-consumers"}, 12},
+		{"At most once, at least once, and the exactly-once effect", []string{"at-most-once", "at-least-once", "exactly-once-effect"}, 12},
+		{"Idempotency keys: order 881 is charged once", []string{"idempotency-key"}, 10},
+		{"Making your own consumer idempotent", []string{"dedupe-table", "conditional-update"}, 15},
+		{"Ordering: per key, not per topic", []string{"ordering", "partition-key", "head-of-line"}, 15},
+		{"Retries, backoff and jitter", []string{"retry", "backoff", "jitter", "dlq"}, 12},
+		{"Back-pressure", []string{"bounded-queue", "ttl", "shedding"}, 12},
+		{"Durability: acks 0, 1 and all", []string{"copies", "acks-0", "acks-1", "acks-all"}, 12},
+		{"Dual writes and the outbox", []string{"dual-write", "outbox", "inbox"}, 15},
+		{"The log: offsets, segments, retention and replay", []string{"offsets", "segments", "retention"}, 15},
+		{"Partition sizing", []string{"partitions", "parallelism"}, 10},
+		{"Replication: leader, followers and the high-water mark", []string{"leader", "high-water-mark"}, 18},
+		{"Leader failover: epochs, truncation and the repeat", []string{"committed-survives", "epoch", "truncation", "idempotence"}, 15},
+		{"Choosing: a work queue, pub/sub or a log", []string{"work-queue", "pub-sub", "log"}, 10},
+	}
+	var out []*lessons.Lesson
+	for i, it := range items {
+		out = append(out, &lessons.Lesson{
+			ID:       fmt.Sprintf("lesson-%d", i+1),
+			Title:    it.title,
+			Summary:  "The leader dies holding a batch nobody else has. What was committed survives, the epoch goes up, the returning node cuts its tail, and an idempotent producer's retry is written once.",
+			Concepts: it.concepts,
+			Minutes:  it.minutes,
+			File:     fmt.Sprintf("curriculum/%02d-lesson.md", i+1),
+			Steps: []lessons.Step{{Title: "Offsets 0 to 1,499"}, {Title: "A batch only the leader holds"}, {Title: "The epoch"},
+				{Title: "The returning broker truncates"}, {Title: "The idempotent producer drops the repeat"}},
+		})
+	}
+	return out
+}
+
+func pickerProgress() lessons.Progress {
+	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	return lessons.Progress{Version: 1, Lessons: map[string]*lessons.LessonProgress{
+		"lesson-1":  {Finished: true, Updated: t0},
+		"lesson-2":  {Finished: true, Updated: t0.Add(time.Hour)},
+		"lesson-15": {Step: 2, Updated: t0.Add(2 * time.Hour)},
+		"lesson-10": {Step: 1, Updated: t0.Add(30 * time.Minute)},
+	}}
+}
+
+// The picker at the smallest size and a large one: numbers, titles,
+// minutes, ✓ done or the step the learner is at, the sandbox, and the
+// selected lesson's summary; it opens on the lesson worked on last.
+func TestPickerGoldens(t *testing.T) {
+	for _, sz := range [][2]int{{80, 24}, {120, 40}} {
+		p := newPicker(NewStyles(DefaultTheme), pickerLessons(), pickerProgress(), "/home/learner/.local/state/mqlab/progress.json")
+		p.setSize(sz[0], sz[1])
+		got := p.View()
+		golden(t, fmt.Sprintf("picker_%dx%d", sz[0], sz[1]), got)
+		for i, l := range lines(got) {
+			if w := textWidth(l); w != sz[0] {
+				t.Errorf("%dx%d row %d is %d wide", sz[0], sz[1], i, w)
+			}
+		}
+		if n := len(lines(got)); n != sz[1] {
+			t.Errorf("%dx%d has %d rows", sz[0], sz[1], n)
+		}
+	}
+}
+
+func TestPickerKeys(t *testing.T) {
+	p := newPicker(NewStyles(DefaultTheme), pickerLessons(), pickerProgress(), "")
+	p.setSize(80, 24)
+	if e := p.selected(); e.les == nil || e.les.ID != "lesson-15" {
+		t.Fatalf("opens on %+v, not the lesson worked on last", e.les)
+	}
+	key := func(s string) pickerAction {
+		switch s {
+		case "enter":
+			return p.update(tea.KeyMsg{Type: tea.KeyEnter})
+		case "down":
+			return p.update(tea.KeyMsg{Type: tea.KeyDown})
+		case "end":
+			return p.update(tea.KeyMsg{Type: tea.KeyEnd})
+		}
+		return p.update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s)})
+	}
+	if !p.keys.StartOver.Enabled() || key("r") != pickStartOver {
+		t.Error("r does not start lesson 15 over")
+	}
+	key("down")
+	key("down")
+	if p.selected().les != nil && p.selected().les.ID != "lesson-16" {
+		t.Errorf("two down from 15: %v", p.selected().les.ID)
+	}
+	if p.selected().les != nil {
+		t.Error("the sandbox is not last")
+	}
+	if p.keys.StartOver.Enabled() {
+		t.Error("r is offered on the sandbox")
+	}
+	if key("enter") != pickOpen {
+		t.Error("enter does not open")
+	}
+	key("?")
+	if !p.showHelp || !containsAll(p.View(), "backspace comes back here", "q quits") {
+		t.Errorf("? help:\n%s", p.View())
+	}
+	key("x")
+	if p.showHelp {
+		t.Error("a key does not close the help")
+	}
+	if key("q") != pickQuit {
+		t.Error("q does not quit")
+	}
+	p.setSize(60, 20)
+	if !containsAll(p.View(), "at least 80×24") {
+		t.Error("no notice below 80×24")
+	}
+}
+
+func containsAll(s string, subs ...string) bool {
+	for _, sub := range subs {
+		if !strings.Contains(s, sub) {
+			return false
+		}
+	}
+	return true
+}
