@@ -2,7 +2,7 @@ package lab
 
 // What consumers (feature_groups.go) and workers (feature_queues.go) share
 // as background clients: the set that names them, a client's state across
-// its runs, and a run's life — its loop, DESIGN.md's order of work for
+// its runs, and a run's life — its loop, the lab's order of work for
 // one message in hand, the attempts at the work, crash points and how a
 // run ends. Each kind brings only what is its own: how it receives, what
 // ack means (a commit for a log, an ack for a queue), what it does with a
@@ -338,7 +338,7 @@ type inHand interface {
 	crash(at string)  // the armed crash point at fired: say so and crash
 }
 
-// process runs DESIGN.md's order for one message in hand: ack if
+// process runs the lab's order of work for one message in hand: ack if
 // ack=before → the before-work crash point → the work → the after-work
 // crash point → ack if ack=after. A message given up is acked after the
 // work only with ackGivenUp (a log skips it; a queue has settled it with

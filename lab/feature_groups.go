@@ -6,7 +6,7 @@ package lab
 // state(CONSUMER).
 //
 // A consumer client is a goroutine the lab owns. For each record it runs
-// DESIGN.md's order: receive → commit if ack=before → the before-work
+// the lab's order of work: receive → commit if ack=before → the before-work
 // crash point → the work → the after-work crash point → commit if
 // ack=after. For a log, "ack" is committing the offset after the record,
 // one commit per record, so that a crash between work and commit

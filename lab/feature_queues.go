@@ -6,7 +6,7 @@ package lab
 // oldest_age(Q), delivered(Q), processed(Q), leader(Q) and state(WORKER).
 //
 // A worker is a goroutine the lab owns, receiving one message at a time.
-// For each it runs DESIGN.md's order: receive → ack if ack=before → the
+// For each it runs the lab's order of work: receive → ack if ack=before → the
 // before-work crash point → the work → the after-work crash point → ack if
 // ack=after. A crash stops the worker as if its process died: it settles
 // nothing more, and the message it held comes back after its visibility

@@ -1,7 +1,8 @@
 // Package checker turns what a lab did (its history: every produce and
 // send with its outcome, every delivery, every side effect) and what the
 // broker holds afterwards (each partition's committed log, each queue
-// message's fate) into the report DESIGN.md's table defines.
+// message's fate) into the report whose fields the lab's check prints (confirmed, lost,
+// unknown, duplicates, order violations, dead-lettered, expired, rejected).
 //
 // It is pure: no broker, no clock. The lab drains the cluster, reads the
 // logs and hands them in, so the rules here are tested without raft.
@@ -120,8 +121,8 @@ type Missing struct {
 // MaxListed bounds the messages a report lists by id.
 const MaxListed = 20
 
-// Report is the checker's verdict. The first nine fields are DESIGN.md's
-// table with its meanings; the rest add detail:
+// Report is the checker's verdict. The first nine fields are the lab's
+// invariants, each with one fixed meaning; the rest add detail:
 //
 //   - DuplicateWrites: records beyond the first of one message id in the
 //     committed logs (a retry written twice because the producer was not

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// Every command of DESIGN.md's core list parses, and prints back in a form
+// Every command of the core language parses, and prints back in a form
 // that parses to the same command.
 func TestParseValidLines(t *testing.T) {
 	cases := []struct {
@@ -141,7 +141,7 @@ func TestHelpListsEveryCommand(t *testing.T) {
 	}
 }
 
-// The core command names of DESIGN.md are exactly these.
+// The core command names are exactly these: lessons and scripts rely on them.
 func TestCoreNames(t *testing.T) {
 	want := []string{"cluster", "topic create", "queue create", "produce", "send", "load", "load stop", "consumer", "worker", "service",
 		"seek", "redrive", "elect", "kill", "restart", "isolate", "partition", "slow", "heal", "drop next reply", "drop next ack",
