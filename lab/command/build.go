@@ -17,11 +17,7 @@ func buildCluster(p *parser, _ *Spec) (Command, *posError) {
 }
 
 func buildTopicCreate(p *parser, _ *Spec) (Command, *posError) {
-	name, err := p.name("a topic name")
-	if err != nil {
-		return nil, err
-	}
-	o, err := p.options()
+	name, o, err := p.nameThenOptions("a topic name")
 	if err != nil {
 		return nil, err
 	}
@@ -32,11 +28,7 @@ func buildTopicCreate(p *parser, _ *Spec) (Command, *posError) {
 }
 
 func buildQueueCreate(p *parser, _ *Spec) (Command, *posError) {
-	name, err := p.name("a queue name")
-	if err != nil {
-		return nil, err
-	}
-	o, err := p.options()
+	name, o, err := p.nameThenOptions("a queue name")
 	if err != nil {
 		return nil, err
 	}
@@ -58,11 +50,7 @@ func checkIdempotent(o opts) *posError {
 }
 
 func buildProduce(p *parser, _ *Spec) (Command, *posError) {
-	topic, err := p.name("a topic")
-	if err != nil {
-		return nil, err
-	}
-	o, err := p.options()
+	topic, o, err := p.nameThenOptions("a topic")
 	if err != nil {
 		return nil, err
 	}
@@ -77,11 +65,7 @@ func buildProduce(p *parser, _ *Spec) (Command, *posError) {
 }
 
 func buildSend(p *parser, _ *Spec) (Command, *posError) {
-	queue, err := p.name("a queue")
-	if err != nil {
-		return nil, err
-	}
-	o, err := p.options()
+	queue, o, err := p.nameThenOptions("a queue")
 	if err != nil {
 		return nil, err
 	}
@@ -91,11 +75,7 @@ func buildSend(p *parser, _ *Spec) (Command, *posError) {
 }
 
 func buildLoad(p *parser, _ *Spec) (Command, *posError) {
-	topic, err := p.name("a topic")
-	if err != nil {
-		return nil, err
-	}
-	o, err := p.options()
+	topic, o, err := p.nameThenOptions("a topic")
 	if err != nil {
 		return nil, err
 	}
@@ -279,11 +259,7 @@ func buildSeek(p *parser, _ *Spec) (Command, *posError) {
 }
 
 func buildRedrive(p *parser, _ *Spec) (Command, *posError) {
-	dlq, err := p.name("a dead-letter queue")
-	if err != nil {
-		return nil, err
-	}
-	o, err := p.options()
+	dlq, o, err := p.nameThenOptions("a dead-letter queue")
 	if err != nil {
 		return nil, err
 	}

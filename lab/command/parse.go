@@ -257,6 +257,17 @@ func optionKeys(list []Option) []string {
 }
 
 // options reads the rest of the line as key=value options of the command.
+// nameThenOptions reads the object a command acts on (what names it for
+// the error, e.g. "a topic") and then its key=value options.
+func (p *parser) nameThenOptions(what string) (string, opts, *posError) {
+	name, err := p.name(what)
+	if err != nil {
+		return "", nil, err
+	}
+	o, err := p.options()
+	return name, o, err
+}
+
 func (p *parser) options() (opts, *posError) {
 	o := opts{}
 	list := p.spec.Options
