@@ -104,15 +104,15 @@ func (r *run) elect(ctx context.Context, c command.Elect) error {
 		return fmt.Errorf("elect: %w", err)
 	}
 	tp := broker.TopicPartition{Topic: c.Target.Name, Partition: c.Target.Partition}
-	var hosts []string
+	var hosts, down []string
 	for _, rep := range p.Replicas {
 		hosts = append(hosts, rep.Node)
-		if rep.Node == id && !rep.Up {
-			return fmt.Errorf("elect %s %s: %w; restart it first", id, tp, broker.ErrNodeDown)
+		if !rep.Up {
+			down = append(down, rep.Node)
 		}
 	}
-	if !slices.Contains(hosts, id) {
-		return fmt.Errorf("elect %s %s: %s holds no replica of it; its replicas are on %s", id, tp, id, strings.Join(hosts, ", "))
+	if err := electable(id, tp.String(), hosts, down); err != nil {
+		return err
 	}
 	r.begin(fmt.Sprintf("elect %s %s", resolved(c.Node, id), tp))
 	ctx, cancel := r.w.bind(ctx)
@@ -258,6 +258,19 @@ func (r *run) help(c command.Help) error {
 	r.lines = append(r.lines, strings.Split(s.Detail(), "\n")...)
 	if note := availability(s.Name); note != "" {
 		r.lines = append(r.lines, "  ("+note+")")
+	}
+	return nil
+}
+
+// electable checks, before anything is done, that node id can be elected
+// for a raft group whose replicas are on hosts: it must hold one, and it
+// must be up.
+func electable(id, group string, hosts, down []string) error {
+	if !slices.Contains(hosts, id) {
+		return fmt.Errorf("elect %s %s: %s holds no replica of it; its replicas are on %s", id, group, id, strings.Join(hosts, ", "))
+	}
+	if slices.Contains(down, id) {
+		return fmt.Errorf("elect %s %s: %w; restart it first", id, group, broker.ErrNodeDown)
 	}
 	return nil
 }

@@ -1060,15 +1060,15 @@ func (r *run) electQueue(ctx context.Context, c command.Elect) error {
 		return fmt.Errorf("elect: %w", err)
 	}
 	name := q.Config.Name
-	var hosts []string
+	var hosts, down []string
 	for _, rep := range q.Replicas {
 		hosts = append(hosts, rep.Node)
-		if rep.Node == id && !rep.Up {
-			return fmt.Errorf("elect %s %s: %w; restart it first", id, name, broker.ErrNodeDown)
+		if !rep.Up {
+			down = append(down, rep.Node)
 		}
 	}
-	if !slices.Contains(hosts, id) {
-		return fmt.Errorf("elect %s %s: %s holds no replica of it; its replicas are on %s", id, name, id, strings.Join(hosts, ", "))
+	if err := electable(id, name, hosts, down); err != nil {
+		return err
 	}
 	r.begin(fmt.Sprintf("elect %s %s", resolved(c.Node, id), name))
 	ctx, cancel := r.w.bind(ctx)
