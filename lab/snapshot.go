@@ -26,6 +26,7 @@ type Snapshot struct {
 	// Services are the services started in this cluster, by name, with
 	// the newest rows of their tables.
 	Services []ServiceState `json:"services,omitempty"`
+	Retries  []RetryState   `json:"retries,omitempty"` // retries scheduled by consumers and workers, oldest first (the most recent 500)
 	// Report is the last check's report, nil before the first; Checked is
 	// the lab time it was made.
 	Report   *checker.Report `json:"report,omitempty"`
@@ -60,6 +61,7 @@ func (l *Lab) Snapshot() Snapshot {
 	s.Consumers = w.groups.states()
 	s.Workers = w.queues.states()
 	s.Services = w.svc.states()
+	s.Retries = w.retries.recent(snapshotRetries)
 	w.mu.Lock()
 	if w.report != nil {
 		rep := *w.report

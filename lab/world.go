@@ -27,6 +27,7 @@ type world struct {
 	svc     *serviceSet // the running services (feature_services.go)
 	groups  *groupSet   // the consumer clients (feature_groups.go)
 	queues  *queueSet   // the queue senders and workers (feature_queues.go)
+	retries retryLog    // the retries consumers and workers schedule (retries.go)
 
 	mu      sync.Mutex
 	clients map[string]*client
