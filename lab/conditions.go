@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -217,6 +218,11 @@ func (r *run) evaluate(ctx context.Context, c command.Condition) (held bool, des
 
 func show(v any) string {
 	if f, ok := v.(float64); ok {
+		// Seconds measured on a clock carry noise in their last digits:
+		// a reader needs hundredths at most.
+		if r := math.Round(f*100) / 100; math.Abs(f) < 1e12 {
+			f = r
+		}
 		return strconv.FormatFloat(f, 'f', -1, 64)
 	}
 	return fmt.Sprint(v)
