@@ -133,11 +133,12 @@ func (p clientPolicy) describe(settles, unit, retries, crash string) string {
 }
 
 // pacerSlack is how far behind its schedule a busy client may fall and
-// still catch up: a fetch, a commit or a busy machine costs a moment, and
-// rate= promises messages per second of lab time, not a pause after each
-// one. A client that ran out of work starts afresh (rest), so waiting for
-// messages earns it nothing.
-const pacerSlack = time.Second
+// still catch up: a fetch, a commit or a stall of the machine costs a
+// moment (at 10x, 3 s of lab time are 300 ms of wall time), and rate=
+// promises messages per second of lab time, not a pause after each one. A
+// client that ran out of work, waited for its service or backed off
+// starts afresh (rest), so waiting earns it nothing.
+const pacerSlack = 3 * time.Second
 
 // pacer spaces a client's messages at rate= per second of lab time.
 type pacer struct {

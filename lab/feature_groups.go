@@ -576,6 +576,7 @@ func (cr consumerRecord) work() workResult {
 		}
 		pause := ru.opts.backoff(attempt, ru.rng)
 		g.event(true, "%s attempt %d on %s failed: %v; retrying in %v", cc.name, attempt, d.MsgID, err, pause.Round(time.Millisecond))
+		ru.pacer.rest() // a backoff is not time to catch up on
 		if pause > 0 && g.l.clock.Sleep(ru.soft, pause) != nil {
 			return workStopped
 		}
