@@ -702,6 +702,9 @@ func (ru *workerRun) loop() {
 				return true, nil
 			}
 		}
+		if len(ds) < batch {
+			ru.pacer.rest() // caught up: no backlog to catch up on
+		}
 		return false, nil
 	}, func(err error) bool { return errors.Is(err, broker.ErrClosed) })
 }

@@ -52,6 +52,7 @@ var valueFeatures = map[string]feature{
 	"lag_seconds": consumerGroups,
 	"delivered":   consumerGroups,
 	"processed":   consumerGroups,
+	"idle":        consumerGroups,
 	"depth":       queues,
 	"inflight":    queues,
 	"oldest_age":  queues,

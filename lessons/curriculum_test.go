@@ -25,6 +25,14 @@ var mutations = map[string]struct{ old, new, why string }{
 		old: "ack=before crash=before-work", new: "ack=after crash=before-work",
 		why: "the at-most-once run commits after the work instead: order 881 comes back and is credited, so lag(cashback) == 2, processed(cashback) == 2 and the ₹100 balance fail",
 	},
+	"flash-sale": {
+		old: "billing-1 group=billing topic=orders rate=200/s", new: "billing-1 group=billing topic=orders rate=300/s",
+		why: "workers that finish 500 a second grow the backlog by 500, not 600: lag == 6000 ± 600, 36000 ± 3600 and 27000 ± 2700 fail (the oldest wait is billing-2's partition, still at 200 a second)",
+	},
+	"partition-sizing": {
+		old: "topic create orders partitions=4", new: "topic create orders partitions=6",
+		why: "with six partitions every worker owns one: idle(billing) == 2 and the backlog of 1000 fail, and order 881 goes to partition 1, so partition_of(orders, 881) == 3 fails",
+	},
 	"idempotency-keys": {
 		old: "crash=after-work", new: "crash=before-work",
 		why: "worker A dies before charging, so worker B's charge is the first and payments never answers a repeat: rows(payments.charges) == 1 after the crash and the repeats counts fail",
