@@ -183,6 +183,8 @@ type Table struct {
 	Columns []string
 	Rows    [][]string
 	Total   int // rows in the table; Rows may hold fewer
+	// Note says why there are no rows to show ("could not read: …").
+	Note string
 }
 
 // TimelineLine is one event of the lab's timeline.
