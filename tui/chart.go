@@ -53,7 +53,7 @@ func (p *chartPanel) View() string {
 		n--
 		k = (p.h - n - axes()) / n
 	}
-	k = max(1, min(k, 8))
+	k = max(1, min(k, 12))
 	var rows []string
 	if len(c.Series) > 0 {
 		rows = append(rows, p.series(c.Series, k)...)
@@ -99,7 +99,7 @@ func (p *chartPanel) series(ss []Series, k int) []string {
 		if s.Unit != "" {
 			unit = " " + s.Unit
 		}
-		t.add(&st.Muted, fmt.Sprintf("  now %s%s · peak %s", humanNum(last), unit, humanNum(peak)))
+		t.add(&st.Muted, fmt.Sprintf("  now %s · peak %s%s", humanNum(last), humanNum(peak), unit))
 		rows = append(rows, t.fit(p.w))
 		for r := k - 1; r >= 0; r-- {
 			var l line

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"slices"
+	"sort"
 	"time"
 
 	"github.com/mqlab/mqlab/lab"
@@ -21,29 +22,45 @@ var tableColumns = map[string][]string{
 	"checkout.checkouts":        {"order_id", "status", "stage", "latency_ms", "charged", "error"},
 }
 
-// quietTables hold what a service was seeded with; they come after the
-// tables that change.
-var quietTables = map[string]bool{"orders.customers": true, "checkout.stock": true}
+// tableRank orders the tables: what the lessons watch change first (the
+// outbox going pending → sent, the dedupe table, the balances, the
+// charges), then the rest, and what a service was seeded with last.
+var tableRank = map[string]int{
+	"orders.outbox": 1, "wallet.processed_messages": 2, "wallet.wallets": 3, "payments.charges": 4,
+	"wallet.cashbacks": 5, "orders.orders": 6, "checkout.checkouts": 7,
+	"orders.customers": 99, "checkout.stock": 99,
+}
 
 // timeCell is how services store lab times (lab/services): shown as the
 // time of day, which is what the header's clock shows.
 const timeCell = "2006-01-02 15:04:05.000"
 
-// tablesOf maps the services' SQL tables: each service's tables in turn,
-// the seeded ones last, the columns a learner watches first.
+// tablesOf maps the services' SQL tables, in tableRank's order (others
+// in the middle, as the services list them), the columns a learner
+// watches first.
 func tablesOf(snap *lab.Snapshot) []Table {
-	var busy, quiet []Table
+	var out []Table
+	var rank []int
 	for _, svc := range snap.Services {
 		for _, ts := range svc.Tables {
-			t := tableOf(svc, ts)
-			if quietTables[ts.Name] {
-				quiet = append(quiet, t)
-			} else {
-				busy = append(busy, t)
+			out = append(out, tableOf(svc, ts))
+			r, ok := tableRank[ts.Name]
+			if !ok {
+				r = 50
 			}
+			rank = append(rank, r)
 		}
 	}
-	return append(busy, quiet...)
+	idx := make([]int, len(out))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return rank[idx[a]] < rank[idx[b]] })
+	sorted := make([]Table, len(out))
+	for i, j := range idx {
+		sorted[i] = out[j]
+	}
+	return sorted
 }
 
 func tableOf(svc lab.ServiceState, ts lab.TableState) Table {
