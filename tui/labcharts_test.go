@@ -134,3 +134,28 @@ func TestDrainJob(t *testing.T) {
 		t.Errorf("jobs %+v, want the check draining orders/2 at 2 of 5", jobs)
 	}
 }
+
+// Jobs show their progress in the header; at 80 columns they shrink so
+// the clock stays in view.
+func TestHeaderJobs(t *testing.T) {
+	v := ViewState{Time: demoStart, Clock: Clock{Speed: 1}, Timing: "classroom", Jobs: []Job{
+		{Name: "load orders", Done: 800, Total: 2000},
+		{Name: "check: draining orders/2", Done: 2, Total: 5},
+	}}
+	for _, c := range []struct {
+		w    int
+		want []string
+	}{
+		{120, []string{"load orders ▰▰▰▱▱▱▱▱ 40%", "check: draining orders/2 ▰▰▰▱▱▱▱▱ 40%", "▶ running", demoStart.Format("15:04:05.0"), "classroom"}},
+		{80, []string{"load orders ▰▰▱▱▱ 40%", "+1 more", "▶ running", demoStart.Format("15:04:05.0")}},
+	} {
+		m, _ := newTestModel(t, v, c.w, 24)
+		head := lines(m.View())[0]
+		if textWidth(head) != c.w {
+			t.Errorf("%d columns: the header is %d wide", c.w, textWidth(head))
+		}
+		if !containsAll(head, c.want...) {
+			t.Errorf("%d columns: header %q, want %q in it", c.w, head, c.want)
+		}
+	}
+}
