@@ -159,3 +159,33 @@ func TestHeaderJobs(t *testing.T) {
 		}
 	}
 }
+
+// On a live lab, a group that falls behind and catches up draws as a
+// series that rose and came back to zero, and the outbox rows of the
+// orders service reach the services panel.
+func TestLabSourceChartsAndTables(t *testing.T) {
+	checkLeaks(t)
+	_, src := newTestLab(t, "topic create orders partitions=1", "produce orders count=30",
+		"consumer start c1 group=billing topic=orders rate=40/s",
+		"service start orders mode=outbox", "order 881 count=2")
+	v := eventually(t, src, "lag(billing) to rise and drain back to 0", func(v ViewState) bool {
+		for _, s := range v.Charts.Series {
+			if s.Name == "lag(billing)" && len(s.Values) > 0 && slices.Max(s.Values) >= 5 && s.Values[len(s.Values)-1] == 0 {
+				return true
+			}
+		}
+		return false
+	})
+	if s := v.Charts.Series[0]; s.Every != lab.SeriesEvery || s.Unit != "msgs" {
+		t.Errorf("series %s every %v in %q, want every %v in msgs", s.Name, s.Every, s.Unit, lab.SeriesEvery)
+	}
+	var outbox *Table
+	for i := range v.Tables {
+		if v.Tables[i].Name == "orders.outbox" {
+			outbox = &v.Tables[i]
+		}
+	}
+	if outbox == nil || outbox.Total != 2 || len(outbox.Rows) != 2 || outbox.Columns[2] != "status" {
+		t.Fatalf("orders.outbox %+v: want its 2 rows, status third", outbox)
+	}
+}
