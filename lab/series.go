@@ -16,8 +16,9 @@ import (
 // SeriesEvery is the lab time between two samples.
 const SeriesEvery = 250 * time.Millisecond
 
-// SeriesLen bounds every series: the newest minute of lab time.
-const SeriesLen = 240
+// SeriesLen bounds every series: the newest two minutes of lab time,
+// room for a flash sale's rise and its drain.
+const SeriesLen = 480
 
 // seriesMinWall is the least wall time between two reads of the cluster:
 // at 10x a step of lab time is 25 ms of wall time, and reading the

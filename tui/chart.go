@@ -104,15 +104,15 @@ func (p *chartPanel) series(ss []Series, k int) []string {
 		for r := k - 1; r >= 0; r-- {
 			var l line
 			label := ""
-			switch r {
-			case k - 1:
+			switch {
+			case r == k-1 && peak > 0:
 				label = humanNum(peak)
-			case 0:
+			case r == 0:
 				label = "0"
 			}
 			l.add(&st.Faint, fmt.Sprintf("%*s┤", yw, label))
 			l.pad(yw + 1 + cols - len(vals)) // every series ends now, under the axis's "now"
-			l.add(&st.Accent, barsRow(vals, peak, k, r))
+			l.add(&st.Accent, barsRow(vals, peak, k, r, "·"))
 			rows = append(rows, l.fit(p.w))
 		}
 	}
@@ -165,8 +165,10 @@ func squeeze(vals []float64, per int) []float64 {
 	return out
 }
 
-// barsRow is row r (0 at the bottom) of a bar chart k rows tall.
-func barsRow(vals []float64, peak float64, k, r int) string {
+// barsRow is row r (0 at the bottom) of a bar chart k rows tall; zero
+// is what a value of 0 shows on the bottom row (a series draws its
+// samples of 0 as dots, so that 0 reads apart from "not sampled yet").
+func barsRow(vals []float64, peak float64, k, r int, zero string) string {
 	var b strings.Builder
 	for _, v := range vals {
 		level := 0
@@ -180,6 +182,8 @@ func barsRow(vals []float64, peak float64, k, r int) string {
 			b.WriteString(eighths[level-r*8])
 		case r == 0 && v > 0:
 			b.WriteString("▁") // a non-zero value never vanishes
+		case r == 0:
+			b.WriteString(zero)
 		default:
 			b.WriteByte(' ')
 		}
@@ -226,7 +230,7 @@ func (p *chartPanel) retries(spreads []RetrySpread, k int) []string {
 				label = humanNum(peak)
 			}
 			l.add(&st.Faint, fmt.Sprintf("%*s┤", yw, label))
-			l.add(&st.Accent, barsRow(counts[i], peak, k, r))
+			l.add(&st.Accent, barsRow(counts[i], peak, k, r, " "))
 			rows = append(rows, l.fit(p.w))
 		}
 	}
