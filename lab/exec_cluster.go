@@ -41,8 +41,16 @@ func (r *run) cluster(c command.Cluster) error {
 	r.l.retire(old)
 	r.w = nw
 	r.l.syncBroker(nw)
-	r.say(EventOutcome, "a new cluster: %s, timing %s; the old cluster, its clients and its history are gone",
-		strings.Join(nw.cluster.Nodes(), ", "), timing.Name)
+	// A fresh world starts at normal speed: a speed-up or a pause left from
+	// the last scene would silently change the next one's numbers.
+	clock := ""
+	if factor, paused := r.l.clock.Speed(); factor != 1 || paused {
+		r.l.clock.SetSpeed(1)
+		r.l.clock.Resume()
+		clock = "; lab time runs at 1x again"
+	}
+	r.say(EventOutcome, "a new cluster: %s, timing %s; the old cluster, its clients and its history are gone%s",
+		strings.Join(nw.cluster.Nodes(), ", "), timing.Name, clock)
 	return nil
 }
 

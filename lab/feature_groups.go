@@ -519,6 +519,7 @@ func (cr consumerRecord) work() workResult {
 			return workGivenUp
 		}
 		pause := ru.opts.backoff(attempt, ru.rng)
+		g.w.retried(d.Group, cc.name, d.MsgID, attempt+1, g.l.clock.Now(), pause)
 		g.event(true, "%s attempt %d on %s failed: %v; retrying in %v", cc.name, attempt, d.MsgID, err, pause.Round(time.Millisecond))
 		if pause > 0 && g.l.clock.Sleep(ru.soft, pause) != nil {
 			return workStopped

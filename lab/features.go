@@ -55,7 +55,10 @@ var valueFeatures = map[string]feature{
 	"depth":       queues,
 	"inflight":    queues,
 	"oldest_age":  queues,
+	"throughput":  queues,
 	"rows":        serviceFamily,
+	"retries":     retryValues,
+	"retry_peak":  retryValues,
 }
 
 // stateFeatures are asked, in order, for state(X) when X is neither a node

@@ -28,6 +28,7 @@ type world struct {
 	groups  *groupSet   // the consumer clients (feature_groups.go)
 	queues  *queueSet   // the queue senders and workers (feature_queues.go)
 	series  *seriesSet  // lag and depth over time (series.go)
+	retries retryLog    // the retries consumers and workers schedule (retries.go)
 
 	mu      sync.Mutex
 	clients map[string]*client
@@ -50,7 +51,7 @@ const checkerClient = "_checker"
 const defaultProducer = "producer"
 
 func (l *Lab) newWorld(nodes int, timing broker.Timing) (*world, error) {
-	c, err := broker.NewCluster(broker.Config{Nodes: nodes, Timing: timing, Now: l.clock.Now})
+	c, err := broker.NewCluster(broker.Config{Nodes: nodes, Timing: timing, Now: l.clock.Now, OffsetsPartitions: offsetsPartitions})
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +143,7 @@ func (w *world) partition(name string, p int) (broker.PartitionState, error) {
 		return broker.PartitionState{}, err
 	}
 	if p < 0 || p >= len(t.Partitions) {
-		return broker.PartitionState{}, fmt.Errorf("%w: %s has partitions 0 to %d, not %d", broker.ErrUnknownPartition, name, len(t.Partitions)-1, p)
+		return broker.PartitionState{}, fmt.Errorf("%w: %s has %s, not %d", broker.ErrUnknownPartition, name, command.PartitionsText(len(t.Partitions)), p)
 	}
 	return t.Partitions[p], nil
 }
@@ -196,4 +197,14 @@ func byNodeOrder(ids []string) {
 // parser suggests commands.
 func didYouMean(word string, candidates []string) string {
 	return command.DidYouMean(word, candidates)
+}
+
+// offsetsPartitions is how many partitions __consumer_offsets has: one
+// raft group is enough for a lab's few groups.
+const offsetsPartitions = 1
+
+// InternalTopics are the topics every lab cluster starts with, by name,
+// with their partition counts: the committed offsets' __consumer_offsets.
+func InternalTopics() map[string]int {
+	return map[string]int{broker.OffsetsTopic: offsetsPartitions}
 }

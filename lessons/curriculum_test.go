@@ -13,6 +13,14 @@ import (
 // expectation fail: if the lesson still passed, its expects would not be
 // checking what it teaches.
 var mutations = map[string]struct{ old, new, why string }{
+	"queues": {
+		old: "ack=after crash=after-work", new: "ack=before crash=after-work",
+		why: "w1 acks receipt 881 before its work, so the crash leaves nothing in flight and nothing comes back: inflight == 1, depth == 1 and delivered(receipts) == 2 fail",
+	},
+	"retries": {
+		old: "jitter=full max-attempts=3", new: "jitter=none max-attempts=3",
+		why: "the full-jitter run without jitter sends all 30 retries of an attempt in one wave: retry_peak(payments) <= 15 fails",
+	},
 	"delivery-guarantees": {
 		old: "ack=before crash=before-work", new: "ack=after crash=before-work",
 		why: "the at-most-once run commits after the work instead: order 881 comes back and is credited, so lag(cashback) == 2, processed(cashback) == 2 and the ₹100 balance fail",

@@ -55,6 +55,9 @@ var labFuncs = []labFunc{
 	{"depth", "QUEUE", true, false, false, "a queue's messages: ready + in flight + delayed"},
 	{"inflight", "QUEUE", true, false, false, "a queue's messages in flight"},
 	{"oldest_age", "QUEUE", true, false, false, "the age in seconds of a queue's oldest message"},
+	{"throughput", "QUEUE", true, false, false, "messages a queue's workers acked in the last second of lab time"},
+	{"retries", "X", true, false, false, "retries scheduled by a worker or consumer, or for a queue or group"},
+	{"retry_peak", "X", true, false, false, "the most of X's retries due within one 100 ms window of lab time"},
 	{"rows", "SERVICE.TABLE[, WHERE]", true, false, false, "a count of rows in a service's table"},
 	{"state", "X", false, false, false, "a node, client or service: up, down, crashed or stopped"},
 }
