@@ -44,11 +44,14 @@ func (p *chartPanel) View() string {
 		return a
 	}
 	k := (p.h - n - axes()) / n
-	for k < 1 && n > 1 { // too many charts for the height: drop the last
-		if len(c.Retries) > 0 {
-			c.Retries = c.Retries[:len(c.Retries)-1]
-		} else {
+	// Too many charts for the height: the last series go first, down to
+	// one (retries are rare and worth their rows when there are any), then
+	// the last spreads.
+	for k < 1 && n > 1 {
+		if len(c.Series) > 1 || len(c.Retries) == 0 {
 			c.Series = c.Series[:len(c.Series)-1]
+		} else {
+			c.Retries = c.Retries[:len(c.Retries)-1]
 		}
 		n--
 		k = (p.h - n - axes()) / n
