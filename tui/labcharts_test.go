@@ -189,3 +189,33 @@ func TestLabSourceChartsAndTables(t *testing.T) {
 		t.Fatalf("orders.outbox %+v: want its 2 rows, status third", outbox)
 	}
 }
+
+// On a live lab, a worker that retries without jitter draws as waves:
+// every message's retries fall due at the same times after its first
+// failure.
+func TestLabSourceRetryWaves(t *testing.T) {
+	checkLeaks(t)
+	_, src := newTestLab(t, "queue create payments visibility=30s dlq=payments-dlq",
+		"send payments count=10 as=checkout",
+		"worker start pay-1 queue=payments fail=transient:1 retry=backoff base=200ms jitter=none max-attempts=3",
+		"wait depth(payments-dlq) == 10 timeout=20s")
+	v := eventually(t, src, "pay-1's 20 retries", func(v ViewState) bool {
+		return len(v.Charts.Retries) == 1 && len(v.Charts.Retries[0].Times) == 20
+	})
+	r := v.Charts.Retries[0]
+	if r.Name != "retries of pay-1" {
+		t.Errorf("spread %q, want retries of pay-1", r.Name)
+	}
+	first, second := 0, 0
+	for _, d := range r.Times {
+		switch {
+		case d >= 200*time.Millisecond && d < 450*time.Millisecond: // 200ms after the first failure
+			first++
+		case d >= 600*time.Millisecond && d < 1200*time.Millisecond: // 200ms, the attempt, then 400ms
+			second++
+		}
+	}
+	if first != 10 || second != 10 {
+		t.Errorf("retries at %v: want two waves of 10, near 200ms and 600ms", r.Times)
+	}
+}
