@@ -72,7 +72,7 @@ func retriesOf(rs []lab.RetryState) []RetrySpread {
 			at[r.Client] = i
 			out = append(out, RetrySpread{Name: "retries of " + r.Client})
 		}
-		out[i].Times = append(out[i].Times, max(0, r.Failed.Add(r.Delay).Sub(t0)))
+		out[i].Times = append(out[i].Times, max(0, r.Due().Sub(t0)))
 	}
 	return out
 }
