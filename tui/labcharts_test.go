@@ -219,3 +219,25 @@ func TestLabSourceRetryWaves(t *testing.T) {
 		t.Errorf("retries at %v: want two waves of 10, near 200ms and 600ms", r.Times)
 	}
 }
+
+// The history ring keeps one copy of a series that did not move between
+// two states, and its own copy of one that did.
+func TestHistorySharesSeries(t *testing.T) {
+	snap := flashSale()
+	a, b := viewOf(&snap, truncTimes{}), viewOf(&snap, truncTimes{})
+	snap.Series[1].Values = append(snap.Series[1].Values, 5)
+	c := viewOf(&snap, truncTimes{})
+	h := newHistory(10)
+	h.push(&a)
+	h.push(&b)
+	h.push(&c)
+	if &a.Charts.Series[0].Values[0] != &b.Charts.Series[0].Values[0] {
+		t.Error("two equal series are kept twice")
+	}
+	if &a.Charts.Retries[0].Times[0] != &b.Charts.Retries[0].Times[0] {
+		t.Error("two equal spreads are kept twice")
+	}
+	if &b.Charts.Series[0].Values[0] == &c.Charts.Series[0].Values[0] || len(c.Charts.Series[0].Values) != 81 {
+		t.Error("a series that moved shares the values of the one before")
+	}
+}
