@@ -220,7 +220,7 @@ type Charts struct {
 
 // Series is one quantity over time.
 type Series struct {
-	Name   string // "backlog orders", "lag billing"
+	Name   string // the lab value: "lag(billing)", "depth(receipts)"
 	Unit   string // "msgs", "s"
 	Every  time.Duration
 	Values []float64
