@@ -27,6 +27,7 @@ type world struct {
 	svc     *serviceSet // the running services (feature_services.go)
 	groups  *groupSet   // the consumer clients (feature_groups.go)
 	queues  *queueSet   // the queue senders and workers (feature_queues.go)
+	series  *seriesSet  // lag and depth over time (series.go)
 	retries retryLog    // the retries consumers and workers schedule (retries.go)
 
 	mu      sync.Mutex
@@ -34,6 +35,7 @@ type world struct {
 	loads   []*load
 	history []*Produce
 	report  *checker.Report // the last check
+	drain   *DrainState     // the running check's progress (drain.go)
 	checked time.Time
 
 	// Guarded by the lab's timeline lock.
@@ -59,6 +61,7 @@ func (l *Lab) newWorld(nodes int, timing broker.Timing) (*world, error) {
 	w.svc = newServiceSet(l, w)
 	w.groups = newGroupSet(l, w)
 	w.queues = newQueueSet(l, w)
+	l.startSeries(w)
 	w.sub = c.Subscribe(8192)
 	go func() {
 		defer close(w.pumped)
@@ -79,6 +82,7 @@ func (w *world) close() {
 	}
 	w.mu.Unlock()
 	w.loadWG.Wait()
+	w.stopSeries()
 	w.groups.close() // before the services: consumers call them
 	w.queues.close() // and workers too
 	w.svc.close()
