@@ -1,0 +1,56 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestThousands(t *testing.T) {
+	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 1234567: "1,234,567", -45000: "-45,000"} {
+		if got := thousands(n); got != want {
+			t.Errorf("thousands(%d) = %q; want %q", n, got, want)
+		}
+	}
+}
+
+func TestBenchRejectsBadConfig(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  BenchConfig
+		want string
+	}{
+		{BenchConfig{Kills: 1}, "want at least 2"},
+		{BenchConfig{Partitions: MaxPartitions + 1}, "want 1 to 64"},
+	} {
+		_, err := RunBench(context.Background(), tc.cfg)
+		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("RunBench(%+v): %v; want ErrInvalid saying %q", tc.cfg, err, tc.want)
+		}
+	}
+}
+
+// The ratio is the median of the rounds' own ratios, each round's broker
+// rate over that round's raw raft rate.
+func TestBenchRatioIsMedianOfRounds(t *testing.T) {
+	rate := func(msgs int) BenchRate { return BenchRate{Messages: msgs, Elapsed: time.Second} }
+	r := &BenchReport{
+		AcksAll: []BenchRate{rate(100), rate(300), rate(50)},
+		Raw:     []BenchRate{rate(200), rate(400), rate(500)},
+	}
+	med, lo, hi := r.Ratio()
+	if med != 0.5 || lo != 0.1 || hi != 0.75 {
+		t.Errorf("Ratio() = %v, %v, %v; want 0.5, 0.1, 0.75", med, lo, hi)
+	}
+}
+
+func TestReadVmHWM(t *testing.T) {
+	hwm, err := readVmHWM()
+	if err != nil {
+		t.Skipf("no VmHWM here: %v", err)
+	}
+	if hwm < 1<<20 {
+		t.Errorf("VmHWM = %d bytes; a Go test binary's peak is at least a megabyte", hwm)
+	}
+}
