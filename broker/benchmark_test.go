@@ -54,3 +54,18 @@ func TestReadVmHWM(t *testing.T) {
 		t.Errorf("VmHWM = %d bytes; a Go test binary's peak is at least a megabyte", hwm)
 	}
 }
+
+// Where /proc/self/status is missing the memory figure falls back to the
+// Go runtime's own count, sampled.
+func TestSampleGoMemory(t *testing.T) {
+	stop := sampleGoMemory()
+	held := make([]byte, 64<<20)
+	for i := range held {
+		held[i] = 1
+	}
+	peak := stop()
+	if peak < int64(len(held)) {
+		t.Errorf("sampled peak %d bytes while holding %d", peak, len(held))
+	}
+	_ = held[len(held)-1]
+}

@@ -42,10 +42,11 @@ measures, with 100-byte values:
   failover: leader killed → next acknowledged write, 20 kills,
             in election timeouts                           target median ≤ 3
 
-The report goes to standard output, progress to standard error. The
-default run takes under two minutes on two cores; --long takes several
-minutes and gives steadier figures. Other work on the machine lowers every
-rate: the CPU time per batch, printed too, moves less.`,
+The report goes to standard output, progress to standard error. On two
+cores the default run takes about half a minute, under two minutes even
+with other work on the machine; --long takes a few minutes and gives
+steadier medians. Other work on the machine lowers every rate: the CPU
+time per batch, printed too, moves less.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if long && quick {
@@ -72,7 +73,7 @@ rate: the CPU time per batch, printed too, moves less.`,
 			return runBench(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), cfg)
 		},
 	}
-	cmd.Flags().BoolVar(&long, "long", false, "a longer run (several minutes): 21 rounds, more messages, 100 kills a series")
+	cmd.Flags().BoolVar(&long, "long", false, "a longer run (a few minutes): 21 rounds, more messages, 100 kills a series")
 	cmd.Flags().BoolVar(&quick, "quick", false, "a smoke run of a few seconds with a few messages; its figures mean little")
 	cmd.Flags().IntVar(&partitions, "partitions", 1, "partitions of the produce topic, and raft groups on the raw-raft side")
 	return cmd
