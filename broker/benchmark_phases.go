@@ -467,6 +467,9 @@ func BenchConsume(ctx context.Context, partitions, members, messages int) (Consu
 		done += len(msgs)
 	}
 
+	// A fresh bound for the waits of the read: a long fill does not eat it.
+	wctx, cancel = context.WithTimeout(ctx, benchWait)
+	defer cancel()
 	cns := make([]*Consumer, members)
 	defer func() {
 		for _, cn := range cns {
