@@ -88,7 +88,9 @@ func BenchRetained(ctx context.Context, n, partitions int) (MemoryResult, error)
 	var ferr firstErr
 	var wg sync.WaitGroup
 	for w := range benchWorkers {
-		p, err := c.NewProducer(wctx, ProducerConfig{ClientID: fmt.Sprintf("bench-producer-%d", w), Acks: AcksAll, BatchSize: BenchBatch})
+		// Idempotent, so a batch retried after a leader change under load
+		// is not kept twice.
+		p, err := c.NewProducer(wctx, ProducerConfig{ClientID: fmt.Sprintf("bench-producer-%d", w), Acks: AcksAll, Idempotent: true, BatchSize: BenchBatch})
 		if err != nil {
 			return res, err
 		}
@@ -121,9 +123,14 @@ func BenchRetained(ctx context.Context, n, partitions int) (MemoryResult, error)
 	if err := ferr.get(); err != nil {
 		return res, err
 	}
-	if err := poll(wctx, func() bool { return everyReplicaHolds(c, partitions, int64(n)) }); err != nil {
+	var held int64
+	if err := poll(wctx, func() bool {
+		held = replicasAgree(c, partitions)
+		return held >= int64(n)
+	}); err != nil {
 		return res, fmt.Errorf("not every replica applied all %d messages: %w", n, err)
 	}
+	res.Retained = int(held)
 	res.Load = time.Since(start)
 	// Raft snapshots a replica every SnapshotThreshold entries, so a
 	// replica soon holds a snapshot of its whole log besides the log
@@ -150,27 +157,31 @@ func BenchRetained(ctx context.Context, n, partitions int) (MemoryResult, error)
 	return res, nil
 }
 
-// everyReplicaHolds reports whether every node's replicas of the bench
-// topic's partitions have applied n messages between them. It reads each
-// state machine's offsets and nothing else: a Snapshot copies every
-// segment of every replica, tens of thousands of them here, and polling
-// it would slow the replicas it waits for.
-func everyReplicaHolds(c *Cluster, partitions int, n int64) bool {
-	for _, node := range c.Nodes() {
-		var held int64
-		for p := range partitions {
-			rep := c.replicaOn(node, TopicPartition{benchTopic, p}.String())
+// replicasAgree returns the messages of the bench topic each node holds
+// when every node's replica of every partition has applied as many as
+// the others, or -1. It reads each state machine's offsets and nothing
+// else: a Snapshot copies every segment of every replica, tens of
+// thousands of them here, and polling it would load the machine whose
+// memory is being measured.
+func replicasAgree(c *Cluster, partitions int) int64 {
+	var total int64
+	for p := range partitions {
+		group := TopicPartition{benchTopic, p}.String()
+		held := int64(-1)
+		for _, node := range c.Nodes() {
+			rep := c.replicaOn(node, group)
 			if rep == nil || rep.pfsm == nil {
-				return false
+				return -1
 			}
 			start, hwm, _ := rep.pfsm.state()
-			held += hwm - start
+			if held >= 0 && hwm-start != held {
+				return -1
+			}
+			held = hwm - start
 		}
-		if held != n {
-			return false
-		}
+		total += held
 	}
-	return true
+	return total
 }
 
 // resetPeakRSS sets the kernel's peak resident memory of the process back

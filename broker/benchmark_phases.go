@@ -196,39 +196,79 @@ func BenchProduce(ctx context.Context, pb ProduceBench) (BenchRate, int, error) 
 		}
 		return nil
 	}
+	// With acks=0 a phase ends when everything sent is committed, or when
+	// a leader has changed and no leader holds anything uncommitted:
+	// fire-and-forget writes a deposed leader held are gone, and the
+	// rate counts only the committed ones.
 	sent := 0
-	committed := func() error {
-		return poll(wctx, func() bool { return committedMessages(wctx, c, pb.Partitions) >= int64(sent*BenchBatch) })
+	var terms []uint64
+	var committed int64
+	drained := func() error {
+		return poll(wctx, func() bool {
+			var changed bool
+			committed, changed = drainedMessages(c, pb.Partitions, terms)
+			return committed >= int64(sent*BenchBatch) || changed && committed >= 0
+		})
 	}
 	warm := benchWorkers * max(benchWarmup, pb.Partitions)
 	var finish func() error
 	if pb.Acks == AcksNone {
-		finish = committed
+		finish = drained
 	}
 	sent += warm
+	terms = leaderTerms(c, pb.Partitions)
 	if _, err := runWorkers(ctx, warm, send, finish); err != nil {
 		return BenchRate{}, 0, fmt.Errorf("warm-up: %w", err)
 	}
+	before := committed
+	terms = leaderTerms(c, pb.Partitions)
 	sent += pb.Batches
 	r, err := runWorkers(ctx, pb.Batches, send, finish)
 	if err != nil {
 		return BenchRate{}, 0, err
 	}
+	if pb.Acks == AcksNone {
+		r.Messages = int(committed - before)
+	}
 	return r, lastProduceEntrySize(c, TopicPartition{benchTopic, 0}), nil
 }
 
-// committedMessages adds up the high-water marks of the bench topic's
-// partitions, -1 if one cannot be read.
-func committedMessages(ctx context.Context, c *Cluster, partitions int) int64 {
-	var sum int64
+// leaderTerms is the raft term of each bench partition's leader, 0 where
+// there is none.
+func leaderTerms(c *Cluster, partitions int) []uint64 {
+	terms := make([]uint64, partitions)
 	for p := range partitions {
-		_, hwm, err := c.Offsets(ctx, "bench-reader", TopicPartition{benchTopic, p})
-		if err != nil {
-			return -1
+		if lead := c.leaderOf(TopicPartition{benchTopic, p}.String()); lead != nil {
+			terms[p] = lead.raft().CurrentTerm()
+		}
+	}
+	return terms
+}
+
+// drainedMessages adds up the bench partitions' committed messages as
+// their leaders see them. changed reports that some leader is not of its
+// term in terms; then the sum is -1 unless every leader has committed all
+// it holds. The sum is -1 too while a partition has no leader.
+func drainedMessages(c *Cluster, partitions int, terms []uint64) (sum int64, changed bool) {
+	idle := true
+	for p := range partitions {
+		lead := c.leaderOf(TopicPartition{benchTopic, p}.String())
+		if lead == nil {
+			return -1, true
+		}
+		if lead.raft().CurrentTerm() != terms[p] {
+			changed = true
+		}
+		_, hwm, _ := lead.pfsm.state()
+		if lead.logEnd() != hwm {
+			idle = false
 		}
 		sum += hwm
 	}
-	return sum
+	if changed && !idle {
+		return -1, true
+	}
+	return sum, changed
 }
 
 // lastProduceEntrySize is the size of the newest produce entry in the

@@ -69,3 +69,35 @@ func TestSampleGoMemory(t *testing.T) {
 	}
 	_ = held[len(held)-1]
 }
+
+// An acks=0 phase stops waiting for what it sent once a leader has changed
+// and holds nothing uncommitted: a deposed leader's fire-and-forget writes
+// never come.
+func TestBenchDrainNoticesLeaderChange(t *testing.T) {
+	c := newTestCluster(t, 3)
+	tp := TopicPartition{benchTopic, 0}
+	mustCreate(t, c, TopicConfig{Name: benchTopic, Partitions: 1, RF: 3})
+	p := mustProducer(t, c, ProducerConfig{ClientID: "p", Acks: AcksAll})
+	for i := range 3 {
+		if r := p.Produce(ctxFor(t, 10*time.Second), msg(benchTopic, "k", i))[0]; r.Outcome != OutcomeAcked {
+			t.Fatalf("produce: %v %v", r.Outcome, r.Err)
+		}
+	}
+	terms := leaderTerms(c, 1)
+	if sum, changed := drainedMessages(c, 1, terms); sum != 3 || changed {
+		t.Fatalf("before any change: %d messages, changed %v; want 3, false", sum, changed)
+	}
+	lead, _ := c.WaitForLeader(ctxFor(t, 10*time.Second), tp)
+	other := "n1"
+	if lead == other {
+		other = "n2"
+	}
+	if err := c.TransferLeadership(ctxFor(t, 20*time.Second), tp, other); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 20*time.Second, "the new leader to have committed all it holds", func() bool {
+		sum, changed := drainedMessages(c, 1, terms)
+		return changed && sum == 3
+	})
+	waitFor(t, 20*time.Second, "every replica to hold the 3 messages", func() bool { return replicasAgree(c, 1) == 3 })
+}
