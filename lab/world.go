@@ -27,6 +27,7 @@ type world struct {
 	svc     *serviceSet // the running services (feature_services.go)
 	groups  *groupSet   // the consumer clients (feature_groups.go)
 	queues  *queueSet   // the queue senders and workers (feature_queues.go)
+	buyers  *buyerSet   // the buyers runs through the checkout (feature_checkout.go)
 
 	mu      sync.Mutex
 	clients map[string]*client
@@ -58,6 +59,7 @@ func (l *Lab) newWorld(nodes int, timing broker.Timing) (*world, error) {
 	w.svc = newServiceSet(l, w)
 	w.groups = newGroupSet(l, w)
 	w.queues = newQueueSet(l, w)
+	w.buyers = newBuyerSet()
 	w.sub = c.Subscribe(8192)
 	go func() {
 		defer close(w.pumped)
@@ -78,6 +80,7 @@ func (w *world) close() {
 	}
 	w.mu.Unlock()
 	w.loadWG.Wait()
+	w.buyers.wait()  // before the services they call
 	w.groups.close() // before the services: consumers call them
 	w.queues.close() // and workers too
 	w.svc.close()

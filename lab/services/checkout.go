@@ -178,6 +178,9 @@ func NewCheckout(ctx context.Context, cfg CheckoutConfig, env Env, charger Charg
 // Mode returns the checkout's mode.
 func (s *Checkout) Mode() CheckoutMode { return s.cfg.Mode }
 
+// Config returns the checkout's configuration, defaults filled in.
+func (s *Checkout) Config() CheckoutConfig { return s.cfg }
+
 // request is one buyer's checkout in flight. The buyer is answered once:
 // by the thread when it finishes in time, or by the deadline when it does
 // not, whichever comes first.
