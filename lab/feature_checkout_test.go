@@ -98,8 +98,9 @@ func TestBuyersThroughAQueuedCheckout(t *testing.T) {
 		t.Fatalf("sends %+v", sends)
 	}
 	// A second run continues the order numbers; the workers drain the queue.
-	mustRun(t, l, "buyers rate=10/s for=1s", "worker start r1 queue=receipts", "wait answered(checkout) == 30 timeout=30s",
-		"wait depth(receipts) == 0 timeout=30s", "expect duplicate_deliveries == 0", "expect lost == 0")
+	mustRun(t, l, "buyers rate=10/s for=1s amount=1200", "worker start r1 queue=receipts", "wait answered(checkout) == 30 timeout=30s",
+		"wait depth(receipts) == 0 timeout=30s", "expect duplicate_deliveries == 0", "expect lost == 0",
+		"expect rows(payments.charges, amount=1200 AND order_id > 20) == 10")
 	if sends := l.QueueSends(); len(sends) != 30 || sends[29].MsgID != "checkout-30" {
 		t.Errorf("%d sends, the last %+v", len(sends), sends[len(sends)-1])
 	}
