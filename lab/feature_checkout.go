@@ -11,13 +11,16 @@ package lab
 // clock, so speed and pause apply. A buyer goes to whichever checkout runs
 // when it arrives; with none running it is turned away. While buyers are
 // in flight, the checkout's and the payments' per-buyer events (their SQL,
-// each answer, each charge) are detail, so that the timeline keeps one
-// progress line per second of lab time instead of hundreds.
+// each answer, each charge) are detail, and so are the routine queue events
+// of the messages the checkout sent for buyers, so that the timeline keeps
+// one progress line per second of lab time instead of hundreds.
 
 import (
 	"context"
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -57,6 +60,24 @@ func (bs *buyerSet) quiet(service string, kind services.EventKind) bool {
 	bs.mu.Lock()
 	defer bs.mu.Unlock()
 	return bs.active > 0
+}
+
+// routine reports whether a broker event is the routine handling of a
+// buyer's message (sent, delivered, acked): detail, like the buyers' own
+// events. Redeliveries, timeouts and dead letters stay in the timeline.
+func (bs *buyerSet) routine(e broker.Event) bool {
+	switch e.Kind {
+	case broker.EventQueueSend, broker.EventQueueDeliver, broker.EventQueueAck:
+	default:
+		return false
+	}
+	n, err := strconv.ParseInt(strings.TrimPrefix(e.MsgID, "checkout-"), 10, 64)
+	if err != nil || !strings.HasPrefix(e.MsgID, "checkout-") {
+		return false
+	}
+	bs.mu.Lock()
+	defer bs.mu.Unlock()
+	return n >= 1 && n < bs.next
 }
 
 // wait waits for every run's buyers; the world's context must have ended.

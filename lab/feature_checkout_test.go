@@ -104,6 +104,20 @@ func TestBuyersThroughAQueuedCheckout(t *testing.T) {
 	if sends := l.QueueSends(); len(sends) != 30 || sends[29].MsgID != "checkout-30" {
 		t.Errorf("%d sends, the last %+v", len(sends), sends[len(sends)-1])
 	}
+	// Their sends, deliveries and acks are detail; a learner's own send is not.
+	mustRun(t, l, `send receipts value="by hand"`, "wait depth(receipts) == 0")
+	byHand := 0
+	for _, e := range l.Snapshot().Timeline {
+		if strings.Contains(e.Text, "(checkout-") {
+			t.Errorf("a buyer's message in the timeline: %s", e.Text)
+		}
+		if strings.Contains(e.Text, "(producer-") {
+			byHand++
+		}
+	}
+	if byHand < 3 {
+		t.Errorf("the send by hand shows %d times in the timeline; want sent, delivered and acked", byHand)
+	}
 }
 
 // Queued mode without the queue: the checkout says what to create, and

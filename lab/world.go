@@ -104,7 +104,8 @@ func (l *Lab) addBroker(w *world, e broker.Event) {
 	}
 	w.brokerSeq = e.Seq
 	w.queues.note(e)
-	l.tl.addLocked(Event{Time: e.Time, Kind: EventBroker, Text: e.Text, Detail: detailKinds[e.Kind], Broker: &e})
+	detail := detailKinds[e.Kind] || w.buyers.routine(e)
+	l.tl.addLocked(Event{Time: e.Time, Kind: EventBroker, Text: e.Text, Detail: detail, Broker: &e})
 }
 
 // syncBroker pulls the broker's retained events the pump has not delivered
