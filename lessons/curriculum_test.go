@@ -14,12 +14,12 @@ import (
 // checking what it teaches.
 var mutations = map[string]struct{ old, new, why string }{
 	"choosing": {
-		old: "do: seek billing orders/0 to=earliest", new: "do: seek billing orders/0 to=latest",
-		why: "a seek to the latest offset replays nothing: delivered(billing) == 20 fails",
+		old: "service start checkout mode=sync", new: "service start checkout mode=sync receipt=3s",
+		why: "with the bad day's 3 s receipt service the direct call runs out of threads: served == 20, errors == 0 and p99 < 1 fail",
 	},
 	"why-a-queue": {
-		old: "mode=queued receipt=3s", new: "mode=sync receipt=3s",
-		why: "the second sale waits on the receipt service too: served == 50, errors == 0, p99 < 1 and the backlog of receipts (depth > 30, confirmed == 50) fail",
+		old: "mode=sync receipt=3s", new: "mode=sync receipt=100ms",
+		why: "with a healthy 100 ms receipt service the direct call keeps up: busy == 8, waiting > 0, served < 20, no_thread > 0, charged_but_failed > 0 and p99 >= 5 fail",
 	},
 	"delivery-guarantees": {
 		old: "ack=before crash=before-work", new: "ack=after crash=before-work",
