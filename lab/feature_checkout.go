@@ -19,6 +19,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -88,6 +89,10 @@ type buyerRun struct {
 	cmd   command.Buyers
 	total int
 	first int64
+	// arrivals ends when buyers stop stops the run or the world is retired;
+	// buyers already at the checkout carry on under the world's context.
+	arrivals context.Context
+	halt     context.CancelFunc
 
 	mu                                  sync.Mutex
 	arrived, served, errorPages, turned int
@@ -96,11 +101,38 @@ type buyerRun struct {
 }
 
 func (checkoutFeature) exec(ctx context.Context, r *run, cmd command.Command) error {
-	c, ok := cmd.(command.Buyers)
-	if !ok {
-		return fmt.Errorf("%s: the checkout has no handler for this command", cmd.Name())
+	switch c := cmd.(type) {
+	case command.Buyers:
+		return r.buyers(c)
+	case command.BuyersStop:
+		return r.buyersStop()
 	}
-	return r.buyers(c)
+	return fmt.Errorf("%s: the checkout has no handler for this command", cmd.Name())
+}
+
+// buyersStop stops the arrivals of every buyers run; the buyers already at
+// the checkout get their answers.
+func (r *run) buyersStop() error {
+	bs := r.w.buyers
+	bs.mu.Lock()
+	runs := slices.Clone(bs.runs)
+	bs.mu.Unlock()
+	if len(runs) == 0 {
+		return fmt.Errorf("buyers stop: no buyers have been sent; buyers rate=10/s for=5s sends some")
+	}
+	r.begin("buyers stop")
+	stopped := 0
+	for _, br := range runs {
+		br.mu.Lock()
+		left := br.total - br.arrived
+		br.mu.Unlock()
+		if br.arrivals.Err() == nil && left > 0 {
+			stopped += left
+		}
+		br.halt()
+	}
+	r.say(EventLoad, "buyers stop: %d buyers will not arrive; those at the checkout still get their answers", stopped)
+	return nil
 }
 
 func (r *run) buyers(c command.Buyers) error {
@@ -115,6 +147,7 @@ func (r *run) buyers(c command.Buyers) error {
 	bs := w.buyers
 	bs.mu.Lock()
 	br := &buyerRun{cmd: c, total: total, first: bs.next}
+	br.arrivals, br.halt = context.WithCancel(w.ctx)
 	bs.next += int64(total)
 	bs.runs = append(bs.runs, br)
 	bs.active++
@@ -143,6 +176,7 @@ func (w *world) checkout() (*services.Checkout, error) {
 func (l *Lab) runBuyers(w *world, br *buyerRun) {
 	bs := w.buyers
 	defer bs.wg.Done()
+	defer br.halt()
 	ctx := w.ctx
 	var inflight sync.WaitGroup
 	start := l.clock.Now()
@@ -171,7 +205,7 @@ func (l *Lab) runBuyers(w *world, br *buyerRun) {
 	}()
 	for i := 0; i < br.total; i++ {
 		at := start.Add(time.Duration(float64(i) / br.cmd.Rate * float64(time.Second)))
-		if l.clock.SleepUntil(ctx, at) != nil {
+		if l.clock.SleepUntil(br.arrivals, at) != nil {
 			break
 		}
 		id := br.first + int64(i)
@@ -216,6 +250,9 @@ func (l *Lab) runBuyers(w *world, br *buyerRun) {
 	br.mu.Lock()
 	text := fmt.Sprintf("buyers done: %d arrived, %d served, %d shown an error page (%d of them after paying)",
 		br.arrived, br.served, br.errorPages, br.charged)
+	if br.arrived < br.total {
+		text += fmt.Sprintf("; %d never came (buyers stop)", br.total-br.arrived)
+	}
 	if br.turned > 0 {
 		text += fmt.Sprintf(", %d turned away (%s)", br.turned, br.firstTurnedAway)
 	}

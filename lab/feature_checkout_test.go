@@ -185,3 +185,33 @@ func TestBuyersEndWithTheCluster(t *testing.T) {
 		t.Error("buyers ran on a new cluster without a checkout")
 	}
 }
+
+// buyers stop ends the arrivals; the buyers already at the checkout get
+// their answers, and the summary says how many never came.
+func TestBuyersStop(t *testing.T) {
+	l := newLab(t)
+	if _, err := l.Exec(ctxFor(t, 10*time.Second), "buyers stop"); err == nil ||
+		!strings.Contains(err.Error(), "buyers stop: no buyers have been sent; buyers rate=10/s for=5s sends some") {
+		t.Errorf("buyers stop before any buyers: %v", err)
+	}
+	mustRun(t, l, "speed 10x", "service start payments", "service start checkout receipt=3s", "buyers rate=10/s for=60s",
+		"wait arrived(checkout) >= 12")
+	res := mustRun(t, l, "buyers stop")
+	arrived := value(t, l, "arrived(checkout)")
+	if got := res[0].Lines[0]; !strings.HasPrefix(got, "buyers stop: ") || !strings.HasSuffix(got, " buyers will not arrive; those at the checkout still get their answers") {
+		t.Errorf("buyers stop said %q", got)
+	}
+	mustRun(t, l, "wait answered(checkout) == arrived(checkout) timeout=30s", "wait busy(checkout) == 0 timeout=30s")
+	// One buyer may have been through the door as the stop was typed.
+	if got := value(t, l, "arrived(checkout)"); got > arrived+1 || got > 20 {
+		t.Errorf("%v buyers arrived by the end, %v when the stop returned", got, arrived)
+	}
+	waitFor(t, 10*time.Second, "the summary", func() bool {
+		for _, e := range l.Snapshot().Timeline {
+			if strings.HasPrefix(e.Text, "buyers done: ") && strings.Contains(e.Text, "never came (buyers stop)") {
+				return true
+			}
+		}
+		return false
+	})
+}

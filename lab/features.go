@@ -47,6 +47,7 @@ var features = map[string]feature{
 	"order":        serviceFamily,
 	"sql":          serviceFamily,
 	"buyers":       checkoutFamily,
+	"buyers stop":  checkoutFamily,
 }
 
 // valueFeatures maps lab value functions to the family that reads them.

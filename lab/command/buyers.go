@@ -19,6 +19,15 @@ func (c Buyers) String() string {
 		optIf(c.Amount != 0, "amount", strconv.FormatInt(c.Amount, 10)).String()
 }
 
+// BuyersStop stops the buyers still to arrive; those at the checkout get
+// their answers.
+type BuyersStop struct{}
+
+func (BuyersStop) Name() string   { return "buyers stop" }
+func (BuyersStop) String() string { return "buyers stop" }
+
+func buildBuyersStop(p *parser, _ *Spec) (Command, *posError) { return BuyersStop{}, p.done() }
+
 // MaxBuyers bounds one buyers command: each buyer is a request in flight.
 const MaxBuyers = 20000
 

@@ -95,6 +95,7 @@ func TestParseErrors(t *testing.T) {
 		{"order 881 amout=450", `line 1, col 11: order has no option "amout"; its options are user, amount, item, count; did you mean "amount"?`},
 		{"order 881 amount=0", `line 1, col 18: amount=0: want a whole number from 1 to 100000000`},
 		{`order 881 item=""`, `line 1, col 16: item=: want the item's name, 1 to 64 characters, like phone`},
+		{"buyers stop now", `line 1, col 13: buyers stop takes nothing after it; got "now"`},
 		{"buyers rate=10/s", `line 1, col 17: buyers needs for=DURATION; e.g. buyers rate=10/s for=5s`},
 		{"buyers 881 rate=10/s for=5s", `line 1, col 8: unexpected "881"; options are written key=value: e.g. buyers rate=10/s for=5s`},
 		{"buyers rate=10/s for=0s", `line 1, col 22: for=0s: want a duration above zero, like 200ms, 5s or 10m`},

@@ -47,6 +47,7 @@ func TestParseValidLines(t *testing.T) {
 		{"service start checkout mode=queued threads=8 receipt=3s", Service{Action: "start", Service: "checkout", Mode: "queued", Threads: 8, Receipt: 3 * time.Second}},
 		{"buyers rate=10/s for=5s", Buyers{Rate: 10, For: 5 * time.Second}},
 		{"buyers rate=30/m for=1m amount=1200", Buyers{Rate: 0.5, For: time.Minute, Amount: 1200}},
+		{"buyers stop", BuyersStop{}},
 		{"expect p99(checkout) < 1", Expect{Cond: Condition{Left: Expr{Value: Value{Kind: ValLab, Func: "p99", Arg: "checkout"}}, Op: "<", Right: Expr{Value: Value{Kind: ValNumber, Num: 1}}}}},
 		{"service restart orders", Service{Action: "restart", Service: "orders"}},
 		{"service restart orders crash=before-mark", Service{Action: "restart", Service: "orders", Crash: "before-mark"}},
@@ -154,7 +155,7 @@ func TestCoreNames(t *testing.T) {
 	// Added to the core: orders placed through the orders service.
 	want = append(want[:10], append([]string{"order"}, want[10:]...)...)
 	// And buyers sent through the checkout.
-	want = append(want[:11], append([]string{"buyers"}, want[11:]...)...)
+	want = append(want[:11], append([]string{"buyers", "buyers stop"}, want[11:]...)...)
 	if got := specNames(); !reflect.DeepEqual(got, want) {
 		t.Errorf("command names:\n got %v\nwant %v", got, want)
 	}

@@ -217,6 +217,7 @@ func init() {
 			{Key: "for", Arg: "DURATION", Help: "how long they keep arriving, in lab time", Required: true, parse: durationParser(true)},
 			{Key: "amount", Arg: "N", Help: "what each buyer pays in ₹ (default 450)", parse: intIn(1, 100000000)},
 		}},
+		{Name: "buyers stop", Summary: "stop the buyers still to arrive; those at the checkout get their answers", Example: "buyers stop", build: buildBuyersStop},
 		{Name: "seek", Args: "GROUP TOPIC/P", Summary: "move a group's position on a partition", Example: "seek billing orders/0 to=earliest", build: buildSeek, Options: []Option{
 			{Key: "to", Arg: "OFFSET|earliest|latest|TIME", Help: "an offset, earliest, latest, a time (RFC 3339) or a time ago (-5m)", Required: true, parse: parseSeekTo},
 		}},
