@@ -383,6 +383,7 @@ func (ru *clientRun) try(c *clientCore, m services.Message, wait *time.Duration,
 			waiting()
 		}
 		*wait = min(max(2**wait, serviceWaitMin), serviceWaitMax)
+		ru.pacer.rest() // waiting for the service is not time to catch up on
 		if ru.clock.Sleep(ru.soft, *wait) != nil {
 			return nil, true
 		}

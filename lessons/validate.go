@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mqlab/mqlab/lab"
 	"github.com/mqlab/mqlab/lab/command"
 )
 
@@ -15,7 +16,7 @@ import (
 // (topics, partitions, nodes), and placeholders that read something.
 func (p *parser) validate() {
 	p.concepts()
-	v := &refs{p: p, nodes: 3, topics: map[string]int{}, kept: map[string]bool{}}
+	v := &refs{p: p, nodes: 3, topics: lab.InternalTopics(), kept: map[string]bool{}}
 	for _, s := range p.les.Steps {
 		for _, b := range s.Blocks {
 			switch b.Kind {
@@ -112,7 +113,7 @@ func (v *refs) command(line int, c command.Command) {
 	switch c := c.(type) {
 	case command.Cluster:
 		v.nodes = c.Nodes
-		v.topics = map[string]int{}
+		v.topics = lab.InternalTopics()
 	case command.TopicCreate:
 		if _, ok := v.topics[c.Topic]; ok {
 			v.p.problem(line, 0, "topic %s is created a second time; the lab would refuse it", c.Topic)
@@ -123,7 +124,7 @@ func (v *refs) command(line int, c command.Command) {
 		v.topics[c.Topic] = c.Partitions
 	case command.Produce:
 		if v.topic(line, c.Topic) && c.Pinned && c.Partition >= v.topics[c.Topic] {
-			v.p.problem(line, 0, "partition=%d, but %s has partitions 0 to %d", c.Partition, c.Topic, v.topics[c.Topic]-1)
+			v.p.problem(line, 0, "partition=%d, but %s has %s", c.Partition, c.Topic, command.PartitionsText(v.topics[c.Topic]))
 		}
 	case command.Load:
 		v.topic(line, c.Topic)
@@ -198,7 +199,7 @@ func (v *refs) target(line int, t command.Target) {
 		return
 	}
 	if n := v.topics[t.Name]; t.Partition >= n {
-		v.p.problem(line, 0, "%s has partitions 0 to %d, not %d", t.Name, n-1, t.Partition)
+		v.p.problem(line, 0, "%s has %s, not %d", t.Name, command.PartitionsText(n), t.Partition)
 	}
 }
 
@@ -208,7 +209,9 @@ func (v *refs) topic(line int, name string) bool {
 	}
 	var names []string
 	for n := range v.topics {
-		names = append(names, n)
+		if _, internal := lab.InternalTopics()[n]; !internal {
+			names = append(names, n)
+		}
 	}
 	sort.Strings(names)
 	if len(names) == 0 {
