@@ -78,8 +78,7 @@ func (f *partitionFSM) Apply(l *raft.Log) interface{} {
 
 	if f.rep.isLeader() {
 		if cmd.kind == cmdProduce && out.err == nil && !out.res.Duplicate {
-			f.rep.emit(Event{Kind: EventCommit, Epoch: l.Term, From: out.res.BaseOffset, To: hwm,
-				Text: fmt.Sprintf("%s committed offsets %d–%d; high-water mark %d", f.rep.group, out.res.BaseOffset, hwm-1, hwm)})
+			f.rep.emit(Event{Kind: EventCommit, Epoch: l.Term, From: out.res.BaseOffset, To: hwm, lazy: true})
 		}
 		for _, s := range deleted {
 			f.rep.emit(Event{Kind: EventSegmentDeleted, From: s.BaseOffset, To: s.NextOffset,

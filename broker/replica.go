@@ -325,8 +325,7 @@ func (rep *replica) afterStore(logs []*raft.Log) {
 	}
 	c.valid, c.index, c.end = true, logs[len(logs)-1].Index, to
 	if to > from {
-		rep.emit(Event{Kind: EventAppend, Epoch: epoch, From: from, To: to,
-			Text: fmt.Sprintf("%s on %s wrote offsets %d–%d at epoch %d", rep.group, rep.node, from, to-1, epoch)})
+		rep.emit(Event{Kind: EventAppend, Epoch: epoch, From: from, To: to, lazy: true})
 	}
 }
 
