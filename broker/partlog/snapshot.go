@@ -76,7 +76,9 @@ func (l *Log) WriteTo(w io.Writer) (int64, error) {
 }
 
 // WriteTo writes the snapshot to w in the format ReadLog reads, returning
-// the number of bytes written.
+// the number of bytes written. A w that is a SharingWriter receives the
+// stored batches by reference (WriteShared) and everything else through
+// Write, unbuffered; any other w gets buffered writes.
 func (s *Snapshot) WriteTo(w io.Writer) (int64, error) {
 	fw := newFrameWriter(w)
 	buf := make([]byte, 0, 4<<10)
@@ -115,7 +117,7 @@ func (s *Snapshot) WriteTo(w io.Writer) (int64, error) {
 		for j := range seg.batches {
 			b := &seg.batches[j]
 			fw.write(b.appendPrefix(pre[:0]))
-			fw.write(b.data)
+			fw.writeStored(b.data)
 		}
 	}
 
