@@ -70,7 +70,7 @@ func (rep *replica) produce(b partlog.Batch, acks Acks) (produceResponse, error)
 		}
 	}
 	id := rep.c.reqID.Add(1)
-	data := encodeProduce(id, now, b)
+	data := encodeProduceIn(rep.entries.alloc, id, now, b)
 	var storedCh chan stored
 	if acks == AcksLeader {
 		storedCh = rep.awaitStored(id)

@@ -33,6 +33,7 @@ type replica struct {
 	ready atomic.Uint64  // the term in which this leader passed its barrier
 
 	offsets offsetCache // where the last stored produce entry ends
+	entries entrySlab   // the buffers of the produce entries it proposes
 
 	mu          sync.Mutex
 	waiters     map[uint64]chan stored // acks=1 requests waiting for the leader to store their entry
