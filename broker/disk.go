@@ -81,6 +81,15 @@ type chunks struct {
 	// owned: the last piece is a buffer's and ends where free begins, so
 	// the next Write extends it.
 	owned bool
+	// later are pieces whose bytes are written when the stream is first
+	// read (a partition's segment checksums, see WriteLater).
+	later []laterPiece
+	fill  *sync.Once
+}
+
+type laterPiece struct {
+	p    []byte
+	fill func([]byte)
 }
 
 const chunkSize = 1 << 20
@@ -118,6 +127,20 @@ func (c *chunks) WriteShared(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// WriteLater appends n bytes that fill writes when the stream is first
+// read (see partlog.SharingWriter): a snapshot that is never restored or
+// sent to a follower never computes them.
+func (c *chunks) WriteLater(n int, fill func(p []byte)) (int, error) {
+	p := make([]byte, n)
+	c.pieces = append(c.pieces, p)
+	c.later = append(c.later, laterPiece{p: p, fill: fill})
+	c.owned = false
+	if c.fill == nil {
+		c.fill = new(sync.Once)
+	}
+	return n, nil
+}
+
 func (c *chunks) size() int64 {
 	var n int64
 	for _, b := range c.pieces {
@@ -127,6 +150,13 @@ func (c *chunks) size() int64 {
 }
 
 func (c *chunks) reader() io.Reader {
+	if c.fill != nil {
+		c.fill.Do(func() {
+			for _, l := range c.later {
+				l.fill(l.p)
+			}
+		})
+	}
 	rs := make([]io.Reader, len(c.pieces))
 	for i, b := range c.pieces {
 		rs[i] = bytes.NewReader(b)
@@ -162,12 +192,15 @@ func (s *snapshotStore) List() ([]*raft.SnapshotMeta, error) {
 
 func (s *snapshotStore) Open(id string) (*raft.SnapshotMeta, io.ReadCloser, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.latest == nil || s.latest.meta.ID != id {
+	latest := s.latest
+	s.mu.Unlock()
+	if latest == nil || latest.meta.ID != id {
 		return nil, nil, fmt.Errorf("open snapshot %s: no such snapshot", id)
 	}
-	m := s.latest.meta
-	return &m, io.NopCloser(s.latest.data.reader()), nil
+	m := latest.meta
+	// Outside the lock: the first read of a partition snapshot computes
+	// its checksums.
+	return &m, io.NopCloser(latest.data.reader()), nil
 }
 
 // index reports the raft index of the latest snapshot, 0 if none.
@@ -190,9 +223,14 @@ type snapshotSink struct {
 func (k *snapshotSink) Write(p []byte) (int, error) { return k.buf.Write(p) }
 func (k *snapshotSink) ID() string                  { return k.meta.ID }
 
-// WriteShared keeps p by reference: a partition's snapshot hands over its
-// stored batches this way (partlog.SharingWriter).
+// WriteShared keeps p by reference and WriteLater takes bytes to compute
+// when the snapshot is read: a partition's snapshot hands over its stored
+// batches and its checksums this way (partlog.SharingWriter).
 func (k *snapshotSink) WriteShared(p []byte) (int, error) { return k.buf.WriteShared(p) }
+
+func (k *snapshotSink) WriteLater(n int, fill func([]byte)) (int, error) {
+	return k.buf.WriteLater(n, fill)
+}
 
 func (k *snapshotSink) Close() error {
 	if k.done {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"strings"
 	"testing"
 	"time"
 )
@@ -165,5 +166,30 @@ func TestChunksShareLargePieces(t *testing.T) {
 	}
 	if len(c.pieces) > 2*len(shared)+2 {
 		t.Errorf("%d pieces for %d shared ones: the written bytes between them should extend one buffer's pieces, not add small copies", len(c.pieces), len(shared))
+	}
+}
+
+// Bytes written for later are computed once, when the stream is first
+// read, and land where they were written.
+func TestChunksFillLaterOnFirstRead(t *testing.T) {
+	var c chunks
+	c.Write([]byte("ab"))
+	calls := 0
+	c.WriteLater(3, func(p []byte) { calls++; copy(p, "xyz") })
+	c.WriteShared(bytes.Repeat([]byte{'s'}, minShared))
+	c.Write([]byte("cd"))
+	if calls != 0 {
+		t.Fatalf("filled %d times before any read", calls)
+	}
+	want := "abxyz" + strings.Repeat("s", minShared) + "cd"
+	stored := c // the store keeps a copy of the sink's chunks
+	for range 2 {
+		got, _ := io.ReadAll(stored.reader())
+		if string(got) != want || stored.size() != int64(len(want)) {
+			t.Fatalf("read %q (size %d), want %q", got, stored.size(), want)
+		}
+	}
+	if got, _ := io.ReadAll(c.reader()); string(got) != want || calls != 1 {
+		t.Fatalf("the sink's own view read %q after %d fills, want %q after 1", got, calls, want)
 	}
 }

@@ -42,6 +42,12 @@ type SharingWriter interface {
 	// WriteShared appends p to the stream as Write does, but may keep p
 	// itself; nobody modifies p afterwards.
 	WriteShared(p []byte) (int, error)
+	// WriteLater appends n bytes that fill writes into the slice it is
+	// given, at any time before they are first read. WriteTo hands over
+	// the checksums of the segment frames this way: a snapshot kept in
+	// memory that is never read (never restored, never sent to a follower)
+	// then costs no pass over the log's bytes at all.
+	WriteLater(n int, fill func(p []byte)) (int, error)
 }
 
 // frameWriter writes frames, remembering the first error and counting the
@@ -89,6 +95,19 @@ func (fw *frameWriter) begin(n int, crc uint32) {
 	binary.LittleEndian.PutUint64(fw.hdr[:8], uint64(n))
 	binary.LittleEndian.PutUint32(fw.hdr[8:], crc)
 	fw.write(fw.hdr[:])
+}
+
+// beginLater is begin for a SharingWriter, with the CRC computed by crc
+// only when the writer needs the bytes.
+func (fw *frameWriter) beginLater(n int, crc func() uint32) {
+	binary.LittleEndian.PutUint64(fw.hdr[:8], uint64(n))
+	fw.write(fw.hdr[:8])
+	if fw.err != nil {
+		return
+	}
+	k, err := fw.share.WriteLater(4, func(p []byte) { binary.LittleEndian.PutUint32(p, crc()) })
+	fw.cw.n += int64(k)
+	fw.err = err
 }
 
 func (fw *frameWriter) write(p []byte) {
