@@ -198,6 +198,9 @@ type partMsgs struct {
 // message goes to one partition (a batch for one partition, the usual
 // case) nothing per message is kept beyond the group's indexes.
 func (p *Producer) route(msgs []Message, results []ProduceResult) []partMsgs {
+	if groups, ok := p.routePinned(msgs); ok {
+		return groups
+	}
 	var topicBuf [2]topicRoute
 	topics := topicBuf[:0]
 	var groups []partMsgs
@@ -273,6 +276,32 @@ func (p *Producer) route(msgs []Message, results []ProduceResult) []partMsgs {
 		}
 	}
 	return groups
+}
+
+// routePinned routes a call whose messages are all pinned to one
+// partition of one topic, as a batching client's usually are, with one
+// check for them all. It reports false for any other call, and for one
+// that fails (route then fails each message).
+func (p *Producer) routePinned(msgs []Message) ([]partMsgs, bool) {
+	if len(msgs) == 0 || !msgs[0].Pinned {
+		return nil, false
+	}
+	topic, part := msgs[0].Topic, msgs[0].Partition
+	for i := 1; i < len(msgs); i++ {
+		if m := &msgs[i]; !m.Pinned || m.Partition != part || m.Topic != topic {
+			return nil, false
+		}
+	}
+	t := p.lookupTopic(topic)
+	tp, err := p.pick(&msgs[0], &t)
+	if err != nil {
+		return nil, false
+	}
+	idx := make([]int, len(msgs))
+	for i := range idx {
+		idx[i] = i
+	}
+	return []partMsgs{{tp: tp, idx: idx}}, true
 }
 
 // topicRoute is what routing needs to know about a topic.

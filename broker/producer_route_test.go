@@ -28,6 +28,9 @@ func TestRouteGroupsMessagesByPartition(t *testing.T) {
 		{[]Message{to(0), bad, to(0), to(2), unknown, to(0), to(2)}, "0:[0 2 5] 2:[3 6]", []int{1, 4}},
 		{[]Message{to(2), to(0), to(1), to(0)}, "2:[0] 0:[1 3] 1:[2]", nil},
 		{[]Message{bad, unknown}, "", []int{0, 1}},
+		{[]Message{bad, bad}, "", []int{0, 1}},
+		{[]Message{unknown}, "", []int{0}},
+		{[]Message{to(1), {Topic: "orders", Partition: 1}}, "1:[0] 0:[1]", nil}, // not pinned: round robin, from 0
 		{nil, "", nil},
 	} {
 		results := make([]ProduceResult, len(tc.msgs))
