@@ -176,3 +176,10 @@ func bigState(window int) ViewState {
 func lines(s string) []string { return strings.Split(s, "\n") }
 
 func teaSize(w, h int) tea.WindowSizeMsg { return tea.WindowSizeMsg{Width: w, Height: h} }
+
+// set changes the state the fake source reports.
+func (f *fakeSource) set(change func(*ViewState)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	change(&f.state)
+}

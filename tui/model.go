@@ -62,6 +62,9 @@ type Model struct {
 	lay      layout
 	focus    panelID
 	tooSmall bool
+	// chosen: the learner picked a panel (tab or click); until then a
+	// side slot shows whatever part of the lab has something to show.
+	chosen bool
 
 	help     help.Model
 	showHelp bool
@@ -266,6 +269,7 @@ func (m *Model) pull() {
 	if (v.Lesson != nil) != hadLesson && m.ctx.Width > 0 {
 		m.resize(m.ctx.Width, m.ctx.Height)
 	}
+	m.showContent()
 }
 
 // noticeChanges starts flashes for truncations not seen before and for
@@ -348,7 +352,51 @@ func (m *Model) resize(w, h int) {
 		}
 	}
 	m.showFocus()
+	m.showContent()
 	m.help.Width = w
+}
+
+// showContent keeps a panel with something to show in front of each slot: when the one in front is empty (the
+// cluster without topics, groups without members), the first of the
+// slot's panels that has content comes forward. A lesson about a checkout
+// and a queue then opens on its queue, not on "No topics yet". Once the
+// learner picks a panel, the slots stay as they left them.
+func (m *Model) showContent() {
+	if m.chosen || m.ctx.State == nil {
+		return
+	}
+	s := m.ctx.State
+	has := func(id panelID) bool {
+		switch id {
+		case pCluster:
+			return len(s.Partitions) > 0
+		case pGroups:
+			return len(s.Groups) > 0
+		case pQueues:
+			return len(s.Queues) > 0
+		case pServices:
+			return len(s.Tables) > 0
+		case pChart:
+			return len(s.Charts.Series)+len(s.Charts.Retries) > 0
+		}
+		return true
+	}
+	for si := range m.lay.slots {
+		sl := &m.lay.slots[si]
+		front := sl.panels[sl.active]
+		if has(front) {
+			continue
+		}
+		for pi, id := range sl.panels {
+			if has(id) {
+				sl.active = pi
+				if m.focus == front {
+					m.focus = id
+				}
+				break
+			}
+		}
+	}
 }
 
 // showFocus brings the focused panel to the front of its slot.
@@ -515,9 +563,11 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		}
 	case key.Matches(msg, k.Focus):
 		m.focus = (m.focus + 1) % numPanels
+		m.chosen = true
 		m.showFocus()
 	case key.Matches(msg, k.FocusPrev):
 		m.focus = (m.focus + numPanels - 1) % numPanels
+		m.chosen = true
 		m.showFocus()
 	case key.Matches(msg, k.ScrollUp):
 		m.panels[m.focus].Scroll(-1)
@@ -736,6 +786,7 @@ func (m *Model) mouse(msg tea.MouseMsg) {
 					if msg.X-s.r.x >= sp[0] && msg.X-s.r.x < sp[1] {
 						s.active = pi
 						id = s.panels[pi]
+						m.chosen = true
 					}
 				}
 			}

@@ -410,3 +410,32 @@ func TestRandomInput(t *testing.T) {
 		}
 	}
 }
+
+// A side slot shows a panel with something in it, until the learner
+// picks a panel themselves.
+func TestSideSlotShowsWhatTheLabHas(t *testing.T) {
+	v := ViewState{Nodes: []Node{{ID: "n1", Up: true}}, Queues: []Queue{{Name: "receipts", Leader: "n1", Epoch: 1}}}
+	for _, size := range [][2]int{{100, 30}, {120, 40}} {
+		m, src := newTestModel(t, v, size[0], size[1])
+		m.pull()
+		if si, _ := m.lay.slotOf(pCluster); !m.lay.visible(pQueues) || len(m.lay.slots[si].panels) > 1 && m.lay.visible(pCluster) {
+			t.Fatalf("%v, queues but no topics: the slots are %v; want the queues in front", size, m.lay.slots)
+		}
+		// A topic appears: the queues stay in front, nothing flickers.
+		src.set(func(v *ViewState) { v.Partitions = []Partition{{Name: "orders/0", Leader: "n1", Epoch: 1}} })
+		m.pull()
+		if !m.lay.visible(pQueues) {
+			t.Errorf("%v: a new topic moved the queues away: %v", size, m.lay.slots)
+		}
+	}
+	// Once the learner picks a panel, an empty one stays in front.
+	m, src := newTestModel(t, ViewState{Nodes: v.Nodes}, 100, 30)
+	m.pull()
+	press(m, "tab") // from the lesson's slot to the cluster
+	focus := m.focus
+	src.set(func(v *ViewState) { v.Queues = []Queue{{Name: "receipts", Leader: "n1", Epoch: 1}} })
+	m.pull()
+	if !m.lay.visible(focus) {
+		t.Errorf("after tab the learner's panel %v must stay in front: %v", focus, m.lay.slots)
+	}
+}
