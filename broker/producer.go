@@ -27,7 +27,10 @@ type ProducerConfig struct {
 	// 10 request timeouts).
 	DeliveryTimeout time.Duration
 	// RetryBackoff is the first wait before a retry; it doubles up to
-	// RetryBackoffMax (defaults: a tenth and one heartbeat timeout).
+	// RetryBackoffMax (defaults: a tenth and a quarter of a heartbeat
+	// timeout). Kafka's 100 ms backoff is small beside its failure
+	// detection of seconds; a cap of a whole heartbeat timeout would add
+	// up to one election timeout to every failover.
 	RetryBackoff    time.Duration
 	RetryBackoffMax time.Duration
 }
@@ -117,7 +120,7 @@ func (c *Cluster) NewProducer(ctx context.Context, cfg ProducerConfig) (*Produce
 		cfg.RetryBackoff = c.timing.HeartbeatTimeout / 10
 	}
 	if cfg.RetryBackoffMax == 0 {
-		cfg.RetryBackoffMax = c.timing.HeartbeatTimeout
+		cfg.RetryBackoffMax = c.timing.HeartbeatTimeout / 4
 	}
 	p := &Producer{c: c, cfg: cfg, seq: map[TopicPartition]int32{}, locks: map[TopicPartition]*sync.Mutex{}, rr: map[string]int{}}
 	if cfg.Idempotent {
