@@ -34,6 +34,7 @@ type clientSet[C backgroundClient] struct {
 	busy      map[string]bool            // a start, restart or stop is under way
 	delivered map[string]int             // group or queue → deliveries
 	processed map[string]map[string]bool // group or queue → message ids whose work was done
+	finished  map[string][]time.Time     // group or queue → lab times of recent finished work (throughput)
 	closed    bool
 }
 
@@ -45,7 +46,7 @@ type backgroundClient interface {
 
 func newClientSet[C backgroundClient](l *Lab, w *world) clientSet[C] {
 	return clientSet[C]{l: l, w: w, byName: map[string]C{}, busy: map[string]bool{}, delivered: map[string]int{},
-		processed: map[string]map[string]bool{}}
+		processed: map[string]map[string]bool{}, finished: map[string][]time.Time{}}
 }
 
 // claim marks a client name busy for one command; release undoes it.
@@ -130,6 +131,8 @@ func (s *clientSet[C]) begin(c *clientCore, crash string, set func()) bool {
 	c.mu.Lock()
 	set()
 	c.state, c.crash, c.waiting, c.lastErr = ClientUp, crash, "", ""
+	c.clock = s.l.clock
+	c.since = c.clock.Now()
 	c.mu.Unlock()
 	return true
 }
@@ -143,6 +146,7 @@ func (s *clientSet[C]) processedBy(c *clientCore, of, msgID string) {
 		s.processed[of] = set
 	}
 	set[msgID] = true
+	s.finishedLocked(of, s.l.clock.Now())
 	s.mu.Unlock()
 	c.mu.Lock()
 	c.processedN++
@@ -197,6 +201,8 @@ type clientCore struct {
 	lastErr    string
 	failures   int // failed attempts
 	processedN int // work done
+	clock      *Clock
+	since      time.Time // lab time of the last start, restart, crash or stop
 }
 
 func (c *clientCore) stateNow() string {
@@ -235,6 +241,7 @@ func (c *clientCore) crashed() {
 	c.mu.Lock()
 	c.state = ClientCrashed
 	c.waiting = ""
+	c.changedLocked()
 	c.mu.Unlock()
 }
 
@@ -246,6 +253,7 @@ func (c *clientCore) halted(stop bool) {
 		c.state = ClientStopped
 	}
 	c.waiting = ""
+	c.changedLocked()
 	c.mu.Unlock()
 }
 

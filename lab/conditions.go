@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -211,8 +212,13 @@ func (r *run) evaluate(ctx context.Context, c command.Condition) (held bool, des
 	return command.Holds(c.Op, vals[0], vals[1]), strings.Join(parts, ", "), nil
 }
 
+// show formats a value for a reader; numbers to two decimals at most
+// (an age of 2.000299326 s reads as 2).
 func show(v any) string {
 	if f, ok := v.(float64); ok {
+		if r := math.Round(f*100) / 100; !math.IsInf(r, 0) && !math.IsNaN(r) {
+			f = r
+		}
 		return strconv.FormatFloat(f, 'f', -1, 64)
 	}
 	return fmt.Sprint(v)

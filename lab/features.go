@@ -55,6 +55,9 @@ var valueFeatures = map[string]feature{
 	"depth":       queues,
 	"inflight":    queues,
 	"oldest_age":  queues,
+	"throughput":  backPressure,
+	"members":     backPressure,
+	"idle":        backPressure,
 	"rows":        serviceFamily,
 }
 

@@ -38,6 +38,10 @@ type world struct {
 	// Guarded by the lab's timeline lock.
 	brokerSeq uint64
 	retired   bool
+
+	// loadClients holds the names of the clients loads send as: their
+	// messages are too many to list one by one (see fromLoad).
+	loadClients sync.Map
 }
 
 // checkerClient is the client id the checker reads logs as; client names
@@ -101,7 +105,7 @@ func (l *Lab) addBroker(w *world, e broker.Event) {
 	}
 	w.brokerSeq = e.Seq
 	w.queues.note(e)
-	l.tl.addLocked(Event{Time: e.Time, Kind: EventBroker, Text: e.Text, Detail: detailKinds[e.Kind], Broker: &e})
+	l.tl.addLocked(Event{Time: e.Time, Kind: EventBroker, Text: e.Text, Detail: detailKinds[e.Kind] || w.fromLoad(e.MsgID), Broker: &e})
 }
 
 // syncBroker pulls the broker's retained events the pump has not delivered

@@ -15,7 +15,7 @@ import (
 // (topics, partitions, nodes), and placeholders that read something.
 func (p *parser) validate() {
 	p.concepts()
-	v := &refs{p: p, nodes: 3, topics: map[string]int{}, kept: map[string]bool{}}
+	v := &refs{p: p, nodes: 3, topics: map[string]int{}, queues: map[string]bool{}, kept: map[string]bool{}}
 	for _, s := range p.les.Steps {
 		for _, b := range s.Blocks {
 			switch b.Kind {
@@ -105,6 +105,7 @@ type refs struct {
 	p      *parser
 	nodes  int
 	topics map[string]int // name → partitions
+	queues map[string]bool
 	kept   map[string]bool
 }
 
@@ -113,6 +114,9 @@ func (v *refs) command(line int, c command.Command) {
 	case command.Cluster:
 		v.nodes = c.Nodes
 		v.topics = map[string]int{}
+		v.queues = map[string]bool{}
+	case command.QueueCreate:
+		v.queues[c.Queue] = true
 	case command.TopicCreate:
 		if _, ok := v.topics[c.Topic]; ok {
 			v.p.problem(line, 0, "topic %s is created a second time; the lab would refuse it", c.Topic)
@@ -126,7 +130,9 @@ func (v *refs) command(line int, c command.Command) {
 			v.p.problem(line, 0, "partition=%d, but %s has partitions 0 to %d", c.Partition, c.Topic, v.topics[c.Topic]-1)
 		}
 	case command.Load:
-		v.topic(line, c.Topic)
+		if !v.queues[c.Topic] {
+			v.topic(line, c.Topic)
+		}
 	case command.Elect:
 		v.node(line, c.Node)
 		v.target(line, c.Target)

@@ -55,6 +55,9 @@ var labFuncs = []labFunc{
 	{"depth", "QUEUE", true, false, false, "a queue's messages: ready + in flight + delayed"},
 	{"inflight", "QUEUE", true, false, false, "a queue's messages in flight"},
 	{"oldest_age", "QUEUE", true, false, false, "the age in seconds of a queue's oldest message"},
+	{"throughput", "GROUP|QUEUE", true, false, false, "messages per second a group's consumers or a queue's workers finished over the last second of lab time (readable once they have run unchanged that long)"},
+	{"members", "GROUP", true, false, false, "members of a consumer group in its current generation"},
+	{"idle", "GROUP", true, false, false, "members of a consumer group that own no partition: more members than partitions"},
 	{"rows", "SERVICE.TABLE[, WHERE]", true, false, false, "a count of rows in a service's table"},
 	{"state", "X", false, false, false, "a node, client or service: up, down, crashed or stopped"},
 }
