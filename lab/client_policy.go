@@ -100,7 +100,7 @@ func (p clientPolicy) attempt(ctx context.Context, w *world, rng *rand.Rand, m s
 	if !ok {
 		return fmt.Errorf("%s: %w", p.service, services.ErrNotRunning)
 	}
-	return h.Handle(ctx, m)
+	return h.Handle(services.WithMessage(ctx, m.ID), m)
 }
 
 // describe says how a client works, in a few words: settles is what it

@@ -218,7 +218,7 @@ func (l *Lab) addService(w *world, e services.Event) {
 	if w.retired {
 		return
 	}
-	l.tl.addLocked(Event{Time: e.Time, Kind: kind, Text: text, Service: se, Detail: w.fromLoad(e.MessageID)})
+	l.tl.addLocked(Event{Time: e.Time, Kind: kind, Text: text, Service: se, Detail: w.fromLoad(e.MessageID) || w.fromLoad(e.Cause)})
 }
 
 // publisher sends a service's messages with a lab producer client named
