@@ -64,8 +64,8 @@ func (ld *load) snapshot() LoadState {
 }
 
 func (r *run) load(ctx context.Context, c command.Load) error {
-	if r.w.isQueue(c.Topic) {
-		return r.loadQueue(ctx, c)
+	if handled, err := r.loadQueue(ctx, c); handled {
+		return err
 	}
 	cl, p, err := r.produceSetup(ctx, "load", c.Topic, c.As, defaultLoadClient, c.Acks, c.Idempotent, c.Batch)
 	if err != nil {

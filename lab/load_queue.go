@@ -18,8 +18,41 @@ import (
 	"github.com/mqlab/mqlab/lab/command"
 )
 
-// loadQueue starts a load onto the queue c.Topic names.
-func (r *run) loadQueue(_ context.Context, c command.Load) error {
+// loadQueue starts a load onto the queue c.Topic names. handled is false
+// when c.Topic is a topic, for load itself to produce to; a name that is
+// neither is an error that lists both.
+func (r *run) loadQueue(_ context.Context, c command.Load) (handled bool, err error) {
+	if !r.w.isQueue(c.Topic) {
+		if _, err := r.w.topic(c.Topic); err == nil {
+			return false, nil
+		}
+		return true, r.w.noLoadTarget(c.Topic)
+	}
+	return true, r.startQueueLoad(c)
+}
+
+// noLoadTarget says that name is neither a topic nor a queue, and what is.
+func (w *world) noLoadTarget(name string) error {
+	snap := w.cluster.SnapshotWindow(0)
+	var names []string
+	for _, t := range snap.Topics {
+		if !broker.IsInternalTopic(t.Config.Name) {
+			names = append(names, t.Config.Name)
+		}
+	}
+	for _, q := range snap.Queues {
+		names = append(names, q.Config.Name)
+	}
+	if len(names) == 0 {
+		return fmt.Errorf("load %s: %w %q and no queue of that name: there are none yet; create one with topic create %s partitions=1 or queue create %s",
+			name, broker.ErrUnknownTopic, name, name, name)
+	}
+	return fmt.Errorf("load %s: %w %q and no queue of that name; the topics and queues are %s%s",
+		name, broker.ErrUnknownTopic, name, strings.Join(names, ", "), didYouMean(name, names))
+}
+
+// startQueueLoad starts a load onto a queue.
+func (r *run) startQueueLoad(c command.Load) error {
 	verb := "load " + c.Topic
 	var topicOnly []string
 	if c.Keyed {

@@ -130,9 +130,7 @@ func (v *refs) command(line int, c command.Command) {
 			v.p.problem(line, 0, "partition=%d, but %s has partitions 0 to %d", c.Partition, c.Topic, v.topics[c.Topic]-1)
 		}
 	case command.Load:
-		if !v.queues[c.Topic] {
-			v.topic(line, c.Topic)
-		}
+		v.loadTarget(line, c.Topic)
 	case command.Elect:
 		v.node(line, c.Node)
 		v.target(line, c.Target)
