@@ -156,3 +156,17 @@ func (s *clientSet[C]) throughput(v command.Value, now time.Time) (float64, erro
 	s.mu.Unlock()
 	return float64(n) / throughputWindow.Seconds(), nil
 }
+
+// noteGeneration counts a new group generation, seen at a poll, as a
+// change of the consumer: its partitions may have moved, so a throughput
+// reading starts afresh.
+func (ru *consumerRun) noteGeneration(gen int) {
+	if gen == ru.seenGen {
+		return
+	}
+	ru.seenGen = gen
+	c := &ru.cc.clientCore
+	c.mu.Lock()
+	c.changedLocked()
+	c.mu.Unlock()
+}

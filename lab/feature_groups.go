@@ -167,6 +167,8 @@ type consumerRun struct {
 	cc  *consumerClient
 	cn  *broker.Consumer
 	cmd command.Consumer
+
+	seenGen int // the group generation the loop last polled in
 }
 
 // --- commands
@@ -446,6 +448,7 @@ func (ru *consumerRun) loop() {
 			return false, err
 		}
 		gen := ru.cn.Generation()
+		ru.noteGeneration(gen)
 		for _, rec := range recs {
 			if ru.cn.Generation() != gen {
 				break // the group rebalanced: the rest go to the partitions' owners from the last commit
