@@ -742,6 +742,12 @@ func (cn *Consumer) fetch(ctx context.Context, limit int) []ConsumerRecord {
 			if pos, err = cn.reset(ctx, tp, epoch, "the group has no committed offset for it"); err != nil {
 				continue
 			}
+			if cn.cfg.ResetPolicy == ResetLatest {
+				// Record where the group starts, so that its lag counts from
+				// there and not from the records it chose to skip. If this
+				// commit fails the next one covers it.
+				_ = cn.CommitOffsets(ctx, map[TopicPartition]int64{tp: pos})
+			}
 		}
 		res, err := cn.c.Fetch(ctx, cn.cfg.ClientID, tp, pos, limit-len(out))
 		if errors.Is(err, ErrOffsetOutOfRange) {

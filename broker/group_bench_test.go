@@ -13,80 +13,22 @@ import (
 // group reads b.N records of 100 bytes from a 3-partition topic, polling
 // 100 records at a time and committing after every poll (a commit every
 // 100 records, each an acks=all write to __consumer_offsets). The records
-// are produced before the timer starts.
+// are produced before the timer starts (see BenchConsume, which `mqlab
+// bench` runs too).
 func BenchmarkConsume(b *testing.B) {
 	for _, consumers := range []int{1, 3} {
 		b.Run(fmt.Sprintf("consumers=%d", consumers), func(b *testing.B) {
 			b.StopTimer()
-			c := newTestCluster(b, 3)
-			mustCreate(b, c, TopicConfig{Name: "bench", Partitions: 3, RF: 3})
-			p := mustProducer(b, c, ProducerConfig{ClientID: "bench-producer", Acks: AcksAll, BatchSize: 500})
-			value := make([]byte, 100)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 			defer cancel()
-			for done := 0; done < b.N; {
-				n := min(b.N-done, 15000)
-				msgs := make([]Message, n)
-				for i := range msgs {
-					msgs[i] = Message{Topic: "bench", Value: value}
-				}
-				for _, r := range p.Produce(ctx, msgs...) {
-					if r.Outcome != OutcomeAcked {
-						b.Fatalf("produce: %v %v", r.Outcome, r.Err)
-					}
-				}
-				done += n
+			res, err := BenchConsume(ctx, 3, consumers, b.N)
+			if err != nil {
+				b.Fatal(err)
 			}
-			cns := make([]*Consumer, consumers)
-			for i := range cns {
-				cns[i] = mustConsumer(b, c, ConsumerConfig{ClientID: fmt.Sprintf("bench-%d", i), Group: "bench", Topics: []string{"bench"}, MaxPollRecords: 100})
-			}
-			waitStable(b, c, "bench", cns...)
-			got := make(chan int, consumers)
-			commits := make(chan int, consumers)
-			cctx, stop := context.WithCancel(ctx)
-			b.ResetTimer()
-			b.StartTimer()
-			start := time.Now()
-			for _, cn := range cns {
-				go func() {
-					n, k := 0, 0
-					for cctx.Err() == nil {
-						recs, err := cn.Poll(cctx)
-						if err != nil || len(recs) == 0 {
-							continue
-						}
-						if err := cn.Commit(cctx); err != nil && cctx.Err() == nil {
-							b.Errorf("commit: %v", err)
-						}
-						k++
-						n += len(recs)
-						got <- len(recs)
-					}
-					commits <- k
-				}()
-			}
-			for total := 0; total < b.N; {
-				total += <-got
-			}
-			elapsed := time.Since(start)
-			b.StopTimer()
-			stop()
-			nCommits := 0
-			for range cns {
-				for {
-					select {
-					case <-got:
-						continue
-					case k := <-commits:
-						nCommits += k
-					}
-					break
-				}
-			}
-			b.ReportMetric(float64(b.N)/elapsed.Seconds(), "records/s")
-			b.ReportMetric(float64(b.N)*100/elapsed.Seconds()/1e6, "MB/s")
-			b.ReportMetric(float64(nCommits), "commits")
+			b.ReportMetric(res.Rate.MsgsPerSec(), "records/s")
+			b.ReportMetric(res.Rate.MBPerSec(), "MB/s")
+			b.ReportMetric(float64(res.Commits), "commits")
+			b.ReportMetric(float64(res.Rate.Elapsed.Nanoseconds())/float64(b.N), "ns/op")
 		})
 	}
 }

@@ -2,30 +2,30 @@ package lab
 
 // Values for back-pressure and capacity: throughput(X), the messages a
 // group's consumers or a queue's workers finish per second of lab time,
-// and members(G) and idle(G), how many of a group's members hold a
-// partition. Together they show where adding clients stops helping: a
-// group never has more busy members than its topic has partitions, and
-// clients that share a database cannot outrun its write ceiling.
+// and members(G), how many members a group has (idle(G) counts those
+// without a partition). Together they show where adding clients stops
+// helping: a group never has more busy members than its topic has
+// partitions, and clients that share a database cannot outrun its write
+// ceiling.
 //
 // throughput(X) counts the work finished in the last throughputWindow of
-// lab time. It is readable only once every client of X has run unchanged
-// (no start, restart, crash or stop) for that long, so that a reading
-// never mixes two set-ups: until then it is "not now", which a wait keeps
-// polling through.
+// lab time: a queue's acks (throughput.go), a group's finished records.
+// It is readable only once every client of X has run unchanged (no start,
+// restart, crash or stop, and for a consumer no new group generation) for
+// that long, so that a reading never mixes two set-ups: until then it is
+// "not now", which a wait keeps polling through.
 
 import (
 	"context"
 	"fmt"
 	"time"
 
+	"github.com/mqlab/mqlab/broker"
 	"github.com/mqlab/mqlab/lab/checker"
 	"github.com/mqlab/mqlab/lab/command"
 )
 
-// throughputWindow is the lab time throughput(X) counts over.
-const throughputWindow = time.Second
-
-// backPressureFeature reads throughput(X), members(G) and idle(G).
+// backPressureFeature reads throughput(X) and members(G).
 type backPressureFeature struct{}
 
 // backPressure is the family of the back-pressure values.
@@ -44,19 +44,21 @@ func (backPressureFeature) value(_ context.Context, w *world, v command.Value) (
 	case "throughput":
 		now := w.queues.l.clock.Now()
 		if w.isQueue(v.Arg) {
-			r, err := w.queues.throughput(v, now)
-			return r, true, err
+			if err := w.queues.settled(v, now); err != nil {
+				return nil, true, err
+			}
+			return w.queues.finished.perSecond(v.Arg, now), true, nil
 		}
-		if w.groups.serving(v.Arg) {
-			r, err := w.groups.throughput(v, now)
-			return r, true, err
+		if !w.groups.serving(v.Arg) {
+			if _, err := w.groups.groupState(v.Arg); err != nil {
+				return nil, true, notNow{fmt.Errorf("%s: %w %q, and no consumer group of that name yet: %v", v, broker.ErrUnknownQueue, v.Arg, err)}
+			}
 		}
-		if _, err := w.groups.groupState(v.Arg); err != nil {
-			return nil, true, notNow{fmt.Errorf("%s: no consumer group or queue named %s yet; %w", v, v.Arg, err)}
+		if err := w.groups.settled(v, now); err != nil {
+			return nil, true, err
 		}
-		r, err := w.groups.throughput(v, now)
-		return r, true, err
-	case "members", "idle":
+		return w.groups.done.perSecond(v.Arg, now), true, nil
+	case "members":
 		gs, err := w.groups.groupState(v.Arg)
 		if err != nil {
 			// Not yet: a consumer may be about to join it.
@@ -64,26 +66,13 @@ func (backPressureFeature) value(_ context.Context, w *world, v command.Value) (
 		}
 		n := 0
 		for _, m := range gs.Members {
-			switch {
-			case m.Joining:
-			case v.Func == "members", m.Idle:
+			if !m.Joining {
 				n++
 			}
 		}
 		return float64(n), true, nil
 	}
 	return nil, false, nil
-}
-
-// finishedLocked notes one message's work finished at now for a group or
-// queue, and forgets what throughput(X) no longer counts. s.mu is held.
-func (s *clientSet[C]) finishedLocked(of string, now time.Time) {
-	ts := append(s.finished[of], now)
-	cut := 0
-	for cut < len(ts) && now.Sub(ts[cut]) > throughputWindow {
-		cut++
-	}
-	s.finished[of] = ts[cut:]
 }
 
 // changedLocked notes that the client started, crashed or stopped just now.
@@ -122,10 +111,9 @@ func (s *clientSet[C]) serving(of string) bool {
 	return false
 }
 
-// throughput is what the set's clients of v.Arg finished per second over
-// the last throughputWindow, or not now while a client of it changed less
-// than a window ago.
-func (s *clientSet[C]) throughput(v command.Value, now time.Time) (float64, error) {
+// settled is nil once every client of v.Arg has run unchanged for a
+// throughputWindow, and not now before.
+func (s *clientSet[C]) settled(v command.Value, now time.Time) error {
 	of := v.Arg
 	var last time.Time
 	lastName := ""
@@ -143,18 +131,10 @@ func (s *clientSet[C]) throughput(v command.Value, now time.Time) (float64, erro
 		}
 	}
 	if ago := now.Sub(last); lastName != "" && ago < throughputWindow {
-		return 0, notNow{fmt.Errorf("%s: measuring: %s changed %.2fs of lab time ago, and a reading needs %v with the same clients",
+		return notNow{fmt.Errorf("%s: measuring: %s changed %.2fs of lab time ago, and a reading needs %v with the same clients",
 			v, lastName, ago.Seconds(), throughputWindow)}
 	}
-	s.mu.Lock()
-	n := 0
-	for _, t := range s.finished[of] {
-		if now.Sub(t) <= throughputWindow {
-			n++
-		}
-	}
-	s.mu.Unlock()
-	return float64(n) / throughputWindow.Seconds(), nil
+	return nil
 }
 
 // noteGeneration counts a new group generation, seen at a poll, as a

@@ -56,7 +56,7 @@ func TestThroughputOfQueueWorkers(t *testing.T) {
 	if got := number(t, l, "throughput(idle)"); got != 0 {
 		t.Errorf("a queue without workers: throughput %v", got)
 	}
-	if _, err := value(t, l, "throughput(nope)"); err == nil || !strings.Contains(err.Error(), "no consumer group or queue named nope") {
+	if _, err := value(t, l, "throughput(nope)"); err == nil || !strings.Contains(err.Error(), `unknown queue "nope", and no consumer group of that name yet`) {
 		t.Errorf("throughput of an unknown name: %v", err)
 	}
 	if _, err := l.Exec(ctxFor(t, 10*time.Second), "expect throughput(nope) >= 0"); err == nil {
@@ -228,5 +228,35 @@ func TestLoadMessagesServiceWorkIsDetail(t *testing.T) {
 	}
 	if counts["load, shown"] != 0 || counts["load, detail"] == 0 || counts["commits shown"] != 1 {
 		t.Errorf("SQL events: %v; want the load's all detail and one COMMIT shown, for shop-1", counts)
+	}
+}
+
+// A worker that empties its queue after every message still keeps to its
+// rate: two at 50 a second fall behind 150 arrivals a second.
+func TestWorkersKeepTheirRateWhenTheQueueRunsDry(t *testing.T) {
+	l := newLab(t)
+	mustRun(t, l, "queue create orders", "load orders rate=150/s for=1m as=checkout",
+		"worker start o1 queue=orders rate=50/s", "worker start o2 queue=orders rate=50/s",
+		"wait throughput(orders) > 0")
+	if got := number(t, l, "throughput(orders)"); got > 105 {
+		t.Errorf("two workers at 50/s finished %v a second", got)
+	}
+	mustRun(t, l, "wait oldest_age(orders) >= 0.3", "load stop")
+}
+
+// The pacer: a first message goes at once, the next after 1/rate; after a
+// rest the gap since the last message still holds.
+func TestPacerKeepsTheGapAfterARest(t *testing.T) {
+	c := NewClock()
+	c.Pause()
+	ctx := ctxFor(t, 5*time.Second)
+	var pc pacer
+	start := c.Now()
+	if !pc.wait(ctx, c, 10) || !c.Now().Equal(start) {
+		t.Fatalf("the first message waited until %v", c.Now())
+	}
+	pc.rest()
+	if pc.wait(ctxFor(t, 50*time.Millisecond), c, 10) {
+		t.Errorf("after a rest, the second message did not wait for its 100 ms gap")
 	}
 }

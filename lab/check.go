@@ -40,9 +40,18 @@ func (l *Lab) checkWorld(ctx context.Context, w *world) (checker.Report, error) 
 	defer cancel2()
 	var obs checker.Observed
 	var problems []string
-	for _, t := range w.cluster.SnapshotWindow(0).Topics {
+	topics := w.cluster.SnapshotWindow(0).Topics
+	total := len(observers)
+	for _, t := range topics {
+		total += len(t.Partitions)
+	}
+	defer w.drainStart(total)()
+	done := 0
+	for _, t := range topics {
 		for _, p := range t.Partitions {
 			tp := broker.TopicPartition{Topic: p.Topic, Partition: p.Partition}
+			w.drainAt(done, tp.String())
+			done++
 			log, err := w.readLog(ctx, tp)
 			if err != nil {
 				obs.Unreadable = append(obs.Unreadable, tp.String())
@@ -53,6 +62,8 @@ func (l *Lab) checkWorld(ctx context.Context, w *world) (checker.Report, error) 
 		}
 	}
 	for _, f := range observers {
+		w.drainAt(done, "the services and queues")
+		done++
 		if err := f.observe(ctx, w, &h, &obs); err != nil {
 			problems = append(problems, err.Error())
 		}

@@ -132,10 +132,23 @@ func (p clientPolicy) describe(settles, unit, retries, crash string) string {
 	return strings.Join(parts, "; ")
 }
 
+// pacerSlack is how far behind its schedule a busy client may fall and
+// still catch up: a fetch, a commit or a stall of the machine costs a
+// moment (at 10x, 3 s of lab time are 300 ms of wall time), and rate=
+// promises messages per second of lab time, not a pause after each one. A
+// client that ran out of work, waited for its service or backed off
+// starts afresh (rest), so waiting earns it nothing.
+const pacerSlack = 3 * time.Second
+
 // pacer spaces a client's messages at rate= per second of lab time.
 type pacer struct {
-	due time.Time // lab time the next message may be taken
+	due    time.Time // lab time the next message may be taken
+	rested bool      // the client ran out of work: the next message starts the schedule
 }
+
+// rest tells the pacer the client has taken all there was: the next
+// message, whenever it comes, starts a new schedule.
+func (pc *pacer) rest() { pc.rested = true }
 
 // wait waits until the rate lets the next message in; false when ctx ended.
 func (pc *pacer) wait(ctx context.Context, clock *Clock, rate float64) bool {
@@ -143,14 +156,28 @@ func (pc *pacer) wait(ctx context.Context, clock *Clock, rate float64) bool {
 		return ctx.Err() == nil
 	}
 	now := clock.Now()
-	if pc.due.Before(now) {
+	switch {
+	case pc.due.IsZero():
 		pc.due = now
+	case pc.rested:
+		// A new schedule, but not before the last message's gap is over:
+		// a client that empties its queue between messages keeps its rate.
+		pc.due, pc.rested = later(pc.due, now), false
+	case now.Sub(pc.due) > pacerSlack:
+		pc.due = now.Add(-pacerSlack)
 	}
 	if clock.SleepUntil(ctx, pc.due) != nil {
 		return false
 	}
 	pc.due = pc.due.Add(time.Duration(float64(time.Second) / rate))
 	return true
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // mergeOptions lays a restart's options over the ones a client was started

@@ -34,7 +34,7 @@ type clientSet[C backgroundClient] struct {
 	busy      map[string]bool            // a start, restart or stop is under way
 	delivered map[string]int             // group or queue → deliveries
 	processed map[string]map[string]bool // group or queue → message ids whose work was done
-	finished  map[string][]time.Time     // group or queue → lab times of recent finished work (throughput)
+	done      ackTimes                   // group or queue → when work finished, for throughput(G)
 	closed    bool
 }
 
@@ -46,7 +46,7 @@ type backgroundClient interface {
 
 func newClientSet[C backgroundClient](l *Lab, w *world) clientSet[C] {
 	return clientSet[C]{l: l, w: w, byName: map[string]C{}, busy: map[string]bool{}, delivered: map[string]int{},
-		processed: map[string]map[string]bool{}, finished: map[string][]time.Time{}}
+		processed: map[string]map[string]bool{}}
 }
 
 // claim marks a client name busy for one command; release undoes it.
@@ -146,7 +146,7 @@ func (s *clientSet[C]) processedBy(c *clientCore, of, msgID string) {
 		s.processed[of] = set
 	}
 	set[msgID] = true
-	s.finishedLocked(of, s.l.clock.Now())
+	s.done.add(of, s.l.clock.Now())
 	s.mu.Unlock()
 	c.mu.Lock()
 	c.processedN++
@@ -391,6 +391,7 @@ func (ru *clientRun) try(c *clientCore, m services.Message, wait *time.Duration,
 			waiting()
 		}
 		*wait = min(max(2**wait, serviceWaitMin), serviceWaitMax)
+		ru.pacer.rest() // waiting for the service is not time to catch up on
 		if ru.clock.Sleep(ru.soft, *wait) != nil {
 			return nil, true
 		}

@@ -16,6 +16,7 @@ type Clock struct {
 	lab0    time.Time // lab time at wall0
 	speed   float64
 	paused  bool
+	stopAt  time.Time     // lab time at which the clock stops by itself; zero: none
 	changed chan struct{} // closed and replaced on every change
 }
 
@@ -36,15 +37,29 @@ func (c *Clock) nowLocked() time.Time {
 	if c.paused {
 		return c.lab0
 	}
-	return c.lab0.Add(time.Duration(float64(time.Since(c.wall0)) * c.speed))
+	t := c.lab0.Add(time.Duration(float64(time.Since(c.wall0)) * c.speed))
+	if !c.stopAt.IsZero() && !t.Before(c.stopAt) {
+		return c.stopAt
+	}
+	return t
+}
+
+// stoppedLocked reports whether lab time stands still: paused, or at the
+// point PauseAt named.
+func (c *Clock) stoppedLocked() bool {
+	return c.paused || !c.stopAt.IsZero() && !c.nowLocked().Before(c.stopAt)
 }
 
 // Speed returns the factor and whether the clock is paused.
 func (c *Clock) Speed() (factor float64, paused bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.speed, c.paused
+	return c.speed, c.stoppedLocked()
 }
+
+// PauseAt makes lab time stop by itself when it reaches t, exactly there
+// however late anyone looks; Resume starts it again.
+func (c *Clock) PauseAt(t time.Time) { c.change(func() { c.stopAt = t }) }
 
 // SetSpeed makes lab time run factor times as fast as the wall clock.
 func (c *Clock) SetSpeed(factor float64) {
@@ -60,8 +75,13 @@ func (c *Clock) Resume() { c.change(func() { c.paused = false }) }
 func (c *Clock) change(f func()) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	stopped := c.stoppedLocked()
 	c.lab0 = c.nowLocked()
 	c.wall0 = time.Now()
+	if stopped && !c.paused {
+		// The stop PauseAt named was reached: from here on an ordinary pause.
+		c.paused, c.stopAt = true, time.Time{}
+	}
 	f()
 	close(c.changed)
 	c.changed = make(chan struct{})
@@ -99,12 +119,12 @@ func (c *Clock) sleepUntil(ctx context.Context, t time.Time, wake <-chan struct{
 		c.mu.Lock()
 		changed := c.changed
 		var wait time.Duration
-		if !c.paused {
-			rem := t.Sub(c.nowLocked())
-			if rem <= 0 {
-				c.mu.Unlock()
-				return nil
-			}
+		rem := t.Sub(c.nowLocked())
+		if rem <= 0 {
+			c.mu.Unlock()
+			return nil
+		}
+		if !c.stoppedLocked() {
 			wait = time.Duration(float64(rem)/c.speed) + time.Microsecond
 		}
 		c.mu.Unlock()

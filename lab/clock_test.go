@@ -77,3 +77,39 @@ func TestClockSleepOrWake(t *testing.T) {
 		t.Fatal("a cancelled wait returned nil")
 	}
 }
+
+// PauseAt stops lab time exactly at the point it names, however late the
+// clock is read, and Resume goes on from there.
+func TestClockPauseAtStopsExactly(t *testing.T) {
+	c := NewClock()
+	ctx := ctxFor(t, 10*time.Second)
+	c.SetSpeed(100)
+	at := c.Now().Add(2 * time.Second)
+	c.PauseAt(at)
+	if err := c.SleepUntil(ctx, at); err != nil {
+		t.Fatal(err)
+	}
+	// 30 ms of wall time would be 3 s of lab time at 100x.
+	deadline := time.Now().Add(30 * time.Millisecond)
+	for time.Now().Before(deadline) {
+		if now := c.Now(); !now.Equal(at) {
+			t.Fatalf("the clock stopped at %v, want exactly %v", now, at)
+		}
+	}
+	if _, paused := c.Speed(); !paused {
+		t.Error("the clock does not say it is paused at its stop")
+	}
+	// A sleeper past the stop waits for the resume.
+	sctx, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+	if err := c.Sleep(sctx, time.Millisecond); err == nil {
+		t.Error("a sleep ended while the clock stood at its stop")
+	}
+	cancel()
+	c.Resume()
+	if err := c.Sleep(ctx, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if now := c.Now(); now.Before(at.Add(time.Second)) {
+		t.Errorf("after resume and a 1 s sleep the clock reads %v, want at least %v", now, at.Add(time.Second))
+	}
+}

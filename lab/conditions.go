@@ -83,6 +83,10 @@ func (rd *reader) value(v command.Value) (any, error) {
 		return rd.partitionValue(v)
 	case "state":
 		return rd.state(v.Arg)
+	case "elapsed":
+		return rd.r.w.loadElapsed(v, rd.r.l.clock.Now())
+	case "partition_of":
+		return rd.r.w.partitionOf(v)
 	}
 	if f, ok := valueFeatures[v.Func]; ok {
 		val, _, err := f.value(rd.ctx, rd.r.w, v)
@@ -209,14 +213,16 @@ func (r *run) evaluate(ctx context.Context, c command.Condition) (held bool, des
 			parts = append(parts, fmt.Sprintf("%s is %s", e, show(v)))
 		}
 	}
-	return command.Holds(c.Op, vals[0], vals[1]), strings.Join(parts, ", "), nil
+	return c.Eval(vals[0], vals[1]), strings.Join(parts, ", "), nil
 }
 
 // show formats a value for a reader; numbers to two decimals at most
 // (an age of 2.000299326 s reads as 2).
 func show(v any) string {
 	if f, ok := v.(float64); ok {
-		if r := math.Round(f*100) / 100; !math.IsInf(r, 0) && !math.IsNaN(r) {
+		// Seconds measured on a clock carry noise in their last digits:
+		// a reader needs hundredths at most.
+		if r := math.Round(f*100) / 100; math.Abs(f) < 1e12 {
 			f = r
 		}
 		return strconv.FormatFloat(f, 'f', -1, 64)

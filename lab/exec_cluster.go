@@ -41,8 +41,16 @@ func (r *run) cluster(c command.Cluster) error {
 	r.l.retire(old)
 	r.w = nw
 	r.l.syncBroker(nw)
-	r.say(EventOutcome, "a new cluster: %s, timing %s; the old cluster, its clients and its history are gone",
-		strings.Join(nw.cluster.Nodes(), ", "), timing.Name)
+	// A fresh world starts at normal speed: a speed-up or a pause left from
+	// the last scene would silently change the next one's numbers.
+	clock := ""
+	if factor, paused := r.l.clock.Speed(); factor != 1 || paused {
+		r.l.clock.SetSpeed(1)
+		r.l.clock.Resume()
+		clock = "; lab time runs at 1x again"
+	}
+	r.say(EventOutcome, "a new cluster: %s, timing %s; the old cluster, its clients and its history are gone%s",
+		strings.Join(nw.cluster.Nodes(), ", "), timing.Name, clock)
 	return nil
 }
 
@@ -228,13 +236,16 @@ func (r *run) drop(client, kind, text string) error {
 	return r.w.cluster.DropNextAck(client)
 }
 
-func (r *run) clockCommand(cmd command.Command) error {
+func (r *run) clockCommand(ctx context.Context, cmd command.Command) error {
 	r.begin(cmd.String())
 	switch c := cmd.(type) {
 	case command.Speed:
 		r.l.clock.SetSpeed(c.Factor)
 		r.say(EventClock, "lab time now runs at %sx the wall clock", trimFloat(c.Factor))
 	case command.Pause:
+		if c.In > 0 {
+			return r.pauseIn(ctx, c.In)
+		}
 		r.l.clock.Pause()
 		r.say(EventClock, "lab time paused: generators wait; raft's own timers do not")
 	case command.Resume:
@@ -272,5 +283,21 @@ func electable(id, group string, hosts, down []string) error {
 	if slices.Contains(down, id) {
 		return fmt.Errorf("elect %s %s: %w; restart it first", id, group, broker.ErrNodeDown)
 	}
+	return nil
+}
+
+// pauseIn lets d of lab time pass and stops the clock exactly there, so
+// that what is read next (a backlog, a lag) is the state at that moment
+// however late the machine gets round to reading it.
+func (r *run) pauseIn(ctx context.Context, d time.Duration) error {
+	ctx, cancel := r.w.bind(ctx)
+	defer cancel()
+	at := r.l.clock.Now().Add(d)
+	r.l.clock.PauseAt(at)
+	if err := r.l.clock.SleepUntil(ctx, at); err != nil {
+		return fmt.Errorf("pause in=%v: %w", d, err)
+	}
+	r.l.clock.Pause()
+	r.say(EventClock, "lab time paused after %v more: generators wait; raft's own timers do not", d)
 	return nil
 }

@@ -168,6 +168,11 @@ type consumerRun struct {
 	cn  *broker.Consumer
 	cmd command.Consumer
 
+	// commit=poll: the offsets to commit once the poll's records are done,
+	// and the last record's message id for the timeline.
+	pending     map[broker.TopicPartition]int64
+	pendingLast string
+
 	seenGen int // the group generation the loop last polled in
 }
 
@@ -204,6 +209,9 @@ func (g *groupSet) checkStart(verb string, c command.Consumer) error {
 	}
 	if _, err := g.w.topic(c.Topic); err != nil {
 		return fmt.Errorf("%s: %w", verb, err)
+	}
+	if c.Commit == "poll" && c.Options.Ack == "before" {
+		return fmt.Errorf("%s: commit=poll commits after the work on a poll's records, and ack=before commits before the work; drop one of them", verb)
 	}
 	return g.w.checkClientOptions(verb, c.Options)
 }
@@ -280,6 +288,9 @@ func merge(prev, c command.Consumer) command.Consumer {
 	if c.Session != 0 {
 		out.Session = c.Session
 	}
+	if c.Commit != "" {
+		out.Commit = c.Commit
+	}
 	out.Options = mergeOptions(out.Options, c.Options)
 	return out
 }
@@ -344,9 +355,7 @@ func (cc *consumerClient) launch(ctx context.Context, r *run, cmd command.Consum
 	if cmd.From == "latest" {
 		cfg.ResetPolicy = broker.ResetLatest
 	}
-	if policy.rate > 0 {
-		cfg.MaxPollRecords = max(1, min(consumerPollRecords, int(policy.rate/10)))
-	}
+	cfg.MaxPollRecords = pollRecords(policy.rate)
 	ctx, cancel := g.w.bind(ctx)
 	defer cancel()
 	session := cmd.Session
@@ -395,7 +404,11 @@ func (p clientPolicy) describeConsumer(cmd command.Consumer) string {
 			retries += fmt.Sprintf(" (base %v, cap %v, jitter %s)", p.base, p.cap, p.jitter)
 		}
 	}
-	return p.describe("commits each offset", "records", retries, cmd.Options.Crash)
+	settles := "commits each offset"
+	if cmd.Commit == "poll" {
+		settles = "commits once per poll"
+	}
+	return p.describe(settles, "records", retries, cmd.Options.Crash)
 }
 
 // halt ends the current run: it asks the loop to finish the record in
@@ -438,10 +451,20 @@ func (g *groupSet) close() {
 	}
 }
 
+// pollRecords is how many records one poll hands a consumer: at most
+// consumerPollRecords, and a tenth of a second's worth under a rate.
+func pollRecords(rate float64) int {
+	if rate > 0 {
+		return max(1, min(consumerPollRecords, int(rate/10)))
+	}
+	return consumerPollRecords
+}
+
 // --- the client's work
 
 // loop polls and works until it is stopped or crashes.
 func (ru *consumerRun) loop() {
+	full := pollRecords(ru.opts.rate)
 	ru.clientRun.loop(func() (bool, error) {
 		recs, err := ru.cn.Poll(ru.soft)
 		if err != nil {
@@ -454,9 +477,16 @@ func (ru *consumerRun) loop() {
 				break // the group rebalanced: the rest go to the partitions' owners from the last commit
 			}
 			if !ru.handle(rec) {
+				if ru.cc.stateNow() != ClientCrashed {
+					ru.commitPending() // stopped: what is done is committed, as a closing consumer does
+				}
 				return true, nil
 			}
 		}
+		if len(recs) < full {
+			ru.pacer.rest() // caught up: no backlog to catch up on
+		}
+		ru.commitPending()
 		return false, nil
 	}, func(err error) bool {
 		return errors.Is(err, broker.ErrConsumerClosed) || errors.Is(err, broker.ErrClosed)
@@ -482,7 +512,33 @@ type consumerRecord struct {
 	d   Delivery
 }
 
-func (cr consumerRecord) ack() { cr.ru.commit(cr.rec, cr.d.MsgID) }
+func (cr consumerRecord) ack() {
+	if cr.ru.cmd.Commit == "poll" {
+		cr.ru.hold(cr.rec, cr.d.MsgID)
+		return
+	}
+	cr.ru.commit(map[broker.TopicPartition]int64{cr.rec.TopicPartition: cr.rec.Offset + 1}, cr.d.MsgID)
+}
+
+// hold keeps rec's offset to commit with the rest of its poll.
+func (ru *consumerRun) hold(rec broker.ConsumerRecord, msgID string) {
+	if ru.pending == nil {
+		ru.pending = map[broker.TopicPartition]int64{}
+	}
+	ru.pending[rec.TopicPartition] = rec.Offset + 1
+	ru.pendingLast = msgID
+}
+
+// commitPending commits, in one request, what a poll's records left to
+// commit; a crash or a stop before it leaves them to be read again.
+func (ru *consumerRun) commitPending() {
+	if len(ru.pending) == 0 {
+		return
+	}
+	offsets, last := ru.pending, ru.pendingLast
+	ru.pending, ru.pendingLast = nil, ""
+	ru.commit(offsets, last)
+}
 
 // work tries the record until it is done, given up, or the client goes.
 func (cr consumerRecord) work() workResult {
@@ -522,7 +578,9 @@ func (cr consumerRecord) work() workResult {
 			return workGivenUp
 		}
 		pause := ru.opts.backoff(attempt, ru.rng)
+		g.w.retried(d.Group, cc.name, d.MsgID, attempt+1, g.l.clock.Now(), pause)
 		g.event(true, "%s attempt %d on %s failed: %v; retrying in %v", cc.name, attempt, d.MsgID, err, pause.Round(time.Millisecond))
+		ru.pacer.rest() // a backoff is not time to catch up on
 		if pause > 0 && g.l.clock.Sleep(ru.soft, pause) != nil {
 			return workStopped
 		}
@@ -557,14 +615,15 @@ func (ru *consumerRun) crashNow(text string) {
 	g.event(false, "%s; group %s drops %s once its session of %v runs out (consumer restart %s brings it back)", text, ru.cmd.Group, cc.name, session, cc.name)
 }
 
-// commit commits the offset after rec. A commit that fails is reported and
-// the client goes on, as a real one does: the next commit covers it, and
-// if none comes the record is read again from the last commit.
-func (ru *consumerRun) commit(rec broker.ConsumerRecord, msgID string) {
+// commit commits offsets (each the one after the last record done). A
+// commit that fails is reported and the client goes on, as a real one
+// does: the next commit covers it, and if none comes the records are read
+// again from the last commit.
+func (ru *consumerRun) commit(offsets map[broker.TopicPartition]int64, msgID string) {
 	cc, g := ru.cc, ru.cc.g
 	ctx, cancel := context.WithTimeout(ru.hard, g.w.timing.RequestTimeout)
 	defer cancel()
-	err := ru.cn.CommitOffsets(ctx, map[broker.TopicPartition]int64{rec.TopicPartition: rec.Offset + 1})
+	err := ru.cn.CommitOffsets(ctx, offsets)
 	if ru.hard.Err() != nil {
 		return // stopped or retired: the commit's fate does not matter now
 	}
@@ -588,7 +647,12 @@ func (ru *consumerRun) commit(rec broker.ConsumerRecord, msgID string) {
 	case errors.Is(err, broker.ErrFenced), errors.Is(err, broker.ErrRebalanceInProgress):
 		why = "the group rebalanced and the partition may be someone else's now: " + err.Error()
 	}
-	g.event(false, "%s's commit of %s offset %d (after %s) failed: %s", cc.name, rec.TopicPartition, rec.Offset+1, msgID, why)
+	var at []string
+	for tp, off := range offsets {
+		at = append(at, fmt.Sprintf("%s offset %d", tp, off))
+	}
+	slices.Sort(at)
+	g.event(false, "%s's commit of %s (after %s) failed: %s", cc.name, strings.Join(at, ", "), msgID, why)
 }
 
 func (cc *consumerClient) gaveUp() {
@@ -781,6 +845,12 @@ func (groupsFeature) value(_ context.Context, w *world, v command.Value) (any, b
 			return float64(gs.Lag), true, nil
 		}
 		return gs.LagSeconds, true, nil
+	case "idle":
+		gs, err := g.groupState(v.Arg)
+		if err != nil {
+			return nil, true, notNow{fmt.Errorf("%s: %w", v, err)}
+		}
+		return float64(idleMembers(gs)), true, nil
 	case "delivered", "processed":
 		g.mu.Lock()
 		n, known := g.delivered[v.Arg]

@@ -81,7 +81,7 @@ func TestConsumerCommandsCheckBeforeActing(t *testing.T) {
 	bad = append(bad[:6],
 		struct{ line, want string }{"consumer start c1 group=billing topic=orders", "c1 is already up (group billing, topic orders); consumer restart c1 starts it again"},
 		struct{ line, want string }{"consumer stop c2", `no consumer named c2; did you mean "c1"?`},
-		struct{ line, want string }{"seek billing orders/3 to=0", "orders has partitions 0 to 0, not 3"},
+		struct{ line, want string }{"seek billing orders/3 to=0", "orders has only partition 0, not 3"},
 		struct{ line, want string }{"seek billing orders/0 to=9", "offset 9 is beyond the end of orders/0, whose next record will be 2"},
 		struct{ line, want string }{"seek biling orders/0 to=0", `unknown group "biling"; the groups are billing; did you mean "billing"?`},
 		struct{ line, want string }{"produce orders as=_c", "client names cannot start with '_'"},

@@ -107,6 +107,8 @@ type queueSet struct {
 	deliveries []QueueDelivery
 	acked      map[string]bool // message ids some queue acked
 	expired    map[string]bool // message ids some queue dropped by TTL
+
+	finished ackTimes // when the workers' acks landed, for throughput(Q) (throughput.go)
 }
 
 func newQueueSet(l *Lab, w *world) *queueSet {
@@ -137,6 +139,8 @@ type workerRun struct {
 	qc  *broker.QueueClient
 	cmd command.Worker
 	dlq bool // its queue has a dead-letter queue
+
+	maxReceives int // its queue's max-receives: a nack at that receive dead-letters (0: none)
 }
 
 // note takes what the checker needs from the broker's events: which
@@ -616,7 +620,8 @@ func (wk *worker) launch(r *run, cmd command.Worker, how string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", verb, err)
 	}
-	ru := &workerRun{clientRun: newClientRun(qs.l, qs.w, &wk.clientCore, policy), wk: wk, qc: qc, cmd: cmd, dlq: q.Config.DLQ != ""}
+	ru := &workerRun{clientRun: newClientRun(qs.l, qs.w, &wk.clientCore, policy), wk: wk, qc: qc, cmd: cmd, dlq: q.Config.DLQ != "",
+		maxReceives: q.Config.MaxReceives}
 	if !qs.begin(&wk.clientCore, cmd.Options.Crash, func() { wk.cmd, wk.run, wk.holding = cmd, ru, "" }) {
 		ru.stopHard()
 		return fmt.Errorf("%s: %w", verb, ErrClosed)
@@ -697,6 +702,9 @@ func (ru *workerRun) loop() {
 				return true, nil
 			}
 		}
+		if len(ds) < batch {
+			ru.pacer.rest() // caught up: no backlog to catch up on
+		}
 		return false, nil
 	}, func(err error) bool { return errors.Is(err, broker.ErrClosed) })
 }
@@ -772,7 +780,7 @@ func (ru *workerRun) settleFailure(d broker.Delivery, err error) {
 		}
 		if !ru.dlq {
 			// Nowhere to put it: give it back; the queue keeps it.
-			ru.nack(d, 0, err)
+			ru.nackRetry(d, 0, err)
 			qs.event(false, "%s gave up on %s %s: %v; queue %s has no dead-letter queue, so it is given back", wk.name, d.MsgID, why, err, ru.cmd.Queue)
 			return
 		}
@@ -789,11 +797,22 @@ func (ru *workerRun) settleFailure(d broker.Delivery, err error) {
 		return
 	}
 	delay := ru.opts.backoff(d.ReceiveCount, ru.rng)
-	ru.nack(d, delay, err)
+	ru.nackRetry(d, delay, err)
 	qs.event(true, "%s attempt %d on %s failed: %v; nacked, back in the queue in %v", wk.name, d.ReceiveCount, d.MsgID, err, delay.Round(time.Millisecond))
 }
 
-func (ru *workerRun) nack(d broker.Delivery, delay time.Duration, reason error) {
+// nackRetry gives a failed message back to be tried again after delay,
+// and records the retry unless the queue dead-letters it on this nack.
+func (ru *workerRun) nackRetry(d broker.Delivery, delay time.Duration, reason error) {
+	failed := ru.clock.Now()
+	if !ru.nack(d, delay, reason) || ru.maxReceives > 0 && d.ReceiveCount >= ru.maxReceives {
+		return
+	}
+	ru.w.retried(ru.wk.queueOf(d), ru.wk.name, d.MsgID, d.ReceiveCount+1, failed, delay)
+}
+
+// nack gives a message back to the queue; false when the nack failed.
+func (ru *workerRun) nack(d broker.Delivery, delay time.Duration, reason error) bool {
 	wk, qs := ru.wk, ru.wk.qs
 	ctx, cancel := context.WithTimeout(ru.hard, qs.w.timing.RequestTimeout)
 	defer cancel()
@@ -808,6 +827,7 @@ func (ru *workerRun) nack(d broker.Delivery, delay time.Duration, reason error) 
 	if err != nil && ru.hard.Err() == nil {
 		qs.event(false, "%s's nack of %s failed: %v; it comes back after its visibility timeout", wk.name, d.MsgID, err)
 	}
+	return err == nil
 }
 
 func (ru *workerRun) ack(d broker.Delivery) {
@@ -830,6 +850,7 @@ func (ru *workerRun) ack(d broker.Delivery) {
 		qs.mu.Lock()
 		qs.acked[d.MsgID] = true
 		qs.mu.Unlock()
+		qs.finished.add(wk.queueOf(d), qs.l.clock.Now())
 		return
 	}
 	why := err.Error()
@@ -894,12 +915,14 @@ func (qs *queueSet) deliver(wk *worker, d broker.Delivery, now time.Time) {
 func (queuesFeature) value(_ context.Context, w *world, v command.Value) (any, bool, error) {
 	qs := w.queues
 	switch v.Func {
-	case "depth", "inflight", "oldest_age":
+	case "depth", "inflight", "oldest_age", "throughput":
 		q, err := w.queueState(v.Arg)
 		if err != nil {
 			return nil, true, fmt.Errorf("%s: %w", v, err)
 		}
 		switch v.Func {
+		case "throughput":
+			return qs.finished.perSecond(v.Arg, qs.l.clock.Now()), true, nil
 		case "depth":
 			return float64(q.Counts.Depth()), true, nil
 		case "inflight":

@@ -52,13 +52,15 @@ var valueFeatures = map[string]feature{
 	"lag_seconds": consumerGroups,
 	"delivered":   consumerGroups,
 	"processed":   consumerGroups,
+	"idle":        consumerGroups,
 	"depth":       queues,
 	"inflight":    queues,
 	"oldest_age":  queues,
 	"throughput":  backPressure,
 	"members":     backPressure,
-	"idle":        backPressure,
 	"rows":        serviceFamily,
+	"retries":     retryValues,
+	"retry_peak":  retryValues,
 }
 
 // stateFeatures are asked, in order, for state(X) when X is neither a node

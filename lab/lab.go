@@ -223,7 +223,7 @@ func (r *run) dispatch(ctx context.Context, cmd command.Command) error {
 	case command.DropAck:
 		return r.drop(c.Client, "ack", c.String())
 	case command.Speed, command.Pause, command.Resume:
-		return r.clockCommand(cmd)
+		return r.clockCommand(ctx, cmd)
 	case command.Wait:
 		return r.wait(ctx, c)
 	case command.Expect:

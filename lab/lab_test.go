@@ -319,8 +319,11 @@ func TestLoadFollowsSpeedAndStops(t *testing.T) {
 
 func TestClusterRestartsEmpty(t *testing.T) {
 	l := newLab(t)
-	mustRun(t, l, "topic create orders partitions=1", "produce orders as=shop", "cluster nodes=5 timing=fast")
+	mustRun(t, l, "topic create orders partitions=1", "produce orders as=shop", "speed 10x", "pause", "cluster nodes=5 timing=fast")
 	s := l.Snapshot()
+	if s.Speed != 1 || s.Paused {
+		t.Errorf("after cluster: speed %v, paused %v; a new cluster starts at 1x, running", s.Speed, s.Paused)
+	}
 	if len(s.Cluster.Nodes) != 5 || len(l.History()) != 0 || len(s.Clients) != 1 || s.Clients[0].Name != "producer" {
 		t.Errorf("after cluster nodes=5: %d nodes, history %d, clients %+v", len(s.Cluster.Nodes), len(l.History()), s.Clients)
 	}

@@ -35,10 +35,11 @@ type load struct {
 	ctx    context.Context // ends when the load is stopped or the world retired
 	halt   context.CancelFunc
 
-	mu     sync.Mutex
-	state  string
-	counts map[checker.Outcome]int
-	sent   int
+	mu      sync.Mutex
+	state   string
+	started time.Time // lab time it began sending; zero while waiting
+	counts  map[checker.Outcome]int
+	sent    int
 }
 
 // LoadState is one generator as the screens show it.
@@ -123,6 +124,9 @@ func (l *Lab) runLoad(w *world, ld *load, cl *client, p *broker.Producer) {
 		ld.mu.Unlock()
 	}
 	start := l.clock.Now()
+	ld.mu.Lock()
+	ld.started = start
+	ld.mu.Unlock()
 	slots := make(chan struct{}, loadInFlight)
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()

@@ -73,7 +73,7 @@ func (r *run) produce(ctx context.Context, c command.Produce) error {
 			return fmt.Errorf("produce: %w", err)
 		}
 		if c.Partition >= len(t.Partitions) {
-			return fmt.Errorf("produce: %w: %s has partitions 0 to %d, not %d", broker.ErrUnknownPartition, c.Topic, len(t.Partitions)-1, c.Partition)
+			return fmt.Errorf("produce: %w: %s has %s, not %d", broker.ErrUnknownPartition, c.Topic, command.PartitionsText(len(t.Partitions)), c.Partition)
 		}
 	}
 	cl, p, err := r.produceSetup(ctx, "produce", c.Topic, c.As, defaultProducer, c.Acks, c.Idempotent, c.Batch)

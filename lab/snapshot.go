@@ -26,11 +26,17 @@ type Snapshot struct {
 	// Services are the services started in this cluster, by name, with
 	// the newest rows of their tables.
 	Services []ServiceState `json:"services,omitempty"`
+	Retries  []RetryState   `json:"retries,omitempty"` // retries scheduled by consumers and workers, oldest first (the most recent 500)
 	// Report is the last check's report, nil before the first; Checked is
 	// the lab time it was made.
 	Report   *checker.Report `json:"report,omitempty"`
 	Checked  time.Time       `json:"checked,omitempty"`
 	Timeline []Event         `json:"timeline"` // the most recent events, Detail ones left out
+	// Series are lag(G) for every group and depth(Q) for every queue,
+	// sampled every SeriesEvery of lab time (series.go).
+	Series []SeriesState `json:"series,omitempty"`
+	// Drain is a running check's progress, nil when no check runs.
+	Drain *DrainState `json:"drain,omitempty"`
 }
 
 // ClientState is one client and what became of the messages it sent.
@@ -60,6 +66,9 @@ func (l *Lab) Snapshot() Snapshot {
 	s.Consumers = w.groups.states()
 	s.Workers = w.queues.states()
 	s.Services = w.svc.states()
+	s.Series = w.series.states()
+	s.Drain = w.drainState()
+	s.Retries = w.retries.recent(snapshotRetries)
 	w.mu.Lock()
 	if w.report != nil {
 		rep := *w.report

@@ -27,12 +27,15 @@ type world struct {
 	svc     *serviceSet // the running services (feature_services.go)
 	groups  *groupSet   // the consumer clients (feature_groups.go)
 	queues  *queueSet   // the queue senders and workers (feature_queues.go)
+	series  *seriesSet  // lag and depth over time (series.go)
+	retries retryLog    // the retries consumers and workers schedule (retries.go)
 
 	mu      sync.Mutex
 	clients map[string]*client
 	loads   []*load
 	history []*Produce
 	report  *checker.Report // the last check
+	drain   *DrainState     // the running check's progress (drain.go)
 	checked time.Time
 
 	// Guarded by the lab's timeline lock.
@@ -52,7 +55,7 @@ const checkerClient = "_checker"
 const defaultProducer = "producer"
 
 func (l *Lab) newWorld(nodes int, timing broker.Timing) (*world, error) {
-	c, err := broker.NewCluster(broker.Config{Nodes: nodes, Timing: timing, Now: l.clock.Now})
+	c, err := broker.NewCluster(broker.Config{Nodes: nodes, Timing: timing, Now: l.clock.Now, OffsetsPartitions: offsetsPartitions})
 	if err != nil {
 		return nil, err
 	}
@@ -62,6 +65,7 @@ func (l *Lab) newWorld(nodes int, timing broker.Timing) (*world, error) {
 	w.svc = newServiceSet(l, w)
 	w.groups = newGroupSet(l, w)
 	w.queues = newQueueSet(l, w)
+	l.startSeries(w)
 	w.sub = c.Subscribe(8192)
 	go func() {
 		defer close(w.pumped)
@@ -82,6 +86,7 @@ func (w *world) close() {
 	}
 	w.mu.Unlock()
 	w.loadWG.Wait()
+	w.stopSeries()
 	w.groups.close() // before the services: consumers call them
 	w.queues.close() // and workers too
 	w.svc.close()
@@ -142,7 +147,7 @@ func (w *world) partition(name string, p int) (broker.PartitionState, error) {
 		return broker.PartitionState{}, err
 	}
 	if p < 0 || p >= len(t.Partitions) {
-		return broker.PartitionState{}, fmt.Errorf("%w: %s has partitions 0 to %d, not %d", broker.ErrUnknownPartition, name, len(t.Partitions)-1, p)
+		return broker.PartitionState{}, fmt.Errorf("%w: %s has %s, not %d", broker.ErrUnknownPartition, name, command.PartitionsText(len(t.Partitions)), p)
 	}
 	return t.Partitions[p], nil
 }
@@ -196,4 +201,14 @@ func byNodeOrder(ids []string) {
 // parser suggests commands.
 func didYouMean(word string, candidates []string) string {
 	return command.DidYouMean(word, candidates)
+}
+
+// offsetsPartitions is how many partitions __consumer_offsets has: one
+// raft group is enough for a lab's few groups.
+const offsetsPartitions = 1
+
+// InternalTopics are the topics every lab cluster starts with, by name,
+// with their partition counts: the committed offsets' __consumer_offsets.
+func InternalTopics() map[string]int {
+	return map[string]int{broker.OffsetsTopic: offsetsPartitions}
 }

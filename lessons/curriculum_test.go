@@ -13,9 +13,25 @@ import (
 // expectation fail: if the lesson still passed, its expects would not be
 // checking what it teaches.
 var mutations = map[string]struct{ old, new, why string }{
+	"queues": {
+		old: "ack=after crash=after-work", new: "ack=before crash=after-work",
+		why: "w1 acks receipt 881 before its work, so the crash leaves nothing in flight and nothing comes back: inflight == 1, depth == 1 and delivered(receipts) == 2 fail",
+	},
+	"retries": {
+		old: "jitter=full max-attempts=3", new: "jitter=none max-attempts=3",
+		why: "the full-jitter run without jitter sends all 30 retries of an attempt in one wave: retry_peak(payments) <= 15 fails",
+	},
 	"delivery-guarantees": {
 		old: "ack=before crash=before-work", new: "ack=after crash=before-work",
 		why: "the at-most-once run commits after the work instead: order 881 comes back and is credited, so lag(cashback) == 2, processed(cashback) == 2 and the ₹100 balance fail",
+	},
+	"flash-sale": {
+		old: "billing-1 group=billing topic=orders rate=200/s", new: "billing-1 group=billing topic=orders rate=300/s",
+		why: "workers that finish 500 a second grow the backlog by 500, not 600: lag == 6000 ± 600, 36000 ± 3600 and 27000 ± 2700 fail (the oldest wait is billing-2's partition, still at 200 a second)",
+	},
+	"partition-sizing": {
+		old: "topic create orders partitions=4", new: "topic create orders partitions=6",
+		why: "with six partitions every worker owns one: idle(billing) == 2 and the backlog of 1000 fail, and order 881 goes to partition 1, so partition_of(orders, 881) == 3 fails",
 	},
 	"idempotency-keys": {
 		old: "crash=after-work", new: "crash=before-work",

@@ -347,26 +347,54 @@ func isRuleCell(c string) bool {
 }
 
 // wrap breaks text into lines of at most width characters (the first line
-// firstWidth), at spaces; a word longer than a line stands alone.
+// firstWidth). A line of text that fits is kept as it is, spaces and all,
+// so the columns of a table stay aligned; a longer one breaks at spaces,
+// and a word longer than a whole line is cut.
 func wrap(text string, firstWidth, width int) []string {
-	words := strings.Fields(text)
-	if len(words) == 0 {
+	firstWidth, width = max(firstWidth, 10), max(width, 10)
+	var lines []string
+	limit := firstWidth
+	for _, para := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
+		para = strings.TrimRight(para, " ")
+		if utf8.RuneCountInString(para) <= limit {
+			lines = append(lines, para)
+			limit = width
+			continue
+		}
+		cur, curLen := "", 0
+		for _, w := range strings.Fields(para) {
+			for utf8.RuneCountInString(w) > limit && curLen == 0 {
+				r := []rune(w)
+				lines = append(lines, string(r[:limit]))
+				w, limit = string(r[limit:]), width
+			}
+			n := utf8.RuneCountInString(w)
+			switch {
+			case n == 0:
+			case curLen == 0:
+				cur, curLen = w, n
+			case curLen+1+n <= limit:
+				cur += " " + w
+				curLen += 1 + n
+			default:
+				lines = append(lines, cur)
+				cur, curLen, limit = "", 0, width
+				for n > limit {
+					r := []rune(w)
+					lines = append(lines, string(r[:limit]))
+					w = string(r[limit:])
+					n = len(r) - limit
+				}
+				cur, curLen = w, n
+			}
+		}
+		if curLen > 0 {
+			lines = append(lines, cur)
+		}
+		limit = width
+	}
+	if len(lines) == 0 {
 		return []string{""}
 	}
-	var lines []string
-	cur, curLen, limit := "", 0, max(firstWidth, 10)
-	for _, w := range words {
-		n := utf8.RuneCountInString(w)
-		switch {
-		case curLen == 0:
-			cur, curLen = w, n
-		case curLen+1+n <= limit:
-			cur += " " + w
-			curLen += 1 + n
-		default:
-			lines = append(lines, cur)
-			cur, curLen, limit = w, n, max(width, 10)
-		}
-	}
-	return append(lines, cur)
+	return lines
 }

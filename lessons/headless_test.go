@@ -17,6 +17,22 @@ func TestWrap(t *testing.T) {
 	if got := wrap("", 10, 10); !slices.Equal(got, []string{""}) {
 		t.Errorf("empty: %q", got)
 	}
+	// A table's rows keep their alignment; each line of a text is its own.
+	rows := "id | status  | amount\n1  | pending | 450\n"
+	if got := wrap(rows, 40, 40); !slices.Equal(got, []string{"id | status  | amount", "1  | pending | 450"}) {
+		t.Errorf("rows: %q", got)
+	}
+	// A word longer than a line is cut, and nothing is lost.
+	word := strings.Repeat("ab", 30)
+	got := wrap("key "+word+" end", 20, 25)
+	for i, l := range got {
+		if n := utf8.RuneCountInString(l); n > 25 || i == 0 && n > 20 {
+			t.Errorf("line %d has %d characters: %q", i, n, l)
+		}
+	}
+	if joined := strings.ReplaceAll(strings.Join(got, " "), " ", ""); joined != "key"+word+"end" {
+		t.Errorf("cut %q loses text: %q", word, got)
+	}
 }
 
 func TestMarkdownForATerminal(t *testing.T) {

@@ -63,7 +63,7 @@ var broken = map[string][]want{
 		{27, 0, `concept "epochs" is not in the front matter's concepts (acks, epoch); did you mean "epoch"?`},
 	},
 	"12-placeholders.md": {
-		{14, 0, "orders has partitions 0 to 0, not 9"},
+		{14, 0, "orders has only partition 0, not 9"},
 		{14, 0, "{{lost9}}: no earlier placeholder keeps a value as lost9"},
 		{15, 0, "{{lost as lost}}: lost is a lab value's name"},
 		{15, 0, "a {{ without its }}"},
@@ -258,5 +258,21 @@ func TestPlaceholders(t *testing.T) {
 		if errs[i] == nil {
 			t.Errorf("%d: %q should not parse", i, phs[i].src)
 		}
+	}
+}
+
+// Every lab cluster starts with __consumer_offsets: a lesson may read its
+// partition without creating it, but not a partition it does not have.
+func TestInternalTopicIsKnown(t *testing.T) {
+	src := strings.Replace(example, "```expect\n", "```expect\nhwm(__consumer_offsets/0) >= 0\n", 1)
+	if src == example {
+		t.Fatal("the example has no expect block to add to")
+	}
+	if _, err := Parse("offsets.md", []byte(src)); err != nil {
+		t.Errorf("__consumer_offsets/0: %v", err)
+	}
+	src = strings.Replace(src, "__consumer_offsets/0", "__consumer_offsets/1", 1)
+	if _, err := Parse("offsets.md", []byte(src)); err == nil || !strings.Contains(err.Error(), "__consumer_offsets has only partition 0, not 1") {
+		t.Errorf("__consumer_offsets/1: %v", err)
 	}
 }

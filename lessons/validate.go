@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mqlab/mqlab/lab"
 	"github.com/mqlab/mqlab/lab/command"
 )
 
@@ -15,7 +16,7 @@ import (
 // (topics, partitions, nodes), and placeholders that read something.
 func (p *parser) validate() {
 	p.concepts()
-	v := &refs{p: p, nodes: 3, topics: map[string]int{}, queues: map[string]bool{}, kept: map[string]bool{}}
+	v := &refs{p: p, nodes: 3, topics: lab.InternalTopics(), queues: map[string]bool{}, kept: map[string]bool{}}
 	for _, s := range p.les.Steps {
 		for _, b := range s.Blocks {
 			switch b.Kind {
@@ -113,7 +114,7 @@ func (v *refs) command(line int, c command.Command) {
 	switch c := c.(type) {
 	case command.Cluster:
 		v.nodes = c.Nodes
-		v.topics = map[string]int{}
+		v.topics = lab.InternalTopics()
 		v.queues = map[string]bool{}
 	case command.QueueCreate:
 		v.queues[c.Queue] = true
@@ -127,7 +128,7 @@ func (v *refs) command(line int, c command.Command) {
 		v.topics[c.Topic] = c.Partitions
 	case command.Produce:
 		if v.topic(line, c.Topic) && c.Pinned && c.Partition >= v.topics[c.Topic] {
-			v.p.problem(line, 0, "partition=%d, but %s has partitions 0 to %d", c.Partition, c.Topic, v.topics[c.Topic]-1)
+			v.p.problem(line, 0, "partition=%d, but %s has %s", c.Partition, c.Topic, command.PartitionsText(v.topics[c.Topic]))
 		}
 	case command.Load:
 		v.loadTarget(line, c.Topic)
@@ -202,7 +203,7 @@ func (v *refs) target(line int, t command.Target) {
 		return
 	}
 	if n := v.topics[t.Name]; t.Partition >= n {
-		v.p.problem(line, 0, "%s has partitions 0 to %d, not %d", t.Name, n-1, t.Partition)
+		v.p.problem(line, 0, "%s has %s, not %d", t.Name, command.PartitionsText(n), t.Partition)
 	}
 }
 
@@ -212,7 +213,9 @@ func (v *refs) topic(line int, name string) bool {
 	}
 	var names []string
 	for n := range v.topics {
-		names = append(names, n)
+		if _, internal := lab.InternalTopics()[n]; !internal {
+			names = append(names, n)
+		}
 	}
 	sort.Strings(names)
 	if len(names) == 0 {

@@ -15,7 +15,9 @@ func (v *refs) loadTarget(line int, name string) {
 	}
 	var names []string
 	for n := range v.topics {
-		names = append(names, n)
+		if !strings.HasPrefix(n, "__") {
+			names = append(names, n)
+		}
 	}
 	for n := range v.queues {
 		names = append(names, n)

@@ -173,15 +173,20 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return a, cmd
 	}
-	if km, ok := msg.(tea.KeyMsg); ok {
-		switch a.picker.update(km) {
-		case pickQuit:
-			return a, tea.Quit
-		case pickOpen:
-			return a, a.request(a.picker.selected(), false)
-		case pickStartOver:
-			return a, a.request(a.picker.selected(), true)
-		}
+	act := pickNothing
+	switch msg := msg.(type) {
+	case tea.KeyMsg:
+		act = a.picker.update(msg)
+	case tea.MouseMsg:
+		act = a.picker.mouse(msg)
+	}
+	switch act {
+	case pickQuit:
+		return a, tea.Quit
+	case pickOpen:
+		return a, a.request(a.picker.selected(), false)
+	case pickStartOver:
+		return a, a.request(a.picker.selected(), true)
 	}
 	return a, nil
 }

@@ -33,27 +33,33 @@ func (p *chartPanel) View() string {
 		return block([]string{st.Muted.Render("Nothing to chart yet: a load, a lagging group"),
 			st.Muted.Render("or retries draw here.")}, p.w, p.h)
 	}
-	axis := 0
-	if len(c.Retries) > 0 {
-		axis = 1
-	}
-	k := (p.h - n - axis) / n
-	for k < 1 && n > 1 { // too many charts for the height: drop the last
+	axes := func() int { // one time axis under the series, one under the spreads
+		a := 0
+		if len(c.Series) > 0 {
+			a++
+		}
 		if len(c.Retries) > 0 {
-			c.Retries = c.Retries[:len(c.Retries)-1]
-			if len(c.Retries) == 0 {
-				axis = 0
-			}
-		} else {
+			a++
+		}
+		return a
+	}
+	k := (p.h - n - axes()) / n
+	// Too many charts for the height: the last series go first, down to
+	// one (retries are rare and worth their rows when there are any), then
+	// the last spreads.
+	for k < 1 && n > 1 {
+		if len(c.Series) > 1 || len(c.Retries) == 0 {
 			c.Series = c.Series[:len(c.Series)-1]
+		} else {
+			c.Retries = c.Retries[:len(c.Retries)-1]
 		}
 		n--
-		k = (p.h - n - axis) / n
+		k = (p.h - n - axes()) / n
 	}
-	k = max(1, min(k, 8))
+	k = max(1, min(k, 12))
 	var rows []string
-	for _, s := range c.Series {
-		rows = append(rows, p.series(s, k)...)
+	if len(c.Series) > 0 {
+		rows = append(rows, p.series(c.Series, k)...)
 	}
 	if len(c.Retries) > 0 {
 		rows = append(rows, p.retries(c.Retries, k)...)
@@ -61,50 +67,111 @@ func (p *chartPanel) View() string {
 	return block(rows, p.w, p.h)
 }
 
-func (p *chartPanel) series(s Series, k int) []string {
+// series draws each series as bars k rows tall, on one time axis: the
+// newest value at the right edge, and when a series is longer than the
+// width, every column the highest of the values it stands for (a peak
+// never disappears by being squeezed).
+func (p *chartPanel) series(ss []Series, k int) []string {
 	st := p.ctx.Styles
-	var peak, last float64
-	for _, v := range s.Values {
-		peak = math.Max(peak, v)
-	}
-	if len(s.Values) > 0 {
-		last = s.Values[len(s.Values)-1]
-	}
-	yw := len(humanNum(peak))
-	pw := max(1, p.w-yw-2)
-	vals := s.Values
-	if len(vals) > pw {
-		vals = vals[len(vals)-pw:]
-	}
-	var t line
-	t.add(&st.Bold, s.Name)
-	unit := ""
-	if s.Unit != "" {
-		unit = " " + s.Unit
-	}
-	t.add(&st.Muted, fmt.Sprintf("  now %s%s · peak %s", humanNum(last), unit, humanNum(peak)))
-	if s.Every > 0 && len(vals) > 0 {
-		t.add(&st.Faint, " · last "+shortDur(time.Duration(len(vals))*s.Every))
-	}
-	rows := []string{t.fit(p.w)}
-	for r := k - 1; r >= 0; r-- {
-		var l line
-		label := ""
-		switch r {
-		case k - 1:
-			label = humanNum(peak)
-		case 0:
-			label = "0"
+	yw := 1
+	longest, every := 0, time.Duration(0)
+	peaks := make([]float64, len(ss))
+	for i, s := range ss {
+		for _, v := range s.Values {
+			peaks[i] = math.Max(peaks[i], v)
 		}
-		l.add(&st.Faint, fmt.Sprintf("%*s┤", yw, label))
-		l.add(&st.Accent, barsRow(vals, peak, k, r))
-		rows = append(rows, l.fit(p.w))
+		yw = max(yw, len(humanNum(peaks[i])))
+		if len(s.Values) > longest {
+			longest, every = len(s.Values), s.Every
+		}
 	}
-	return rows
+	pw := max(1, p.w-yw-2)
+	per := max(1, (longest+pw-1)/pw)  // values per column
+	cols := (longest + per - 1) / per // columns the longest series takes
+	var rows []string
+	for i, s := range ss {
+		vals := squeeze(s.Values, per)
+		peak := peaks[i]
+		var last float64
+		if len(s.Values) > 0 {
+			last = s.Values[len(s.Values)-1]
+		}
+		var t line
+		t.add(&st.Bold, s.Name)
+		unit := ""
+		if s.Unit != "" {
+			unit = " " + s.Unit
+		}
+		t.add(&st.Muted, fmt.Sprintf("  now %s · peak %s%s", humanNum(last), humanNum(peak), unit))
+		rows = append(rows, t.fit(p.w))
+		for r := k - 1; r >= 0; r-- {
+			var l line
+			label := ""
+			switch {
+			case r == k-1 && peak > 0:
+				label = humanNum(peak)
+			case r == 0:
+				label = "0"
+			}
+			l.add(&st.Faint, fmt.Sprintf("%*s┤", yw, label))
+			l.pad(yw + 1 + cols - len(vals)) // every series ends now, under the axis's "now"
+			l.add(&st.Accent, barsRow(vals, peak, k, r, "·"))
+			rows = append(rows, l.fit(p.w))
+		}
+	}
+	return append(rows, p.timeAxis(yw, cols, time.Duration(cols*per)*every))
 }
 
-// barsRow is row r (0 at the bottom) of a bar chart k rows tall.
-func barsRow(vals []float64, peak float64, k, r int) string {
+// timeAxis labels the cols columns of bars in lab time: how long ago the
+// first one was, and "now" under the last (or just after it, while the
+// series are shorter than their labels).
+func (p *chartPanel) timeAxis(yw, cols int, span time.Duration) string {
+	st := p.ctx.Styles
+	var ax line
+	ax.add(&st.Faint, spaces(yw)+"└")
+	if span <= 0 {
+		return ax.fit(p.w)
+	}
+	d := span.Round(time.Second)
+	if span < time.Second {
+		d = span
+	}
+	left := "−" + shortDur(d)
+	right := "now"
+	word := " lab time "
+	gap := cols - textWidth(left) - textWidth(right)
+	switch {
+	case gap >= textWidth(word)+2:
+		dash := gap - textWidth(word)
+		ax.add(&st.Faint, left+strings.Repeat("─", dash/2)+word+strings.Repeat("─", dash-dash/2)+right)
+	default:
+		ax.add(&st.Faint, left+strings.Repeat("─", max(1, gap))+right+" (lab time)")
+	}
+	return ax.fit(p.w)
+}
+
+// squeeze makes every per values one, the highest of them, counting from
+// the newest so the last column is always the latest.
+func squeeze(vals []float64, per int) []float64 {
+	if per <= 1 {
+		return vals
+	}
+	n := (len(vals) + per - 1) / per
+	out := make([]float64, n)
+	for i := range out {
+		hi := len(vals) - (n-1-i)*per
+		lo := max(0, hi-per)
+		for _, v := range vals[lo:hi] {
+			out[i] = math.Max(out[i], v)
+		}
+	}
+	return out
+}
+
+// barsRow is row r (0 at the bottom) of a bar chart k rows tall; zero
+// is what a value of 0 shows on the bottom row (a series draws its
+// samples of 0 as dots, so that 0 reads apart from "not sampled yet").
+func barsRow(vals []float64, peak float64, k, r int, zero string) string {
 	var b strings.Builder
 	for _, v := range vals {
 		level := 0
@@ -118,6 +185,8 @@ func barsRow(vals []float64, peak float64, k, r int) string {
 			b.WriteString(eighths[level-r*8])
 		case r == 0 && v > 0:
 			b.WriteString("▁") // a non-zero value never vanishes
+		case r == 0:
+			b.WriteString(zero)
 		default:
 			b.WriteByte(' ')
 		}
@@ -164,15 +233,20 @@ func (p *chartPanel) retries(spreads []RetrySpread, k int) []string {
 				label = humanNum(peak)
 			}
 			l.add(&st.Faint, fmt.Sprintf("%*s┤", yw, label))
-			l.add(&st.Accent, barsRow(counts[i], peak, k, r))
+			l.add(&st.Accent, barsRow(counts[i], peak, k, r, " "))
 			rows = append(rows, l.fit(p.w))
 		}
 	}
 	var ax line
 	ax.add(&st.Faint, spaces(yw)+"└ 0s")
-	end := "retry time since the failure · " + shortDur(maxT.Round(100*time.Millisecond))
-	ax.pad(p.w - textWidth(end))
-	ax.add(&st.Faint, end)
+	span := shortDur(maxT.Round(100 * time.Millisecond))
+	for _, end := range []string{"retry time since the first failure · " + span, "since the first failure · " + span, span} {
+		if ax.w+1+textWidth(end) <= p.w {
+			ax.pad(p.w - textWidth(end))
+			ax.add(&st.Faint, end)
+			break
+		}
+	}
 	rows = append(rows, ax.fit(p.w))
 	return rows
 }

@@ -687,8 +687,8 @@ func (d *DemoSource) View() ViewState {
 	}}
 	v.Charts = Charts{
 		Series: []Series{
-			{Name: "lag billing", Unit: "msgs", Every: time.Second, Values: append([]float64(nil), d.lag...)},
-			{Name: "backlog receipts", Unit: "msgs", Every: time.Second, Values: append([]float64(nil), d.backlog...)},
+			{Name: "lag(billing)", Unit: "msgs", Every: time.Second, Values: append([]float64(nil), d.lag...)},
+			{Name: "depth(receipts)", Unit: "msgs", Every: time.Second, Values: append([]float64(nil), d.backlog...)},
 		},
 		Retries: demoRetries(),
 	}

@@ -182,6 +182,20 @@ func share(prev, next *ViewState) {
 	if slices.Equal(prev.Timeline, next.Timeline) {
 		next.Timeline = prev.Timeline
 	}
+	// The lab samples its series a few times a second and the screen reads
+	// it twenty times: most states carry the same values.
+	for i := range next.Charts.Series {
+		ns := &next.Charts.Series[i]
+		if i < len(prev.Charts.Series) && prev.Charts.Series[i].Name == ns.Name && slices.Equal(prev.Charts.Series[i].Values, ns.Values) {
+			ns.Values = prev.Charts.Series[i].Values
+		}
+	}
+	for i := range next.Charts.Retries {
+		nr := &next.Charts.Retries[i]
+		if i < len(prev.Charts.Retries) && prev.Charts.Retries[i].Name == nr.Name && slices.Equal(prev.Charts.Retries[i].Times, nr.Times) {
+			nr.Times = prev.Charts.Retries[i].Times
+		}
+	}
 }
 
 func sameEntry(a, b Entry) bool { return a == b }

@@ -189,6 +189,7 @@ func viewOf(snap *lab.Snapshot, trunc truncTimes) ViewState {
 	v.Timeline = timelineOf(snap.Timeline)
 	v.Checker = checkerOf(snap)
 	v.Jobs = jobsOf(snap)
+	v.Charts = chartsOf(snap)
 	return v
 }
 
@@ -346,13 +347,6 @@ func queuesOf(snap *lab.Snapshot) []Queue {
 	return out
 }
 
-// tablesOf maps the services' SQL tables.
-//
-// NOT WIRED YET: lab.Snapshot carries no service tables (the services are
-// being wired into the lab). When it does, map each table's window here:
-// Name "orders.outbox", Columns, Rows as strings, Total.
-func tablesOf(*lab.Snapshot) []Table { return nil }
-
 func timelineOf(tl []lab.Event) []TimelineLine {
 	from := max(0, len(tl)-timelineSize)
 	out := make([]TimelineLine, 0, len(tl)-from)
@@ -427,6 +421,9 @@ func jobsOf(snap *lab.Snapshot) []Job {
 			name += " (waiting)"
 		}
 		out = append(out, Job{Name: name, Done: int64(ld.Sent), Total: int64(ld.Total)})
+	}
+	if snap.Drain != nil {
+		out = append(out, drainJob(snap.Drain))
 	}
 	return out
 }

@@ -791,13 +791,69 @@ func (m *Model) header(w int) string {
 		}
 		return st.Banner.Render(fit(text, w))
 	}
+	// The right side: the jobs, the clock, the timing. At narrow widths the
+	// jobs shrink (shorter names and bars, then only the first) before
+	// the timing goes, so the clock and its state stay in view.
+	warn := ""
+	if m.opts.ReadOnly {
+		warn = "  RECORDING (read-only)"
+	}
+	room := w - 18 - textWidth(warn) // the left side keeps "mqlab │ ", a few letters of the title and the warning
 	var r line
-	for _, j := range s.Jobs {
-		r.add(&st.Muted, j.Name+" ")
+	for _, form := range []struct {
+		level  int
+		timing bool
+	}{{0, true}, {1, true}, {2, true}, {2, false}, {3, false}} {
+		r = m.headerRight(form.level, form.timing)
+		if r.w <= room {
+			break
+		}
+	}
+	// The left side: what is open. A long title gives way before the step
+	// number and the right side's clock.
+	rw := min(r.w, room)
+	var l line
+	l.add(&st.Accent, "mqlab")
+	l.add(&st.Faint, " │ ")
+	title, tail := m.ctx.Title, ""
+	if ls := s.Lesson; ls != nil {
+		title, tail = ls.Title, fmt.Sprintf(" · step %d/%d", ls.Step, ls.Steps)
+	}
+	l.add(&st.Header, cut(title, max(8, w-rw-2-l.w-textWidth(tail)-textWidth(warn))))
+	l.add(&st.Muted, tail)
+	l.add(&st.Warn, warn)
+	if l.w+r.w+2 > w {
+		return l.fit(w-rw-2) + "  " + fit(r.b.String(), rw)
+	}
+	l.pad(w - r.w)
+	l.b.WriteString(r.b.String())
+	return l.b.String()
+}
+
+// headerRight is the header's right side: the jobs with their progress,
+// whether the clock runs and how fast, the lab time, the timing preset.
+// level 0 draws every job in full; 1 shortens names and bars; 2 draws
+// the first job only, with how many more run; 3 draws no job.
+func (m *Model) headerRight(level int, timing bool) line {
+	st := m.ctx.Styles
+	s := m.ctx.State
+	var r line
+	for i, j := range s.Jobs {
+		if level >= 3 || level == 2 && i > 0 {
+			if level == 2 {
+				r.add(&st.Muted, fmt.Sprintf("+%d more  ", len(s.Jobs)-1))
+			}
+			break
+		}
+		name, bw := j.Name, 8
+		if level >= 1 {
+			name, bw = shortJob(name), 5
+		}
+		r.add(&st.Muted, name+" ")
 		if j.Total > 0 {
 			f := float64(j.Done) / float64(j.Total)
-			r.b.WriteString(bar(st, f, 8))
-			r.w += 8
+			r.b.WriteString(bar(st, f, bw))
+			r.w += bw
 			r.add(&st.Muted, fmt.Sprintf(" %d%%  ", int(f*100)))
 		} else {
 			r.add(&st.Muted, fmt.Sprintf("%d  ", j.Done))
@@ -816,31 +872,25 @@ func (m *Model) header(w int) string {
 	if !s.Time.IsZero() {
 		r.add(&st.Muted, "  "+s.Time.Format("15:04:05.0"))
 	}
-	if s.Timing != "" {
+	if s.Timing != "" && timing {
 		r.add(&st.Faint, "  "+s.Timing)
 	}
-	// The left side: what is open. A long title gives way before the step
-	// number and the right side's clock.
-	rw := min(r.w, w/2)
-	var l line
-	l.add(&st.Accent, "mqlab")
-	l.add(&st.Faint, " │ ")
-	title, tail, warn := m.ctx.Title, "", ""
-	if ls := s.Lesson; ls != nil {
-		title, tail = ls.Title, fmt.Sprintf(" · step %d/%d", ls.Step, ls.Steps)
+	return r
+}
+
+// shortJob is a job's name at narrow widths: its first words, "check"
+// for a check's drain.
+func shortJob(name string) string {
+	if strings.HasPrefix(name, "check:") {
+		return "check"
 	}
-	if m.opts.ReadOnly {
-		warn = "  RECORDING (read-only)"
+	if i := strings.Index(name, " ("); i > 0 { // "load orders (waiting)"
+		name = name[:i]
 	}
-	l.add(&st.Header, cut(title, max(8, w-rw-2-l.w-textWidth(tail)-textWidth(warn))))
-	l.add(&st.Muted, tail)
-	l.add(&st.Warn, warn)
-	if l.w+r.w+2 > w {
-		return l.fit(w-rw-2) + "  " + fit(r.b.String(), rw)
+	if i := strings.Index(name, " as "); i > 0 {
+		name = name[:i]
 	}
-	l.pad(w - r.w)
-	l.b.WriteString(r.b.String())
-	return l.b.String()
+	return name
 }
 
 func (m *Model) statusLine(w int) string {

@@ -66,6 +66,9 @@ type picker struct {
 	w, h     int
 	status   string
 	statusOK bool
+	// rowEntry is, for each row of the list as last drawn, the entry it
+	// shows, or -1: a click reads it.
+	rowEntry []int
 }
 
 // pickerAction is what a key asks of the app.
@@ -271,11 +274,14 @@ func (p *picker) list(w, h int) string {
 		titleW = min(titleW, rest)
 	}
 	var rows []string
+	var entryOf []int
 	selRow := 0
 	for i, e := range p.entries {
 		if e.les == nil {
 			rows = append(rows, "")
+			entryOf = append(entryOf, -1)
 		}
+		entryOf = append(entryOf, i)
 		if i == p.sel {
 			selRow = len(rows)
 		}
@@ -327,7 +333,45 @@ func (p *picker) list(w, h int) string {
 	}
 	out, off := windowNote(rows, p.off, h, st, "(↑/↓)")
 	p.off = off
+	p.rowEntry = append(p.rowEntry[:0], entryOf[off:off+len(out)]...)
+	if off > 0 && len(out) > 1 { // the rows windowNote wrote its notes on
+		p.rowEntry[0] = -1
+	}
+	if off+len(out) < len(rows) && len(out) > 0 {
+		p.rowEntry[len(out)-1] = -1
+	}
 	return block(out, w, h)
+}
+
+// pickerListTop is the screen row of the list's first entry: below the
+// header and the frame's top border.
+const pickerListTop = 2
+
+// mouse handles a click or the wheel: a click selects a lesson, a click on
+// the selected one opens it; the wheel moves the selection.
+func (p *picker) mouse(msg tea.MouseMsg) pickerAction {
+	if p.showHelp || p.w < MinWidth || p.h < MinHeight {
+		return pickNothing
+	}
+	switch {
+	case msg.Button == tea.MouseButtonWheelUp:
+		p.sel = max(0, p.sel-1)
+	case msg.Button == tea.MouseButtonWheelDown:
+		p.sel = min(len(p.entries)-1, p.sel+1)
+	case msg.Button == tea.MouseButtonLeft && msg.Action == tea.MouseActionPress:
+		row := msg.Y - pickerListTop
+		if row < 0 || row >= len(p.rowEntry) || msg.X < 1 || msg.X >= p.w-1 || p.rowEntry[row] < 0 {
+			return pickNothing
+		}
+		if p.rowEntry[row] == p.sel {
+			return pickOpen
+		}
+		p.sel = p.rowEntry[row]
+	default:
+		return pickNothing
+	}
+	p.sync()
+	return pickNothing
 }
 
 // detail is the selected entry's box: its title, then its summary, its
@@ -408,6 +452,7 @@ func (p *picker) helpView(w, h int) string {
 	text := []string{
 		"Each lesson runs on a real three-node cluster inside mqlab, at classroom speed, so that you can watch an election happen.",
 		"On the lab screen, backspace comes back here; n and p move between steps; ? lists every key. q quits from anywhere.",
+		"With a mouse, a click selects a lesson and a second click opens it.",
 	}
 	if p.store != "" {
 		text = append(text, "Your progress — the step you are at, your answers, the lessons you finished — is kept in "+p.store+".")

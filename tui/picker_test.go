@@ -141,3 +141,61 @@ func containsAll(s string, subs ...string) bool {
 	}
 	return true
 }
+
+// A click on a lesson's row selects it, a second click opens it; the
+// wheel moves the selection; clicks elsewhere do nothing.
+func TestPickerMouse(t *testing.T) {
+	for _, sz := range [][2]int{{80, 24}, {120, 40}} {
+		p := newPicker(NewStyles(DefaultTheme), pickerLessons(), pickerProgress(), "")
+		p.setSize(sz[0], sz[1])
+		click := func(x, y int) pickerAction {
+			return p.mouse(tea.MouseMsg{X: x, Y: y, Button: tea.MouseButtonLeft, Action: tea.MouseActionPress})
+		}
+		rows := lines(p.View())
+		clicked := 0
+		for y, row := range rows {
+			if y < pickerListTop || y >= pickerListTop+len(p.rowEntry) {
+				continue // the header, and the box that details the selected lesson
+			}
+			for i, e := range p.entries {
+				if e.les == nil || !strings.Contains(row, " "+e.les.Title) {
+					continue
+				}
+				want := pickNothing
+				if p.sel == i {
+					want = pickOpen // it was selected already
+				}
+				if a := click(10, y); a != want {
+					t.Errorf("%dx%d: a click on row %d (%s) gave %v, want %v", sz[0], sz[1], y, e.les.ID, a, want)
+				}
+				if p.selected().les == nil || p.selected().les.ID != e.les.ID {
+					t.Errorf("%dx%d: a click on row %d selected %v, want %s", sz[0], sz[1], y, p.selected().les, e.les.ID)
+				}
+				if a := click(10, y); a != pickOpen {
+					t.Errorf("%dx%d: a second click on %s gave %v, want it opened", sz[0], sz[1], e.les.ID, a)
+				}
+				p.View() // the list is drawn again between clicks
+				clicked++
+			}
+		}
+		if clicked < 5 {
+			t.Errorf("%dx%d: only %d lessons could be clicked", sz[0], sz[1], clicked)
+		}
+		for y, row := range lines(p.View()) {
+			if strings.Contains(row, "Sandbox") {
+				click(10, y)
+				if p.selected().les != nil {
+					t.Errorf("%dx%d: a click on the sandbox selected %v", sz[0], sz[1], p.selected().les.ID)
+				}
+			}
+		}
+		sel := p.sel
+		if a := click(10, 0); a != pickNothing || p.sel != sel {
+			t.Errorf("a click on the header gave %v and moved the selection", a)
+		}
+		p.mouse(tea.MouseMsg{Button: tea.MouseButtonWheelUp, Action: tea.MouseActionPress})
+		if p.sel != sel-1 {
+			t.Errorf("the wheel up selected %d, want %d", p.sel, sel-1)
+		}
+	}
+}

@@ -33,6 +33,13 @@ func (p *servicesPanel) View() string {
 		}
 		var l line
 		l.add(&st.Header, t.Name)
+		if t.Note != "" {
+			rows = append(rows, l.fit(p.w))
+			for _, s := range wrapText(t.Note, p.w-2) {
+				rows = append(rows, "  "+st.Muted.Render(s))
+			}
+			continue
+		}
 		total := t.Total
 		if total < len(t.Rows) {
 			total = len(t.Rows)
@@ -44,21 +51,31 @@ func (p *servicesPanel) View() string {
 		if len(t.Rows) < total {
 			count += fmt.Sprintf(", the last %d shown", len(t.Rows))
 		}
+		body, shown := p.table(t)
+		if shown < len(t.Columns) {
+			cols := fmt.Sprintf(" · %d of %d columns", shown, len(t.Columns))
+			if l.w+textWidth(count+cols) > p.w {
+				cols = fmt.Sprintf(" · %d/%d cols", shown, len(t.Columns))
+			}
+			count += cols
+		}
 		l.add(&st.Muted, count)
 		rows = append(rows, l.fit(p.w))
-		rows = append(rows, p.table(t)...)
+		rows = append(rows, body...)
 	}
 	out, off := window(rows, p.off, p.h, st)
 	p.off = off
 	return block(out, p.w, p.h)
 }
 
-// table lays the columns out to fit: each as wide as its widest cell, the
-// widest shrunk first when the panel is narrow.
-func (p *servicesPanel) table(t Table) []string {
+// table lays the columns out to fit: each as wide as its widest cell; when
+// the panel is narrow the last columns go first (the source puts the ones
+// a learner watches first), then the widest are shrunk. It returns the
+// rows and how many columns it shows.
+func (p *servicesPanel) table(t Table) ([]string, int) {
 	st := p.ctx.Styles
 	if len(t.Columns) == 0 {
-		return nil
+		return nil, 0
 	}
 	ws := make([]int, len(t.Columns))
 	for i, c := range t.Columns {
@@ -68,6 +85,18 @@ func (p *servicesPanel) table(t Table) []string {
 		for i := 0; i < len(r) && i < len(ws); i++ {
 			ws[i] = max(ws[i], min(textWidth(r[i]), 40))
 		}
+	}
+	// Keep the columns that fit at up to minCol cells each.
+	const minCol = 10
+	need := func(ws []int) int {
+		n := len(ws) - 1
+		for _, w := range ws {
+			n += min(w, minCol)
+		}
+		return n
+	}
+	for len(ws) > 1 && need(ws) > p.w-2 {
+		ws = ws[:len(ws)-1]
 	}
 	avail := p.w - 2 - (len(ws) - 1)
 	for sum(ws) > avail {
@@ -105,7 +134,7 @@ func (p *servicesPanel) table(t Table) []string {
 	for _, r := range t.Rows {
 		rows = append(rows, render(r, nil))
 	}
-	return rows
+	return rows, len(ws)
 }
 
 // cellStyle colours the words a learner watches for; the word itself is

@@ -183,6 +183,8 @@ type Table struct {
 	Columns []string
 	Rows    [][]string
 	Total   int // rows in the table; Rows may hold fewer
+	// Note says why there are no rows to show ("could not read: …").
+	Note string
 }
 
 // TimelineLine is one event of the lab's timeline.
@@ -218,7 +220,7 @@ type Charts struct {
 
 // Series is one quantity over time.
 type Series struct {
-	Name   string // "backlog orders", "lag billing"
+	Name   string // the lab value: "lag(billing)", "depth(receipts)"
 	Unit   string // "msgs", "s"
 	Every  time.Duration
 	Values []float64

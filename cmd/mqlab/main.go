@@ -42,6 +42,7 @@ terminal it prints a failover scene instead.`,
 	root.AddCommand(lessonsCmd())
 	root.AddCommand(lessonCmd())
 	root.AddCommand(runCmd())
+	root.AddCommand(benchCmd())
 	root.SetErr(os.Stderr)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return fmt.Errorf("%w\nrun 'mqlab --help' for the flags", err)

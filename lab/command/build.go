@@ -158,7 +158,7 @@ func buildConsumer(p *parser, _ *Spec) (Command, *posError) {
 		return nil, err
 	}
 	return Consumer{Action: action, Client: client, Group: o.str("group"), Topic: o.str("topic"), From: o.str("from"),
-		Session: o.dur("session"), Options: clientOpts(o)}, nil
+		Session: o.dur("session"), Commit: o.str("commit"), Options: clientOpts(o)}, nil
 }
 
 func buildWorker(p *parser, _ *Spec) (Command, *posError) {
@@ -440,6 +440,14 @@ func buildWait(p *parser, _ *Spec) (Command, *posError) {
 		c.Timeout = o.dur("timeout")
 	}
 	return c, nil
+}
+
+func buildPause(p *parser, _ *Spec) (Command, *posError) {
+	o, err := p.options()
+	if err != nil {
+		return nil, err
+	}
+	return Pause{In: o.dur("in")}, nil
 }
 
 func buildExpect(p *parser, _ *Spec) (Command, *posError) {

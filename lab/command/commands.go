@@ -206,6 +206,7 @@ type Consumer struct {
 	Topic   string
 	From    string // "earliest", "latest" or "" (earliest)
 	Session time.Duration
+	Commit  string // "each", "poll" or "" (each)
 	Options ClientOptions
 }
 
@@ -215,7 +216,8 @@ func (c Consumer) String() string {
 		optIf(c.Group != "", "group", c.Group).
 		optIf(c.Topic != "", "topic", c.Topic).
 		optIf(c.From != "", "from", c.From).
-		optIf(c.Session != 0, "session", formatDuration(c.Session))
+		optIf(c.Session != 0, "session", formatDuration(c.Session)).
+		optIf(c.Commit != "", "commit", c.Commit)
 	return c.Options.print(p).String()
 }
 
@@ -380,14 +382,18 @@ type Speed struct{ Factor float64 }
 func (Speed) Name() string     { return "speed" }
 func (c Speed) String() string { return "speed " + formatFloat(c.Factor) + "x" }
 
-// Pause stops lab time; Resume starts it again.
-type Pause struct{}
+// Pause stops lab time, now or after In of lab time; Resume starts it again.
+type Pause struct {
+	In time.Duration // 0: at once
+}
 
 // Resume starts lab time again after Pause.
 type Resume struct{}
 
-func (Pause) Name() string    { return "pause" }
-func (Pause) String() string  { return "pause" }
+func (Pause) Name() string { return "pause" }
+func (c Pause) String() string {
+	return words("pause").optIf(c.In != 0, "in", formatDuration(c.In)).String()
+}
 func (Resume) Name() string   { return "resume" }
 func (Resume) String() string { return "resume" }
 

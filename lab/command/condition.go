@@ -30,6 +30,7 @@ type Value struct {
 	Service string // rows
 	Table   string // rows
 	Where   string // rows: an SQL condition, or ""
+	Key     string // partition_of: the key (Arg is the topic)
 }
 
 // labFunc describes one lab value function.
@@ -57,9 +58,13 @@ var labFuncs = []labFunc{
 	{"oldest_age", "QUEUE", true, false, false, "the age in seconds of a queue's oldest message"},
 	{"throughput", "GROUP|QUEUE", true, false, false, "messages per second a group's consumers or a queue's workers finished over the last second of lab time (readable once they have run unchanged that long)"},
 	{"members", "GROUP", true, false, false, "members of a consumer group in its current generation"},
-	{"idle", "GROUP", true, false, false, "members of a consumer group that own no partition: more members than partitions"},
+	{"retries", "X", true, false, false, "retries scheduled by a worker or consumer, or for a queue or group"},
+	{"retry_peak", "X", true, false, false, "the most of X's retries due within one 100 ms window of lab time"},
 	{"rows", "SERVICE.TABLE[, WHERE]", true, false, false, "a count of rows in a service's table"},
 	{"state", "X", false, false, false, "a node, client or service: up, down, crashed or stopped"},
+	{"elapsed", "LOAD", true, false, false, "lab seconds since a load (named by its client or topic) began sending"},
+	{"idle", "GROUP", true, false, false, "a consumer group's members that own no partition: more members than partitions"},
+	{"partition_of", "TOPIC, KEY", true, false, false, "the partition KEY goes to in TOPIC: murmur2(KEY) % the topic's partition count"},
 }
 
 func findFunc(name string) (labFunc, bool) {
@@ -108,6 +113,8 @@ func (v Value) String() string {
 		return v.Word
 	}
 	switch {
+	case v.Func == "partition_of":
+		return v.Func + "(" + v.Arg + ", " + v.Key + ")"
 	case v.Func == "rows":
 		s := "rows(" + v.Service + "." + v.Table
 		if v.Where != "" {
@@ -142,13 +149,37 @@ func (e Expr) String() string {
 var ops = []string{"==", "!=", "<", "<=", ">", ">="}
 
 // Condition is VALUE OP VALUE, read from the lab when it is evaluated.
+// With a tolerance (VALUE == VALUE ± N) == holds when the two sides are at
+// most N apart, and != when they are further: a measured rate is never
+// exact.
 type Condition struct {
 	Left  Expr
 	Op    string
 	Right Expr
+	Tol   float64 // 0: exact
 }
 
-func (c Condition) String() string { return c.Left.String() + " " + c.Op + " " + c.Right.String() }
+func (c Condition) String() string {
+	s := c.Left.String() + " " + c.Op + " " + c.Right.String()
+	if c.Tol > 0 {
+		s += " ± " + formatFloat(c.Tol)
+	}
+	return s
+}
+
+// Eval compares two evaluated sides, within the condition's tolerance.
+func (c Condition) Eval(a, b any) bool {
+	x, xok := a.(float64)
+	y, yok := b.(float64)
+	if c.Tol == 0 || !xok || !yok {
+		return Holds(c.Op, a, b)
+	}
+	within := math.Abs(x-y) <= c.Tol
+	if c.Op == "!=" {
+		return !within
+	}
+	return within
+}
 
 // Holds compares two evaluated sides.
 func Holds(op string, a, b any) bool {
@@ -207,7 +238,42 @@ func (p *parser) parseCondition(verb string) (Condition, *posError) {
 		return Condition{}, err
 	}
 	c := Condition{Left: left, Op: t.text, Right: right}
-	return c, checkCondition(c, t.col)
+	if err := checkCondition(c, t.col); err != nil {
+		return c, err
+	}
+	if pm, ok := p.peek(); ok && pm.kind == tWord && !pm.quoted && (pm.text == "±" || pm.text == "+-") {
+		p.pos++
+		tol, err := p.parseTolerance(c, pm)
+		if err != nil {
+			return Condition{}, err
+		}
+		c.Tol = tol
+	}
+	return c, nil
+}
+
+// parseTolerance reads the N of VALUE == VALUE ± N.
+func (p *parser) parseTolerance(c Condition, pm token) (float64, *posError) {
+	if c.Op != "==" && c.Op != "!=" {
+		return 0, errAt(pm.col, "± N only follows == or !=, as in lag(billing) == 6000 ± 600; with %s compare with a bound", c.Op)
+	}
+	if !c.Left.Value.Numeric() {
+		return 0, errAt(pm.col, "%s is a word: only numbers take ± N", c.Left)
+	}
+	n, ok := p.peek()
+	f, ferr := 0.0, error(nil)
+	if ok && n.kind == tWord && !n.quoted {
+		f, ferr = strconv.ParseFloat(n.text, 64)
+	}
+	if !ok || n.kind != tWord || n.quoted || ferr != nil || math.IsNaN(f) || math.IsInf(f, 0) || f <= 0 || f > 1e15 {
+		col := p.end
+		if ok {
+			col = n.col
+		}
+		return 0, errAt(col, "expected a number above zero after %q, as in lag(billing) == 6000 ± 600", pm.text)
+	}
+	p.pos++
+	return f, nil
 }
 
 // parseExpr reads VALUE [(+|-) NUMBER].
@@ -303,6 +369,8 @@ func parseValue(t token) (Value, *posError) {
 	switch {
 	case name == "rows":
 		return parseRows(v, arg, argCol)
+	case name == "partition_of":
+		return parsePartitionOf(v, arg, argCol)
 	case f.target:
 		target, node, hasNode := strings.Cut(arg, "@")
 		if hasNode {
@@ -345,6 +413,16 @@ func parseRows(v Value, arg string, col int) (Value, *posError) {
 			return Value{}, errAt(col, "rows(%s, …): the condition after ',' is empty; leave out the comma to count every row", table)
 		}
 	}
+	return v, nil
+}
+
+func parsePartitionOf(v Value, arg string, col int) (Value, *posError) {
+	topic, key, ok := strings.Cut(arg, ",")
+	topic, key = strings.TrimSpace(topic), strings.TrimSpace(key)
+	if !ok || !nameRe.MatchString(topic) || !nameRe.MatchString(key) {
+		return Value{}, errAt(col, "partition_of(…) needs TOPIC, KEY, as in partition_of(orders, 881); a key is letters, digits, '.', '_' or '-'")
+	}
+	v.Arg, v.Key = topic, key
 	return v, nil
 }
 

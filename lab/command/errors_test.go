@@ -2,6 +2,7 @@ package command
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -56,7 +57,7 @@ func TestParseErrors(t *testing.T) {
 		{"wait epoch(orders/0) == 3 timeout=soon", `line 1, col 35: timeout=soon: want a duration above zero, like 200ms, 5s or 10m`},
 		{"expect leader(orders/0) > n1", `line 1, col 25: leader(orders/0) is a word, not a number: compare it with == or !=`},
 		{"expect leader(orders/0) == 2", `line 1, col 25: leader(orders/0) is a word and 2 a number; they cannot be compared`},
-		{"expect epok(orders/0) == 2", `line 1, col 8: unknown lab value "epok("; the lab values are leader, epoch, hwm, leo, logstart, lag, lag_seconds, delivered, processed, depth, inflight, oldest_age, throughput, members, idle, rows, state; did you mean "epoch"?`},
+		{"expect epok(orders/0) == 2", `line 1, col 8: unknown lab value "epok("; the lab values are ` + strings.Join(funcNames(), ", ") + `; did you mean "epoch"?`},
 		{"expect logstart(orders/0@n1) == 0", `line 1, col 17: logstart(…) reads the partition's leader; only epoch, hwm and leo take @NODE`},
 		{"expect leader(orders/0) + 1 == n2", `line 1, col 25: leader(orders/0) is not a number; only numbers take +`},
 		{"expect epoch(orders/0) == epoch(orders/0@n1) +", `line 1, col 47: expected a number after "+", as in epoch(orders/0@n1) + 1`},

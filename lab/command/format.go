@@ -1,6 +1,7 @@
 package command
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -89,4 +90,13 @@ func formatSize(n int64) string {
 		}
 	}
 	return strconv.FormatInt(n, 10) + "B"
+}
+
+// PartitionsText names a topic's partitions for a message: "partitions 0
+// to 2", or "only partition 0" for a topic of one.
+func PartitionsText(n int) string {
+	if n == 1 {
+		return "only partition 0"
+	}
+	return fmt.Sprintf("partitions 0 to %d", n-1)
 }

@@ -49,3 +49,54 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCondition: any condition text either parses to a condition that
+// prints back to itself, or fails with a positioned error; and comparing
+// two evaluated sides obeys the laws of the operators, whatever the values.
+func FuzzCondition(f *testing.F) {
+	for _, s := range []string{
+		"lost == 0", "epoch(orders/0) == epoch(orders/0@n1) + 1",
+		"leader(orders/0) != n1", "rows(orders.outbox, status='pending') >= 2",
+		"lag(billing) <= 6000 - 600", "state(worker-a) == crashed",
+		"depth(receipts) > 0", `state("x y") == "up"`, "hwm(orders/0) = 3",
+		"duplicate_effects", "leader(receipts) == none", "1 < 2",
+	} {
+		f.Add(s, 3.0, -1.5, "up", "down")
+	}
+	f.Fuzz(func(t *testing.T, cond string, x, y float64, a, b string) {
+		c, err := ParseLine(1, "expect "+cond)
+		if err != nil {
+			var pe *Error
+			if !errors.As(err, &pe) || pe.Col < 1 || pe.Msg == "" {
+				t.Fatalf("%q: bad error %#v", cond, err)
+			}
+		} else if e, ok := c.(Expect); ok {
+			again, err := ParseLine(1, e.String())
+			if err != nil || !reflect.DeepEqual(again, c) {
+				t.Fatalf("%q parsed as %#v, printed as %q, which parses as %#v (%v)", cond, c, e.String(), again, err)
+			}
+		}
+
+		holds := map[string]bool{}
+		for _, op := range ops {
+			holds[op] = Holds(op, x, y)
+		}
+		if x == x && y == y { // neither is NaN: exactly one of <, ==, >
+			n := 0
+			for _, op := range []string{"<", "==", ">"} {
+				if holds[op] {
+					n++
+				}
+			}
+			if n != 1 {
+				t.Fatalf("%v and %v: %v", x, y, holds)
+			}
+		}
+		if holds["!="] == holds["=="] || holds["<="] != (holds["<"] || holds["=="]) || holds[">="] != (holds[">"] || holds["=="]) {
+			t.Fatalf("%v and %v: %v", x, y, holds)
+		}
+		if Holds("==", a, b) != (a == b) || Holds("!=", a, b) == Holds("==", a, b) || Holds("<", a, b) || Holds(">=", a, b) {
+			t.Fatalf("words %q and %q: == %v, != %v", a, b, Holds("==", a, b), Holds("!=", a, b))
+		}
+	})
+}

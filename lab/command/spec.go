@@ -194,6 +194,7 @@ func init() {
 			{Key: "topic", Arg: "TOPIC", Help: "the topic to read (required to start)", parse: parseName},
 			{Key: "from", Arg: "earliest|latest", Help: "where a new group starts (default earliest)", parse: enum("earliest", "latest")},
 			{Key: "session", Arg: "DURATION", Help: "the group's session timeout (default: the timing preset's)", parse: durationParser(true)},
+			{Key: "commit", Arg: "each|poll", Help: "commit after each record's work (default), or once per poll after the work on all its records", parse: enum("each", "poll")},
 		}, clientOptions...)},
 		{Name: "worker", Args: "start|restart|stop CLIENT", Summary: "run a worker on a queue", Example: "worker start w1 queue=receipts rate=400/s", build: buildWorker, Options: append([]Option{
 			{Key: "queue", Arg: "QUEUE", Help: "the queue to work on (required to start)", parse: parseName},
@@ -227,7 +228,9 @@ func init() {
 		{Name: "drop next reply", Args: "to CLIENT", Summary: "the broker does CLIENT's next request, CLIENT never hears back (it retries)", Example: "drop next reply to producer", build: buildDrop("to", func(c string) Command { return DropReply{c} })},
 		{Name: "drop next ack", Args: "from CLIENT", Summary: "CLIENT's next ack, delete or offset commit never arrives", Example: "drop next ack from w1", build: buildDrop("from", func(c string) Command { return DropAck{c} })},
 		{Name: "speed", Args: "FACTORx", Summary: "run lab time faster or slower than the wall clock", Example: "speed 10x", build: buildSpeed},
-		{Name: "pause", Summary: "stop lab time", Example: "pause", build: buildBare(Pause{})},
+		{Name: "pause", Summary: "stop lab time, now or after a stretch of it", Example: "pause in=10s", build: buildPause, Options: []Option{
+			{Key: "in", Arg: "DURATION", Help: "let this much lab time pass first, then stop it exactly there (the command returns once it has)", parse: durationParser(true)},
+		}},
 		{Name: "resume", Summary: "start lab time again", Example: "resume", build: buildBare(Resume{})},
 		{Name: "wait", Args: "CONDITION", Summary: "wait until a condition holds (timeout in wall-clock time)", Example: "wait leader(orders/0) != n1 timeout=10s", build: buildWait, Options: []Option{
 			{Key: "timeout", Arg: "DURATION", Help: "give up after this long (default 10s)", parse: durationParser(true)},

@@ -1,0 +1,254 @@
+package broker
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime/metrics"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/raft"
+)
+
+// MemoryResult is the memory phase: the process's peak resident memory
+// while a cluster holds Retained messages at RF 3.
+type MemoryResult struct {
+	Retained  int
+	PeakBytes int64
+	// FromKernel: PeakBytes is the kernel's VmHWM of the process. Without
+	// /proc/self/status it is the Go runtime's memory, sampled.
+	FromKernel bool
+	// Reset: the kernel's peak was reset to the current RSS before the
+	// phase, so earlier work in the process does not count.
+	Reset bool
+	Load  time.Duration // producing and replicating every message
+}
+
+// Label names the figure: peak RSS, or the fallback's peak memory.
+func (m MemoryResult) Label() string {
+	if m.FromKernel {
+		return "peak RSS"
+	}
+	return "peak memory"
+}
+
+// Source says where the figure comes from.
+func (m MemoryResult) Source() string {
+	switch {
+	case m.FromKernel && m.Reset:
+		return "VmHWM"
+	case m.FromKernel:
+		return "VmHWM, the process's peak since it started: it could not be reset"
+	}
+	return "no /proc/self/status here: Go runtime memory sampled every 10ms, not RSS"
+}
+
+// BenchRetained starts a cluster, produces n messages of BenchValueBytes to
+// a topic of partitions partitions (RF 3, the lab's default segments, no
+// retention) with benchWorkers acks=all producers in batches of
+// BenchBatch, waits until every replica has applied all of them, has
+// every replica snapshot its log, and reads the process's peak resident
+// memory.
+//
+// The replicas share one process: raftnet hands followers the leader's
+// entries by reference and the partition log keeps the encoded entry, so
+// the three replicas hold one copy of the message bytes between them, each
+// with its own index and segments; each replica's snapshot is a copy of
+// its own.
+func BenchRetained(ctx context.Context, n, partitions int) (MemoryResult, error) {
+	res := MemoryResult{Retained: n}
+	res.Reset = resetPeakRSS() == nil
+	stopSampling := sampleGoMemory()
+	sampled := stopSampling // called once below, or on an early return
+	defer func() {
+		if sampled != nil {
+			sampled()
+		}
+	}()
+
+	c, err := NewCluster(Config{Nodes: BenchNodes})
+	if err != nil {
+		return res, fmt.Errorf("start cluster: %w", err)
+	}
+	defer c.Close()
+	wctx, cancel := context.WithTimeout(ctx, 10*benchWait)
+	defer cancel()
+	if err := c.CreateTopic(wctx, TopicConfig{Name: benchTopic, Partitions: partitions, RF: BenchNodes}); err != nil {
+		return res, err
+	}
+	start := time.Now()
+	batches := (n + BenchBatch - 1) / BenchBatch
+	var next atomic.Int64
+	var ferr firstErr
+	var wg sync.WaitGroup
+	for w := range benchWorkers {
+		// Idempotent, so a batch retried after a leader change under load
+		// is not kept twice.
+		p, err := c.NewProducer(wctx, ProducerConfig{ClientID: fmt.Sprintf("bench-producer-%d", w), Acks: AcksAll, Idempotent: true, BatchSize: BenchBatch})
+		if err != nil {
+			return res, err
+		}
+		msgs := make([]Message, BenchBatch)
+		for i, v := range benchValues(w) {
+			msgs[i] = Message{Topic: benchTopic, Pinned: true, Value: v}
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				k := int(next.Add(1)) - 1
+				if k >= batches || ferr.get() != nil {
+					return
+				}
+				ms := msgs[:min(BenchBatch, n-k*BenchBatch)]
+				for i := range ms {
+					ms[i].Partition = k % partitions
+				}
+				for _, r := range p.Produce(wctx, ms...) {
+					if r.Outcome != OutcomeAcked {
+						ferr.set(fmt.Errorf("batch %d: %v: %w", k, r.Outcome, r.Err))
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := ferr.get(); err != nil {
+		return res, err
+	}
+	var held int64
+	if err := poll(wctx, func() bool {
+		held = replicasAgree(c, partitions)
+		return held >= int64(n)
+	}); err != nil {
+		return res, fmt.Errorf("not every replica applied all %d messages: %w", n, err)
+	}
+	res.Retained = int(held)
+	res.Load = time.Since(start)
+	// Raft snapshots a replica every SnapshotThreshold entries, so a
+	// replica soon holds a snapshot of its whole log besides the log
+	// itself; take those snapshots now, so the peak includes them
+	// whatever the timing of the automatic ones.
+	for p := range partitions {
+		for _, node := range c.Nodes() {
+			rep := c.replicaOn(node, TopicPartition{benchTopic, p}.String())
+			if rep == nil {
+				return res, fmt.Errorf("%s lost its replica of %s/%d", node, benchTopic, p)
+			}
+			if err := rep.raft().Snapshot().Error(); err != nil && !errors.Is(err, raft.ErrNothingNewToSnapshot) {
+				return res, fmt.Errorf("snapshot %s/%d on %s: %w", benchTopic, p, node, err)
+			}
+		}
+	}
+	goPeak := stopSampling()
+	sampled = nil
+	if hwm, err := readVmHWM(); err == nil {
+		res.PeakBytes, res.FromKernel = hwm, true
+	} else {
+		res.PeakBytes = goPeak
+	}
+	return res, nil
+}
+
+// replicasAgree returns the messages of the bench topic each node holds
+// when every node's replica of every partition has applied as many as
+// the others, or -1. It reads each state machine's offsets and nothing
+// else: a Snapshot copies every segment of every replica, tens of
+// thousands of them here, and polling it would load the machine whose
+// memory is being measured.
+func replicasAgree(c *Cluster, partitions int) int64 {
+	var total int64
+	for p := range partitions {
+		group := TopicPartition{benchTopic, p}.String()
+		held := int64(-1)
+		for _, node := range c.Nodes() {
+			rep := c.replicaOn(node, group)
+			if rep == nil || rep.pfsm == nil {
+				return -1
+			}
+			start, hwm, _ := rep.pfsm.state()
+			if held >= 0 && hwm-start != held {
+				return -1
+			}
+			held = hwm - start
+		}
+		total += held
+	}
+	return total
+}
+
+// resetPeakRSS sets the kernel's peak resident memory of the process back
+// to its current RSS (Linux 4.0 and later).
+func resetPeakRSS() error {
+	return os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
+}
+
+// readVmHWM reads the process's peak resident memory, in bytes, from
+// /proc/self/status.
+func readVmHWM() (int64, error) {
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, err
+	}
+	sc := bufio.NewScanner(bytes.NewReader(status))
+	for sc.Scan() {
+		rest, ok := bytes.CutPrefix(sc.Bytes(), []byte("VmHWM:"))
+		if !ok {
+			continue
+		}
+		kb, ok := bytes.CutSuffix(bytes.TrimSpace(rest), []byte(" kB"))
+		if !ok {
+			return 0, fmt.Errorf("VmHWM: unexpected unit in %q", sc.Text())
+		}
+		v, err := strconv.ParseInt(string(bytes.TrimSpace(kb)), 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("VmHWM: %w", err)
+		}
+		return v * 1024, nil
+	}
+	return 0, fmt.Errorf("no VmHWM in /proc/self/status")
+}
+
+// sampleGoMemory samples the memory the Go runtime holds from the system
+// (mapped, not returned) every 10ms until the returned function is called;
+// that function returns the highest sample.
+func sampleGoMemory() func() int64 {
+	samples := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+	read := func() int64 {
+		metrics.Read(samples)
+		var v [2]int64
+		for i, s := range samples {
+			if s.Value.Kind() == metrics.KindUint64 {
+				v[i] = int64(s.Value.Uint64())
+			}
+		}
+		return v[0] - v[1]
+	}
+	stop := make(chan struct{})
+	done := make(chan int64)
+	go func() {
+		peak := read()
+		t := time.NewTicker(10 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				done <- max(peak, read())
+				return
+			case <-t.C:
+				peak = max(peak, read())
+			}
+		}
+	}()
+	return func() int64 {
+		close(stop)
+		return <-done
+	}
+}

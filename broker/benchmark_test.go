@@ -1,0 +1,103 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestThousands(t *testing.T) {
+	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 1234567: "1,234,567", -45000: "-45,000"} {
+		if got := thousands(n); got != want {
+			t.Errorf("thousands(%d) = %q; want %q", n, got, want)
+		}
+	}
+}
+
+func TestBenchRejectsBadConfig(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  BenchConfig
+		want string
+	}{
+		{BenchConfig{Kills: 1}, "want at least 2"},
+		{BenchConfig{Partitions: MaxPartitions + 1}, "want 1 to 64"},
+	} {
+		_, err := RunBench(context.Background(), tc.cfg)
+		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("RunBench(%+v): %v; want ErrInvalid saying %q", tc.cfg, err, tc.want)
+		}
+	}
+}
+
+// The ratio is the median of the rounds' own ratios, each round's broker
+// rate over that round's raw raft rate.
+func TestBenchRatioIsMedianOfRounds(t *testing.T) {
+	rate := func(msgs int) BenchRate { return BenchRate{Messages: msgs, Elapsed: time.Second} }
+	r := &BenchReport{
+		AcksAll: []BenchRate{rate(100), rate(300), rate(50)},
+		Raw:     []BenchRate{rate(200), rate(400), rate(500)},
+	}
+	med, lo, hi := r.Ratio()
+	if med != 0.5 || lo != 0.1 || hi != 0.75 {
+		t.Errorf("Ratio() = %v, %v, %v; want 0.5, 0.1, 0.75", med, lo, hi)
+	}
+}
+
+func TestReadVmHWM(t *testing.T) {
+	hwm, err := readVmHWM()
+	if err != nil {
+		t.Skipf("no VmHWM here: %v", err)
+	}
+	if hwm < 1<<20 {
+		t.Errorf("VmHWM = %d bytes; a Go test binary's peak is at least a megabyte", hwm)
+	}
+}
+
+// Where /proc/self/status is missing the memory figure falls back to the
+// Go runtime's own count, sampled.
+func TestSampleGoMemory(t *testing.T) {
+	stop := sampleGoMemory()
+	held := make([]byte, 64<<20)
+	for i := range held {
+		held[i] = 1
+	}
+	peak := stop()
+	if peak < int64(len(held)) {
+		t.Errorf("sampled peak %d bytes while holding %d", peak, len(held))
+	}
+	_ = held[len(held)-1]
+}
+
+// An acks=0 phase stops waiting for what it sent once a leader has changed
+// and holds nothing uncommitted: a deposed leader's fire-and-forget writes
+// never come.
+func TestBenchDrainNoticesLeaderChange(t *testing.T) {
+	c := newTestCluster(t, 3)
+	tp := TopicPartition{benchTopic, 0}
+	mustCreate(t, c, TopicConfig{Name: benchTopic, Partitions: 1, RF: 3})
+	p := mustProducer(t, c, ProducerConfig{ClientID: "p", Acks: AcksAll})
+	for i := range 3 {
+		if r := p.Produce(ctxFor(t, 10*time.Second), msg(benchTopic, "k", i))[0]; r.Outcome != OutcomeAcked {
+			t.Fatalf("produce: %v %v", r.Outcome, r.Err)
+		}
+	}
+	terms := leaderTerms(c, 1)
+	if sum, changed := drainedMessages(c, 1, terms); sum != 3 || changed {
+		t.Fatalf("before any change: %d messages, changed %v; want 3, false", sum, changed)
+	}
+	lead, _ := c.WaitForLeader(ctxFor(t, 10*time.Second), tp)
+	other := "n1"
+	if lead == other {
+		other = "n2"
+	}
+	if err := c.TransferLeadership(ctxFor(t, 20*time.Second), tp, other); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 20*time.Second, "the new leader to have committed all it holds", func() bool {
+		sum, changed := drainedMessages(c, 1, terms)
+		return changed && sum == 3
+	})
+	waitFor(t, 20*time.Second, "every replica to hold the 3 messages", func() bool { return replicasAgree(c, 1) == 3 })
+}

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mqlab/mqlab/broker"
+)
+
+// benchPresets are the run lengths of mqlab bench; "" is the default.
+var benchPresets = map[string]broker.BenchConfig{
+	"": {},
+	// long: the same work a round (a longer produce phase would measure a
+	// longer log, not the same thing more steadily), more rounds, and more
+	// of everything else.
+	"long": {Rounds: 21, ConsumeMessages: 1_000_000, QueueMessages: 50_000, Kills: 100},
+	// quick: a smoke run in seconds; its figures say little.
+	"quick": {Batches: 50, RawBatches: 100, Rounds: 1, ConsumeMessages: 2_000, QueueMessages: 200, Kills: 3, Retained: 20_000},
+}
+
+func benchCmd() *cobra.Command {
+	var long, quick bool
+	var partitions int
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Measure the broker against its targets and print one report",
+		Long: `bench starts clusters of 3 nodes (RF 3, fast timing) one after another and
+measures, with 100-byte values:
+
+  peak resident memory with 1,000,000 messages retained   target ≤ 1.5 GB
+  produce throughput, acks 0, 1 and all, batches of 100
+  bare raft.Apply with entries of the same size, same cluster shape
+  the ratio broker/raw-raft (acks=all)                     target ≥ 0.50
+  consume: a group reading the log back, a commit every 100 records
+  queue: send + receive + ack, 8 consumers
+  failover: leader killed → next acknowledged write, 20 kills,
+            in election timeouts                           target median ≤ 3
+
+The report goes to standard output, progress to standard error. On two
+cores the default run takes about half a minute, under two minutes even
+with other work on the machine; --long takes a few minutes and gives
+steadier medians. Other work on the machine lowers every rate: the CPU
+time per batch, printed too, moves less.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if long && quick {
+				return fmt.Errorf("--long and --quick contradict each other: choose one")
+			}
+			if partitions < 1 || partitions > broker.MaxPartitions {
+				return fmt.Errorf("--partitions=%d: want 1 to %d", partitions, broker.MaxPartitions)
+			}
+			preset := ""
+			switch {
+			case long:
+				preset = "long"
+			case quick:
+				preset = "quick"
+			}
+			cfg := benchPresets[preset]
+			cfg.Partitions = partitions
+			ctx := cmd.Context()
+			if ctx == nil {
+				ctx = context.Background()
+			}
+			ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
+			defer stop()
+			return runBench(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), cfg)
+		},
+	}
+	cmd.Flags().BoolVar(&long, "long", false, "a longer run (a few minutes): 21 rounds, more messages, 100 kills a series")
+	cmd.Flags().BoolVar(&quick, "quick", false, "a smoke run of a few seconds with a few messages; its figures mean little")
+	cmd.Flags().IntVar(&partitions, "partitions", 1, "partitions of the produce topic, and raft groups on the raw-raft side")
+	return cmd
+}
+
+// runBench runs the measurements, telling progress on errOut, and prints
+// the report on out.
+func runBench(ctx context.Context, out, errOut io.Writer, cfg broker.BenchConfig) error {
+	start := time.Now()
+	cfg.Progress = func(line string) {
+		fmt.Fprintf(errOut, "bench %5.1fs  %s\n", time.Since(start).Seconds(), line)
+	}
+	rep, err := broker.RunBench(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	return rep.WriteText(out)
+}

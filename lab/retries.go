@@ -1,0 +1,198 @@
+package lab
+
+// The retries consumers and workers schedule, and the two lab values that
+// read them: retries(X), how many retries X scheduled, and retry_peak(X),
+// the most of X's retries due within one retryWindow of lab time. Retries
+// without jitter come back in waves, each as large as the failures that
+// caused it; full jitter spreads them, and the peak shows the difference.
+//
+// A retry is a failed attempt that another attempt will follow because
+// the client gave the message another go: a consumer's pause before it
+// tries a record again, a worker's nack that puts a message back in its
+// queue (after a backoff, at once with retry=immediate, and at once with
+// retry=none unless the queue's max-receives dead-letters it on that nack,
+// or after the last attempt when the queue has no dead-letter queue to
+// take it). A redelivery after a crash is the visibility timeout's doing,
+// not a retry, and a message acked before its work is never tried again.
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mqlab/mqlab/lab/checker"
+	"github.com/mqlab/mqlab/lab/command"
+)
+
+// RetryState is one retry a consumer or worker scheduled.
+type RetryState struct {
+	Client  string        `json:"client"`
+	Message string        `json:"message"` // the message id
+	Attempt int           `json:"attempt"` // the attempt this retry will be (2 = the first retry)
+	Failed  time.Time     `json:"failed"`  // lab time the attempt failed
+	Delay   time.Duration `json:"delay"`   // the backoff chosen (0 for immediate)
+}
+
+// Due is the lab time the retry fires: when the failed attempt's backoff
+// runs out.
+func (r RetryState) Due() time.Time { return r.Failed.Add(r.Delay) }
+
+const (
+	// snapshotRetries is how many of the most recent retries a snapshot
+	// carries.
+	snapshotRetries = 500
+	// retriesKept bounds the retries the values read: retry_peak(X) looks
+	// at the most recent ones. retries(X) counts them all.
+	retriesKept = 10000
+	// retryWindow is retry_peak's window: short next to a backoff of a
+	// second, long next to the milliseconds a client takes to fail a
+	// backlog of messages one after another.
+	retryWindow = 100 * time.Millisecond
+)
+
+// retryLog is one world's retries; its zero value is ready to use.
+type retryLog struct {
+	mu    sync.Mutex
+	kept  []retryRecord  // oldest first
+	count map[string]int // client, queue or group → retries scheduled
+}
+
+// retryRecord is a retry with where the message lives.
+type retryRecord struct {
+	RetryState
+	of string // its queue, or its consumer group
+}
+
+// add records a retry client scheduled for a message of queue or group of.
+func (rl *retryLog) add(of string, r RetryState) {
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	if rl.count == nil {
+		rl.count = map[string]int{}
+	}
+	rl.count[r.Client]++
+	if of != r.Client {
+		rl.count[of]++
+	}
+	if len(rl.kept) >= retriesKept {
+		n := copy(rl.kept, rl.kept[len(rl.kept)-retriesKept+1:])
+		rl.kept = rl.kept[:n]
+	}
+	rl.kept = append(rl.kept, retryRecord{RetryState: r, of: of})
+}
+
+// recent returns the n most recent retries, oldest first.
+func (rl *retryLog) recent(n int) []RetryState {
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	from := max(0, len(rl.kept)-n)
+	if from == len(rl.kept) {
+		return nil
+	}
+	out := make([]RetryState, 0, len(rl.kept)-from)
+	for _, r := range rl.kept[from:] {
+		out = append(out, r.RetryState)
+	}
+	return out
+}
+
+// total is how many retries name (a client, queue or group) scheduled.
+func (rl *retryLog) total(name string) int {
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	return rl.count[name]
+}
+
+// peak is the most of name's retries due within any one window of lab
+// time.
+func (rl *retryLog) peak(name string, window time.Duration) int {
+	rl.mu.Lock()
+	var due []time.Time
+	for _, r := range rl.kept {
+		if r.Client == name || r.of == name {
+			due = append(due, r.Due())
+		}
+	}
+	rl.mu.Unlock()
+	return peakWithin(due, window)
+}
+
+// peakWithin is the most of times that fall within one window [t, t+window).
+func peakWithin(times []time.Time, window time.Duration) int {
+	slices.SortFunc(times, func(a, b time.Time) int { return a.Compare(b) })
+	best, from := 0, 0
+	for to := range times {
+		for times[to].Sub(times[from]) >= window {
+			from++
+		}
+		best = max(best, to-from+1)
+	}
+	return best
+}
+
+// retried records a retry of a message of queue or group of, failed now.
+func (w *world) retried(of, client, msgID string, attempt int, failed time.Time, delay time.Duration) {
+	w.retries.add(of, RetryState{Client: client, Message: msgID, Attempt: attempt, Failed: failed, Delay: delay})
+}
+
+// retriesFeature reads retries(X) and retry_peak(X). It has no commands.
+type retriesFeature struct{}
+
+// retryValues reads the retries that consumers and workers schedule.
+var retryValues = retriesFeature{}
+
+func (retriesFeature) exec(_ context.Context, _ *run, cmd command.Command) error {
+	return fmt.Errorf("%s: the retries have no commands", cmd.Name())
+}
+
+func (retriesFeature) value(_ context.Context, w *world, v command.Value) (any, bool, error) {
+	switch v.Func {
+	case "retries", "retry_peak":
+	default:
+		return nil, false, nil
+	}
+	if !w.retryTarget(v.Arg) {
+		names := w.retryTargets()
+		there := "there are none yet; start one with worker start NAME queue=QUEUE"
+		if len(names) > 0 {
+			there = "there are " + strings.Join(names, ", ")
+		}
+		return nil, true, fmt.Errorf("%s: no worker, consumer, queue or group named %q; %s%s", v, v.Arg, there, didYouMean(v.Arg, names))
+	}
+	if v.Func == "retries" {
+		return float64(w.retries.total(v.Arg)), true, nil
+	}
+	return float64(w.retries.peak(v.Arg, retryWindow)), true, nil
+}
+
+func (retriesFeature) observe(context.Context, *world, *checker.History, *checker.Observed) error {
+	return nil
+}
+
+// retryTarget reports whether name is something retries are counted for:
+// a worker, a consumer, a queue or a consumer group.
+func (w *world) retryTarget(name string) bool {
+	if w.groups.has(name) || w.queues.has(name) || w.isQueue(name) {
+		return true
+	}
+	_, err := w.groups.groupState(name)
+	return err == nil
+}
+
+// retryTargets lists the workers, consumers, queues and groups, sorted.
+func (w *world) retryTargets() []string {
+	names := append(w.groups.names(), w.queues.names()...)
+	snap := w.cluster.SnapshotWindow(0)
+	for _, q := range snap.Queues {
+		names = append(names, q.Config.Name)
+	}
+	for _, g := range snap.Groups {
+		names = append(names, g.Group)
+	}
+	slices.SortFunc(names, cmp.Compare)
+	return slices.Compact(names)
+}
