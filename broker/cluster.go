@@ -512,7 +512,7 @@ func (c *Cluster) controllerApply(ctx context.Context, cmd controllerCmd) (contr
 			return controllerResult{}, err
 		}
 		f := lead.raft().Apply(data, c.timing.RequestTimeout)
-		if err := <-lead.await(f); err != nil {
+		if err := lead.wait(f); err != nil {
 			// Not leader: nothing was written. Leadership lost or shut
 			// down: it may have been; both commands are safe to repeat
 			// (a repeated create is recognised below, a repeated
@@ -688,7 +688,7 @@ func (c *Cluster) elect(ctx context.Context, group, nodeID string, bestEffort bo
 		c.events.emit(Event{Kind: EventLeaderTransfer, Node: lead.node, Group: group,
 			Text: fmt.Sprintf("%s hands leadership of %s to %s", lead.node, group, nodeID)})
 		f := lead.raft().LeadershipTransferToServer(raft.ServerID(nodeID), raftnet.Addr(nodeID, group))
-		<-lead.await(f) // success only means the old leader stepped down; check who won below
+		lead.wait(f) // success only means the old leader stepped down; check who won below
 		wctx, cancel := context.WithTimeout(ctx, round)
 		_ = poll(wctx, func() bool {
 			l := c.leaderOf(group)

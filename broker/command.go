@@ -41,12 +41,18 @@ var errBadCommand = errors.New("malformed partition command")
 // encodeProduce builds a produce entry in one buffer of exactly its size:
 // raft keeps the buffer, and the partition log keeps the batch inside it.
 func encodeProduce(reqID uint64, now int64, b partlog.Batch) []byte {
-	var hdr [1 + 2*binary.MaxVarintLen64]byte
+	return encodeProduceIn(func(n int) []byte { return make([]byte, 0, n) }, reqID, now, b)
+}
+
+// encodeProduceIn is encodeProduce with the buffer from alloc, which
+// returns a zero-length buffer of capacity n.
+func encodeProduceIn(alloc func(n int) []byte, reqID uint64, now int64, b partlog.Batch) []byte {
+	var hdr [1 + 3*binary.MaxVarintLen64]byte
 	h := append(hdr[:0], cmdProduce)
 	h = binary.AppendUvarint(h, reqID)
 	h = binary.AppendVarint(h, now)
 	h = binary.AppendUvarint(h, uint64(len(b.Records)))
-	buf := make([]byte, 0, len(h)+partlog.BatchSize(b))
+	buf := alloc(len(h) + partlog.BatchSize(b))
 	return partlog.AppendBatch(append(buf, h...), b)
 }
 

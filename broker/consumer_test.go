@@ -340,17 +340,21 @@ func TestCoordinatorKilledDuringConsumption(t *testing.T) {
 			t.Errorf("%s: the new coordinator has committed offset %d, but %d was acknowledged before the kill", p.TopicPartition, p.Committed, ackedAtKill[p.TopicPartition])
 		}
 	}
-	loaded := false
-	for drained := false; !drained; {
+	// The new coordinator is visible a moment before it reports itself
+	// loaded, so wait for the event rather than only draining what came.
+	deadline := time.NewTimer(10 * time.Second)
+	defer deadline.Stop()
+loaded:
+	for {
 		select {
 		case e := <-sub.C:
-			loaded = loaded || (e.Kind == EventCoordinatorLoaded && e.Node == g.Coordinator)
-		default:
-			drained = true
+			if e.Kind == EventCoordinatorLoaded && e.Node == g.Coordinator {
+				break loaded
+			}
+		case <-deadline.C:
+			t.Errorf("no coordinator-loaded event from %s", g.Coordinator)
+			break loaded
 		}
-	}
-	if !loaded {
-		t.Errorf("no coordinator-loaded event from %s", g.Coordinator)
 	}
 	waitFor(t, 20*time.Second, "consumption to go on after the kill", func() bool { return tr.consumed.Load() >= consumedAtKill+200 })
 	stopProducing()

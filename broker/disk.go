@@ -70,38 +70,95 @@ type storedSnapshot struct {
 	data chunks
 }
 
-// chunks is a byte stream kept as fixed-size pieces: a snapshot of a large
-// log grows without the repeated copying of one growing buffer.
-type chunks [][]byte
+// chunks is a byte stream kept as pieces. Written bytes are copied into
+// fixed-size buffers, so a snapshot of a large log grows without the
+// repeated copying of one growing buffer; shared bytes (a partition's
+// stored batches, which nobody modifies) are kept by reference, so a
+// snapshot of a partition costs its framing, not a copy of its log.
+type chunks struct {
+	pieces [][]byte
+	free   []byte // the unused rest of the newest buffer
+	// owned: the last piece is a buffer's and ends where free begins, so
+	// the next Write extends it.
+	owned bool
+	// later are pieces whose bytes are written when the stream is first
+	// read (a partition's segment checksums, see WriteLater).
+	later []laterPiece
+	fill  *sync.Once
+}
+
+type laterPiece struct {
+	p    []byte
+	fill func([]byte)
+}
 
 const chunkSize = 1 << 20
+
+// minShared is the least WriteShared keeps by reference; smaller pieces
+// cost less to copy than to keep track of.
+const minShared = 256
 
 func (c *chunks) Write(p []byte) (int, error) {
 	n := len(p)
 	for len(p) > 0 {
-		last := len(*c) - 1
-		if last < 0 || len((*c)[last]) == cap((*c)[last]) {
-			*c = append(*c, make([]byte, 0, chunkSize))
-			last++
+		if len(c.free) == 0 {
+			c.free = make([]byte, chunkSize)
+			c.owned = false
 		}
-		k := copy((*c)[last][len((*c)[last]):cap((*c)[last])], p)
-		(*c)[last] = (*c)[last][:len((*c)[last])+k]
-		p = p[k:]
+		k := copy(c.free, p)
+		if last := len(c.pieces) - 1; c.owned {
+			c.pieces[last] = c.pieces[last][:len(c.pieces[last])+k]
+		} else {
+			c.pieces = append(c.pieces, c.free[:k])
+			c.owned = true
+		}
+		c.free, p = c.free[k:], p[k:]
 	}
 	return n, nil
 }
 
-func (c chunks) size() int64 {
+// WriteShared appends p by reference (see partlog.SharingWriter).
+func (c *chunks) WriteShared(p []byte) (int, error) {
+	if len(p) < minShared {
+		return c.Write(p)
+	}
+	c.pieces = append(c.pieces, p[:len(p):len(p)])
+	c.owned = false
+	return len(p), nil
+}
+
+// WriteLater appends n bytes that fill writes when the stream is first
+// read (see partlog.SharingWriter): a snapshot that is never restored or
+// sent to a follower never computes them.
+func (c *chunks) WriteLater(n int, fill func(p []byte)) (int, error) {
+	p := make([]byte, n)
+	c.pieces = append(c.pieces, p)
+	c.later = append(c.later, laterPiece{p: p, fill: fill})
+	c.owned = false
+	if c.fill == nil {
+		c.fill = new(sync.Once)
+	}
+	return n, nil
+}
+
+func (c *chunks) size() int64 {
 	var n int64
-	for _, b := range c {
+	for _, b := range c.pieces {
 		n += int64(len(b))
 	}
 	return n
 }
 
-func (c chunks) reader() io.Reader {
-	rs := make([]io.Reader, len(c))
-	for i, b := range c {
+func (c *chunks) reader() io.Reader {
+	if c.fill != nil {
+		c.fill.Do(func() {
+			for _, l := range c.later {
+				l.fill(l.p)
+			}
+		})
+	}
+	rs := make([]io.Reader, len(c.pieces))
+	for i, b := range c.pieces {
 		rs[i] = bytes.NewReader(b)
 	}
 	return io.MultiReader(rs...)
@@ -135,12 +192,15 @@ func (s *snapshotStore) List() ([]*raft.SnapshotMeta, error) {
 
 func (s *snapshotStore) Open(id string) (*raft.SnapshotMeta, io.ReadCloser, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.latest == nil || s.latest.meta.ID != id {
+	latest := s.latest
+	s.mu.Unlock()
+	if latest == nil || latest.meta.ID != id {
 		return nil, nil, fmt.Errorf("open snapshot %s: no such snapshot", id)
 	}
-	m := s.latest.meta
-	return &m, io.NopCloser(s.latest.data.reader()), nil
+	m := latest.meta
+	// Outside the lock: the first read of a partition snapshot computes
+	// its checksums.
+	return &m, io.NopCloser(latest.data.reader()), nil
 }
 
 // index reports the raft index of the latest snapshot, 0 if none.
@@ -162,6 +222,15 @@ type snapshotSink struct {
 
 func (k *snapshotSink) Write(p []byte) (int, error) { return k.buf.Write(p) }
 func (k *snapshotSink) ID() string                  { return k.meta.ID }
+
+// WriteShared keeps p by reference and WriteLater takes bytes to compute
+// when the snapshot is read: a partition's snapshot hands over its stored
+// batches and its checksums this way (partlog.SharingWriter).
+func (k *snapshotSink) WriteShared(p []byte) (int, error) { return k.buf.WriteShared(p) }
+
+func (k *snapshotSink) WriteLater(n int, fill func([]byte)) (int, error) {
+	return k.buf.WriteLater(n, fill)
+}
 
 func (k *snapshotSink) Close() error {
 	if k.done {

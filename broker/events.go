@@ -2,6 +2,7 @@ package broker
 
 import (
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -50,6 +51,42 @@ type Event struct {
 	ConsumerGroup string
 	Member        string
 	Generation    int
+
+	// lazy marks an append or commit event whose Text is still to be
+	// written: one of each per produced batch, with its sentence
+	// determined by the other fields, so the bus writes it only when the
+	// event leaves it (to a subscriber or through since) and a cluster
+	// nobody watches never formats one.
+	lazy bool
+}
+
+// fillText writes a lazy event's sentence.
+func (e *Event) fillText() {
+	if !e.lazy {
+		return
+	}
+	e.lazy = false
+	var buf [128]byte
+	b := append(buf[:0], e.Group...)
+	switch e.Kind {
+	case EventAppend: // "orders/0 on n1 wrote offsets 10–19 at epoch 2"
+		b = append(b, " on "...)
+		b = append(b, e.Node...)
+		b = append(b, " wrote offsets "...)
+		b = strconv.AppendInt(b, e.From, 10)
+		b = append(b, "–"...)
+		b = strconv.AppendInt(b, e.To-1, 10)
+		b = append(b, " at epoch "...)
+		b = strconv.AppendUint(b, e.Epoch, 10)
+	case EventCommit: // "orders/0 committed offsets 10–19; high-water mark 20"
+		b = append(b, " committed offsets "...)
+		b = strconv.AppendInt(b, e.From, 10)
+		b = append(b, "–"...)
+		b = strconv.AppendInt(b, e.To-1, 10)
+		b = append(b, "; high-water mark "...)
+		b = strconv.AppendInt(b, e.To, 10)
+	}
+	e.Text = string(b)
 }
 
 func (e Event) String() string {
@@ -104,6 +141,9 @@ func (b *eventBus) emit(e Event) {
 	if e.Time.IsZero() {
 		e.Time = b.now()
 	}
+	if len(b.subs) > 0 {
+		e.fillText() // once for every subscriber, and for the ring
+	}
 	if len(b.ring) < eventRingSize {
 		b.ring = append(b.ring, e)
 	} else {
@@ -128,9 +168,10 @@ func (b *eventBus) since(seq uint64) []Event {
 	var out []Event
 	n := len(b.ring)
 	for i := 0; i < n; i++ {
-		e := b.ring[(b.head+i)%n]
+		e := &b.ring[(b.head+i)%n]
 		if e.Seq > seq {
-			out = append(out, e)
+			e.fillText() // in the ring too: a second reader finds it written
+			out = append(out, *e)
 		}
 	}
 	return out

@@ -78,8 +78,7 @@ func (f *partitionFSM) Apply(l *raft.Log) interface{} {
 
 	if f.rep.isLeader() {
 		if cmd.kind == cmdProduce && out.err == nil && !out.res.Duplicate {
-			f.rep.emit(Event{Kind: EventCommit, Epoch: l.Term, From: out.res.BaseOffset, To: hwm,
-				Text: fmt.Sprintf("%s committed offsets %d–%d; high-water mark %d", f.rep.group, out.res.BaseOffset, hwm-1, hwm)})
+			f.rep.emit(Event{Kind: EventCommit, Epoch: l.Term, From: out.res.BaseOffset, To: hwm, lazy: true})
 		}
 		for _, s := range deleted {
 			f.rep.emit(Event{Kind: EventSegmentDeleted, From: s.BaseOffset, To: s.NextOffset,
@@ -110,14 +109,16 @@ type logSnapshot struct {
 	log     *partlog.Snapshot
 }
 
+// Persist writes to the sink directly, without a buffer in between: the
+// replica's snapshot store is a partlog.SharingWriter, which keeps the
+// log's stored batches by reference instead of copying the whole log into
+// every snapshot (and any other sink gets partlog's own buffering).
 func (s *logSnapshot) Persist(sink raft.SnapshotSink) error {
-	w := bufio.NewWriter(sink)
-	w.Write(binary.AppendUvarint(nil, s.applied))
-	if _, err := s.log.WriteTo(w); err != nil {
+	if _, err := sink.Write(binary.AppendUvarint(nil, s.applied)); err != nil {
 		sink.Cancel()
 		return err
 	}
-	if err := w.Flush(); err != nil {
+	if _, err := s.log.WriteTo(sink); err != nil {
 		sink.Cancel()
 		return err
 	}

@@ -70,7 +70,7 @@ func (rep *replica) produce(b partlog.Batch, acks Acks) (produceResponse, error)
 		}
 	}
 	id := rep.c.reqID.Add(1)
-	data := encodeProduce(id, now, b)
+	data := encodeProduceIn(rep.entries.alloc, id, now, b)
 	var storedCh chan stored
 	if acks == AcksLeader {
 		storedCh = rep.awaitStored(id)
@@ -81,44 +81,49 @@ func (rep *replica) produce(b partlog.Batch, acks Acks) (produceResponse, error)
 	case AcksNone:
 		return produceResponse{base: -1}, nil
 	case AcksLeader:
-		done := rep.await(f)
 		select {
 		case s, ok := <-storedCh:
 			if ok {
 				return produceResponse{base: s.base, epoch: s.epoch}, nil
 			}
 			return produceResponse{}, fmt.Errorf("%w: %s on %s shut down", ErrUnknownOutcome, rep.group, rep.node)
-		case err := <-done:
+		case err := <-rep.await(f):
 			if err != nil {
 				return produceResponse{}, rep.applyError(err)
 			}
 			return resultOf(f)
+		case <-rep.stop:
+			return produceResponse{}, rep.applyError(raft.ErrRaftShutdown)
 		}
 	}
-	if err := <-rep.await(f); err != nil {
+	if err := rep.wait(f); err != nil {
 		return produceResponse{}, rep.applyError(err)
 	}
 	return resultOf(f)
 }
 
-// await delivers a raft future's error, or ErrRaftShutdown once the replica
-// stops. raft v1.8.0 can leave a future unanswered for good: an entry handed
-// to its FSM goroutine's buffered channel just before shutdown is neither
-// applied nor answered. So the wait also ends with the replica, and the
-// goroutine reading the future is left to raft (it ends if raft answers).
+// await delivers a raft future's error. raft v1.8.0 can leave a future
+// unanswered for good: an entry handed to its FSM goroutine's buffered
+// channel just before shutdown is neither applied nor answered. So a caller
+// also waits for the replica to stop (wait does both), and the goroutine
+// reading the future is left to raft (it ends if raft answers).
 func (rep *replica) await(f raft.Future) <-chan error {
 	answer := make(chan error, 1)
 	go func() { answer <- f.Error() }()
-	out := make(chan error, 1)
-	go func() {
-		select {
-		case err := <-answer:
-			out <- err
-		case <-rep.stop:
-			out <- raft.ErrRaftShutdown
-		}
-	}()
-	return out
+	return answer
+}
+
+// wait returns a raft future's error, or ErrRaftShutdown once the replica
+// stops. The caller selects on the answer itself rather than through a
+// second goroutine: on the produce path every hand-off between goroutines
+// adds to the latency of each batch.
+func (rep *replica) wait(f raft.Future) error {
+	select {
+	case err := <-rep.await(f):
+		return err
+	case <-rep.stop:
+		return raft.ErrRaftShutdown
+	}
 }
 
 func resultOf(f raft.ApplyFuture) (produceResponse, error) {

@@ -194,12 +194,21 @@ type partMsgs struct {
 // partition, in the order the partitions first appear; a message that
 // cannot be routed gets its failed result here. A call usually names one
 // topic and one or a few partitions, so each topic is looked up once per
-// call and the groups are a short slice rather than a map.
+// call and the groups are a short slice rather than a map; and when every
+// message goes to one partition (a batch for one partition, the usual
+// case) nothing per message is kept beyond the group's indexes.
 func (p *Producer) route(msgs []Message, results []ProduceResult) []partMsgs {
-	var topics []topicRoute
+	if groups, ok := p.routePinned(msgs); ok {
+		return groups
+	}
+	var topicBuf [2]topicRoute
+	topics := topicBuf[:0]
 	var groups []partMsgs
-	var counts []int
-	where := make([]int32, len(msgs)) // each message's group, -1 if it failed
+	var countBuf [4]int
+	counts := countBuf[:0]
+	// Each message's group, -1 if it failed; nil as long as every message
+	// so far went to group 0, which the zero values say.
+	var where []int32
 	for i := range msgs {
 		m := &msgs[i]
 		t := -1
@@ -216,6 +225,9 @@ func (p *Producer) route(msgs []Message, results []ProduceResult) []partMsgs {
 		tp, err := p.pick(m, &topics[t])
 		if err != nil {
 			results[i] = ProduceResult{Partition: m.Partition, Offset: -1, Outcome: OutcomeFailed, Err: err}
+			if where == nil {
+				where = make([]int32, len(msgs))
+			}
 			where[i] = -1
 			continue
 		}
@@ -231,8 +243,16 @@ func (p *Producer) route(msgs []Message, results []ProduceResult) []partMsgs {
 			counts = append(counts, 0)
 			g = len(groups) - 1
 		}
-		where[i] = int32(g)
+		if g != 0 && where == nil {
+			where = make([]int32, len(msgs))
+		}
+		if where != nil {
+			where[i] = int32(g)
+		}
 		counts[g]++
+	}
+	if len(groups) == 0 {
+		return nil
 	}
 	// One backing array for every group's indexes.
 	total := 0
@@ -240,6 +260,13 @@ func (p *Producer) route(msgs []Message, results []ProduceResult) []partMsgs {
 		total += n
 	}
 	all := make([]int, total)
+	if where == nil { // every message went to group 0
+		for i := range all {
+			all[i] = i
+		}
+		groups[0].idx = all
+		return groups
+	}
 	for g, n := range counts {
 		groups[g].idx, all = all[:0:n], all[n:]
 	}
@@ -249,6 +276,32 @@ func (p *Producer) route(msgs []Message, results []ProduceResult) []partMsgs {
 		}
 	}
 	return groups
+}
+
+// routePinned routes a call whose messages are all pinned to one
+// partition of one topic, as a batching client's usually are, with one
+// check for them all. It reports false for any other call, and for one
+// that fails (route then fails each message).
+func (p *Producer) routePinned(msgs []Message) ([]partMsgs, bool) {
+	if len(msgs) == 0 || !msgs[0].Pinned {
+		return nil, false
+	}
+	topic, part := msgs[0].Topic, msgs[0].Partition
+	for i := 1; i < len(msgs); i++ {
+		if m := &msgs[i]; !m.Pinned || m.Partition != part || m.Topic != topic {
+			return nil, false
+		}
+	}
+	t := p.lookupTopic(topic)
+	tp, err := p.pick(&msgs[0], &t)
+	if err != nil {
+		return nil, false
+	}
+	idx := make([]int, len(msgs))
+	for i := range idx {
+		idx[i] = i
+	}
+	return []partMsgs{{tp: tp, idx: idx}}, true
 }
 
 // topicRoute is what routing needs to know about a topic.

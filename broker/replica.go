@@ -33,6 +33,7 @@ type replica struct {
 	ready atomic.Uint64  // the term in which this leader passed its barrier
 
 	offsets offsetCache // where the last stored produce entry ends
+	entries entrySlab   // the buffers of the produce entries it proposes
 
 	mu          sync.Mutex
 	waiters     map[uint64]chan stored // acks=1 requests waiting for the leader to store their entry
@@ -137,7 +138,7 @@ func (rep *replica) watch(ch chan raft.Observation) {
 				term := r.CurrentTerm()
 				rep.emit(Event{Kind: EventLeaderElected, Epoch: term,
 					Text: fmt.Sprintf("%s leads %s at epoch %d", rep.node, rep.group, term)})
-				if err := <-rep.await(r.Barrier(rep.c.timing.RequestTimeout)); err == nil && r.CurrentTerm() == term {
+				if err := rep.wait(r.Barrier(rep.c.timing.RequestTimeout)); err == nil && r.CurrentTerm() == term {
 					rep.ready.Store(term)
 					rep.c.groups.leaderReady(rep, term) // a new group coordinator rebuilds from the log
 				}
@@ -325,8 +326,7 @@ func (rep *replica) afterStore(logs []*raft.Log) {
 	}
 	c.valid, c.index, c.end = true, logs[len(logs)-1].Index, to
 	if to > from {
-		rep.emit(Event{Kind: EventAppend, Epoch: epoch, From: from, To: to,
-			Text: fmt.Sprintf("%s on %s wrote offsets %d–%d at epoch %d", rep.group, rep.node, from, to-1, epoch)})
+		rep.emit(Event{Kind: EventAppend, Epoch: epoch, From: from, To: to, lazy: true})
 	}
 }
 

@@ -9,8 +9,8 @@ import (
 	"github.com/mqlab/mqlab/lab/command"
 )
 
-// value reads one lab value as a placeholder would.
-func value(t testing.TB, l *Lab, expr string) (string, error) {
+// readValue reads one lab value as a placeholder would.
+func readValue(t testing.TB, l *Lab, expr string) (string, error) {
 	t.Helper()
 	c, err := command.Parse("expect " + expr + " == " + expr)
 	if err != nil {
@@ -19,9 +19,9 @@ func value(t testing.TB, l *Lab, expr string) (string, error) {
 	return l.Value(ctxFor(t, 10*time.Second), c.(command.Expect).Cond.Left)
 }
 
-func number(t testing.TB, l *Lab, expr string) float64 {
+func labNumberOf(t testing.TB, l *Lab, expr string) float64 {
 	t.Helper()
-	s, err := value(t, l, expr)
+	s, err := readValue(t, l, expr)
 	if err != nil {
 		t.Fatalf("%s: %v", expr, err)
 	}
@@ -39,24 +39,24 @@ func number(t testing.TB, l *Lab, expr string) float64 {
 func TestThroughputOfQueueWorkers(t *testing.T) {
 	l := newLab(t)
 	mustRun(t, l, "queue create jobs", "load jobs rate=2000/s for=1s as=backlog", "worker start w1 queue=jobs rate=40/s")
-	if _, err := value(t, l, "throughput(jobs)"); err == nil || !strings.Contains(err.Error(), "measuring: w1 changed") {
+	if _, err := readValue(t, l, "throughput(jobs)"); err == nil || !strings.Contains(err.Error(), "measuring: w1 changed") {
 		t.Errorf("throughput right after a start: %v; want it not readable yet, naming w1", err)
 	}
 	mustRun(t, l, "wait throughput(jobs) > 0")
-	if got := number(t, l, "throughput(jobs)"); got < 25 || got > 42 {
+	if got := labNumberOf(t, l, "throughput(jobs)"); got < 25 || got > 42 {
 		t.Errorf("one worker at 40/s: throughput %v", got)
 	}
 	mustRun(t, l, "worker start w2 queue=jobs rate=40/s", "wait throughput(jobs) > 0")
-	if got := number(t, l, "throughput(jobs)"); got < 55 || got > 82 {
+	if got := labNumberOf(t, l, "throughput(jobs)"); got < 55 || got > 82 {
 		t.Errorf("two workers at 40/s: throughput %v", got)
 	}
 	mustRun(t, l, "worker stop w1", "worker stop w2", "wait throughput(jobs) == 0")
 
 	mustRun(t, l, "queue create idle")
-	if got := number(t, l, "throughput(idle)"); got != 0 {
+	if got := labNumberOf(t, l, "throughput(idle)"); got != 0 {
 		t.Errorf("a queue without workers: throughput %v", got)
 	}
-	if _, err := value(t, l, "throughput(nope)"); err == nil || !strings.Contains(err.Error(), `unknown queue "nope", and no consumer group of that name yet`) {
+	if _, err := readValue(t, l, "throughput(nope)"); err == nil || !strings.Contains(err.Error(), `unknown queue "nope", and no consumer group of that name yet`) {
 		t.Errorf("throughput of an unknown name: %v", err)
 	}
 	if _, err := l.Exec(ctxFor(t, 10*time.Second), "expect throughput(nope) >= 0"); err == nil {
@@ -77,7 +77,7 @@ func TestGroupMembersIdleAndThroughput(t *testing.T) {
 		"wait members(billing) == 3",
 		"wait idle(billing) == 1",
 		"wait throughput(billing) > 0")
-	if got := number(t, l, "throughput(billing)"); got < 35 || got > 62 {
+	if got := labNumberOf(t, l, "throughput(billing)"); got < 35 || got > 62 {
 		t.Errorf("three consumers at 30/s on two partitions: throughput %v, want at most about 60", got)
 	}
 	idle := 0
@@ -92,7 +92,7 @@ func TestGroupMembersIdleAndThroughput(t *testing.T) {
 	mustRun(t, l, "consumer stop c3", "wait idle(billing) == 0", "expect members(billing) == 2")
 
 	for _, expr := range []string{"idle(nobody)", "members(nobody)"} {
-		if _, err := value(t, l, expr); err == nil || !strings.Contains(err.Error(), "nobody") {
+		if _, err := readValue(t, l, expr); err == nil || !strings.Contains(err.Error(), "nobody") {
 			t.Errorf("%s: %v", expr, err)
 		}
 	}
@@ -238,7 +238,7 @@ func TestWorkersKeepTheirRateWhenTheQueueRunsDry(t *testing.T) {
 	mustRun(t, l, "queue create orders", "load orders rate=150/s for=1m as=checkout",
 		"worker start o1 queue=orders rate=50/s", "worker start o2 queue=orders rate=50/s",
 		"wait throughput(orders) > 0")
-	if got := number(t, l, "throughput(orders)"); got > 105 {
+	if got := labNumberOf(t, l, "throughput(orders)"); got > 105 {
 		t.Errorf("two workers at 50/s finished %v a second", got)
 	}
 	mustRun(t, l, "wait oldest_age(orders) >= 0.3", "load stop")

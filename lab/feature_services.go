@@ -19,9 +19,10 @@ package lab
 // Services publish through a lab producer client named after the service
 // (acks=all), keeping the message id and key the service chose; the
 // produce goes into the history like any other, so the checker counts it.
-// The lab creates no topic for them: a publish to a missing topic fails and
-// says which topic to create. Until queues land, checkout's queued mode
-// publishes to a topic named like its queue (receipts).
+// A publish to a queue is a send, recorded like any other. The lab creates
+// no topic or queue for them: a publish to a missing one fails and says what
+// to create. Checkout's queued mode sends to the queue receipts (or
+// publishes to a topic of that name, if that is what exists).
 
 import (
 	"context"
@@ -213,12 +214,13 @@ func (l *Lab) addService(w *world, e services.Event) {
 	se := &ServiceEvent{Service: e.Service, DB: e.DB, Kind: string(e.Kind), SQL: e.SQL, Args: e.Args, RowsAffected: e.RowsAffected,
 		Rows: e.Rows, MsgID: e.MessageID, Key: e.Key, Detail: e.Detail, Err: e.Err}
 	text := sqlLineBreaks.ReplaceAllString(e.String(), " ")
+	detail := w.buyers.quiet(e.Service, e.Kind)
 	l.tl.mu.Lock()
 	defer l.tl.mu.Unlock()
 	if w.retired {
 		return
 	}
-	l.tl.addLocked(Event{Time: e.Time, Kind: kind, Text: text, Service: se, Detail: w.fromLoad(e.MessageID) || w.fromLoad(e.Cause)})
+	l.tl.addLocked(Event{Time: e.Time, Kind: kind, Text: text, Detail: detail || w.fromLoad(e.MessageID) || w.fromLoad(e.Cause), Service: se})
 }
 
 // publisher sends a service's messages with a lab producer client named
@@ -227,7 +229,14 @@ func (l *Lab) addService(w *world, e services.Event) {
 func (s *serviceSet) publisher(name string) services.Publisher {
 	return services.PublisherFunc(func(ctx context.Context, dest string, m services.Message) (services.Outcome, error) {
 		w := s.w
+		if w.isQueue(dest) {
+			return w.queues.publish(ctx, name, dest, m)
+		}
 		if _, err := w.topic(dest); err != nil {
+			if name == "checkout" {
+				return services.Failed, fmt.Errorf("%w %q: create it with queue create %s (the lab creates no queue for the checkout service)",
+					broker.ErrUnknownQueue, dest, dest)
+			}
 			return services.Failed, fmt.Errorf("%w %q: create it with topic create %s partitions=1 (the lab creates no topic for the %s service)",
 				broker.ErrUnknownTopic, dest, dest, name)
 		}
@@ -458,7 +467,7 @@ func (s *serviceSet) start(ctx context.Context, r *run, c command.Service) error
 	case "wallet":
 		svc, err = services.NewWallet(ctx, services.WalletConfig{Strategy: services.Strategy(mode), Crash: crash, Writes: c.Writes}, env)
 	case "checkout":
-		svc, err = services.NewCheckout(ctx, services.CheckoutConfig{Mode: services.CheckoutMode(mode), Threads: c.Threads, Writes: c.Writes}, env, charger)
+		svc, err = services.NewCheckout(ctx, services.CheckoutConfig{Mode: services.CheckoutMode(mode), Threads: c.Threads, Receipt: c.Receipt, Writes: c.Writes}, env, charger)
 	default:
 		err = fmt.Errorf("the lab has no service %q", c.Service)
 	}
@@ -530,11 +539,7 @@ func (s *serviceSet) describeStart(rs *runningService) string {
 			text += " through its outbox relay"
 		}
 	case "checkout":
-		text += "; it charges through payments"
-		if rs.mode == string(services.Queued) {
-			dest = "receipts"
-			text += " and publishes the rest of the work to topic receipts as client checkout (a queue, once queues land)"
-		}
+		text += checkoutText(s.w, rs)
 	}
 	if dest != "" {
 		if _, err := s.w.topic(dest); err != nil {

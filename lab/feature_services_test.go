@@ -286,7 +286,8 @@ func TestOrdersToACrashedService(t *testing.T) {
 }
 
 // Checkout charges through whichever payments service runs, and in queued
-// mode publishes the rest of the work to a topic until queues land.
+// mode publishes the rest of the work to a topic receipts when that is what
+// exists (feature_checkout_test.go has the queue).
 func TestCheckoutChargesThroughPayments(t *testing.T) {
 	l := newLab(t)
 	mustRun(t, l, "topic create receipts partitions=1", "service start payments", "service start checkout mode=queued threads=2")

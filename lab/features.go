@@ -31,6 +31,8 @@ var (
 	queues = queuesFeature{}
 	// serviceFamily runs the SQLite services of lab/services (feature_services.go).
 	serviceFamily = servicesFeature{}
+	// checkoutFamily sends buyers through the checkout and reads its measurements (feature_checkout.go).
+	checkoutFamily = checkoutFeature{}
 )
 
 // features maps command names (Spec.Name) to the family that runs them.
@@ -44,6 +46,8 @@ var features = map[string]feature{
 	"service":      serviceFamily,
 	"order":        serviceFamily,
 	"sql":          serviceFamily,
+	"buyers":       checkoutFamily,
+	"buyers stop":  checkoutFamily,
 }
 
 // valueFeatures maps lab value functions to the family that reads them.
@@ -61,6 +65,17 @@ var valueFeatures = map[string]feature{
 	"rows":        serviceFamily,
 	"retries":     retryValues,
 	"retry_peak":  retryValues,
+	// The checkout's measurements: p99(checkout), errors(checkout), …
+	"p50":                checkoutFamily,
+	"p99":                checkoutFamily,
+	"arrived":            checkoutFamily,
+	"answered":           checkoutFamily,
+	"served":             checkoutFamily,
+	"errors":             checkoutFamily,
+	"no_thread":          checkoutFamily,
+	"charged_but_failed": checkoutFamily,
+	"busy":               checkoutFamily,
+	"waiting":            checkoutFamily,
 }
 
 // stateFeatures are asked, in order, for state(X) when X is neither a node

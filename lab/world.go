@@ -29,6 +29,7 @@ type world struct {
 	queues  *queueSet   // the queue senders and workers (feature_queues.go)
 	series  *seriesSet  // lag and depth over time (series.go)
 	retries retryLog    // the retries consumers and workers schedule (retries.go)
+	buyers  *buyerSet   // the buyers runs through the checkout (feature_checkout.go)
 
 	mu      sync.Mutex
 	clients map[string]*client
@@ -66,6 +67,7 @@ func (l *Lab) newWorld(nodes int, timing broker.Timing) (*world, error) {
 	w.groups = newGroupSet(l, w)
 	w.queues = newQueueSet(l, w)
 	l.startSeries(w)
+	w.buyers = newBuyerSet()
 	w.sub = c.Subscribe(8192)
 	go func() {
 		defer close(w.pumped)
@@ -87,6 +89,7 @@ func (w *world) close() {
 	w.mu.Unlock()
 	w.loadWG.Wait()
 	w.stopSeries()
+	w.buyers.wait()  // before the services they call
 	w.groups.close() // before the services: consumers call them
 	w.queues.close() // and workers too
 	w.svc.close()
@@ -110,7 +113,8 @@ func (l *Lab) addBroker(w *world, e broker.Event) {
 	}
 	w.brokerSeq = e.Seq
 	w.queues.note(e)
-	l.tl.addLocked(Event{Time: e.Time, Kind: EventBroker, Text: e.Text, Detail: detailKinds[e.Kind] || w.fromLoad(e.MsgID), Broker: &e})
+	detail := detailKinds[e.Kind] || w.buyers.routine(e) || w.fromLoad(e.MsgID)
+	l.tl.addLocked(Event{Time: e.Time, Kind: EventBroker, Text: e.Text, Detail: detail, Broker: &e})
 }
 
 // syncBroker pulls the broker's retained events the pump has not delivered

@@ -21,6 +21,14 @@ var mutations = map[string]struct{ old, new, why string }{
 		old: "jitter=full max-attempts=3", new: "jitter=none max-attempts=3",
 		why: "the full-jitter run without jitter sends all 30 retries of an attempt in one wave: retry_peak(payments) <= 15 fails",
 	},
+	"choosing": {
+		old: "service start checkout mode=sync", new: "service start checkout mode=sync receipt=3s",
+		why: "with the bad day's 3 s receipt service the direct call runs out of threads: served == 20, errors == 0 and p99 < 1 fail",
+	},
+	"why-a-queue": {
+		old: "mode=sync receipt=3s", new: "mode=sync receipt=100ms",
+		why: "with a healthy 100 ms receipt service the direct call keeps up: busy == 8, waiting > 0, served < 20, no_thread > 0, charged_but_failed > 0 and p99 >= 5 fail",
+	},
 	"delivery-guarantees": {
 		old: "ack=before crash=before-work", new: "ack=after crash=before-work",
 		why: "the at-most-once run commits after the work instead: order 881 comes back and is credited, so lag(cashback) == 2, processed(cashback) == 2 and the ₹100 balance fail",

@@ -31,13 +31,34 @@ const readStep = 1 << 20
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// frameWriter writes frames through a buffer, remembering the first error
-// and counting the bytes handed to the underlying writer.
+// SharingWriter is a writer that can keep bytes by reference instead of
+// copying them, such as a snapshot store that holds snapshots in memory.
+// Snapshot.WriteTo hands it the stored batches with WriteShared: they are
+// never modified (see the package comment), so a snapshot kept in memory
+// shares the log's bytes rather than holding a second copy of them, and
+// writing it copies only the framing.
+type SharingWriter interface {
+	io.Writer
+	// WriteShared appends p to the stream as Write does, but may keep p
+	// itself; nobody modifies p afterwards.
+	WriteShared(p []byte) (int, error)
+	// WriteLater appends n bytes that fill writes into the slice it is
+	// given, at any time before they are first read. WriteTo hands over
+	// the checksums of the segment frames this way: a snapshot kept in
+	// memory that is never read (never restored, never sent to a follower)
+	// then costs no pass over the log's bytes at all.
+	WriteLater(n int, fill func(p []byte)) (int, error)
+}
+
+// frameWriter writes frames, remembering the first error and counting the
+// bytes handed to the underlying writer. It buffers its writes, except to
+// a SharingWriter, which keeps what it is given and needs no buffer.
 type frameWriter struct {
-	cw  countingWriter
-	bw  *bufio.Writer
-	err error
-	hdr [frameHeaderLen]byte // here rather than on the stack, where it would escape once per frame
+	cw    countingWriter
+	bw    *bufio.Writer // nil when writing to a SharingWriter
+	share SharingWriter
+	err   error
+	hdr   [frameHeaderLen]byte // here rather than on the stack, where it would escape once per frame
 }
 
 type countingWriter struct {
@@ -53,7 +74,11 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 
 func newFrameWriter(w io.Writer) *frameWriter {
 	fw := &frameWriter{cw: countingWriter{w: w}}
-	fw.bw = bufio.NewWriterSize(&fw.cw, 256<<10)
+	if sw, ok := w.(SharingWriter); ok {
+		fw.share = sw
+	} else {
+		fw.bw = bufio.NewWriterSize(&fw.cw, 256<<10)
+	}
 	return fw
 }
 
@@ -63,26 +88,52 @@ func (fw *frameWriter) frame(payload []byte) {
 }
 
 // begin writes the header of a frame whose payload of n bytes, with CRC
-// crc, the caller then writes in pieces with write. This is how stored
-// batches go out: checksummed and copied straight from where they are,
-// never gathered into one buffer first.
+// crc, the caller then writes in pieces with write and writeStored. This
+// is how stored batches go out: checksummed and copied (or shared) straight
+// from where they are, never gathered into one buffer first.
 func (fw *frameWriter) begin(n int, crc uint32) {
+	binary.LittleEndian.PutUint64(fw.hdr[:8], uint64(n))
+	binary.LittleEndian.PutUint32(fw.hdr[8:], crc)
+	fw.write(fw.hdr[:])
+}
+
+// beginLater is begin for a SharingWriter, with the CRC computed by crc
+// only when the writer needs the bytes.
+func (fw *frameWriter) beginLater(n int, crc func() uint32) {
+	binary.LittleEndian.PutUint64(fw.hdr[:8], uint64(n))
+	fw.write(fw.hdr[:8])
 	if fw.err != nil {
 		return
 	}
-	binary.LittleEndian.PutUint64(fw.hdr[:8], uint64(n))
-	binary.LittleEndian.PutUint32(fw.hdr[8:], crc)
-	_, fw.err = fw.bw.Write(fw.hdr[:])
+	k, err := fw.share.WriteLater(4, func(p []byte) { binary.LittleEndian.PutUint32(p, crc()) })
+	fw.cw.n += int64(k)
+	fw.err = err
 }
 
 func (fw *frameWriter) write(p []byte) {
-	if fw.err == nil {
+	switch {
+	case fw.err != nil:
+	case fw.bw != nil:
 		_, fw.err = fw.bw.Write(p)
+	default:
+		_, fw.err = fw.cw.Write(p)
 	}
 }
 
+// writeStored writes bytes of a stored batch, which a SharingWriter may
+// keep rather than copy.
+func (fw *frameWriter) writeStored(p []byte) {
+	if fw.share == nil || fw.err != nil {
+		fw.write(p)
+		return
+	}
+	n, err := fw.share.WriteShared(p)
+	fw.cw.n += int64(n)
+	fw.err = err
+}
+
 func (fw *frameWriter) finish() (int64, error) {
-	if fw.err == nil {
+	if fw.err == nil && fw.bw != nil {
 		fw.err = fw.bw.Flush()
 	}
 	return fw.cw.n, fw.err

@@ -1,6 +1,9 @@
 package partlog
 
-import "sort"
+import (
+	"sort"
+	"unsafe"
+)
 
 // batchRef is one stored record batch: the bytes it arrived in (the raft
 // entry's, never copied and never modified) and what reads need to find a
@@ -50,12 +53,22 @@ type segment struct {
 	// batch. Both columns strictly increase.
 	timeTS   []int64
 	timeSlot []uint32
+
+	// Where the time index starts out: most segments close with one entry
+	// in it, which then costs no allocation of its own.
+	firstTS   [1]int64
+	firstSlot [1]uint32
 }
 
 // newSegment is cheap: a segment of one batch (the usual case with the
 // default 16-record segments and batching producers) costs the struct and
-// a one-element batches slice; the indexes grow only when they get entries.
-func newSegment(base int64) *segment { return &segment{base: base} }
+// a one-element batches slice; the indexes grow only when they get entries
+// beyond the first time index entry, which the struct holds.
+func newSegment(base int64) *segment {
+	s := &segment{base: base}
+	s.timeTS, s.timeSlot = s.firstTS[:0], s.firstSlot[:0]
+	return s
+}
 
 func (s *segment) next() int64 { return s.base + s.records }
 
@@ -136,13 +149,19 @@ func (s *segment) close() {
 }
 
 // trim copies s into an exactly sized slice when it wastes more than an
-// eighth of its capacity.
+// eighth of its capacity and at least minTrimBytes. Below that the copy
+// would land in an allocation size class no smaller than the original: a
+// segment's one-entry time index (a uint32 slice of capacity 2, say) would
+// be copied on every close and save nothing.
 func trim[T any](s []T) []T {
-	if cap(s)-len(s) <= len(s)/8 {
+	var zero T
+	if waste := cap(s) - len(s); waste <= len(s)/8 || waste*int(unsafe.Sizeof(zero)) < minTrimBytes {
 		return s
 	}
 	return append(make([]T, 0, len(s)), s...)
 }
+
+const minTrimBytes = 64
 
 // slot returns the slot of the batch holding offset (len(s.batches) if it
 // is beyond the segment), the way Kafka reads a segment: binary search the

@@ -1,6 +1,7 @@
 package partlog
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
@@ -76,7 +77,10 @@ func (l *Log) WriteTo(w io.Writer) (int64, error) {
 }
 
 // WriteTo writes the snapshot to w in the format ReadLog reads, returning
-// the number of bytes written.
+// the number of bytes written. A w that is a SharingWriter receives the
+// stored batches by reference (WriteShared), the segment frames' checksums
+// to compute when needed (WriteLater) and everything else through Write,
+// unbuffered; any other w gets buffered writes.
 func (s *Snapshot) WriteTo(w io.Writer) (int64, error) {
 	fw := newFrameWriter(w)
 	buf := make([]byte, 0, 4<<10)
@@ -103,19 +107,23 @@ func (s *Snapshot) WriteTo(w io.Writer) (int64, error) {
 		buf = binary.AppendUvarint(buf, uint64(len(seg.batches)))
 		// The frame's length and checksum come first, so the batches are
 		// passed over twice: once to checksum them, once to copy them out.
-		n, crc := len(buf), crc32.Update(0, castagnoli, buf)
+		// A SharingWriter takes the checksum later, when it is read.
+		n := len(buf)
 		for j := range seg.batches {
 			b := &seg.batches[j]
-			p := b.appendPrefix(pre[:0])
-			n += len(p) + len(b.data)
-			crc = crc32.Update(crc32.Update(crc, castagnoli, p), castagnoli, b.data)
+			n += len(b.appendPrefix(pre[:0])) + len(b.data)
 		}
-		fw.begin(n, crc)
+		if fw.share != nil {
+			head, batches := bytes.Clone(buf), seg.batches
+			fw.beginLater(n, func() uint32 { return segmentCRC(head, batches) })
+		} else {
+			fw.begin(n, segmentCRC(buf, seg.batches))
+		}
 		fw.write(buf)
 		for j := range seg.batches {
 			b := &seg.batches[j]
 			fw.write(b.appendPrefix(pre[:0]))
-			fw.write(b.data)
+			fw.writeStored(b.data)
 		}
 	}
 
@@ -131,6 +139,18 @@ func (s *Snapshot) WriteTo(w io.Writer) (int64, error) {
 	}
 	fw.frame(buf)
 	return fw.finish()
+}
+
+// segmentCRC is the CRC of a segment frame: its header, then each batch's
+// prefix and bytes.
+func segmentCRC(head []byte, batches []batchRef) uint32 {
+	var pre [2 * binary.MaxVarintLen64]byte
+	crc := crc32.Update(0, castagnoli, head)
+	for j := range batches {
+		b := &batches[j]
+		crc = crc32.Update(crc32.Update(crc, castagnoli, b.appendPrefix(pre[:0])), castagnoli, b.data)
+	}
+	return crc
 }
 
 // appendPrefix writes what precedes a batch in a segment frame.

@@ -172,7 +172,7 @@ func buildWorker(p *parser, _ *Spec) (Command, *posError) {
 // serviceModes lists the modes and strategies each service accepts.
 var serviceModes = map[string]map[string][]string{
 	"orders":   {"mode": {"commit-then-publish", "publish-then-commit", "outbox"}},
-	"checkout": {"mode": {"sync", "queued"}, "threads": nil},
+	"checkout": {"mode": {"sync", "queued"}, "threads": nil, "receipt": nil},
 	"wallet":   {"strategy": {"none", "dedupe-table", "dedupe-elsewhere", "conditional", "absolute"}},
 	"payments": {},
 }
@@ -190,7 +190,7 @@ func buildService(p *parser, _ *Spec) (Command, *posError) {
 	if err != nil {
 		return nil, err
 	}
-	for _, k := range []string{"mode", "strategy", "threads", "writes"} {
+	for _, k := range []string{"mode", "strategy", "threads", "receipt", "writes"} {
 		v, given := o[k]
 		if !given {
 			continue
@@ -216,7 +216,7 @@ func buildService(p *parser, _ *Spec) (Command, *posError) {
 		return nil, errAt(v.col, "service stop takes no options; got crash=")
 	}
 	return Service{Action: action, Service: svc, Mode: o.str("mode"), Strategy: o.str("strategy"), Threads: o.int("threads", 0),
-		Writes: o.float("writes"), Crash: o.str("crash")}, nil
+		Receipt: o.dur("receipt"), Writes: o.float("writes"), Crash: o.str("crash")}, nil
 }
 
 func buildOrder(p *parser, _ *Spec) (Command, *posError) {

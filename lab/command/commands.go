@@ -244,7 +244,8 @@ type Service struct {
 	Mode     string
 	Strategy string
 	Threads  int
-	Writes   float64 // a write ceiling, writes per second; 0: none
+	Receipt  time.Duration // checkout: how long one receipt call takes; 0: the service's default
+	Writes   float64       // a write ceiling, writes per second; 0: none
 	Crash    string
 }
 
@@ -254,6 +255,7 @@ func (c Service) String() string {
 		optIf(c.Mode != "", "mode", c.Mode).
 		optIf(c.Strategy != "", "strategy", c.Strategy).
 		optIf(c.Threads != 0, "threads", strconv.Itoa(c.Threads)).
+		optIf(c.Receipt != 0, "receipt", formatDuration(c.Receipt)).
 		optIf(c.Writes != 0, "writes", formatRate(c.Writes)).
 		optIf(c.Crash != "", "crash", c.Crash).String()
 }

@@ -61,6 +61,16 @@ var labFuncs = []labFunc{
 	{"retries", "X", true, false, false, "retries scheduled by a worker or consumer, or for a queue or group"},
 	{"retry_peak", "X", true, false, false, "the most of X's retries due within one 100 ms window of lab time"},
 	{"rows", "SERVICE.TABLE[, WHERE]", true, false, false, "a count of rows in a service's table"},
+	{"p50", "checkout", true, false, false, "the checkout's median answer time in seconds of lab time, error pages included"},
+	{"p99", "checkout", true, false, false, "the answer time in seconds that 99% of the checkout's buyers got within, error pages included"},
+	{"arrived", "checkout", true, false, false, "buyers who reached the checkout"},
+	{"answered", "checkout", true, false, false, "buyers the checkout answered, with success or an error page"},
+	{"served", "checkout", true, false, false, "buyers the checkout answered with success"},
+	{"errors", "checkout", true, false, false, "buyers the checkout showed an error page"},
+	{"no_thread", "checkout", true, false, false, "error pages because no request thread came free before the buyer's deadline"},
+	{"charged_but_failed", "checkout", true, false, false, "buyers charged and then shown an error page"},
+	{"busy", "checkout", true, false, false, "the checkout's request threads at work now"},
+	{"waiting", "checkout", true, false, false, "buyers waiting for a request thread now"},
 	{"state", "X", false, false, false, "a node, client or service: up, down, crashed or stopped"},
 	{"elapsed", "LOAD", true, false, false, "lab seconds since a load (named by its client or topic) began sending"},
 	{"idle", "GROUP", true, false, false, "a consumer group's members that own no partition: more members than partitions"},
@@ -390,6 +400,9 @@ func parseValue(t token) (Value, *posError) {
 	default:
 		if !nameRe.MatchString(arg) {
 			return Value{}, errAt(argCol, "%s(…) needs %s: a name of letters, digits, '.', '_' or '-'", name, f.arg)
+		}
+		if svc := ServiceOf(name); svc != "" && arg != svc {
+			return Value{}, errAt(argCol, "%s(%s): only the %s service measures this; write %s(%s)", name, arg, svc, name, svc)
 		}
 		v.Arg = arg
 	}

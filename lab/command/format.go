@@ -2,6 +2,7 @@ package command
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -74,8 +75,15 @@ func formatDuration(d time.Duration) string {
 
 func formatFloat(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 
-// formatRate writes messages per second as N/s.
-func formatRate(perSecond float64) string { return formatFloat(perSecond) + "/s" }
+// formatRate writes messages per second as N/s, or as N/m when a whole
+// number per minute reads better than a long fraction per second (20/m).
+func formatRate(perSecond float64) string {
+	perMinute := math.Round(perSecond * 60)
+	if perSecond != math.Trunc(perSecond) && perMinute/60 == perSecond {
+		return formatFloat(perMinute) + "/m"
+	}
+	return formatFloat(perSecond) + "/s"
+}
 
 var sizeUnits = []struct {
 	name  string

@@ -29,6 +29,7 @@ func TestParseValidLines(t *testing.T) {
 		{`send receipts value="receipt 881" delay=2s count=2 as=shop`, Send{Queue: "receipts", Value: "receipt 881", HasValue: true, Delay: 2 * time.Second, Count: 2, As: "shop"}},
 		{"load orders rate=1000/s for=60s key=order-{n} acks=all", Load{Topic: "orders", Rate: 1000, For: time.Minute, Key: "order-{n}", Keyed: true, Acks: "all", Batch: 1}},
 		{"load orders rate=60/m for=10s after=5s", Load{Topic: "orders", Rate: 1, For: 10 * time.Second, After: 5 * time.Second, Batch: 1}},
+		{"load orders rate=20/m for=1m", Load{Topic: "orders", Rate: 20.0 / 60, For: time.Minute, Batch: 1}},
 		{"load stop", LoadStop{}},
 		{"load stop orders", LoadStop{Target: "orders"}},
 		{"consumer start c1 group=billing topic=orders ack=before crash=after-work fail=transient:0.2 retry=backoff base=1s cap=5m jitter=full max-attempts=5 rate=400/s",
@@ -43,6 +44,11 @@ func TestParseValidLines(t *testing.T) {
 		{"service start orders mode=outbox crash=after-publish", Service{Action: "start", Service: "orders", Mode: "outbox", Crash: "after-publish"}},
 		{"service start wallet strategy=dedupe-table writes=50/s", Service{Action: "start", Service: "wallet", Strategy: "dedupe-table", Writes: 50}},
 		{"service start checkout mode=sync threads=8", Service{Action: "start", Service: "checkout", Mode: "sync", Threads: 8}},
+		{"service start checkout mode=queued threads=8 receipt=3s", Service{Action: "start", Service: "checkout", Mode: "queued", Threads: 8, Receipt: 3 * time.Second}},
+		{"buyers rate=10/s for=5s", Buyers{Rate: 10, For: 5 * time.Second}},
+		{"buyers rate=30/m for=1m amount=1200", Buyers{Rate: 0.5, For: time.Minute, Amount: 1200}},
+		{"buyers stop", BuyersStop{}},
+		{"expect p99(checkout) < 1", Expect{Cond: Condition{Left: Expr{Value: Value{Kind: ValLab, Func: "p99", Arg: "checkout"}}, Op: "<", Right: Expr{Value: Value{Kind: ValNumber, Num: 1}}}}},
 		{"service restart orders", Service{Action: "restart", Service: "orders"}},
 		{"service restart orders crash=before-mark", Service{Action: "restart", Service: "orders", Crash: "before-mark"}},
 		{"service stop wallet", Service{Action: "stop", Service: "wallet"}},
@@ -148,6 +154,8 @@ func TestCoreNames(t *testing.T) {
 		"speed", "pause", "resume", "wait", "expect", "check", "help", "sql"}
 	// Added to the core: orders placed through the orders service.
 	want = append(want[:10], append([]string{"order"}, want[10:]...)...)
+	// And buyers sent through the checkout.
+	want = append(want[:11], append([]string{"buyers", "buyers stop"}, want[11:]...)...)
 	if got := specNames(); !reflect.DeepEqual(got, want) {
 		t.Errorf("command names:\n got %v\nwant %v", got, want)
 	}

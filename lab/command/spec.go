@@ -203,6 +203,7 @@ func init() {
 			{Key: "mode", Arg: "MODE", Help: "orders: commit-then-publish|publish-then-commit|outbox; checkout: sync|queued", parse: parseText},
 			{Key: "strategy", Arg: "STRATEGY", Help: "wallet: none|dedupe-table|dedupe-elsewhere|conditional|absolute", parse: parseText},
 			{Key: "threads", Arg: "N", Help: "checkout: request threads", parse: intIn(1, 1000)},
+			{Key: "receipt", Arg: "DURATION", Help: "checkout: how long each call to the receipt service takes (default 100ms; 3s on a bad day)", parse: durationParser(true)},
 			{Key: "writes", Arg: "N/s", Help: "a ceiling on the database's writes per second", parse: parseRate},
 			{Key: "crash", Arg: "POINT", Help: "crash once at this point of the service's work (also on restart)", parse: parseName},
 		}},
@@ -212,6 +213,12 @@ func init() {
 			{Key: "item", Arg: "TEXT", Help: "what was bought (default phone)", parse: parseItem},
 			{Key: "count", Arg: "N", Help: "how many orders, numbered from ID up (default 1)", parse: intIn(1, 100000)},
 		}},
+		{Name: "buyers", Summary: "send buyers through the checkout service in the background, at a rate for a while", Example: "buyers rate=10/s for=5s", build: buildBuyers, Options: []Option{
+			{Key: "rate", Arg: "N/s", Help: "buyers arriving per second of lab time", Required: true, parse: parseRate},
+			{Key: "for", Arg: "DURATION", Help: "how long they keep arriving, in lab time", Required: true, parse: durationParser(true)},
+			{Key: "amount", Arg: "N", Help: "what each buyer pays in ₹ (default 450)", parse: intIn(1, 100000000)},
+		}},
+		{Name: "buyers stop", Summary: "stop the buyers still to arrive; those at the checkout get their answers", Example: "buyers stop", build: buildBuyersStop},
 		{Name: "seek", Args: "GROUP TOPIC/P", Summary: "move a group's position on a partition", Example: "seek billing orders/0 to=earliest", build: buildSeek, Options: []Option{
 			{Key: "to", Arg: "OFFSET|earliest|latest|TIME", Help: "an offset, earliest, latest, a time (RFC 3339) or a time ago (-5m)", Required: true, parse: parseSeekTo},
 		}},

@@ -178,6 +178,9 @@ func NewCheckout(ctx context.Context, cfg CheckoutConfig, env Env, charger Charg
 // Mode returns the checkout's mode.
 func (s *Checkout) Mode() CheckoutMode { return s.cfg.Mode }
 
+// Config returns the checkout's configuration, defaults filled in.
+func (s *Checkout) Config() CheckoutConfig { return s.cfg }
+
 // request is one buyer's checkout in flight. The buyer is answered once:
 // by the thread when it finishes in time, or by the deadline when it does
 // not, whichever comes first.
@@ -193,6 +196,10 @@ type request struct {
 	answered bool
 	res      CheckoutResult
 	err      error
+
+	// row serialises the buyer's checkouts row: its insert, and the
+	// correction when the charge lands after the error page.
+	row sync.Mutex
 }
 
 func (r *request) setStage(stage string) (buyerGone bool) {
@@ -214,6 +221,12 @@ func (r *request) markCharged() {
 		r.s.mu.Unlock()
 		r.s.emit(Event{Kind: EventCheckout, Key: fmt.Sprint(r.p.OrderID),
 			Detail: fmt.Sprintf("order %d: charged ₹%d after its buyer saw an error page", r.p.OrderID, r.p.Amount)})
+		// The row says not charged if answer wrote it first; if not, answer
+		// reads charged when it writes.
+		r.row.Lock()
+		defer r.row.Unlock()
+		_, _ = r.s.db.writeOne(context.WithoutCancel(r.ctx),
+			`UPDATE checkouts SET charged = 1 WHERE order_id = ? AND status = 'error' AND charged = 0`, r.p.OrderID)
 	}
 }
 
@@ -281,20 +294,28 @@ func (r *request) answer(err error) {
 		errCol = sql.NullString{String: errors.Unwrap(err).Error(), Valid: true}
 	}
 	s.emit(Event{Kind: EventCheckout, Key: fmt.Sprint(r.p.OrderID), Detail: detail, Err: errText(err)})
+	r.row.Lock()
+	defer r.row.Unlock()
 	charged := 0
-	if res.Charged {
+	r.mu.Lock()
+	if r.charged {
 		charged = 1
 	}
+	r.mu.Unlock()
 	// A failure here is in the SQL event; the buyer's answer stands.
 	_, _ = s.db.writeOne(context.WithoutCancel(r.ctx),
 		`INSERT INTO checkouts (order_id, user_id, mode, status, charged, stage, error, latency_ms, arrived_at, answered_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		r.p.OrderID, r.p.UserID, string(s.cfg.Mode), status, charged, stage, errCol, res.Latency.Milliseconds(), labTime(r.arrived), labTime(now))
 }
 
+// result is the buyer's answer; Charged is read now, so a charge that
+// landed after the error page counts.
 func (r *request) result() (CheckoutResult, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.res, r.err
+	res := r.res
+	res.Charged = r.charged
+	return res, r.err
 }
 
 // Buy runs one buyer's checkout; run it on its own goroutine per buyer, as
