@@ -100,7 +100,7 @@ func (p clientPolicy) attempt(ctx context.Context, w *world, rng *rand.Rand, m s
 	if !ok {
 		return fmt.Errorf("%s: %w", p.service, services.ErrNotRunning)
 	}
-	return h.Handle(ctx, m)
+	return h.Handle(services.WithMessage(ctx, m.ID), m)
 }
 
 // describe says how a client works, in a few words: settles is what it
@@ -157,8 +157,12 @@ func (pc *pacer) wait(ctx context.Context, clock *Clock, rate float64) bool {
 	}
 	now := clock.Now()
 	switch {
-	case pc.rested || pc.due.IsZero():
-		pc.due, pc.rested = now, false
+	case pc.due.IsZero():
+		pc.due = now
+	case pc.rested:
+		// A new schedule, but not before the last message's gap is over:
+		// a client that empties its queue between messages keeps its rate.
+		pc.due, pc.rested = later(pc.due, now), false
 	case now.Sub(pc.due) > pacerSlack:
 		pc.due = now.Add(-pacerSlack)
 	}
@@ -167,6 +171,13 @@ func (pc *pacer) wait(ctx context.Context, clock *Clock, rate float64) bool {
 	}
 	pc.due = pc.due.Add(time.Duration(float64(time.Second) / rate))
 	return true
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // mergeOptions lays a restart's options over the ones a client was started

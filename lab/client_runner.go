@@ -34,6 +34,7 @@ type clientSet[C backgroundClient] struct {
 	busy      map[string]bool            // a start, restart or stop is under way
 	delivered map[string]int             // group or queue → deliveries
 	processed map[string]map[string]bool // group or queue → message ids whose work was done
+	done      ackTimes                   // group or queue → when work finished, for throughput(G)
 	closed    bool
 }
 
@@ -130,6 +131,8 @@ func (s *clientSet[C]) begin(c *clientCore, crash string, set func()) bool {
 	c.mu.Lock()
 	set()
 	c.state, c.crash, c.waiting, c.lastErr = ClientUp, crash, "", ""
+	c.clock = s.l.clock
+	c.since = c.clock.Now()
 	c.mu.Unlock()
 	return true
 }
@@ -143,6 +146,7 @@ func (s *clientSet[C]) processedBy(c *clientCore, of, msgID string) {
 		s.processed[of] = set
 	}
 	set[msgID] = true
+	s.done.add(of, s.l.clock.Now())
 	s.mu.Unlock()
 	c.mu.Lock()
 	c.processedN++
@@ -197,6 +201,8 @@ type clientCore struct {
 	lastErr    string
 	failures   int // failed attempts
 	processedN int // work done
+	clock      *Clock
+	since      time.Time // lab time of the last start, restart, crash or stop
 }
 
 func (c *clientCore) stateNow() string {
@@ -235,6 +241,7 @@ func (c *clientCore) crashed() {
 	c.mu.Lock()
 	c.state = ClientCrashed
 	c.waiting = ""
+	c.changedLocked()
 	c.mu.Unlock()
 }
 
@@ -246,6 +253,7 @@ func (c *clientCore) halted(stop bool) {
 		c.state = ClientStopped
 	}
 	c.waiting = ""
+	c.changedLocked()
 	c.mu.Unlock()
 }
 

@@ -216,6 +216,8 @@ func (r *run) evaluate(ctx context.Context, c command.Condition) (held bool, des
 	return c.Eval(vals[0], vals[1]), strings.Join(parts, ", "), nil
 }
 
+// show formats a value for a reader; numbers to two decimals at most
+// (an age of 2.000299326 s reads as 2).
 func show(v any) string {
 	if f, ok := v.(float64); ok {
 		// Seconds measured on a clock carry noise in their last digits:

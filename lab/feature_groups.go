@@ -172,6 +172,8 @@ type consumerRun struct {
 	// and the last record's message id for the timeline.
 	pending     map[broker.TopicPartition]int64
 	pendingLast string
+
+	seenGen int // the group generation the loop last polled in
 }
 
 // --- commands
@@ -469,6 +471,7 @@ func (ru *consumerRun) loop() {
 			return false, err
 		}
 		gen := ru.cn.Generation()
+		ru.noteGeneration(gen)
 		for _, rec := range recs {
 			if ru.cn.Generation() != gen {
 				break // the group rebalanced: the rest go to the partitions' owners from the last commit

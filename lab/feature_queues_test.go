@@ -95,6 +95,8 @@ func TestWorkerCrashRedeliversAfterVisibility(t *testing.T) {
 	if gap := ds[1].Time.Sub(ds[0].Time); gap < 2*time.Second {
 		t.Errorf("redelivered %v after the first delivery; the visibility timeout is 2s", gap)
 	}
+	// The queue deletes the message before w1 hears its ack's answer.
+	waitFor(t, 5*time.Second, "w1 to count its ack", func() bool { return workerNamed(t, l, "w1").Acks == 1 })
 	ws := workerNamed(t, l, "w1")
 	if ws.State != ClientUp || ws.Received != 2 || ws.Processed != 1 || ws.Acks != 1 || ws.Crash != "" {
 		t.Errorf("w1: %+v", ws)

@@ -220,7 +220,7 @@ func (l *Lab) addService(w *world, e services.Event) {
 	if w.retired {
 		return
 	}
-	l.tl.addLocked(Event{Time: e.Time, Kind: kind, Text: text, Detail: detail, Service: se})
+	l.tl.addLocked(Event{Time: e.Time, Kind: kind, Text: text, Detail: detail || w.fromLoad(e.MessageID) || w.fromLoad(e.Cause), Service: se})
 }
 
 // publisher sends a service's messages with a lab producer client named

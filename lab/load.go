@@ -50,6 +50,7 @@ type LoadState struct {
 	Total        int     `json:"total"`
 	Sent         int     `json:"sent"`
 	Acknowledged int     `json:"acknowledged"`
+	Rejected     int     `json:"rejected,omitempty"` // refused by a full queue
 	Failed       int     `json:"failed"`
 	Unknown      int     `json:"unknown"`
 	State        string  `json:"state"`
@@ -59,11 +60,14 @@ func (ld *load) snapshot() LoadState {
 	ld.mu.Lock()
 	defer ld.mu.Unlock()
 	return LoadState{Client: ld.client, Topic: ld.cmd.Topic, Rate: ld.cmd.Rate, Total: ld.total, Sent: ld.sent,
-		Acknowledged: ld.counts[checker.Acknowledged] + ld.counts[checker.Sent], Failed: ld.counts[checker.Failed],
+		Acknowledged: ld.counts[checker.Acknowledged] + ld.counts[checker.Sent], Rejected: ld.counts[checker.Rejected], Failed: ld.counts[checker.Failed],
 		Unknown: ld.counts[checker.Unknown], State: ld.state}
 }
 
 func (r *run) load(ctx context.Context, c command.Load) error {
+	if handled, err := r.loadQueue(ctx, c); handled {
+		return err
+	}
 	cl, p, err := r.produceSetup(ctx, "load", c.Topic, c.As, defaultLoadClient, c.Acks, c.Idempotent, c.Batch)
 	if err != nil {
 		return err
@@ -73,6 +77,7 @@ func (r *run) load(ctx context.Context, c command.Load) error {
 		return fmt.Errorf("load: rate=%s/s for=%v makes no messages; raise the rate or the time", trimFloat(c.Rate), c.For)
 	}
 	ld := &load{cmd: c, client: cl.name, total: total, state: LoadWaiting, counts: map[checker.Outcome]int{}}
+	r.w.loadClients.Store(cl.name, true)
 	ld.ctx, ld.halt = context.WithCancel(r.w.ctx)
 	if c.After == 0 {
 		ld.state = LoadRunning
@@ -173,7 +178,7 @@ func ackText(a string) string {
 
 func countText(counts map[checker.Outcome]int) string {
 	var parts []string
-	for _, o := range []checker.Outcome{checker.Acknowledged, checker.Sent, checker.Failed, checker.Unknown} {
+	for _, o := range []checker.Outcome{checker.Acknowledged, checker.Sent, checker.Rejected, checker.Failed, checker.Unknown} {
 		if counts[o] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[o], o))
 		}

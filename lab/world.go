@@ -42,6 +42,10 @@ type world struct {
 	// Guarded by the lab's timeline lock.
 	brokerSeq uint64
 	retired   bool
+
+	// loadClients holds the names of the clients loads send as: their
+	// messages are too many to list one by one (see fromLoad).
+	loadClients sync.Map
 }
 
 // checkerClient is the client id the checker reads logs as; client names
@@ -109,7 +113,7 @@ func (l *Lab) addBroker(w *world, e broker.Event) {
 	}
 	w.brokerSeq = e.Seq
 	w.queues.note(e)
-	detail := detailKinds[e.Kind] || w.buyers.routine(e)
+	detail := detailKinds[e.Kind] || w.buyers.routine(e) || w.fromLoad(e.MsgID)
 	l.tl.addLocked(Event{Time: e.Time, Kind: EventBroker, Text: e.Text, Detail: detail, Broker: &e})
 }
 

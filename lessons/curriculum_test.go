@@ -65,6 +65,10 @@ var mutations = map[string]struct{ old, new, why string }{
 		old: "count=3 acks=1 as=warehouse", new: "count=3 acks=all as=warehouse",
 		why: "acks=all cannot commit on the cut-off leader and retries on the new one: the followers get offsets 10–12, so leo(orders/0@n2) == 10, lost == 3 and the consumer counts (delivered(audit) == 10, 15, 21) fail",
 	},
+	"back-pressure": {
+		old: "topic create orders partitions=4", new: "topic create orders partitions=6",
+		why: "with six partitions all six consumers get one: idle(billing) == 2 and throughput(billing) <= 210 fail, as the group reaches 300 a second",
+	},
 	"failover": {
 		old: `value="order 881 shipped" batch=500 acks=all idempotent=true`, new: `value="order 881 shipped" batch=500 acks=all idempotent=false`,
 		why: "without idempotence the lost reply's retry is written twice: duplicate_writes == 0 fails",

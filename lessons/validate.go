@@ -16,7 +16,7 @@ import (
 // (topics, partitions, nodes), and placeholders that read something.
 func (p *parser) validate() {
 	p.concepts()
-	v := &refs{p: p, nodes: 3, topics: lab.InternalTopics(), kept: map[string]bool{}}
+	v := &refs{p: p, nodes: 3, topics: lab.InternalTopics(), queues: map[string]bool{}, kept: map[string]bool{}}
 	for _, s := range p.les.Steps {
 		for _, b := range s.Blocks {
 			switch b.Kind {
@@ -106,6 +106,7 @@ type refs struct {
 	p      *parser
 	nodes  int
 	topics map[string]int // name → partitions
+	queues map[string]bool
 	kept   map[string]bool
 }
 
@@ -114,6 +115,9 @@ func (v *refs) command(line int, c command.Command) {
 	case command.Cluster:
 		v.nodes = c.Nodes
 		v.topics = lab.InternalTopics()
+		v.queues = map[string]bool{}
+	case command.QueueCreate:
+		v.queues[c.Queue] = true
 	case command.TopicCreate:
 		if _, ok := v.topics[c.Topic]; ok {
 			v.p.problem(line, 0, "topic %s is created a second time; the lab would refuse it", c.Topic)
@@ -127,7 +131,7 @@ func (v *refs) command(line int, c command.Command) {
 			v.p.problem(line, 0, "partition=%d, but %s has %s", c.Partition, c.Topic, command.PartitionsText(v.topics[c.Topic]))
 		}
 	case command.Load:
-		v.topic(line, c.Topic)
+		v.loadTarget(line, c.Topic)
 	case command.Elect:
 		v.node(line, c.Node)
 		v.target(line, c.Target)

@@ -75,7 +75,7 @@ func buildSend(p *parser, _ *Spec) (Command, *posError) {
 }
 
 func buildLoad(p *parser, _ *Spec) (Command, *posError) {
-	topic, o, err := p.nameThenOptions("a topic")
+	topic, o, err := p.nameThenOptions("a topic or queue")
 	if err != nil {
 		return nil, err
 	}

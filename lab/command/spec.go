@@ -180,7 +180,7 @@ func init() {
 			{Key: "delay", Arg: "DURATION", Help: "keep it invisible this long first", parse: durationParser(false)},
 			optCount, optAs,
 		}},
-		{Name: "load", Args: "TOPIC", Summary: "produce in the background at a rate for a while", Example: "load orders rate=1000/s for=60s key=order-{n}", build: buildLoad, Options: []Option{
+		{Name: "load", Args: "TOPIC|QUEUE", Summary: "produce (or send, to a queue) in the background at a rate for a while", Example: "load orders rate=1000/s for=60s key=order-{n}", build: buildLoad, Options: []Option{
 			{Key: "rate", Arg: "N/s", Help: "messages per second of lab time", Required: true, parse: parseRate},
 			{Key: "for", Arg: "DURATION", Help: "how long, in lab time", Required: true, parse: durationParser(true)},
 			{Key: "after", Arg: "DURATION", Help: "start this much lab time from now", parse: durationParser(false)},

@@ -93,7 +93,8 @@ type execer interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
-func (d *database) event(e Event) {
+func (d *database) event(ctx context.Context, e Event) {
+	e.Cause = messageOf(ctx)
 	e.Args = plainArgs(e.Args)
 	e.Time = d.env.Clock()
 	e.Service = d.service
@@ -135,7 +136,7 @@ func (d *database) exec(ctx context.Context, x execer, query string, args ...any
 			n = a
 		}
 	}
-	d.event(Event{Kind: EventSQL, SQL: query, Args: args, RowsAffected: n, Err: errText(err)})
+	d.event(ctx, Event{Kind: EventSQL, SQL: query, Args: args, RowsAffected: n, Err: errText(err)})
 	return n, err
 }
 
@@ -157,7 +158,7 @@ func (d *database) query(ctx context.Context, x execer, scan func(*sql.Rows) err
 		}
 		return rows.Err()
 	}()
-	d.event(Event{Kind: EventSQL, SQL: query, Args: args, RowsAffected: -1, Rows: n, Err: errText(err)})
+	d.event(ctx, Event{Kind: EventSQL, SQL: query, Args: args, RowsAffected: -1, Rows: n, Err: errText(err)})
 	return n, err
 }
 
@@ -178,7 +179,7 @@ func (d *database) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 		return err
 	}
 	tx, err := d.rw.BeginTx(ctx, nil)
-	d.event(Event{Kind: EventSQL, SQL: "BEGIN", RowsAffected: -1, Err: errText(err)})
+	d.event(ctx, Event{Kind: EventSQL, SQL: "BEGIN", RowsAffected: -1, Err: errText(err)})
 	if err != nil {
 		return err
 	}
@@ -188,11 +189,11 @@ func (d *database) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 		if errors.Is(err, ErrCrashed) {
 			detail = "the process died: its connection closed and SQLite rolled the transaction back"
 		}
-		d.event(Event{Kind: EventSQL, SQL: "ROLLBACK", RowsAffected: -1, Detail: detail, Err: errText(rerr)})
+		d.event(ctx, Event{Kind: EventSQL, SQL: "ROLLBACK", RowsAffected: -1, Detail: detail, Err: errText(rerr)})
 		return err
 	}
 	err = tx.Commit()
-	d.event(Event{Kind: EventSQL, SQL: "COMMIT", RowsAffected: -1, Err: errText(err)})
+	d.event(ctx, Event{Kind: EventSQL, SQL: "COMMIT", RowsAffected: -1, Err: errText(err)})
 	return err
 }
 

@@ -166,6 +166,9 @@ type Event struct {
 	Key       string
 	Detail    string // one readable line
 	Err       string // the error, if the step failed
+	// Cause is the message whose handling ran an SQL statement, when the
+	// caller named it with WithMessage.
+	Cause string
 }
 
 // InlineSQL renders the statement with its arguments substituted as SQL

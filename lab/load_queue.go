@@ -1,0 +1,226 @@
+package lab
+
+// A load onto a queue: `load QUEUE rate=… for=…` sends in the background
+// as `load TOPIC` produces, so that a scene can keep a queue busy while
+// its workers change. Each message goes into the history as a send with
+// its outcome: accepted, or rejected by a full queue (back-pressure).
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mqlab/mqlab/broker"
+	"github.com/mqlab/mqlab/lab/checker"
+	"github.com/mqlab/mqlab/lab/command"
+)
+
+// loadQueue starts a load onto the queue c.Topic names. handled is false
+// when c.Topic is a topic, for load itself to produce to; a name that is
+// neither is an error that lists both.
+func (r *run) loadQueue(_ context.Context, c command.Load) (handled bool, err error) {
+	if !r.w.isQueue(c.Topic) {
+		if _, err := r.w.topic(c.Topic); err == nil {
+			return false, nil
+		}
+		return true, r.w.noLoadTarget(c.Topic)
+	}
+	return true, r.startQueueLoad(c)
+}
+
+// noLoadTarget says that name is neither a topic nor a queue, and what is.
+func (w *world) noLoadTarget(name string) error {
+	snap := w.cluster.SnapshotWindow(0)
+	var names []string
+	for _, t := range snap.Topics {
+		if !broker.IsInternalTopic(t.Config.Name) {
+			names = append(names, t.Config.Name)
+		}
+	}
+	for _, q := range snap.Queues {
+		names = append(names, q.Config.Name)
+	}
+	if len(names) == 0 {
+		return fmt.Errorf("load %s: %w %q and no queue of that name: there are none yet; create one with topic create %s partitions=1 or queue create %s",
+			name, broker.ErrUnknownTopic, name, name, name)
+	}
+	return fmt.Errorf("load %s: %w %q and no queue of that name; the topics and queues are %s%s",
+		name, broker.ErrUnknownTopic, name, strings.Join(names, ", "), didYouMean(name, names))
+}
+
+// startQueueLoad starts a load onto a queue.
+func (r *run) startQueueLoad(c command.Load) error {
+	verb := "load " + c.Topic
+	var topicOnly []string
+	if c.Keyed {
+		topicOnly = append(topicOnly, "key=")
+	}
+	if c.Acks != "" {
+		topicOnly = append(topicOnly, "acks=")
+	}
+	if c.Idempotent {
+		topicOnly = append(topicOnly, "idempotent=")
+	}
+	if c.Batch != command.DefaultBatch {
+		topicOnly = append(topicOnly, "batch=")
+	}
+	if len(topicOnly) > 0 {
+		return fmt.Errorf("%s: %s is a queue, and %s only for a topic: a queue message has no key, and the queue accepts or rejects each send; leave them out",
+			verb, c.Topic, strings.Join(topicOnly, " "))
+	}
+	name := c.As
+	if name == "" {
+		name = defaultLoadClient
+	}
+	if strings.HasPrefix(name, "_") {
+		return fmt.Errorf("%s: client names cannot start with '_'", verb)
+	}
+	total := int(math.Round(c.Rate * c.For.Seconds()))
+	if total < 1 {
+		return fmt.Errorf("%s: rate=%s/s for=%v makes no messages; raise the rate or the time", verb, trimFloat(c.Rate), c.For)
+	}
+	cl, qc, err := r.w.queues.sender(name)
+	if err != nil {
+		return fmt.Errorf("%s: %w", verb, err)
+	}
+	ld := &load{cmd: c, client: cl.name, total: total, state: LoadWaiting, counts: map[checker.Outcome]int{}}
+	r.w.loadClients.Store(cl.name, true)
+	ld.ctx, ld.halt = context.WithCancel(r.w.ctx)
+	if c.After == 0 {
+		ld.state = LoadRunning
+	}
+	r.begin(c.String())
+	r.w.mu.Lock()
+	r.w.loads = append(r.w.loads, ld)
+	r.w.loadWG.Add(1)
+	r.w.mu.Unlock()
+	go r.l.runQueueLoad(r.w, ld, cl, qc)
+	r.say(EventLoad, "load %s: %d messages as %s onto the queue, %s/s of lab time for %v%s", c.Topic, total, cl.name, trimFloat(c.Rate), c.For, afterText(c.After))
+	return nil
+}
+
+// runQueueLoad sends the messages that fall due by lab time, as runLoad
+// produces them, until all are sent or the load is stopped; then it waits
+// for the answers of what it sent.
+func (l *Lab) runQueueLoad(w *world, ld *load, cl *client, qc *broker.QueueClient) {
+	defer w.loadWG.Done()
+	defer ld.halt()
+	gen := ld.ctx
+	qs := w.queues
+	var inflight sync.WaitGroup
+	defer func() {
+		inflight.Wait()
+		ld.mu.Lock()
+		ld.state = LoadStopped
+		text := fmt.Sprintf("load %s as %s stopped: %d of %d sent; %s", ld.cmd.Topic, ld.client, ld.sent, ld.total, countText(ld.counts))
+		ld.mu.Unlock()
+		l.tl.add(Event{Time: l.clock.Now(), Kind: EventLoad, Text: text})
+	}()
+	if ld.cmd.After > 0 {
+		if l.clock.Sleep(gen, ld.cmd.After) != nil {
+			return
+		}
+		ld.mu.Lock()
+		ld.state = LoadRunning
+		ld.mu.Unlock()
+	}
+	start := l.clock.Now()
+	slots := make(chan struct{}, loadInFlight)
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	sent := 0
+	for sent < ld.total {
+		elapsed := l.clock.Now().Sub(start).Seconds()
+		due := min(ld.total, int(ld.cmd.Rate*elapsed)+1)
+		if due > sent {
+			select {
+			case slots <- struct{}{}:
+				n := min(due-sent, 1000)
+				msgs, recs := qs.prepareSends(cl, ld.cmd, sent+1, n, l.clock.Now())
+				sent += n
+				ld.mu.Lock()
+				ld.sent = sent
+				ld.mu.Unlock()
+				inflight.Add(1)
+				go func() {
+					defer inflight.Done()
+					res := qc.Send(w.ctx, ld.cmd.Topic, msgs...)
+					outcomes := qs.settleSends(recs, res, l.clock.Now())
+					ld.mu.Lock()
+					for _, o := range outcomes {
+						ld.counts[o]++
+					}
+					ld.mu.Unlock()
+					<-slots
+				}()
+				continue
+			default:
+			}
+		}
+		select {
+		case <-gen.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// prepareSends numbers n messages of a queue load from first and records
+// them as pending sends.
+func (qs *queueSet) prepareSends(cl *client, c command.Load, first, n int, now time.Time) ([]broker.QueueMessage, []*QueueSend) {
+	msgs := make([]broker.QueueMessage, n)
+	recs := make([]*QueueSend, n)
+	for i := range msgs {
+		id := cl.nextID()
+		v := id
+		if c.HasValue {
+			v = template(c.Value, first+i)
+		}
+		msgs[i] = broker.QueueMessage{Body: []byte(v), MsgID: id}
+		recs[i] = &QueueSend{MsgID: id, Client: cl.name, Queue: c.Topic, Value: v, Outcome: checker.Pending, Sent: now}
+	}
+	qs.mu.Lock()
+	qs.sends = append(qs.sends, recs...)
+	qs.mu.Unlock()
+	return msgs, recs
+}
+
+// settleSends records the queue's answers and returns each send's outcome.
+func (qs *queueSet) settleSends(recs []*QueueSend, res []broker.SendResult, now time.Time) []checker.Outcome {
+	out := make([]checker.Outcome, len(recs))
+	qs.mu.Lock()
+	defer qs.mu.Unlock()
+	for i, s := range recs {
+		if i >= len(res) {
+			s.Outcome = checker.Unknown
+			out[i] = s.Outcome
+			continue
+		}
+		rs := res[i]
+		s.Seq, s.Attempts, s.Answered = rs.Seq, rs.Attempts, now
+		s.Outcome = outcomeOf(rs.Outcome)
+		if rs.Rejected {
+			s.Outcome = checker.Rejected
+		}
+		if rs.Err != nil {
+			s.Err = rs.Err.Error()
+		}
+		out[i] = s.Outcome
+	}
+	return out
+}
+
+// fromLoad says whether a message id (CLIENT-N) is one a load sent. The
+// timeline marks the per-message events of such messages as Detail: a
+// load sends hundreds, and its own lines and the lab values sum them up.
+func (w *world) fromLoad(msgID string) bool {
+	i := strings.LastIndexByte(msgID, '-')
+	if i <= 0 {
+		return false
+	}
+	_, ok := w.loadClients.Load(msgID[:i])
+	return ok
+}
