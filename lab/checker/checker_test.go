@@ -77,7 +77,7 @@ func TestDeliveries(t *testing.T) {
 func TestOrderOfFinishedWork(t *testing.T) {
 	h := History{
 		Produces: []Produce{acked("p-1", "orders", 0, 0), acked("p-2", "orders", 1, 0), acked("p-3", "orders", 0, 1)},
-		Sends: []Send{{MsgID: "s-1", Queue: "events", Outcome: Acknowledged}, {MsgID: "s-2", Queue: "events", Outcome: Acknowledged}},
+		Sends:    []Send{{MsgID: "s-1", Queue: "events", Outcome: Acknowledged}, {MsgID: "s-2", Queue: "events", Outcome: Acknowledged}},
 		Done: []Done{
 			{MsgID: "p-2", Group: "billing", Key: "882"}, // 882 before 881: reordered, but another key
 			{MsgID: "p-1", Group: "billing", Key: "881"},
