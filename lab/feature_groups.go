@@ -625,7 +625,9 @@ func (cr consumerRecord) move(topic, why string, failure error) workResult {
 	cc, g := ru.cc, ru.cc.g
 	m := checker.Move{MsgID: d.MsgID, Client: cc.name, Group: d.Group, From: rec.TopicPartition.String(), To: topic, Partition: -1, Offset: -1,
 		Outcome: checker.Failed}
-	ctx, cancel := context.WithTimeout(ru.hard, g.w.timing.RequestTimeout*4)
+	// Long enough for the producer's retries to ride out a leader election
+	// in the retry topic.
+	ctx, cancel := context.WithTimeout(ru.hard, 2*g.w.timing.RequestTimeout)
 	defer cancel()
 	_, p, err := g.w.producer(ctx, cc.name, producerKey{acks: broker.AcksAll, batch: command.DefaultBatch})
 	var res broker.ProduceResult

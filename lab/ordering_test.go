@@ -123,3 +123,32 @@ func TestRetryTopicChecks(t *testing.T) {
 		}
 	}
 }
+
+// A move the retry topic does not confirm is not a skip: the consumer
+// crashes rather than commit past a record nobody holds for it, and the
+// record stays in its partition, uncommitted.
+func TestRetryTopicThatCannotTakeTheCopy(t *testing.T) {
+	l := newLab(t)
+	mustRun(t, l,
+		"topic create orders partitions=1",
+		"topic create orders-retry partitions=1 rf=1",
+		"elect n1 orders/0",
+		"elect n2 orders-retry/0",
+		`consumer start c1 group=billing topic=orders retry-topic=orders-retry fail=permanent`,
+		"kill n2",
+		`produce orders key=881 value="order 881 paid"`,
+		"wait state(c1) == crashed timeout=30s",
+		"expect lag(billing) == 1",
+	)
+	if !timelineHas(l, EventClient, "could not move producer-1 (orders/0 offset 0) to orders-retry") {
+		t.Error("the timeline does not say why c1 stopped")
+	}
+	mustRun(t, l, "restart n2")
+	rep, err := l.Check(ctxFor(t, 40*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Moved != 0 || rep.Lost != 0 || rep.Confirmed != 1 {
+		t.Errorf("report %s; want moved=0: an unconfirmed copy is no move", rep.Summary())
+	}
+}
