@@ -36,7 +36,6 @@ type clientSet[C backgroundClient] struct {
 	delivered map[string]int             // group or queue → deliveries
 	processed map[string]map[string]bool // group or queue → message ids whose work was done
 	workers   map[string]map[string]bool // group or queue → clients that finished some work
-	failures  map[string]int             // group or queue → failed attempts at the work
 	done      []checker.Done             // finished work, in the order it finished
 	closed    bool
 }
@@ -49,7 +48,7 @@ type backgroundClient interface {
 
 func newClientSet[C backgroundClient](l *Lab, w *world) clientSet[C] {
 	return clientSet[C]{l: l, w: w, byName: map[string]C{}, busy: map[string]bool{}, delivered: map[string]int{},
-		processed: map[string]map[string]bool{}, workers: map[string]map[string]bool{}, failures: map[string]int{}}
+		processed: map[string]map[string]bool{}, workers: map[string]map[string]bool{}}
 }
 
 // claim marks a client name busy for one command; release undoes it.
@@ -162,22 +161,6 @@ func (s *clientSet[C]) processedBy(c *clientCore, of, msgID, topic, key string) 
 	c.mu.Lock()
 	c.processedN++
 	c.mu.Unlock()
-}
-
-// attemptFailed records a failed attempt by c at the work for a message of
-// a group or queue.
-func (s *clientSet[C]) attemptFailed(c *clientCore, of string, err error) {
-	c.failed(err)
-	s.mu.Lock()
-	s.failures[of]++
-	s.mu.Unlock()
-}
-
-// failuresOf reads a group's or queue's failed attempts.
-func (s *clientSet[C]) failuresOf(of string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.failures[of]
 }
 
 // counts reads a group's or queue's deliveries, distinct messages processed

@@ -586,7 +586,7 @@ func (cr consumerRecord) work() workResult {
 			ru.crashNow(fmt.Sprintf("%s crashed with %s while working on %s (%s offset %d): %v", cc.name, ru.opts.service, d.MsgID, rec.TopicPartition, rec.Offset, err))
 			return workCrashed
 		}
-		g.attemptFailed(&cc.clientCore, d.Group, err)
+		cc.failed(err)
 		permanent := errors.Is(err, errPermanent) || errors.Is(err, services.ErrBadMessage)
 		if permanent || attempt >= ru.opts.maxAttempts {
 			why := fmt.Sprintf("after %d attempt(s)", attempt)
@@ -923,15 +923,13 @@ func (groupsFeature) value(_ context.Context, w *world, v command.Value) (any, b
 			return nil, true, notNow{fmt.Errorf("%s: %w", v, err)}
 		}
 		return float64(idleMembers(gs)), true, nil
-	case "delivered", "processed", "busy", "failures":
+	case "delivered", "processed", "busy":
 		n, processed, busy, known := g.counts(v.Arg)
 		switch v.Func {
 		case "processed":
 			n = processed
 		case "busy":
 			n = busy
-		case "failures":
-			n = g.failuresOf(v.Arg)
 		}
 		if !known {
 			if w.isQueue(v.Arg) {

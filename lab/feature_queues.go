@@ -770,7 +770,7 @@ func (qm queueMessage) work() workResult {
 		ru.crashNow(fmt.Sprintf("%s crashed with %s while working on %s: %v", wk.name, ru.opts.service, d.MsgID, err))
 		return workCrashed
 	}
-	qs.attemptFailed(&wk.clientCore, wk.queueOf(d), err)
+	wk.failed(err)
 	ru.settleFailure(d, err)
 	return workGivenUp
 }
@@ -940,7 +940,7 @@ func (queuesFeature) value(_ context.Context, w *world, v command.Value) (any, b
 			return float64(q.Counts.InFlight), true, nil
 		}
 		return q.OldestAge.Seconds(), true, nil
-	case "delivered", "processed", "busy", "failures":
+	case "delivered", "processed", "busy":
 		if !w.isQueue(v.Arg) {
 			return nil, false, nil
 		}
@@ -950,8 +950,6 @@ func (queuesFeature) value(_ context.Context, w *world, v command.Value) (any, b
 			return float64(processed), true, nil
 		case "busy":
 			return float64(busy), true, nil
-		case "failures":
-			return float64(qs.failuresOf(v.Arg)), true, nil
 		}
 		return float64(delivered), true, nil
 	case "state":

@@ -58,7 +58,6 @@ var valueFeatures = map[string]feature{
 	"processed":   consumerGroups,
 	"idle":        consumerGroups,
 	"busy":        consumerGroups,
-	"failures":    consumerGroups,
 	"depth":       queues,
 	"inflight":    queues,
 	"oldest_age":  queues,

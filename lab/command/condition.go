@@ -76,7 +76,6 @@ var labFuncs = []labFunc{
 	{"idle", "GROUP", true, false, false, "a consumer group's members that own no partition: more members than partitions"},
 	{"partition_of", "TOPIC, KEY", true, false, false, "the partition KEY goes to in TOPIC: murmur2(KEY) % the topic's partition count"},
 	{"busy", "GROUP", true, false, false, "clients of a consumer group or queue that finished work on at least one message"},
-	{"failures", "GROUP", true, false, false, "failed attempts at the work by a consumer group's or queue's clients"},
 }
 
 // onPartition are the lab value functions that take GROUP, TOPIC/N as well

@@ -27,8 +27,6 @@ func TestOrderingOptionsAndValues(t *testing.T) {
 			Target: Target{Name: "orders", IsPartition: true}}}, Op: "==", Right: Expr{Value: Value{Kind: ValNumber}}}}},
 		{"expect busy(billing) == 1", Expect{Cond: Condition{Left: Expr{Value: Value{Kind: ValLab, Func: "busy", Arg: "billing"}}, Op: "==",
 			Right: Expr{Value: Value{Kind: ValNumber, Num: 1}}}}},
-		{"expect failures(receipts) >= 2", Expect{Cond: Condition{Left: Expr{Value: Value{Kind: ValLab, Func: "failures", Arg: "receipts"}}, Op: ">=",
-			Right: Expr{Value: Value{Kind: ValNumber, Num: 2}}}}},
 		{"expect moved == 1", Expect{Cond: Condition{Left: Expr{Value: Value{Kind: ValField, Word: "moved"}}, Op: "==", Right: Expr{Value: Value{Kind: ValNumber, Num: 1}}}}},
 		{"expect reordered > 0", Expect{Cond: Condition{Left: Expr{Value: Value{Kind: ValField, Word: "reordered"}}, Op: ">", Right: Expr{Value: Value{Kind: ValNumber}}}}},
 	}
