@@ -142,3 +142,24 @@ func TestRetryTopicThatCannotTakeTheCopy(t *testing.T) {
 		t.Errorf("report %s; want moved=0: an unconfirmed copy is no move", rep.Summary())
 	}
 }
+
+// A wait may name a client that another command is about to start, as a
+// lesson's task does while the learner types; an expect still fails on a
+// name nobody has, and says which names there are.
+func TestWaitForAClientNotStartedYet(t *testing.T) {
+	l := newLab(t)
+	mustRun(t, l, "topic create orders partitions=1")
+	done := make(chan error, 1)
+	go func() {
+		_, err := l.Exec(ctxFor(t, 30*time.Second), "wait state(late-1) == up timeout=20s")
+		done <- err
+	}()
+	waitFor(t, 10*time.Second, "the wait to begin", func() bool { return timelineHas(l, EventCommand, "wait state(late-1) == up") })
+	mustRun(t, l, "consumer start late-1 group=billing topic=orders")
+	if err := <-done; err != nil {
+		t.Errorf("the wait for late-1: %v", err)
+	}
+	if _, err := l.Exec(ctxFor(t, 10*time.Second), "expect state(nobody) == up"); err == nil || !strings.Contains(err.Error(), `no node or client named "nobody"; there are n1, n2, n3`) {
+		t.Errorf("expect on a name nobody has: %v", err)
+	}
+}
