@@ -166,7 +166,7 @@ func (s *clientSet[C]) processedBy(c *clientCore, of, msgID, topic, key string) 
 // counts reads a group's or queue's deliveries, distinct messages processed
 // and clients that finished some work; known says whether anything was
 // ever delivered to it.
-func (s *clientSet[C]) counts(of string) (delivered, processed, busy int, known bool) {
+func (s *clientSet[C]) counts(of string) (delivered, processed, workers int, known bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delivered, known = s.delivered[of]

@@ -923,13 +923,13 @@ func (groupsFeature) value(_ context.Context, w *world, v command.Value) (any, b
 			return nil, true, notNow{fmt.Errorf("%s: %w", v, err)}
 		}
 		return float64(idleMembers(gs)), true, nil
-	case "delivered", "processed", "busy":
-		n, processed, busy, known := g.counts(v.Arg)
+	case "delivered", "processed", "workers":
+		n, processed, workers, known := g.counts(v.Arg)
 		switch v.Func {
 		case "processed":
 			n = processed
-		case "busy":
-			n = busy
+		case "workers":
+			n = workers
 		}
 		if !known {
 			if w.isQueue(v.Arg) {

@@ -940,16 +940,16 @@ func (queuesFeature) value(_ context.Context, w *world, v command.Value) (any, b
 			return float64(q.Counts.InFlight), true, nil
 		}
 		return q.OldestAge.Seconds(), true, nil
-	case "delivered", "processed", "busy":
+	case "delivered", "processed", "workers":
 		if !w.isQueue(v.Arg) {
 			return nil, false, nil
 		}
-		delivered, processed, busy, _ := qs.counts(v.Arg)
+		delivered, processed, workers, _ := qs.counts(v.Arg)
 		switch v.Func {
 		case "processed":
 			return float64(processed), true, nil
-		case "busy":
-			return float64(busy), true, nil
+		case "workers":
+			return float64(workers), true, nil
 		}
 		return float64(delivered), true, nil
 	case "state":

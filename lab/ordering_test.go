@@ -19,7 +19,7 @@ func TestCompetingWorkersFinishOutOfOrder(t *testing.T) {
 		"wait inflight(order-events) == 1",
 		"worker start worker-b queue=order-events",
 		"wait processed(order-events) == 2",
-		"expect busy(order-events) == 2",
+		"expect workers(order-events) == 2",
 	)
 	rep, err := l.Check(ctxFor(t, 40*time.Second))
 	if err != nil {
@@ -82,7 +82,7 @@ func TestLagOfOnePartition(t *testing.T) {
 		"expect lag(billing, orders/0) == 3",
 		"expect lag(billing) == 3",
 		"expect lag_seconds(billing, orders/1) == 0",
-		"expect busy(billing) == 1", // the one on orders/0 has finished nothing
+		"expect workers(billing) == 1", // the one on orders/0 has finished nothing
 	)
 	bad := []struct{ line, want string }{
 		{"expect lag(billing, orders/5) == 0", "orders has partitions 0 to 1, not 5"},

@@ -75,7 +75,7 @@ var labFuncs = []labFunc{
 	{"elapsed", "LOAD", true, false, false, "lab seconds since a load (named by its client or topic) began sending"},
 	{"idle", "GROUP", true, false, false, "a consumer group's members that own no partition: more members than partitions"},
 	{"partition_of", "TOPIC, KEY", true, false, false, "the partition KEY goes to in TOPIC: murmur2(KEY) % the topic's partition count"},
-	{"busy", "GROUP", true, false, false, "clients of a consumer group or queue that finished work on at least one message"},
+	{"workers", "GROUP", true, false, false, "clients of a consumer group or queue that finished work on at least one message"},
 }
 
 // onPartition are the lab value functions that take GROUP, TOPIC/N as well

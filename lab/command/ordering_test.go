@@ -25,7 +25,7 @@ func TestOrderingOptionsAndValues(t *testing.T) {
 			Target: Target{Name: "orders", Partition: 1, IsPartition: true}}}, Op: ">=", Right: Expr{Value: Value{Kind: ValNumber, Num: 3}}}, Timeout: 10 * time.Second}},
 		{"expect lag(billing,orders/0) == 0", Expect{Cond: Condition{Left: Expr{Value: Value{Kind: ValLab, Func: "lag", Arg: "billing",
 			Target: Target{Name: "orders", IsPartition: true}}}, Op: "==", Right: Expr{Value: Value{Kind: ValNumber}}}}},
-		{"expect busy(billing) == 1", Expect{Cond: Condition{Left: Expr{Value: Value{Kind: ValLab, Func: "busy", Arg: "billing"}}, Op: "==",
+		{"expect workers(billing) == 1", Expect{Cond: Condition{Left: Expr{Value: Value{Kind: ValLab, Func: "workers", Arg: "billing"}}, Op: "==",
 			Right: Expr{Value: Value{Kind: ValNumber, Num: 1}}}}},
 		{"expect moved == 1", Expect{Cond: Condition{Left: Expr{Value: Value{Kind: ValField, Word: "moved"}}, Op: "==", Right: Expr{Value: Value{Kind: ValNumber, Num: 1}}}}},
 		{"expect reordered > 0", Expect{Cond: Condition{Left: Expr{Value: Value{Kind: ValField, Word: "reordered"}}, Op: ">", Right: Expr{Value: Value{Kind: ValNumber}}}}},
@@ -57,7 +57,7 @@ func TestOrderingOptionsAndValues(t *testing.T) {
 		{"wait lag(billing, orders/x) == 0", `lag(billing, …): "orders/x": the partition after '/' must be a number ≥ 0, as in orders/0`},
 		{"wait lag(, orders/0) == 0", "lag(…) needs a group first, as in lag(billing, orders/1)"},
 		{"wait depth(q, orders/0) == 0", "depth(…) needs QUEUE: a name of letters, digits"},
-		{"wait busy(billing, orders/0) == 0", "busy(…) needs GROUP: a name of letters, digits"},
+		{"wait workers(billing, orders/0) == 0", "workers(…) needs GROUP: a name of letters, digits"},
 	}
 	for _, tc := range bad {
 		_, err := Parse(tc.line)
