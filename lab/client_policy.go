@@ -32,11 +32,12 @@ type clientPolicy struct {
 	jitter      string
 	maxAttempts int
 	service     string
+	work        time.Duration // lab time one attempt at the work takes
 }
 
 func policyOf(o command.ClientOptions) clientPolicy {
 	p := clientPolicy{rate: o.Rate, ackBefore: o.Ack == "before", fail: o.Fail, retry: o.Retry, base: o.Base, cap: o.Cap,
-		jitter: o.Jitter, maxAttempts: o.MaxAttempts, service: o.Service}
+		jitter: o.Jitter, maxAttempts: o.MaxAttempts, service: o.Service, work: o.Work}
 	if p.retry == "" {
 		p.retry = "none"
 		if p.maxAttempts > 1 {
@@ -120,6 +121,9 @@ func (p clientPolicy) describe(settles, unit, retries, crash string) string {
 	if p.rate > 0 {
 		parts = append(parts, fmt.Sprintf("%s %s/s of lab time", trimFloat(p.rate), unit))
 	}
+	if p.work > 0 {
+		parts = append(parts, fmt.Sprintf("each attempt at the work takes %v of lab time", p.work))
+	}
 	if f := p.fail; f.Kind != "" {
 		parts = append(parts, "fail="+f.String())
 	}
@@ -201,6 +205,9 @@ func mergeOptions(o, n command.ClientOptions) command.ClientOptions {
 	}
 	if n.Service != "" {
 		o.Service = n.Service
+	}
+	if n.Work != 0 {
+		o.Work = n.Work
 	}
 	return o
 }

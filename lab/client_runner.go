@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mqlab/mqlab/lab/checker"
 	"github.com/mqlab/mqlab/lab/command"
 	"github.com/mqlab/mqlab/lab/services"
 )
@@ -35,6 +36,8 @@ type clientSet[C backgroundClient] struct {
 	delivered map[string]int             // group or queue → deliveries
 	processed map[string]map[string]bool // group or queue → message ids whose work was done
 	done      ackTimes                   // group or queue → when work finished, for throughput(G)
+	workers   map[string]map[string]bool // group or queue → clients that finished some work
+	doneWork  []checker.Done             // finished work, in the order it finished
 	closed    bool
 }
 
@@ -46,7 +49,7 @@ type backgroundClient interface {
 
 func newClientSet[C backgroundClient](l *Lab, w *world) clientSet[C] {
 	return clientSet[C]{l: l, w: w, byName: map[string]C{}, busy: map[string]bool{}, delivered: map[string]int{},
-		processed: map[string]map[string]bool{}}
+		processed: map[string]map[string]bool{}, workers: map[string]map[string]bool{}}
 }
 
 // claim marks a client name busy for one command; release undoes it.
@@ -137,8 +140,14 @@ func (s *clientSet[C]) begin(c *clientCore, crash string, set func()) bool {
 	return true
 }
 
-// processedBy records that c did the work for a message of a group or queue.
-func (s *clientSet[C]) processedBy(c *clientCore, of, msgID string) {
+// processedBy records that c finished the work for a message of a group
+// or queue, read from topic ("" for a queue), with its key ("" for none).
+func (s *clientSet[C]) processedBy(c *clientCore, of, msgID, topic, key string) {
+	if key == "" {
+		// No key, no promise of order: each unkeyed message is its own
+		// key, so order_violations never compares two of them.
+		key = "\x00" + msgID
+	}
 	s.mu.Lock()
 	set := s.processed[of]
 	if set == nil {
@@ -147,10 +156,32 @@ func (s *clientSet[C]) processedBy(c *clientCore, of, msgID string) {
 	}
 	set[msgID] = true
 	s.done.add(of, s.l.clock.Now())
+	if s.workers[of] == nil {
+		s.workers[of] = map[string]bool{}
+	}
+	s.workers[of][c.name] = true
+	s.doneWork = append(s.doneWork, checker.Done{MsgID: msgID, Client: c.name, Group: of, Topic: topic, Key: key})
 	s.mu.Unlock()
 	c.mu.Lock()
 	c.processedN++
 	c.mu.Unlock()
+}
+
+// counts reads a group's or queue's deliveries, distinct messages processed
+// and clients that finished some work; known says whether anything was
+// ever delivered to it.
+func (s *clientSet[C]) counts(of string) (delivered, processed, workers int, known bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delivered, known = s.delivered[of]
+	return delivered, len(s.processed[of]), len(s.workers[of]), known
+}
+
+// doneCopy is the finished work so far, in the order it finished.
+func (s *clientSet[C]) doneCopy() []checker.Done {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.doneWork)
 }
 
 // event puts a client's event in the timeline, unless its world has been
@@ -380,6 +411,10 @@ func (ru *clientRun) process(c *clientCore, m inHand, ackGivenUp bool) bool {
 // attempts; stopped means the client was stopped while it waited. Any
 // other error is the attempt's, for the caller's policy.
 func (ru *clientRun) try(c *clientCore, m services.Message, wait *time.Duration, waiting func()) (err error, stopped bool) {
+	// work= is the time the attempt takes before its outcome is known.
+	if ru.opts.work > 0 && ru.clock.Sleep(ru.soft, ru.opts.work) != nil {
+		return nil, true
+	}
 	for {
 		err := ru.opts.attempt(ru.hard, ru.w, ru.rng, m)
 		if !errors.Is(err, services.ErrNotRunning) || errors.Is(err, services.ErrCrashed) {

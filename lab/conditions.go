@@ -22,6 +22,20 @@ type notNow struct{ err error }
 func (e notNow) Error() string { return e.err.Error() }
 func (e notNow) Unwrap() error { return e.err }
 
+// unnamedYet is a name no node or client has: a script error for an
+// expect, "not yet" for a wait, since the client may be about to start.
+type unnamedYet struct{ err error }
+
+func (e unnamedYet) Error() string { return e.err.Error() }
+func (e unnamedYet) Unwrap() error { return e.err }
+
+// waitable says whether a wait goes on after err: the value cannot be read
+// now, or names a client that may yet start.
+func waitable(err error) bool {
+	var u unnamedYet
+	return isNotNow(err) || errors.As(err, &u)
+}
+
 func isNotNow(err error) bool {
 	var n notNow
 	return errors.As(err, &n)
@@ -194,7 +208,9 @@ func (rd *reader) state(name string) (any, error) {
 		names = append(names, n.ID)
 	}
 	names = append(names, rd.r.w.clientNames()...)
-	return nil, fmt.Errorf("state(%s): no node or client named %q; there are %s%s", name, name, strings.Join(names, ", "), didYouMean(name, names))
+	// A wait takes it for "not yet": a lesson's task may wait for a client
+	// the learner is about to start. An expect refuses it as a bad name.
+	return nil, unnamedYet{fmt.Errorf("state(%s): no node or client named %q; there are %s%s", name, name, strings.Join(names, ", "), didYouMean(name, names))}
 }
 
 // evaluate reads both sides of a condition and compares them. desc says
@@ -244,7 +260,7 @@ func (r *run) wait(ctx context.Context, c command.Wait) error {
 	ectx, ecancel := evalCtx()
 	held, desc, err := r.evaluate(ectx, c.Cond)
 	ecancel()
-	if err != nil && !isNotNow(err) {
+	if err != nil && !waitable(err) {
 		return fmt.Errorf("wait: %w", err)
 	}
 	r.begin(c.String())
@@ -269,7 +285,7 @@ func (r *run) wait(ctx context.Context, c command.Wait) error {
 		ectx, ecancel := evalCtx()
 		held, desc, err = r.evaluate(ectx, c.Cond)
 		ecancel()
-		if err != nil && !isNotNow(err) {
+		if err != nil && !waitable(err) {
 			return fmt.Errorf("wait: %w", err)
 		}
 	}

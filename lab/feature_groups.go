@@ -17,12 +17,16 @@ package lab
 // record stays uncommitted and the lag grows), ErrBadMessage gives up at
 // once, and anything else follows the retry policy. A record the client
 // gives up on is skipped: its offset is committed and the timeline says
-// so. A log has no dead-letter queue, and lab/command has no retry-topic
-// option, so nothing moves it elsewhere.
+// so. A log has no dead-letter queue and cannot delete one record; with
+// retry-topic=T the client first produces the record to T (same key and
+// message id, acks=all) and commits past it only once T confirmed the
+// copy; if T does not, the client crashes rather than skip a record
+// nobody holds for it.
 //
 // Every delivery goes into the checker's history with its group, so
-// duplicate_deliveries and order_violations count them; the deliveries a
-// seek asked for again are marked as replays and are not duplicates.
+// duplicate_deliveries counts them; the deliveries a seek asked for again
+// are marked as replays and are not duplicates. Finished work goes in too,
+// in the order it finished, for order_violations; moves go in as moves.
 
 import (
 	"context"
@@ -115,6 +119,7 @@ type groupSet struct {
 	// Guarded by mu.
 	deliveries []Delivery
 	progress   map[groupPartition]*progress
+	moves      []checker.Move
 }
 
 type groupPartition struct {
@@ -213,6 +218,16 @@ func (g *groupSet) checkStart(verb string, c command.Consumer) error {
 	if c.Commit == "poll" && c.Options.Ack == "before" {
 		return fmt.Errorf("%s: commit=poll commits after the work on a poll's records, and ack=before commits before the work; drop one of them", verb)
 	}
+	if rt := c.RetryTopic; rt != "" {
+		switch _, err := g.w.topic(rt); {
+		case rt == c.Topic:
+			return fmt.Errorf("%s: retry-topic=%s is the topic the consumer reads; a record it gives up on must go to another topic, e.g. retry-topic=%s-retry", verb, rt, c.Topic)
+		case broker.IsInternalTopic(rt):
+			return fmt.Errorf("%s: retry-topic=%s is the broker's own topic; create a topic for the retries, e.g. topic create %s-retry partitions=1", verb, rt, c.Topic)
+		case err != nil:
+			return fmt.Errorf("%s: retry-topic=%s: %w; create it first, e.g. topic create %s partitions=1", verb, rt, err, rt)
+		}
+	}
 	return g.w.checkClientOptions(verb, c.Options)
 }
 
@@ -290,6 +305,9 @@ func merge(prev, c command.Consumer) command.Consumer {
 	}
 	if c.Commit != "" {
 		out.Commit = c.Commit
+	}
+	if c.RetryTopic != "" {
+		out.RetryTopic = c.RetryTopic
 	}
 	out.Options = mergeOptions(out.Options, c.Options)
 	return out
@@ -403,6 +421,12 @@ func (p clientPolicy) describeConsumer(cmd command.Consumer) string {
 		if p.retry == "backoff" {
 			retries += fmt.Sprintf(" (base %v, cap %v, jitter %s)", p.base, p.cap, p.jitter)
 		}
+	}
+	if cmd.RetryTopic != "" {
+		if retries != "" {
+			retries += "; "
+		}
+		retries += "a record it gives up on goes to " + cmd.RetryTopic
 	}
 	settles := "commits each offset"
 	if cmd.Commit == "poll" {
@@ -556,7 +580,7 @@ func (cr consumerRecord) work() workResult {
 		case stopped:
 			return workStopped
 		case err == nil:
-			g.processedBy(&cc.clientCore, d.Group, d.MsgID)
+			g.processedBy(&cc.clientCore, d.Group, d.MsgID, d.Topic, d.Key)
 			if wait > 0 {
 				cc.setWaiting("")
 			}
@@ -573,6 +597,9 @@ func (cr consumerRecord) work() workResult {
 				why = "at once: the failure is permanent, retrying cannot help"
 			}
 			cc.gaveUp()
+			if rt := ru.cmd.RetryTopic; rt != "" {
+				return cr.move(rt, why, err)
+			}
 			g.event(false, "%s gave up on %s (%s offset %d) %s: %v; a log has no dead-letter queue, so the record is skipped and its offset committed",
 				cc.name, d.MsgID, rec.TopicPartition, rec.Offset, why, err)
 			return workGivenUp
@@ -588,6 +615,46 @@ func (cr consumerRecord) work() workResult {
 			return workStopped
 		}
 	}
+}
+
+// move produces a record the client gave up on to the retry topic, same
+// key and message id, so that its offset can be committed: a log cannot
+// delete one record, and the partition must move on. Given up means the
+// copy is confirmed and the offset may be committed; a copy the retry
+// topic did not confirm crashes the client instead, so the record is read
+// again rather than skipped.
+func (cr consumerRecord) move(topic, why string, failure error) workResult {
+	ru, rec, d := cr.ru, cr.rec, cr.d
+	cc, g := ru.cc, ru.cc.g
+	m := checker.Move{MsgID: d.MsgID, Client: cc.name, Group: d.Group, From: rec.TopicPartition.String(), To: topic, Partition: -1, Offset: -1,
+		Outcome: checker.Failed}
+	// Long enough for the producer's retries to ride out a leader election
+	// in the retry topic.
+	ctx, cancel := context.WithTimeout(ru.hard, 2*g.w.timing.RequestTimeout)
+	defer cancel()
+	_, p, err := g.w.producer(ctx, cc.name, producerKey{acks: broker.AcksAll, batch: command.DefaultBatch})
+	var res broker.ProduceResult
+	if err == nil {
+		res = p.Produce(ctx, broker.Message{Topic: topic, Key: rec.Key, Value: rec.Value, MsgID: d.MsgID})[0]
+		m.Outcome, m.Partition, m.Offset, err = outcomeOf(res.Outcome), res.Partition, res.Offset, res.Err
+	}
+	g.mu.Lock()
+	g.moves = append(g.moves, m)
+	g.mu.Unlock()
+	if ru.hard.Err() != nil {
+		return workStopped
+	}
+	if m.Outcome != checker.Acknowledged {
+		if err == nil {
+			err = fmt.Errorf("the copy was %s", m.Outcome)
+		}
+		ru.crashNow(fmt.Sprintf("%s could not move %s (%s offset %d) to %s: %v; rather than commit past a record nobody holds, it stops", cc.name, d.MsgID,
+			rec.TopicPartition, rec.Offset, topic, err))
+		return workCrashed
+	}
+	g.event(false, "%s gave up on %s (%s offset %d) %s: %v; it moved the record to %s/%d offset %d and commits past it, so %s moves on",
+		cc.name, d.MsgID, rec.TopicPartition, rec.Offset, why, failure, topic, res.Partition, res.Offset, rec.TopicPartition)
+	return workGivenUp
 }
 
 var consumerCrashNotes = crashNotes{
@@ -836,10 +903,18 @@ func (groupsFeature) value(_ context.Context, w *world, v command.Value) (any, b
 	g := w.groups
 	switch v.Func {
 	case "lag", "lag_seconds":
+		if v.Target.IsPartition {
+			if _, err := w.partition(v.Target.Name, v.Target.Partition); err != nil {
+				return nil, true, fmt.Errorf("%s: %w", v, err)
+			}
+		}
 		gs, err := g.groupState(v.Arg)
 		if err != nil {
 			// Not yet: a consumer may be about to join it.
 			return nil, true, notNow{fmt.Errorf("%s: %w", v, err)}
+		}
+		if v.Target.IsPartition {
+			return partitionLag(v, gs)
 		}
 		if v.Func == "lag" {
 			return float64(gs.Lag), true, nil
@@ -851,13 +926,14 @@ func (groupsFeature) value(_ context.Context, w *world, v command.Value) (any, b
 			return nil, true, notNow{fmt.Errorf("%s: %w", v, err)}
 		}
 		return float64(idleMembers(gs)), true, nil
-	case "delivered", "processed":
-		g.mu.Lock()
-		n, known := g.delivered[v.Arg]
-		if v.Func == "processed" {
-			n = len(g.processed[v.Arg])
+	case "delivered", "processed", "workers":
+		n, processed, workers, known := g.counts(v.Arg)
+		switch v.Func {
+		case "processed":
+			n = processed
+		case "workers":
+			n = workers
 		}
-		g.mu.Unlock()
 		if !known {
 			if w.isQueue(v.Arg) {
 				return queues.value(context.Background(), w, v)
@@ -875,17 +951,41 @@ func (groupsFeature) value(_ context.Context, w *world, v command.Value) (any, b
 	return nil, false, nil
 }
 
-// observe hands the checker every delivery.
-func (groupsFeature) observe(_ context.Context, w *world, h *checker.History, _ *checker.Observed) error {
-	for _, d := range w.groups.deliveryCopy() {
-		key := d.Key
-		if key == "" {
-			// No key, no promise of order: each unkeyed message is its own
-			// key, so order_violations never compares two of them.
-			key = "\x00" + d.MsgID
+// partitionLag reads lag(GROUP, TOPIC/N): one partition's share of the
+// group's lag.
+func partitionLag(v command.Value, gs broker.ConsumerGroupState) (any, bool, error) {
+	var reads []string
+	for _, ps := range gs.Partitions {
+		if ps.Topic == v.Target.Name && ps.Partition == v.Target.Partition {
+			if v.Func == "lag" {
+				return float64(ps.Lag), true, nil
+			}
+			return ps.LagSeconds, true, nil
 		}
-		h.Deliveries = append(h.Deliveries, checker.Delivery{MsgID: d.MsgID, Client: d.Client, Group: d.Group, Key: key, Replay: d.Replay})
+		reads = append(reads, ps.TopicPartition.String())
 	}
+	// Not yet: a member reading that topic may be about to join.
+	return nil, true, notNow{fmt.Errorf("%s: group %s does not read %s; it reads %s", v, gs.Group, v.Target, orNothing(reads))}
+}
+
+func orNothing(list []string) string {
+	if len(list) == 0 {
+		return "nothing yet"
+	}
+	return strings.Join(list, ", ")
+}
+
+// observe hands the checker every delivery, the finished work and the
+// moves to retry topics.
+func (groupsFeature) observe(_ context.Context, w *world, h *checker.History, _ *checker.Observed) error {
+	g := w.groups
+	for _, d := range g.deliveryCopy() {
+		h.Deliveries = append(h.Deliveries, checker.Delivery{MsgID: d.MsgID, Client: d.Client, Group: d.Group, Topic: d.Topic, Key: d.Key, Replay: d.Replay})
+	}
+	h.Done = append(h.Done, g.doneCopy()...)
+	g.mu.Lock()
+	h.Moves = append(h.Moves, g.moves...)
+	g.mu.Unlock()
 	return nil
 }
 

@@ -47,11 +47,15 @@ const receivePoll = 100 * time.Millisecond
 // rate.
 const workerReceiveMax = 10
 
+// keyAttribute is the message attribute that carries a send's key=.
+const keyAttribute = "key"
+
 // QueueSend is one message a client put on a queue, and what became of it.
 type QueueSend struct {
 	MsgID    string          `json:"msg_id"`
 	Client   string          `json:"client"`
 	Queue    string          `json:"queue"`
+	Key      string          `json:"key,omitempty"`
 	Value    string          `json:"value"`
 	Delay    time.Duration   `json:"delay,omitempty"`
 	Seq      uint64          `json:"seq,omitempty"` // its number in the queue, once accepted
@@ -68,6 +72,7 @@ type QueueDelivery struct {
 	Client       string    `json:"client"`
 	Queue        string    `json:"queue"`
 	Seq          uint64    `json:"seq"`
+	Key          string    `json:"key,omitempty"`
 	ReceiveCount int       `json:"receive_count"`
 	Replay       bool      `json:"replay,omitempty"` // the first delivery after a redrive
 	Time         time.Time `json:"time"`             // lab time
@@ -387,6 +392,12 @@ func (qs *queueSet) send(ctx context.Context, r *run, c command.Send) error {
 		}
 		msgs[i] = broker.QueueMessage{Body: []byte(v), Delay: c.Delay, MsgID: id}
 		recs[i] = &QueueSend{MsgID: id, Client: name, Queue: c.Queue, Value: v, Delay: c.Delay, Outcome: checker.Pending, Sent: now}
+		if c.Keyed {
+			// The key travels as an attribute: a queue hands messages out
+			// by arrival, whatever their key.
+			recs[i].Key = template(c.Key, i+1)
+			msgs[i].Attributes = map[string]string{keyAttribute: recs[i].Key}
+		}
 	}
 	qs.mu.Lock()
 	qs.sends = append(qs.sends, recs...)
@@ -750,7 +761,7 @@ func (qm queueMessage) work() workResult {
 	case stopped:
 		return workStopped
 	case err == nil:
-		qs.processedBy(&wk.clientCore, wk.queueOf(d), d.MsgID)
+		qs.processedBy(&wk.clientCore, wk.queueOf(d), d.MsgID, "", d.Attributes[keyAttribute])
 		if wait > 0 {
 			wk.setWaiting("")
 		}
@@ -890,7 +901,7 @@ func (wk *worker) queueOf(d broker.Delivery) string {
 
 // deliver records one delivery; the first after a redrive is a replay.
 func (qs *queueSet) deliver(wk *worker, d broker.Delivery, now time.Time) {
-	qd := QueueDelivery{MsgID: d.MsgID, Client: wk.name, Queue: wk.queueOf(d), Seq: d.Seq, ReceiveCount: d.ReceiveCount,
+	qd := QueueDelivery{MsgID: d.MsgID, Client: wk.name, Queue: wk.queueOf(d), Seq: d.Seq, Key: d.Attributes[keyAttribute], ReceiveCount: d.ReceiveCount,
 		Replay: d.Redrives > 0 && d.ReceiveCount == 1, Time: now}
 	qs.mu.Lock()
 	qs.deliveries = append(qs.deliveries, qd)
@@ -929,17 +940,18 @@ func (queuesFeature) value(_ context.Context, w *world, v command.Value) (any, b
 			return float64(q.Counts.InFlight), true, nil
 		}
 		return q.OldestAge.Seconds(), true, nil
-	case "delivered", "processed":
+	case "delivered", "processed", "workers":
 		if !w.isQueue(v.Arg) {
 			return nil, false, nil
 		}
-		qs.mu.Lock()
-		n := qs.delivered[v.Arg]
-		if v.Func == "processed" {
-			n = len(qs.processed[v.Arg])
+		delivered, processed, workers, _ := qs.counts(v.Arg)
+		switch v.Func {
+		case "processed":
+			return float64(processed), true, nil
+		case "workers":
+			return float64(workers), true, nil
 		}
-		qs.mu.Unlock()
-		return float64(n), true, nil
+		return float64(delivered), true, nil
 	case "state":
 		if wk := qs.get(v.Arg); wk != nil {
 			return wk.stateNow(), true, nil
@@ -958,8 +970,9 @@ func (queuesFeature) observe(ctx context.Context, w *world, h *checker.History, 
 		h.Sends = append(h.Sends, checker.Send{MsgID: s.MsgID, Client: s.Client, Queue: s.Queue, Outcome: s.Outcome})
 	}
 	for _, d := range qs.deliveries {
-		h.Deliveries = append(h.Deliveries, checker.Delivery{MsgID: d.MsgID, Client: d.Client, Group: d.Queue, Key: "\x00" + d.MsgID, Replay: d.Replay})
+		h.Deliveries = append(h.Deliveries, checker.Delivery{MsgID: d.MsgID, Client: d.Client, Group: d.Queue, Key: d.Key, Replay: d.Replay})
 	}
+	h.Done = append(h.Done, qs.doneWork...)
 	if o.Fates == nil {
 		o.Fates = map[string]checker.Fate{}
 	}

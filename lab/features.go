@@ -57,6 +57,7 @@ var valueFeatures = map[string]feature{
 	"delivered":   consumerGroups,
 	"processed":   consumerGroups,
 	"idle":        consumerGroups,
+	"workers":     consumerGroups,
 	"depth":       queues,
 	"inflight":    queues,
 	"oldest_age":  queues,

@@ -53,6 +53,10 @@ var mutations = map[string]struct{ old, new, why string }{
 		old: "strategy=dedupe-table", new: "strategy=none",
 		why: "without the inbox the relay's second msg-881 credits the cashback again: duplicate_effects == 0, balance=50 and processed_messages == 1 fail",
 	},
+	"ordering": {
+		old: "topic create orders partitions=3\nconsumer start billing-1 group=billing topic=orders work=200ms", new: "topic create orders partitions=1\nconsumer start billing-1 group=billing topic=orders work=200ms",
+		why: "the per-key step on one partition has one consumer at work, in the written order: workers(billing) == 3 and reordered > 0 fail",
+	},
 	"durability": {
 		old: "acks=1 as=checkout", new: "acks=all as=checkout",
 		why: "the acks=1 step written with acks=all loses nothing: hwm == 1 and lost == 1 fail",

@@ -84,6 +84,11 @@ var broken = map[string][]want{
 		{16, 5, "do: is what the learner does; put conditions after wait:"},
 		{17, 0, `"wiat:" is not a task key; did you mean "wait:"?`},
 	},
+	"16-retry-topic-refs.md": {
+		{11, 0, "no topic orders-retyr here; the lesson has created orders"},
+		{22, 0, "orders has partitions 0 to 1, not 2"},
+		{23, 0, "no topic order here"},
+	},
 }
 
 func TestBrokenLessonsReportEveryProblemAtItsLine(t *testing.T) {

@@ -132,6 +132,12 @@ func (v *refs) command(line int, c command.Command) {
 		}
 	case command.Load:
 		v.loadTarget(line, c.Topic)
+	case command.Consumer:
+		for _, t := range []string{c.Topic, c.RetryTopic} {
+			if t != "" {
+				v.topic(line, t)
+			}
+		}
 	case command.Elect:
 		v.node(line, c.Node)
 		v.target(line, c.Target)
@@ -170,6 +176,10 @@ func (v *refs) value(line int, val command.Value) {
 		v.target(line, val.Target)
 		if val.Node != "" {
 			v.nodeID(line, val.Node)
+		}
+	case "lag", "lag_seconds":
+		if val.Target.IsPartition {
+			v.target(line, val.Target)
 		}
 	}
 }

@@ -52,8 +52,35 @@ type Delivery struct {
 	MsgID  string `json:"msg_id"`
 	Client string `json:"client"`
 	Group  string `json:"group"` // a consumer group, or a queue's name
+	Topic  string `json:"topic,omitempty"`
 	Key    string `json:"key,omitempty"`
 	Replay bool   `json:"replay,omitempty"`
+}
+
+// Done is one message whose work a client finished, in the order the work
+// finished: what the service behind the client saw, and so what order is
+// measured on. Topic is where the client read it ("" for a queue).
+type Done struct {
+	MsgID  string `json:"msg_id"`
+	Client string `json:"client"`
+	Group  string `json:"group"` // a consumer group, or a queue's name
+	Topic  string `json:"topic,omitempty"`
+	Key    string `json:"key,omitempty"`
+}
+
+// Move is a record a consumer gave up on and produced to a retry topic,
+// with the same message id and key, before it committed past it: a log
+// cannot delete one record, so the copy is how the partition moves on.
+type Move struct {
+	MsgID   string  `json:"msg_id"`
+	Client  string  `json:"client"`
+	Group   string  `json:"group"` // the group that gave up on it
+	From    string  `json:"from"`  // orders/1
+	To      string  `json:"to"`    // the retry topic
+	Outcome Outcome `json:"outcome"`
+	// Where the retry topic acknowledged the copy; -1 when not known.
+	Partition int   `json:"partition"`
+	Offset    int64 `json:"offset"`
 }
 
 // Effect is one side effect a service applied for a message: a charge, a
@@ -69,6 +96,8 @@ type History struct {
 	Produces   []Produce
 	Sends      []Send
 	Deliveries []Delivery
+	Done       []Done
+	Moves      []Move
 	Effects    []Effect
 }
 
@@ -131,6 +160,13 @@ const MaxListed = 20
 //     not read (no leader after 30 s); neither lost nor safe.
 //   - LostMessages: up to MaxListed of the lost, with where they were
 //     confirmed.
+//   - Moved: records a consumer gave up on and copied to a retry topic (the
+//     copy acknowledged). The original stays in its partition and the copy
+//     is where the move put it, so neither is lost nor a duplicate write; a
+//     copy missing from the retry topic's committed log is lost.
+//   - Reordered: finished work that came after the work on a message
+//     produced later, within one group and any key: what a total order
+//     forbids and per-key order allows.
 type Report struct {
 	Confirmed           int `json:"confirmed"`
 	Lost                int `json:"lost"`
@@ -144,6 +180,8 @@ type Report struct {
 
 	DuplicateWrites int       `json:"duplicate_writes"`
 	Unchecked       int       `json:"unchecked"`
+	Moved           int       `json:"moved"`
+	Reordered       int       `json:"reordered"`
 	LostMessages    []Missing `json:"lost_messages"`
 	Unreadable      []string  `json:"unreadable"`
 }
@@ -164,6 +202,8 @@ var fields = []struct {
 	{"rejected", func(r Report) int { return r.Rejected }},
 	{"duplicate_writes", func(r Report) int { return r.DuplicateWrites }},
 	{"unchecked", func(r Report) int { return r.Unchecked }},
+	{"moved", func(r Report) int { return r.Moved }},
+	{"reordered", func(r Report) int { return r.Reordered }},
 }
 
 // Fields returns the names of the report's numeric fields, in table order:
@@ -202,9 +242,10 @@ func (r Report) Summary() string {
 func Check(h History, o Observed) Report {
 	r := Report{LostMessages: []Missing{}, Unreadable: append([]string{}, o.Unreadable...)}
 	sort.Strings(r.Unreadable)
-	checkProduces(&r, h.Produces, o)
+	checkProduces(&r, h.Produces, h.Moves, o)
 	checkSends(&r, h.Sends, o)
 	checkDeliveries(&r, h)
+	checkOrder(&r, h)
 	checkEffects(&r, h.Effects)
 	return r
 }
@@ -215,7 +256,7 @@ type where struct {
 	partition int
 }
 
-func checkProduces(r *Report, produces []Produce, o Observed) {
+func checkProduces(r *Report, produces []Produce, moves []Move, o Observed) {
 	copies := map[string][]where{} // message id → its copies in committed logs
 	start := map[where]int64{}
 	for _, l := range o.Logs {
@@ -227,12 +268,34 @@ func checkProduces(r *Report, produces []Produce, o Observed) {
 			}
 		}
 	}
-	for _, cs := range copies {
-		r.DuplicateWrites += len(cs) - 1
+	movedTo := movedTopics(moves)
+	for id, cs := range copies {
+		extra := len(cs) - 1
+		// The first copy in each topic a move put it in is the move's.
+		counted := map[string]bool{}
+		for _, c := range cs {
+			if movedTo[id][c.topic] && !counted[c.topic] {
+				counted[c.topic] = true
+				extra--
+			}
+		}
+		r.DuplicateWrites += max(extra, 0)
 	}
 	unreadable := map[string]bool{}
 	for _, u := range o.Unreadable {
 		unreadable[u] = true
+	}
+	// present says whether a confirmed copy of id in topic at w/offset is
+	// accounted for: in the log, or below its start (retention deleted its
+	// segment: it was there).
+	present := func(id, topic string, w where, offset int64) bool {
+		for _, c := range copies[id] {
+			if c.topic == topic {
+				return true
+			}
+		}
+		s, ok := start[w]
+		return ok && offset >= 0 && offset < s
 	}
 	for _, p := range produces {
 		switch p.Outcome {
@@ -249,22 +312,53 @@ func checkProduces(r *Report, produces []Produce, o Observed) {
 			r.Unchecked++
 			continue
 		}
-		found := false
-		for _, c := range copies[p.MsgID] {
-			found = found || c.topic == p.Topic
-		}
-		if found {
+		if present(p.MsgID, p.Topic, w, p.Offset) {
 			continue
 		}
-		if s, ok := start[w]; ok && p.Offset >= 0 && p.Offset < s {
-			continue // retention deleted its segment: it was there
+		r.lose(Missing{MsgID: p.MsgID, Client: p.Client, Where: fmt.Sprintf("%s/%d", p.Topic, p.Partition), Offset: p.Offset,
+			Explained: fmt.Sprintf("acknowledged at %s/%d offset %d, not in the committed log", p.Topic, p.Partition, p.Offset)})
+	}
+	// A move is not a new message (its original was confirmed when it was
+	// produced), but the consumer committed past the original only because
+	// the retry topic confirmed the copy: a missing copy is lost.
+	for _, m := range moves {
+		if m.Outcome != Acknowledged {
+			continue
 		}
-		r.Lost++
-		if len(r.LostMessages) < MaxListed {
-			r.LostMessages = append(r.LostMessages, Missing{MsgID: p.MsgID, Client: p.Client,
-				Where: fmt.Sprintf("%s/%d", p.Topic, p.Partition), Offset: p.Offset,
-				Explained: fmt.Sprintf("acknowledged at %s/%d offset %d, not in the committed log", p.Topic, p.Partition, p.Offset)})
+		r.Moved++
+		at := fmt.Sprintf("%s/%d", m.To, m.Partition)
+		if unreadable[at] {
+			r.Unchecked++
+			continue
 		}
+		if present(m.MsgID, m.To, where{m.To, m.Partition}, m.Offset) {
+			continue
+		}
+		r.lose(Missing{MsgID: m.MsgID, Client: m.Client, Where: at, Offset: m.Offset,
+			Explained: fmt.Sprintf("moved from %s to %s offset %d by %s, which committed past it; the copy is not in the committed log", m.From, at, m.Offset, m.Client)})
+	}
+}
+
+// movedTopics maps a message id to the topics an acknowledged move put a
+// copy of it in.
+func movedTopics(moves []Move) map[string]map[string]bool {
+	out := map[string]map[string]bool{}
+	for _, m := range moves {
+		if m.Outcome != Acknowledged {
+			continue
+		}
+		if out[m.MsgID] == nil {
+			out[m.MsgID] = map[string]bool{}
+		}
+		out[m.MsgID][m.To] = true
+	}
+	return out
+}
+
+func (r *Report) lose(m Missing) {
+	r.Lost++
+	if len(r.LostMessages) < MaxListed {
+		r.LostMessages = append(r.LostMessages, m)
 	}
 }
 
@@ -305,40 +399,85 @@ func checkSends(r *Report, sends []Send, o Observed) {
 	}
 }
 
-// checkDeliveries counts deliveries beyond the first of one message to one
-// group or queue, and first deliveries that went backwards in produce order
-// within one group and key. A redelivery is a duplicate, not a reordering.
+// checkDeliveries counts deliveries beyond the first of one message to
+// one group or queue. The delivery of a copy from the retry topic a move
+// put it in is its second chance, not a duplicate.
 func checkDeliveries(r *Report, h History) {
+	movedTo := movedTopics(h.Moves)
+	type gm struct{ group, msg, via string }
+	seen := map[gm]bool{}
+	for _, d := range h.Deliveries {
+		if d.Replay {
+			continue
+		}
+		k := gm{d.Group, d.MsgID, ""}
+		if movedTo[d.MsgID][d.Topic] {
+			k.via = d.Topic
+		}
+		if seen[k] {
+			r.DuplicateDeliveries++
+			continue
+		}
+		seen[k] = true
+	}
+}
+
+// checkOrder walks the finished work in the order it finished and counts,
+// within one group or queue, work on a message produced (or sent) before
+// one whose work had already finished: with the same key an order
+// violation, with any key a reordering. Work repeated on one message is a
+// duplicate, not a reordering. A copy's work in a retry topic counts in
+// the flow of the group that moved it there: for the key's order it is
+// that group's work, finishing late.
+func checkOrder(r *Report, h History) {
 	order := map[string]int{}
 	for i, p := range h.Produces {
 		if _, ok := order[p.MsgID]; !ok {
 			order[p.MsgID] = i
 		}
 	}
+	for i, s := range h.Sends {
+		if _, ok := order[s.MsgID]; !ok {
+			order[s.MsgID] = len(h.Produces) + i
+		}
+	}
+	type mt struct{ msg, topic string }
+	movedBy := map[mt]string{}
+	for _, m := range h.Moves {
+		k := mt{m.MsgID, m.To}
+		if _, ok := movedBy[k]; !ok && m.Outcome == Acknowledged {
+			movedBy[k] = m.Group
+		}
+	}
 	type gm struct{ group, msg string }
 	type gk struct{ group, key string }
-	seen := map[gm]bool{}
-	latest := map[gk]int{}
-	for _, d := range h.Deliveries {
-		if d.Replay {
+	done := map[gm]bool{}
+	latestKey := map[gk]int{}
+	latest := map[string]int{}
+	for _, d := range h.Done {
+		group := d.Group
+		if g, ok := movedBy[mt{d.MsgID, d.Topic}]; ok && d.Topic != "" {
+			group = g
+		}
+		if done[gm{group, d.MsgID}] {
 			continue
 		}
-		k := gm{d.Group, d.MsgID}
-		if seen[k] {
-			r.DuplicateDeliveries++
-			continue
-		}
-		seen[k] = true
+		done[gm{group, d.MsgID}] = true
 		pos, ok := order[d.MsgID]
 		if !ok {
 			continue
 		}
-		kk := gk{d.Group, d.Key}
-		if last, ok := latest[kk]; ok && pos < last {
+		if last, ok := latest[group]; ok && pos < last {
+			r.Reordered++
+		} else {
+			latest[group] = pos
+		}
+		kk := gk{group, d.Key}
+		if last, ok := latestKey[kk]; ok && pos < last {
 			r.OrderViolations++
 			continue
 		}
-		latest[kk] = pos
+		latestKey[kk] = pos
 	}
 }
 

@@ -71,6 +71,7 @@ func buildSend(p *parser, _ *Spec) (Command, *posError) {
 	}
 	c := Send{Queue: queue, Delay: o.dur("delay"), Count: o.int("count", DefaultCount), As: o.str("as")}
 	c.Value, c.HasValue = o.text("value")
+	c.Key, c.Keyed = o.text("key")
 	return c, nil
 }
 
@@ -106,7 +107,8 @@ var actions = []string{ActionStart, ActionRestart, ActionStop}
 func clientOpts(o opts) ClientOptions {
 	f, _ := o["fail"].v.(Failure)
 	return ClientOptions{Rate: o.float("rate"), Ack: o.str("ack"), Crash: o.str("crash"), Fail: f, Retry: o.str("retry"),
-		Base: o.dur("base"), Cap: o.dur("cap"), Jitter: o.str("jitter"), MaxAttempts: o.int("max-attempts", 0), Service: o.str("service")}
+		Base: o.dur("base"), Cap: o.dur("cap"), Jitter: o.str("jitter"), MaxAttempts: o.int("max-attempts", 0), Service: o.str("service"),
+		Work: o.dur("work")}
 }
 
 // checkClientOpts rejects options that only make sense with others.
@@ -157,8 +159,12 @@ func buildConsumer(p *parser, _ *Spec) (Command, *posError) {
 	if err != nil {
 		return nil, err
 	}
-	return Consumer{Action: action, Client: client, Group: o.str("group"), Topic: o.str("topic"), From: o.str("from"),
-		Session: o.dur("session"), Commit: o.str("commit"), Options: clientOpts(o)}, nil
+	c := Consumer{Action: action, Client: client, Group: o.str("group"), Topic: o.str("topic"), From: o.str("from"),
+		Session: o.dur("session"), Commit: o.str("commit"), RetryTopic: o.str("retry-topic"), Options: clientOpts(o)}
+	if c.RetryTopic != "" && c.RetryTopic == c.Topic {
+		return nil, errAt(o["retry-topic"].col, "retry-topic=%s is the topic the consumer reads; a record it gives up on must go to another topic, e.g. retry-topic=%s-retry", c.RetryTopic, c.Topic)
+	}
+	return c, nil
 }
 
 func buildWorker(p *parser, _ *Spec) (Command, *posError) {

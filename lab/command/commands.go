@@ -105,6 +105,8 @@ func (c Produce) String() string {
 // Send puts Count messages on a queue.
 type Send struct {
 	Queue    string
+	Key      string
+	Keyed    bool
 	Value    string
 	HasValue bool
 	Delay    time.Duration
@@ -116,6 +118,7 @@ func (Send) Name() string { return "send" }
 func (c Send) String() string {
 	return words("send", c.Queue).
 		optIf(c.HasValue, "value", quoteText(c.Value)).
+		optIf(c.Keyed, "key", quoteText(c.Key)).
 		optIf(c.Delay != 0, "delay", formatDuration(c.Delay)).
 		optIf(c.Count != DefaultCount, "count", strconv.Itoa(c.Count)).
 		optIf(c.As != "", "as", c.As).String()
@@ -174,7 +177,8 @@ type ClientOptions struct {
 	Cap         time.Duration
 	Jitter      string // "full", "equal", "none" or ""
 	MaxAttempts int
-	Service     string // a service that takes deliveries (HandlerServices), or ""
+	Service     string        // a service that takes deliveries (HandlerServices), or ""
+	Work        time.Duration // lab time the work on one message takes; 0: none
 }
 
 func (o ClientOptions) print(p *printer) *printer {
@@ -187,7 +191,8 @@ func (o ClientOptions) print(p *printer) *printer {
 		optIf(o.Cap != 0, "cap", formatDuration(o.Cap)).
 		optIf(o.Jitter != "", "jitter", o.Jitter).
 		optIf(o.MaxAttempts != 0, "max-attempts", strconv.Itoa(o.MaxAttempts)).
-		optIf(o.Service != "", "service", o.Service)
+		optIf(o.Service != "", "service", o.Service).
+		optIf(o.Work != 0, "work", formatDuration(o.Work))
 }
 
 // Client actions.
@@ -207,7 +212,10 @@ type Consumer struct {
 	From    string // "earliest", "latest" or "" (earliest)
 	Session time.Duration
 	Commit  string // "each", "poll" or "" (each)
-	Options ClientOptions
+	// RetryTopic takes the records the client gives up on: it produces
+	// each there, same key and message id, before committing past it.
+	RetryTopic string
+	Options    ClientOptions
 }
 
 func (Consumer) Name() string { return "consumer" }
@@ -217,7 +225,8 @@ func (c Consumer) String() string {
 		optIf(c.Topic != "", "topic", c.Topic).
 		optIf(c.From != "", "from", c.From).
 		optIf(c.Session != 0, "session", formatDuration(c.Session)).
-		optIf(c.Commit != "", "commit", c.Commit)
+		optIf(c.Commit != "", "commit", c.Commit).
+		optIf(c.RetryTopic != "", "retry-topic", c.RetryTopic)
 	return c.Options.print(p).String()
 }
 

@@ -1,6 +1,7 @@
 package command
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -24,7 +25,7 @@ type Value struct {
 
 	// ValLab: Func(Arg) or Func(Target@Node), or rows(Service.Table, Where).
 	Func    string
-	Target  Target // leader, epoch, hwm, leo, logstart
+	Target  Target // leader, epoch, hwm, leo, logstart; lag(GROUP, TOPIC/N)'s partition
 	Node    string // epoch/hwm/leo of one replica: hwm(orders/0@n1)
 	Arg     string // lag, depth, state, …: a group, queue, node, client or service
 	Service string // rows
@@ -49,8 +50,8 @@ var labFuncs = []labFunc{
 	{"hwm", "P", true, true, true, "P's high-water mark: the next offset to commit; P@n1 on one replica"},
 	{"leo", "P", true, true, true, "P's log end offset, uncommitted entries included; P@n1 on one replica"},
 	{"logstart", "P", true, false, true, "P's log start offset (retention moves it)"},
-	{"lag", "GROUP", true, false, false, "a consumer group's lag in messages"},
-	{"lag_seconds", "GROUP", true, false, false, "a consumer group's lag in seconds"},
+	{"lag", "GROUP", true, false, false, "a consumer group's lag in messages; lag(GROUP, TOPIC/N) on one partition"},
+	{"lag_seconds", "GROUP", true, false, false, "a consumer group's lag in seconds; lag_seconds(GROUP, TOPIC/N) on one partition"},
 	{"delivered", "GROUP", true, false, false, "messages handed to a consumer group's clients, repeats included"},
 	{"processed", "GROUP", true, false, false, "distinct messages a consumer group's clients finished their work on"},
 	{"depth", "QUEUE", true, false, false, "a queue's messages: ready + in flight + delayed"},
@@ -75,7 +76,12 @@ var labFuncs = []labFunc{
 	{"elapsed", "LOAD", true, false, false, "lab seconds since a load (named by its client or topic) began sending"},
 	{"idle", "GROUP", true, false, false, "a consumer group's members that own no partition: more members than partitions"},
 	{"partition_of", "TOPIC, KEY", true, false, false, "the partition KEY goes to in TOPIC: murmur2(KEY) % the topic's partition count"},
+	{"workers", "GROUP", true, false, false, "clients of a consumer group or queue that finished work on at least one message"},
 }
+
+// onPartition are the lab value functions that take GROUP, TOPIC/N as well
+// as GROUP: lag(billing, orders/1).
+var onPartition = map[string]bool{"lag": true, "lag_seconds": true}
 
 func findFunc(name string) (labFunc, bool) {
 	for _, f := range labFuncs {
@@ -133,6 +139,8 @@ func (v Value) String() string {
 		return s + ")"
 	case v.Node != "":
 		return v.Func + "(" + v.Target.String() + "@" + v.Node + ")"
+	case v.Arg != "" && v.Target.IsPartition:
+		return v.Func + "(" + v.Arg + ", " + v.Target.String() + ")"
 	case v.Arg != "":
 		return v.Func + "(" + v.Arg + ")"
 	}
@@ -397,6 +405,20 @@ func parseValue(t token) (Value, *posError) {
 			return Value{}, errAt(argCol, "%s(…): %v", name, err)
 		}
 		v.Target = tg
+	case onPartition[name] && strings.Contains(arg, ","):
+		group, part, _ := strings.Cut(arg, ",")
+		group, part = strings.TrimSpace(group), strings.TrimSpace(part)
+		if !nameRe.MatchString(group) {
+			return Value{}, errAt(argCol, "%s(…) needs a group first, as in %s(billing, orders/1): a name of letters, digits, '.', '_' or '-'", name, name)
+		}
+		tg, err := parseTarget(part)
+		if err == nil && !tg.IsPartition {
+			err = fmt.Errorf("%q is a topic; name one of its partitions, as in %s/0", part, part)
+		}
+		if err != nil {
+			return Value{}, errAt(argCol, "%s(%s, …): %v", name, group, err)
+		}
+		v.Arg, v.Target = group, tg
 	default:
 		if !nameRe.MatchString(arg) {
 			return Value{}, errAt(argCol, "%s(…) needs %s: a name of letters, digits, '.', '_' or '-'", name, f.arg)

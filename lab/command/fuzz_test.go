@@ -60,6 +60,7 @@ func FuzzCondition(f *testing.F) {
 		"lag(billing) <= 6000 - 600", "state(worker-a) == crashed",
 		"depth(receipts) > 0", `state("x y") == "up"`, "hwm(orders/0) = 3",
 		"duplicate_effects", "leader(receipts) == none", "1 < 2",
+		"lag(billing, orders/1) >= 3", "workers(order-events) == 2",
 	} {
 		f.Add(s, 3.0, -1.5, "up", "down")
 	}

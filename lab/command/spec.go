@@ -147,6 +147,7 @@ var clientOptions = []Option{
 	{Key: "jitter", Arg: "full|equal|none", Help: "how backoffs are randomised", Group: "client options", parse: enum("full", "equal", "none")},
 	{Key: "max-attempts", Arg: "N", Help: "attempts before the message goes to the DLQ", Group: "client options", parse: intIn(1, 1000)},
 	{Key: "service", Arg: "payments|wallet", Help: "the work is this service's handling of the message (its result decides ack, retry or crash)", Group: "client options", parse: enum(HandlerServices...)},
+	{Key: "work", Arg: "DURATION", Help: "how long the work on one message takes, in lab time (default: no time)", Group: "client options", parse: durationParser(true)},
 }
 
 var specs []Spec
@@ -177,6 +178,7 @@ func init() {
 		}},
 		{Name: "send", Args: "QUEUE", Summary: "put messages on a queue", Example: `send receipts value="receipt 881"`, build: buildSend, Options: []Option{
 			optValue,
+			{Key: "key", Arg: "TEXT", Help: "a key the message carries, e.g. its order id ({n} is the message's number); a queue keeps no order by it", parse: parseTemplate},
 			{Key: "delay", Arg: "DURATION", Help: "keep it invisible this long first", parse: durationParser(false)},
 			optCount, optAs,
 		}},
@@ -195,6 +197,7 @@ func init() {
 			{Key: "from", Arg: "earliest|latest", Help: "where a new group starts (default earliest)", parse: enum("earliest", "latest")},
 			{Key: "session", Arg: "DURATION", Help: "the group's session timeout (default: the timing preset's)", parse: durationParser(true)},
 			{Key: "commit", Arg: "each|poll", Help: "commit after each record's work (default), or once per poll after the work on all its records", parse: enum("each", "poll")},
+			{Key: "retry-topic", Arg: "TOPIC", Help: "a record failed past its attempts is produced there (same key and message id), then committed past", parse: parseName},
 		}, clientOptions...)},
 		{Name: "worker", Args: "start|restart|stop CLIENT", Summary: "run a worker on a queue", Example: "worker start w1 queue=receipts rate=400/s", build: buildWorker, Options: append([]Option{
 			{Key: "queue", Arg: "QUEUE", Help: "the queue to work on (required to start)", parse: parseName},
