@@ -1,0 +1,5 @@
+//go:build !race
+
+package lessons
+
+const raceEnabled = false
