@@ -87,7 +87,7 @@ func (r *run) load(ctx context.Context, c command.Load) error {
 	r.w.loads = append(r.w.loads, ld)
 	r.w.loadWG.Add(1)
 	r.w.mu.Unlock()
-	go r.l.runLoad(r.w, ld, cl, p)
+	go r.l.runLoad(r.w, ld, r.l.produceBatches(r.w, ld, cl, p))
 	r.say(EventLoad, "load %s: %d messages as %s, %s/s of lab time for %v%s", c.Topic, total, cl.name, trimFloat(c.Rate), c.For, afterText(c.After))
 	return nil
 }
@@ -99,10 +99,33 @@ func afterText(d time.Duration) string {
 	return fmt.Sprintf(", starting in %v", d)
 }
 
+// sendBatch prepares n messages numbered from first, in order, and returns
+// what sends them and tells each one's outcome: a load's generator numbers
+// its messages in turn and sends several batches at once.
+type sendBatch func(first, n int) (send func() []checker.Outcome)
+
+// produceBatches is a load's sendBatch onto a topic.
+func (l *Lab) produceBatches(w *world, ld *load, cl *client, p *broker.Producer) sendBatch {
+	c := ld.cmd
+	return func(first, n int) func() []checker.Outcome {
+		msgs, recs := w.prepare(cl, c.Topic, first, n, ackText(c.Acks), c.Idempotent, false, 0,
+			keyFunc(c.Key, c.Keyed), valueFunc(c.Value, c.HasValue), l.clock.Now())
+		return func() []checker.Outcome {
+			res := p.Produce(w.ctx, msgs...)
+			w.settle(recs, res, l.clock.Now())
+			out := make([]checker.Outcome, len(res))
+			for i, r := range res {
+				out[i] = outcomeOf(r.Outcome)
+			}
+			return out
+		}
+	}
+}
+
 // runLoad sends the messages that fall due by lab time, so speed and pause
 // apply, until all are sent or the load is stopped; then it waits for the
 // answers of what it sent.
-func (l *Lab) runLoad(w *world, ld *load, cl *client, p *broker.Producer) {
+func (l *Lab) runLoad(w *world, ld *load, batch sendBatch) {
 	defer w.loadWG.Done()
 	defer ld.halt()
 	gen := ld.ctx
@@ -138,9 +161,7 @@ func (l *Lab) runLoad(w *world, ld *load, cl *client, p *broker.Producer) {
 			select {
 			case slots <- struct{}{}:
 				n := min(due-sent, 1000)
-				c := ld.cmd
-				msgs, recs := w.prepare(cl, c.Topic, sent+1, n, ackText(c.Acks), c.Idempotent, false, 0,
-					keyFunc(c.Key, c.Keyed), valueFunc(c.Value, c.HasValue), l.clock.Now())
+				send := batch(sent+1, n)
 				sent += n
 				ld.mu.Lock()
 				ld.sent = sent
@@ -148,11 +169,10 @@ func (l *Lab) runLoad(w *world, ld *load, cl *client, p *broker.Producer) {
 				inflight.Add(1)
 				go func() {
 					defer inflight.Done()
-					res := p.Produce(w.ctx, msgs...)
-					w.settle(recs, res, l.clock.Now())
+					outcomes := send()
 					ld.mu.Lock()
-					for _, r := range res {
-						ld.counts[outcomeOf(r.Outcome)]++
+					for _, o := range outcomes {
+						ld.counts[o]++
 					}
 					ld.mu.Unlock()
 					<-slots

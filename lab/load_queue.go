@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"math"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/mqlab/mqlab/broker"
@@ -97,73 +96,19 @@ func (r *run) startQueueLoad(c command.Load) error {
 	r.w.loads = append(r.w.loads, ld)
 	r.w.loadWG.Add(1)
 	r.w.mu.Unlock()
-	go r.l.runQueueLoad(r.w, ld, cl, qc)
+	go r.l.runLoad(r.w, ld, r.l.sendBatches(r.w, ld, cl, qc))
 	r.say(EventLoad, "load %s: %d messages as %s onto the queue, %s/s of lab time for %v%s", c.Topic, total, cl.name, trimFloat(c.Rate), c.For, afterText(c.After))
 	return nil
 }
 
-// runQueueLoad sends the messages that fall due by lab time, as runLoad
-// produces them, until all are sent or the load is stopped; then it waits
-// for the answers of what it sent.
-func (l *Lab) runQueueLoad(w *world, ld *load, cl *client, qc *broker.QueueClient) {
-	defer w.loadWG.Done()
-	defer ld.halt()
-	gen := ld.ctx
+// sendBatches is a load's sendBatch onto a queue.
+func (l *Lab) sendBatches(w *world, ld *load, cl *client, qc *broker.QueueClient) sendBatch {
 	qs := w.queues
-	var inflight sync.WaitGroup
-	defer func() {
-		inflight.Wait()
-		ld.mu.Lock()
-		ld.state = LoadStopped
-		text := fmt.Sprintf("load %s as %s stopped: %d of %d sent; %s", ld.cmd.Topic, ld.client, ld.sent, ld.total, countText(ld.counts))
-		ld.mu.Unlock()
-		l.tl.add(Event{Time: l.clock.Now(), Kind: EventLoad, Text: text})
-	}()
-	if ld.cmd.After > 0 {
-		if l.clock.Sleep(gen, ld.cmd.After) != nil {
-			return
-		}
-		ld.mu.Lock()
-		ld.state = LoadRunning
-		ld.mu.Unlock()
-	}
-	start := l.clock.Now()
-	slots := make(chan struct{}, loadInFlight)
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	sent := 0
-	for sent < ld.total {
-		elapsed := l.clock.Now().Sub(start).Seconds()
-		due := min(ld.total, int(ld.cmd.Rate*elapsed)+1)
-		if due > sent {
-			select {
-			case slots <- struct{}{}:
-				n := min(due-sent, 1000)
-				msgs, recs := qs.prepareSends(cl, ld.cmd, sent+1, n, l.clock.Now())
-				sent += n
-				ld.mu.Lock()
-				ld.sent = sent
-				ld.mu.Unlock()
-				inflight.Add(1)
-				go func() {
-					defer inflight.Done()
-					res := qc.Send(w.ctx, ld.cmd.Topic, msgs...)
-					outcomes := qs.settleSends(recs, res, l.clock.Now())
-					ld.mu.Lock()
-					for _, o := range outcomes {
-						ld.counts[o]++
-					}
-					ld.mu.Unlock()
-					<-slots
-				}()
-				continue
-			default:
-			}
-		}
-		select {
-		case <-gen.Done():
-			return
-		case <-tick.C:
+	return func(first, n int) func() []checker.Outcome {
+		msgs, recs := qs.prepareSends(cl, ld.cmd, first, n, l.clock.Now())
+		return func() []checker.Outcome {
+			res := qc.Send(w.ctx, ld.cmd.Topic, msgs...)
+			return qs.settleSends(recs, res, l.clock.Now())
 		}
 	}
 }
