@@ -405,23 +405,8 @@ func (qs *queueSet) send(ctx context.Context, r *run, c command.Send) error {
 	ctx, cancel := w.bind(ctx)
 	defer cancel()
 	res := qc.Send(ctx, c.Queue, msgs...)
-	now = qs.l.clock.Now()
+	qs.settleSends(recs, res, qs.l.clock.Now())
 	qs.mu.Lock()
-	for i, s := range recs {
-		if i >= len(res) {
-			s.Outcome = checker.Unknown
-			continue
-		}
-		rs := res[i]
-		s.Seq, s.Attempts, s.Answered = rs.Seq, rs.Attempts, now
-		s.Outcome = outcomeOf(rs.Outcome)
-		if rs.Rejected {
-			s.Outcome = checker.Rejected
-		}
-		if rs.Err != nil {
-			s.Err = rs.Err.Error()
-		}
-	}
 	out := make([]QueueSend, len(recs))
 	for i, s := range recs {
 		out[i] = *s

@@ -72,10 +72,27 @@ func (r *run) load(ctx context.Context, c command.Load) error {
 	if err != nil {
 		return err
 	}
+	total, err := loadTotal("load", c)
+	if err != nil {
+		return err
+	}
+	r.startLoad(c, cl, total, func(ld *load) sendBatch { return r.l.produceBatches(r.w, ld, cl, p) })
+	r.say(EventLoad, "load %s: %d messages as %s, %s/s of lab time for %v%s", c.Topic, total, cl.name, trimFloat(c.Rate), c.For, afterText(c.After))
+	return nil
+}
+
+// loadTotal is how many messages a load sends: its rate for its time.
+func loadTotal(verb string, c command.Load) (int, error) {
 	total := int(math.Round(c.Rate * c.For.Seconds()))
 	if total < 1 {
-		return fmt.Errorf("load: rate=%s/s for=%v makes no messages; raise the rate or the time", trimFloat(c.Rate), c.For)
+		return 0, fmt.Errorf("%s: rate=%s/s for=%v makes no messages; raise the rate or the time", verb, trimFloat(c.Rate), c.For)
 	}
+	return total, nil
+}
+
+// startLoad registers a load of total messages sent as cl and starts its
+// generator, which sends the batches batches makes.
+func (r *run) startLoad(c command.Load, cl *client, total int, batches func(*load) sendBatch) {
 	ld := &load{cmd: c, client: cl.name, total: total, state: LoadWaiting, counts: map[checker.Outcome]int{}}
 	r.w.loadClients.Store(cl.name, true)
 	ld.ctx, ld.halt = context.WithCancel(r.w.ctx)
@@ -87,9 +104,7 @@ func (r *run) load(ctx context.Context, c command.Load) error {
 	r.w.loads = append(r.w.loads, ld)
 	r.w.loadWG.Add(1)
 	r.w.mu.Unlock()
-	go r.l.runLoad(r.w, ld, r.l.produceBatches(r.w, ld, cl, p))
-	r.say(EventLoad, "load %s: %d messages as %s, %s/s of lab time for %v%s", c.Topic, total, cl.name, trimFloat(c.Rate), c.For, afterText(c.After))
-	return nil
+	go r.l.runLoad(r.w, ld, batches(ld))
 }
 
 func afterText(d time.Duration) string {

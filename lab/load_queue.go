@@ -8,7 +8,6 @@ package lab
 import (
 	"context"
 	"fmt"
-	"math"
 	"strings"
 	"time"
 
@@ -77,26 +76,15 @@ func (r *run) startQueueLoad(c command.Load) error {
 	if strings.HasPrefix(name, "_") {
 		return fmt.Errorf("%s: client names cannot start with '_'", verb)
 	}
-	total := int(math.Round(c.Rate * c.For.Seconds()))
-	if total < 1 {
-		return fmt.Errorf("%s: rate=%s/s for=%v makes no messages; raise the rate or the time", verb, trimFloat(c.Rate), c.For)
+	total, err := loadTotal(verb, c)
+	if err != nil {
+		return err
 	}
 	cl, qc, err := r.w.queues.sender(name)
 	if err != nil {
 		return fmt.Errorf("%s: %w", verb, err)
 	}
-	ld := &load{cmd: c, client: cl.name, total: total, state: LoadWaiting, counts: map[checker.Outcome]int{}}
-	r.w.loadClients.Store(cl.name, true)
-	ld.ctx, ld.halt = context.WithCancel(r.w.ctx)
-	if c.After == 0 {
-		ld.state = LoadRunning
-	}
-	r.begin(c.String())
-	r.w.mu.Lock()
-	r.w.loads = append(r.w.loads, ld)
-	r.w.loadWG.Add(1)
-	r.w.mu.Unlock()
-	go r.l.runLoad(r.w, ld, r.l.sendBatches(r.w, ld, cl, qc))
+	r.startLoad(c, cl, total, func(ld *load) sendBatch { return r.l.sendBatches(r.w, ld, cl, qc) })
 	r.say(EventLoad, "load %s: %d messages as %s onto the queue, %s/s of lab time for %v%s", c.Topic, total, cl.name, trimFloat(c.Rate), c.For, afterText(c.After))
 	return nil
 }
