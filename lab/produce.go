@@ -89,8 +89,10 @@ func (r *run) produce(ctx context.Context, c command.Produce) error {
 		keyFunc(c.Key, c.Keyed), valueFunc(c.Value, c.HasValue), r.l.clock.Now())
 	ctx, cancel := r.w.bind(ctx)
 	defer cancel()
+	started := r.l.clock.Now()
 	res := p.Produce(ctx, msgs...)
 	r.w.settle(recs, res, r.l.clock.Now())
+	r.w.produced.record(cl.name, newProduceRun(res, c.Batch, started, r.l.clock.Now()))
 	if len(recs) <= listEach {
 		for i, rec := range recs {
 			r.say(EventOutcome, "%s", describeProduce(*rec, res[i]))

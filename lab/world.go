@@ -46,6 +46,9 @@ type world struct {
 	// loadClients holds the names of the clients loads send as: their
 	// messages are too many to list one by one (see fromLoad).
 	loadClients sync.Map
+
+	// produced is each client's last produce command (produce_stats.go).
+	produced produceStats
 }
 
 // checkerClient is the client id the checker reads logs as; client names

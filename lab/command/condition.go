@@ -32,6 +32,7 @@ type Value struct {
 	Table   string // rows
 	Where   string // rows: an SQL condition, or ""
 	Key     string // partition_of: the key (Arg is the topic)
+	Other   string // speedup: the client compared with (Arg is the one measured)
 }
 
 // labFunc describes one lab value function.
@@ -77,6 +78,9 @@ var labFuncs = []labFunc{
 	{"idle", "GROUP", true, false, false, "a consumer group's members that own no partition: more members than partitions"},
 	{"partition_of", "TOPIC, KEY", true, false, false, "the partition KEY goes to in TOPIC: murmur2(KEY) % the topic's partition count"},
 	{"workers", "GROUP", true, false, false, "clients of a consumer group or queue that finished work on at least one message"},
+	{"requests", "CLIENT", true, false, false, "produce requests a client's last produce command sent, retries included: one per batch"},
+	{"produce_rate", "CLIENT", true, false, false, "messages per second of lab time that a client's last produce command got acknowledged"},
+	{"speedup", "CLIENT, CLIENT", true, false, false, "how many times the first client's produce_rate is the second's: speedup(hundred, one)"},
 }
 
 // onPartition are the lab value functions that take GROUP, TOPIC/N as well
@@ -131,6 +135,8 @@ func (v Value) String() string {
 	switch {
 	case v.Func == "partition_of":
 		return v.Func + "(" + v.Arg + ", " + v.Key + ")"
+	case v.Func == "speedup":
+		return v.Func + "(" + v.Arg + ", " + v.Other + ")"
 	case v.Func == "rows":
 		s := "rows(" + v.Service + "." + v.Table
 		if v.Where != "" {
@@ -387,6 +393,8 @@ func parseValue(t token) (Value, *posError) {
 	switch {
 	case name == "rows":
 		return parseRows(v, arg, argCol)
+	case name == "speedup":
+		return parseSpeedup(v, arg, argCol)
 	case name == "partition_of":
 		return parsePartitionOf(v, arg, argCol)
 	case f.target:
@@ -458,6 +466,19 @@ func parsePartitionOf(v Value, arg string, col int) (Value, *posError) {
 		return Value{}, errAt(col, "partition_of(…) needs TOPIC, KEY, as in partition_of(orders, 881); a key is letters, digits, '.', '_' or '-'")
 	}
 	v.Arg, v.Key = topic, key
+	return v, nil
+}
+
+func parseSpeedup(v Value, arg string, col int) (Value, *posError) {
+	a, b, ok := strings.Cut(arg, ",")
+	a, b = strings.TrimSpace(a), strings.TrimSpace(b)
+	if !ok || !nameRe.MatchString(a) || !nameRe.MatchString(b) {
+		return Value{}, errAt(col, "speedup(…) needs two clients, CLIENT, CLIENT, as in speedup(hundred, one): the first's produce rate over the second's")
+	}
+	if a == b {
+		return Value{}, errAt(col, "speedup(%s, %s) compares a client with itself and is always 1; name two clients, as in speedup(hundred, one)", a, b)
+	}
+	v.Arg, v.Other = a, b
 	return v, nil
 }
 

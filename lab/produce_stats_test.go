@@ -1,0 +1,129 @@
+package lab
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mqlab/mqlab/broker"
+	"github.com/mqlab/mqlab/lab/command"
+)
+
+// readStat reads one lab value as a placeholder does; the text is the
+// left side of an expect.
+func readStat(t *testing.T, l *Lab, text string) (string, error) {
+	t.Helper()
+	cmd, err := command.Parse("expect " + text + " == 0")
+	if err != nil {
+		t.Fatalf("%s: %v", text, err)
+	}
+	return l.Value(ctxFor(t, 10*time.Second), cmd.(command.Expect).Cond.Left)
+}
+
+func mustStat(t *testing.T, l *Lab, text string) float64 {
+	t.Helper()
+	s, err := readStat(t, l, text)
+	if err != nil {
+		t.Fatalf("%s: %v", text, err)
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		t.Fatalf("%s is %q, not a number", text, s)
+	}
+	return f
+}
+
+// One request carries one batch per partition: 250 orders in batches of
+// 100 are 3 requests on one partition, and 2 + 2 when they round-robin over
+// two. Each produce command replaces its client's numbers.
+func TestProduceRequestsAndRate(t *testing.T) {
+	l := newLab(t)
+	mustRun(t, l,
+		"topic create orders partitions=1",
+		"topic create clicks partitions=2",
+		"produce orders count=7 batch=1 as=one",
+		"produce orders count=250 batch=100 as=hundred",
+	)
+	if got := mustStat(t, l, "requests(one)"); got != 7 {
+		t.Errorf("requests(one) = %v, want 7", got)
+	}
+	if got := mustStat(t, l, "requests(hundred)"); got != 3 {
+		t.Errorf("requests(hundred) = %v, want 3", got)
+	}
+	for _, v := range []string{"produce_rate(one)", "produce_rate(hundred)", "speedup(hundred, one)"} {
+		if got := mustStat(t, l, v); got <= 0 {
+			t.Errorf("%s = %v, want above 0", v, got)
+		}
+	}
+	mustRun(t, l, "produce clicks count=250 batch=100 as=hundred")
+	if got := mustStat(t, l, "requests(hundred)"); got != 4 {
+		t.Errorf("requests(hundred) after 250 over two partitions = %v, want 4", got)
+	}
+	mustRun(t, l, "expect requests(hundred) == 4", "expect requests(one) == 7")
+}
+
+// The requests are each batch's attempts, counted once per batch, per
+// partition, in the order the producer sends them.
+func TestNewProduceRun(t *testing.T) {
+	acked := func(p, attempts int) broker.ProduceResult {
+		return broker.ProduceResult{Partition: p, Outcome: broker.OutcomeAcked, Attempts: attempts}
+	}
+	res := []broker.ProduceResult{
+		acked(0, 1), acked(1, 3), acked(0, 1), acked(1, 3), // first batch of each
+		acked(0, 2), acked(1, 1), // second batch of each: p0 retried once
+		{Partition: 0, Outcome: broker.OutcomeFailed}, // never routed: no request
+	}
+	t0 := time.Unix(0, 0)
+	pr := newProduceRun(res, 2, t0, t0.Add(2*time.Second))
+	if pr.requests != 1+3+2+1 || pr.acked != 6 || pr.messages != 7 {
+		t.Errorf("got %+v; want 7 requests, 6 acked of 7", pr)
+	}
+	if pr := newProduceRun(res[:2], 0, t0, t0); pr.requests != 4 {
+		t.Errorf("batch 0 counts as 1: got %d requests, want 4", pr.requests)
+	}
+}
+
+func TestProduceStatsBadInput(t *testing.T) {
+	l := newLab(t)
+	mustRun(t, l, "topic create orders partitions=1")
+
+	_, err := readStat(t, l, "requests(one)")
+	var u unnamedYet
+	if !errors.As(err, &u) || !strings.Contains(err.Error(), "no client has produced yet; produce TOPIC as=one") {
+		t.Errorf("before any produce: %v", err)
+	}
+	mustRun(t, l, "produce orders count=3 as=hundred", "consumer start billing-1 group=billing topic=orders", "wait lag(billing) == 0")
+	if _, err := readStat(t, l, "requests(hundre)"); !errors.As(err, &u) || !strings.Contains(err.Error(), `no client named "hundre" has produced; the clients that have are hundred`) || !strings.Contains(err.Error(), `did you mean "hundred"?`) {
+		t.Errorf("a misspelt client: %v", err)
+	}
+	if _, err := readStat(t, l, "produce_rate(billing-1)"); !isNotNow(err) || !strings.Contains(err.Error(), "billing-1 has run no produce command yet") {
+		t.Errorf("a consumer: %v", err)
+	}
+	if _, err := readStat(t, l, "speedup(hundred, nobody)"); err == nil || !strings.Contains(err.Error(), `speedup(hundred, nobody): no client named "nobody"`) {
+		t.Errorf("speedup over an unknown client: %v", err)
+	}
+
+	// acks=0 gets nothing acknowledged: a rate of 0, and nothing is a
+	// multiple of it.
+	mustRun(t, l, "produce orders count=3 acks=0 as=blind")
+	if got := mustStat(t, l, "produce_rate(blind)"); got != 0 {
+		t.Errorf("produce_rate(blind) = %v, want 0", got)
+	}
+	if _, err := readStat(t, l, "speedup(hundred, blind)"); err == nil || !strings.Contains(err.Error(), "blind got no message acknowledged") {
+		t.Errorf("speedup over a rate of 0: %v", err)
+	}
+
+	// With lab time paused a produce takes no lab time at all.
+	mustRun(t, l, "pause", "produce orders count=3 as=still")
+	if _, err := readStat(t, l, "produce_rate(still)"); err == nil || isNotNow(err) || !strings.Contains(err.Error(), "lab time was paused") {
+		t.Errorf("a produce while paused: %v", err)
+	}
+	if got := mustStat(t, l, "requests(still)"); got != 3 {
+		t.Errorf("requests(still) = %v, want 3", got)
+	}
+	if _, err := l.Exec(ctxFor(t, 10*time.Second), "expect produce_rate(still) > 0"); err == nil || !strings.Contains(err.Error(), "lab time was paused") {
+		t.Errorf("an expect on it: %v", err)
+	}
+}
