@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -92,6 +93,9 @@ type lessonState struct {
 	offTrack string
 	// tried: the learner ran what the task asks; the lab is getting there
 	tried bool
+	// preview is the step's opening text, shown while the lab replays the
+	// lesson up to the step, so the learner can read on meanwhile
+	preview string
 }
 
 // open starts the state of a step afresh.
@@ -249,6 +253,9 @@ func (s *LessonSource) lessonView() *Lesson {
 		ls.StepTitle = "Finished"
 	}
 	ls.Blocks = make([]LessonBlock, len(st.blocks))
+	if st.status == LessonStarting && len(st.blocks) == 0 && st.preview != "" {
+		ls.Blocks = []LessonBlock{{Kind: BlockText, Text: st.preview}}
+	}
 	for i, b := range st.blocks {
 		c := LessonBlock{Kind: b.Kind, Text: b.Text}
 		switch b.Kind {
@@ -409,7 +416,11 @@ func (s *LessonSource) gotoStep(ctx context.Context, step int, why string) (stri
 		notice = fmt.Sprintf("Starting step %d: a live cluster cannot be rewound, so the lab starts a fresh one "+
 			"and re-runs the lesson's commands of %s…", step+1, stepsUpTo(step))
 	}
-	s.update(func(st *lessonState) { st.open(step, LessonStarting, notice) })
+	preview := openingText(s.les.Steps[step])
+	s.update(func(st *lessonState) {
+		st.open(step, LessonStarting, notice)
+		st.preview = preview
+	})
 	if err := s.run.Goto(ctx, step); err != nil {
 		s.update(func(st *lessonState) {
 			st.status = LessonBroken
@@ -1029,3 +1040,21 @@ func expectations(rs []lessons.ExpectResult) []Expectation {
 
 // oneLine joins a text's lines.
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// placeholderRE finds a placeholder: {{lag(billing)}}, {{lost as lost0}}.
+var placeholderRE = regexp.MustCompile(`\{\{[^{}]*\}\}`)
+
+// openingText is the narrative a step opens with, before its first block
+// that runs or asks anything, with "…" for values the lab has yet to give.
+func openingText(step lessons.Step) string {
+	var parts []string
+	for _, b := range step.Blocks {
+		if b.Kind != lessons.KindText {
+			break
+		}
+		if t := strings.TrimSpace(b.Text); t != "" {
+			parts = append(parts, placeholderRE.ReplaceAllString(t, "…"))
+		}
+	}
+	return strings.Join(parts, "\n\n")
+}

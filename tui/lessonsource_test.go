@@ -337,3 +337,28 @@ func TestTaskNotes(t *testing.T) {
 		}
 	}
 }
+
+// While the lab replays a lesson up to a step, the pane shows the step's
+// opening text, its values still to come as "…".
+func TestStartingStepShowsItsOpeningText(t *testing.T) {
+	les, err := lessons.Parse("preview.md", []byte("---\nid: preview\ntitle: Preview\nconcepts: [acks]\n---\n\n"+
+		"## One\n\nFirst words.\n\n```lab\ncluster nodes=3\n```\n\n```expect\nconcept: acks\nlost == 0\n```\n\n"+
+		"```predict\nconcept: acks\nWhich?\n- [x] this\n- [ ] that\nwhy: because\n```\n\n"+
+		"## Two\n\nThe log holds {{lost}} orders.\n\nStill reading.\n\n```lab\ntopic create orders partitions=1\n```\n\nAfter the commands.\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "The log holds … orders.\n\nStill reading."
+	if got := openingText(les.Steps[1]); got != want {
+		t.Fatalf("opening text %q, want %q", got, want)
+	}
+	s := &LessonSource{les: les}
+	s.st = lessonState{step: 1, status: LessonStarting, preview: want}
+	if v := s.lessonView(); len(v.Blocks) != 1 || v.Blocks[0].Text != want {
+		t.Errorf("starting: blocks %+v", v.Blocks)
+	}
+	s.st.status = LessonPlaying
+	if v := s.lessonView(); len(v.Blocks) != 0 {
+		t.Errorf("once the step plays, its own blocks show, not the preview: %+v", v.Blocks)
+	}
+}
