@@ -155,7 +155,7 @@ func TestCurriculumHeadless(t *testing.T) {
 				t.Fatalf("the mutated lesson does not parse: %v", err)
 			}
 			out.Reset()
-			err = PlayHeadless(ctx, mutated, &out, Options{Timing: "fast"})
+			err = PlayHeadless(ctx, mutated, &out, Options{Timing: "fast", FailFast: true})
 			var fe *FailedError
 			if !errors.As(err, &fe) {
 				t.Fatalf("mutation (%s): want failed expectations, got %v\n%s", m.why, err, out.String())

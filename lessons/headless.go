@@ -105,6 +105,9 @@ func PlayHeadless(ctx context.Context, les *Lesson, w io.Writer, opts Options) e
 			}
 		}
 		failed = append(failed, r.Failed()...)
+		if opts.FailFast && len(failed) > 0 {
+			break
+		}
 		if err := r.NextStep(ctx, true); err != nil && !errors.Is(err, ErrEnd) {
 			return err
 		}

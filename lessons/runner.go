@@ -42,6 +42,9 @@ type Options struct {
 	// Progress, when set, keeps the current step, the answers and whether
 	// the lesson was finished. Nil keeps nothing (headless runs, tests).
 	Progress *Store
+	// FailFast ends a headless run with the first step whose expectation
+	// failed, instead of playing the rest.
+	FailFast bool
 }
 
 // Event is what one block did when Runner.Next played it.

@@ -243,3 +243,17 @@ func TestPlayHeadlessFailsOnAFailedExpectation(t *testing.T) {
 		}
 	}
 }
+
+// FailFast ends the run with the step whose expectation failed.
+func TestPlayHeadlessFailFast(t *testing.T) {
+	ctx := ctxFor(t, time.Minute)
+	var out strings.Builder
+	err := PlayHeadless(ctx, loadLesson(t, "testdata/runner/failing.md"), &out, Options{FailFast: true})
+	var fe *FailedError
+	if !errors.As(err, &fe) || len(fe.Failed) != 1 {
+		t.Fatalf("got %v", err)
+	}
+	if s := out.String(); !strings.Contains(s, "✗ 1 of 2 expectations failed") || strings.Contains(s, "Step 2 of") {
+		t.Errorf("want the run to end after step 1:\n%s", s)
+	}
+}
