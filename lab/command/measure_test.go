@@ -1,8 +1,6 @@
 package command
 
 import (
-	"reflect"
-	"strings"
 	"testing"
 	"time"
 )
@@ -13,10 +11,7 @@ import (
 // form that parses to the same command.
 func TestParseMeasuring(t *testing.T) {
 	lag := Expr{Value: Value{Kind: ValLab, Func: "lag", Arg: "billing"}}
-	cases := []struct {
-		line string
-		want Command
-	}{
+	cases := []parseCase{
 		{"expect lag(billing) == 6000 ± 600", Expect{Cond: Condition{Left: lag, Op: "==", Right: Expr{Value: Value{Kind: ValNumber, Num: 6000}}, Tol: 600}}},
 		{"expect lag(billing) != 0 +- 0.5", Expect{Cond: Condition{Left: lag, Op: "!=", Right: Expr{Value: Value{Kind: ValNumber, Num: 0}}, Tol: 0.5}}},
 		{"wait lag(billing) == 6000 ± 600 timeout=5s", Wait{Cond: Condition{Left: lag, Op: "==", Right: Expr{Value: Value{Kind: ValNumber, Num: 6000}}, Tol: 600}, Timeout: 5 * time.Second}},
@@ -29,24 +24,11 @@ func TestParseMeasuring(t *testing.T) {
 			Left: Expr{Value: Value{Kind: ValLab, Func: "partition_of", Arg: "orders", Key: "order-881"}}, Op: "!=",
 			Right: Expr{Value: Value{Kind: ValLab, Func: "partition_of", Arg: "orders6", Key: "order-881"}}}}},
 	}
-	for _, c := range cases {
-		got, err := Parse(c.line)
-		if err != nil {
-			t.Errorf("%q: %v", c.line, err)
-			continue
-		}
-		if !reflect.DeepEqual(got, c.want) {
-			t.Errorf("%q:\n got %#v\nwant %#v", c.line, got, c.want)
-		}
-		again, err := Parse(got.String())
-		if err != nil || !reflect.DeepEqual(again, got) {
-			t.Errorf("%q printed as %q, which parses to %#v (%v)", c.line, got.String(), again, err)
-		}
-	}
+	parsesTo(t, cases)
 }
 
 func TestParseMeasuringErrors(t *testing.T) {
-	cases := []struct{ line, want string }{
+	cases := []errCase{
 		{"expect lag(billing) < 6000 ± 600", "± N only follows == or !=, as in lag(billing) == 6000 ± 600"},
 		{"expect lag(billing) == 6000 ± x", `expected a number above zero after "±"`},
 		{"expect lag(billing) == 6000 ± 0", `expected a number above zero after "±"`},
@@ -57,10 +39,5 @@ func TestParseMeasuringErrors(t *testing.T) {
 		{"expect partition_of(orders) == 1", "partition_of(…) needs TOPIC, KEY, as in partition_of(orders, 881)"},
 		{"expect partition_of(orders, ) == 1", "partition_of(…) needs TOPIC, KEY"},
 	}
-	for _, c := range cases {
-		_, err := Parse(c.line)
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%q: got %v, want an error containing %q", c.line, err, c.want)
-		}
-	}
+	refused(t, cases)
 }

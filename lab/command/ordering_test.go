@@ -1,8 +1,6 @@
 package command
 
 import (
-	"reflect"
-	"strings"
 	"testing"
 	"time"
 )
@@ -10,10 +8,7 @@ import (
 // The options and values the ordering lesson needs parse, print back to
 // the same command, and refuse what cannot mean anything.
 func TestOrderingOptionsAndValues(t *testing.T) {
-	valid := []struct {
-		line string
-		want Command
-	}{
+	valid := []parseCase{
 		{`send order-events key=881 value="order 881 placed"`, Send{Queue: "order-events", Key: "881", Keyed: true, Value: "order 881 placed", HasValue: true, Count: 1}},
 		{"send order-events key=88{n} count=6", Send{Queue: "order-events", Key: "88{n}", Keyed: true, Count: 6}},
 		{"worker start w1 queue=order-events work=1s", Worker{Action: "start", Client: "w1", Queue: "order-events", Options: ClientOptions{Work: time.Second}}},
@@ -30,23 +25,9 @@ func TestOrderingOptionsAndValues(t *testing.T) {
 		{"expect moved == 1", Expect{Cond: Condition{Left: Expr{Value: Value{Kind: ValField, Word: "moved"}}, Op: "==", Right: Expr{Value: Value{Kind: ValNumber, Num: 1}}}}},
 		{"expect reordered > 0", Expect{Cond: Condition{Left: Expr{Value: Value{Kind: ValField, Word: "reordered"}}, Op: ">", Right: Expr{Value: Value{Kind: ValNumber}}}}},
 	}
-	for _, tc := range valid {
-		got, err := Parse(tc.line)
-		if err != nil {
-			t.Errorf("%s: %v", tc.line, err)
-			continue
-		}
-		if !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("%s:\n got %#v\nwant %#v", tc.line, got, tc.want)
-			continue
-		}
-		again, err := Parse(got.String())
-		if err != nil || !reflect.DeepEqual(again, got) {
-			t.Errorf("%s printed as %q, which parses to %#v (%v)", tc.line, got.String(), again, err)
-		}
-	}
+	parsesTo(t, valid)
 
-	bad := []struct{ line, want string }{
+	bad := []errCase{
 		{"worker start w1 queue=q work=0s", "work=0s: want a duration above zero"},
 		{"worker start w1 queue=q work=slow", "work=slow: want a duration above zero"},
 		{"worker start w1 queue=q retry-topic=q-retry", `worker has no option "retry-topic"`},
@@ -59,14 +40,5 @@ func TestOrderingOptionsAndValues(t *testing.T) {
 		{"wait depth(q, orders/0) == 0", "depth(…) needs QUEUE: a name of letters, digits"},
 		{"wait workers(billing, orders/0) == 0", "workers(…) needs GROUP: a name of letters, digits"},
 	}
-	for _, tc := range bad {
-		_, err := Parse(tc.line)
-		if err == nil {
-			t.Errorf("%q parsed; want an error containing %q", tc.line, tc.want)
-			continue
-		}
-		if !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%q:\n got %s\nwant it to contain %s", tc.line, err, tc.want)
-		}
-	}
+	refused(t, bad)
 }

@@ -11,10 +11,7 @@ import (
 // Every command of the core language parses, and prints back in a form
 // that parses to the same command.
 func TestParseValidLines(t *testing.T) {
-	cases := []struct {
-		line string
-		want Command
-	}{
+	cases := []parseCase{
 		{"cluster nodes=3", Cluster{Nodes: 3}},
 		{"cluster nodes=5 timing=classroom", Cluster{Nodes: 5, Timing: "classroom"}},
 		{"topic create orders partitions=3", TopicCreate{Topic: "orders", Partitions: 3}},
@@ -90,21 +87,7 @@ func TestParseValidLines(t *testing.T) {
 		{`sql orders "SELECT * FROM outbox WHERE status='pending'"`, SQL{Service: "orders", Query: "SELECT * FROM outbox WHERE status='pending'"}},
 		{"  kill n3   # the follower", Kill{NodeRef{Kind: RefNode, Node: "n3"}}},
 	}
-	for _, tc := range cases {
-		got, err := Parse(tc.line)
-		if err != nil {
-			t.Errorf("%s: %v", tc.line, err)
-			continue
-		}
-		if !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("%s:\n got %#v\nwant %#v", tc.line, got, tc.want)
-			continue
-		}
-		again, err := Parse(got.String())
-		if err != nil || !reflect.DeepEqual(again, got) {
-			t.Errorf("%s printed as %q, which parses to %#v (%v)", tc.line, got.String(), again, err)
-		}
-	}
+	parsesTo(t, cases)
 }
 
 func TestBlankAndCommentLines(t *testing.T) {

@@ -1,8 +1,6 @@
 package command
 
 import (
-	"reflect"
-	"strings"
 	"testing"
 )
 
@@ -10,33 +8,17 @@ import (
 // produce command; each prints back in a form that parses to the same.
 func TestParseProduceStats(t *testing.T) {
 	num := func(f float64) Expr { return Expr{Value: Value{Kind: ValNumber, Num: f}} }
-	cases := []struct {
-		line string
-		want Command
-	}{
+	cases := []parseCase{
 		{"expect requests(one) == 5000", Expect{Cond: Condition{Left: Expr{Value: Value{Kind: ValLab, Func: "requests", Arg: "one"}}, Op: "==", Right: num(5000)}}},
 		{"expect produce_rate(hundred) > 0", Expect{Cond: Condition{Left: Expr{Value: Value{Kind: ValLab, Func: "produce_rate", Arg: "hundred"}}, Op: ">", Right: num(0)}}},
 		{"expect speedup(hundred, one) >= 3", Expect{Cond: Condition{Left: Expr{Value: Value{Kind: ValLab, Func: "speedup", Arg: "hundred", Other: "one"}}, Op: ">=", Right: num(3)}}},
 		{"expect speedup( hundred ,one ) >= 3", Expect{Cond: Condition{Left: Expr{Value: Value{Kind: ValLab, Func: "speedup", Arg: "hundred", Other: "one"}}, Op: ">=", Right: num(3)}}},
 	}
-	for _, c := range cases {
-		got, err := Parse(c.line)
-		if err != nil {
-			t.Errorf("%q: %v", c.line, err)
-			continue
-		}
-		if !reflect.DeepEqual(got, c.want) {
-			t.Errorf("%q:\n got %#v\nwant %#v", c.line, got, c.want)
-		}
-		again, err := Parse(got.String())
-		if err != nil || !reflect.DeepEqual(again, got) {
-			t.Errorf("%q printed as %q, which parses to %#v (%v)", c.line, got.String(), again, err)
-		}
-	}
+	parsesTo(t, cases)
 }
 
 func TestParseProduceStatsErrors(t *testing.T) {
-	cases := []struct{ line, want string }{
+	cases := []errCase{
 		{"expect speedup(hundred) >= 3", "speedup(…) needs two clients, CLIENT, CLIENT, as in speedup(hundred, one)"},
 		{"expect speedup(hundred, ) >= 3", "speedup(…) needs two clients"},
 		{"expect speedup(a b, one) >= 3", "speedup(…) needs two clients"},
@@ -46,10 +28,5 @@ func TestParseProduceStatsErrors(t *testing.T) {
 		{"expect request(one) == 1", `unknown lab value "request("`},
 		{"expect produce_rate(one) == fast", "compare"},
 	}
-	for _, c := range cases {
-		_, err := Parse(c.line)
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%q: got %v, want an error containing %q", c.line, err, c.want)
-		}
-	}
+	refused(t, cases)
 }
