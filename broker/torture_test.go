@@ -23,13 +23,18 @@ import (
 //
 //	go test ./broker -run 'TestTorture$' -torture.seeds=20 -torture.messages=1000
 //	go test ./broker -run 'TestTorture$' -torture.seed=17
-//	go test ./broker -run 'TestTorture$' -torture.long -timeout=2h
+//	go test ./broker -run 'TestTorture$' -torture.long -torture.parallel=6 -timeout=0
+//
+// A seed spends most of its time waiting on raft's timers and the clients'
+// pacing, not on the CPU, so -torture.parallel runs several seeds at once,
+// each on a cluster of its own.
 var (
 	tortureSeeds    = flag.Int("torture.seeds", defaultTortureSeeds, "torture: how many seeds to run (seeds 1…N)")
 	tortureSeed     = flag.Uint64("torture.seed", 0, "torture: replay this one seed")
 	tortureMessages = flag.Int("torture.messages", 300, "torture: messages produced per seed")
 	tortureLiveness = flag.Bool("torture.liveness", true, "torture: after the heal, every producer must still write to every partition")
 	tortureLong     = flag.Bool("torture.long", false, "torture: long mode, 200 seeds × 5,000 messages unless -torture.seeds / -torture.messages say otherwise")
+	tortureParallel = flag.Int("torture.parallel", 1, "torture: how many seeds run at once, each on its own cluster")
 )
 
 const (
@@ -170,22 +175,38 @@ func tortureParams() (seeds []uint64, messages int) {
 func TestTorture(t *testing.T) {
 	seeds, messages := tortureParams()
 	begin := time.Now()
-	passed := 0
-	var total tortureStats
+	var (
+		mu     sync.Mutex
+		passed int
+		total  tortureStats
+		wg     sync.WaitGroup
+		slots  = make(chan struct{}, max(1, *tortureParallel))
+	)
 	for _, seed := range seeds {
-		ok := t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
-			h := runTorture(t, tortureConfig{seed: seed, messages: messages, acks: AcksAll, idem: true})
-			total.add(h.stats)
-			if len(h.anomalies) > 0 {
-				t.Errorf("seed %d: %s\nthe schedule, as an mqlab script:\n%s", seed, summarize(h.anomalies), h.scriptText())
+		slots <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-slots }()
+			ok := t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+				h := runTorture(t, tortureConfig{seed: seed, messages: messages, acks: AcksAll, idem: true})
+				mu.Lock()
+				total.add(h.stats)
+				mu.Unlock()
+				if len(h.anomalies) > 0 {
+					t.Errorf("seed %d: %s\nthe schedule, as an mqlab script:\n%s", seed, summarize(h.anomalies), h.scriptText())
+				}
+			})
+			if ok {
+				mu.Lock()
+				passed++
+				mu.Unlock()
 			}
-		})
-		if ok {
-			passed++
-		}
+		}()
 	}
-	t.Logf("%d of %d seeds passed, %d messages each, in %v; %d faults; produced: %d acked, %d unknown (%d of them committed, each once), %d failed; queue sends: %d acked, %d unknown, %d rejected",
-		passed, len(seeds), messages, time.Since(begin).Round(time.Millisecond), total.faults,
+	wg.Wait()
+	t.Logf("%d of %d seeds passed, %d messages each, %d at a time, in %v; %d faults; produced: %d acked, %d unknown (%d of them committed, each once), %d failed; queue sends: %d acked, %d unknown, %d rejected",
+		passed, len(seeds), messages, max(1, *tortureParallel), time.Since(begin).Round(time.Millisecond), total.faults,
 		total.acked, total.unknown, total.unknownCommitted, total.failed, total.queueAcked, total.queueUnknown, total.rejected)
 }
 
