@@ -130,22 +130,23 @@ func (c *Cluster) Slow(id string, d time.Duration) error {
 // DropNextReply makes the broker do the client's next data request but
 // lose the reply, so the client cannot know it succeeded.
 func (c *Cluster) DropNextReply(client string) error {
-	if client == "" {
-		return fmt.Errorf("%w: drop next reply: name a client", ErrInvalid)
-	}
-	c.net.DropNext(client, raftnet.DropReply)
-	c.events.emit(Event{Kind: EventFaultArmed, Client: client, Text: fmt.Sprintf("the next reply to %s will be lost", client)})
-	return nil
+	return c.dropNext(client, raftnet.DropReply, "reply", fmt.Sprintf("the next reply to %s will be lost", client))
 }
 
 // DropNextAck loses the client's next ack, delete or offset commit on its
 // way to the broker.
 func (c *Cluster) DropNextAck(client string) error {
+	return c.dropNext(client, raftnet.DropAck, "ack", fmt.Sprintf("the next ack from %s will be lost", client))
+}
+
+// dropNext arms one lost message for the client's next request and
+// announces it; what names the message in the error for a missing client.
+func (c *Cluster) dropNext(client string, drop raftnet.DropKind, what, text string) error {
 	if client == "" {
-		return fmt.Errorf("%w: drop next ack: name a client", ErrInvalid)
+		return fmt.Errorf("%w: drop next %s: name a client", ErrInvalid, what)
 	}
-	c.net.DropNext(client, raftnet.DropAck)
-	c.events.emit(Event{Kind: EventFaultArmed, Client: client, Text: fmt.Sprintf("the next ack from %s will be lost", client)})
+	c.net.DropNext(client, drop)
+	c.events.emit(Event{Kind: EventFaultArmed, Client: client, Text: text})
 	return nil
 }
 
