@@ -250,6 +250,10 @@ func (c *Cluster) node(id string) (*node, error) {
 	return n, nil
 }
 
+// defaultRF is the replication factor of a topic or queue created without
+// one: three replicas, or every node of a smaller cluster.
+func (c *Cluster) defaultRF() int { return min(3, len(c.nodeIDs)) }
+
 // housekeep gives every partition with retention a clock tick now and then,
 // so retention runs on idle partitions too. The leader's time goes into the
 // raft entry so every replica deletes the same segments.

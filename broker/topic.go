@@ -120,7 +120,7 @@ func (c *Cluster) createTopic(ctx context.Context, cfg TopicConfig) error {
 		return err
 	}
 	if cfg.RF == 0 {
-		cfg.RF = min(3, len(c.nodeIDs))
+		cfg.RF = c.defaultRF()
 	}
 	if err := cfg.validate(len(c.nodeIDs)); err != nil {
 		return fmt.Errorf("create topic: %w", err)
