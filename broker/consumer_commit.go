@@ -63,12 +63,7 @@ func (cn *Consumer) Commit(ctx context.Context) error {
 		return err
 	}
 	cn.mu.Lock()
-	offsets := map[TopicPartition]int64{}
-	for _, tp := range cn.assignment {
-		if p := cn.pos[tp]; p >= 0 {
-			offsets[tp] = p
-		}
-	}
+	offsets := cn.commitableAll()
 	member, gen, epoch := cn.memberID, cn.generation, cn.epoch
 	cn.mu.Unlock()
 	if len(offsets) == 0 {
