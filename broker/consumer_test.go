@@ -504,14 +504,8 @@ func TestIdleMembersAndGroupThroughput(t *testing.T) {
 // committed offset that retention deleted falls back to the reset policy.
 // Lag is measured in messages and seconds.
 func TestSeekByTimeResetAndLag(t *testing.T) {
-	clock := &manualClock{}
-	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
-	clock.ns.Store(t0.UnixNano())
-	c, err := NewCluster(Config{Nodes: 3, Now: clock.now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
+	c, clock := newClockedCluster(t)
+	t0 := clockStart
 	tp := TopicPartition{"clicks", 0}
 	mustCreate(t, c, TopicConfig{Name: "clicks", Partitions: 1, SegmentRecords: 4, RetentionAge: 10 * time.Minute})
 	produceN(t, c, "clicks", "early", 10) // offsets 0–9 at t0, in 4-record segments

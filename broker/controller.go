@@ -1,7 +1,15 @@
 package broker
 
+// The controller is a raft group with a replica on every node. Its state
+// machine holds what must survive any single node: the topics, queues and
+// exchanges with their configuration and replica placement, and the
+// producer id counter.
+// Commands reach it through controllerApply, which follows its leader.
+
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -9,10 +17,6 @@ import (
 
 	"github.com/hashicorp/raft"
 )
-
-// The controller is a raft group with a replica on every node. Its state
-// machine holds what must survive any single node: the topics with their
-// configuration and replica placement, and the producer id counter.
 
 type controllerCmd struct {
 	Op    string       `json:"op"` // "create-topic" or "alloc-pid"
@@ -111,4 +115,48 @@ func (f *controllerFSM) Restore(rc io.ReadCloser) error {
 	f.state = st
 	f.mu.Unlock()
 	return nil
+}
+
+// controllerApply proposes a command to the controller group, following its
+// leader until ctx ends.
+func (c *Cluster) controllerApply(ctx context.Context, cmd controllerCmd) (controllerResult, error) {
+	data, err := json.Marshal(cmd)
+	if err != nil {
+		return controllerResult{}, err
+	}
+	retried := false // a proposal before this one may have committed
+	for {
+		lead, err := c.waitReadyLeader(ctx, controllerGroup)
+		if err != nil {
+			return controllerResult{}, err
+		}
+		f := lead.raft().Apply(data, c.timing.RequestTimeout)
+		if err := lead.wait(f); err != nil {
+			// Not leader: nothing was written. Leadership lost or shut
+			// down: it may have been; both commands are safe to repeat
+			// (a repeated create is recognised below, a repeated
+			// producer id only skips a number).
+			if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipTransferInProgress) ||
+				errors.Is(err, raft.ErrLeadershipLost) || errors.Is(err, raft.ErrRaftShutdown) {
+				retried = true
+				continue
+			}
+			return controllerResult{}, fmt.Errorf("controller: %w", err)
+		}
+		res := f.Response().(controllerResult)
+		if retried && (errors.Is(res.err, ErrTopicExists) || errors.Is(res.err, ErrQueueExists)) {
+			return controllerResult{}, nil // our earlier proposal committed after all
+		}
+		return res, res.err
+	}
+}
+
+// allocProducerID asks the controller for a new producer id.
+func (c *Cluster) allocProducerID(ctx context.Context) (int64, error) {
+	res, err := c.controllerApply(ctx, controllerCmd{Op: "alloc-pid"})
+	if err != nil {
+		return 0, fmt.Errorf("allocate producer id: %w", err)
+	}
+	c.events.emit(Event{Kind: EventProducerID, Group: controllerGroup, Text: fmt.Sprintf("controller handed out producer id %d", res.pid)})
+	return res.pid, nil
 }

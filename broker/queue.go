@@ -285,7 +285,7 @@ func (c *Cluster) CreateQueue(ctx context.Context, cfg QueueConfig) error {
 		return err
 	}
 	if cfg.RF == 0 {
-		cfg.RF = min(3, len(c.nodeIDs))
+		cfg.RF = c.defaultRF()
 	}
 	if cfg.Visibility == 0 {
 		cfg.Visibility = DefaultVisibility

@@ -140,6 +140,21 @@ func (qc *QueueClient) call(ctx context.Context, name string, kind raftnet.Reque
 	})
 }
 
+// apply proposes cmd on the queue's ready leader through call. A command
+// the queue refuses comes back as the error, with the result beside it.
+func (qc *QueueClient) apply(ctx context.Context, name string, kind raftnet.RequestKind, cmd queue.Command) (queue.Result, error) {
+	var res queue.Result
+	err := qc.call(ctx, name, kind, func(rep *replica) error {
+		var e error
+		res, e = rep.queueApply(cmd)
+		if e == nil {
+			e = res.Err
+		}
+		return e
+	})
+	return res, err
+}
+
 // sleep waits d or until ctx ends.
 func sleep(ctx context.Context, d time.Duration) {
 	t := time.NewTimer(d)
@@ -197,15 +212,7 @@ func (qc *QueueClient) sendBatch(ctx context.Context, name string, batch []queue
 	backoff := qc.cfg.RetryBackoff
 	unknown := false
 	for attempt := 1; ; attempt++ {
-		var res queue.Result
-		err := qc.call(ctx, name, raftnet.RequestData, func(rep *replica) error {
-			var e error
-			res, e = rep.queueApply(cmd)
-			if e == nil {
-				e = res.Err
-			}
-			return e
-		})
+		res, err := qc.apply(ctx, name, raftnet.RequestData, cmd)
 		if err == nil {
 			for k, i := range idx {
 				r := &results[i]
@@ -422,15 +429,7 @@ func (qc *QueueClient) settle(ctx context.Context, name string, cmd queue.Comman
 	defer cancel()
 	backoff := qc.cfg.RetryBackoff
 	for attempt := 1; ; attempt++ {
-		var res queue.Result
-		err := qc.call(ctx, name, raftnet.RequestAck, func(rep *replica) error {
-			var e error
-			res, e = rep.queueApply(cmd)
-			if e == nil {
-				e = res.Err
-			}
-			return e
-		})
+		res, err := qc.apply(ctx, name, raftnet.RequestAck, cmd)
 		if err == nil {
 			errs := make([]error, len(res.Errs))
 			for i, e := range res.Errs {

@@ -218,13 +218,7 @@ func TestQueueFullRejectsThenAccepts(t *testing.T) {
 
 // Acceptance 4: messages past their TTL expire and are never delivered.
 func TestQueueTTLExpires(t *testing.T) {
-	clock := &manualClock{}
-	clock.ns.Store(time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC).UnixNano())
-	c, err := NewCluster(Config{Nodes: 3, Now: clock.now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
+	c, clock := newClockedCluster(t)
 	mustQueue(t, c, QueueConfig{Name: "offers", TTL: time.Minute})
 	sender := mustQueueClient(t, c, QueueClientConfig{ClientID: "producer"})
 	stale := sendBodies(t, sender, "offers", "offer 1", "offer 2")

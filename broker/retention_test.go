@@ -14,16 +14,28 @@ type manualClock struct{ ns atomic.Int64 }
 func (m *manualClock) now() time.Time          { return time.Unix(0, m.ns.Load()) }
 func (m *manualClock) advance(d time.Duration) { m.ns.Add(int64(d)) }
 
+// clockStart is the time a newClockedCluster's clock starts at.
+var clockStart = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+
+// newClockedCluster starts three nodes whose record timestamps, retention
+// and TTLs follow a manual clock set to clockStart, closed at the end of
+// the test.
+func newClockedCluster(t testing.TB) (*Cluster, *manualClock) {
+	t.Helper()
+	clock := &manualClock{}
+	clock.ns.Store(clockStart.UnixNano())
+	c, err := NewCluster(Config{Nodes: 3, Now: clock.now})
+	if err != nil {
+		t.Fatalf("start cluster: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c, clock
+}
+
 // Acceptance 5: retention with tiny segments deletes whole old segments,
 // moves the log start, and a read below it fails clearly.
 func TestRetentionDeletesWholeSegments(t *testing.T) {
-	clock := &manualClock{}
-	clock.ns.Store(time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC).UnixNano())
-	c, err := NewCluster(Config{Nodes: 3, Now: clock.now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
+	c, clock := newClockedCluster(t)
 	tp := TopicPartition{"clicks", 0}
 	mustCreate(t, c, TopicConfig{Name: "clicks", Partitions: 1, SegmentRecords: 4, RetentionAge: 10 * time.Minute})
 	p := mustProducer(t, c, ProducerConfig{ClientID: "producer", Acks: AcksAll, BatchSize: 1})
@@ -59,7 +71,7 @@ func TestRetentionDeletesWholeSegments(t *testing.T) {
 			t.Errorf("segment starts at %d: retention must delete whole segments", s.BaseOffset)
 		}
 	}
-	_, err = c.Fetch(ctxFor(t, 5*time.Second), "reader", tp, 3, 10)
+	_, err := c.Fetch(ctxFor(t, 5*time.Second), "reader", tp, 3, 10)
 	if !errors.Is(err, ErrOffsetOutOfRange) {
 		t.Fatalf("fetch below the log start: %v; want an offset-out-of-range error", err)
 	}

@@ -1,13 +1,23 @@
 package broker
 
+// Topics: their configuration and names, where their partitions' replicas
+// go, creating them, and looking them up.
+
 import (
+	"context"
+	"errors"
 	"fmt"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/hashicorp/raft"
+
 	"github.com/mqlab/mqlab/broker/partlog"
+	"github.com/mqlab/mqlab/broker/raftnet"
 )
 
 // TopicConfig describes a partitioned log.
@@ -90,4 +100,147 @@ func place(nodes []string, partitions, rf, start int) [][]string {
 		}
 	}
 	return out
+}
+
+// CreateTopic creates a topic, starts a raft group per partition on its
+// replicas, and waits until every partition has a leader, moving each to its
+// preferred replica so leaders spread over the nodes.
+func (c *Cluster) CreateTopic(ctx context.Context, cfg TopicConfig) error {
+	if IsInternalTopic(cfg.Name) {
+		return fmt.Errorf("create topic: %w: %q: names starting with \"__\" are reserved for internal topics such as %s", ErrInvalid, cfg.Name, OffsetsTopic)
+	}
+	return c.createTopic(ctx, cfg)
+}
+
+// createTopic creates any topic, internal ones included.
+func (c *Cluster) createTopic(ctx context.Context, cfg TopicConfig) error {
+	c.admin.Lock()
+	defer c.admin.Unlock()
+	if err := c.checkOpen(); err != nil {
+		return err
+	}
+	if cfg.RF == 0 {
+		cfg.RF = c.defaultRF()
+	}
+	if err := cfg.validate(len(c.nodeIDs)); err != nil {
+		return fmt.Errorf("create topic: %w", err)
+	}
+	c.mu.Lock()
+	_, exists := c.topics[cfg.Name]
+	start := 0
+	for _, t := range c.topics {
+		if !IsInternalTopic(t.Config.Name) { // internal topics leave user placement as it was
+			start += len(t.Placement)
+		}
+	}
+	if IsInternalTopic(cfg.Name) {
+		start = len(c.nodeIDs) - 1 // __consumer_offsets/0 prefers the last node, user topics the first
+	}
+	c.mu.Unlock()
+	if exists {
+		return fmt.Errorf("create topic: %w: %q", ErrTopicExists, cfg.Name)
+	}
+	rec := topicRecord{Config: cfg, Placement: place(c.nodeIDs, cfg.Partitions, cfg.RF, start)}
+	if _, err := c.controllerApply(ctx, controllerCmd{Op: "create-topic", Topic: &rec}); err != nil {
+		return fmt.Errorf("create topic %s: %w", cfg.Name, err)
+	}
+	c.mu.Lock()
+	rec.Seq = len(c.topics)
+	c.topics[cfg.Name] = rec
+	c.mu.Unlock()
+	for p, nodes := range rec.Placement {
+		group := TopicPartition{cfg.Name, p}.String()
+		var servers []raft.Server
+		for _, id := range nodes {
+			servers = append(servers, raft.Server{ID: raft.ServerID(id), Address: raftnet.Addr(id, group)})
+		}
+		for _, id := range nodes {
+			c.mu.Lock()
+			up := c.nodes[id].up
+			c.mu.Unlock()
+			if !up {
+				continue // it joins when it restarts
+			}
+			if err := c.startOn(id, group, servers); err != nil {
+				return fmt.Errorf("create topic %s: %w", cfg.Name, err)
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, len(rec.Placement))
+	for p, nodes := range rec.Placement {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[p] = c.elect(ctx, TopicPartition{cfg.Name, p}.String(), nodes[0], true)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("create topic %s: %w", cfg.Name, err)
+	}
+	c.events.emit(Event{Kind: EventTopicCreated, Text: fmt.Sprintf("topic %s created: %d partition(s), rf %d", cfg.Name, cfg.Partitions, cfg.RF)})
+	return nil
+}
+
+// Topics returns the configuration of every topic, in creation order, without
+// reading any replica: a cheap lookup for validating names.
+func (c *Cluster) Topics() []TopicConfig {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	recs := c.topicsLocked()
+	out := make([]TopicConfig, len(recs))
+	for i, r := range recs {
+		out[i] = r.Config
+	}
+	return out
+}
+
+func (c *Cluster) topicsLocked() []topicRecord {
+	out := make([]topicRecord, 0, len(c.topics))
+	for _, t := range c.topics {
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if a, b := IsInternalTopic(out[i].Config.Name), IsInternalTopic(out[j].Config.Name); a != b {
+			return b // internal topics last
+		}
+		return out[i].Seq < out[j].Seq
+	})
+	return out
+}
+
+func (c *Cluster) topicPartition(tp TopicPartition) (topicRecord, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return topicRecord{}, ErrClosed
+	}
+	rec, ok := c.topics[tp.Topic]
+	if !ok {
+		names := make([]string, 0, len(c.topics))
+		for n := range c.topics {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		return rec, fmt.Errorf("%w: %q (topics: %s)", ErrUnknownTopic, tp.Topic, strings.Join(names, ", "))
+	}
+	if tp.Partition < 0 || tp.Partition >= len(rec.Placement) {
+		return rec, fmt.Errorf("%w: %s has partitions 0 to %d, not %d", ErrUnknownPartition, tp.Topic, len(rec.Placement)-1, tp.Partition)
+	}
+	return rec, nil
+}
+
+func (c *Cluster) partlogConfig(group string) (partlog.Config, error) {
+	tp, err := ParseTopicPartition(group)
+	if err != nil {
+		return partlog.Config{}, err
+	}
+	c.mu.Lock()
+	rec, ok := c.topics[tp.Topic]
+	c.mu.Unlock()
+	if !ok {
+		return partlog.Config{}, fmt.Errorf("%w: %s", ErrUnknownTopic, tp.Topic)
+	}
+	return rec.Config.partlogConfig(), nil
 }
