@@ -27,8 +27,9 @@ import (
 // clientSet is one world's background clients of one kind, by name, with
 // what the checker and the values read of their work.
 type clientSet[C backgroundClient] struct {
-	l *Lab
-	w *world
+	l    *Lab
+	w    *world
+	kind string // consumer or worker
 
 	mu        sync.Mutex
 	byName    map[string]C               // every client started in this world
@@ -41,14 +42,22 @@ type clientSet[C backgroundClient] struct {
 	closed    bool
 }
 
-// backgroundClient is a consumer or a worker, for its set.
+// backgroundClient is a consumer or a worker, for its set: a
+// *clientRuns underneath.
 type backgroundClient interface {
 	comparable // nil when there is none
 	stateNow() string
+	// where says what it works on, for a start it refuses: "group G,
+	// topic T" or "queue Q".
+	where() string
+	halt(stop bool) error
+	kill()
 }
 
-func newClientSet[C backgroundClient](l *Lab, w *world) clientSet[C] {
-	return clientSet[C]{l: l, w: w, byName: map[string]C{}, busy: map[string]bool{}, delivered: map[string]int{},
+// newClientSet makes a world's set of one kind of client; kind names it
+// in what the learner reads ("consumer" or "worker").
+func newClientSet[C backgroundClient](l *Lab, w *world, kind string) clientSet[C] {
+	return clientSet[C]{l: l, w: w, kind: kind, byName: map[string]C{}, busy: map[string]bool{}, delivered: map[string]int{},
 		processed: map[string]map[string]bool{}, workers: map[string]map[string]bool{}}
 }
 
@@ -97,30 +106,118 @@ func (s *clientSet[C]) names() []string {
 	return out
 }
 
-// toStop finds the client a stop names (a consumer or a worker, says
-// kind): it must exist and not be stopped already. was is its state.
-func (s *clientSet[C]) toStop(verb, kind, name string) (c C, was string, err error) {
+// free checks that a start may have name: a client of this set by that
+// name must be stopped, and no client of another kind may have it.
+func (s *clientSet[C]) free(verb, name string) error {
 	var none C
-	if c = s.get(name); c == none {
-		return none, "", fmt.Errorf("%s: no %s named %s%s", verb, kind, name, didYouMean(name, s.names()))
+	if c := s.get(name); c != none {
+		if st := c.stateNow(); st != ClientStopped {
+			return fmt.Errorf("%s: %s is already %s (%s); %s restart %s starts it again, %s stop %s ends it",
+				verb, name, st, c.where(), s.kind, name, s.kind, name)
+		}
+		return nil
 	}
-	if was = c.stateNow(); was == ClientStopped {
-		return none, "", fmt.Errorf("%s: %s is stopped already", verb, name)
+	if what := s.w.nameTaken(name); what != "" {
+		return fmt.Errorf("%s: %s is already %s; give the %s a name of its own", verb, name, what, s.kind)
 	}
-	return c, was, nil
+	return nil
 }
 
-// shut closes the set to new runs and returns its clients, for a close
-// that stops them without a word: the world is going away.
-func (s *clientSet[C]) shut() []C {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.closed = true
-	out := make([]C, 0, len(s.byName))
-	for _, c := range s.byName {
-		out = append(out, c)
+// nameTaken says what other client already has a name, if any: one name,
+// one client, so that a fault armed for it is clear.
+func (w *world) nameTaken(name string) string {
+	w.mu.Lock()
+	_, producer := w.clients[name]
+	w.mu.Unlock()
+	switch {
+	case producer:
+		return "a producer client"
+	case slices.Contains(command.Services, name):
+		return "a service's name"
+	case w.queues.has(name):
+		return "a worker"
 	}
-	return out
+	for _, ld := range w.loadStates() {
+		if ld.Client == name {
+			return "a load's client"
+		}
+	}
+	if w.groups.has(name) {
+		return "a consumer"
+	}
+	return ""
+}
+
+// launchNamed launches the client a start names: the stopped one of that
+// name, or else a new one from fresh, which joins the set only once its
+// first run is launched.
+func (s *clientSet[C]) launchNamed(name string, fresh func() C, launch func(C) error) error {
+	var none C
+	c := s.get(name)
+	isNew := c == none
+	if isNew {
+		c = fresh()
+	}
+	if err := launch(c); err != nil {
+		return err
+	}
+	if isNew {
+		s.add(name, c)
+	}
+	return nil
+}
+
+// named is the client a restart names, or an error that says how to start
+// one; usage is what a start of this kind needs besides the name.
+func (s *clientSet[C]) named(verb, name, usage string) (C, error) {
+	var none C
+	c := s.get(name)
+	if c == none {
+		return none, fmt.Errorf("%s: no %s named %s; start one with %s start %s %s%s",
+			verb, s.kind, name, s.kind, name, usage, didYouMean(name, s.names()))
+	}
+	return c, nil
+}
+
+// stop ends the client a stop names for good and lets stopped tell the
+// learner what became of it, from the state it was in. started is the
+// stop command as the timeline shows it.
+func (s *clientSet[C]) stop(r *run, name, started string, stopped func(r *run, c C, was string)) error {
+	verb := s.kind + " stop " + name
+	if err := s.claim(verb, name); err != nil {
+		return err
+	}
+	defer s.release(name)
+	var none C
+	c := s.get(name)
+	if c == none {
+		return fmt.Errorf("%s: no %s named %s%s", verb, s.kind, name, didYouMean(name, s.names()))
+	}
+	was := c.stateNow()
+	if was == ClientStopped {
+		return fmt.Errorf("%s: %s is stopped already", verb, name)
+	}
+	r.begin(started)
+	err := c.halt(true)
+	stopped(r, c, was)
+	if err != nil {
+		return fmt.Errorf("%s: %w", verb, err)
+	}
+	return nil
+}
+
+// close stops every client without a word: the world is going away.
+func (s *clientSet[C]) close() {
+	s.mu.Lock()
+	s.closed = true
+	all := make([]C, 0, len(s.byName))
+	for _, c := range s.byName {
+		all = append(all, c)
+	}
+	s.mu.Unlock()
+	for _, c := range all {
+		c.kill()
+	}
 }
 
 // begin makes a new run the client's current one, unless the set has
@@ -288,6 +385,104 @@ func (c *clientCore) halted(stop bool) {
 	c.mu.Unlock()
 }
 
+// clientRuns is a consumer or a worker: its state across runs, the
+// command that (re)started it (Cmd, options merged) and its current run
+// (R). Each kind embeds it and adds its own counts.
+type clientRuns[Cmd any, R backgroundRun] struct {
+	clientCore
+
+	// Guarded by mu.
+	cmd Cmd
+	run R // the current or last run; nil before the first
+}
+
+// backgroundRun is one run of a consumer or a worker, as its client
+// starts and ends it.
+type backgroundRun interface {
+	comparable
+	life() *clientRun
+	loop() // receives and works until the run is over
+	// leave tells the broker the client is going, once a run that was up
+	// has ended.
+	leave() error
+	// vanish drops the run's broker client without a goodbye, as a process
+	// that died does.
+	vanish()
+}
+
+func (c *clientRuns[Cmd, R]) command() Cmd {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.cmd
+}
+
+// current is the current or last run, or nil.
+func (c *clientRuns[Cmd, R]) current() R {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.run
+}
+
+// launchRun makes ru the current run of c, started by cmd with crash=
+// armed, and sets its loop going; set, called with c.mu held, clears what
+// else the kind keeps of the last run. False when s has closed: ru is
+// dropped.
+func launchRun[C backgroundClient, Cmd any, R backgroundRun](s *clientSet[C], c *clientRuns[Cmd, R], cmd Cmd, crash string, ru R, set func()) bool {
+	if !s.begin(&c.clientCore, crash, func() {
+		c.cmd, c.run = cmd, ru
+		if set != nil {
+			set()
+		}
+	}) {
+		ru.life().stopHard()
+		ru.vanish()
+		return false
+	}
+	go ru.loop()
+	return true
+}
+
+// halt ends the current run: it asks the loop to finish the message in
+// hand, waits (cutting the work short after a request timeout) and, if
+// the run was up, has it leave. A crashed run only has its state changed;
+// with stop the client is stopped even then.
+func (c *clientRuns[Cmd, R]) halt(stop bool) error {
+	c.mu.Lock()
+	ru, st := c.run, c.state
+	c.mu.Unlock()
+	var none R
+	if ru == none {
+		return nil
+	}
+	ru.life().end(ru.life().w.timing.RequestTimeout)
+	var err error
+	if st == ClientUp {
+		err = ru.leave()
+	}
+	c.halted(stop)
+	return err
+}
+
+// haltUp ends the run of a client that is up, before a restart launches
+// the next; was is the state it was in.
+func (c *clientRuns[Cmd, R]) haltUp() (was string) {
+	was = c.stateNow()
+	if was == ClientUp {
+		c.halt(false)
+	}
+	return was
+}
+
+// kill ends the current run at once and without a word: the world is
+// going away.
+func (c *clientRuns[Cmd, R]) kill() {
+	var none R
+	if ru := c.current(); ru != none {
+		ru.life().kill()
+		ru.vanish()
+	}
+}
+
 // clientRun is one life of a consumer or worker: its policy, its random
 // numbers and the goroutine that receives and works.
 type clientRun struct {
@@ -337,6 +532,31 @@ func (ru *clientRun) end(timeout time.Duration) {
 func (ru *clientRun) kill() {
 	ru.stopHard()
 	<-ru.done
+}
+
+func (ru *clientRun) life() *clientRun { return ru }
+
+// settle sends one commit or ack (req) under the request timeout and
+// counts it in ok, or else in failed with the client's last error; both
+// point into c, guarded by c.mu. gone means the run was stopped or its
+// world retired meanwhile: what became of the request does not matter
+// now, and it is not counted.
+func (ru *clientRun) settle(c *clientCore, ok, failed *int, req func(context.Context) error) (err error, gone bool) {
+	ctx, cancel := context.WithTimeout(ru.hard, ru.w.timing.RequestTimeout)
+	defer cancel()
+	err = req(ctx)
+	if ru.hard.Err() != nil {
+		return err, true
+	}
+	c.mu.Lock()
+	if err == nil {
+		*ok++
+	} else {
+		*failed++
+		c.lastErr = err.Error()
+	}
+	c.mu.Unlock()
+	return err, false
 }
 
 // loop runs step until the run is stopped or crashes. step receives and

@@ -145,20 +145,17 @@ type pendingSeek struct {
 }
 
 func newGroupSet(l *Lab, w *world) *groupSet {
-	return &groupSet{clientSet: newClientSet[*consumerClient](l, w), progress: map[groupPartition]*progress{}}
+	return &groupSet{clientSet: newClientSet[*consumerClient](l, w, "consumer"), progress: map[groupPartition]*progress{}}
 }
 
 // consumerClient is one named consumer. Each start or restart makes a new
 // run with a new broker consumer; the client keeps its name, counts and
 // state across runs.
 type consumerClient struct {
-	clientCore
+	clientRuns[command.Consumer, *consumerRun]
 	g *groupSet
 
-	// Guarded by mu.
-	cmd   command.Consumer // the effective start command, options merged
-	run   *consumerRun     // the current or last run
-	stats consumerStats
+	stats consumerStats // guarded by mu
 }
 
 type consumerStats struct {
@@ -193,7 +190,7 @@ func (groupsFeature) exec(ctx context.Context, r *run, cmd command.Command) erro
 		case command.ActionRestart:
 			return g.restart(ctx, r, c)
 		case command.ActionStop:
-			return g.stop(r, c)
+			return g.stop(r, c.Client, c.String(), g.stopped)
 		}
 	case command.Seek:
 		return g.seek(ctx, r, c)
@@ -231,59 +228,25 @@ func (g *groupSet) checkStart(verb string, c command.Consumer) error {
 	return g.w.checkClientOptions(verb, c.Options)
 }
 
-// nameTaken says whether a consumer name is already a producer, a load or
-// a service: one name, one client, so that a fault armed for it is clear.
-func (g *groupSet) nameTaken(name string) string {
-	w := g.w
-	w.mu.Lock()
-	_, producer := w.clients[name]
-	w.mu.Unlock()
-	switch {
-	case producer:
-		return "a producer client"
-	case slices.Contains(command.Services, name):
-		return "a service's name"
-	case w.queues.has(name):
-		return "a worker"
-	}
-	for _, ld := range w.loadStates() {
-		if ld.Client == name {
-			return "a load's client"
-		}
-	}
-	return ""
-}
-
 func (g *groupSet) start(ctx context.Context, r *run, c command.Consumer) error {
 	verb := "consumer start " + c.Client
 	if err := g.claim(verb, c.Client); err != nil {
 		return err
 	}
 	defer g.release(c.Client)
-	if cc := g.get(c.Client); cc != nil {
-		if st := cc.stateNow(); st != ClientStopped {
-			return fmt.Errorf("%s: %s is already %s (group %s, topic %s); consumer restart %s starts it again, consumer stop %s ends it",
-				verb, c.Client, st, cc.command().Group, cc.command().Topic, c.Client, c.Client)
-		}
-	} else if what := g.nameTaken(c.Client); what != "" {
-		return fmt.Errorf("%s: %s is already %s; give the consumer a name of its own", verb, c.Client, what)
+	if err := g.free(verb, c.Client); err != nil {
+		return err
 	}
 	if err := g.checkStart(verb, c); err != nil {
 		return err
 	}
 	r.begin(c.String())
-	cc := g.get(c.Client)
-	fresh := cc == nil
-	if fresh {
-		cc = &consumerClient{clientCore: clientCore{name: c.Client, state: ClientStopped}, g: g}
+	fresh := func() *consumerClient {
+		cc := &consumerClient{g: g}
+		cc.name, cc.state = c.Client, ClientStopped
+		return cc
 	}
-	if err := cc.launch(ctx, r, c, "joined"); err != nil {
-		return err
-	}
-	if fresh {
-		g.add(c.Client, cc)
-	}
-	return nil
+	return g.launchNamed(c.Client, fresh, func(cc *consumerClient) error { return cc.launch(ctx, r, c, "joined") })
 }
 
 // merge lays a restart's options over the command a client was started
@@ -319,46 +282,28 @@ func (g *groupSet) restart(ctx context.Context, r *run, c command.Consumer) erro
 		return err
 	}
 	defer g.release(c.Client)
-	cc := g.get(c.Client)
-	if cc == nil {
-		return fmt.Errorf("%s: no consumer named %s; start one with consumer start %s group=GROUP topic=TOPIC%s",
-			verb, c.Client, c.Client, didYouMean(c.Client, g.names()))
+	cc, err := g.named(verb, c.Client, "group=GROUP topic=TOPIC")
+	if err != nil {
+		return err
 	}
 	next := merge(cc.command(), c)
 	if err := g.checkStart(verb, next); err != nil {
 		return err
 	}
 	r.begin(c.String())
-	was := cc.stateNow()
-	if was == ClientUp {
-		cc.halt(false)
-	}
+	was := cc.haltUp()
 	return cc.launch(ctx, r, next, fmt.Sprintf("was %s; it rejoined", was))
 }
 
-func (g *groupSet) stop(r *run, c command.Consumer) error {
-	verb := "consumer stop " + c.Client
-	if err := g.claim(verb, c.Client); err != nil {
-		return err
-	}
-	defer g.release(c.Client)
-	cc, was, err := g.toStop(verb, "consumer", c.Client)
-	if err != nil {
-		return err
-	}
-	r.begin(c.String())
-	err = cc.halt(true)
-	cmd := cc.command()
+// stopped tells the learner where a stopped consumer's partitions go.
+func (g *groupSet) stopped(r *run, cc *consumerClient, was string) {
+	group := cc.command().Group
 	switch was {
 	case ClientCrashed:
-		r.say(EventOutcome, "%s stopped; it had crashed, so group %s dropped it when its session ran out", c.Client, cmd.Group)
+		r.say(EventOutcome, "%s stopped; it had crashed, so group %s dropped it when its session ran out", cc.name, group)
 	default:
-		r.say(EventOutcome, "%s stopped and left group %s, which hands its partitions to the others at once", c.Client, cmd.Group)
+		r.say(EventOutcome, "%s stopped and left group %s, which hands its partitions to the others at once", cc.name, group)
 	}
-	if err != nil {
-		return fmt.Errorf("%s: %w", verb, err)
-	}
-	return nil
 }
 
 // launch starts a run of the client with cmd and waits until it has
@@ -389,12 +334,9 @@ func (cc *consumerClient) launch(ctx context.Context, r *run, cmd command.Consum
 		return fmt.Errorf("%s: %w", verb, err)
 	}
 	ru := &consumerRun{clientRun: newClientRun(g.l, g.w, &cc.clientCore, policy), cc: cc, cn: cn, cmd: cmd}
-	if !g.begin(&cc.clientCore, cmd.Options.Crash, func() { cc.cmd, cc.run = cmd, ru }) {
-		ru.stopHard()
-		cn.Crash()
+	if !launchRun(&g.clientSet, &cc.clientRuns, cmd, cmd.Options.Crash, ru, nil) {
 		return fmt.Errorf("%s: %w", verb, ErrClosed)
 	}
-	go ru.loop()
 
 	text := fmt.Sprintf("%s %s group %s (generation %d) reading %s: %s", cc.name, how, cmd.Group, cn.Generation(), cmd.Topic, describeAssignment(cn.Assignment()))
 	text += "; " + policy.describeConsumer(cmd)
@@ -435,45 +377,17 @@ func (p clientPolicy) describeConsumer(cmd command.Consumer) string {
 	return p.describe(settles, "records", retries, cmd.Options.Crash)
 }
 
-// halt ends the current run: it asks the loop to finish the record in
-// hand, waits (cutting the work short after a request timeout), and, when
-// leave, closes the broker consumer so it leaves its group. A crashed run
-// only has its state changed.
-func (cc *consumerClient) halt(leave bool) error {
-	cc.mu.Lock()
-	ru := cc.run
-	st := cc.state
-	cc.mu.Unlock()
-	if ru == nil {
-		return nil
-	}
-	ru.end(cc.g.w.timing.RequestTimeout)
-	var err error
-	if st == ClientUp {
-		err = ru.cn.Close()
-	}
-	cc.halted(leave)
-	return err
+func (cc *consumerClient) where() string {
+	cmd := cc.command()
+	return fmt.Sprintf("group %s, topic %s", cmd.Group, cmd.Topic)
 }
 
-func (cc *consumerClient) command() command.Consumer {
-	cc.mu.Lock()
-	defer cc.mu.Unlock()
-	return cc.cmd
-}
+// leave closes the broker consumer, so that it leaves its group at once.
+func (ru *consumerRun) leave() error { return ru.cn.Close() }
 
-// close stops every run without a word: the world is going away.
-func (g *groupSet) close() {
-	for _, cc := range g.shut() {
-		cc.mu.Lock()
-		ru := cc.run
-		cc.mu.Unlock()
-		if ru != nil {
-			ru.kill()
-			ru.cn.Crash() // no goodbye: the cluster is closing
-		}
-	}
-}
+// vanish drops the broker consumer without a goodbye: its group notices
+// only when its session runs out.
+func (ru *consumerRun) vanish() { ru.cn.Crash() }
 
 // pollRecords is how many records one poll hands a consumer: at most
 // consumerPollRecords, and a tenth of a second's worth under a rate.
@@ -673,7 +587,7 @@ func (cr consumerRecord) crash(at string) {
 // crashNow stops the run as if its process died: no commit, no leave.
 func (ru *consumerRun) crashNow(text string) {
 	cc, g := ru.cc, ru.cc.g
-	ru.cn.Crash()
+	ru.vanish()
 	cc.crashed()
 	session := ru.cmd.Session
 	if session == 0 {
@@ -688,21 +602,10 @@ func (ru *consumerRun) crashNow(text string) {
 // again from the last commit.
 func (ru *consumerRun) commit(offsets map[broker.TopicPartition]int64, msgID string) {
 	cc, g := ru.cc, ru.cc.g
-	ctx, cancel := context.WithTimeout(ru.hard, g.w.timing.RequestTimeout)
-	defer cancel()
-	err := ru.cn.CommitOffsets(ctx, offsets)
-	if ru.hard.Err() != nil {
-		return // stopped or retired: the commit's fate does not matter now
-	}
-	cc.mu.Lock()
-	if err == nil {
-		cc.stats.commits++
-	} else {
-		cc.stats.commitErrors++
-		cc.lastErr = err.Error()
-	}
-	cc.mu.Unlock()
-	if err == nil {
+	err, gone := ru.settle(&cc.clientCore, &cc.stats.commits, &cc.stats.commitErrors, func(ctx context.Context) error {
+		return ru.cn.CommitOffsets(ctx, offsets)
+	})
+	if gone || err == nil {
 		return
 	}
 	why := err.Error()

@@ -117,19 +117,17 @@ type queueSet struct {
 }
 
 func newQueueSet(l *Lab, w *world) *queueSet {
-	return &queueSet{clientSet: newClientSet[*worker](l, w), senders: map[string]*broker.QueueClient{},
+	return &queueSet{clientSet: newClientSet[*worker](l, w, "worker"), senders: map[string]*broker.QueueClient{},
 		acked: map[string]bool{}, expired: map[string]bool{}}
 }
 
 // worker is one named worker; each start or restart is a new run with a
 // new queue client. The worker keeps its name, counts and state.
 type worker struct {
-	clientCore
+	clientRuns[command.Worker, *workerRun]
 	qs *queueSet
 
 	// Guarded by mu.
-	cmd     command.Worker
-	run     *workerRun
 	holding string // the message the current run has received and not settled
 	stats   workerStats
 }
@@ -265,7 +263,7 @@ func (queuesFeature) exec(ctx context.Context, r *run, cmd command.Command) erro
 		case command.ActionRestart:
 			return qs.restart(ctx, r, c)
 		case command.ActionStop:
-			return qs.stop(r, c)
+			return qs.stop(r, c.Client, c.String(), qs.stopped)
 		}
 	case command.Redrive:
 		return qs.redrive(ctx, r, c)
@@ -517,32 +515,19 @@ func (qs *queueSet) start(ctx context.Context, r *run, c command.Worker) error {
 		return err
 	}
 	defer qs.release(c.Client)
-	if wk := qs.get(c.Client); wk != nil {
-		if st := wk.stateNow(); st != ClientStopped {
-			return fmt.Errorf("%s: %s is already %s (queue %s); worker restart %s starts it again, worker stop %s ends it",
-				verb, c.Client, st, wk.command().Queue, c.Client, c.Client)
-		}
-	} else if what := qs.w.groups.nameTaken(c.Client); what != "" {
-		return fmt.Errorf("%s: %s is already %s; give the worker a name of its own", verb, c.Client, what)
-	} else if qs.w.groups.has(c.Client) {
-		return fmt.Errorf("%s: %s is already a consumer; give the worker a name of its own", verb, c.Client)
+	if err := qs.free(verb, c.Client); err != nil {
+		return err
 	}
 	if err := qs.checkStart(verb, c); err != nil {
 		return err
 	}
 	r.begin(c.String())
-	wk := qs.get(c.Client)
-	fresh := wk == nil
-	if fresh {
-		wk = &worker{clientCore: clientCore{name: c.Client, state: ClientStopped}, qs: qs}
+	fresh := func() *worker {
+		wk := &worker{qs: qs}
+		wk.name, wk.state = c.Client, ClientStopped
+		return wk
 	}
-	if err := wk.launch(r, c, "started"); err != nil {
-		return err
-	}
-	if fresh {
-		qs.add(c.Client, wk)
-	}
-	return nil
+	return qs.launchNamed(c.Client, fresh, func(wk *worker) error { return wk.launch(r, c, "started") })
 }
 
 func (qs *queueSet) restart(_ context.Context, r *run, c command.Worker) error {
@@ -551,10 +536,9 @@ func (qs *queueSet) restart(_ context.Context, r *run, c command.Worker) error {
 		return err
 	}
 	defer qs.release(c.Client)
-	wk := qs.get(c.Client)
-	if wk == nil {
-		return fmt.Errorf("%s: no worker named %s; start one with worker start %s queue=QUEUE%s",
-			verb, c.Client, c.Client, didYouMean(c.Client, qs.names()))
+	wk, err := qs.named(verb, c.Client, "queue=QUEUE")
+	if err != nil {
+		return err
 	}
 	next := wk.command()
 	next.Action = command.ActionStart
@@ -566,30 +550,18 @@ func (qs *queueSet) restart(_ context.Context, r *run, c command.Worker) error {
 		return err
 	}
 	r.begin(c.String())
-	was := wk.stateNow()
-	if was == ClientUp {
-		wk.halt(false)
-	}
+	was := wk.haltUp()
 	return wk.launch(r, next, fmt.Sprintf("was %s; it started again", was))
 }
 
-func (qs *queueSet) stop(r *run, c command.Worker) error {
-	verb := "worker stop " + c.Client
-	if err := qs.claim(verb, c.Client); err != nil {
-		return err
-	}
-	defer qs.release(c.Client)
-	wk, was, err := qs.toStop(verb, "worker", c.Client)
-	if err != nil {
-		return err
-	}
-	r.begin(c.String())
-	wk.halt(true)
+// stopped tells the learner what becomes of the message a stopped worker
+// held.
+func (qs *queueSet) stopped(r *run, wk *worker, was string) {
 	wk.mu.Lock()
 	held := wk.holding
 	wk.holding = ""
 	wk.mu.Unlock()
-	text := c.Client + " stopped"
+	text := wk.name + " stopped"
 	if was == ClientCrashed {
 		text += "; it had crashed"
 	}
@@ -597,7 +569,6 @@ func (qs *queueSet) stop(r *run, c command.Worker) error {
 		text += fmt.Sprintf("; %s, which it held unfinished, comes back when its visibility timeout runs out", held)
 	}
 	r.say(EventOutcome, "%s", text)
-	return nil
 }
 
 // launch starts a run of the worker with cmd. On failure the worker keeps
@@ -618,11 +589,9 @@ func (wk *worker) launch(r *run, cmd command.Worker, how string) error {
 	}
 	ru := &workerRun{clientRun: newClientRun(qs.l, qs.w, &wk.clientCore, policy), wk: wk, qc: qc, cmd: cmd, dlq: q.Config.DLQ != "",
 		maxReceives: q.Config.MaxReceives}
-	if !qs.begin(&wk.clientCore, cmd.Options.Crash, func() { wk.cmd, wk.run, wk.holding = cmd, ru, "" }) {
-		ru.stopHard()
+	if !launchRun(&qs.clientSet, &wk.clientRuns, cmd, cmd.Options.Crash, ru, func() { wk.holding = "" }) {
 		return fmt.Errorf("%s: %w", verb, ErrClosed)
 	}
-	go ru.loop()
 	r.say(EventOutcome, "%s %s on queue %s (visibility %v); %s", wk.name, how, cmd.Queue, q.Config.Visibility, policy.describeWorker(cmd, ru.dlq))
 	return nil
 }
@@ -648,36 +617,14 @@ func (p clientPolicy) describeWorker(cmd command.Worker, dlq bool) string {
 	return p.describe("acks each message", "messages", retries, cmd.Options.Crash)
 }
 
-// halt ends the current run, letting it finish the message in hand (cut
-// short after a request timeout).
-func (wk *worker) halt(stop bool) {
-	wk.mu.Lock()
-	ru := wk.run
-	wk.mu.Unlock()
-	if ru == nil {
-		return
-	}
-	ru.end(wk.qs.w.timing.RequestTimeout)
-	wk.halted(stop)
-}
+func (wk *worker) where() string { return "queue " + wk.command().Queue }
 
-func (wk *worker) command() command.Worker {
-	wk.mu.Lock()
-	defer wk.mu.Unlock()
-	return wk.cmd
-}
+// leave has nothing to say: a queue client holds no membership.
+func (ru *workerRun) leave() error { return nil }
 
-// close stops every worker without a word: the world is going away.
-func (qs *queueSet) close() {
-	for _, wk := range qs.shut() {
-		wk.mu.Lock()
-		ru := wk.run
-		wk.mu.Unlock()
-		if ru != nil {
-			ru.kill()
-		}
-	}
-}
+// vanish has nothing to drop: what the run held comes back after its
+// visibility timeout.
+func (ru *workerRun) vanish() {}
 
 // --- the worker's work
 
@@ -828,20 +775,12 @@ func (ru *workerRun) nack(d broker.Delivery, delay time.Duration, reason error) 
 
 func (ru *workerRun) ack(d broker.Delivery) {
 	wk, qs := ru.wk, ru.wk.qs
-	ctx, cancel := context.WithTimeout(ru.hard, qs.w.timing.RequestTimeout)
-	defer cancel()
-	err := ru.qc.Ack(ctx, ru.cmd.Queue, d.ReceiptHandle)
-	if ru.hard.Err() != nil {
+	err, gone := ru.settle(&wk.clientCore, &wk.stats.acks, &wk.stats.ackErrors, func(ctx context.Context) error {
+		return ru.qc.Ack(ctx, ru.cmd.Queue, d.ReceiptHandle)
+	})
+	if gone {
 		return
 	}
-	wk.mu.Lock()
-	if err == nil {
-		wk.stats.acks++
-	} else {
-		wk.stats.ackErrors++
-		wk.lastErr = err.Error()
-	}
-	wk.mu.Unlock()
 	if err == nil {
 		qs.mu.Lock()
 		qs.acked[d.MsgID] = true
