@@ -228,23 +228,7 @@ func (w *world) resolveQueue(ref command.NodeRef) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", ref, err)
 	}
-	if ref.Kind == command.RefLeader {
-		if q.Leader == "" {
-			return "", fmt.Errorf("%s: %s has no leader right now (an election, or too few replicas up); wait leader(%s) != none first", ref, ref.Of, ref.Of)
-		}
-		return q.Leader, nil
-	}
-	var followers []string
-	for _, r := range q.Replicas {
-		if r.Up && r.Node != q.Leader {
-			followers = append(followers, r.Node)
-		}
-	}
-	if len(followers) == 0 {
-		return "", fmt.Errorf("%s: %s has no live follower right now", ref, ref.Of)
-	}
-	byNodeOrder(followers)
-	return followers[0], nil
+	return leaderOrFollower(ref, q.Leader, q.Replicas, func(r broker.QueueReplicaState) (string, bool) { return r.Node, r.Up })
 }
 
 // --- commands
