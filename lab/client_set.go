@@ -1,11 +1,12 @@
 package lab
 
 // A world's set of one kind of background client, consumers or workers:
-// what names them, the checks before a start, the stop and the close that
-// serve either kind, and what the checker and the values read of their
-// work.
+// what names them, the start, restart and stop that serve either kind
+// (each bringing its own checks and words), the close, and what the
+// checker and the values read of their work.
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -70,6 +71,22 @@ func (s *clientSet[C]) release(name string) {
 	s.mu.Lock()
 	delete(s.busy, name)
 	s.mu.Unlock()
+}
+
+// claimNamed claims a name, as claim does, for a command on the client of
+// that name, which must exist; hint follows the error when it does not.
+func (s *clientSet[C]) claimNamed(verb, name, hint string) (C, error) {
+	var none C
+	if err := s.claim(verb, name); err != nil {
+		return none, err
+	}
+	c := s.get(name)
+	if c == none {
+		err := fmt.Errorf("%s: no %s named %s%s%s", verb, s.kind, name, hint, didYouMean(name, s.names()))
+		s.release(name)
+		return none, err
+	}
+	return c, nil
 }
 
 // get is the client of a name, or the zero C.
@@ -139,17 +156,54 @@ func (w *world) nameTaken(name string) string {
 	return ""
 }
 
-// launchNamed launches the client a start names: the stopped one of that
-// name, or else a new one from fresh, which joins the set only once its
-// first run is launched.
-func (s *clientSet[C]) launchNamed(name string, fresh func() C, launch func(C) error) error {
+// clientKind is what one kind's set brings to the start, restart and stop
+// of a client: its checks, a new client, a restart's options laid over
+// those of the last start, and what it tells the learner of a stop. Cmd
+// is the kind's start command.
+type clientKind[C backgroundClient, Cmd any] interface {
+	set() *clientSet[C]
+	checkStart(verb string, cmd Cmd) error
+	fresh(name string) C // stopped until its first run
+	merged(prev, c Cmd) Cmd
+	// stopped tells the learner what became of a client stopped for
+	// good, from the state it was in.
+	stopped(r *run, c C, was string)
+}
+
+// startable is a client that a start or restart launches with a Cmd.
+type startable[Cmd any] interface {
+	backgroundClient
+	command() Cmd
+	haltUp() (was string)
+	// launch starts a run with cmd; how says in the timeline what the
+	// client did ("joined", "was up; it rejoined").
+	launch(ctx context.Context, r *run, cmd Cmd, how string) error
+}
+
+// startClient starts the client a start names: the stopped one of that
+// name, or else a new one, which joins the set only once its first run is
+// launched.
+func startClient[C startable[Cmd], Cmd fmt.Stringer](ctx context.Context, r *run, k clientKind[C, Cmd], name string, cmd Cmd, how string) error {
+	s := k.set()
+	verb := s.kind + " start " + name
+	if err := s.claim(verb, name); err != nil {
+		return err
+	}
+	defer s.release(name)
+	if err := s.free(verb, name); err != nil {
+		return err
+	}
+	if err := k.checkStart(verb, cmd); err != nil {
+		return err
+	}
+	r.begin(cmd.String())
 	var none C
 	c := s.get(name)
 	isNew := c == none
 	if isNew {
-		c = fresh()
+		c = k.fresh(name)
 	}
-	if err := launch(c); err != nil {
+	if err := c.launch(ctx, r, cmd, how); err != nil {
 		return err
 	}
 	if isNew {
@@ -158,39 +212,43 @@ func (s *clientSet[C]) launchNamed(name string, fresh func() C, launch func(C) e
 	return nil
 }
 
-// named is the client a restart names, or an error that says how to start
-// one; usage is what a start of this kind needs besides the name.
-func (s *clientSet[C]) named(verb, name, usage string) (C, error) {
-	var none C
-	c := s.get(name)
-	if c == none {
-		return none, fmt.Errorf("%s: no %s named %s; start one with %s start %s %s%s",
-			verb, s.kind, name, s.kind, name, usage, didYouMean(name, s.names()))
-	}
-	return c, nil
-}
-
-// stop ends the client a stop names for good and lets stopped tell the
-// learner what became of it, from the state it was in. started is the
-// stop command as the timeline shows it.
-func (s *clientSet[C]) stop(r *run, name, started string, stopped func(r *run, c C, was string)) error {
-	verb := s.kind + " stop " + name
-	if err := s.claim(verb, name); err != nil {
+// restartClient starts the client a restart names again, with the
+// restart's options over those of its last start, halting it first if it
+// is up. usage is what a start needs besides the name, for the hint when
+// there is no such client.
+func restartClient[C startable[Cmd], Cmd fmt.Stringer](ctx context.Context, r *run, k clientKind[C, Cmd], name string, cmd Cmd, usage, how string) error {
+	s := k.set()
+	verb := s.kind + " restart " + name
+	c, err := s.claimNamed(verb, name, fmt.Sprintf("; start one with %s start %s %s", s.kind, name, usage))
+	if err != nil {
 		return err
 	}
 	defer s.release(name)
-	var none C
-	c := s.get(name)
-	if c == none {
-		return fmt.Errorf("%s: no %s named %s%s", verb, s.kind, name, didYouMean(name, s.names()))
+	next := k.merged(c.command(), cmd)
+	if err := k.checkStart(verb, next); err != nil {
+		return err
 	}
+	r.begin(cmd.String())
+	was := c.haltUp()
+	return c.launch(ctx, r, next, fmt.Sprintf("was %s; %s", was, how))
+}
+
+// stopClient ends the client a stop names for good.
+func stopClient[C startable[Cmd], Cmd fmt.Stringer](r *run, k clientKind[C, Cmd], name string, cmd Cmd) error {
+	s := k.set()
+	verb := s.kind + " stop " + name
+	c, err := s.claimNamed(verb, name, "")
+	if err != nil {
+		return err
+	}
+	defer s.release(name)
 	was := c.stateNow()
 	if was == ClientStopped {
 		return fmt.Errorf("%s: %s is stopped already", verb, name)
 	}
-	r.begin(started)
-	err := c.halt(true)
-	stopped(r, c, was)
+	r.begin(cmd.String())
+	err = c.halt(true)
+	k.stopped(r, c, was)
 	if err != nil {
 		return fmt.Errorf("%s: %w", verb, err)
 	}

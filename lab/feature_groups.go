@@ -167,11 +167,11 @@ func (groupsFeature) exec(ctx context.Context, r *run, cmd command.Command) erro
 	case command.Consumer:
 		switch c.Action {
 		case command.ActionStart:
-			return g.start(ctx, r, c)
+			return startClient(ctx, r, g, c.Client, c, "joined")
 		case command.ActionRestart:
-			return g.restart(ctx, r, c)
+			return restartClient(ctx, r, g, c.Client, c, "group=GROUP topic=TOPIC", "it rejoined")
 		case command.ActionStop:
-			return g.stop(r, c.Client, c.String(), g.stopped)
+			return stopClient(r, g, c.Client, c)
 		}
 	case command.Seek:
 		return g.seek(ctx, r, c)
@@ -209,30 +209,17 @@ func (g *groupSet) checkStart(verb string, c command.Consumer) error {
 	return g.w.checkClientOptions(verb, c.Options)
 }
 
-func (g *groupSet) start(ctx context.Context, r *run, c command.Consumer) error {
-	verb := "consumer start " + c.Client
-	if err := g.claim(verb, c.Client); err != nil {
-		return err
-	}
-	defer g.release(c.Client)
-	if err := g.free(verb, c.Client); err != nil {
-		return err
-	}
-	if err := g.checkStart(verb, c); err != nil {
-		return err
-	}
-	r.begin(c.String())
-	fresh := func() *consumerClient {
-		cc := &consumerClient{g: g}
-		cc.name, cc.state = c.Client, ClientStopped
-		return cc
-	}
-	return g.launchNamed(c.Client, fresh, func(cc *consumerClient) error { return cc.launch(ctx, r, c, "joined") })
+func (g *groupSet) set() *clientSet[*consumerClient] { return &g.clientSet }
+
+func (g *groupSet) fresh(name string) *consumerClient {
+	cc := &consumerClient{g: g}
+	cc.name, cc.state = name, ClientStopped
+	return cc
 }
 
-// merge lays a restart's options over the command a client was started
+// merged lays a restart's options over the command a client was started
 // with; crash= is armed only when the restart gives it (a crash fires once).
-func merge(prev, c command.Consumer) command.Consumer {
+func (g *groupSet) merged(prev, c command.Consumer) command.Consumer {
 	out := prev
 	out.Action = command.ActionStart
 	if c.Group != "" {
@@ -255,25 +242,6 @@ func merge(prev, c command.Consumer) command.Consumer {
 	}
 	out.Options = mergeOptions(out.Options, c.Options)
 	return out
-}
-
-func (g *groupSet) restart(ctx context.Context, r *run, c command.Consumer) error {
-	verb := "consumer restart " + c.Client
-	if err := g.claim(verb, c.Client); err != nil {
-		return err
-	}
-	defer g.release(c.Client)
-	cc, err := g.named(verb, c.Client, "group=GROUP topic=TOPIC")
-	if err != nil {
-		return err
-	}
-	next := merge(cc.command(), c)
-	if err := g.checkStart(verb, next); err != nil {
-		return err
-	}
-	r.begin(c.String())
-	was := cc.haltUp()
-	return cc.launch(ctx, r, next, fmt.Sprintf("was %s; it rejoined", was))
 }
 
 // stopped tells the learner where a stopped consumer's partitions go.

@@ -139,11 +139,11 @@ func (queuesFeature) exec(ctx context.Context, r *run, cmd command.Command) erro
 	case command.Worker:
 		switch c.Action {
 		case command.ActionStart:
-			return qs.start(ctx, r, c)
+			return startClient(ctx, r, qs, c.Client, c, "started")
 		case command.ActionRestart:
-			return qs.restart(ctx, r, c)
+			return restartClient(ctx, r, qs, c.Client, c, "queue=QUEUE", "it started again")
 		case command.ActionStop:
-			return qs.stop(r, c.Client, c.String(), qs.stopped)
+			return stopClient(r, qs, c.Client, c)
 		}
 	case command.Redrive:
 		return qs.redrive(ctx, r, c)
@@ -389,49 +389,24 @@ func (qs *queueSet) checkStart(verb string, c command.Worker) error {
 	return qs.w.checkClientOptions(verb, c.Options)
 }
 
-func (qs *queueSet) start(ctx context.Context, r *run, c command.Worker) error {
-	verb := "worker start " + c.Client
-	if err := qs.claim(verb, c.Client); err != nil {
-		return err
-	}
-	defer qs.release(c.Client)
-	if err := qs.free(verb, c.Client); err != nil {
-		return err
-	}
-	if err := qs.checkStart(verb, c); err != nil {
-		return err
-	}
-	r.begin(c.String())
-	fresh := func() *worker {
-		wk := &worker{qs: qs}
-		wk.name, wk.state = c.Client, ClientStopped
-		return wk
-	}
-	return qs.launchNamed(c.Client, fresh, func(wk *worker) error { return wk.launch(r, c, "started") })
+func (qs *queueSet) set() *clientSet[*worker] { return &qs.clientSet }
+
+func (qs *queueSet) fresh(name string) *worker {
+	wk := &worker{qs: qs}
+	wk.name, wk.state = name, ClientStopped
+	return wk
 }
 
-func (qs *queueSet) restart(_ context.Context, r *run, c command.Worker) error {
-	verb := "worker restart " + c.Client
-	if err := qs.claim(verb, c.Client); err != nil {
-		return err
-	}
-	defer qs.release(c.Client)
-	wk, err := qs.named(verb, c.Client, "queue=QUEUE")
-	if err != nil {
-		return err
-	}
-	next := wk.command()
+// merged lays a restart's options over the command a worker was started
+// with.
+func (qs *queueSet) merged(prev, c command.Worker) command.Worker {
+	next := prev
 	next.Action = command.ActionStart
 	if c.Queue != "" {
 		next.Queue = c.Queue
 	}
 	next.Options = mergeOptions(next.Options, c.Options)
-	if err := qs.checkStart(verb, next); err != nil {
-		return err
-	}
-	r.begin(c.String())
-	was := wk.haltUp()
-	return wk.launch(r, next, fmt.Sprintf("was %s; it started again", was))
+	return next
 }
 
 // stopped tells the learner what becomes of the message a stopped worker
@@ -453,7 +428,7 @@ func (qs *queueSet) stopped(r *run, wk *worker, was string) {
 
 // launch starts a run of the worker with cmd. On failure the worker keeps
 // its state and is not registered if new.
-func (wk *worker) launch(r *run, cmd command.Worker, how string) error {
+func (wk *worker) launch(_ context.Context, r *run, cmd command.Worker, how string) error {
 	qs := wk.qs
 	verb := fmt.Sprintf("worker %s %s", cmd.Action, wk.name)
 	policy := policyOf(cmd.Options)
