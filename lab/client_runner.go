@@ -1,224 +1,23 @@
 package lab
 
 // What consumers (feature_groups.go) and workers (feature_queues.go) share
-// as background clients: the set that names them, a client's state across
-// its runs, and a run's life — its loop, the lab's order of work for
-// one message in hand, the attempts at the work, crash points and how a
-// run ends. Each kind brings only what is its own: how it receives, what
-// ack means (a commit for a log, an ack for a queue), what it does with a
-// failure, and the words it says.
+// as background clients: a client's state across its runs, how a run
+// starts and ends, and a run's life — its loop, the lab's order of work
+// for one message in hand, the attempts at the work and crash points. The
+// set that names them is in client_set.go. Each kind brings only what is
+// its own: how it receives, what ack means (a commit for a log, an ack for
+// a queue), what it does with a failure, and the words it says.
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
-	"slices"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/mqlab/mqlab/lab/checker"
-	"github.com/mqlab/mqlab/lab/command"
 	"github.com/mqlab/mqlab/lab/services"
 )
-
-// clientSet is one world's background clients of one kind, by name, with
-// what the checker and the values read of their work.
-type clientSet[C backgroundClient] struct {
-	l *Lab
-	w *world
-
-	mu        sync.Mutex
-	byName    map[string]C               // every client started in this world
-	busy      map[string]bool            // a start, restart or stop is under way
-	delivered map[string]int             // group or queue → deliveries
-	processed map[string]map[string]bool // group or queue → message ids whose work was done
-	done      ackTimes                   // group or queue → when work finished, for throughput(G)
-	workers   map[string]map[string]bool // group or queue → clients that finished some work
-	doneWork  []checker.Done             // finished work, in the order it finished
-	closed    bool
-}
-
-// backgroundClient is a consumer or a worker, for its set.
-type backgroundClient interface {
-	comparable // nil when there is none
-	stateNow() string
-}
-
-func newClientSet[C backgroundClient](l *Lab, w *world) clientSet[C] {
-	return clientSet[C]{l: l, w: w, byName: map[string]C{}, busy: map[string]bool{}, delivered: map[string]int{},
-		processed: map[string]map[string]bool{}, workers: map[string]map[string]bool{}}
-}
-
-// claim marks a client name busy for one command; release undoes it.
-func (s *clientSet[C]) claim(verb, name string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return fmt.Errorf("%s: %w", verb, ErrClosed)
-	}
-	if s.busy[name] {
-		return fmt.Errorf("%s: another command is starting or stopping %s; try again once it has finished", verb, name)
-	}
-	s.busy[name] = true
-	return nil
-}
-
-func (s *clientSet[C]) release(name string) {
-	s.mu.Lock()
-	delete(s.busy, name)
-	s.mu.Unlock()
-}
-
-// get is the client of a name, or the zero C.
-func (s *clientSet[C]) get(name string) C {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.byName[name]
-}
-
-func (s *clientSet[C]) add(name string, c C) {
-	s.mu.Lock()
-	s.byName[name] = c
-	s.mu.Unlock()
-}
-
-// names lists the clients, sorted.
-func (s *clientSet[C]) names() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]string, 0, len(s.byName))
-	for n := range s.byName {
-		out = append(out, n)
-	}
-	slices.Sort(out)
-	return out
-}
-
-// toStop finds the client a stop names (a consumer or a worker, says
-// kind): it must exist and not be stopped already. was is its state.
-func (s *clientSet[C]) toStop(verb, kind, name string) (c C, was string, err error) {
-	var none C
-	if c = s.get(name); c == none {
-		return none, "", fmt.Errorf("%s: no %s named %s%s", verb, kind, name, didYouMean(name, s.names()))
-	}
-	if was = c.stateNow(); was == ClientStopped {
-		return none, "", fmt.Errorf("%s: %s is stopped already", verb, name)
-	}
-	return c, was, nil
-}
-
-// shut closes the set to new runs and returns its clients, for a close
-// that stops them without a word: the world is going away.
-func (s *clientSet[C]) shut() []C {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.closed = true
-	out := make([]C, 0, len(s.byName))
-	for _, c := range s.byName {
-		out = append(out, c)
-	}
-	return out
-}
-
-// begin makes a new run the client's current one, unless the set has
-// closed. set, called with c.mu held, records the run and its command.
-func (s *clientSet[C]) begin(c *clientCore, crash string, set func()) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return false
-	}
-	c.mu.Lock()
-	set()
-	c.state, c.crash, c.waiting, c.lastErr = ClientUp, crash, "", ""
-	c.clock = s.l.clock
-	c.since = c.clock.Now()
-	c.mu.Unlock()
-	return true
-}
-
-// processedBy records that c finished the work for a message of a group
-// or queue, read from topic ("" for a queue), with its key ("" for none).
-func (s *clientSet[C]) processedBy(c *clientCore, of, msgID, topic, key string) {
-	if key == "" {
-		// No key, no promise of order: each unkeyed message is its own
-		// key, so order_violations never compares two of them.
-		key = "\x00" + msgID
-	}
-	s.mu.Lock()
-	set := s.processed[of]
-	if set == nil {
-		set = map[string]bool{}
-		s.processed[of] = set
-	}
-	set[msgID] = true
-	s.done.add(of, s.l.clock.Now())
-	if s.workers[of] == nil {
-		s.workers[of] = map[string]bool{}
-	}
-	s.workers[of][c.name] = true
-	s.doneWork = append(s.doneWork, checker.Done{MsgID: msgID, Client: c.name, Group: of, Topic: topic, Key: key})
-	s.mu.Unlock()
-	c.mu.Lock()
-	c.processedN++
-	c.mu.Unlock()
-}
-
-// counts reads a group's or queue's deliveries, distinct messages processed
-// and clients that finished some work; known says whether anything was
-// ever delivered to it.
-func (s *clientSet[C]) counts(of string) (delivered, processed, workers int, known bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delivered, known = s.delivered[of]
-	return delivered, len(s.processed[of]), len(s.workers[of]), known
-}
-
-// doneCopy is the finished work so far, in the order it finished.
-func (s *clientSet[C]) doneCopy() []checker.Done {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.doneWork)
-}
-
-// event puts a client's event in the timeline, unless its world has been
-// retired.
-func (s *clientSet[C]) event(detail bool, format string, args ...any) {
-	text := fmt.Sprintf(format, args...)
-	if !detail {
-		s.l.syncBroker(s.w) // what the broker did first comes first
-	}
-	s.l.tl.mu.Lock()
-	defer s.l.tl.mu.Unlock()
-	if s.w.retired {
-		return
-	}
-	s.l.tl.addLocked(Event{Time: s.l.clock.Now(), Kind: EventClient, Text: text, Detail: detail})
-}
-
-// checkClientName checks a consumer's or worker's name.
-func checkClientName(verb, name string) error {
-	if strings.HasPrefix(name, "_") {
-		return fmt.Errorf("%s: client names cannot start with '_'", verb)
-	}
-	return nil
-}
-
-// checkClientOptions checks a consumer's or worker's options.
-func (w *world) checkClientOptions(verb string, o command.ClientOptions) error {
-	if o.Retry == "none" && o.MaxAttempts > 1 {
-		return fmt.Errorf("%s: max-attempts=%d with retry=none: without retries there is one attempt; use retry=immediate or retry=backoff", verb, o.MaxAttempts)
-	}
-	if o.Service != "" {
-		if _, ok := w.handler(o.Service); !ok {
-			return fmt.Errorf("%s: service=%s: %s", verb, o.Service, w.svc.notRunning(o.Service))
-		}
-	}
-	return nil
-}
 
 // clientCore is what a consumer and a worker keep across their runs.
 type clientCore struct {
@@ -288,6 +87,104 @@ func (c *clientCore) halted(stop bool) {
 	c.mu.Unlock()
 }
 
+// clientRuns is a consumer or a worker: its state across runs, the
+// command that (re)started it (Cmd, options merged) and its current run
+// (R). Each kind embeds it and adds its own counts.
+type clientRuns[Cmd any, R backgroundRun] struct {
+	clientCore
+
+	// Guarded by mu.
+	cmd Cmd
+	run R // the current or last run; nil before the first
+}
+
+// backgroundRun is one run of a consumer or a worker, as its client
+// starts and ends it.
+type backgroundRun interface {
+	comparable
+	life() *clientRun
+	loop() // receives and works until the run is over
+	// leave tells the broker the client is going, once a run that was up
+	// has ended.
+	leave() error
+	// vanish drops the run's broker client without a goodbye, as a process
+	// that died does.
+	vanish()
+}
+
+func (c *clientRuns[Cmd, R]) command() Cmd {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.cmd
+}
+
+// current is the current or last run, or nil.
+func (c *clientRuns[Cmd, R]) current() R {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.run
+}
+
+// launchRun makes ru the current run of c, started by cmd with crash=
+// armed, and sets its loop going; set, called with c.mu held, clears what
+// else the kind keeps of the last run. False when s has closed: ru is
+// dropped.
+func launchRun[C backgroundClient, Cmd any, R backgroundRun](s *clientSet[C], c *clientRuns[Cmd, R], cmd Cmd, crash string, ru R, set func()) bool {
+	if !s.begin(&c.clientCore, crash, func() {
+		c.cmd, c.run = cmd, ru
+		if set != nil {
+			set()
+		}
+	}) {
+		ru.life().stopHard()
+		ru.vanish()
+		return false
+	}
+	go ru.loop()
+	return true
+}
+
+// halt ends the current run: it asks the loop to finish the message in
+// hand, waits (cutting the work short after a request timeout) and, if
+// the run was up, has it leave. A crashed run only has its state changed;
+// with stop the client is stopped even then.
+func (c *clientRuns[Cmd, R]) halt(stop bool) error {
+	c.mu.Lock()
+	ru, st := c.run, c.state
+	c.mu.Unlock()
+	var none R
+	if ru == none {
+		return nil
+	}
+	ru.life().end(ru.life().w.timing.RequestTimeout)
+	var err error
+	if st == ClientUp {
+		err = ru.leave()
+	}
+	c.halted(stop)
+	return err
+}
+
+// haltUp ends the run of a client that is up, before a restart launches
+// the next; was is the state it was in.
+func (c *clientRuns[Cmd, R]) haltUp() (was string) {
+	was = c.stateNow()
+	if was == ClientUp {
+		c.halt(false)
+	}
+	return was
+}
+
+// kill ends the current run at once and without a word: the world is
+// going away.
+func (c *clientRuns[Cmd, R]) kill() {
+	var none R
+	if ru := c.current(); ru != none {
+		ru.life().kill()
+		ru.vanish()
+	}
+}
+
 // clientRun is one life of a consumer or worker: its policy, its random
 // numbers and the goroutine that receives and works.
 type clientRun struct {
@@ -337,6 +234,31 @@ func (ru *clientRun) end(timeout time.Duration) {
 func (ru *clientRun) kill() {
 	ru.stopHard()
 	<-ru.done
+}
+
+func (ru *clientRun) life() *clientRun { return ru }
+
+// settle sends one commit or ack (req) under the request timeout and
+// counts it in ok, or else in failed with the client's last error; both
+// point into c, guarded by c.mu. gone means the run was stopped or its
+// world retired meanwhile: what became of the request does not matter
+// now, and it is not counted.
+func (ru *clientRun) settle(c *clientCore, ok, failed *int, req func(context.Context) error) (err error, gone bool) {
+	ctx, cancel := context.WithTimeout(ru.hard, ru.w.timing.RequestTimeout)
+	defer cancel()
+	err = req(ctx)
+	if ru.hard.Err() != nil {
+		return err, true
+	}
+	c.mu.Lock()
+	if err == nil {
+		*ok++
+	} else {
+		*failed++
+		c.lastErr = err.Error()
+	}
+	c.mu.Unlock()
+	return err, false
 }
 
 // loop runs step until the run is stopped or crashes. step receives and

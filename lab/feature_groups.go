@@ -3,7 +3,8 @@ package lab
 // The consumer groups feature: consumer clients of the broker's groups
 // (broker.NewConsumer), driven by `consumer start|restart|stop`, `seek`,
 // and the values lag(G), lag_seconds(G), delivered(G), processed(G) and
-// state(CONSUMER).
+// state(CONSUMER). Here are its types and commands; a client's run is in
+// feature_groups_run.go, the values in feature_groups_values.go.
 //
 // A consumer client is a goroutine the lab owns. For each record it runs
 // the lab's order of work: receive → commit if ack=before → the before-work
@@ -30,17 +31,13 @@ package lab
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/mqlab/mqlab/broker"
-	"github.com/mqlab/mqlab/broker/raftnet"
 	"github.com/mqlab/mqlab/lab/checker"
 	"github.com/mqlab/mqlab/lab/command"
-	"github.com/mqlab/mqlab/lab/services"
 )
 
 // EventClient is what a background client did: a crash, a record it gave
@@ -145,40 +142,21 @@ type pendingSeek struct {
 }
 
 func newGroupSet(l *Lab, w *world) *groupSet {
-	return &groupSet{clientSet: newClientSet[*consumerClient](l, w), progress: map[groupPartition]*progress{}}
+	return &groupSet{clientSet: newClientSet[*consumerClient](l, w, "consumer"), progress: map[groupPartition]*progress{}}
 }
 
 // consumerClient is one named consumer. Each start or restart makes a new
 // run with a new broker consumer; the client keeps its name, counts and
 // state across runs.
 type consumerClient struct {
-	clientCore
+	clientRuns[command.Consumer, *consumerRun]
 	g *groupSet
 
-	// Guarded by mu.
-	cmd   command.Consumer // the effective start command, options merged
-	run   *consumerRun     // the current or last run
-	stats consumerStats
+	stats consumerStats // guarded by mu
 }
 
 type consumerStats struct {
 	delivered, givenUp, commits, commitErrors int
-}
-
-// consumerRun is one life of a consumer client: a broker consumer and the
-// goroutine that polls it.
-type consumerRun struct {
-	clientRun
-	cc  *consumerClient
-	cn  *broker.Consumer
-	cmd command.Consumer
-
-	// commit=poll: the offsets to commit once the poll's records are done,
-	// and the last record's message id for the timeline.
-	pending     map[broker.TopicPartition]int64
-	pendingLast string
-
-	seenGen int // the group generation the loop last polled in
 }
 
 // --- commands
@@ -189,11 +167,11 @@ func (groupsFeature) exec(ctx context.Context, r *run, cmd command.Command) erro
 	case command.Consumer:
 		switch c.Action {
 		case command.ActionStart:
-			return g.start(ctx, r, c)
+			return startClient(ctx, r, g, c.Client, c, "joined")
 		case command.ActionRestart:
-			return g.restart(ctx, r, c)
+			return restartClient(ctx, r, g, c.Client, c, "group=GROUP topic=TOPIC", "it rejoined")
 		case command.ActionStop:
-			return g.stop(r, c)
+			return stopClient(r, g, c.Client, c)
 		}
 	case command.Seek:
 		return g.seek(ctx, r, c)
@@ -231,64 +209,17 @@ func (g *groupSet) checkStart(verb string, c command.Consumer) error {
 	return g.w.checkClientOptions(verb, c.Options)
 }
 
-// nameTaken says whether a consumer name is already a producer, a load or
-// a service: one name, one client, so that a fault armed for it is clear.
-func (g *groupSet) nameTaken(name string) string {
-	w := g.w
-	w.mu.Lock()
-	_, producer := w.clients[name]
-	w.mu.Unlock()
-	switch {
-	case producer:
-		return "a producer client"
-	case slices.Contains(command.Services, name):
-		return "a service's name"
-	case w.queues.has(name):
-		return "a worker"
-	}
-	for _, ld := range w.loadStates() {
-		if ld.Client == name {
-			return "a load's client"
-		}
-	}
-	return ""
+func (g *groupSet) set() *clientSet[*consumerClient] { return &g.clientSet }
+
+func (g *groupSet) fresh(name string) *consumerClient {
+	cc := &consumerClient{g: g}
+	cc.name, cc.state = name, ClientStopped
+	return cc
 }
 
-func (g *groupSet) start(ctx context.Context, r *run, c command.Consumer) error {
-	verb := "consumer start " + c.Client
-	if err := g.claim(verb, c.Client); err != nil {
-		return err
-	}
-	defer g.release(c.Client)
-	if cc := g.get(c.Client); cc != nil {
-		if st := cc.stateNow(); st != ClientStopped {
-			return fmt.Errorf("%s: %s is already %s (group %s, topic %s); consumer restart %s starts it again, consumer stop %s ends it",
-				verb, c.Client, st, cc.command().Group, cc.command().Topic, c.Client, c.Client)
-		}
-	} else if what := g.nameTaken(c.Client); what != "" {
-		return fmt.Errorf("%s: %s is already %s; give the consumer a name of its own", verb, c.Client, what)
-	}
-	if err := g.checkStart(verb, c); err != nil {
-		return err
-	}
-	r.begin(c.String())
-	cc := g.get(c.Client)
-	fresh := cc == nil
-	if fresh {
-		cc = &consumerClient{clientCore: clientCore{name: c.Client, state: ClientStopped}, g: g}
-	}
-	if err := cc.launch(ctx, r, c, "joined"); err != nil {
-		return err
-	}
-	if fresh {
-		g.add(c.Client, cc)
-	}
-	return nil
-}
-
-// merge lays a restart's options over the command a client was started
+// merged lays a restart's options over the command a client was started
 // with; crash= is armed only when the restart gives it (a crash fires once).
-func merge(prev, c command.Consumer) command.Consumer {
+func (g *groupSet) merged(prev, c command.Consumer) command.Consumer {
 	out := prev
 	out.Action = command.ActionStart
 	if c.Group != "" {
@@ -313,52 +244,15 @@ func merge(prev, c command.Consumer) command.Consumer {
 	return out
 }
 
-func (g *groupSet) restart(ctx context.Context, r *run, c command.Consumer) error {
-	verb := "consumer restart " + c.Client
-	if err := g.claim(verb, c.Client); err != nil {
-		return err
-	}
-	defer g.release(c.Client)
-	cc := g.get(c.Client)
-	if cc == nil {
-		return fmt.Errorf("%s: no consumer named %s; start one with consumer start %s group=GROUP topic=TOPIC%s",
-			verb, c.Client, c.Client, didYouMean(c.Client, g.names()))
-	}
-	next := merge(cc.command(), c)
-	if err := g.checkStart(verb, next); err != nil {
-		return err
-	}
-	r.begin(c.String())
-	was := cc.stateNow()
-	if was == ClientUp {
-		cc.halt(false)
-	}
-	return cc.launch(ctx, r, next, fmt.Sprintf("was %s; it rejoined", was))
-}
-
-func (g *groupSet) stop(r *run, c command.Consumer) error {
-	verb := "consumer stop " + c.Client
-	if err := g.claim(verb, c.Client); err != nil {
-		return err
-	}
-	defer g.release(c.Client)
-	cc, was, err := g.toStop(verb, "consumer", c.Client)
-	if err != nil {
-		return err
-	}
-	r.begin(c.String())
-	err = cc.halt(true)
-	cmd := cc.command()
+// stopped tells the learner where a stopped consumer's partitions go.
+func (g *groupSet) stopped(r *run, cc *consumerClient, was string) {
+	group := cc.command().Group
 	switch was {
 	case ClientCrashed:
-		r.say(EventOutcome, "%s stopped; it had crashed, so group %s dropped it when its session ran out", c.Client, cmd.Group)
+		r.say(EventOutcome, "%s stopped; it had crashed, so group %s dropped it when its session ran out", cc.name, group)
 	default:
-		r.say(EventOutcome, "%s stopped and left group %s, which hands its partitions to the others at once", c.Client, cmd.Group)
+		r.say(EventOutcome, "%s stopped and left group %s, which hands its partitions to the others at once", cc.name, group)
 	}
-	if err != nil {
-		return fmt.Errorf("%s: %w", verb, err)
-	}
-	return nil
 }
 
 // launch starts a run of the client with cmd and waits until it has
@@ -389,12 +283,9 @@ func (cc *consumerClient) launch(ctx context.Context, r *run, cmd command.Consum
 		return fmt.Errorf("%s: %w", verb, err)
 	}
 	ru := &consumerRun{clientRun: newClientRun(g.l, g.w, &cc.clientCore, policy), cc: cc, cn: cn, cmd: cmd}
-	if !g.begin(&cc.clientCore, cmd.Options.Crash, func() { cc.cmd, cc.run = cmd, ru }) {
-		ru.stopHard()
-		cn.Crash()
+	if !launchRun(&g.clientSet, &cc.clientRuns, cmd, cmd.Options.Crash, ru, nil) {
 		return fmt.Errorf("%s: %w", verb, ErrClosed)
 	}
-	go ru.loop()
 
 	text := fmt.Sprintf("%s %s group %s (generation %d) reading %s: %s", cc.name, how, cmd.Group, cn.Generation(), cmd.Topic, describeAssignment(cn.Assignment()))
 	text += "; " + policy.describeConsumer(cmd)
@@ -435,346 +326,9 @@ func (p clientPolicy) describeConsumer(cmd command.Consumer) string {
 	return p.describe(settles, "records", retries, cmd.Options.Crash)
 }
 
-// halt ends the current run: it asks the loop to finish the record in
-// hand, waits (cutting the work short after a request timeout), and, when
-// leave, closes the broker consumer so it leaves its group. A crashed run
-// only has its state changed.
-func (cc *consumerClient) halt(leave bool) error {
-	cc.mu.Lock()
-	ru := cc.run
-	st := cc.state
-	cc.mu.Unlock()
-	if ru == nil {
-		return nil
-	}
-	ru.end(cc.g.w.timing.RequestTimeout)
-	var err error
-	if st == ClientUp {
-		err = ru.cn.Close()
-	}
-	cc.halted(leave)
-	return err
-}
-
-func (cc *consumerClient) command() command.Consumer {
-	cc.mu.Lock()
-	defer cc.mu.Unlock()
-	return cc.cmd
-}
-
-// close stops every run without a word: the world is going away.
-func (g *groupSet) close() {
-	for _, cc := range g.shut() {
-		cc.mu.Lock()
-		ru := cc.run
-		cc.mu.Unlock()
-		if ru != nil {
-			ru.kill()
-			ru.cn.Crash() // no goodbye: the cluster is closing
-		}
-	}
-}
-
-// pollRecords is how many records one poll hands a consumer: at most
-// consumerPollRecords, and a tenth of a second's worth under a rate.
-func pollRecords(rate float64) int {
-	if rate > 0 {
-		return max(1, min(consumerPollRecords, int(rate/10)))
-	}
-	return consumerPollRecords
-}
-
-// --- the client's work
-
-// loop polls and works until it is stopped or crashes.
-func (ru *consumerRun) loop() {
-	full := pollRecords(ru.opts.rate)
-	ru.clientRun.loop(func() (bool, error) {
-		recs, err := ru.cn.Poll(ru.soft)
-		if err != nil {
-			return false, err
-		}
-		gen := ru.cn.Generation()
-		ru.noteGeneration(gen)
-		for _, rec := range recs {
-			if ru.cn.Generation() != gen {
-				break // the group rebalanced: the rest go to the partitions' owners from the last commit
-			}
-			if !ru.handle(rec) {
-				if ru.cc.stateNow() != ClientCrashed {
-					ru.commitPending() // stopped: what is done is committed, as a closing consumer does
-				}
-				return true, nil
-			}
-		}
-		if len(recs) < full {
-			ru.pacer.rest() // caught up: no backlog to catch up on
-		}
-		ru.commitPending()
-		return false, nil
-	}, func(err error) bool {
-		return errors.Is(err, broker.ErrConsumerClosed) || errors.Is(err, broker.ErrClosed)
-	})
-}
-
-// handle runs the client's work for one record; false means the run is
-// over (crashed or stopped).
-func (ru *consumerRun) handle(rec broker.ConsumerRecord) bool {
-	cc, g := ru.cc, ru.cc.g
-	if !ru.pacer.wait(ru.soft, g.l.clock, ru.opts.rate) {
-		return false
-	}
-	d := g.deliver(cc, ru.cmd.Group, rec, g.l.clock.Now())
-	// A record given up on is skipped: its offset is committed.
-	return ru.process(&cc.clientCore, consumerRecord{ru, rec, d}, true)
-}
-
-// consumerRecord is a record in a consumer's hands.
-type consumerRecord struct {
-	ru  *consumerRun
-	rec broker.ConsumerRecord
-	d   Delivery
-}
-
-func (cr consumerRecord) ack() {
-	if cr.ru.cmd.Commit == "poll" {
-		cr.ru.hold(cr.rec, cr.d.MsgID)
-		return
-	}
-	cr.ru.commit(map[broker.TopicPartition]int64{cr.rec.TopicPartition: cr.rec.Offset + 1}, cr.d.MsgID)
-}
-
-// hold keeps rec's offset to commit with the rest of its poll.
-func (ru *consumerRun) hold(rec broker.ConsumerRecord, msgID string) {
-	if ru.pending == nil {
-		ru.pending = map[broker.TopicPartition]int64{}
-	}
-	ru.pending[rec.TopicPartition] = rec.Offset + 1
-	ru.pendingLast = msgID
-}
-
-// commitPending commits, in one request, what a poll's records left to
-// commit; a crash or a stop before it leaves them to be read again.
-func (ru *consumerRun) commitPending() {
-	if len(ru.pending) == 0 {
-		return
-	}
-	offsets, last := ru.pending, ru.pendingLast
-	ru.pending, ru.pendingLast = nil, ""
-	ru.commit(offsets, last)
-}
-
-// work tries the record until it is done, given up, or the client goes.
-func (cr consumerRecord) work() workResult {
-	ru, rec, d := cr.ru, cr.rec, cr.d
-	cc, g := ru.cc, ru.cc.g
-	msg := services.Message{ID: d.MsgID, Key: d.Key, Value: string(rec.Value)}
-	wait := time.Duration(0)
-	for attempt := 1; ; attempt++ {
-		err, stopped := ru.try(&cc.clientCore, msg, &wait, func() {
-			// The record stays uncommitted, and the client waits for the service.
-			g.event(false, "%s waits for %s, which is not running: %s (%s offset %d) stays uncommitted and the lag grows until it runs again",
-				cc.name, ru.opts.service, d.MsgID, rec.TopicPartition, rec.Offset)
-		})
-		switch {
-		case stopped:
-			return workStopped
-		case err == nil:
-			g.processedBy(&cc.clientCore, d.Group, d.MsgID, d.Topic, d.Key)
-			if wait > 0 {
-				cc.setWaiting("")
-			}
-			return workDone
-		case errors.Is(err, services.ErrCrashed):
-			ru.crashNow(fmt.Sprintf("%s crashed with %s while working on %s (%s offset %d): %v", cc.name, ru.opts.service, d.MsgID, rec.TopicPartition, rec.Offset, err))
-			return workCrashed
-		}
-		cc.failed(err)
-		permanent := errors.Is(err, errPermanent) || errors.Is(err, services.ErrBadMessage)
-		if permanent || attempt >= ru.opts.maxAttempts {
-			why := fmt.Sprintf("after %d attempt(s)", attempt)
-			if permanent {
-				why = "at once: the failure is permanent, retrying cannot help"
-			}
-			cc.gaveUp()
-			if rt := ru.cmd.RetryTopic; rt != "" {
-				return cr.move(rt, why, err)
-			}
-			g.event(false, "%s gave up on %s (%s offset %d) %s: %v; a log has no dead-letter queue, so the record is skipped and its offset committed",
-				cc.name, d.MsgID, rec.TopicPartition, rec.Offset, why, err)
-			return workGivenUp
-		}
-		pause := ru.opts.backoff(attempt, ru.rng)
-		g.w.retried(d.Group, cc.name, d.MsgID, attempt+1, g.l.clock.Now(), pause)
-		g.event(true, "%s attempt %d on %s failed: %v; retrying in %v", cc.name, attempt, d.MsgID, err, pause.Round(time.Millisecond))
-		ru.pacer.rest() // a backoff is not time to catch up on
-		if pause > 0 && g.l.clock.Sleep(ru.soft, pause) != nil {
-			return workStopped
-		}
-		if ru.soft.Err() != nil {
-			return workStopped
-		}
-	}
-}
-
-// move produces a record the client gave up on to the retry topic, same
-// key and message id, so that its offset can be committed: a log cannot
-// delete one record, and the partition must move on. Given up means the
-// copy is confirmed and the offset may be committed; a copy the retry
-// topic did not confirm crashes the client instead, so the record is read
-// again rather than skipped.
-func (cr consumerRecord) move(topic, why string, failure error) workResult {
-	ru, rec, d := cr.ru, cr.rec, cr.d
-	cc, g := ru.cc, ru.cc.g
-	m := checker.Move{MsgID: d.MsgID, Client: cc.name, Group: d.Group, From: rec.TopicPartition.String(), To: topic, Partition: -1, Offset: -1,
-		Outcome: checker.Failed}
-	// Long enough for the producer's retries to ride out a leader election
-	// in the retry topic.
-	ctx, cancel := context.WithTimeout(ru.hard, 2*g.w.timing.RequestTimeout)
-	defer cancel()
-	_, p, err := g.w.producer(ctx, cc.name, producerKey{acks: broker.AcksAll, batch: command.DefaultBatch})
-	var res broker.ProduceResult
-	if err == nil {
-		res = p.Produce(ctx, broker.Message{Topic: topic, Key: rec.Key, Value: rec.Value, MsgID: d.MsgID})[0]
-		m.Outcome, m.Partition, m.Offset, err = outcomeOf(res.Outcome), res.Partition, res.Offset, res.Err
-	}
-	g.mu.Lock()
-	g.moves = append(g.moves, m)
-	g.mu.Unlock()
-	if ru.hard.Err() != nil {
-		return workStopped
-	}
-	if m.Outcome != checker.Acknowledged {
-		if err == nil {
-			err = fmt.Errorf("the copy was %s", m.Outcome)
-		}
-		ru.crashNow(fmt.Sprintf("%s could not move %s (%s offset %d) to %s: %v; rather than commit past a record nobody holds, it stops", cc.name, d.MsgID,
-			rec.TopicPartition, rec.Offset, topic, err))
-		return workCrashed
-	}
-	g.event(false, "%s gave up on %s (%s offset %d) %s: %v; it moved the record to %s/%d offset %d and commits past it, so %s moves on",
-		cc.name, d.MsgID, rec.TopicPartition, rec.Offset, why, failure, topic, res.Partition, res.Offset, rec.TopicPartition)
-	return workGivenUp
-}
-
-var consumerCrashNotes = crashNotes{
-	beforeWorkAcked: "its offset was committed before the work, so nobody will process it",
-	beforeWork:      "neither processed nor committed, so the partition's next owner processes it",
-	afterWorkAcked:  "the work is done and its offset was committed before it; nothing is lost or repeated",
-	afterWork:       "the work is done but its offset is not committed, so the partition's next owner processes it again",
-}
-
-// crash crashes the client at its armed crash point.
-func (cr consumerRecord) crash(at string) {
-	cr.ru.crashNow(fmt.Sprintf("%s crashed at %s of %s (%s offset %d): %s", cr.ru.cc.name, at, cr.d.MsgID, cr.rec.TopicPartition, cr.rec.Offset,
-		consumerCrashNotes.at(at, cr.ru.opts.ackBefore)))
-}
-
-// crashNow stops the run as if its process died: no commit, no leave.
-func (ru *consumerRun) crashNow(text string) {
-	cc, g := ru.cc, ru.cc.g
-	ru.cn.Crash()
-	cc.crashed()
-	session := ru.cmd.Session
-	if session == 0 {
-		session = 10 * g.w.timing.HeartbeatTimeout
-	}
-	g.event(false, "%s; group %s drops %s once its session of %v runs out (consumer restart %s brings it back)", text, ru.cmd.Group, cc.name, session, cc.name)
-}
-
-// commit commits offsets (each the one after the last record done). A
-// commit that fails is reported and the client goes on, as a real one
-// does: the next commit covers it, and if none comes the records are read
-// again from the last commit.
-func (ru *consumerRun) commit(offsets map[broker.TopicPartition]int64, msgID string) {
-	cc, g := ru.cc, ru.cc.g
-	ctx, cancel := context.WithTimeout(ru.hard, g.w.timing.RequestTimeout)
-	defer cancel()
-	err := ru.cn.CommitOffsets(ctx, offsets)
-	if ru.hard.Err() != nil {
-		return // stopped or retired: the commit's fate does not matter now
-	}
-	cc.mu.Lock()
-	if err == nil {
-		cc.stats.commits++
-	} else {
-		cc.stats.commitErrors++
-		cc.lastErr = err.Error()
-	}
-	cc.mu.Unlock()
-	if err == nil {
-		return
-	}
-	why := err.Error()
-	switch {
-	case errors.Is(err, raftnet.ErrRequestLost):
-		why = "the request was lost on the way; the broker never saw it"
-	case errors.Is(err, raftnet.ErrReplyLost):
-		why = "the reply was lost; the commit may have happened"
-	case errors.Is(err, broker.ErrFenced), errors.Is(err, broker.ErrRebalanceInProgress):
-		why = "the group rebalanced and the partition may be someone else's now: " + err.Error()
-	}
-	var at []string
-	for tp, off := range offsets {
-		at = append(at, fmt.Sprintf("%s offset %d", tp, off))
-	}
-	slices.Sort(at)
-	g.event(false, "%s's commit of %s (after %s) failed: %s", cc.name, strings.Join(at, ", "), msgID, why)
-}
-
-func (cc *consumerClient) gaveUp() {
-	cc.mu.Lock()
-	cc.stats.givenUp++
-	cc.mu.Unlock()
-}
-
-// msgIDOf is a record's message id; a record written without one is
-// named by where it is.
-func msgIDOf(rec broker.ConsumerRecord) string {
-	if rec.MsgID != "" {
-		return rec.MsgID
-	}
-	return fmt.Sprintf("%s@%d", rec.TopicPartition, rec.Offset)
-}
-
-// deliver records one delivery in the history, deciding whether it is a
-// replay a seek asked for.
-func (g *groupSet) deliver(cc *consumerClient, group string, rec broker.ConsumerRecord, now time.Time) Delivery {
-	d := Delivery{MsgID: msgIDOf(rec), Client: cc.name, Group: group, Topic: rec.Topic, Partition: rec.Partition,
-		Offset: rec.Offset, Key: string(rec.Key), Time: now}
-	g.mu.Lock()
-	p := g.progressLocked(group, rec.TopicPartition)
-	o := rec.Offset
-	if s := p.seek; s != nil && o < p.reached && (!s.known || o == s.target) {
-		p.replayUntil, p.replayed, p.seek = p.reached, map[int64]bool{}, nil
-	}
-	if o < p.replayUntil && !p.replayed[o] {
-		d.Replay = true
-		p.replayed[o] = true
-	}
-	p.reached = max(p.reached, o+1)
-	g.deliveries = append(g.deliveries, d)
-	g.delivered[group]++
-	g.mu.Unlock()
-	cc.mu.Lock()
-	cc.stats.delivered++
-	cc.mu.Unlock()
-	replay := ""
-	if d.Replay {
-		replay = " (a replay)"
-	}
-	g.event(true, "%s received %s from %s offset %d%s", cc.name, d.MsgID, rec.TopicPartition, rec.Offset, replay)
-	return d
-}
-
-func (g *groupSet) progressLocked(group string, tp broker.TopicPartition) *progress {
-	k := groupPartition{group, tp}
-	p := g.progress[k]
-	if p == nil {
-		p = &progress{replayed: map[int64]bool{}}
-		g.progress[k] = p
-	}
-	return p
+func (cc *consumerClient) where() string {
+	cmd := cc.command()
+	return fmt.Sprintf("group %s, topic %s", cmd.Group, cmd.Topic)
 }
 
 // --- seek
@@ -880,150 +434,4 @@ func checkSeekOffset(p broker.PartitionState, off int64) error {
 		return nil
 	}
 	return nil // nobody to ask now: the broker decides
-}
-
-// groupState reads a group from the broker, or says which groups there are.
-func (g *groupSet) groupState(name string) (broker.ConsumerGroupState, error) {
-	var names []string
-	for _, gs := range g.w.cluster.SnapshotWindow(0).Groups {
-		if gs.Group == name {
-			return gs, nil
-		}
-		names = append(names, gs.Group)
-	}
-	if len(names) == 0 {
-		return broker.ConsumerGroupState{}, fmt.Errorf("%w %q: there are no groups yet; consumer start NAME group=%s topic=TOPIC makes one", broker.ErrUnknownGroup, name, name)
-	}
-	return broker.ConsumerGroupState{}, fmt.Errorf("%w %q; the groups are %s%s", broker.ErrUnknownGroup, name, strings.Join(names, ", "), didYouMean(name, names))
-}
-
-// --- values and the checker
-
-func (groupsFeature) value(_ context.Context, w *world, v command.Value) (any, bool, error) {
-	g := w.groups
-	switch v.Func {
-	case "lag", "lag_seconds":
-		if v.Target.IsPartition {
-			if _, err := w.partition(v.Target.Name, v.Target.Partition); err != nil {
-				return nil, true, fmt.Errorf("%s: %w", v, err)
-			}
-		}
-		gs, err := g.groupState(v.Arg)
-		if err != nil {
-			// Not yet: a consumer may be about to join it.
-			return nil, true, notNow{fmt.Errorf("%s: %w", v, err)}
-		}
-		if v.Target.IsPartition {
-			return partitionLag(v, gs)
-		}
-		if v.Func == "lag" {
-			return float64(gs.Lag), true, nil
-		}
-		return gs.LagSeconds, true, nil
-	case "idle":
-		gs, err := g.groupState(v.Arg)
-		if err != nil {
-			return nil, true, notNow{fmt.Errorf("%s: %w", v, err)}
-		}
-		return float64(idleMembers(gs)), true, nil
-	case "delivered", "processed", "workers":
-		n, processed, workers, known := g.counts(v.Arg)
-		switch v.Func {
-		case "processed":
-			n = processed
-		case "workers":
-			n = workers
-		}
-		if !known {
-			if w.isQueue(v.Arg) {
-				return queues.value(context.Background(), w, v)
-			}
-			if _, err := g.groupState(v.Arg); err != nil {
-				return nil, true, notNow{fmt.Errorf("%s: %w", v, err)}
-			}
-		}
-		return float64(n), true, nil
-	case "state":
-		if cc := g.get(v.Arg); cc != nil {
-			return cc.stateNow(), true, nil
-		}
-	}
-	return nil, false, nil
-}
-
-// partitionLag reads lag(GROUP, TOPIC/N): one partition's share of the
-// group's lag.
-func partitionLag(v command.Value, gs broker.ConsumerGroupState) (any, bool, error) {
-	var reads []string
-	for _, ps := range gs.Partitions {
-		if ps.Topic == v.Target.Name && ps.Partition == v.Target.Partition {
-			if v.Func == "lag" {
-				return float64(ps.Lag), true, nil
-			}
-			return ps.LagSeconds, true, nil
-		}
-		reads = append(reads, ps.TopicPartition.String())
-	}
-	// Not yet: a member reading that topic may be about to join.
-	return nil, true, notNow{fmt.Errorf("%s: group %s does not read %s; it reads %s", v, gs.Group, v.Target, orNothing(reads))}
-}
-
-func orNothing(list []string) string {
-	if len(list) == 0 {
-		return "nothing yet"
-	}
-	return strings.Join(list, ", ")
-}
-
-// observe hands the checker every delivery, the finished work and the
-// moves to retry topics.
-func (groupsFeature) observe(_ context.Context, w *world, h *checker.History, _ *checker.Observed) error {
-	g := w.groups
-	for _, d := range g.deliveryCopy() {
-		h.Deliveries = append(h.Deliveries, checker.Delivery{MsgID: d.MsgID, Client: d.Client, Group: d.Group, Topic: d.Topic, Key: d.Key, Replay: d.Replay})
-	}
-	h.Done = append(h.Done, g.doneCopy()...)
-	g.mu.Lock()
-	h.Moves = append(h.Moves, g.moves...)
-	g.mu.Unlock()
-	return nil
-}
-
-func (g *groupSet) deliveryCopy() []Delivery {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return slices.Clone(g.deliveries)
-}
-
-// Deliveries returns a copy of every delivery to a consumer so far in this
-// cluster, in order.
-func (l *Lab) Deliveries() []Delivery {
-	w, err := l.world()
-	if err != nil {
-		return nil
-	}
-	return w.groups.deliveryCopy()
-}
-
-// states copies the consumer clients for a snapshot, by name.
-func (g *groupSet) states() []ConsumerState {
-	var out []ConsumerState
-	for _, name := range g.names() {
-		cc := g.get(name)
-		cc.mu.Lock()
-		cs := ConsumerState{Name: name, Group: cc.cmd.Group, Topic: cc.cmd.Topic, State: cc.state, Started: cc.cmd.String(),
-			Service: cc.cmd.Options.Service, Waiting: cc.waiting, Delivered: cc.stats.delivered, Processed: cc.processedN,
-			Failures: cc.failures, GivenUp: cc.stats.givenUp, Commits: cc.stats.commits, CommitErrors: cc.stats.commitErrors,
-			LastError: cc.lastErr, Crash: cc.crash}
-		ru := cc.run
-		cc.mu.Unlock()
-		if ru != nil && cs.State == ClientUp {
-			cs.Member, cs.Generation = ru.cn.MemberID(), ru.cn.Generation()
-			for _, tp := range ru.cn.Assignment() {
-				cs.Assignment = append(cs.Assignment, tp.String())
-			}
-		}
-		out = append(out, cs)
-	}
-	return out
 }

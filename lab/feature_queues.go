@@ -4,6 +4,8 @@ package lab
 // queue clients), driven by `queue create`, `send`, `worker
 // start|restart|stop`, `redrive`, and the values depth(Q), inflight(Q),
 // oldest_age(Q), delivered(Q), processed(Q), leader(Q) and state(WORKER).
+// Here are its types and commands; a worker's run is in
+// feature_queues_run.go, the values in feature_queues_values.go.
 //
 // A worker is a goroutine the lab owns, receiving one message at a time.
 // For each it runs the lab's order of work: receive → ack if ack=before → the
@@ -27,25 +29,14 @@ package lab
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/mqlab/mqlab/broker"
 	"github.com/mqlab/mqlab/lab/checker"
 	"github.com/mqlab/mqlab/lab/command"
-	"github.com/mqlab/mqlab/lab/services"
 )
-
-// receivePoll is the wall-time long poll of a worker's receive: short, so
-// that a stop is quick and a paused clock is noticed.
-const receivePoll = 100 * time.Millisecond
-
-// workerReceiveMax bounds the messages one receive hands a worker with a
-// rate.
-const workerReceiveMax = 10
 
 // keyAttribute is the message attribute that carries a send's key=.
 const keyAttribute = "key"
@@ -117,136 +108,23 @@ type queueSet struct {
 }
 
 func newQueueSet(l *Lab, w *world) *queueSet {
-	return &queueSet{clientSet: newClientSet[*worker](l, w), senders: map[string]*broker.QueueClient{},
+	return &queueSet{clientSet: newClientSet[*worker](l, w, "worker"), senders: map[string]*broker.QueueClient{},
 		acked: map[string]bool{}, expired: map[string]bool{}}
 }
 
 // worker is one named worker; each start or restart is a new run with a
 // new queue client. The worker keeps its name, counts and state.
 type worker struct {
-	clientCore
+	clientRuns[command.Worker, *workerRun]
 	qs *queueSet
 
 	// Guarded by mu.
-	cmd     command.Worker
-	run     *workerRun
 	holding string // the message the current run has received and not settled
 	stats   workerStats
 }
 
 type workerStats struct {
 	received, acks, ackErrors, nacks, deadLettered int
-}
-
-type workerRun struct {
-	clientRun
-	wk  *worker
-	qc  *broker.QueueClient
-	cmd command.Worker
-	dlq bool // its queue has a dead-letter queue
-
-	maxReceives int // its queue's max-receives: a nack at that receive dead-letters (0: none)
-}
-
-// note takes what the checker needs from the broker's events: which
-// messages were acked or expired. Called with the timeline lock held.
-func (qs *queueSet) note(e broker.Event) {
-	if qs == nil || e.MsgID == "" {
-		return
-	}
-	switch e.Kind {
-	case broker.EventQueueAck:
-		qs.mu.Lock()
-		qs.acked[e.MsgID] = true
-		qs.mu.Unlock()
-	case broker.EventQueueExpire:
-		qs.mu.Lock()
-		qs.expired[e.MsgID] = true
-		qs.mu.Unlock()
-	}
-}
-
-// --- queues as the cluster holds them
-
-// queueState returns a queue's state, or an error naming the queues there are.
-func (w *world) queueState(name string) (broker.QueueState, error) {
-	var names []string
-	for _, q := range w.cluster.SnapshotWindow(0).Queues {
-		if q.Config.Name == name {
-			return q, nil
-		}
-		names = append(names, q.Config.Name)
-	}
-	if _, err := w.topic(name); err == nil {
-		return broker.QueueState{}, fmt.Errorf("%w %q: %s is a topic, not a queue", broker.ErrUnknownQueue, name, name)
-	}
-	if len(names) == 0 {
-		return broker.QueueState{}, fmt.Errorf("%w %q: there are no queues yet; create one with queue create %s", broker.ErrUnknownQueue, name, name)
-	}
-	return broker.QueueState{}, fmt.Errorf("%w %q; the queues are %s%s", broker.ErrUnknownQueue, name, strings.Join(names, ", "), didYouMean(name, names))
-}
-
-func (w *world) isQueue(name string) bool {
-	for _, q := range w.cluster.SnapshotWindow(0).Queues {
-		if q.Config.Name == name {
-			return true
-		}
-	}
-	return false
-}
-
-// queueValue reads leader(Q) or epoch(Q).
-func (w *world) queueValue(v command.Value) (any, error) {
-	q, err := w.queueState(v.Target.Name)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", v, err)
-	}
-	switch v.Func {
-	case "leader":
-		return orNone(q.Leader), nil
-	case "epoch":
-		if v.Node != "" {
-			for _, r := range q.Replicas {
-				if r.Node == v.Node {
-					if !r.Up {
-						return nil, notNow{fmt.Errorf("%s: %s is down", v, v.Node)}
-					}
-					return float64(r.Epoch), nil
-				}
-			}
-			return nil, fmt.Errorf("%s: %s holds no replica of %s", v, v.Node, q.Config.Name)
-		}
-		if q.Epoch == 0 {
-			return nil, notNow{fmt.Errorf("%s: no replica of %s is up", v, q.Config.Name)}
-		}
-		return float64(q.Epoch), nil
-	}
-	return nil, fmt.Errorf("%s: %s is a queue; %s is read from a partition (depth, inflight and oldest_age are a queue's)", v, q.Config.Name, v.Func)
-}
-
-// resolveQueue resolves leader(Q) and follower(Q).
-func (w *world) resolveQueue(ref command.NodeRef) (string, error) {
-	q, err := w.queueState(ref.Of.Name)
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", ref, err)
-	}
-	if ref.Kind == command.RefLeader {
-		if q.Leader == "" {
-			return "", fmt.Errorf("%s: %s has no leader right now (an election, or too few replicas up); wait leader(%s) != none first", ref, ref.Of, ref.Of)
-		}
-		return q.Leader, nil
-	}
-	var followers []string
-	for _, r := range q.Replicas {
-		if r.Up && r.Node != q.Leader {
-			followers = append(followers, r.Node)
-		}
-	}
-	if len(followers) == 0 {
-		return "", fmt.Errorf("%s: %s has no live follower right now", ref, ref.Of)
-	}
-	byNodeOrder(followers)
-	return followers[0], nil
 }
 
 // --- commands
@@ -261,11 +139,11 @@ func (queuesFeature) exec(ctx context.Context, r *run, cmd command.Command) erro
 	case command.Worker:
 		switch c.Action {
 		case command.ActionStart:
-			return qs.start(ctx, r, c)
+			return startClient(ctx, r, qs, c.Client, c, "started")
 		case command.ActionRestart:
-			return qs.restart(ctx, r, c)
+			return restartClient(ctx, r, qs, c.Client, c, "queue=QUEUE", "it started again")
 		case command.ActionStop:
-			return qs.stop(r, c)
+			return stopClient(r, qs, c.Client, c)
 		}
 	case command.Redrive:
 		return qs.redrive(ctx, r, c)
@@ -511,85 +389,34 @@ func (qs *queueSet) checkStart(verb string, c command.Worker) error {
 	return qs.w.checkClientOptions(verb, c.Options)
 }
 
-func (qs *queueSet) start(ctx context.Context, r *run, c command.Worker) error {
-	verb := "worker start " + c.Client
-	if err := qs.claim(verb, c.Client); err != nil {
-		return err
-	}
-	defer qs.release(c.Client)
-	if wk := qs.get(c.Client); wk != nil {
-		if st := wk.stateNow(); st != ClientStopped {
-			return fmt.Errorf("%s: %s is already %s (queue %s); worker restart %s starts it again, worker stop %s ends it",
-				verb, c.Client, st, wk.command().Queue, c.Client, c.Client)
-		}
-	} else if what := qs.w.groups.nameTaken(c.Client); what != "" {
-		return fmt.Errorf("%s: %s is already %s; give the worker a name of its own", verb, c.Client, what)
-	} else if qs.w.groups.has(c.Client) {
-		return fmt.Errorf("%s: %s is already a consumer; give the worker a name of its own", verb, c.Client)
-	}
-	if err := qs.checkStart(verb, c); err != nil {
-		return err
-	}
-	r.begin(c.String())
-	wk := qs.get(c.Client)
-	fresh := wk == nil
-	if fresh {
-		wk = &worker{clientCore: clientCore{name: c.Client, state: ClientStopped}, qs: qs}
-	}
-	if err := wk.launch(r, c, "started"); err != nil {
-		return err
-	}
-	if fresh {
-		qs.add(c.Client, wk)
-	}
-	return nil
+func (qs *queueSet) set() *clientSet[*worker] { return &qs.clientSet }
+
+func (qs *queueSet) fresh(name string) *worker {
+	wk := &worker{qs: qs}
+	wk.name, wk.state = name, ClientStopped
+	return wk
 }
 
-func (qs *queueSet) restart(_ context.Context, r *run, c command.Worker) error {
-	verb := "worker restart " + c.Client
-	if err := qs.claim(verb, c.Client); err != nil {
-		return err
-	}
-	defer qs.release(c.Client)
-	wk := qs.get(c.Client)
-	if wk == nil {
-		return fmt.Errorf("%s: no worker named %s; start one with worker start %s queue=QUEUE%s",
-			verb, c.Client, c.Client, didYouMean(c.Client, qs.names()))
-	}
-	next := wk.command()
+// merged lays a restart's options over the command a worker was started
+// with.
+func (qs *queueSet) merged(prev, c command.Worker) command.Worker {
+	next := prev
 	next.Action = command.ActionStart
 	if c.Queue != "" {
 		next.Queue = c.Queue
 	}
 	next.Options = mergeOptions(next.Options, c.Options)
-	if err := qs.checkStart(verb, next); err != nil {
-		return err
-	}
-	r.begin(c.String())
-	was := wk.stateNow()
-	if was == ClientUp {
-		wk.halt(false)
-	}
-	return wk.launch(r, next, fmt.Sprintf("was %s; it started again", was))
+	return next
 }
 
-func (qs *queueSet) stop(r *run, c command.Worker) error {
-	verb := "worker stop " + c.Client
-	if err := qs.claim(verb, c.Client); err != nil {
-		return err
-	}
-	defer qs.release(c.Client)
-	wk, was, err := qs.toStop(verb, "worker", c.Client)
-	if err != nil {
-		return err
-	}
-	r.begin(c.String())
-	wk.halt(true)
+// stopped tells the learner what becomes of the message a stopped worker
+// held.
+func (qs *queueSet) stopped(r *run, wk *worker, was string) {
 	wk.mu.Lock()
 	held := wk.holding
 	wk.holding = ""
 	wk.mu.Unlock()
-	text := c.Client + " stopped"
+	text := wk.name + " stopped"
 	if was == ClientCrashed {
 		text += "; it had crashed"
 	}
@@ -597,12 +424,11 @@ func (qs *queueSet) stop(r *run, c command.Worker) error {
 		text += fmt.Sprintf("; %s, which it held unfinished, comes back when its visibility timeout runs out", held)
 	}
 	r.say(EventOutcome, "%s", text)
-	return nil
 }
 
 // launch starts a run of the worker with cmd. On failure the worker keeps
 // its state and is not registered if new.
-func (wk *worker) launch(r *run, cmd command.Worker, how string) error {
+func (wk *worker) launch(_ context.Context, r *run, cmd command.Worker, how string) error {
 	qs := wk.qs
 	verb := fmt.Sprintf("worker %s %s", cmd.Action, wk.name)
 	policy := policyOf(cmd.Options)
@@ -618,11 +444,9 @@ func (wk *worker) launch(r *run, cmd command.Worker, how string) error {
 	}
 	ru := &workerRun{clientRun: newClientRun(qs.l, qs.w, &wk.clientCore, policy), wk: wk, qc: qc, cmd: cmd, dlq: q.Config.DLQ != "",
 		maxReceives: q.Config.MaxReceives}
-	if !qs.begin(&wk.clientCore, cmd.Options.Crash, func() { wk.cmd, wk.run, wk.holding = cmd, ru, "" }) {
-		ru.stopHard()
+	if !launchRun(&qs.clientSet, &wk.clientRuns, cmd, cmd.Options.Crash, ru, func() { wk.holding = "" }) {
 		return fmt.Errorf("%s: %w", verb, ErrClosed)
 	}
-	go ru.loop()
 	r.say(EventOutcome, "%s %s on queue %s (visibility %v); %s", wk.name, how, cmd.Queue, q.Config.Visibility, policy.describeWorker(cmd, ru.dlq))
 	return nil
 }
@@ -648,427 +472,7 @@ func (p clientPolicy) describeWorker(cmd command.Worker, dlq bool) string {
 	return p.describe("acks each message", "messages", retries, cmd.Options.Crash)
 }
 
-// halt ends the current run, letting it finish the message in hand (cut
-// short after a request timeout).
-func (wk *worker) halt(stop bool) {
-	wk.mu.Lock()
-	ru := wk.run
-	wk.mu.Unlock()
-	if ru == nil {
-		return
-	}
-	ru.end(wk.qs.w.timing.RequestTimeout)
-	wk.halted(stop)
-}
-
-func (wk *worker) command() command.Worker {
-	wk.mu.Lock()
-	defer wk.mu.Unlock()
-	return wk.cmd
-}
-
-// close stops every worker without a word: the world is going away.
-func (qs *queueSet) close() {
-	for _, wk := range qs.shut() {
-		wk.mu.Lock()
-		ru := wk.run
-		wk.mu.Unlock()
-		if ru != nil {
-			ru.kill()
-		}
-	}
-}
-
-// --- the worker's work
-
-func (ru *workerRun) loop() {
-	// One message at a time, unless a rate asks for throughput: then up
-	// to a tenth of a second's worth per receive, as consumers poll.
-	batch := 1
-	if ru.opts.rate > 0 {
-		batch = max(1, min(workerReceiveMax, int(ru.opts.rate/10)))
-	}
-	ru.clientRun.loop(func() (bool, error) {
-		ds, err := ru.qc.Receive(ru.soft, ru.cmd.Queue, batch, 0, receivePoll)
-		if err != nil {
-			return false, err
-		}
-		for _, d := range ds {
-			if !ru.handle(d) {
-				return true, nil
-			}
-		}
-		if len(ds) < batch {
-			ru.pacer.rest() // caught up: no backlog to catch up on
-		}
-		return false, nil
-	}, func(err error) bool { return errors.Is(err, broker.ErrClosed) })
-}
-
-// handle runs the worker's work for one message; false means the run is
-// over (crashed or stopped).
-func (ru *workerRun) handle(d broker.Delivery) bool {
-	wk, qs := ru.wk, ru.wk.qs
-	if !ru.pacer.wait(ru.soft, qs.l.clock, ru.opts.rate) {
-		return false // stopped: the message comes back after its visibility timeout
-	}
-	qs.deliver(wk, d, qs.l.clock.Now())
-	// A message given up on has been settled: nacked or dead-lettered.
-	if !ru.process(&wk.clientCore, queueMessage{ru, d}, false) {
-		return false
-	}
-	wk.mu.Lock()
-	wk.holding = ""
-	wk.mu.Unlock()
-	return true
-}
-
-// queueMessage is a message in a worker's hands.
-type queueMessage struct {
-	ru *workerRun
-	d  broker.Delivery
-}
-
-func (qm queueMessage) ack() { qm.ru.ack(qm.d) }
-
-// work makes one attempt at the message (waiting while its service is not
-// running) and, if it fails, settles it as the policy says.
-func (qm queueMessage) work() workResult {
-	ru, d := qm.ru, qm.d
-	wk, qs := ru.wk, ru.wk.qs
-	msg := services.Message{ID: d.MsgID, Value: string(d.Body)}
-	wait := time.Duration(0)
-	err, stopped := ru.try(&wk.clientCore, msg, &wait, func() {
-		qs.event(false, "%s waits for %s, which is not running: it holds %s, which comes back to the queue if its visibility timeout runs out first",
-			wk.name, ru.opts.service, d.MsgID)
-	})
-	switch {
-	case stopped:
-		return workStopped
-	case err == nil:
-		qs.processedBy(&wk.clientCore, wk.queueOf(d), d.MsgID, "", d.Attributes[keyAttribute])
-		if wait > 0 {
-			wk.setWaiting("")
-		}
-		return workDone
-	case errors.Is(err, services.ErrCrashed):
-		ru.crashNow(fmt.Sprintf("%s crashed with %s while working on %s: %v", wk.name, ru.opts.service, d.MsgID, err))
-		return workCrashed
-	}
-	wk.failed(err)
-	ru.settleFailure(d, err)
-	return workGivenUp
-}
-
-// settleFailure gives a failed message back, or dead-letters it.
-func (ru *workerRun) settleFailure(d broker.Delivery, err error) {
-	wk, qs := ru.wk, ru.wk.qs
-	if ru.opts.ackBefore {
-		qs.event(false, "%s failed on %s (receive %d): %v; it acked before the work, so the message is gone", wk.name, d.MsgID, d.ReceiveCount, err)
-		return
-	}
-	permanent := errors.Is(err, errPermanent) || errors.Is(err, services.ErrBadMessage)
-	last := ru.opts.retry != "none" && d.ReceiveCount >= ru.opts.maxAttempts
-	if permanent || last {
-		why := fmt.Sprintf("after %d attempts", d.ReceiveCount)
-		if permanent {
-			why = "at once: the failure is permanent, retrying cannot help"
-		}
-		if !ru.dlq {
-			// Nowhere to put it: give it back; the queue keeps it.
-			ru.nackRetry(d, 0, err)
-			qs.event(false, "%s gave up on %s %s: %v; queue %s has no dead-letter queue, so it is given back", wk.name, d.MsgID, why, err, ru.cmd.Queue)
-			return
-		}
-		ctx, cancel := context.WithTimeout(ru.hard, qs.w.timing.RequestTimeout)
-		defer cancel()
-		if derr := ru.qc.DeadLetter(ctx, ru.cmd.Queue, d.ReceiptHandle, err.Error()); derr != nil {
-			qs.event(false, "%s could not dead-letter %s: %v; it comes back after its visibility timeout", wk.name, d.MsgID, derr)
-			return
-		}
-		wk.mu.Lock()
-		wk.stats.deadLettered++
-		wk.mu.Unlock()
-		qs.event(false, "%s moved %s to the dead-letter queue %s: %v", wk.name, d.MsgID, why, err)
-		return
-	}
-	delay := ru.opts.backoff(d.ReceiveCount, ru.rng)
-	ru.nackRetry(d, delay, err)
-	qs.event(true, "%s attempt %d on %s failed: %v; nacked, back in the queue in %v", wk.name, d.ReceiveCount, d.MsgID, err, delay.Round(time.Millisecond))
-}
-
-// nackRetry gives a failed message back to be tried again after delay,
-// and records the retry unless the queue dead-letters it on this nack.
-func (ru *workerRun) nackRetry(d broker.Delivery, delay time.Duration, reason error) {
-	failed := ru.clock.Now()
-	if !ru.nack(d, delay, reason) || ru.maxReceives > 0 && d.ReceiveCount >= ru.maxReceives {
-		return
-	}
-	ru.w.retried(ru.wk.queueOf(d), ru.wk.name, d.MsgID, d.ReceiveCount+1, failed, delay)
-}
-
-// nack gives a message back to the queue; false when the nack failed.
-func (ru *workerRun) nack(d broker.Delivery, delay time.Duration, reason error) bool {
-	wk, qs := ru.wk, ru.wk.qs
-	ctx, cancel := context.WithTimeout(ru.hard, qs.w.timing.RequestTimeout)
-	defer cancel()
-	err := ru.qc.Nack(ctx, ru.cmd.Queue, d.ReceiptHandle, delay, reason.Error())
-	wk.mu.Lock()
-	if err == nil {
-		wk.stats.nacks++
-	} else {
-		wk.lastErr = err.Error()
-	}
-	wk.mu.Unlock()
-	if err != nil && ru.hard.Err() == nil {
-		qs.event(false, "%s's nack of %s failed: %v; it comes back after its visibility timeout", wk.name, d.MsgID, err)
-	}
-	return err == nil
-}
-
-func (ru *workerRun) ack(d broker.Delivery) {
-	wk, qs := ru.wk, ru.wk.qs
-	ctx, cancel := context.WithTimeout(ru.hard, qs.w.timing.RequestTimeout)
-	defer cancel()
-	err := ru.qc.Ack(ctx, ru.cmd.Queue, d.ReceiptHandle)
-	if ru.hard.Err() != nil {
-		return
-	}
-	wk.mu.Lock()
-	if err == nil {
-		wk.stats.acks++
-	} else {
-		wk.stats.ackErrors++
-		wk.lastErr = err.Error()
-	}
-	wk.mu.Unlock()
-	if err == nil {
-		qs.mu.Lock()
-		qs.acked[d.MsgID] = true
-		qs.mu.Unlock()
-		qs.finished.add(wk.queueOf(d), qs.l.clock.Now())
-		return
-	}
-	why := err.Error()
-	if errors.Is(err, broker.ErrStaleReceipt) || errors.Is(err, broker.ErrUnknownReceipt) {
-		why = "its visibility timeout ran out first, so the queue has given it to another delivery: " + why
-	}
-	qs.event(false, "%s's ack of %s failed: %s", wk.name, d.MsgID, why)
-}
-
-var workerCrashNotes = crashNotes{
-	beforeWorkAcked: "it acked before the work, so nobody will process it",
-	beforeWork:      "neither processed nor acked, so it comes back after its visibility timeout",
-	afterWorkAcked:  "the work is done and it was acked before; nothing is lost or repeated",
-	afterWork:       "the work is done but not acked, so it comes back after its visibility timeout and is processed again",
-}
-
-// crash crashes the worker at its armed crash point.
-func (qm queueMessage) crash(at string) {
-	qm.ru.crashNow(fmt.Sprintf("%s crashed at %s of %s (receive %d): %s", qm.ru.wk.name, at, qm.d.MsgID, qm.d.ReceiveCount,
-		workerCrashNotes.at(at, qm.ru.opts.ackBefore)))
-}
-
-// crashNow stops the run as if its process died: nothing more is settled.
-func (ru *workerRun) crashNow(text string) {
-	wk := ru.wk
-	wk.crashed()
-	wk.qs.event(false, "%s (worker restart %s brings it back)", text, wk.name)
-}
-
-// queueOf is the queue a delivery came from.
-func (wk *worker) queueOf(d broker.Delivery) string {
-	if d.Queue != "" {
-		return d.Queue
-	}
-	return wk.command().Queue
-}
-
-// deliver records one delivery; the first after a redrive is a replay.
-func (qs *queueSet) deliver(wk *worker, d broker.Delivery, now time.Time) {
-	qd := QueueDelivery{MsgID: d.MsgID, Client: wk.name, Queue: wk.queueOf(d), Seq: d.Seq, Key: d.Attributes[keyAttribute], ReceiveCount: d.ReceiveCount,
-		Replay: d.Redrives > 0 && d.ReceiveCount == 1, Time: now}
-	qs.mu.Lock()
-	qs.deliveries = append(qs.deliveries, qd)
-	qs.delivered[qd.Queue]++
-	qs.mu.Unlock()
-	wk.mu.Lock()
-	wk.stats.received++
-	wk.holding = d.MsgID
-	wk.mu.Unlock()
-	note := ""
-	switch {
-	case qd.Replay:
-		note = " (a redrive replay)"
-	case d.ReceiveCount > 1:
-		note = " (delivered before)"
-	}
-	qs.event(true, "%s received %s from %s, receive count %d%s", wk.name, d.MsgID, qd.Queue, d.ReceiveCount, note)
-}
-
-// --- values and the checker
-
-func (queuesFeature) value(_ context.Context, w *world, v command.Value) (any, bool, error) {
-	qs := w.queues
-	switch v.Func {
-	case "depth", "inflight", "oldest_age", "throughput":
-		q, err := w.queueState(v.Arg)
-		if err != nil {
-			return nil, true, fmt.Errorf("%s: %w", v, err)
-		}
-		switch v.Func {
-		case "throughput":
-			return qs.finished.perSecond(v.Arg, qs.l.clock.Now()), true, nil
-		case "depth":
-			return float64(q.Counts.Depth()), true, nil
-		case "inflight":
-			return float64(q.Counts.InFlight), true, nil
-		}
-		return q.OldestAge.Seconds(), true, nil
-	case "delivered", "processed", "workers":
-		if !w.isQueue(v.Arg) {
-			return nil, false, nil
-		}
-		delivered, processed, workers, _ := qs.counts(v.Arg)
-		switch v.Func {
-		case "processed":
-			return float64(processed), true, nil
-		case "workers":
-			return float64(workers), true, nil
-		}
-		return float64(delivered), true, nil
-	case "state":
-		if wk := qs.get(v.Arg); wk != nil {
-			return wk.stateNow(), true, nil
-		}
-	}
-	return nil, false, nil
-}
-
-// observe hands the checker every send, every delivery, and each queue
-// message's fate.
-func (queuesFeature) observe(ctx context.Context, w *world, h *checker.History, o *checker.Observed) error {
-	qs := w.queues
-	qs.l.syncBroker(w) // the acks and expiries reported so far
-	qs.mu.Lock()
-	for _, s := range qs.sends {
-		h.Sends = append(h.Sends, checker.Send{MsgID: s.MsgID, Client: s.Client, Queue: s.Queue, Outcome: s.Outcome})
-	}
-	for _, d := range qs.deliveries {
-		h.Deliveries = append(h.Deliveries, checker.Delivery{MsgID: d.MsgID, Client: d.Client, Group: d.Queue, Key: d.Key, Replay: d.Replay})
-	}
-	h.Done = append(h.Done, qs.doneWork...)
-	if o.Fates == nil {
-		o.Fates = map[string]checker.Fate{}
-	}
-	for id := range qs.expired {
-		o.Fates[id] = checker.FateExpired
-	}
-	for id := range qs.acked {
-		o.Fates[id] = checker.FateAcked
-	}
-	qs.mu.Unlock()
-	var problems []string
-	for _, q := range w.cluster.SnapshotWindow(0).Queues {
-		msgs, err := w.readQueue(ctx, q.Config.Name)
-		if err != nil {
-			o.Unreadable = append(o.Unreadable, q.Config.Name)
-			problems = append(problems, fmt.Sprintf("%s (%v)", q.Config.Name, err))
-			continue
-		}
-		dlq := len(q.DeadLetterFor) > 0
-		for _, m := range msgs {
-			var f checker.Fate
-			switch {
-			case dlq:
-				f = checker.FateDeadLettered
-			case m.State == "in-flight":
-				f = checker.FateInFlight
-			case m.State == "delayed":
-				f = checker.FateDelayed
-			case m.State == "moving" && w.isDLQ(m.MoveTo):
-				f = checker.FateDeadLettered
-			default:
-				f = checker.FateReady
-			}
-			o.Fates[m.MsgID] = f
-		}
-	}
-	if len(problems) > 0 {
-		return errors.New(strings.Join(problems, "; "))
-	}
-	return nil
-}
-
-func (w *world) isDLQ(name string) bool {
-	q, err := w.queueState(name)
-	return err == nil && len(q.DeadLetterFor) > 0
-}
-
-// readQueue waits for the queue's leader and lists its messages, retrying
-// until ctx ends.
-func (w *world) readQueue(ctx context.Context, name string) ([]broker.QueueMessageState, error) {
-	if _, err := w.cluster.WaitForQueueLeader(ctx, name); err != nil {
-		return nil, err
-	}
-	var last error
-	for {
-		msgs, err := w.cluster.QueueMessages(ctx, name)
-		if err == nil {
-			return msgs, nil
-		}
-		if errors.Is(err, broker.ErrUnknownQueue) || errors.Is(err, broker.ErrClosed) {
-			return nil, err
-		}
-		last = err
-		if sleepCtx(ctx, 20*time.Millisecond) != nil {
-			return nil, fmt.Errorf("gave up after %v: %w", DrainTimeout, last)
-		}
-	}
-}
-
-// QueueSends returns a copy of every send to a queue so far in this
-// cluster, in order.
-func (l *Lab) QueueSends() []QueueSend {
-	w, err := l.world()
-	if err != nil {
-		return nil
-	}
-	w.queues.mu.Lock()
-	defer w.queues.mu.Unlock()
-	out := make([]QueueSend, len(w.queues.sends))
-	for i, s := range w.queues.sends {
-		out[i] = *s
-	}
-	return out
-}
-
-// QueueDeliveries returns a copy of every delivery to a worker so far in
-// this cluster, in order.
-func (l *Lab) QueueDeliveries() []QueueDelivery {
-	w, err := l.world()
-	if err != nil {
-		return nil
-	}
-	w.queues.mu.Lock()
-	defer w.queues.mu.Unlock()
-	return slices.Clone(w.queues.deliveries)
-}
-
-// states copies the workers for a snapshot, by name.
-func (qs *queueSet) states() []WorkerState {
-	var out []WorkerState
-	for _, name := range qs.names() {
-		wk := qs.get(name)
-		wk.mu.Lock()
-		out = append(out, WorkerState{Name: name, Queue: wk.cmd.Queue, State: wk.state, Started: wk.cmd.String(),
-			Service: wk.cmd.Options.Service, Waiting: wk.waiting, Holding: wk.holding, Received: wk.stats.received, Processed: wk.processedN,
-			Failures: wk.failures, Acks: wk.stats.acks, AckErrors: wk.stats.ackErrors, Nacks: wk.stats.nacks,
-			DeadLettered: wk.stats.deadLettered, LastError: wk.lastErr, Crash: wk.crash})
-		wk.mu.Unlock()
-	}
-	return out
-}
+func (wk *worker) where() string { return "queue " + wk.command().Queue }
 
 // electQueue moves a queue's leadership to a node and waits until it leads.
 func (r *run) electQueue(ctx context.Context, c command.Elect) error {

@@ -27,16 +27,23 @@ func (w *world) resolve(ref command.NodeRef) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", ref, err)
 	}
+	return leaderOrFollower(ref, p.Leader, p.Replicas, func(r broker.ReplicaState) (string, bool) { return r.Node, r.Up })
+}
+
+// leaderOrFollower resolves leader(X) or follower(X) of a partition or a
+// queue, by its leader and its replicas; node says which node a replica
+// is on and whether it is up.
+func leaderOrFollower[R any](ref command.NodeRef, leader string, replicas []R, node func(R) (id string, up bool)) (string, error) {
 	if ref.Kind == command.RefLeader {
-		if p.Leader == "" {
+		if leader == "" {
 			return "", fmt.Errorf("%s: %s has no leader right now (an election, or too few replicas up); wait leader(%s) != none first", ref, ref.Of, ref.Of)
 		}
-		return p.Leader, nil
+		return leader, nil
 	}
 	var followers []string
-	for _, r := range p.Replicas {
-		if r.Up && r.Node != p.Leader {
-			followers = append(followers, r.Node)
+	for _, r := range replicas {
+		if n, up := node(r); up && n != leader {
+			followers = append(followers, n)
 		}
 	}
 	if len(followers) == 0 {
