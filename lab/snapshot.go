@@ -53,10 +53,14 @@ type ClientState struct {
 	ProducerIDs  []int64 `json:"producer_ids,omitempty"` // of its idempotent producers
 }
 
-// Snapshot returns the lab's state now.
-func (l *Lab) Snapshot() Snapshot {
+// Snapshot returns the lab's state now. Its Time is read last, so that
+// nothing in it is newer than Time: the sampler and the clients go on while
+// the parts are read, and a series sampled meanwhile must not end after the
+// moment the snapshot says it shows.
+func (l *Lab) Snapshot() (s Snapshot) {
 	speed, paused := l.clock.Speed()
-	s := Snapshot{Time: l.clock.Now(), Speed: speed, Paused: paused, Timeline: l.tl.recent(l.opts.TimelineSize)}
+	s = Snapshot{Speed: speed, Paused: paused, Timeline: l.tl.recent(l.opts.TimelineSize)}
+	defer func() { s.Time = l.clock.Now() }()
 	w, err := l.world()
 	if err != nil {
 		return s
