@@ -319,10 +319,13 @@ func TestQueueLeaderKillUnderLoad(t *testing.T) {
 				for _, d := range ds {
 					mu.Lock()
 					for _, h := range held {
-						// Within the holder's window: a slow worker may see
-						// its own earlier delivery only after the holder
-						// got the message once that delivery expired.
-						if h.MsgID == d.MsgID && !d.ReceivedAt.Before(h.ReceivedAt) && d.ReceivedAt.Before(h.Deadline) {
+						// The same message is the same Seq: a send retried
+						// after a lost reply puts a second copy in with the
+						// same MsgID, free to be delivered. Within the
+						// holder's window: a slow worker may see its own
+						// earlier delivery only after the holder got the
+						// message once that delivery expired.
+						if h.Seq == d.Seq && !d.ReceivedAt.Before(h.ReceivedAt) && d.ReceivedAt.Before(h.Deadline) {
 							t.Errorf("%s was delivered again at %v, before its deadline %v", d.MsgID, d.ReceivedAt, h.Deadline)
 						}
 					}
@@ -365,7 +368,7 @@ func TestQueueLeaderKillUnderLoad(t *testing.T) {
 		}
 		found := false
 		for _, m := range queueState(now, "orders").Messages {
-			if m.MsgID != h.MsgID {
+			if m.Seq != h.Seq {
 				continue
 			}
 			found = true
