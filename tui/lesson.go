@@ -377,6 +377,12 @@ func (p *lessonPanel) foot(ls *Lesson, taskShown bool) []string {
 		mark, text, ms = symPending, "starting the step…", &st.Muted
 	case LessonPlaying:
 		mark, text, ms = symPending, "running the step's commands…", &st.Muted
+		// A step's commands show when they are all done, which can take
+		// many seconds (consumers joining a group one rebalance at a time
+		// under classroom timing); meanwhile say which one is running.
+		if cmd := p.runningCommand(); cmd != "" {
+			text = cut("running: "+cmd, p.w-2)
+		}
 	case LessonTask:
 		var open *Task
 		for _, b := range blocksOf(ls) {
@@ -427,6 +433,18 @@ func (p *lessonPanel) foot(ls *Lesson, taskShown bool) []string {
 		}
 	}
 	return rows
+}
+
+// runningCommand is the lab's newest command as the timeline has it: while
+// a step plays, the one running now.
+func (p *lessonPanel) runningCommand() string {
+	tl := p.ctx.State.Timeline
+	for i := len(tl) - 1; i >= 0; i-- {
+		if tl[i].Kind == "command" {
+			return tl[i].Text
+		}
+	}
+	return ""
 }
 
 // follow scrolls to what played since the learner last acted: from the

@@ -3,6 +3,7 @@ package tui
 import (
 	"fmt"
 	"math/rand"
+	"strings"
 	"testing"
 )
 
@@ -111,6 +112,42 @@ func TestRandomInputLessonAndPicker(t *testing.T) {
 				m.View()
 				p.View()
 			}
+		}
+	}
+}
+
+// While a step's commands run, the pane's last row names the one running,
+// read from the timeline: a step whose consumers join one rebalance at a
+// time can take many seconds, and a bare "running…" says nothing.
+func TestLessonPaneNamesTheRunningCommand(t *testing.T) {
+	ctx := newContext(newFakeSource(ViewState{}), NewStyles(DefaultTheme), DefaultKeyMap())
+	ls := &Lesson{Title: "How many partitions?", Step: 2, Steps: 4, StepTitle: "Partitions do not do the work", Status: LessonPlaying,
+		Blocks: []LessonBlock{{Kind: BlockText, Text: "Four workers start."}}}
+	ctx.State = &ViewState{Lesson: ls}
+	p := newLessonPanel(ctx)
+	p.SetSize(60, 12)
+	if got := lines(p.View()); !strings.Contains(strings.Join(got, "\n"), "running the step's commands…") {
+		t.Errorf("with no command in the timeline the pane says:\n%s\nwant the plain running notice", strings.Join(got, "\n"))
+	}
+	ctx.State.Timeline = []TimelineLine{
+		{Kind: "command", Text: "consumer start billing-2 group=billing topic=orders"},
+		{Kind: "leader-elected", Text: "n2 leads orders/3 at epoch 2"},
+		{Kind: "command", Text: "consumer start billing-3 group=billing topic=orders rate=50/s commit=poll"},
+		{Kind: "outcome", Text: "billing-2 joined group billing"},
+	}
+	got := lines(p.View())
+	last := ""
+	for _, l := range got {
+		if strings.TrimSpace(l) != "" {
+			last = l
+		}
+	}
+	if !strings.Contains(last, "running: consumer start billing-3") || strings.Contains(last, "billing-2") {
+		t.Errorf("the pane's last row is %q; want it to name the newest command, billing-3's start", last)
+	}
+	for i, l := range got {
+		if textWidth(l) != 60 {
+			t.Errorf("row %d is %d wide, want 60", i, textWidth(l))
 		}
 	}
 }
