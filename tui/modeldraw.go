@@ -1,0 +1,331 @@
+package tui
+
+// Drawing the lab screen: the layout for a window size and which panel is
+// in front of each slot, then the header, the body, the status line and
+// the full help.
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// resize computes the layout once for a window size and gives every panel
+// its content size.
+func (m *Model) resize(w, h int) {
+	m.ctx.Width, m.ctx.Height = w, h
+	m.tooSmall = w < MinWidth || h < MinHeight
+	if m.tooSmall {
+		return
+	}
+	m.lay = computeLayout(w, h, m.live != nil && m.live.Lesson != nil)
+	for si := range m.lay.slots {
+		s := &m.lay.slots[si]
+		for _, id := range s.panels {
+			m.panels[id].SetSize(max(1, s.r.w-2), max(1, s.r.h-2))
+		}
+	}
+	m.showFocus()
+	m.showContent()
+	m.help.Width = w
+}
+
+// showContent keeps a panel with something to show in front of each slot: when the one in front is empty (the
+// cluster without topics, groups without members), the first of the
+// slot's panels that has content comes forward. A lesson about a checkout
+// and a queue then opens on its queue, not on "No topics yet". Once the
+// learner picks a panel, the slots stay as they left them.
+func (m *Model) showContent() {
+	if m.chosen || m.ctx.State == nil {
+		return
+	}
+	s := m.ctx.State
+	has := func(id panelID) bool {
+		switch id {
+		case pCluster:
+			return len(s.Partitions) > 0
+		case pGroups:
+			return len(s.Groups) > 0
+		case pQueues:
+			return len(s.Queues) > 0
+		case pServices:
+			return len(s.Tables) > 0
+		case pChart:
+			return len(s.Charts.Series)+len(s.Charts.Retries) > 0
+		}
+		return true
+	}
+	for si := range m.lay.slots {
+		sl := &m.lay.slots[si]
+		front := sl.panels[sl.active]
+		if has(front) {
+			continue
+		}
+		for pi, id := range sl.panels {
+			if has(id) {
+				sl.active = pi
+				if m.focus == front {
+					m.focus = id
+				}
+				break
+			}
+		}
+	}
+}
+
+// showFocus brings the focused panel to the front of its slot.
+func (m *Model) showFocus() {
+	if si, pi := m.lay.slotOf(m.focus); si >= 0 {
+		m.lay.slots[si].active = pi
+	}
+}
+
+func (m *Model) tabs(s *slot) []string {
+	t := make([]string, len(s.panels))
+	for i, id := range s.panels {
+		t[i] = m.panels[id].Title()
+	}
+	return t
+}
+
+// View draws the screen.
+func (m *Model) View() string {
+	w, h := m.ctx.Width, m.ctx.Height
+	if m.tooSmall {
+		return m.tooSmallView(w, h)
+	}
+	st := m.ctx.Styles
+	m.ctx.Focus = m.focus
+	rows := make([]string, 0, h)
+	rows = append(rows, m.header(w))
+	if m.lay.taskLine {
+		rows = append(rows, taskLine(st, m.ctx.State.Lesson, w))
+	}
+	rows = append(rows, m.body()...)
+	rows = append(rows, m.statusLine(w))
+	rows = append(rows, fit(m.help.ShortHelpView(m.ctx.Keys.ShortHelp()), w))
+	return strings.Join(rows, "\n")
+}
+
+func (m *Model) tooSmallView(w, h int) string { return tooSmall(w, h) }
+
+// header: what is open, and the lab clock; in history, the banner.
+func (m *Model) header(w int) string {
+	st := m.ctx.Styles
+	s := m.ctx.State
+	if m.ctx.InHistory {
+		text := fmt.Sprintf(" ◀ HISTORY %s — %d back — press ] to step forward, esc to return to live ",
+			s.Time.Format("15:04:05.000"), m.hist.stepsBack())
+		if ev := lastEvent(s); ev.Text != "" && textWidth(text)+10 < w {
+			text += "· last event: " + ev.Text + " "
+		}
+		return st.Banner.Render(fit(text, w))
+	}
+	// The right side: the jobs, the clock, the timing. At narrow widths the
+	// jobs shrink (shorter names and bars, then only the first) before
+	// the timing goes, so the clock and its state stay in view.
+	warn := ""
+	if m.opts.ReadOnly {
+		warn = "  RECORDING (read-only)"
+	}
+	room := w - 18 - textWidth(warn) // the left side keeps "mqlab │ ", a few letters of the title and the warning
+	var r line
+	for _, form := range []struct {
+		level  int
+		timing bool
+	}{{0, true}, {1, true}, {2, true}, {2, false}, {3, false}} {
+		r = m.headerRight(form.level, form.timing)
+		if r.w <= room {
+			break
+		}
+	}
+	// The left side: what is open. A long title gives way before the step
+	// number and the right side's clock.
+	rw := min(r.w, room)
+	var l line
+	l.add(&st.Accent, "mqlab")
+	l.add(&st.Faint, " │ ")
+	title, tail := m.ctx.Title, ""
+	if ls := s.Lesson; ls != nil {
+		title, tail = ls.Title, fmt.Sprintf(" · step %d/%d", ls.Step, ls.Steps)
+	}
+	l.add(&st.Header, cut(title, max(8, w-rw-2-l.w-textWidth(tail)-textWidth(warn))))
+	l.add(&st.Muted, tail)
+	l.add(&st.Warn, warn)
+	if l.w+r.w+2 > w {
+		return l.fit(w-rw-2) + "  " + fit(r.b.String(), rw)
+	}
+	l.pad(w - r.w)
+	l.b.WriteString(r.b.String())
+	return l.b.String()
+}
+
+// headerRight is the header's right side: the jobs with their progress,
+// whether the clock runs and how fast, the lab time, the timing preset.
+// level 0 draws every job in full; 1 shortens names and bars; 2 draws
+// the first job only, with how many more run; 3 draws no job.
+func (m *Model) headerRight(level int, timing bool) line {
+	st := m.ctx.Styles
+	s := m.ctx.State
+	var r line
+	for i, j := range s.Jobs {
+		if level >= 3 || level == 2 && i > 0 {
+			if level == 2 {
+				r.add(&st.Muted, fmt.Sprintf("+%d more  ", len(s.Jobs)-1))
+			}
+			break
+		}
+		name, bw := j.Name, 8
+		if level >= 1 {
+			name, bw = shortJob(name), 5
+		}
+		r.add(&st.Muted, name+" ")
+		if j.Total > 0 {
+			f := float64(j.Done) / float64(j.Total)
+			r.b.WriteString(bar(st, f, bw))
+			r.w += bw
+			r.add(&st.Muted, fmt.Sprintf(" %d%%  ", int(f*100)))
+		} else {
+			r.add(&st.Muted, fmt.Sprintf("%d  ", j.Done))
+		}
+	}
+	speed := s.Clock.Speed
+	if speed == 0 {
+		speed = 1
+	}
+	if s.Clock.Paused {
+		r.add(&st.Warn, "‖ PAUSED")
+	} else {
+		r.add(&st.OK, "▶ running")
+		r.add(&st.Text, " "+speedWord(speed))
+	}
+	if !s.Time.IsZero() {
+		r.add(&st.Muted, "  "+s.Time.Format("15:04:05.0"))
+	}
+	if s.Timing != "" && timing {
+		r.add(&st.Faint, "  "+s.Timing)
+	}
+	return r
+}
+
+// shortJob is a job's name at narrow widths: its first words, "check"
+// for a check's drain.
+func shortJob(name string) string {
+	if strings.HasPrefix(name, "check:") {
+		return "check"
+	}
+	if i := strings.Index(name, " ("); i > 0 { // "load orders (waiting)"
+		name = name[:i]
+	}
+	if i := strings.Index(name, " as "); i > 0 {
+		name = name[:i]
+	}
+	return name
+}
+
+func (m *Model) statusLine(w int) string {
+	st := m.ctx.Styles
+	if m.prompt.active() {
+		return m.prompt.view(st, w)
+	}
+	var l line
+	switch m.statusKind {
+	case statusOK:
+		l.add(&st.OK, symOK+" ")
+		l.add(&st.Text, m.status)
+	case statusErr:
+		l.add(&st.Fail, symFail+" ")
+		l.add(&st.Fail, m.status)
+	case statusBusy:
+		l.add(&st.Warn, symPending+" running ")
+		l.add(&st.Text, m.status)
+		l.add(&st.Faint, "  (esc cancels)")
+	default:
+		if m.status == "" {
+			l.add(&st.Faint, "press : to type a command, ? for every key")
+		} else {
+			l.add(&st.Muted, m.status)
+		}
+	}
+	return l.fit(w)
+}
+
+// body draws the slots, or the full help or a command's output over them.
+func (m *Model) body() []string {
+	b := m.lay.body
+	switch {
+	case m.showHelp:
+		return strings.Split(frame(m.ctx.Styles, []string{"Help"}, 0, true, m.helpView(b.w-2, b.h-2), b.w, b.h), "\n")
+	case m.output != nil:
+		rows, off := window(m.output, m.outputOff, b.h-2, m.ctx.Styles)
+		m.outputOff = off
+		body := block(rows, b.w-2, b.h-2)
+		return strings.Split(frame(m.ctx.Styles, []string{m.outputTitle + " · esc closes"}, 0, true, body, b.w, b.h), "\n")
+	}
+	frames := make([][]string, len(m.lay.slots))
+	for si := range m.lay.slots {
+		s := &m.lay.slots[si]
+		id := s.panels[s.active]
+		p := m.panels[id]
+		frames[si] = strings.Split(frame(m.ctx.Styles, m.tabs(s), s.active, id == m.focus, p.View(), s.r.w, s.r.h), "\n")
+	}
+	// Every row of the body is covered by slots side by side.
+	order := make([]int, len(m.lay.slots))
+	for i := range order {
+		order[i] = i
+	}
+	sort.Slice(order, func(a, c int) bool { return m.lay.slots[order[a]].r.x < m.lay.slots[order[c]].r.x })
+	rows := make([]string, b.h)
+	var sb strings.Builder
+	for y := 0; y < b.h; y++ {
+		sb.Reset()
+		ay := b.y + y
+		for _, si := range order {
+			s := m.lay.slots[si]
+			if ay >= s.r.y && ay < s.r.y+s.r.h {
+				sb.WriteString(frames[si][ay-s.r.y])
+			}
+		}
+		rows[y] = sb.String()
+	}
+	return rows
+}
+
+// helpView is the '?' screen: every key, what the symbols mean, and how
+// to reach the command language.
+func (m *Model) helpView(w, h int) string {
+	st := m.ctx.Styles
+	hm := m.help
+	hm.Width = w
+	// The full help lists every key, also those that mean nothing now.
+	groups := m.ctx.Keys.FullHelp()
+	for _, g := range groups {
+		for i := range g {
+			// The way back to the lessons is there only when the screen came from them.
+			if g[i].Help() != m.ctx.Keys.Lessons.Help() || m.ctx.Keys.Lessons.Enabled() {
+				g[i].SetEnabled(true)
+			}
+		}
+	}
+	rows := strings.Split(hm.FullHelpView(groups), "\n")
+	rows = append(rows, "", st.Title.Render("What the symbols mean"))
+	legend := [][2]string{
+		{symLeader, "leader of a partition (the word says it too)"},
+		{symCommitted + "7 " + symUncommitted + "7", "an entry of epoch 7: committed / not yet on a majority"},
+		{"[ | …", "the log's first offset / the high-water mark / more before"},
+		{symTruncated, "a replica cut its uncommitted tail: those entries are gone"},
+		{symOK + " " + symFail, "holds / fails; " + symFail + " also marks a node that is down"},
+		{symIsolated, "a node cut off from its peers (and clients, when isolated)"},
+		{symSelected, "the selected node: k, r and i act on it"},
+		{"┏━┓", "the focused panel: tab moves focus, ↑/↓ scroll it"},
+	}
+	for _, l := range legend {
+		rows = append(rows, "  "+st.Key.Render(fit(l[0], 6))+" "+st.Text.Render(l[1]))
+	}
+	rows = append(rows, "", st.Muted.Render("Every key runs a lab command you could type at ':' — k on n2 is  :kill n2."),
+		st.Muted.Render("Type :help for the commands. ? or esc closes this."))
+	for len(rows) > h && rows[len(rows)-1] != "" { // short screens lose the notes first
+		rows = rows[:len(rows)-1]
+	}
+	return block(rows, w, h)
+}

@@ -1,0 +1,118 @@
+package tui
+
+// Running command lines: one at a time and in order, refused in the past
+// or in a recording, and how each result is reported.
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	tea "github.com/charmbracelet/bubbletea"
+)
+
+// run sends one command line to the source, unless the screen is showing
+// the past, a recording, or another command is still running.
+func (m *Model) run(line string) tea.Cmd {
+	switch {
+	case m.opts.ReadOnly && !clockLine(line):
+		m.setStatus(statusErr, "a recording cannot be changed: "+line+" was not run")
+		return nil
+	case !m.hist.live() && !m.opts.ReadOnly:
+		m.setStatus(statusErr, fmt.Sprintf("%s is the past and cannot change: esc returns to live, then try %q again",
+			m.ctx.State.Time.Format("15:04:05.000"), line))
+		return nil
+	case m.running != "":
+		// One command at a time, in the order given: keys pressed quickly
+		// wait their turn rather than being lost.
+		if len(m.queued) >= maxQueued {
+			m.setStatus(statusErr, fmt.Sprintf("still running %q with %d waiting: esc cancels them", m.running, len(m.queued)))
+			return nil
+		}
+		m.queued = append(m.queued, line)
+		m.setStatus(statusBusy, fmt.Sprintf("%s, then %s", m.running, strings.Join(m.queued, ", ")))
+		return nil
+	}
+	return m.start(line)
+}
+
+// clockLine says whether a line only paces time (pause, resume, speed):
+// a recording accepts those.
+func clockLine(line string) bool {
+	verb, _, _ := strings.Cut(strings.TrimSpace(line), " ")
+	return verb == "pause" || verb == "resume" || verb == "speed"
+}
+
+// start runs a line now.
+func (m *Model) start(line string) tea.Cmd {
+	ctx, cancel := context.WithCancel(m.base)
+	m.running, m.cancel = line, cancel
+	m.setStatus(statusBusy, line)
+	src := m.ctx.Src
+	return func() (msg tea.Msg) {
+		defer func() {
+			if r := recover(); r != nil {
+				msg = execDoneMsg{id: m.id, line: line, err: fmt.Errorf("internal error: %v", r)}
+			}
+			cancel()
+		}()
+		out, err := src.Exec(ctx, line)
+		return execDoneMsg{id: m.id, line: line, out: out, err: err}
+	}
+}
+
+func (m *Model) execDone(msg execDoneMsg) tea.Cmd {
+	m.running, m.cancel = "", nil
+	cmd := m.report(msg)
+	if len(m.queued) > 0 && (m.hist.live() || m.opts.ReadOnly) {
+		next := m.queued[0]
+		m.queued = m.queued[1:]
+		return tea.Batch(cmd, m.start(next))
+	}
+	m.queued = nil
+	m.quiet = nil
+	return cmd
+}
+
+// report shows a command's result: one line in the status line, more in
+// the output pane.
+func (m *Model) report(msg execDoneMsg) tea.Cmd {
+	quiet := false
+	if i := slices.Index(m.quiet, msg.line); i >= 0 {
+		quiet, m.quiet = true, m.quiet[i+1:]
+	}
+	out := strings.TrimRight(msg.out, "\n")
+	if msg.err != nil {
+		m.setStatus(statusErr, msg.line+": "+msg.err.Error())
+		if strings.Contains(msg.err.Error(), "\n") {
+			m.showOutput(msg.line, msg.err.Error())
+		}
+		return nil
+	}
+	lines := strings.Split(out, "\n")
+	switch {
+	case out == "":
+		m.setStatus(statusOK, msg.line)
+	case len(lines) == 1:
+		m.setStatus(statusOK, msg.line+" — "+out)
+	case quiet:
+		// A startup line the learner did not type: its lines are in the
+		// timeline, the screen stays on the lab.
+		m.setStatus(statusOK, fmt.Sprintf("%s — its %d lines are in the timeline", msg.line, len(lines)))
+	default:
+		m.setStatus(statusOK, fmt.Sprintf("%s — %d lines above (esc closes)", msg.line, len(lines)))
+		m.showOutput(msg.line, out)
+	}
+	// A command usually changes the lab: look now rather than at the next signal.
+	m.pull()
+	return m.flashCmd()
+}
+
+func (m *Model) showOutput(title, text string) {
+	m.output = strings.Split(text, "\n")
+	m.outputTitle = title
+	m.outputOff = 0
+}
+
+func (m *Model) setStatus(k statusKind, s string) { m.status, m.statusKind = s, k }

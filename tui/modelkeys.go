@@ -1,0 +1,284 @@
+package tui
+
+// The lab screen's input: which keys mean something now, each key (the
+// prompt first), the mouse, and the clock speeds + and - step through.
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+)
+
+// closeKey closes the help and the output pane; it is always on, unlike
+// KeyMap.Live, which the help bar shows only when it means something.
+var closeKey = key.NewBinding(key.WithKeys("esc", "enter"))
+
+// syncKeys enables the keys that mean something now, so the help bar
+// shows only those.
+func (m *Model) syncKeys() {
+	k := m.ctx.Keys
+	ls := m.ctx.State.Lesson
+	k.Answer.SetEnabled(ls != nil && ls.Prediction != nil && ls.Prediction.Chosen < 0 && len(ls.Prediction.Choices) > 0)
+	k.Live.SetEnabled(!m.hist.live() || m.running != "")
+	if m.running != "" {
+		k.Live.SetHelp("esc", "cancel")
+	} else {
+		k.Live.SetHelp("esc", "back to live")
+	}
+	k.Filter.SetEnabled(!m.tooSmall && m.lay.visible(pTimeline))
+	k.NextStep.SetEnabled(m.live != nil && m.live.Lesson != nil)
+	k.PrevStep.SetEnabled(m.live != nil && m.live.Lesson != nil)
+}
+
+// key handles one key: the prompt first, so typing q there does not quit.
+func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
+	k := m.ctx.Keys
+	if m.prompt.active() {
+		res, line, cmd := m.prompt.update(msg)
+		if res == promptSubmitted && line != "" {
+			if line == "q" || line == "quit" {
+				return m.quit()
+			}
+			return m.run(line)
+		}
+		return cmd
+	}
+	if key.Matches(msg, k.Quit) {
+		return m.quit()
+	}
+	if m.tooSmall {
+		return nil
+	}
+	if m.output != nil {
+		switch {
+		case key.Matches(msg, k.ScrollUp):
+			m.outputOff = max(0, m.outputOff-1)
+			return nil
+		case key.Matches(msg, k.ScrollDown):
+			m.outputOff++
+			return nil
+		case key.Matches(msg, closeKey):
+			m.output = nil
+			return nil
+		}
+		m.output = nil // any other key closes it and does its job
+	}
+	if m.showHelp {
+		if key.Matches(msg, k.Help) || key.Matches(msg, closeKey) {
+			m.showHelp = false
+			return nil
+		}
+		m.showHelp = false
+	}
+	switch {
+	case key.Matches(msg, k.Help):
+		m.showHelp = true
+	case key.Matches(msg, k.Prompt):
+		return m.prompt.open(m.ctx.State.Nodes)
+	case key.Matches(msg, k.Live):
+		if m.running != "" && m.cancel != nil {
+			m.cancel()
+			m.queued = nil
+			m.quiet = slices.DeleteFunc(m.quiet, func(l string) bool { return l != m.running })
+			m.setStatus(statusInfo, "cancelling "+m.running+"…")
+			return nil
+		}
+		m.toLive()
+	case key.Matches(msg, k.Back):
+		if m.hist.back() {
+			m.ctx.State = m.hist.current()
+			m.ctx.InHistory = true
+		} else {
+			m.setStatus(statusInfo, "this is the oldest moment kept")
+		}
+	case key.Matches(msg, k.Forward):
+		if m.hist.live() {
+			m.setStatus(statusInfo, "already live: [ steps back in time")
+			return nil
+		}
+		m.hist.forward()
+		if m.hist.live() {
+			m.toLive()
+		} else {
+			m.ctx.State = m.hist.current()
+		}
+	case key.Matches(msg, k.BackEvent):
+		if m.hist.backEvent() {
+			m.ctx.State = m.hist.current()
+			m.ctx.InHistory = true
+		} else {
+			m.setStatus(statusInfo, "no earlier event is kept")
+		}
+	case key.Matches(msg, k.NextEvent):
+		if m.hist.live() {
+			m.setStatus(statusInfo, "already live: { jumps back to the last event")
+			return nil
+		}
+		m.hist.forwardEvent()
+		if m.hist.live() {
+			m.toLive()
+		} else {
+			m.ctx.State = m.hist.current()
+		}
+	case key.Matches(msg, k.Focus):
+		m.focus = (m.focus + 1) % numPanels
+		m.chosen = true
+		m.showFocus()
+	case key.Matches(msg, k.FocusPrev):
+		m.focus = (m.focus + numPanels - 1) % numPanels
+		m.chosen = true
+		m.showFocus()
+	case key.Matches(msg, k.ScrollUp):
+		m.panels[m.focus].Scroll(-1)
+	case key.Matches(msg, k.ScrollDown):
+		m.panels[m.focus].Scroll(1)
+	case key.Matches(msg, k.NodeNext):
+		m.selectNode(m.ctx.Selected + 1)
+	case key.Matches(msg, k.NodePrev):
+		m.selectNode(m.ctx.Selected - 1)
+	case key.Matches(msg, k.NodeN):
+		i, _ := strconv.Atoi(msg.String())
+		if i-1 >= len(m.ctx.State.Nodes) {
+			m.setStatus(statusErr, fmt.Sprintf("there is no node %d: this cluster has %d", i, len(m.ctx.State.Nodes)))
+			return nil
+		}
+		m.selectNode(i - 1)
+	case key.Matches(msg, k.Kill):
+		return m.nodeCmd("kill")
+	case key.Matches(msg, k.Restart):
+		return m.nodeCmd("restart")
+	case key.Matches(msg, k.Isolate):
+		return m.nodeCmd("isolate")
+	case key.Matches(msg, k.Heal):
+		return m.run("heal")
+	case key.Matches(msg, k.Pause):
+		if m.ctx.State.Clock.Paused {
+			return m.run("resume")
+		}
+		return m.run("pause")
+	case key.Matches(msg, k.Faster):
+		return m.run("speed " + speedWord(nextSpeed(m.ctx.State.Clock.Speed, +1)))
+	case key.Matches(msg, k.Slower):
+		return m.run("speed " + speedWord(nextSpeed(m.ctx.State.Clock.Speed, -1)))
+	case key.Matches(msg, k.Lessons):
+		m.back = true // at once: keys typed after it are the picker's
+	case key.Matches(msg, k.NextStep):
+		return m.run(CmdLessonNext)
+	case key.Matches(msg, k.PrevStep):
+		return m.run(CmdLessonPrev)
+	case key.Matches(msg, k.Answer):
+		n := len(m.ctx.State.Lesson.Prediction.Choices)
+		if c := msg.String(); int(c[0]-'a') >= n {
+			m.setStatus(statusErr, fmt.Sprintf("there are only %d choices: a–%c", n, 'a'+n-1))
+			return nil
+		}
+		return m.run(CmdPredict + " " + msg.String())
+	case key.Matches(msg, k.Filter):
+		if f := m.timeline.cycleFilter(); f == "" {
+			m.setStatus(statusInfo, "timeline: every kind of event")
+		} else {
+			m.setStatus(statusInfo, "timeline: only "+f+" (f for the next kind)")
+		}
+	}
+	return nil
+}
+
+func (m *Model) quit() tea.Cmd {
+	if m.cancel != nil {
+		m.cancel()
+	}
+	m.stopBase()
+	return tea.Quit
+}
+
+func (m *Model) toLive() {
+	m.hist.toLive()
+	m.ctx.InHistory = false
+	if m.live != nil {
+		m.ctx.State = m.live
+	}
+}
+
+func (m *Model) selectNode(i int) {
+	n := len(m.ctx.State.Nodes)
+	if n == 0 {
+		m.setStatus(statusInfo, "there are no nodes yet")
+		return
+	}
+	m.ctx.Selected = (i%n + n) % n
+}
+
+func (m *Model) nodeCmd(verb string) tea.Cmd {
+	id := m.ctx.SelectedNode()
+	if id == "" {
+		m.setStatus(statusErr, "select a node first (←/→ or 1–9)")
+		return nil
+	}
+	return m.run(verb + " " + id)
+}
+
+// mouse: a click focuses the panel under it, picks a tab, or selects a
+// node; the wheel scrolls.
+func (m *Model) mouse(msg tea.MouseMsg) {
+	if m.tooSmall || m.showHelp || m.output != nil {
+		return
+	}
+	for si := range m.lay.slots {
+		s := &m.lay.slots[si]
+		if !s.r.contains(msg.X, msg.Y) {
+			continue
+		}
+		id := s.panels[s.active]
+		switch {
+		case msg.Button == tea.MouseButtonWheelUp:
+			m.panels[id].Scroll(-1)
+		case msg.Button == tea.MouseButtonWheelDown:
+			m.panels[id].Scroll(1)
+		case msg.Button == tea.MouseButtonLeft && msg.Action == tea.MouseActionPress:
+			if msg.Y == s.r.y && len(s.panels) > 1 {
+				for pi, sp := range tabSpans(m.tabs(s), s.active) {
+					if msg.X-s.r.x >= sp[0] && msg.X-s.r.x < sp[1] {
+						s.active = pi
+						id = s.panels[pi]
+						m.chosen = true
+					}
+				}
+			}
+			m.focus = id
+			if id == pCluster {
+				if i, ok := m.cluster.nodeAt(msg.X-s.r.x-1, msg.Y-s.r.y-1); ok {
+					m.selectNode(i)
+				}
+			}
+		}
+		return
+	}
+}
+
+// speeds are the steps + and - move through.
+var speeds = []float64{0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 50, 100}
+
+func nextSpeed(cur float64, dir int) float64 {
+	if cur <= 0 {
+		cur = 1
+	}
+	if dir > 0 {
+		for _, s := range speeds {
+			if s > cur+1e-9 {
+				return s
+			}
+		}
+		return speeds[len(speeds)-1]
+	}
+	for i := len(speeds) - 1; i >= 0; i-- {
+		if speeds[i] < cur-1e-9 {
+			return speeds[i]
+		}
+	}
+	return speeds[0]
+}
+
+func speedWord(s float64) string { return strconv.FormatFloat(s, 'f', -1, 64) + "x" }

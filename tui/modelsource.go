@@ -1,0 +1,128 @@
+package tui
+
+// Following the source: waiting for its signals, pulling its state into
+// the history, and the flashes that mark a truncation or a new epoch.
+
+import (
+	"fmt"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+)
+
+// waitChange waits for the source's next signal, no sooner than delay.
+func (m *Model) waitChange(delay time.Duration) tea.Cmd {
+	ch := m.ctx.Src.Changes()
+	if ch == nil {
+		return nil
+	}
+	done := m.base.Done()
+	return func() tea.Msg {
+		if delay > 0 {
+			select {
+			case <-time.After(delay):
+			case <-done:
+				return nil
+			}
+		}
+		select {
+		case _, ok := <-ch:
+			if !ok {
+				return sourceClosedMsg{m.id}
+			}
+			return changeMsg{m.id}
+		case <-done:
+			return nil
+		}
+	}
+}
+
+// pull reads the source's state into the history. A panicking source
+// costs a status line, not the demo.
+func (m *Model) pull() {
+	defer func() {
+		if r := recover(); r != nil {
+			m.setStatus(statusErr, fmt.Sprintf("reading the lab failed: %v", r))
+		}
+	}()
+	v := m.ctx.Src.View()
+	hadLesson := m.live != nil && m.live.Lesson != nil
+	m.noticeChanges(&v)
+	m.hist.push(&v)
+	m.live = &v
+	if m.hist.live() {
+		m.ctx.State = m.live
+	}
+	m.pulled = true
+	if n := len(m.ctx.State.Nodes); m.ctx.Selected >= n {
+		m.ctx.Selected = max(0, n-1)
+	}
+	if (v.Lesson != nil) != hadLesson && m.ctx.Width > 0 {
+		m.resize(m.ctx.Width, m.ctx.Height)
+	}
+	m.showContent()
+}
+
+// noticeChanges starts flashes for truncations not seen before and for
+// partitions whose epoch moved.
+func (m *Model) noticeChanges(v *ViewState) {
+	if len(m.seenTrunc) > 10000 {
+		clear(m.seenTrunc)
+		clear(m.firstSeen)
+	}
+	for _, p := range v.Partitions {
+		if old, ok := m.epochs[p.Name]; ok && old != p.Epoch && p.Epoch > old && m.pulled {
+			m.ctx.epochFlash[p.Name] = epochChange{From: old, To: p.Epoch, Frames: epochFlashFrames}
+		}
+		m.epochs[p.Name] = p.Epoch
+		for _, r := range p.Replicas {
+			if r.Truncation == nil {
+				continue
+			}
+			if r.Truncation.At.IsZero() {
+				// Undated by the source: date it by when it was first seen.
+				id := fmt.Sprintf("%s@%s#%d-%d%v", p.Name, r.Node, r.Truncation.From, r.Truncation.To, r.Truncation.Epochs)
+				at, ok := m.firstSeen[id]
+				if !ok {
+					at = v.Time
+					m.firstSeen[id] = at
+				}
+				r.Truncation.At = at
+			}
+			k := truncKey(p.Name, r.Node, r.Truncation)
+			if !m.seenTrunc[k] {
+				m.seenTrunc[k] = true
+				if m.pulled {
+					m.ctx.truncFlash[k] = truncFlashFrames
+				}
+			}
+		}
+	}
+}
+
+func (m *Model) flashCmd() tea.Cmd {
+	if m.ticking || (len(m.ctx.truncFlash) == 0 && len(m.ctx.epochFlash) == 0) {
+		return nil
+	}
+	m.ticking = true
+	return tea.Tick(flashEvery, func(time.Time) tea.Msg { return flashTickMsg{m.id} })
+}
+
+func (m *Model) tickFlashes() {
+	m.ctx.Frame++
+	for k, n := range m.ctx.truncFlash {
+		if n <= 1 {
+			delete(m.ctx.truncFlash, k)
+		} else {
+			m.ctx.truncFlash[k] = n - 1
+		}
+	}
+	for k, e := range m.ctx.epochFlash {
+		if e.Frames <= 1 {
+			delete(m.ctx.epochFlash, k)
+		} else {
+			e.Frames--
+			m.ctx.epochFlash[k] = e
+		}
+	}
+}
