@@ -23,23 +23,13 @@ func (p *parser) validate() {
 			case KindText:
 				v.text(b.Line, b.Text)
 			case KindLab:
-				for _, c := range b.Commands {
-					v.command(c.Num, c.Cmd)
-				}
+				v.commands(b.Commands)
 			case KindTask:
-				for _, l := range b.src {
-					v.text(l.num, l.text)
-				}
-				for _, c := range b.Task.Do {
-					v.command(c.Num, c.Cmd)
-				}
-				for _, c := range b.Task.Wait {
-					v.command(c.Num, c.Cmd)
-				}
+				v.lines(b.src)
+				v.commands(b.Task.Do)
+				v.commands(b.Task.Wait)
 			case KindPredict:
-				for _, l := range b.src {
-					v.text(l.num, l.text)
-				}
+				v.lines(b.src)
 			case KindExpect:
 				for _, e := range b.Expects {
 					v.condition(e.Line, e.Cond)
@@ -108,6 +98,21 @@ type refs struct {
 	topics map[string]int // name → partitions
 	queues map[string]bool
 	kept   map[string]bool
+}
+
+// commands checks a block's commands in order.
+func (v *refs) commands(ls []command.Line) {
+	for _, c := range ls {
+		v.command(c.Num, c.Cmd)
+	}
+}
+
+// lines checks the placeholders of a block's source lines, each at its own
+// line number.
+func (v *refs) lines(ls []srcLine) {
+	for _, l := range ls {
+		v.text(l.num, l.text)
+	}
 }
 
 func (v *refs) command(line int, c command.Command) {

@@ -1,0 +1,296 @@
+package lessons
+
+// The fenced blocks' contents: a lab block's commands, a task's do:,
+// wait: and key: lines, a prediction's question, choices and why:, an
+// expect block's conditions and their labels.
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/mqlab/mqlab/lab/command"
+)
+
+// block parses a closed fenced block into the step.
+func (p *parser) block(step *Step, f *fence) {
+	if step == nil {
+		return
+	}
+	b := Block{Kind: f.kind, Line: f.start, src: f.lines}
+	empty := true
+	for _, l := range f.lines {
+		if t := strings.TrimSpace(l.text); t != "" && !strings.HasPrefix(t, "#") {
+			empty = false
+		}
+	}
+	if empty {
+		p.problem(f.start, 0, "the ```%s block is empty", f.kind)
+		return
+	}
+	switch f.kind {
+	case KindLab:
+		for _, l := range f.lines {
+			if c := p.command(l.num, l.text, 0); c != nil {
+				b.Commands = append(b.Commands, command.Line{Num: l.num, Text: l.text, Cmd: c})
+			}
+		}
+	case KindTask:
+		b.Task = p.task(f)
+	case KindPredict:
+		b.Predict, b.Concept = p.predict(f, step)
+	case KindExpect:
+		b.Expects, b.Concept = p.expect(f)
+	}
+	step.Blocks = append(step.Blocks, b)
+}
+
+// command parses one command written at column shift+1 of line num; it
+// returns nil for a blank or comment line and for a line with a problem.
+func (p *parser) command(num int, text string, shift int) command.Command {
+	c, err := command.ParseLine(num, text)
+	if err != nil {
+		p.parseError(num, shift, 0, err)
+		return nil
+	}
+	return c
+}
+
+// key splits "key: rest" for one of keys (case-insensitive), returning the
+// key, the rest and the column where the rest starts.
+func key(text string, keys ...string) (string, string, int) {
+	t := strings.TrimLeft(text, " \t")
+	lead := len(text) - len(t)
+	i := strings.IndexByte(t, ':')
+	if i <= 0 {
+		return "", "", 0
+	}
+	word := strings.ToLower(t[:i])
+	for _, k := range keys {
+		if word == k {
+			rest := t[i+1:]
+			trimmed := strings.TrimLeft(rest, " \t")
+			col := utf8.RuneCountInString(text[:lead+i+1+len(rest)-len(trimmed)])
+			return k, strings.TrimSpace(trimmed), col
+		}
+	}
+	return "", "", 0
+}
+
+var wordColonRE = regexp.MustCompile(`^\s*([A-Za-z]+):(\s|$)`)
+
+func (p *parser) task(f *fence) *Task {
+	t := &Task{Line: f.start}
+	var text []string
+	for _, l := range f.lines {
+		k, rest, col := key(l.text, "do", "wait", "key")
+		switch k {
+		case "do":
+			if rest == "" {
+				p.problem(l.num, 0, "do: names the command the learner would type, like do: kill leader(orders/0)")
+				continue
+			}
+			c := p.command(l.num, rest, col)
+			if c == nil {
+				continue
+			}
+			switch c.(type) {
+			case command.Wait, command.Expect:
+				p.problem(l.num, col+1, "do: is what the learner does; put conditions after wait:")
+				continue
+			}
+			t.Do = append(t.Do, command.Line{Num: l.num, Text: rest, Cmd: c})
+		case "wait":
+			if rest == "" {
+				p.problem(l.num, 0, "wait: needs a condition, like wait: leader(orders/0) != n1")
+				continue
+			}
+			c, err := command.ParseLine(l.num, "wait "+rest)
+			if err != nil {
+				p.parseError(l.num, col, len("wait "), err)
+				continue
+			}
+			t.Wait = append(t.Wait, command.Line{Num: l.num, Text: "wait " + rest, Cmd: c})
+		case "key":
+			t.Key = rest
+		default:
+			if m := wordColonRE.FindStringSubmatch(l.text); m != nil {
+				w := strings.ToLower(m[1])
+				if s := command.Nearest(w, []string{"wait"}); s != "" && len(w) >= 3 {
+					p.problem(l.num, 0, "%q is not a task key; did you mean %q? (the keys are do:, wait: and key:)", m[1]+":", s+":")
+					continue
+				}
+				switch w {
+				case "run", "cmd", "command", "type", "action", "does":
+					p.problem(l.num, 0, "%q is not a task key; did you mean \"do:\"? (the keys are do:, wait: and key:)", m[1]+":")
+					continue
+				case "keys", "hint", "press":
+					p.problem(l.num, 0, "%q is not a task key; did you mean \"key:\"? (the keys are do:, wait: and key:)", m[1]+":")
+					continue
+				}
+			}
+			text = append(text, l.text)
+		}
+	}
+	t.Text = strings.TrimSpace(strings.Join(text, "\n"))
+	if t.Text == "" {
+		p.problem(f.start, 0, "the task says nothing to the learner: write what to do above its do: line")
+	}
+	if len(t.Do) == 0 {
+		p.problem(f.start, 0, "the task has no do: line naming the command the learner would type (the runner types it when headless)")
+	}
+	if len(t.Wait) == 0 {
+		p.problem(f.start, 0, "the task has no wait: condition, so it could never be done")
+	}
+	return t
+}
+
+var choiceRE = regexp.MustCompile(`^\s*[-*+]\s+\[( |x|X)\]\s*(.*)$`)
+
+var bulletRE = regexp.MustCompile(`^\s*[-*+]\s+`)
+
+func (p *parser) predict(f *fence, step *Step) (*Predict, string) {
+	pr := &Predict{Line: f.start, Answer: -1}
+	n := 1
+	for _, b := range step.Blocks {
+		if b.Kind == KindPredict {
+			n++
+		}
+	}
+	pr.ID = fmt.Sprintf("s%d.p%d", len(p.les.Steps), n)
+	var question, why []string
+	inWhy := false
+	concept := ""
+	for _, l := range f.lines {
+		if k, rest, _ := key(l.text, "why", "concept"); k != "" {
+			if k == "concept" {
+				concept = p.conceptTag(l.num, rest, concept)
+				continue
+			}
+			inWhy = true
+			why = append(why, rest)
+			continue
+		}
+		if m := choiceRE.FindStringSubmatch(l.text); m != nil {
+			if inWhy {
+				p.problem(l.num, 0, "a choice after why: — put the choices before the explanation")
+				continue
+			}
+			choice := strings.TrimSpace(m[2])
+			if choice == "" {
+				p.problem(l.num, 0, "an empty choice")
+				continue
+			}
+			if m[1] != " " {
+				if pr.Answer >= 0 {
+					p.problem(l.num, 0, "a second choice marked [x]; a prediction has one right answer")
+				} else {
+					pr.Answer = len(pr.Choices)
+				}
+			}
+			pr.Choices = append(pr.Choices, choice)
+			continue
+		}
+		switch {
+		case inWhy:
+			why = append(why, l.text)
+		case len(pr.Choices) == 0:
+			if bulletRE.MatchString(l.text) {
+				p.problem(l.num, 0, "a choice is written - [ ] text, and the right one - [x] text")
+				continue
+			}
+			question = append(question, l.text)
+		case strings.TrimSpace(l.text) == "":
+		default:
+			if bulletRE.MatchString(l.text) {
+				p.problem(l.num, 0, "a choice is written - [ ] text, and the right one - [x] text")
+			} else {
+				p.problem(l.num, 0, "text after the choices: the explanation goes after why:")
+			}
+		}
+	}
+	pr.Question = strings.TrimSpace(strings.Join(question, "\n"))
+	pr.Why = strings.TrimSpace(strings.Join(why, "\n"))
+	if pr.Question == "" {
+		p.problem(f.start, 0, "the prediction asks no question: write it above the choices")
+	}
+	if len(pr.Choices) < 2 {
+		p.problem(f.start, 0, "the prediction needs at least two choices, each - [ ] text")
+	}
+	if pr.Answer < 0 && len(pr.Choices) > 0 {
+		p.problem(f.start, 0, "the prediction has no answer: mark the right choice - [x]")
+	}
+	if pr.Why == "" {
+		p.problem(f.start, 0, "the prediction has no why: line explaining the answer, shown after the learner answers")
+	}
+	return pr, concept
+}
+
+func (p *parser) conceptTag(num int, name, prev string) string {
+	if prev != "" {
+		p.problem(num, 0, "a second concept: line; a block teaches one concept")
+		return prev
+	}
+	if name == "" {
+		p.problem(num, 0, "concept: needs one of the front matter's concepts")
+		return ""
+	}
+	return name
+}
+
+func (p *parser) expect(f *fence) ([]Expectation, string) {
+	var out []Expectation
+	concept := ""
+	for _, l := range f.lines {
+		if k, rest, _ := key(l.text, "concept"); k != "" {
+			concept = p.conceptTag(l.num, rest, concept)
+			continue
+		}
+		c, err := command.ParseLine(l.num, "expect "+l.text)
+		if err != nil {
+			p.parseError(l.num, 0, len("expect "), err)
+			continue
+		}
+		if c == nil {
+			continue
+		}
+		e, ok := c.(command.Expect)
+		if !ok {
+			p.problem(l.num, 1, "an expect block holds conditions, one a line")
+			continue
+		}
+		cond, label := splitLabel(l.text)
+		out = append(out, Expectation{Line: l.num, Text: cond, Label: label, Cond: e.Cond})
+	}
+	return out, concept
+}
+
+// splitLabel splits "lost == 1   # the acks=1 write is gone" into the
+// condition and its label. A # starts the label where the command language
+// would start a comment: at the start of a word, outside quotes and
+// parentheses.
+func splitLabel(text string) (string, string) {
+	depth, quoted := 0, false
+	prevSpace := true
+	for i, r := range text {
+		switch {
+		case quoted:
+			if r == '"' {
+				quoted = false
+			}
+		case r == '"':
+			quoted = true
+		case r == '(':
+			depth++
+		case r == ')':
+			if depth > 0 {
+				depth--
+			}
+		case r == '#' && depth == 0 && prevSpace:
+			return strings.TrimSpace(text[:i]), strings.TrimSpace(text[i+1:])
+		}
+		prevSpace = r == ' ' || r == '\t'
+	}
+	return strings.TrimSpace(text), ""
+}
