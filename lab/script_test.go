@@ -44,6 +44,9 @@ func TestScripts(t *testing.T) {
 // The scripts' expectations have teeth: the same scene with the behaviour
 // changed fails at the line that checks it.
 func TestScriptsFailWhenTheBehaviourChanges(t *testing.T) {
+	if raceEnabled {
+		t.Skip("under -race TestScripts plays these scenes; the plain run plays every mutation")
+	}
 	cases := []struct {
 		file, from, to string
 		wantLine       string // an expect that must fail
