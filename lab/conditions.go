@@ -307,6 +307,7 @@ func (r *run) expect(ctx context.Context, c command.Expect) error {
 		desc = err.Error()
 	}
 	if held {
+		r.observed = desc
 		r.say(EventExpect, "✓ %s (%s)", c.Cond, desc)
 		return nil
 	}

@@ -60,6 +60,8 @@ func (e *ExpectationError) Error() string { return fmt.Sprintf("expect %s: %s", 
 type Result struct {
 	Command command.Command
 	Lines   []string
+	// Observed is, for an expect that held, the values it read: "lost is 0".
+	Observed string
 }
 
 // New starts a lab with a cluster of opts.Nodes nodes.
@@ -161,17 +163,18 @@ func (l *Lab) exec(ctx context.Context, cmd command.Command, line int) (Result, 
 	if err != nil && r.began && !errors.As(err, &ee) {
 		l.tl.add(Event{Time: l.clock.Now(), Kind: EventError, Text: err.Error()})
 	}
-	return Result{Command: cmd, Lines: r.lines}, err
+	return Result{Command: cmd, Lines: r.lines, Observed: r.observed}, err
 }
 
 // run is one command's execution: it announces the command once it is
 // known to be runnable, and collects what the command says.
 type run struct {
-	l     *Lab
-	w     *world
-	line  int
-	lines []string
-	began bool
+	l        *Lab
+	w        *world
+	line     int
+	lines    []string
+	observed string // what an expect read
+	began    bool
 }
 
 // begin puts the command in the timeline. Commands call it after checking

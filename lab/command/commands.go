@@ -450,3 +450,21 @@ type SQL struct {
 
 func (SQL) Name() string     { return "sql" }
 func (c SQL) String() string { return "sql " + c.Service + " " + strconv.Quote(c.Query) }
+
+// NodeOf returns the node a command acts on (kill, restart, isolate,
+// slow, elect), as written.
+func NodeOf(c Command) (NodeRef, bool) {
+	switch c := c.(type) {
+	case Kill:
+		return c.Node, true
+	case Restart:
+		return c.Node, true
+	case Isolate:
+		return c.Node, true
+	case Slow:
+		return c.Node, true
+	case Elect:
+		return c.Node, true
+	}
+	return NodeRef{}, false
+}

@@ -13,8 +13,49 @@ type Spec struct {
 	Summary string // one line for help
 	Example string
 	Options []Option
-	build   func(p *parser, s *Spec) (Command, *posError)
+	// Traits says what kind of change the command makes.
+	Traits Trait
+	build  func(p *parser, s *Spec) (Command, *posError)
 }
+
+// Trait is a kind of change a command makes, for the callers that treat
+// some commands apart: a recording accepts only clock commands, a lesson
+// does not note a learner's read-only ones, and fault commands never wait
+// behind another command.
+type Trait uint8
+
+const (
+	// TraitReadOnly: the command reads the lab and changes nothing.
+	TraitReadOnly Trait = 1 << iota
+	// TraitClock: the command only paces lab time.
+	TraitClock
+	// TraitFault: the command breaks the cluster or mends it.
+	TraitFault
+	// TraitRepair: the command puts the cluster back as it was.
+	TraitRepair
+)
+
+// TraitsOf returns the traits of a command, from its spec.
+func TraitsOf(c Command) Trait {
+	for _, s := range specs {
+		if s.Name == c.Name() {
+			return s.Traits
+		}
+	}
+	return 0
+}
+
+// ReadOnly reports whether c changes nothing in the lab.
+func ReadOnly(c Command) bool { return TraitsOf(c)&TraitReadOnly != 0 }
+
+// Clock reports whether c only paces lab time.
+func Clock(c Command) bool { return TraitsOf(c)&TraitClock != 0 }
+
+// Fault reports whether c breaks or mends the cluster.
+func Fault(c Command) bool { return TraitsOf(c)&TraitFault != 0 }
+
+// Repair reports whether c puts the cluster back as it was.
+func Repair(c Command) bool { return TraitsOf(c)&TraitRepair != 0 }
 
 // Option is one key=value option of a command.
 type Option struct {
@@ -229,25 +270,25 @@ func init() {
 			{Key: "to", Arg: "QUEUE", Help: "where to (default: the queue they came from)", parse: parseName},
 		}},
 		{Name: "elect", Args: "NODE PARTITION", Summary: "move leadership to a node and wait until it leads", Example: "elect n2 orders/0", build: buildElect},
-		{Name: "kill", Args: "NODE", Summary: "stop a node as if its process died (its disk stays)", Example: "kill leader(orders/0)", build: buildNode(func(n NodeRef) Command { return Kill{n} })},
-		{Name: "restart", Args: "NODE", Summary: "bring a killed node back from its disk", Example: "restart n1", build: buildNode(func(n NodeRef) Command { return Restart{n} })},
-		{Name: "isolate", Args: "NODE", Summary: "cut every link of a node: peers and clients", Example: "isolate leader(orders/0)", build: buildNode(func(n NodeRef) Command { return Isolate{n} })},
-		{Name: "partition", Args: "SIDE | SIDE [| SIDE]", Summary: "cut node-to-node links between the sides; clients still reach every node", Example: "partition n1 | n2,n3", build: buildPartition},
-		{Name: "slow", Args: "NODE LATENCY|off", Summary: "add latency to every message to or from a node", Example: "slow n1 200ms", build: buildSlow},
-		{Name: "heal", Summary: "restore every link and undo slow", Example: "heal", build: buildBare(Heal{})},
-		{Name: "drop next reply", Args: "to CLIENT", Summary: "the broker does CLIENT's next request, CLIENT never hears back (it retries)", Example: "drop next reply to producer", build: buildDrop("to", func(c string) Command { return DropReply{c} })},
-		{Name: "drop next ack", Args: "from CLIENT", Summary: "CLIENT's next ack, delete or offset commit never arrives", Example: "drop next ack from w1", build: buildDrop("from", func(c string) Command { return DropAck{c} })},
-		{Name: "speed", Args: "FACTORx", Summary: "run lab time faster or slower than the wall clock", Example: "speed 10x", build: buildSpeed},
-		{Name: "pause", Summary: "stop lab time, now or after a stretch of it", Example: "pause in=10s", build: buildPause, Options: []Option{
+		{Name: "kill", Traits: TraitFault, Args: "NODE", Summary: "stop a node as if its process died (its disk stays)", Example: "kill leader(orders/0)", build: buildNode(func(n NodeRef) Command { return Kill{n} })},
+		{Name: "restart", Traits: TraitFault | TraitRepair, Args: "NODE", Summary: "bring a killed node back from its disk", Example: "restart n1", build: buildNode(func(n NodeRef) Command { return Restart{n} })},
+		{Name: "isolate", Traits: TraitFault, Args: "NODE", Summary: "cut every link of a node: peers and clients", Example: "isolate leader(orders/0)", build: buildNode(func(n NodeRef) Command { return Isolate{n} })},
+		{Name: "partition", Traits: TraitFault, Args: "SIDE | SIDE [| SIDE]", Summary: "cut node-to-node links between the sides; clients still reach every node", Example: "partition n1 | n2,n3", build: buildPartition},
+		{Name: "slow", Traits: TraitFault, Args: "NODE LATENCY|off", Summary: "add latency to every message to or from a node", Example: "slow n1 200ms", build: buildSlow},
+		{Name: "heal", Traits: TraitFault | TraitRepair, Summary: "restore every link and undo slow", Example: "heal", build: buildBare(Heal{})},
+		{Name: "drop next reply", Traits: TraitFault, Args: "to CLIENT", Summary: "the broker does CLIENT's next request, CLIENT never hears back (it retries)", Example: "drop next reply to producer", build: buildDrop("to", func(c string) Command { return DropReply{c} })},
+		{Name: "drop next ack", Traits: TraitFault, Args: "from CLIENT", Summary: "CLIENT's next ack, delete or offset commit never arrives", Example: "drop next ack from w1", build: buildDrop("from", func(c string) Command { return DropAck{c} })},
+		{Name: "speed", Traits: TraitClock, Args: "FACTORx", Summary: "run lab time faster or slower than the wall clock", Example: "speed 10x", build: buildSpeed},
+		{Name: "pause", Traits: TraitClock, Summary: "stop lab time, now or after a stretch of it", Example: "pause in=10s", build: buildPause, Options: []Option{
 			{Key: "in", Arg: "DURATION", Help: "let this much lab time pass first, then stop it exactly there (the command returns once it has)", parse: durationParser(true)},
 		}},
-		{Name: "resume", Summary: "start lab time again", Example: "resume", build: buildBare(Resume{})},
-		{Name: "wait", Args: "CONDITION", Summary: "wait until a condition holds (timeout in wall-clock time)", Example: "wait leader(orders/0) != n1 timeout=10s", build: buildWait, Options: []Option{
+		{Name: "resume", Traits: TraitClock, Summary: "start lab time again", Example: "resume", build: buildBare(Resume{})},
+		{Name: "wait", Traits: TraitReadOnly, Args: "CONDITION", Summary: "wait until a condition holds (timeout in wall-clock time)", Example: "wait leader(orders/0) != n1 timeout=10s", build: buildWait, Options: []Option{
 			{Key: "timeout", Arg: "DURATION", Help: "give up after this long (default 10s)", parse: durationParser(true)},
 		}},
-		{Name: "expect", Args: "CONDITION", Summary: "check that a condition holds now", Example: "expect lost == 0", build: buildExpect},
-		{Name: "check", Summary: "drain, then print the checker's report", Example: "check", build: buildBare(Check{})},
-		{Name: "help", Args: "[COMMAND]", Summary: "list the commands, or explain one", Example: "help produce", build: buildHelp},
-		{Name: "sql", Args: `SERVICE "QUERY"`, Summary: "run a read-only query on a service's database", Example: `sql orders "SELECT * FROM outbox"`, build: buildSQL},
+		{Name: "expect", Traits: TraitReadOnly, Args: "CONDITION", Summary: "check that a condition holds now", Example: "expect lost == 0", build: buildExpect},
+		{Name: "check", Traits: TraitReadOnly, Summary: "drain, then print the checker's report", Example: "check", build: buildBare(Check{})},
+		{Name: "help", Traits: TraitReadOnly, Args: "[COMMAND]", Summary: "list the commands, or explain one", Example: "help produce", build: buildHelp},
+		{Name: "sql", Traits: TraitReadOnly, Args: `SERVICE "QUERY"`, Summary: "run a read-only query on a service's database", Example: `sql orders "SELECT * FROM outbox"`, build: buildSQL},
 	}
 }
