@@ -2,10 +2,8 @@ package lessons
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"regexp"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -20,97 +18,42 @@ const Width = 80
 // w: the narrative wrapped to Width, each command with what it said and
 // what the broker reported, every task done by typing its do commands,
 // every prediction with its choices and answer, every expectation with the
-// value the lab showed and ✓ or ✗.
+// value the lab showed and ✓ or ✗. It drives the same Player as the
+// screen, with Auto on.
 //
 // It plays every step even when an expectation fails, and then returns
 // *FailedError; a command that cannot run stops it with *CommandError.
 func PlayHeadless(ctx context.Context, les *Lesson, w io.Writer, opts Options) error {
-	opts.Progress = nil // a transcript is not the learner's progress
-	r, err := NewRunner(les, opts)
+	t := &transcript{w: w, les: les}
+	p, err := NewPlayer(les, PlayerOptions{Lab: opts.Lab, Timing: opts.Timing, Nodes: opts.Nodes,
+		Sandbox: true, Auto: true, Observe: t.note})
 	if err != nil {
 		return err
 	}
-	defer r.Close()
-	t := &transcript{w: w, sub: r.Lab().Subscribe(1 << 16)}
+	defer p.Close()
+	t.sub = p.Lab().Subscribe(1 << 16)
 	defer t.sub.Close()
 	start := time.Now()
 
 	t.header(les)
 	var failed []ExpectResult
-	expects := 0
-	for i, step := range les.Steps {
-		t.blank()
-		t.rule(fmt.Sprintf("Step %d of %d: %s", i+1, len(les.Steps), step.Title))
-		for {
-			ev, err := r.Next(ctx)
-			if err != nil {
-				t.events(false)
-				t.line("  ", "    ", "✗ "+err.Error())
-				return err
+	_, err = p.Goto(ctx, 0)
+	for {
+		st := p.State(ctx)
+		if st.Status == StatusBroken {
+			if err == nil {
+				err = st.Err
 			}
-			if ev.Kind == KindStepEnd {
-				break
-			}
-			switch ev.Kind {
-			case KindText:
-				t.blank()
-				t.markdown(ev.Text)
-			case KindLab:
-				t.blank()
-				t.events(false)
-				for _, c := range ev.Commands {
-					if isExpect(c.Text) {
-						expects++
-					}
-				}
-			case KindTask:
-				t.blank()
-				t.line("  ▶ Task: ", "    ", flatten(ev.Text))
-				t.line("    ", "    ", ev.Task.Hint())
-				t.line("    ", "    ", "(headless: typing it for you)")
-				t.events(false)
-				if _, err := r.DoTask(ctx); err != nil {
-					t.events(false)
-					t.line("  ", "    ", "✗ "+err.Error())
-					return err
-				}
-				t.events(false)
-			case KindPredict:
-				t.blank()
-				t.line("  ? Predict: ", "    ", flatten(ev.Text))
-				for j, c := range ev.Choices {
-					t.line(fmt.Sprintf("      %c) ", 'a'+j), "         ", flatten(c))
-				}
-				rv, err := r.Answer(ctx, -1)
-				if err != nil {
-					return err
-				}
-				t.line("    Answer: ", "    ", fmt.Sprintf("%c) %s", 'a'+rv.Predict.Answer, flatten(rv.Answer)))
-				t.line("    Why: ", "    ", flatten(rv.Why))
-			case KindExpect:
-				t.blank()
-				t.events(true)
-				for _, e := range ev.Expects {
-					expects++
-					mark := "✓ "
-					if !e.Held {
-						mark = "✗ "
-					}
-					text := e.Cond + " (" + e.Observed + ")"
-					if e.Label != "" {
-						text += " — " + e.Label
-					}
-					t.line("  "+mark, "      ", text)
-				}
-			}
-		}
-		failed = append(failed, r.Failed()...)
-		if opts.FailFast && len(failed) > 0 {
-			break
-		}
-		if err := r.NextStep(ctx, true); err != nil && !errors.Is(err, ErrEnd) {
 			return err
 		}
+		if err != nil {
+			return err
+		}
+		failed = append(failed, st.Failed...)
+		if st.Status == StatusFinished || opts.FailFast && len(failed) > 0 {
+			break
+		}
+		_, err = p.Next(ctx)
 	}
 	t.events(false)
 	t.blank()
@@ -119,11 +62,63 @@ func PlayHeadless(ctx context.Context, les *Lesson, w io.Writer, opts Options) e
 		t.line("", "", fmt.Sprintf("(%d lab events were too many to print)", d))
 	}
 	if len(failed) > 0 {
-		t.rule(fmt.Sprintf("✗ %d of %d expectations failed (%v)", len(failed), expects, took))
+		t.rule(fmt.Sprintf("✗ %d of %d expectations failed (%v)", len(failed), t.expects, took))
 		return &FailedError{Failed: failed}
 	}
-	t.rule(fmt.Sprintf("✓ every expectation held: %d of %d (%v)", expects, expects, took))
+	t.rule(fmt.Sprintf("✓ every expectation held: %d of %d (%v)", t.expects, t.expects, took))
 	return t.err
+}
+
+// note writes what the player reports, as it plays.
+func (t *transcript) note(n Note) {
+	ev := n.Event
+	switch n.Kind {
+	case NoteStep:
+		t.blank()
+		t.rule(fmt.Sprintf("Step %d of %d: %s", n.Step+1, len(t.les.Steps), t.les.Steps[n.Step].Title))
+	case NoteBroken:
+		t.events(false)
+		t.line("  ", "    ", "✗ "+n.Err.Error())
+	case NoteTaskDone:
+		t.events(false)
+	case NoteReveal:
+		rv := n.Reveal
+		t.line("    Answer: ", "    ", fmt.Sprintf("%c) %s", 'a'+rv.Predict.Answer, flatten(rv.Answer)))
+		t.line("    Why: ", "    ", flatten(rv.Why))
+	case NoteBlock:
+		switch ev.Kind {
+		case KindText:
+			t.blank()
+			t.markdown(ev.Text)
+		case KindLab:
+			t.blank()
+			t.events(false)
+			for _, c := range ev.Commands {
+				if isExpect(c.Text) {
+					t.expects++
+				}
+			}
+		case KindTask:
+			t.blank()
+			t.line("  ▶ Task: ", "    ", flatten(ev.Text))
+			t.line("    ", "    ", ev.Task.Hint())
+			t.line("    ", "    ", "(headless: typing it for you)")
+			t.events(false)
+		case KindPredict:
+			t.blank()
+			t.line("  ? Predict: ", "    ", flatten(ev.Text))
+			for j, c := range ev.Choices {
+				t.line(fmt.Sprintf("      %c) ", 'a'+j), "         ", flatten(c))
+			}
+		case KindExpect:
+			t.blank()
+			t.events(true)
+			for _, e := range ev.Expects {
+				t.expects++
+				t.line("  ", "      ", e.String())
+			}
+		}
+	}
 }
 
 func isExpect(text string) bool {
@@ -132,10 +127,12 @@ func isExpect(text string) bool {
 
 // transcript writes wrapped lines; the first write error sticks.
 type transcript struct {
-	w   io.Writer
-	sub *lab.Subscription
-	err error
-	gap bool // the last line written was blank
+	w       io.Writer
+	les     *Lesson
+	sub     *lab.Subscription
+	err     error
+	gap     bool // the last line written was blank
+	expects int  // expectations written so far
 }
 
 func (t *transcript) write(s string) {
@@ -235,76 +232,37 @@ func (t *transcript) event(e lab.Event, skipExpects bool) {
 // flatten joins a short Markdown text into one line.
 func flatten(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-var (
-	listRE  = regexp.MustCompile(`^(\s*)([-*+]|\d+[.)])\s+`)
-	fenceLn = regexp.MustCompile("^\\s{0,3}(```|~~~)")
-)
-
 // markdown writes narrative for a terminal: paragraphs and list items
 // wrapped to Width, tables with their columns lined up, code as written.
 func (t *transcript) markdown(md string) {
-	lines := strings.Split(md, "\n")
-	var para []string
-	prefix, rest := "", ""
-	flush := func() {
-		if len(para) > 0 {
-			t.line(prefix, rest, strings.Join(para, " "))
+	for _, b := range ReadMarkdown(md) {
+		if b.Gap {
+			t.blank()
 		}
-		para, prefix, rest = nil, "", ""
-	}
-	for i := 0; i < len(lines); i++ {
-		l := lines[i]
-		trim := strings.TrimSpace(l)
-		switch {
-		case fenceLn.MatchString(l):
-			flush()
-			mark := strings.TrimSpace(l)[:3]
-			t.write("    " + strings.TrimSpace(l))
-			for i++; i < len(lines); i++ {
-				t.write(strings.TrimRight("    "+lines[i], " "))
-				if strings.HasPrefix(strings.TrimSpace(lines[i]), mark) {
-					break
-				}
+		switch b.Kind {
+		case MDCode:
+			t.write("    " + b.Fence)
+			for _, r := range b.Rows {
+				t.write(strings.TrimRight("    "+r, " "))
 			}
-		case strings.HasPrefix(trim, "|"):
-			flush()
-			var rows []string
-			for ; i < len(lines) && strings.HasPrefix(strings.TrimSpace(lines[i]), "|"); i++ {
-				rows = append(rows, strings.TrimSpace(lines[i]))
+			if b.Close != "" {
+				t.write("    " + b.Close)
 			}
-			i--
-			for _, row := range alignTable(rows) {
+		case MDTable:
+			for _, row := range alignTable(b.Rows) {
 				t.write("  " + row)
 			}
-		case trim == "":
-			flush()
-			t.blank()
-		case strings.HasPrefix(trim, "#"):
-			flush()
-			t.line("", "", trim)
-		case strings.HasPrefix(trim, ">"):
-			flush()
-			prefix, rest = "  > ", "  > "
-			para = append(para, strings.TrimSpace(strings.TrimPrefix(trim, ">")))
-		case listRE.MatchString(l) && !(len(para) > 0 && interruptsNot(l)):
-			flush()
-			m := listRE.FindStringSubmatch(l)
-			prefix = m[1] + m[2] + " "
-			rest = strings.Repeat(" ", utf8.RuneCountInString(prefix))
-			para = append(para, strings.TrimSpace(l[len(m[0]):]))
+		case MDHeading:
+			t.line("", "", strings.Repeat("#", b.Level)+" "+b.Text)
+		case MDQuote:
+			t.line("  > ", "  > ", b.Text)
+		case MDItem:
+			prefix := b.Indent + b.Marker + " "
+			t.line(prefix, strings.Repeat(" ", utf8.RuneCountInString(prefix)), b.Text)
 		default:
-			para = append(para, trim)
+			t.line("", "", b.Text)
 		}
 	}
-	flush()
-}
-
-// interruptsNot reports whether a list-like line continues a paragraph
-// instead: as in CommonMark, only a bullet or "1." starts a list there.
-func interruptsNot(l string) bool {
-	m := listRE.FindStringSubmatch(l)
-	marker := m[2]
-	return marker[0] >= '0' && marker[0] <= '9' && strings.TrimRight(marker, ".)") != "1"
 }
 
 // alignTable pads a Markdown table's cells so its columns line up.

@@ -291,7 +291,7 @@ func (r *Runner) expect(ctx context.Context, exps []Expectation) []ExpectResult 
 			switch {
 			case err == nil:
 				er.Held = true
-				er.Observed = observed(e.Cond, res.Lines)
+				er.Observed = res.Observed
 			case errors.As(err, &ee):
 				er.Observed = ee.Got
 			default:
@@ -304,18 +304,6 @@ func (r *Runner) expect(ctx context.Context, exps []Expectation) []ExpectResult 
 		out = append(out, er)
 	}
 	return out
-}
-
-// observed takes the values out of the lab's "✓ COND (VALUES)" line.
-func observed(c command.Condition, lines []string) string {
-	if len(lines) == 0 {
-		return ""
-	}
-	s := strings.TrimPrefix(lines[0], "✓ "+c.String()+" ")
-	if strings.HasPrefix(s, "(") && strings.HasSuffix(s, ")") {
-		return s[1 : len(s)-1]
-	}
-	return lines[0]
 }
 
 // DoTask does the pending task as the learner would have: it runs its do

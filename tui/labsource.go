@@ -18,7 +18,7 @@ import (
 // coalesced signals. It does not own the lab: Close stops the signals, the
 // caller closes the lab.
 //
-// A lesson runner wraps a LabSource: its View adds the Lesson, its Exec
+// A LessonSource wraps a LabSource: its View adds the Lesson, its Exec
 // takes the lesson commands (CmdLessonNext, …) and passes the rest on.
 type LabSource struct {
 	lab *lab.Lab
@@ -98,7 +98,16 @@ func (s *LabSource) Changes() <-chan struct{} { return s.ch }
 
 // Exec runs one command line on the lab and returns what it said.
 func (s *LabSource) Exec(ctx context.Context, line string) (string, error) {
-	res, err := s.lab.Exec(ctx, line)
+	cmd, err := command.Parse(line)
+	if err != nil {
+		return "", err
+	}
+	return s.ExecCommand(ctx, cmd)
+}
+
+// ExecCommand runs a parsed command on the lab and returns what it said.
+func (s *LabSource) ExecCommand(ctx context.Context, cmd command.Command) (string, error) {
+	res, err := s.lab.ExecCommand(ctx, cmd)
 	return strings.Join(res.Lines, "\n"), err
 }
 

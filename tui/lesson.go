@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"github.com/mqlab/mqlab/lessons"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -225,7 +226,7 @@ func (p *lessonPanel) task(t *Task, legacy bool) []string {
 	if t.Done {
 		mark, ms = "["+symOK+"] ", &st.OK
 	}
-	text := oneLine(plainInline(t.Text))
+	text := oneLine(lessons.PlainInline(t.Text))
 	if legacy && t.Hint != "" && !t.Done {
 		text += " — " + t.Hint
 	}

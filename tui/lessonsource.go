@@ -2,23 +2,25 @@ package tui
 
 import (
 	"context"
-	"errors"
-	"slices"
 	"strings"
 	"sync"
 
+	"github.com/mqlab/mqlab/lab/command"
 	"github.com/mqlab/mqlab/lessons"
 )
 
-// The lesson commands a LessonSource adds to the lab's language, beside
-// CmdLessonNext, CmdLessonPrev and CmdPredict.
+// The lesson commands the TUI's keys send (n, p, a–d) and the screen
+// opens a lesson with; the player runs them.
 const (
-	CmdLessonReset = "lesson reset" // start the current step again on a fresh cluster
-	CmdLessonGoto  = "lesson goto"  // "lesson goto 3": start step 3, replaying steps 1–2
+	CmdLessonNext  = lessons.CmdLessonNext
+	CmdLessonPrev  = lessons.CmdLessonPrev
+	CmdLessonReset = lessons.CmdLessonReset
+	CmdLessonGoto  = lessons.CmdLessonGoto
+	CmdPredict     = lessons.CmdPredict
 )
 
 // LessonCommands are the lesson commands for the prompt's completion.
-var LessonCommands = []string{CmdLessonNext, CmdLessonPrev, CmdLessonReset, CmdLessonGoto, CmdPredict}
+var LessonCommands = lessons.Commands
 
 // LessonOptions configure a LessonSource.
 type LessonOptions struct {
@@ -31,36 +33,15 @@ type LessonOptions struct {
 	Sandbox bool
 }
 
-// LessonSource plays a lesson on the lab screen. It wraps a LabSource over
-// the runner's lab: View adds the Lesson (the step as it has played so far,
-// in order), and Exec takes the lesson commands — lesson next, lesson prev,
-// lesson reset, lesson goto N, predict X — and passes every other line to
-// the lab.
-//
-// The step plays in a goroutine the source owns (the player): it runs the
-// step's blocks in order, stops at a prediction until Exec answers it, and
-// at a task waits until the learner's key or typed command makes the task's
-// conditions hold, then plays on. Lesson commands run one at a time; one
-// that must move the runner stops the player first. Close stops it.
+// LessonSource plays a lesson on the lab screen through a lessons.Player
+// on the lab of a LabSource: View adds the player's state, drawn as the
+// pane's Lesson, and Exec gives the lesson commands (lesson next, predict
+// b, …) to the player and every other line to the lab, noting it for the
+// player first.
 type LessonSource struct {
-	lab  *LabSource
-	run  *lessons.Runner
-	les  *lessons.Lesson
-	opts LessonOptions
-
-	base   context.Context
-	cancel context.CancelFunc
-
-	// cmd is held by a lesson command for its whole run: they take turns.
-	// The runner is driven by the command holding cmd while no player
-	// runs, or by the player.
-	cmd sync.Mutex
-
-	mu      sync.Mutex
-	st      lessonState
-	player  *player
-	changed chan struct{} // closed and replaced on every change of st
-	closed  bool
+	lab    *LabSource
+	player *lessons.Player
+	les    *lessons.Lesson
 
 	ch   chan struct{}
 	stop chan struct{}
@@ -68,110 +49,53 @@ type LessonSource struct {
 	once sync.Once
 }
 
-// player is the goroutine playing the step.
-type player struct {
-	cancel context.CancelFunc
-	done   chan struct{}
-}
-
-// lessonState is what the pane shows, kept by the source as the step
-// plays.
-type lessonState struct {
-	step   int // the step meant to be open, from 0
-	status LessonStatus
-	blocks []LessonBlock
-	notice string
-	// what the learner ran during this step, for "what happened"
-	learner []string
-	// the pending task as the lesson wrote it, while one waits
-	task *lessons.Task
-	// offTrack says what the learner ran that the task does not ask for
-	offTrack string
-	// tried: the learner ran what the task asks; the lab is getting there
-	tried bool
-	// preview is the step's opening text, shown while the lab replays the
-	// lesson up to the step, so the learner can read on meanwhile
-	preview string
-}
-
-// open starts the state of a step afresh.
-func (st *lessonState) open(step int, status LessonStatus, notice string) {
-	*st = lessonState{step: step, status: status, notice: notice}
-}
-
-// NewLessonSource plays les on the lab of a LabSource it makes: the
-// runner replays the lesson on that lab (Goto gives it a fresh cluster).
-// Nothing plays until a lesson command: the screen opens it with
-// "lesson goto N". Close it before closing the lab.
+// NewLessonSource plays les on the lab of labSrc. Nothing plays until a
+// lesson command: the screen opens it with "lesson goto N". Close it
+// before closing the lab.
 func NewLessonSource(les *lessons.Lesson, labSrc *LabSource, opts LessonOptions) (*LessonSource, error) {
-	run, err := lessons.NewRunner(les, lessons.Options{Lab: labSrc.Lab(), Progress: opts.Progress})
+	p, err := lessons.NewPlayer(les, lessons.PlayerOptions{Lab: labSrc.Lab(), Progress: opts.Progress, Sandbox: opts.Sandbox})
 	if err != nil {
 		return nil, err
 	}
-	s := &LessonSource{
-		lab:     labSrc,
-		run:     run,
-		les:     les,
-		opts:    opts,
-		changed: make(chan struct{}),
-		ch:      make(chan struct{}, 1),
-		stop:    make(chan struct{}),
-		done:    make(chan struct{}),
-	}
-	s.base, s.cancel = context.WithCancel(context.Background())
-	s.st.status = LessonStarting
+	s := &LessonSource{lab: labSrc, player: p, les: les,
+		ch: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	go s.forward()
 	return s, nil
 }
 
 // StartStep is the step to open a lesson at: where the learner left it
 // (from 1), or 1.
-func StartStep(les *lessons.Lesson, store *lessons.Store) int {
-	if store == nil {
-		return 1
-	}
-	lp, err := store.Lesson(les.ID)
-	if err != nil || lp.Finished && lp.Step == 0 {
-		return 1
-	}
-	return min(max(lp.Step, 0), len(les.Steps)-1) + 1
-}
+func StartStep(les *lessons.Lesson, store *lessons.Store) int { return lessons.StartStep(les, store) }
 
 // Lab returns the LabSource the lesson plays on.
 func (s *LessonSource) Lab() *LabSource { return s.lab }
 
-// forward passes the lab's signals on as the source's.
+// forward passes the lab's and the player's signals on as the source's.
 func (s *LessonSource) forward() {
 	defer close(s.done)
-	labCh := s.lab.Changes()
-	for {
+	defer close(s.ch)
+	labCh, playerCh := s.lab.Changes(), s.player.Changes()
+	for labCh != nil || playerCh != nil {
 		select {
 		case _, ok := <-labCh:
 			if !ok {
 				labCh = nil
 				continue
 			}
-			s.signal()
+		case _, ok := <-playerCh:
+			if !ok {
+				playerCh = nil
+				continue
+			}
 		case <-s.stop:
 			return
 		}
+		select {
+		case s.ch <- struct{}{}:
+		default:
+		}
 	}
-}
-
-func (s *LessonSource) signal() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.signalLocked()
-}
-
-func (s *LessonSource) signalLocked() {
-	if s.closed {
-		return
-	}
-	select {
-	case s.ch <- struct{}{}:
-	default:
-	}
+	<-s.stop
 }
 
 // Changes signals, coalesced, that the lab or the lesson moved.
@@ -181,136 +105,115 @@ func (s *LessonSource) Changes() <-chan struct{} { return s.ch }
 // are gone. It does not close the LabSource or the lab.
 func (s *LessonSource) Close() {
 	s.once.Do(func() {
-		s.cancel()
-		s.stopPlayer()
-		s.cmd.Lock() // a command that was running has seen the cancel and returned
-		//nolint:staticcheck // an empty critical section: waiting is the point
-		s.cmd.Unlock()
+		s.player.Close()
 		close(s.stop)
 		<-s.done
-		s.mu.Lock()
-		s.closed = true
-		close(s.ch)
-		s.mu.Unlock()
 	})
-}
-
-// update changes the state under the lock and tells the screen.
-func (s *LessonSource) update(fn func(st *lessonState)) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	fn(&s.st)
-	close(s.changed)
-	s.changed = make(chan struct{})
-	s.signalLocked()
-}
-
-func (s *LessonSource) state() (lessonState, chan struct{}) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.st, s.changed
 }
 
 // View is the lab's state with the lesson's.
 func (s *LessonSource) View() ViewState {
 	v := s.lab.View()
-	s.mu.Lock()
-	v.Lesson = s.lessonView()
-	if s.st.status == LessonTask && s.st.task != nil {
-		if w := waiting(&v, s.st.task); w != "" {
-			for i := len(v.Lesson.Blocks) - 1; i >= 0; i-- {
-				if b := v.Lesson.Blocks[i]; b.Kind == BlockTask && !b.Task.Done {
-					b.Task.Waiting, b.Task.Tried = w, s.st.tried
-					break
-				}
-			}
-		}
-		if blocked := taskBlocked(&v, s.st.task); blocked != "" || s.st.offTrack != "" {
-			how := "If the lab can no longer get there, :lesson reset starts the step again."
-			if blocked != "" {
-				how = ":lesson reset starts the step again."
-			}
-			v.Lesson.Notice = joinNotes(s.st.offTrack, blocked, how)
-		}
-	}
-	s.mu.Unlock()
+	v.Lesson = lessonOf(s.les, s.player.State(context.Background()))
 	return v
 }
 
-// lessonView copies the state into a Lesson that shares nothing with it.
-func (s *LessonSource) lessonView() *Lesson {
-	st := &s.st
-	steps := len(s.les.Steps)
-	ls := &Lesson{ID: s.les.ID, Title: s.les.Title, Step: min(st.step+1, steps), Steps: steps,
-		Status: st.status, Notice: st.notice}
-	if st.step < steps {
-		ls.StepTitle = s.les.Steps[st.step].Title
-	} else {
-		ls.StepTitle = "Finished"
+// Exec runs one line: a lesson command, or a lab command (the learner's
+// key or typed line), parsed once, noted for the player and run on the lab.
+func (s *LessonSource) Exec(ctx context.Context, line string) (string, error) {
+	if lessons.IsCommand(line) {
+		return s.player.Command(ctx, line)
 	}
-	ls.Blocks = make([]LessonBlock, len(st.blocks))
-	if st.status == LessonStarting && len(st.blocks) == 0 && st.preview != "" {
-		ls.Blocks = []LessonBlock{{Kind: BlockText, Text: st.preview}}
+	cmd, err := command.Parse(line)
+	if err != nil {
+		return "", err
 	}
-	for i, b := range st.blocks {
-		c := LessonBlock{Kind: b.Kind, Text: b.Text}
+	if h, ok := cmd.(command.Help); ok && h.Topic == "" {
+		out, err := s.lab.ExecCommand(ctx, cmd)
+		if err == nil {
+			out += "\n\n" + lessons.CommandsHelp
+		}
+		return out, err
+	}
+	s.player.NoteLearner(ctx, cmd)
+	return s.lab.ExecCommand(ctx, cmd)
+}
+
+// lessonOf draws the player's state as the pane's Lesson.
+func lessonOf(les *lessons.Lesson, st lessons.State) *Lesson {
+	ls := &Lesson{ID: les.ID, Title: les.Title, Step: min(st.Step+1, st.Steps), Steps: st.Steps,
+		StepTitle: st.StepTitle, Status: statusOf(st.Status), Notice: st.Notice}
+	ls.Blocks = make([]LessonBlock, 0, len(st.Blocks))
+	for _, b := range st.Blocks {
+		var c LessonBlock
 		switch b.Kind {
-		case BlockCommands:
-			c.Commands = slices.Clone(b.Commands)
-		case BlockTask:
-			t := *b.Task
-			c.Task = &t
+		case lessons.KindText:
+			c = LessonBlock{Kind: BlockText, Text: b.Text}
+		case lessons.KindLab:
+			c = LessonBlock{Kind: BlockCommands, Commands: commandLines(b.Commands)}
+		case lessons.KindTask:
+			t := Task{Text: b.Task.Text, Hint: b.Task.Hint, Done: b.Task.Done, Waiting: b.Task.Waiting, Tried: b.Task.Tried}
+			c = LessonBlock{Kind: BlockTask, Task: &t}
 			ls.Tasks = append(ls.Tasks, t)
-		case BlockPrediction:
-			p := *b.Prediction
-			p.Choices = slices.Clone(p.Choices)
-			c.Prediction = &p
+		case lessons.KindPredict:
+			pr := b.Prediction
+			p := Prediction{Question: pr.Question, Choices: pr.Choices, Chosen: pr.Chosen, Answer: pr.Answer, Why: pr.Why}
+			c = LessonBlock{Kind: BlockPrediction, Prediction: &p}
 			if ls.Prediction == nil || ls.Prediction.Chosen >= 0 {
 				ls.Prediction = &p
 			}
-		case BlockExpect:
-			c.Expectations = slices.Clone(b.Expectations)
-			ls.Expectations = append(ls.Expectations, b.Expectations...)
+		case lessons.KindExpect:
+			es := expectations(b.Expects)
+			c = LessonBlock{Kind: BlockExpect, Expectations: es}
+			ls.Expectations = append(ls.Expectations, es...)
+		default:
+			continue
 		}
-		ls.Blocks[i] = c
+		ls.Blocks = append(ls.Blocks, c)
 	}
 	return ls
 }
 
-// Exec runs one line: a lesson command, or a lab command (the learner's
-// key or typed line) passed to the lab.
-func (s *LessonSource) Exec(ctx context.Context, line string) (string, error) {
-	f := strings.Fields(line)
-	if len(f) == 0 {
-		return s.lab.Exec(ctx, line)
+func statusOf(s lessons.Status) LessonStatus {
+	switch s {
+	case lessons.StatusStarting:
+		return LessonStarting
+	case lessons.StatusPlaying:
+		return LessonPlaying
+	case lessons.StatusTask:
+		return LessonTask
+	case lessons.StatusPredict:
+		return LessonPredict
+	case lessons.StatusStepDone:
+		return LessonStepDone
+	case lessons.StatusFailed:
+		return LessonFailed
+	case lessons.StatusBroken:
+		return LessonBroken
+	case lessons.StatusFinished:
+		return LessonFinished
 	}
-	switch f[0] {
-	case "lesson":
-		return s.lessonCommand(ctx, f[1:])
-	case CmdPredict:
-		if len(f) != 2 {
-			return "", errors.New("predict takes one letter: predict b")
-		}
-		return s.predict(ctx, f[1])
-	case "help":
-		out, err := s.lab.Exec(ctx, line)
-		if err == nil && len(f) == 1 {
-			out += "\n\nThe lesson:\n" +
-				"  lesson next      the next step (n), once this one played and held\n" +
-				"  lesson prev      the step before (p): the lab re-runs the lesson up to it\n" +
-				"  lesson reset     start this step again on a fresh cluster\n" +
-				"  lesson goto N    start step N, re-running the lesson up to it\n" +
-				"  predict a        answer the open question (a–d)"
-		}
-		return out, err
-	}
-	s.noteLearner(line)
-	return s.lab.Exec(ctx, line)
+	return LessonUnknown
 }
 
-// commandCtx is ctx, also ended when the source closes.
-func (s *LessonSource) commandCtx(ctx context.Context) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithCancel(ctx)
-	stop := context.AfterFunc(s.base, cancel)
-	return ctx, func() { stop(); cancel() }
+func commandLines(rs []lessons.CommandResult) []CommandLine {
+	out := make([]CommandLine, len(rs))
+	for i, r := range rs {
+		out[i] = CommandLine{Text: r.Text, OK: r.Err == nil}
+		if r.Err != nil {
+			out[i].Note = r.Err.Error()
+		}
+	}
+	return out
 }
+
+func expectations(rs []lessons.ExpectResult) []Expectation {
+	out := make([]Expectation, len(rs))
+	for i, r := range rs {
+		out[i] = Expectation{Text: r.Cond, Label: r.Label, Checked: true, OK: r.Held, Got: r.Observed}
+	}
+	return out
+}
+
+// oneLine joins a text's lines.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

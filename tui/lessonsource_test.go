@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mqlab/mqlab/lab/command"
 	"github.com/mqlab/mqlab/lessons"
 )
 
@@ -294,71 +293,4 @@ func TestLessonSourceCloses(t *testing.T) {
 		t.Fatal("a lesson command outlived Close")
 	}
 	execErr(t, src, CmdLessonNext, "closed")
-}
-
-// A task says what it waits for, with the values on screen; one that
-// waits on a node the learner has killed cannot finish: the notice names
-// the node and the key that brings it back, unless bringing it back is the
-// task.
-func TestTaskNotes(t *testing.T) {
-	script := func(src string) []command.Line {
-		ls, err := command.ParseScript(src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return ls
-	}
-	v := &ViewState{Nodes: []Node{{ID: "n1"}, {ID: "n2", Up: true}}}
-	heal := &lessons.Task{Do: script("heal"), Wait: script("wait hwm(orders/0@n1) == 2000")}
-	if got := taskBlocked(v, heal); got != "n1 is down, and this task waits for hwm(orders/0@n1) == 2000, which needs n1 running: select n1 and press r." {
-		t.Errorf("heal: %q", got)
-	}
-	v.Partitions = []Partition{{Name: "orders/0", Leader: "n2", Epoch: 4, Replicas: []Replica{
-		{Node: "n1", Role: "follower", Epoch: 3, HWM: 1500, LEO: 2000}, {Node: "n2", Role: "leader", Epoch: 4, HWM: 2000, LEO: 2000}}}}
-	if got := waiting(v, heal); got != "hwm(orders/0@n1) == 2000 (now 1500)" {
-		t.Errorf("heal waits for %q", got)
-	}
-	v.Partitions[0].Replicas[0].Role = "down"
-	if got := waiting(v, heal); got != "hwm(orders/0@n1) == 2000" {
-		t.Errorf("on a stopped replica, heal waits for %q: it has no value to show", got)
-	}
-	v.Partitions[0].Replicas[0].Role = "follower"
-	both := &lessons.Task{Wait: script("wait leader(orders/0) != none\nwait epoch(orders/0) > epoch(orders/0@n1) + 1")}
-	if got := waiting(v, both); got != "epoch(orders/0) > epoch(orders/0@n1) + 1 (now 4 and 4)" {
-		t.Errorf("two lab values: %q", got)
-	}
-	for name, task := range map[string]*lessons.Task{
-		"a task that kills it":        {Do: script("kill n1"), Wait: script("wait state(n1) == down")},
-		"a task that restarts it":     {Do: script("restart n1"), Wait: script("wait state(n1) == up\nwait hwm(orders/0@n1) == 3")},
-		"a task on a node that is up": {Do: script("heal"), Wait: script("wait hwm(orders/0@n2) == 3")},
-	} {
-		if got := taskBlocked(v, task); got != "" {
-			t.Errorf("%s: %q", name, got)
-		}
-	}
-}
-
-// While the lab replays a lesson up to a step, the pane shows the step's
-// opening text, its values still to come as "…".
-func TestStartingStepShowsItsOpeningText(t *testing.T) {
-	les, err := lessons.Parse("preview.md", []byte("---\nid: preview\ntitle: Preview\nconcepts: [acks]\n---\n\n"+
-		"## One\n\nFirst words.\n\n```lab\ncluster nodes=3\n```\n\n```expect\nconcept: acks\nlost == 0\n```\n\n"+
-		"```predict\nconcept: acks\nWhich?\n- [x] this\n- [ ] that\nwhy: because\n```\n\n"+
-		"## Two\n\nThe log holds {{lost}} orders.\n\nStill reading.\n\n```lab\ntopic create orders partitions=1\n```\n\nAfter the commands.\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := "The log holds … orders.\n\nStill reading."
-	if got := openingText(les.Steps[1]); got != want {
-		t.Fatalf("opening text %q, want %q", got, want)
-	}
-	s := &LessonSource{les: les}
-	s.st = lessonState{step: 1, status: LessonStarting, preview: want}
-	if v := s.lessonView(); len(v.Blocks) != 1 || v.Blocks[0].Text != want {
-		t.Errorf("starting: blocks %+v", v.Blocks)
-	}
-	s.st.status = LessonPlaying
-	if v := s.lessonView(); len(v.Blocks) != 0 {
-		t.Errorf("once the step plays, its own blocks show, not the preview: %+v", v.Blocks)
-	}
 }

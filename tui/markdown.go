@@ -3,14 +3,14 @@ package tui
 import (
 	"strings"
 	"unicode"
+
+	"github.com/mqlab/mqlab/lessons"
 )
 
-// Lesson narrative is Markdown written for a terminal: paragraphs hard-
-// wrapped in the file, **bold**, `code`, lists, pipe tables whose cells the
-// lab filled, and an occasional fenced block (SQL). markdown draws that
-// subset in the theme's styles at any width down to about 30 cells, which a
-// general renderer does not: a table too wide for the pane becomes one
-// small record per row instead of a broken grid.
+// markdown draws lesson narrative, as lessons.ReadMarkdown reads it, in
+// the theme's styles at any width down to about 30 cells, which a general
+// renderer does not: a table too wide for the pane becomes one small
+// record per row instead of a broken grid.
 
 // mdRun is a stretch of inline text in one style.
 type mdRun struct {
@@ -23,200 +23,68 @@ func markdown(st *Styles, src string, w int) []string {
 	if w <= 0 {
 		return nil
 	}
-	lines := strings.Split(strings.ReplaceAll(strings.TrimRight(src, "\n"), "\t", "    "), "\n")
 	var out []string
 	blank := func() {
 		if len(out) > 0 && out[len(out)-1] != "" {
 			out = append(out, "")
 		}
 	}
-	for i := 0; i < len(lines); {
-		ln := lines[i]
-		t := strings.TrimSpace(ln)
-		switch {
-		case t == "":
-			i++
-		case strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~"):
-			fence := t[:3]
-			i++
-			blank()
-			for ; i < len(lines) && !strings.HasPrefix(strings.TrimSpace(lines[i]), fence); i++ {
-				for _, r := range hardWrap(strings.TrimRight(lines[i], " "), w-2) {
+	var prev lessons.MDKind = -1
+	for _, b := range lessons.ReadMarkdown(src) {
+		if b.Kind != lessons.MDItem || prev != lessons.MDItem || b.Gap {
+			blank() // a list's items stand together
+		}
+		prev = b.Kind
+		switch b.Kind {
+		case lessons.MDCode:
+			for _, l := range b.Rows {
+				for _, r := range hardWrap(l, w-2) {
 					out = append(out, "  "+st.Accent.Render(r))
 				}
 			}
-			i++ // the closing fence
-			out = append(out, "")
-		case strings.HasPrefix(t, "|"):
-			var rows []string
-			for ; i < len(lines) && strings.HasPrefix(strings.TrimSpace(lines[i]), "|"); i++ {
-				rows = append(rows, strings.TrimSpace(lines[i]))
+		case lessons.MDTable:
+			out = append(out, mdTable(st, b.Rows, w)...)
+		case lessons.MDHeading:
+			out = append(out, wrapRuns([]mdRun{{lessons.PlainInline(b.Text), &st.Header}}, w, "")...)
+		case lessons.MDItem:
+			bullet := "• "
+			if b.Numbered() {
+				bullet = b.Marker + " "
 			}
-			blank()
-			out = append(out, mdTable(st, rows, w)...)
-			out = append(out, "")
-		case strings.HasPrefix(t, "#"):
-			i++
-			blank()
-			head := strings.TrimSpace(strings.TrimLeft(t, "#"))
-			out = append(out, wrapRuns([]mdRun{{plainInline(head), &st.Header}}, w, "")...)
-		case listMarker(t) != "":
-			blank()
-			for i < len(lines) {
-				t = strings.TrimSpace(lines[i])
-				m := listMarker(t)
-				if m == "" {
-					break
-				}
-				item := strings.TrimSpace(t[len(m):])
-				i++
-				// Continuation lines: indented, not a new item, not blank.
-				for i < len(lines) {
-					nt := strings.TrimSpace(lines[i])
-					if nt == "" || listMarker(nt) != "" || !strings.HasPrefix(lines[i], " ") {
-						break
-					}
-					item += " " + nt
-					i++
-				}
-				bullet := "• "
-				if m[0] >= '0' && m[0] <= '9' {
-					bullet = strings.TrimSpace(m) + " "
-				}
-				rows := wrapRuns(inline(st, item), w-textWidth(bullet), "")
-				for j, r := range rows {
-					if j == 0 {
-						out = append(out, st.Muted.Render(bullet)+r)
-					} else {
-						out = append(out, spaces(textWidth(bullet))+r)
-					}
+			for j, r := range wrapRuns(inline(st, b.Text), w-textWidth(bullet), "") {
+				if j == 0 {
+					out = append(out, st.Muted.Render(bullet)+r)
+				} else {
+					out = append(out, spaces(textWidth(bullet))+r)
 				}
 			}
-			out = append(out, "")
-		case strings.HasPrefix(t, ">"):
-			var para []string
-			for ; i < len(lines) && strings.HasPrefix(strings.TrimSpace(lines[i]), ">"); i++ {
-				para = append(para, strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(lines[i]), ">")))
-			}
-			blank()
-			for _, r := range wrapRuns(inline(st, strings.Join(para, " ")), w-2, "") {
+		case lessons.MDQuote:
+			for _, r := range wrapRuns(inline(st, b.Text), w-2, "") {
 				out = append(out, st.Faint.Render("│ ")+r)
 			}
-			out = append(out, "")
 		default:
-			var para []string
-			for ; i < len(lines); i++ {
-				t := strings.TrimSpace(lines[i])
-				if t == "" || strings.HasPrefix(t, "```") || strings.HasPrefix(t, "|") || strings.HasPrefix(t, "#") ||
-					strings.HasPrefix(t, ">") || (len(para) > 0 && interruptsParagraph(t)) {
-					break
-				}
-				para = append(para, t)
-			}
-			if len(para) == 0 { // a line no rule took: keep it as a paragraph
-				para = append(para, t)
-				i++
-			}
-			blank()
-			out = append(out, wrapRuns(inline(st, strings.Join(para, " ")), w, "")...)
-			out = append(out, "")
+			out = append(out, wrapRuns(inline(st, b.Text), w, "")...)
 		}
-	}
-	for len(out) > 0 && out[len(out)-1] == "" {
-		out = out[:len(out)-1]
 	}
 	return out
 }
 
-// interruptsParagraph says whether a line inside a paragraph starts a
-// list: a bullet, or a numbered item from 1 as CommonMark has it, so that a
-// wrapped line beginning "881. The checkout" stays in its paragraph.
-func interruptsParagraph(t string) bool {
-	m := listMarker(t)
-	return m != "" && (m[0] < '0' || m[0] > '9' || m == "1. " || m == "1) ")
-}
-
-// listMarker returns a list item's marker with its space ("- ", "12. "),
-// or "".
-func listMarker(t string) string {
-	if len(t) >= 2 && (t[0] == '-' || t[0] == '*' || t[0] == '+') && t[1] == ' ' {
-		if t[0] == '*' && strings.HasPrefix(t, "**") {
-			return ""
-		}
-		return t[:2]
-	}
-	i := 0
-	for i < len(t) && i < 3 && t[i] >= '0' && t[i] <= '9' {
-		i++
-	}
-	if i > 0 && i+1 < len(t) && (t[i] == '.' || t[i] == ')') && t[i+1] == ' ' {
-		return t[:i+2]
-	}
-	return ""
-}
-
-// inline splits a paragraph into runs: **bold**, `code`, *emphasis* (drawn
-// plain: terminals render italics unevenly) and [links](url) as their text.
+// inline styles a paragraph's spans: bold, code in the accent, the rest
+// as text.
 func inline(st *Styles, s string) []mdRun {
-	var runs []mdRun
-	var cur strings.Builder
-	flush := func(sty *style) {
-		if cur.Len() > 0 {
-			runs = append(runs, mdRun{cur.String(), sty})
-			cur.Reset()
+	spans := lessons.Inline(s)
+	runs := make([]mdRun, len(spans))
+	for i, sp := range spans {
+		sty := &st.Text
+		switch sp.Kind {
+		case lessons.SpanBold:
+			sty = &st.Bold
+		case lessons.SpanCode:
+			sty = &st.Accent
 		}
+		runs[i] = mdRun{sp.Text, sty}
 	}
-	for i := 0; i < len(s); {
-		switch {
-		case strings.HasPrefix(s[i:], "**") || strings.HasPrefix(s[i:], "__"):
-			mark := s[i : i+2]
-			if j := strings.Index(s[i+2:], mark); j > 0 {
-				flush(&st.Text)
-				runs = append(runs, mdRun{plainInline(s[i+2 : i+2+j]), &st.Bold})
-				i += 4 + j
-				continue
-			}
-		case s[i] == '`':
-			if j := strings.IndexByte(s[i+1:], '`'); j > 0 {
-				flush(&st.Text)
-				runs = append(runs, mdRun{s[i+1 : i+1+j], &st.Accent})
-				i += 2 + j
-				continue
-			}
-		case (s[i] == '*' || s[i] == '_') && i+1 < len(s) && s[i+1] != ' ' && (i == 0 || !isWordByte(s[i-1])):
-			if j := strings.IndexByte(s[i+1:], s[i]); j > 0 && (i+2+j >= len(s) || !isWordByte(s[i+2+j])) {
-				flush(&st.Text)
-				runs = append(runs, mdRun{s[i+1 : i+1+j], &st.Text})
-				i += 2 + j
-				continue
-			}
-		case s[i] == '[':
-			if j := strings.Index(s[i:], "]("); j > 0 {
-				if k := strings.IndexByte(s[i+j:], ')'); k > 0 {
-					cur.WriteString(s[i+1 : i+j])
-					i += j + k + 1
-					continue
-				}
-			}
-		}
-		cur.WriteByte(s[i])
-		i++
-	}
-	flush(&st.Text)
 	return runs
-}
-
-func isWordByte(c byte) bool {
-	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
-}
-
-// plainInline drops the inline marks of s.
-func plainInline(s string) string {
-	var b strings.Builder
-	for _, r := range inline(&Styles{}, s) {
-		b.WriteString(r.text)
-	}
-	return b.String()
 }
 
 // wrapRuns word-wraps styled runs to w cells; a word longer than a row is
@@ -319,7 +187,7 @@ func mdTable(st *Styles, rows []string, w int) []string {
 		var row []string
 		sep := true
 		for _, c := range strings.Split(r, "|") {
-			c = plainInline(strings.TrimSpace(c))
+			c = lessons.PlainInline(strings.TrimSpace(c))
 			row = append(row, c)
 			if strings.Trim(c, ":- ") != "" {
 				sep = false

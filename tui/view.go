@@ -25,14 +25,6 @@ type Source interface {
 	Changes() <-chan struct{}
 }
 
-// Commands the TUI's keys send that are not broker faults. The lab adapter
-// routes them to the lesson runner.
-const (
-	CmdLessonNext = "lesson next" // n: the next step of the open lesson
-	CmdLessonPrev = "lesson prev" // p: the previous step (re-runs the lesson up to it)
-	CmdPredict    = "predict"     // a–d: "predict b" answers the open prediction
-)
-
 // ViewState is one moment of the lab as the panels show it. Every slice is
 // a window chosen by the source (the newest log entries, the last timeline
 // lines, the first rows of a table): the TUI draws windows, never whole logs.

@@ -1,0 +1,242 @@
+package lessons
+
+// The player's goroutine: it plays the step through the runner, turning
+// each block into the step as it has played, and stops at a prediction or
+// waits at a task.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// settle waits while the step is playing on its own (the goroutine runs
+// the blocks after a task), so a command sees where it stopped.
+func (p *Player) settle(ctx context.Context) (playerState, error) {
+	for {
+		st, changed := p.state()
+		if st.status != StatusPlaying {
+			return st, nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return st, fmt.Errorf("the step is still running its commands: %w", ctx.Err())
+		}
+	}
+}
+
+// playOn starts the goroutine and waits until the step stops for the
+// learner, ends or breaks. When ctx ends first (esc), the step stops part-
+// way.
+func (p *Player) playOn(ctx context.Context) error {
+	bg := p.startPlaying()
+	for {
+		st, changed := p.state()
+		if st.status != StatusPlaying {
+			return nil
+		}
+		select {
+		case <-changed:
+		case <-bg.done:
+			return nil
+		case <-ctx.Done():
+			p.stopPlaying()
+			p.update(func(st *playerState) {
+				st.status = StatusBroken
+				st.err = ctx.Err()
+				st.notice = "The step was stopped part-way through its commands. :lesson reset starts it again."
+			})
+			return fmt.Errorf("stopped part-way: %w", ctx.Err())
+		}
+	}
+}
+
+func (p *Player) startPlaying() *playing {
+	ctx, cancel := context.WithCancel(p.base)
+	bg := &playing{cancel: cancel, done: make(chan struct{})}
+	p.mu.Lock()
+	p.bg = bg
+	p.mu.Unlock()
+	go func() {
+		defer close(bg.done)
+		defer cancel()
+		p.play(ctx)
+	}()
+	return bg
+}
+
+// stopPlaying stops the goroutine, if one runs, and waits for it: a task
+// it waited for stays pending.
+func (p *Player) stopPlaying() {
+	p.mu.Lock()
+	bg := p.bg
+	p.bg = nil
+	p.mu.Unlock()
+	if bg != nil {
+		bg.cancel()
+		<-bg.done
+	}
+}
+
+// play runs the step's blocks until one waits for an answer, the step
+// ends, or something fails. At a task it waits for the learner (or, with
+// Auto, does it), then goes on.
+func (p *Player) play(ctx context.Context) {
+	for {
+		ev, err := p.run.Next(ctx)
+		switch {
+		case errors.Is(err, ErrTaskPending):
+			if !p.await(ctx, ev) {
+				return
+			}
+			continue
+		case errors.Is(err, ErrPredictionPending):
+			p.update(func(st *playerState) { st.status = StatusPredict })
+			return
+		}
+		if ev.Kind == KindLab && len(ev.Commands) > 0 {
+			p.add(Played{Kind: KindLab, Commands: ev.Commands})
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return // stopped: whoever stopped it says what happens next
+			}
+			p.broke(ev, err, "A command of this step could not run: "+err.Error()+".")
+			return
+		}
+		switch ev.Kind {
+		case KindText:
+			if strings.TrimSpace(ev.Text) != "" {
+				p.add(Played{Kind: KindText, Text: ev.Text})
+			}
+		case KindLab:
+		case KindExpect:
+			p.add(Played{Kind: KindExpect, Expects: ev.Expects})
+		case KindPredict:
+			p.update(func(st *playerState) {
+				st.blocks = append(st.blocks, Played{Kind: KindPredict, Prediction: &PlayedPrediction{
+					Question: ev.Text, Choices: ev.Choices, Chosen: -1, Answer: -1}})
+				if !p.opts.Auto { // with Auto the step plays on: a command waiting for it waits on
+					st.status = StatusPredict
+				}
+			})
+			p.observe(Note{Kind: NoteBlock, Step: ev.Step, Event: ev})
+			if !p.opts.Auto {
+				return
+			}
+			rv, err := p.run.Answer(ctx, -1)
+			if err != nil {
+				p.broke(ev, err, err.Error())
+				return
+			}
+			p.revealed(-1, rv)
+		case KindTask:
+			p.update(func(st *playerState) {
+				st.blocks = append(st.blocks, Played{Kind: KindTask, Task: &PlayedTask{Text: ev.Text, Hint: ev.Task.Hint()}})
+				st.task = ev.Task
+			})
+			p.observe(Note{Kind: NoteBlock, Step: ev.Step, Event: ev})
+			if !p.await(ctx, ev) {
+				return
+			}
+		case KindStepEnd:
+			failed := p.run.Failed()
+			p.update(func(st *playerState) {
+				st.status = StatusStepDone
+				st.failed = failed
+				if len(failed) > 0 {
+					st.status = StatusFailed
+					var b strings.Builder
+					for i, f := range failed {
+						if i > 0 {
+							b.WriteString("; ")
+						}
+						b.WriteString(f.Cond + " (" + f.Observed + ")")
+					}
+					st.notice = whatHappened(st, "This step did not go as the lesson expects: "+b.String()+" does not hold.")
+				}
+			})
+			return
+		}
+		if ev.Kind != KindTask && ev.Kind != KindPredict {
+			p.observe(Note{Kind: NoteBlock, Step: ev.Step, Event: ev})
+		}
+	}
+}
+
+// await waits for the pending task (with Auto, does it) and marks it
+// done; false when the wait ended without it.
+func (p *Player) await(ctx context.Context, ev Event) bool {
+	if !p.opts.Auto { // with Auto the step plays on: a command waiting for it waits on
+		p.update(func(st *playerState) { st.status = StatusTask })
+	}
+	var err error
+	done := Event{Step: ev.Step, Block: ev.Block, Kind: KindTask, Task: ev.Task}
+	if p.opts.Auto {
+		done, err = p.run.DoTask(ctx)
+	} else {
+		err = p.run.AwaitTask(ctx)
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return false // stopped: the task stays pending
+		}
+		p.broke(done, err, "This task can no longer be done here: "+err.Error()+".")
+		return false
+	}
+	p.update(func(st *playerState) {
+		if t := lastOpenTask(st.blocks); t != nil {
+			t.Done = true // State hands out copies: this one is the player's own
+		}
+		st.task, st.notice, st.offTrack, st.status = nil, "", "", StatusPlaying
+	})
+	p.observe(Note{Kind: NoteTaskDone, Step: ev.Step, Event: done})
+	return true
+}
+
+// broke marks the step broken with the reason the learner reads.
+func (p *Player) broke(ev Event, err error, what string) {
+	p.update(func(st *playerState) {
+		st.status = StatusBroken
+		st.err = err
+		st.notice = whatHappened(st, what)
+	})
+	p.observe(Note{Kind: NoteBroken, Step: ev.Step, Event: ev, Err: err})
+}
+
+// revealed records the answer to the open question.
+func (p *Player) revealed(choice int, rv Reveal) {
+	p.update(func(st *playerState) {
+		for i := len(st.blocks) - 1; i >= 0; i-- {
+			if b := &st.blocks[i]; b.Kind == KindPredict {
+				b.Prediction.Chosen, b.Prediction.Answer, b.Prediction.Why = choice, rv.Predict.Answer, rv.Why
+				break
+			}
+		}
+		st.status = StatusPlaying
+	})
+	p.observe(Note{Kind: NoteReveal, Step: p.stepNow(), Reveal: rv})
+}
+
+func (p *Player) stepNow() int {
+	st, _ := p.state()
+	return st.step
+}
+
+func (p *Player) add(b Played) {
+	p.update(func(st *playerState) { st.blocks = append(st.blocks, b) })
+}
+
+// whatHappened adds to a failure what the learner did during the step,
+// and the way back.
+func whatHappened(st *playerState, what string) string {
+	var b strings.Builder
+	b.WriteString(what)
+	if len(st.learner) > 0 {
+		b.WriteString(" During this step you ran: " + strings.Join(st.learner, ", ") + ".")
+	}
+	b.WriteString(" :lesson reset starts the step again on a fresh cluster.")
+	return b.String()
+}

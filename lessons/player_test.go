@@ -1,0 +1,100 @@
+package lessons
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/mqlab/mqlab/lab"
+	"github.com/mqlab/mqlab/lab/command"
+)
+
+func script(t *testing.T, src string) []command.Line {
+	t.Helper()
+	ls, err := command.ParseScript(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ls
+}
+
+// A task says what it waits for, with the values the lab shows; one that
+// waits on a node the learner has killed cannot finish: the notice names
+// the node and the key that brings it back, unless bringing it back is the
+// task.
+func TestTaskNotes(t *testing.T) {
+	ctx := ctxFor(t, time.Minute)
+	l, err := lab.New(lab.Options{Nodes: 3, Timing: "fast"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if failed := l.RunScript(ctx, script(t, "topic create orders partitions=1\nwait leader(orders/0) != none\n"+
+		"produce orders count=3\nwait hwm(orders/0@n1) == 3\nkill n1"), nil); len(failed) > 0 {
+		t.Fatal(failed[0])
+	}
+	p := &Player{run: &Runner{lab: l}}
+	heal := &Task{Do: script(t, "heal"), Wait: script(t, "wait hwm(orders/0@n1) == 2000")}
+	if got := p.blocked(ctx, heal); got != "n1 is down, and this task waits for hwm(orders/0@n1) == 2000, which needs n1 running: select n1 and press r." {
+		t.Errorf("heal: %q", got)
+	}
+	if got := p.waiting(ctx, heal); got != "hwm(orders/0@n1) == 2000" {
+		t.Errorf("on a stopped replica, heal waits for %q: it has no value to show", got)
+	}
+	for name, task := range map[string]*Task{
+		"a task that kills it":        {Do: script(t, "kill n1"), Wait: script(t, "wait state(n1) == down")},
+		"a task that restarts it":     {Do: script(t, "restart n1"), Wait: script(t, "wait state(n1) == up\nwait hwm(orders/0@n1) == 3")},
+		"a task on a node that is up": {Do: script(t, "heal"), Wait: script(t, "wait hwm(orders/0@n2) == 3")},
+	} {
+		if got := p.blocked(ctx, task); got != "" {
+			t.Errorf("%s: %q", name, got)
+		}
+	}
+	if failed := l.RunScript(ctx, script(t, "restart n1\nwait hwm(orders/0@n1) == 3"), nil); len(failed) > 0 {
+		t.Fatal(failed[0])
+	}
+	if got := p.waiting(ctx, heal); got != "hwm(orders/0@n1) == 2000 (now 3)" {
+		t.Errorf("heal waits for %q", got)
+	}
+	if got := p.waiting(ctx, &Task{Wait: script(t, "wait hwm(orders/0@n1) == 3")}); got != "" {
+		t.Errorf("a goal that holds waits for %q", got)
+	}
+	both := &Task{Wait: script(t, "wait leader(orders/0) != none\nwait epoch(orders/0) > epoch(orders/0@n1) + 1")}
+	cond := both.Wait[1].Cmd.(command.Wait).Cond
+	left, err := l.Value(ctx, cond.Left)
+	if err != nil {
+		t.Fatal(err)
+	}
+	right, err := l.Value(ctx, cond.Right)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := p.waiting(ctx, both), "epoch(orders/0) > epoch(orders/0@n1) + 1 (now "+left+" and "+right+")"; got != want {
+		t.Errorf("two lab values: %q, want %q", got, want)
+	}
+}
+
+// While the lab replays a lesson up to a step, the pane shows the step's
+// opening text, its values still to come as "…".
+func TestStartingStepShowsItsOpeningText(t *testing.T) {
+	les, err := Parse("preview.md", []byte("---\nid: preview\ntitle: Preview\nconcepts: [acks]\n---\n\n"+
+		"## One\n\nFirst words.\n\n```lab\ncluster nodes=3\n```\n\n```expect\nconcept: acks\nlost == 0\n```\n\n"+
+		"```predict\nconcept: acks\nWhich?\n- [x] this\n- [ ] that\nwhy: because\n```\n\n"+
+		"## Two\n\nThe log holds {{lost}} orders.\n\nStill reading.\n\n```lab\ntopic create orders partitions=1\n```\n\nAfter the commands.\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "The log holds … orders.\n\nStill reading."
+	if got := openingText(les.Steps[1]); got != want {
+		t.Fatalf("opening text %q, want %q", got, want)
+	}
+	p := &Player{les: les}
+	p.st = playerState{step: 1, status: StatusStarting, preview: want}
+	if st := p.State(context.Background()); len(st.Blocks) != 1 || st.Blocks[0].Text != want {
+		t.Errorf("starting: blocks %+v", st.Blocks)
+	}
+	p.st.status = StatusPlaying
+	if st := p.State(context.Background()); len(st.Blocks) != 0 {
+		t.Errorf("once the step plays, its own blocks show, not the preview: %+v", st.Blocks)
+	}
+}
