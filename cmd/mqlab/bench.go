@@ -11,10 +11,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mqlab/mqlab/broker"
+	"github.com/mqlab/mqlab/broker/bench"
 )
 
 // benchPresets are the run lengths of mqlab bench; "" is the default.
-var benchPresets = map[string]broker.BenchConfig{
+var benchPresets = map[string]bench.Config{
 	"": {},
 	// long: the same work a round (a longer produce phase would measure a
 	// longer log, not the same thing more steadily), more rounds, and more
@@ -81,12 +82,12 @@ time per batch, printed too, moves less.`,
 
 // runBench runs the measurements, telling progress on errOut, and prints
 // the report on out.
-func runBench(ctx context.Context, out, errOut io.Writer, cfg broker.BenchConfig) error {
+func runBench(ctx context.Context, out, errOut io.Writer, cfg bench.Config) error {
 	start := time.Now()
 	cfg.Progress = func(line string) {
 		fmt.Fprintf(errOut, "bench %5.1fs  %s\n", time.Since(start).Seconds(), line)
 	}
-	rep, err := broker.RunBench(ctx, cfg)
+	rep, err := bench.Run(ctx, cfg)
 	if err != nil {
 		return err
 	}

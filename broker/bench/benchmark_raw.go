@@ -1,4 +1,4 @@
-package broker
+package bench
 
 // Raw raft, the yardstick: the same cluster shape and entry size as the
 // broker's produce phase, with a state machine that only counts.
@@ -8,12 +8,13 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/mqlab/mqlab/broker"
+	"github.com/mqlab/mqlab/broker/internal/probe"
 	"io"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 
 	"github.com/mqlab/mqlab/broker/partlog"
@@ -21,18 +22,18 @@ import (
 )
 
 // RawProduceEntry encodes one batch the way a partition leader does:
-// BenchBatch messages of BenchValueBytes, stamped with the leader's clock,
+// Batch messages of ValueBytes, stamped with the leader's clock,
 // with a producer id and sequence when idempotent.
 func RawProduceEntry(idempotent bool) []byte {
 	now := time.Now().UnixNano()
-	batch := partlog.Batch{Records: make([]partlog.Record, BenchBatch)}
+	batch := partlog.Batch{Records: make([]partlog.Record, Batch)}
 	if idempotent {
 		batch.ProducerID, batch.BaseSeq = 2, 1<<20 // ids and sequences of a long run
 	}
 	for i, v := range benchValues(0) {
 		batch.Records[i] = partlog.Record{Value: v, Timestamp: now}
 	}
-	return encodeProduce(1<<20, now, batch)
+	return probe.EncodeProduce(1<<20, now, batch)
 }
 
 // countFSM is the raw-raft side's state machine: it only counts.
@@ -64,21 +65,19 @@ func (s countSnapshot) Persist(sink raft.SnapshotSink) error {
 
 func (countSnapshot) Release() {}
 
-// rawCluster is bare raft groups of BenchNodes members each, on one raftnet
+// rawCluster is bare raft groups of Nodes members each, on one raftnet
 // network, configured exactly like the broker's replicas.
 type rawCluster struct {
 	groups [][]*raft.Raft
 }
 
 func startRawCluster(groups int) (*rawCluster, error) {
-	// The broker's own raftConfig, so the two sides cannot drift apart.
-	confSrc := &Cluster{timing: FastTiming, logger: hclog.NewNullLogger()}
-	net := raftnet.New(raftnet.Options{RPCTimeout: FastTiming.RPCTimeout})
+	net := raftnet.New(raftnet.Options{RPCTimeout: broker.FastTiming.RPCTimeout})
 	rc := &rawCluster{}
 	for g := range groups {
 		group := fmt.Sprintf("raw/%d", g)
 		var servers []raft.Server
-		for i := 1; i <= BenchNodes; i++ {
+		for i := 1; i <= Nodes; i++ {
 			id := fmt.Sprintf("n%d", i)
 			servers = append(servers, raft.Server{ID: raft.ServerID(id), Address: raftnet.Addr(id, group)})
 		}
@@ -91,7 +90,8 @@ func startRawCluster(groups int) (*rawCluster, error) {
 				rc.shutdown()
 				return nil, err
 			}
-			conf := confSrc.raftConfig(node)
+			// The broker's own raft configuration, so the two sides cannot drift apart.
+			conf := probe.FastRaftConfig(node)
 			logs, stable, snaps := raft.NewInmemStore(), raft.NewInmemStore(), raft.NewInmemSnapshotStore()
 			err = raft.BootstrapCluster(conf, logs, stable, snaps, trans, raft.Configuration{Servers: servers})
 			var r *raft.Raft
@@ -114,7 +114,7 @@ func startRawCluster(groups int) (*rawCluster, error) {
 // leader waits for group g to have a leader.
 func (rc *rawCluster) leader(ctx context.Context, g int) (*raft.Raft, error) {
 	var lead *raft.Raft
-	err := poll(ctx, func() bool {
+	err := probe.Poll(ctx, func() bool {
 		for _, r := range rc.groups[g] {
 			if r.State() == raft.Leader {
 				lead = r
@@ -140,17 +140,17 @@ func (rc *rawCluster) shutdown() {
 	wg.Wait()
 }
 
-// BenchRawRaft times batches raft.Apply calls of entry on groups bare raft
-// groups of BenchNodes members (the broker's raft configuration and
+// RawRaft times batches raft.Apply calls of entry on groups bare raft
+// groups of Nodes members (the broker's raft configuration and
 // network, an FSM that only counts), from benchWorkers goroutines that
 // each wait for an apply's future before the next, as the broker's
 // producers wait for their acks; worker w applies its k-th entry to group
 // (w+k) mod groups. A worker that finds the leader gone looks for the new
 // one and applies again, as the broker's producer would retry.
-func BenchRawRaft(ctx context.Context, groups, batches int, entry []byte) (BenchRate, error) {
+func RawRaft(ctx context.Context, groups, batches int, entry []byte) (Rate, error) {
 	rc, err := startRawCluster(groups)
 	if err != nil {
-		return BenchRate{}, err
+		return Rate{}, err
 	}
 	defer rc.shutdown()
 	wctx, cancel := context.WithTimeout(ctx, benchWait)
@@ -159,17 +159,17 @@ func BenchRawRaft(ctx context.Context, groups, batches int, entry []byte) (Bench
 	for g := range groups {
 		lead, err := rc.leader(wctx, g)
 		if err != nil {
-			return BenchRate{}, fmt.Errorf("raw raft group %d: no leader: %w", g, err)
+			return Rate{}, fmt.Errorf("raw raft group %d: no leader: %w", g, err)
 		}
-		if err := lead.Barrier(FastTiming.RequestTimeout).Error(); err != nil {
-			return BenchRate{}, fmt.Errorf("raw raft group %d: barrier: %w", g, err)
+		if err := lead.Barrier(broker.FastTiming.RequestTimeout).Error(); err != nil {
+			return Rate{}, fmt.Errorf("raw raft group %d: barrier: %w", g, err)
 		}
 		leaders[g].Store(lead)
 	}
 	apply := func(w, k int) error {
 		g := (w + k) % groups
 		for {
-			err := leaders[g].Load().Apply(entry, FastTiming.RequestTimeout).Error()
+			err := leaders[g].Load().Apply(entry, broker.FastTiming.RequestTimeout).Error()
 			if err == nil {
 				return nil
 			}
@@ -185,7 +185,7 @@ func BenchRawRaft(ctx context.Context, groups, batches int, entry []byte) (Bench
 		}
 	}
 	if _, err := runWorkers(ctx, benchWorkers*max(benchWarmup, groups), apply, nil); err != nil {
-		return BenchRate{}, fmt.Errorf("warm-up: %w", err)
+		return Rate{}, fmt.Errorf("warm-up: %w", err)
 	}
 	return runWorkers(ctx, batches, apply, nil)
 }

@@ -1,11 +1,11 @@
-package broker
+package bench
 
 // Benchmarks for the project's performance targets. They run the phases
-// of RunBench (benchmark_phases.go, benchmark_memory.go), the code `mqlab
+// of Run (benchmark_phases.go, benchmark_memory.go), the code `mqlab
 // bench` prints its report from, e.g.
 //
-//	go test -run '^$' -bench 'ProduceVsRaft|Failover' -benchtime=3000x -count=6 ./broker/
-//	go test -run '^$' -bench RetainedMemory -benchtime=1x ./broker/
+//	go test -run '^$' -bench 'ProduceVsRaft|Failover' -benchtime=3000x -count=6 ./broker/bench/
+//	go test -run '^$' -bench RetainedMemory -benchtime=1x ./broker/bench/
 //
 // BenchmarkProduce         the broker's produce throughput, acks 0, 1, all
 // BenchmarkProduceVsRaft   acks=all next to bare raft.Apply on the same
@@ -15,17 +15,18 @@ package broker
 // BenchmarkRetainedMemory  peak RSS with 1,000,000 retained messages at
 //                          RF 3; target ≤ 1.5 GB
 //
-// In the throughput benchmarks one op is one batch of BenchBatch records
+// In the throughput benchmarks one op is one batch of Batch records
 // (one produce request, one raft entry), so -benchtime=Nx fixes the work,
 // and ns/op is the broker's wall time per batch. Besides msgs/s and MB/s
 // (value bytes) they report the process's CPU time per batch: on a machine
 // shared with other work, throughput swings with the load and CPU per
 // batch is the steadier figure. The broker's rate falls as its partition
-// log grows (see BenchProduce), so compare runs with the same -benchtime.
+// log grows (see Produce), so compare runs with the same -benchtime.
 
 import (
 	"context"
 	"fmt"
+	"github.com/mqlab/mqlab/broker"
 	"slices"
 	"testing"
 	"time"
@@ -38,7 +39,7 @@ func benchCtx(b *testing.B) context.Context {
 }
 
 // reportRate reports a phase's throughput, with prefix before each unit.
-func reportRate(b *testing.B, prefix string, r BenchRate) {
+func reportRate(b *testing.B, prefix string, r Rate) {
 	b.ReportMetric(r.MsgsPerSec(), prefix+"msgs/s")
 	b.ReportMetric(r.MBPerSec(), prefix+"MB/s")
 	if r.CPU > 0 {
@@ -51,16 +52,16 @@ func reportRate(b *testing.B, prefix string, r BenchRate) {
 // own producer client. One op is one batch of 100 messages.
 func BenchmarkProduce(b *testing.B) {
 	for _, pb := range []ProduceBench{
-		{Acks: AcksNone, Partitions: 1},
-		{Acks: AcksLeader, Partitions: 1},
-		{Acks: AcksAll, Partitions: 1},
-		{Acks: AcksAll, Partitions: 1, Idempotent: true},
-		{Acks: AcksAll, Partitions: 3, Idempotent: true},
+		{Acks: broker.AcksNone, Partitions: 1},
+		{Acks: broker.AcksLeader, Partitions: 1},
+		{Acks: broker.AcksAll, Partitions: 1},
+		{Acks: broker.AcksAll, Partitions: 1, Idempotent: true},
+		{Acks: broker.AcksAll, Partitions: 3, Idempotent: true},
 	} {
 		b.Run(fmt.Sprintf("acks=%s/partitions=%d/idempotent=%v", pb.Acks, pb.Partitions, pb.Idempotent), func(b *testing.B) {
 			b.StopTimer()
 			pb.Batches = b.N
-			r, _, err := BenchProduce(benchCtx(b), pb)
+			r, _, err := Produce(benchCtx(b), pb)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -76,18 +77,18 @@ func BenchmarkProduce(b *testing.B) {
 // (broker/raw; the target is ≥ 0.5). Each side runs alone: the broker's
 // cluster is closed before the raw raft groups start. The broker side
 // sends b.N batches; the raw side applies max(b.N, 20000) entries (see
-// BenchConfig.RawBatches).
+// Config.RawBatches).
 func BenchmarkProduceVsRaft(b *testing.B) {
 	for _, partitions := range []int{1, 3} {
 		b.Run(fmt.Sprintf("partitions=%d", partitions), func(b *testing.B) {
 			b.StopTimer()
 			ctx := benchCtx(b)
-			br, brokerEntry, err := BenchProduce(ctx, ProduceBench{Acks: AcksAll, Idempotent: true, Partitions: partitions, Batches: b.N})
+			br, brokerEntry, err := Produce(ctx, ProduceBench{Acks: broker.AcksAll, Idempotent: true, Partitions: partitions, Batches: b.N})
 			if err != nil {
 				b.Fatalf("broker: %v", err)
 			}
 			entry := RawProduceEntry(true)
-			rr, err := BenchRawRaft(ctx, partitions, BenchConfig{Batches: b.N}.withDefaults().RawBatches, entry)
+			rr, err := RawRaft(ctx, partitions, Config{Batches: b.N}.withDefaults().RawBatches, entry)
 			if err != nil {
 				b.Fatalf("raw raft: %v", err)
 			}
@@ -95,7 +96,7 @@ func BenchmarkProduceVsRaft(b *testing.B) {
 				b.Logf("broker %d batches, raw raft %d entries; raft entry bytes: broker %d, raw %d", br.Batches, rr.Batches, brokerEntry, len(entry))
 				for _, side := range []struct {
 					name string
-					r    BenchRate
+					r    Rate
 				}{{"broker:  ", br}, {"raw raft:", rr}} {
 					b.Logf("%s %.0f msgs/s, %v wall, %v CPU (%.2f cores, %.0f µs CPU/batch)", side.name,
 						side.r.MsgsPerSec(), side.r.Elapsed.Round(time.Millisecond), side.r.CPU.Round(time.Millisecond), side.r.Cores(), side.r.CPUPerBatch())
@@ -109,7 +110,7 @@ func BenchmarkProduceVsRaft(b *testing.B) {
 	}
 }
 
-// BenchmarkFailover runs a series of 20 leader kills (see BenchFailover),
+// BenchmarkFailover runs a series of 20 leader kills (see Failover),
 // the same whatever b.N, so one command can give the throughput benchmarks
 // -benchtime=Nx; ns/op is the mean time from kill to acknowledged write.
 //
@@ -128,7 +129,7 @@ func BenchmarkFailover(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			// The timer runs: a series takes seconds, more than the default
 			// -benchtime, so the framework does not ask for another.
-			f, err := BenchFailover(benchCtx(b), BenchConfig{}.withDefaults().Kills, bc.backoff, nil)
+			f, err := Failover(benchCtx(b), Config{}.withDefaults().Kills, bc.backoff, nil)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -146,13 +147,13 @@ func BenchmarkFailover(b *testing.B) {
 
 // BenchmarkRetainedMemory reads the process's peak resident memory while
 // a cluster holds 1,000,000 messages of 100 bytes at RF 3 (see
-// BenchRetained). One op is one such cluster, loaded, snapshotted and
+// Retained). One op is one such cluster, loaded, snapshotted and
 // closed; the reported peak is the highest of the ops. Run it with
 // -benchtime=1x; where the kernel's peak cannot be reset, run it alone.
 func BenchmarkRetainedMemory(b *testing.B) {
 	var peak int64
 	for range b.N {
-		m, err := BenchRetained(benchCtx(b), BenchConfig{}.withDefaults().Retained, 1)
+		m, err := Retained(benchCtx(b), Config{}.withDefaults().Retained, 1)
 		if err != nil {
 			b.Fatal(err)
 		}

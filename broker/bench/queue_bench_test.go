@@ -1,11 +1,11 @@
-package broker
+package bench
 
 // BenchmarkQueueSendReceiveAck: send + receive + ack throughput through one
-// queue, RF 3, 8 competing consumers (see BenchQueue, which `mqlab bench`
+// queue, RF 3, 8 competing consumers (see Queue, which `mqlab bench`
 // runs too). One op is one message that was sent, received and acked, so
 // -benchtime=Nx fixes the work, e.g.
 //
-//	go test -run '^$' -bench QueueSendReceiveAck -benchtime=5000x -count=3 ./broker/
+//	go test -run '^$' -bench QueueSendReceiveAck -benchtime=5000x -count=3 ./broker/bench/
 //
 // Four senders send batches of 10 messages of 100 bytes (one raft entry per
 // batch); each consumer receives up to 10 at a time and acks them either in
@@ -30,7 +30,7 @@ func BenchmarkQueueSendReceiveAck(b *testing.B) {
 			b.StopTimer()
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 			defer cancel()
-			q, err := BenchQueue(ctx, b.N, batchAck)
+			q, err := Queue(ctx, b.N, batchAck)
 			if err != nil {
 				b.Fatal(err)
 			}

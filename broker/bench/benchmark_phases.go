@@ -1,17 +1,17 @@
-package broker
+package bench
 
-// The phases RunBench runs, each on a cluster of its own. The Go benchmarks
+// The phases Run runs, each on a cluster of its own. The Go benchmarks
 // call them too, with b.N as the amount of work.
 
 import (
 	"context"
 	"fmt"
+	"github.com/mqlab/mqlab/broker"
+	"github.com/mqlab/mqlab/broker/internal/probe"
 	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/hashicorp/raft"
 )
 
 const (
@@ -23,8 +23,8 @@ const (
 	benchWait = time.Minute
 )
 
-// BenchRate is the outcome of one timed phase.
-type BenchRate struct {
+// Rate is the outcome of one timed phase.
+type Rate struct {
 	Messages int
 	Batches  int // requests or raft entries; 0 where a phase has none of its own
 	Elapsed  time.Duration
@@ -32,20 +32,20 @@ type BenchRate struct {
 }
 
 // MsgsPerSec is the phase's throughput in messages.
-func (r BenchRate) MsgsPerSec() float64 { return float64(r.Messages) / r.Elapsed.Seconds() }
+func (r Rate) MsgsPerSec() float64 { return float64(r.Messages) / r.Elapsed.Seconds() }
 
 // MBPerSec counts value bytes only (1 MB = 10^6 bytes, as go test's MB/s).
-func (r BenchRate) MBPerSec() float64 {
-	return float64(r.Messages) * BenchValueBytes / 1e6 / r.Elapsed.Seconds()
+func (r Rate) MBPerSec() float64 {
+	return float64(r.Messages) * ValueBytes / 1e6 / r.Elapsed.Seconds()
 }
 
 // Cores is the average number of CPUs busy during the phase.
-func (r BenchRate) Cores() float64 { return r.CPU.Seconds() / r.Elapsed.Seconds() }
+func (r Rate) Cores() float64 { return r.CPU.Seconds() / r.Elapsed.Seconds() }
 
 // CPUPerBatch is the process's CPU time per batch, in microseconds: on a
 // machine shared with other work, throughput swings with the load and CPU
 // per batch is the steadier figure.
-func (r BenchRate) CPUPerBatch() float64 {
+func (r Rate) CPUPerBatch() float64 {
 	return float64(r.CPU.Microseconds()) / float64(max(r.Batches, 1))
 }
 
@@ -73,7 +73,7 @@ func (f *firstErr) get() error {
 // them; worker w sends its k-th batch with do(w, k). finish, when set, runs
 // after the last batch inside the timed span. It returns the wall and CPU
 // time from the first batch to the end of finish.
-func runWorkers(ctx context.Context, total int, do func(w, k int) error, finish func() error) (BenchRate, error) {
+func runWorkers(ctx context.Context, total int, do func(w, k int) error, finish func() error) (Rate, error) {
 	var next atomic.Int64
 	var ferr firstErr
 	var wg sync.WaitGroup
@@ -98,21 +98,21 @@ func runWorkers(ctx context.Context, total int, do func(w, k int) error, finish 
 	}
 	wg.Wait()
 	if err := ferr.get(); err != nil {
-		return BenchRate{}, err
+		return Rate{}, err
 	}
 	if finish != nil {
 		if err := finish(); err != nil {
-			return BenchRate{}, err
+			return Rate{}, err
 		}
 	}
-	return BenchRate{Messages: total * BenchBatch, Batches: total, Elapsed: time.Since(start), CPU: processCPU() - cpu0}, nil
+	return Rate{Messages: total * Batch, Batches: total, Elapsed: time.Since(start), CPU: processCPU() - cpu0}, nil
 }
 
-// benchValues returns BenchBatch distinct values of BenchValueBytes bytes.
+// benchValues returns Batch distinct values of ValueBytes bytes.
 func benchValues(seed int) [][]byte {
-	vals := make([][]byte, BenchBatch)
+	vals := make([][]byte, Batch)
 	for i := range vals {
-		v := make([]byte, BenchValueBytes)
+		v := make([]byte, ValueBytes)
 		for j := range v {
 			v[j] = byte('a' + (seed+i+j)%26)
 		}
@@ -123,16 +123,16 @@ func benchValues(seed int) [][]byte {
 
 // ProduceBench is one produce phase.
 type ProduceBench struct {
-	Acks       Acks
+	Acks       broker.Acks
 	Idempotent bool // needs AcksAll
 	Partitions int
-	Batches    int // produce requests timed, of BenchBatch messages each
+	Batches    int // produce requests timed, of Batch messages each
 }
 
-// BenchProduce starts a cluster of BenchNodes with one topic of
+// Produce starts a cluster of Nodes with one topic of
 // pb.Partitions partitions (RF 3, leaders spread by CreateTopic), gives
 // each of benchWorkers goroutines its own producer with BatchSize
-// BenchBatch, and times pb.Batches produce requests of BenchBatch pinned
+// Batch, and times pb.Batches produce requests of Batch pinned
 // messages each; worker w sends its k-th batch to partition (w+k) mod
 // partitions. With acks=0 nobody waits for the broker, so the phase ends
 // only when everything sent is committed. It also returns the size of a
@@ -143,37 +143,37 @@ type ProduceBench struct {
 // every message stays in memory on every replica, and each raft snapshot
 // (every SnapshotThreshold entries) serialises the whole log: the longer
 // the run, the lower the rate.
-func BenchProduce(ctx context.Context, pb ProduceBench) (BenchRate, int, error) {
-	c, err := NewCluster(Config{Nodes: BenchNodes})
+func Produce(ctx context.Context, pb ProduceBench) (Rate, int, error) {
+	c, err := broker.NewCluster(broker.Config{Nodes: Nodes})
 	if err != nil {
-		return BenchRate{}, 0, fmt.Errorf("start cluster: %w", err)
+		return Rate{}, 0, fmt.Errorf("start cluster: %w", err)
 	}
 	defer c.Close()
 	wctx, cancel := context.WithTimeout(ctx, benchWait)
 	defer cancel()
-	if err := c.CreateTopic(wctx, TopicConfig{Name: benchTopic, Partitions: pb.Partitions, RF: BenchNodes}); err != nil {
-		return BenchRate{}, 0, err
+	if err := c.CreateTopic(wctx, broker.TopicConfig{Name: benchTopic, Partitions: pb.Partitions, RF: Nodes}); err != nil {
+		return Rate{}, 0, err
 	}
-	producers := make([]*Producer, benchWorkers)
-	msgs := make([][]Message, benchWorkers)
+	producers := make([]*broker.Producer, benchWorkers)
+	msgs := make([][]broker.Message, benchWorkers)
 	for w := range producers {
-		producers[w], err = c.NewProducer(wctx, ProducerConfig{
+		producers[w], err = c.NewProducer(wctx, broker.ProducerConfig{
 			ClientID:   fmt.Sprintf("bench-producer-%d", w),
 			Acks:       pb.Acks,
 			Idempotent: pb.Idempotent,
-			BatchSize:  BenchBatch,
+			BatchSize:  Batch,
 		})
 		if err != nil {
-			return BenchRate{}, 0, err
+			return Rate{}, 0, err
 		}
-		msgs[w] = make([]Message, BenchBatch)
+		msgs[w] = make([]broker.Message, Batch)
 		for i, v := range benchValues(w) {
-			msgs[w][i] = Message{Topic: benchTopic, Pinned: true, Value: v}
+			msgs[w][i] = broker.Message{Topic: benchTopic, Pinned: true, Value: v}
 		}
 	}
-	want := OutcomeAcked
-	if pb.Acks == AcksNone {
-		want = OutcomeSent
+	want := broker.OutcomeAcked
+	if pb.Acks == broker.AcksNone {
+		want = broker.OutcomeSent
 	}
 	send := func(w, k int) error {
 		part := (w + k) % pb.Partitions
@@ -196,42 +196,42 @@ func BenchProduce(ctx context.Context, pb ProduceBench) (BenchRate, int, error) 
 	var terms []uint64
 	var committed int64
 	drained := func() error {
-		return poll(wctx, func() bool {
+		return probe.Poll(wctx, func() bool {
 			var changed bool
 			committed, changed = drainedMessages(c, pb.Partitions, terms)
-			return committed >= int64(sent*BenchBatch) || changed && committed >= 0
+			return committed >= int64(sent*Batch) || changed && committed >= 0
 		})
 	}
 	warm := benchWorkers * max(benchWarmup, pb.Partitions)
 	var finish func() error
-	if pb.Acks == AcksNone {
+	if pb.Acks == broker.AcksNone {
 		finish = drained
 	}
 	sent += warm
 	terms = leaderTerms(c, pb.Partitions)
 	if _, err := runWorkers(ctx, warm, send, finish); err != nil {
-		return BenchRate{}, 0, fmt.Errorf("warm-up: %w", err)
+		return Rate{}, 0, fmt.Errorf("warm-up: %w", err)
 	}
 	before := committed
 	terms = leaderTerms(c, pb.Partitions)
 	sent += pb.Batches
 	r, err := runWorkers(ctx, pb.Batches, send, finish)
 	if err != nil {
-		return BenchRate{}, 0, err
+		return Rate{}, 0, err
 	}
-	if pb.Acks == AcksNone {
+	if pb.Acks == broker.AcksNone {
 		r.Messages = int(committed - before)
 	}
-	return r, lastProduceEntrySize(c, TopicPartition{benchTopic, 0}), nil
+	return r, lastProduceEntrySize(c, broker.TopicPartition{Topic: benchTopic, Partition: 0}), nil
 }
 
 // leaderTerms is the raft term of each bench partition's leader, 0 where
 // there is none.
-func leaderTerms(c *Cluster, partitions int) []uint64 {
+func leaderTerms(c *broker.Cluster, partitions int) []uint64 {
 	terms := make([]uint64, partitions)
 	for p := range partitions {
-		if lead := c.leaderOf(TopicPartition{benchTopic, p}.String()); lead != nil {
-			terms[p] = lead.raft().CurrentTerm()
+		if lead := probe.Of(c).LeaderOf(broker.TopicPartition{Topic: benchTopic, Partition: p}.String()); lead != nil {
+			terms[p] = lead.Raft().CurrentTerm()
 		}
 	}
 	return terms
@@ -241,18 +241,18 @@ func leaderTerms(c *Cluster, partitions int) []uint64 {
 // their leaders see them. changed reports that some leader is not of its
 // term in terms; then the sum is -1 unless every leader has committed all
 // it holds. The sum is -1 too while a partition has no leader.
-func drainedMessages(c *Cluster, partitions int, terms []uint64) (sum int64, changed bool) {
+func drainedMessages(c *broker.Cluster, partitions int, terms []uint64) (sum int64, changed bool) {
 	idle := true
 	for p := range partitions {
-		lead := c.leaderOf(TopicPartition{benchTopic, p}.String())
+		lead := probe.Of(c).LeaderOf(broker.TopicPartition{Topic: benchTopic, Partition: p}.String())
 		if lead == nil {
 			return -1, true
 		}
-		if lead.raft().CurrentTerm() != terms[p] {
+		if lead.Raft().CurrentTerm() != terms[p] {
 			changed = true
 		}
-		_, hwm, _ := lead.pfsm.state()
-		if lead.logEnd() != hwm {
+		_, hwm, _ := lead.Offsets()
+		if lead.LogEnd() != hwm {
 			idle = false
 		}
 		sum += hwm
@@ -265,21 +265,10 @@ func drainedMessages(c *Cluster, partitions int, terms []uint64) (sum int64, cha
 
 // lastProduceEntrySize is the size of the newest produce entry in the
 // partition leader's raft log, or 0.
-func lastProduceEntrySize(c *Cluster, tp TopicPartition) int {
-	lead := c.leaderOf(tp.String())
+func lastProduceEntrySize(c *broker.Cluster, tp broker.TopicPartition) int {
+	lead := probe.Of(c).LeaderOf(tp.String())
 	if lead == nil {
 		return 0
 	}
-	last, _ := lead.disk.logs.LastIndex()
-	first, _ := lead.disk.logs.FirstIndex()
-	for i := last; i >= first && i > 0; i-- {
-		var l raft.Log
-		if lead.disk.logs.GetLog(i, &l) != nil || l.Type != raft.LogCommand {
-			continue
-		}
-		if h, _, err := decodeHeader(l.Data); err == nil && h.kind == cmdProduce {
-			return len(l.Data)
-		}
-	}
-	return 0
+	return lead.LastProduceEntrySize()
 }

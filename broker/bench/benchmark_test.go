@@ -1,8 +1,9 @@
-package broker
+package bench
 
 import (
 	"context"
 	"errors"
+	"github.com/mqlab/mqlab/broker"
 	"strings"
 	"testing"
 	"time"
@@ -18,15 +19,15 @@ func TestThousands(t *testing.T) {
 
 func TestBenchRejectsBadConfig(t *testing.T) {
 	for _, tc := range []struct {
-		cfg  BenchConfig
+		cfg  Config
 		want string
 	}{
-		{BenchConfig{Kills: 1}, "want at least 2"},
-		{BenchConfig{Partitions: MaxPartitions + 1}, "want 1 to 64"},
+		{Config{Kills: 1}, "want at least 2"},
+		{Config{Partitions: broker.MaxPartitions + 1}, "want 1 to 64"},
 	} {
-		_, err := RunBench(context.Background(), tc.cfg)
-		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("RunBench(%+v): %v; want ErrInvalid saying %q", tc.cfg, err, tc.want)
+		_, err := Run(context.Background(), tc.cfg)
+		if !errors.Is(err, broker.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Run(%+v): %v; want broker.ErrInvalid saying %q", tc.cfg, err, tc.want)
 		}
 	}
 }
@@ -34,10 +35,10 @@ func TestBenchRejectsBadConfig(t *testing.T) {
 // The ratio is the median of the rounds' own ratios, each round's broker
 // rate over that round's raw raft rate.
 func TestBenchRatioIsMedianOfRounds(t *testing.T) {
-	rate := func(msgs int) BenchRate { return BenchRate{Messages: msgs, Elapsed: time.Second} }
-	r := &BenchReport{
-		AcksAll: []BenchRate{rate(100), rate(300), rate(50)},
-		Raw:     []BenchRate{rate(200), rate(400), rate(500)},
+	rate := func(msgs int) Rate { return Rate{Messages: msgs, Elapsed: time.Second} }
+	r := &Report{
+		AcksAll: []Rate{rate(100), rate(300), rate(50)},
+		Raw:     []Rate{rate(200), rate(400), rate(500)},
 	}
 	med, lo, hi := r.Ratio()
 	if med != 0.5 || lo != 0.1 || hi != 0.75 {
@@ -75,11 +76,11 @@ func TestSampleGoMemory(t *testing.T) {
 // never come.
 func TestBenchDrainNoticesLeaderChange(t *testing.T) {
 	c := newTestCluster(t, 3)
-	tp := TopicPartition{benchTopic, 0}
-	mustCreate(t, c, TopicConfig{Name: benchTopic, Partitions: 1, RF: 3})
-	p := mustProducer(t, c, ProducerConfig{ClientID: "p", Acks: AcksAll})
+	tp := broker.TopicPartition{Topic: benchTopic, Partition: 0}
+	mustCreate(t, c, broker.TopicConfig{Name: benchTopic, Partitions: 1, RF: 3})
+	p := mustProducer(t, c, broker.ProducerConfig{ClientID: "p", Acks: broker.AcksAll})
 	for i := range 3 {
-		if r := p.Produce(ctxFor(t, 10*time.Second), msg(benchTopic, "k", i))[0]; r.Outcome != OutcomeAcked {
+		if r := p.Produce(ctxFor(t, 10*time.Second), msg(benchTopic, "k", i))[0]; r.Outcome != broker.OutcomeAcked {
 			t.Fatalf("produce: %v %v", r.Outcome, r.Err)
 		}
 	}

@@ -1,4 +1,4 @@
-package broker
+package bench
 
 import (
 	"bufio"
@@ -6,6 +6,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mqlab/mqlab/broker"
+	"github.com/mqlab/mqlab/broker/internal/probe"
 	"os"
 	"runtime/metrics"
 	"strconv"
@@ -49,10 +51,10 @@ func (m MemoryResult) Source() string {
 	return "no /proc/self/status here: Go runtime memory sampled every 10ms, not RSS"
 }
 
-// BenchRetained starts a cluster, produces n messages of BenchValueBytes to
+// Retained starts a cluster, produces n messages of ValueBytes to
 // a topic of partitions partitions (RF 3, the lab's default segments, no
 // retention) with benchWorkers acks=all producers in batches of
-// BenchBatch, waits until every replica has applied all of them, has
+// Batch, waits until every replica has applied all of them, has
 // every replica snapshot its log, and reads the process's peak resident
 // memory.
 //
@@ -61,7 +63,7 @@ func (m MemoryResult) Source() string {
 // the three replicas hold one copy of the message bytes between them, each
 // with its own index and segments; each replica's snapshot is a copy of
 // its own.
-func BenchRetained(ctx context.Context, n, partitions int) (MemoryResult, error) {
+func Retained(ctx context.Context, n, partitions int) (MemoryResult, error) {
 	res := MemoryResult{Retained: n}
 	res.Reset = resetPeakRSS() == nil
 	stopSampling := sampleGoMemory()
@@ -72,31 +74,31 @@ func BenchRetained(ctx context.Context, n, partitions int) (MemoryResult, error)
 		}
 	}()
 
-	c, err := NewCluster(Config{Nodes: BenchNodes})
+	c, err := broker.NewCluster(broker.Config{Nodes: Nodes})
 	if err != nil {
 		return res, fmt.Errorf("start cluster: %w", err)
 	}
 	defer c.Close()
 	wctx, cancel := context.WithTimeout(ctx, 10*benchWait)
 	defer cancel()
-	if err := c.CreateTopic(wctx, TopicConfig{Name: benchTopic, Partitions: partitions, RF: BenchNodes}); err != nil {
+	if err := c.CreateTopic(wctx, broker.TopicConfig{Name: benchTopic, Partitions: partitions, RF: Nodes}); err != nil {
 		return res, err
 	}
 	start := time.Now()
-	batches := (n + BenchBatch - 1) / BenchBatch
+	batches := (n + Batch - 1) / Batch
 	var next atomic.Int64
 	var ferr firstErr
 	var wg sync.WaitGroup
 	for w := range benchWorkers {
 		// Idempotent, so a batch retried after a leader change under load
 		// is not kept twice.
-		p, err := c.NewProducer(wctx, ProducerConfig{ClientID: fmt.Sprintf("bench-producer-%d", w), Acks: AcksAll, Idempotent: true, BatchSize: BenchBatch})
+		p, err := c.NewProducer(wctx, broker.ProducerConfig{ClientID: fmt.Sprintf("bench-producer-%d", w), Acks: broker.AcksAll, Idempotent: true, BatchSize: Batch})
 		if err != nil {
 			return res, err
 		}
-		msgs := make([]Message, BenchBatch)
+		msgs := make([]broker.Message, Batch)
 		for i, v := range benchValues(w) {
-			msgs[i] = Message{Topic: benchTopic, Pinned: true, Value: v}
+			msgs[i] = broker.Message{Topic: benchTopic, Pinned: true, Value: v}
 		}
 		wg.Add(1)
 		go func() {
@@ -106,12 +108,12 @@ func BenchRetained(ctx context.Context, n, partitions int) (MemoryResult, error)
 				if k >= batches || ferr.get() != nil {
 					return
 				}
-				ms := msgs[:min(BenchBatch, n-k*BenchBatch)]
+				ms := msgs[:min(Batch, n-k*Batch)]
 				for i := range ms {
 					ms[i].Partition = k % partitions
 				}
 				for _, r := range p.Produce(wctx, ms...) {
-					if r.Outcome != OutcomeAcked {
+					if r.Outcome != broker.OutcomeAcked {
 						ferr.set(fmt.Errorf("batch %d: %v: %w", k, r.Outcome, r.Err))
 						return
 					}
@@ -124,7 +126,7 @@ func BenchRetained(ctx context.Context, n, partitions int) (MemoryResult, error)
 		return res, err
 	}
 	var held int64
-	if err := poll(wctx, func() bool {
+	if err := probe.Poll(wctx, func() bool {
 		held = replicasAgree(c, partitions)
 		return held >= int64(n)
 	}); err != nil {
@@ -138,11 +140,11 @@ func BenchRetained(ctx context.Context, n, partitions int) (MemoryResult, error)
 	// whatever the timing of the automatic ones.
 	for p := range partitions {
 		for _, node := range c.Nodes() {
-			rep := c.replicaOn(node, TopicPartition{benchTopic, p}.String())
+			rep := probe.Of(c).ReplicaOn(node, broker.TopicPartition{Topic: benchTopic, Partition: p}.String())
 			if rep == nil {
 				return res, fmt.Errorf("%s lost its replica of %s/%d", node, benchTopic, p)
 			}
-			if err := rep.raft().Snapshot().Error(); err != nil && !errors.Is(err, raft.ErrNothingNewToSnapshot) {
+			if err := rep.Raft().Snapshot().Error(); err != nil && !errors.Is(err, raft.ErrNothingNewToSnapshot) {
 				return res, fmt.Errorf("snapshot %s/%d on %s: %w", benchTopic, p, node, err)
 			}
 		}
@@ -163,17 +165,20 @@ func BenchRetained(ctx context.Context, n, partitions int) (MemoryResult, error)
 // else: a Snapshot copies every segment of every replica, tens of
 // thousands of them here, and polling it would load the machine whose
 // memory is being measured.
-func replicasAgree(c *Cluster, partitions int) int64 {
+func replicasAgree(c *broker.Cluster, partitions int) int64 {
 	var total int64
 	for p := range partitions {
-		group := TopicPartition{benchTopic, p}.String()
+		group := broker.TopicPartition{Topic: benchTopic, Partition: p}.String()
 		held := int64(-1)
 		for _, node := range c.Nodes() {
-			rep := c.replicaOn(node, group)
-			if rep == nil || rep.pfsm == nil {
+			rep := probe.Of(c).ReplicaOn(node, group)
+			if rep == nil {
 				return -1
 			}
-			start, hwm, _ := rep.pfsm.state()
+			start, hwm, ok := rep.Offsets()
+			if !ok {
+				return -1
+			}
 			if held >= 0 && hwm-start != held {
 				return -1
 			}

@@ -1,10 +1,12 @@
-package broker
+package bench
 
 // The failover phase: kill the leader, time the next acknowledged write.
 
 import (
 	"context"
 	"fmt"
+	"github.com/mqlab/mqlab/broker"
+	"github.com/mqlab/mqlab/broker/internal/probe"
 	"slices"
 	"time"
 )
@@ -32,7 +34,7 @@ func (f FailoverResult) Mean() time.Duration {
 	return sum / time.Duration(len(f.Took))
 }
 
-// BenchFailover kills the leader of a one-partition topic (RF 3) kills
+// Failover kills the leader of a one-partition topic (RF 3) kills
 // times and measures, from just before each kill until an acks=all write
 // of an idempotent producer is acknowledged by the new leader, in election
 // timeouts. After each kill the node is restarted and the partition must
@@ -40,20 +42,20 @@ func (f FailoverResult) Mean() time.Duration {
 // producer's retry backoff (a small one keeps the client's waiting out of
 // the figure); zero keeps the producer's defaults (a tenth of a heartbeat
 // timeout, doubling up to one). each, when set, hears every sample.
-func BenchFailover(ctx context.Context, kills int, backoff time.Duration, each func(i int, et float64)) (FailoverResult, error) {
-	res := FailoverResult{Timeout: FastTiming.ElectionTimeout}
-	c, err := NewCluster(Config{Nodes: BenchNodes})
+func Failover(ctx context.Context, kills int, backoff time.Duration, each func(i int, et float64)) (FailoverResult, error) {
+	res := FailoverResult{Timeout: broker.FastTiming.ElectionTimeout}
+	c, err := broker.NewCluster(broker.Config{Nodes: Nodes})
 	if err != nil {
 		return res, fmt.Errorf("start cluster: %w", err)
 	}
 	defer c.Close()
-	tp := TopicPartition{"failover", 0}
+	tp := broker.TopicPartition{Topic: "failover", Partition: 0}
 	wctx, cancel := context.WithTimeout(ctx, benchWait)
 	defer cancel()
-	if err := c.CreateTopic(wctx, TopicConfig{Name: tp.Topic, Partitions: 1, RF: BenchNodes}); err != nil {
+	if err := c.CreateTopic(wctx, broker.TopicConfig{Name: tp.Topic, Partitions: 1, RF: Nodes}); err != nil {
 		return res, err
 	}
-	p, err := c.NewProducer(wctx, ProducerConfig{ClientID: "bench-failover", Acks: AcksAll, Idempotent: true,
+	p, err := c.NewProducer(wctx, broker.ProducerConfig{ClientID: "bench-failover", Acks: broker.AcksAll, Idempotent: true,
 		RetryBackoff: backoff, RetryBackoffMax: backoff})
 	if err != nil {
 		return res, err
@@ -67,9 +69,9 @@ func BenchFailover(ctx context.Context, kills int, backoff time.Duration, each f
 			if err != nil {
 				return err
 			}
-			m := Message{Topic: tp.Topic, Value: fmt.Appendf(nil, "before kill %d", i)}
+			m := broker.Message{Topic: tp.Topic, Value: fmt.Appendf(nil, "before kill %d", i)}
 			before := p.Produce(kctx, m)[0]
-			if before.Outcome != OutcomeAcked {
+			if before.Outcome != broker.OutcomeAcked {
 				return fmt.Errorf("write before the kill: %v: %w", before.Outcome, before.Err)
 			}
 			start := time.Now()
@@ -80,7 +82,7 @@ func BenchFailover(ctx context.Context, kills int, backoff time.Duration, each f
 			m.Value = fmt.Appendf(nil, "after kill %d", i)
 			after := p.Produce(kctx, m)[0]
 			took := time.Since(start)
-			if after.Outcome != OutcomeAcked || after.Epoch <= before.Epoch {
+			if after.Outcome != broker.OutcomeAcked || after.Epoch <= before.Epoch {
 				return fmt.Errorf("write after killing %s: %v at epoch %d (before: %d), %d attempts: %v",
 					leader, after.Outcome, after.Epoch, before.Epoch, after.Attempts, after.Err)
 			}
@@ -94,7 +96,7 @@ func BenchFailover(ctx context.Context, kills int, backoff time.Duration, each f
 			if err := c.Restart(leader); err != nil {
 				return fmt.Errorf("restart %s: %w", leader, err)
 			}
-			if err := poll(kctx, func() bool { return benchConverged(c, tp) }); err != nil {
+			if err := probe.Poll(kctx, func() bool { return benchConverged(c, tp) }); err != nil {
 				return fmt.Errorf("replicas did not converge after restarting %s: %w", leader, err)
 			}
 			return nil
@@ -109,12 +111,12 @@ func BenchFailover(ctx context.Context, kills int, backoff time.Duration, each f
 // benchConverged reports whether every replica of tp is up and has written
 // and committed exactly what the others have, under a leader ready to
 // serve.
-func benchConverged(c *Cluster, tp TopicPartition) bool {
-	lead := c.leaderOf(tp.String())
-	if lead == nil || !lead.readyLeader() {
+func benchConverged(c *broker.Cluster, tp broker.TopicPartition) bool {
+	lead := probe.Of(c).LeaderOf(tp.String())
+	if lead == nil || !lead.ReadyLeader() {
 		return false
 	}
-	var p PartitionState
+	var p broker.PartitionState
 	for _, t := range c.SnapshotWindow(0).Topics {
 		for _, q := range t.Partitions {
 			if q.Topic == tp.Topic && q.Partition == tp.Partition {
@@ -122,7 +124,7 @@ func benchConverged(c *Cluster, tp TopicPartition) bool {
 			}
 		}
 	}
-	if len(p.Replicas) != BenchNodes {
+	if len(p.Replicas) != Nodes {
 		return false
 	}
 	for _, r := range p.Replicas {

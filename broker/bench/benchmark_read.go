@@ -1,4 +1,4 @@
-package broker
+package bench
 
 // The consume and queue phases: a group reading the log back, and
 // workers sending, receiving and acking on a queue.
@@ -7,6 +7,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mqlab/mqlab/broker"
+	"github.com/mqlab/mqlab/broker/internal/probe"
 	"runtime"
 	"slices"
 	"sync"
@@ -16,43 +18,43 @@ import (
 
 // ConsumeResult is one consume phase.
 type ConsumeResult struct {
-	Rate        BenchRate
+	Rate        Rate
 	Partitions  int
 	Members     int
 	PollRecords int // records per poll, and per commit
 	Commits     int
 }
 
-// BenchConsume fills a topic of partitions partitions (RF 3) with messages
-// of BenchValueBytes, untimed, then times a group of members consumers
+// Consume fills a topic of partitions partitions (RF 3) with messages
+// of ValueBytes, untimed, then times a group of members consumers
 // reading all of it back from the start, polling up to 100 records at a
 // time and committing after every poll (each commit an acks=all write to
 // __consumer_offsets).
-func BenchConsume(ctx context.Context, partitions, members, messages int) (ConsumeResult, error) {
+func Consume(ctx context.Context, partitions, members, messages int) (ConsumeResult, error) {
 	const pollRecords = 100
 	res := ConsumeResult{Partitions: partitions, Members: members, PollRecords: pollRecords}
-	c, err := NewCluster(Config{Nodes: BenchNodes})
+	c, err := broker.NewCluster(broker.Config{Nodes: Nodes})
 	if err != nil {
 		return res, fmt.Errorf("start cluster: %w", err)
 	}
 	defer c.Close()
 	wctx, cancel := context.WithTimeout(ctx, benchWait)
 	defer cancel()
-	if err := c.CreateTopic(wctx, TopicConfig{Name: benchTopic, Partitions: partitions, RF: BenchNodes}); err != nil {
+	if err := c.CreateTopic(wctx, broker.TopicConfig{Name: benchTopic, Partitions: partitions, RF: Nodes}); err != nil {
 		return res, err
 	}
-	p, err := c.NewProducer(wctx, ProducerConfig{ClientID: "bench-producer", Acks: AcksAll, BatchSize: 500})
+	p, err := c.NewProducer(wctx, broker.ProducerConfig{ClientID: "bench-producer", Acks: broker.AcksAll, BatchSize: 500})
 	if err != nil {
 		return res, err
 	}
-	value := make([]byte, BenchValueBytes)
+	value := make([]byte, ValueBytes)
 	for done := 0; done < messages; {
-		msgs := make([]Message, min(messages-done, 15000))
+		msgs := make([]broker.Message, min(messages-done, 15000))
 		for i := range msgs {
-			msgs[i] = Message{Topic: benchTopic, Value: value}
+			msgs[i] = broker.Message{Topic: benchTopic, Value: value}
 		}
 		for _, r := range p.Produce(ctx, msgs...) {
-			if r.Outcome != OutcomeAcked {
+			if r.Outcome != broker.OutcomeAcked {
 				return res, fmt.Errorf("fill: %v: %w", r.Outcome, r.Err)
 			}
 		}
@@ -62,7 +64,7 @@ func BenchConsume(ctx context.Context, partitions, members, messages int) (Consu
 	// A fresh bound for the waits of the read: a long fill does not eat it.
 	wctx, cancel = context.WithTimeout(ctx, benchWait)
 	defer cancel()
-	cns := make([]*Consumer, members)
+	cns := make([]*broker.Consumer, members)
 	defer func() {
 		for _, cn := range cns {
 			if cn != nil {
@@ -71,13 +73,13 @@ func BenchConsume(ctx context.Context, partitions, members, messages int) (Consu
 		}
 	}()
 	for i := range cns {
-		cns[i], err = c.NewConsumer(wctx, ConsumerConfig{ClientID: fmt.Sprintf("bench-%d", i), Group: "bench",
+		cns[i], err = c.NewConsumer(wctx, broker.ConsumerConfig{ClientID: fmt.Sprintf("bench-%d", i), Group: "bench",
 			Topics: []string{benchTopic}, MaxPollRecords: pollRecords})
 		if err != nil {
 			return res, err
 		}
 	}
-	if err := poll(wctx, func() bool { return groupStable(c, "bench", cns) }); err != nil {
+	if err := probe.Poll(wctx, func() bool { return groupStable(c, "bench", cns) }); err != nil {
 		return res, fmt.Errorf("group of %d never stable: %w", members, err)
 	}
 
@@ -126,14 +128,14 @@ func BenchConsume(ctx context.Context, partitions, members, messages int) (Consu
 	if err := ferr.get(); err != nil {
 		return res, err
 	}
-	res.Rate = BenchRate{Messages: int(got.Load()), Elapsed: elapsed, CPU: cpu}
+	res.Rate = Rate{Messages: int(got.Load()), Elapsed: elapsed, CPU: cpu}
 	res.Commits = int(commits.Load())
 	return res, nil
 }
 
 // groupStable reports whether group is stable with exactly these members,
 // each active in the group's current generation.
-func groupStable(c *Cluster, group string, cns []*Consumer) bool {
+func groupStable(c *broker.Cluster, group string, cns []*broker.Consumer) bool {
 	for _, g := range c.SnapshotWindow(0).Groups {
 		if g.Group != group {
 			continue
@@ -160,21 +162,21 @@ const (
 
 // QueueResult is one queue phase.
 type QueueResult struct {
-	Rate          BenchRate
+	Rate          Rate
 	EntriesPerMsg float64       // raft entries the queue's group applied per message
 	P50           time.Duration // median time from send to ack
 }
 
-// BenchQueue sends messages through one queue (RF 3) and times them until
+// Queue sends messages through one queue (RF 3) and times them until
 // every one is received and acked. queueBenchSenders senders send batches
-// of queueBenchBatch messages of BenchValueBytes (one raft entry per
+// of queueBenchBatch messages of ValueBytes (one raft entry per
 // batch); queueBenchConsumers consumers receive up to queueBenchBatch at a
 // time and ack them in one request (batchAck) or one request each. Every
 // receive and every ack is a raft entry too: in-flight state is
 // replicated, so a failover keeps it.
-func BenchQueue(ctx context.Context, messages int, batchAck bool) (QueueResult, error) {
+func Queue(ctx context.Context, messages int, batchAck bool) (QueueResult, error) {
 	var res QueueResult
-	c, err := NewCluster(Config{Nodes: BenchNodes})
+	c, err := broker.NewCluster(broker.Config{Nodes: Nodes})
 	if err != nil {
 		return res, fmt.Errorf("start cluster: %w", err)
 	}
@@ -182,27 +184,27 @@ func BenchQueue(ctx context.Context, messages int, batchAck bool) (QueueResult, 
 	wctx, cancel := context.WithTimeout(ctx, benchWait)
 	defer cancel()
 	const name = "bench"
-	if err := c.CreateQueue(wctx, QueueConfig{Name: name, RF: BenchNodes, Visibility: time.Minute}); err != nil {
+	if err := c.CreateQueue(wctx, broker.QueueConfig{Name: name, RF: Nodes, Visibility: time.Minute}); err != nil {
 		return res, err
 	}
-	lead := c.replicaOn(c.QueueLeader(name), name)
+	lead := probe.Of(c).ReplicaOn(c.QueueLeader(name), name)
 	if lead == nil {
 		return res, fmt.Errorf("queue %s has no leader", name)
 	}
-	firstIndex := lead.raft().AppliedIndex()
+	firstIndex := lead.Raft().AppliedIndex()
 	total := int64(messages)
-	body := make([]byte, BenchValueBytes)
+	body := make([]byte, ValueBytes)
 	var claimed, acked atomic.Int64
 	var ferr firstErr
 	var latMu sync.Mutex
 	var latencies []time.Duration
-	var clients []*QueueClient
+	var clients []*broker.QueueClient
 	for s := range queueBenchSenders + queueBenchConsumers {
 		id := fmt.Sprintf("sender-%d", s)
 		if s >= queueBenchSenders {
 			id = fmt.Sprintf("worker-%d", s-queueBenchSenders)
 		}
-		qc, err := c.NewQueueClient(QueueClientConfig{ClientID: id})
+		qc, err := c.NewQueueClient(broker.QueueClientConfig{ClientID: id})
 		if err != nil {
 			return res, err
 		}
@@ -223,12 +225,12 @@ func BenchQueue(ctx context.Context, messages int, batchAck bool) (QueueResult, 
 				if n <= 0 {
 					return
 				}
-				msgs := make([]QueueMessage, n)
+				msgs := make([]broker.QueueMessage, n)
 				for i := range msgs {
-					msgs[i] = QueueMessage{Body: body}
+					msgs[i] = broker.QueueMessage{Body: body}
 				}
 				for _, r := range qc.Send(wctx, name, msgs...) {
-					if r.Outcome != OutcomeAcked {
+					if r.Outcome != broker.OutcomeAcked {
 						ferr.set(fmt.Errorf("send: %v: %w", r.Outcome, r.Err))
 					}
 				}
@@ -273,7 +275,7 @@ func BenchQueue(ctx context.Context, messages int, batchAck bool) (QueueResult, 
 						}
 					}
 				}
-				now := c.now()
+				now := probe.Of(c).Now()
 				latMu.Lock()
 				for _, d := range ds {
 					latencies = append(latencies, now.Sub(d.EnqueuedAt))
@@ -288,7 +290,7 @@ func BenchQueue(ctx context.Context, messages int, batchAck bool) (QueueResult, 
 	if err := ferr.get(); err != nil {
 		return res, err
 	}
-	var k QueueCounts
+	var k broker.QueueCounts
 	for _, q := range c.SnapshotWindow(0).Queues {
 		if q.Config.Name == name {
 			k = q.Counts
@@ -298,8 +300,8 @@ func BenchQueue(ctx context.Context, messages int, batchAck bool) (QueueResult, 
 		return res, fmt.Errorf("after %d messages the queue counts %+v; want every one sent and acked, none held", total, k)
 	}
 	slices.Sort(latencies)
-	res.Rate = BenchRate{Messages: messages, Elapsed: elapsed, CPU: cpu}
-	res.EntriesPerMsg = float64(lead.raft().AppliedIndex()-firstIndex) / float64(total)
+	res.Rate = Rate{Messages: messages, Elapsed: elapsed, CPU: cpu}
+	res.EntriesPerMsg = float64(lead.Raft().AppliedIndex()-firstIndex) / float64(total)
 	res.P50 = latencies[len(latencies)/2]
 	return res, nil
 }

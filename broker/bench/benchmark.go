@@ -1,6 +1,6 @@
-package broker
+package bench
 
-// The broker measured against its targets. RunBench runs every measurement
+// The broker measured against its targets. Run runs every measurement
 // and returns one report; `mqlab bench` prints it, and the Go benchmarks
 // (go test -bench) call the same phases one at a time, so a figure in the
 // report and a benchmark's metric come from the same code.
@@ -8,6 +8,7 @@ package broker
 import (
 	"context"
 	"fmt"
+	"github.com/mqlab/mqlab/broker"
 	"io"
 	"os"
 	"runtime"
@@ -20,13 +21,13 @@ import (
 
 // The shape every measurement shares, and the targets the report checks.
 const (
-	// BenchValueBytes is the size of every message value.
-	BenchValueBytes = 100
-	// BenchBatch is the number of messages in one produce request, and so
+	// ValueBytes is the size of every message value.
+	ValueBytes = 100
+	// Batch is the number of messages in one produce request, and so
 	// in one raft entry; the raw-raft side applies entries of the same size.
-	BenchBatch = 100
-	// BenchNodes is the cluster size; every topic and queue has RF 3.
-	BenchNodes = 3
+	Batch = 100
+	// Nodes is the cluster size; every topic and queue has RF 3.
+	Nodes = 3
 
 	// TargetRatio: the broker's acks=all produce rate is at least this
 	// share of bare raft.Apply on the same cluster shape.
@@ -34,14 +35,14 @@ const (
 	// TargetFailoverET: from a killed leader to the next acknowledged
 	// write takes at most this many election timeouts (median).
 	TargetFailoverET = 3.0
-	// TargetPeakRSS: peak resident memory with BenchConfig.Retained
+	// TargetPeakRSS: peak resident memory with Config.Retained
 	// messages retained at RF 3, in bytes (1.5 GB).
 	TargetPeakRSS = 1.5e9
 )
 
-// BenchConfig sizes a run. Zero fields take the defaults, which finish in
+// Config sizes a run. Zero fields take the defaults, which finish in
 // well under two minutes on two cores.
-type BenchConfig struct {
+type Config struct {
 	// Partitions of the produce topic, and raft groups on the raw-raft
 	// side (default 1).
 	Partitions int
@@ -73,7 +74,7 @@ type BenchConfig struct {
 	Progress func(line string)
 }
 
-func (cfg BenchConfig) withDefaults() BenchConfig {
+func (cfg Config) withDefaults() Config {
 	def := func(v *int, d int) {
 		if *v <= 0 {
 			*v = d
@@ -90,31 +91,31 @@ func (cfg BenchConfig) withDefaults() BenchConfig {
 	return cfg
 }
 
-func (cfg BenchConfig) validate() error {
-	if cfg.Partitions > MaxPartitions {
-		return fmt.Errorf("%w: bench: %d partitions; want 1 to %d", ErrInvalid, cfg.Partitions, MaxPartitions)
+func (cfg Config) validate() error {
+	if cfg.Partitions > broker.MaxPartitions {
+		return fmt.Errorf("%w: bench: %d partitions; want 1 to %d", broker.ErrInvalid, cfg.Partitions, broker.MaxPartitions)
 	}
 	if cfg.Kills < 2 {
-		return fmt.Errorf("%w: bench: %d kills make no median; want at least 2", ErrInvalid, cfg.Kills)
+		return fmt.Errorf("%w: bench: %d kills make no median; want at least 2", broker.ErrInvalid, cfg.Kills)
 	}
 	return nil
 }
 
-func (cfg BenchConfig) progress(format string, args ...any) {
+func (cfg Config) progress(format string, args ...any) {
 	if cfg.Progress != nil {
 		cfg.Progress(fmt.Sprintf(format, args...))
 	}
 }
 
-// BenchReport is everything one run measured.
-type BenchReport struct {
-	Config     BenchConfig
-	Timing     Timing
+// Report is everything one run measured.
+type Report struct {
+	Config     Config
+	Timing     broker.Timing
 	Cores      int // runtime.NumCPU
 	GOMAXPROCS int
 
 	// One rate per round.
-	Acks0, Acks1, AcksAll, Raw []BenchRate
+	Acks0, Acks1, AcksAll, Raw []Rate
 	// BrokerEntryBytes and RawEntryBytes are the sizes of one produce
 	// entry in the broker's raft log and of one raw-raft entry.
 	BrokerEntryBytes, RawEntryBytes int
@@ -134,27 +135,27 @@ type BenchReport struct {
 	Elapsed time.Duration
 }
 
-// RunBench measures the broker: peak memory with Config.Retained messages
+// Run measures the broker: peak memory with Config.Retained messages
 // retained, produce throughput with acks 0, 1 and all next to bare
 // raft.Apply, consume, queue send+receive+ack, and failover. Every phase
 // starts its own cluster and closes it before the next, so one phase's
 // state does not slow another. It stops at the first error or when ctx
 // ends.
-func RunBench(ctx context.Context, cfg BenchConfig) (*BenchReport, error) {
+func Run(ctx context.Context, cfg Config) (*Report, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
 	start := time.Now()
-	rep := &BenchReport{Config: cfg, Timing: FastTiming, Cores: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0), LoadStart: loadAverage()}
-	fail := func(what string, err error) (*BenchReport, error) {
+	rep := &Report{Config: cfg, Timing: broker.FastTiming, Cores: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0), LoadStart: loadAverage()}
+	fail := func(what string, err error) (*Report, error) {
 		return nil, fmt.Errorf("bench: %s: %w", what, err)
 	}
 
 	// Memory first: the process has held nothing big yet, so its peak is
 	// this phase's even where the peak cannot be reset.
-	cfg.progress("peak memory: producing %s messages of %d bytes at RF %d", thousands(int64(cfg.Retained)), BenchValueBytes, BenchNodes)
-	mem, err := BenchRetained(ctx, cfg.Retained, cfg.Partitions)
+	cfg.progress("peak memory: producing %s messages of %d bytes at RF %d", thousands(int64(cfg.Retained)), ValueBytes, Nodes)
+	mem, err := Retained(ctx, cfg.Retained, cfg.Partitions)
 	if err != nil {
 		return fail("peak memory", err)
 	}
@@ -163,18 +164,18 @@ func RunBench(ctx context.Context, cfg BenchConfig) (*BenchReport, error) {
 	debug.FreeOSMemory()
 
 	for round := 1; round <= cfg.Rounds; round++ {
-		for _, acks := range []Acks{AcksNone, AcksLeader, AcksAll} {
+		for _, acks := range []broker.Acks{broker.AcksNone, broker.AcksLeader, broker.AcksAll} {
 			if err := ctx.Err(); err != nil {
 				return fail("produce", err)
 			}
-			r, entry, err := BenchProduce(ctx, ProduceBench{Acks: acks, Idempotent: acks == AcksAll, Partitions: cfg.Partitions, Batches: cfg.Batches})
+			r, entry, err := Produce(ctx, ProduceBench{Acks: acks, Idempotent: acks == broker.AcksAll, Partitions: cfg.Partitions, Batches: cfg.Batches})
 			if err != nil {
 				return fail("produce acks="+acks.String(), err)
 			}
 			switch acks {
-			case AcksNone:
+			case broker.AcksNone:
 				rep.Acks0 = append(rep.Acks0, r)
-			case AcksLeader:
+			case broker.AcksLeader:
 				rep.Acks1 = append(rep.Acks1, r)
 			default:
 				rep.AcksAll = append(rep.AcksAll, r)
@@ -183,7 +184,7 @@ func RunBench(ctx context.Context, cfg BenchConfig) (*BenchReport, error) {
 			cfg.progress("round %d/%d: produce acks=%s: %s msgs/s", round, cfg.Rounds, acks, thousands(int64(r.MsgsPerSec())))
 		}
 		entry := RawProduceEntry(true)
-		r, err := BenchRawRaft(ctx, cfg.Partitions, cfg.RawBatches, entry)
+		r, err := RawRaft(ctx, cfg.Partitions, cfg.RawBatches, entry)
 		if err != nil {
 			return fail("raw raft", err)
 		}
@@ -194,13 +195,13 @@ func RunBench(ctx context.Context, cfg BenchConfig) (*BenchReport, error) {
 	}
 
 	cfg.progress("consume: a group of %d reading %s messages back", consumeMembers, thousands(int64(cfg.ConsumeMessages)))
-	if rep.Consume, err = BenchConsume(ctx, consumePartitions, consumeMembers, cfg.ConsumeMessages); err != nil {
+	if rep.Consume, err = Consume(ctx, consumePartitions, consumeMembers, cfg.ConsumeMessages); err != nil {
 		return fail("consume", err)
 	}
 	cfg.progress("consume: %s msgs/s", thousands(int64(rep.Consume.Rate.MsgsPerSec())))
 
 	cfg.progress("queue: %s messages sent, received and acked", thousands(int64(cfg.QueueMessages)))
-	if rep.Queue, err = BenchQueue(ctx, cfg.QueueMessages, true); err != nil {
+	if rep.Queue, err = Queue(ctx, cfg.QueueMessages, true); err != nil {
 		return fail("queue", err)
 	}
 	cfg.progress("queue: %s msgs/s", thousands(int64(rep.Queue.Rate.MsgsPerSec())))
@@ -215,7 +216,7 @@ func RunBench(ctx context.Context, cfg BenchConfig) (*BenchReport, error) {
 	} {
 		cfg.progress("failover: killing the leader %d times, %s", cfg.Kills, fb.name)
 		each := func(i int, et float64) { cfg.progress("failover: kill %d/%d: %.2f ET", i+1, cfg.Kills, et) }
-		if *fb.into, err = BenchFailover(ctx, cfg.Kills, fb.backoff, each); err != nil {
+		if *fb.into, err = Failover(ctx, cfg.Kills, fb.backoff, each); err != nil {
 			return fail("failover", err)
 		}
 	}
@@ -237,7 +238,7 @@ const (
 // Ratio is the broker's acks=all rate over raw raft's, the median of the
 // rounds (each round's two phases ran close together, under the same
 // load), with the lowest and highest.
-func (r *BenchReport) Ratio() (median, lo, hi float64) {
+func (r *Report) Ratio() (median, lo, hi float64) {
 	var xs []float64
 	for i := range min(len(r.AcksAll), len(r.Raw)) {
 		xs = append(xs, r.AcksAll[i].MsgsPerSec()/r.Raw[i].MsgsPerSec())
@@ -247,7 +248,7 @@ func (r *BenchReport) Ratio() (median, lo, hi float64) {
 
 // CPURatio is raw raft's process CPU time per entry over the broker's per
 // acks=all batch, the median of the rounds, or 0 where CPU time is unknown.
-func (r *BenchReport) CPURatio() float64 {
+func (r *Report) CPURatio() float64 {
 	var xs []float64
 	for i := range min(len(r.AcksAll), len(r.Raw)) {
 		if r.AcksAll[i].CPU <= 0 || r.Raw[i].CPU <= 0 {
@@ -261,21 +262,21 @@ func (r *BenchReport) CPURatio() float64 {
 // WriteText prints the report: one figure a line, each target next to its
 // figure with "met" or "not met", and the ratio line alone, in the form
 // "ratio broker/raw-raft: 0.72".
-func (r *BenchReport) WriteText(w io.Writer) error {
+func (r *Report) WriteText(w io.Writer) error {
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
 	cfg := r.Config
 	p("mqlab bench: %d nodes, RF %d, %d-byte values, %s timing (election timeout %v)",
-		BenchNodes, BenchNodes, BenchValueBytes, r.Timing.Name, r.Timing.ElectionTimeout)
+		Nodes, Nodes, ValueBytes, r.Timing.Name, r.Timing.ElectionTimeout)
 	p("machine: %d cores (GOMAXPROCS %d), %s/%s, %s", r.Cores, r.GOMAXPROCS, runtime.GOOS, runtime.GOARCH, runtime.Version())
 	p("load average (1/5/15 min): %s at the start, %s at the end", r.LoadStart, r.LoadEnd)
 	p("produce: %d producers, batches of %d messages (one raft entry each), %d partition%s, %s batches a round",
-		benchWorkers, BenchBatch, cfg.Partitions, pluralS(cfg.Partitions), thousands(int64(cfg.Batches)))
+		benchWorkers, Batch, cfg.Partitions, pluralS(cfg.Partitions), thousands(int64(cfg.Batches)))
 	p("raw raft: the same cluster shape, %s entries a round of %s bytes (the broker's: %s)",
 		thousands(int64(cfg.RawBatches)), thousands(int64(r.RawEntryBytes)), thousands(int64(r.BrokerEntryBytes)))
 	p("median of %d round%s [lowest–highest msgs/s]", cfg.Rounds, pluralS(cfg.Rounds))
 	p("")
-	rates := func(name string, rs []BenchRate, note string) {
+	rates := func(name string, rs []Rate, note string) {
 		med, lo, hi := rateSpread(rs)
 		cpu := ""
 		if med.CPU > 0 {
@@ -310,7 +311,7 @@ func (r *BenchReport) WriteText(w io.Writer) error {
 	failover("failover, retry 5ms", r.FailoverFastRetry)
 	m := r.Memory
 	p("%-24s %s (%s) with %s retained %d-byte messages at RF %d  target ≤ %s: %s",
-		m.Label(), formatBytes(float64(m.PeakBytes)), m.Source(), thousands(int64(m.Retained)), BenchValueBytes, BenchNodes,
+		m.Label(), formatBytes(float64(m.PeakBytes)), m.Source(), thousands(int64(m.Retained)), ValueBytes, Nodes,
 		formatBytes(TargetPeakRSS), met(float64(m.PeakBytes) <= TargetPeakRSS))
 	p("")
 	p("failover: leader killed → next acknowledged acks=all write, in election timeouts; the first")
@@ -357,9 +358,9 @@ func pluralS(n int) string {
 }
 
 // rateSpread returns the median round and the lowest and highest msgs/s.
-func rateSpread(rs []BenchRate) (med BenchRate, lo, hi float64) {
+func rateSpread(rs []Rate) (med Rate, lo, hi float64) {
 	sorted := slices.Clone(rs)
-	slices.SortFunc(sorted, func(a, b BenchRate) int {
+	slices.SortFunc(sorted, func(a, b Rate) int {
 		switch {
 		case a.MsgsPerSec() < b.MsgsPerSec():
 			return -1
