@@ -9,7 +9,7 @@
 // (package lab/checker). The services of package lab/services run behind
 // service, order, sql, rows(…) and state(…) (feature_services.go); consumer
 // clients of the broker's groups behind consumer, seek, lag(…),
-// delivered(…) and processed(…) (feature_groups.go). Commands whose
-// machinery has not landed yet (queues) parse and validate, and say so
-// when run: features.go is where they are wired in.
+// delivered(…) and processed(…) (feature_groups.go); work queues and
+// their workers behind queue, send, worker, redrive, depth(…) and
+// inflight(…) (feature_queues.go). features.go is where they are wired in.
 package lab

@@ -260,16 +260,11 @@ func trimFloat(f float64) string { return strings.TrimSuffix(fmt.Sprintf("%.2f",
 
 func (r *run) help(c command.Help) error {
 	if c.Topic == "" {
-		for _, line := range strings.Split(command.HelpText(availability), "\n") {
-			r.lines = append(r.lines, line)
-		}
+		r.lines = append(r.lines, strings.Split(command.HelpText(nil), "\n")...)
 		return nil
 	}
 	s, _ := command.Lookup(c.Topic)
 	r.lines = append(r.lines, strings.Split(s.Detail(), "\n")...)
-	if note := availability(s.Name); note != "" {
-		r.lines = append(r.lines, "  ("+note+")")
-	}
 	return nil
 }
 

@@ -2,18 +2,15 @@ package lab
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/mqlab/mqlab/lab/checker"
 	"github.com/mqlab/mqlab/lab/command"
 )
 
-// feature is one family of commands whose machinery lands after the log:
-// consumer groups, queues, services. The lab sends it its commands, asks it
+// feature is one family of commands beside the log's: consumer groups,
+// queues, services, the checkout. The lab sends it its commands, asks it
 // for the lab values it owns, and lets it add to what the checker sees.
-//
-// This file is the one place they are wired: replace an unavailable entry
-// with the real feature as its broker or service code lands.
+// This file is the one place they are wired.
 type feature interface {
 	// exec runs one of the family's commands (see run.begin and run.say).
 	exec(ctx context.Context, r *run, cmd command.Command) error
@@ -86,33 +83,3 @@ var stateFeatures = []feature{consumerGroups, queues, serviceFamily}
 
 // observers add to every check, in order.
 var observers = []feature{consumerGroups, queues, serviceFamily}
-
-// availability is help's note on a command the lab cannot run yet.
-func availability(name string) string {
-	if f, ok := features[name].(unavailable); ok {
-		return "not available yet: needs " + f.what
-	}
-	return ""
-}
-
-// unavailable is a feature that has not landed: its commands parse and
-// validate, and running one says what is missing.
-type unavailable struct {
-	what  string // "consumer groups"
-	needs string // what it waits for
-}
-
-func (u unavailable) exec(_ context.Context, _ *run, cmd command.Command) error {
-	return fmt.Errorf("%s: %w: %s need %s", cmd.Name(), ErrNotAvailable, u.what, u.needs)
-}
-
-func (u unavailable) value(_ context.Context, _ *world, v command.Value) (any, bool, error) {
-	if v.Func == "state" {
-		return nil, false, nil
-	}
-	return nil, true, fmt.Errorf("%s: %w: %s need %s", v, ErrNotAvailable, u.what, u.needs)
-}
-
-func (u unavailable) observe(context.Context, *world, *checker.History, *checker.Observed) error {
-	return nil
-}

@@ -40,8 +40,8 @@ type Lab struct {
 
 // Errors callers branch on.
 var (
-	// ErrNotAvailable: the command or lab value needs machinery that has not
-	// landed yet (consumer groups, queues, services). It parses; it cannot run.
+	// ErrNotAvailable: the lab value does not apply to what it names (a
+	// partition's mark of a queue). It parses; it cannot be read.
 	ErrNotAvailable = errors.New("not available yet")
 	// ErrClosed: the lab has been closed.
 	ErrClosed = errors.New("lab closed")
@@ -193,8 +193,8 @@ func (r *run) say(kind EventKind, format string, args ...any) {
 	r.l.tl.add(Event{Time: r.l.clock.Now(), Kind: kind, Text: text})
 }
 
-// dispatch sends each command to its handler. Commands whose machinery has
-// not landed go to their feature (features.go), which says so.
+// dispatch sends each command to its handler; a family's commands go to
+// its feature (features.go).
 func (r *run) dispatch(ctx context.Context, cmd command.Command) error {
 	switch c := cmd.(type) {
 	case command.Cluster:

@@ -139,6 +139,18 @@ func LabCommands() []string {
 	return out
 }
 
+// ClockCommands are the commands that only pace lab time, which a
+// recording accepts, for the prompt's completion.
+func ClockCommands() []string {
+	var out []string
+	for _, sp := range command.Specs() {
+		if sp.Traits&command.TraitClock != 0 {
+			out = append(out, sp.Name)
+		}
+	}
+	return out
+}
+
 // isWords says whether an argument is literal words ("start|stop", "to")
 // rather than a placeholder ("NODE", "[COMMAND]").
 func isWords(s string) bool {

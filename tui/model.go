@@ -15,7 +15,7 @@ import (
 type Options struct {
 	// HistorySize bounds the history ring (DefaultHistory when 0).
 	HistorySize int
-	// Commands are the names the prompt completes (DefaultCommands when nil).
+	// Commands are the names the prompt completes (the lab's and the lesson's when nil).
 	Commands []string
 	// ReadOnly is for recordings: keys and commands that would change the
 	// lab are refused with a word of why. The clock's (pause, resume,

@@ -6,6 +6,7 @@ package tui
 import (
 	"context"
 	"fmt"
+	"github.com/mqlab/mqlab/lab/command"
 	"slices"
 	"strings"
 
@@ -40,8 +41,8 @@ func (m *Model) run(line string) tea.Cmd {
 // clockLine says whether a line only paces time (pause, resume, speed):
 // a recording accepts those.
 func clockLine(line string) bool {
-	verb, _, _ := strings.Cut(strings.TrimSpace(line), " ")
-	return verb == "pause" || verb == "resume" || verb == "speed"
+	cmd, err := command.Parse(line)
+	return err == nil && command.Clock(cmd)
 }
 
 // start runs a line now.

@@ -1,26 +1,15 @@
 package tui
 
 import (
+	"slices"
 	"strings"
+
+	"github.com/mqlab/mqlab/lab/command"
 
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 )
-
-// DefaultCommands are the command names the prompt completes when the
-// source does not give its own list (Options.Commands).
-var DefaultCommands = []string{
-	"cluster", "topic create", "queue create", "produce", "send", "load", "load stop",
-	"consumer start", "consumer restart", "consumer stop", "worker start", "worker restart", "worker stop",
-	"service start", "service stop", "seek", "redrive", "elect", "kill", "restart", "isolate",
-	"partition", "slow", "heal", "drop next reply to", "drop next ack from", "speed", "pause",
-	"resume", "wait", "expect", "check", "help", "sql", "lesson next", "lesson prev", "predict",
-}
-
-// nodeCommands take a node as their first argument; the prompt completes
-// "kill n2" as well as "kill".
-var nodeCommands = []string{"kill", "restart", "isolate", "slow"}
 
 // prompt is the ':' command line: a text input with a history of what was
 // typed (↑/↓) and completion of command names (tab).
@@ -51,7 +40,7 @@ func newPrompt(st *Styles, commands []string) *prompt {
 	in.KeyMap.NextSuggestion = key.NewBinding(key.WithKeys("ctrl+n"))
 	in.KeyMap.PrevSuggestion = key.NewBinding(key.WithKeys("ctrl+p"))
 	if len(commands) == 0 {
-		commands = DefaultCommands
+		commands = append(LabCommands(), LessonCommands...)
 	}
 	return &prompt{
 		in:       in,
@@ -67,12 +56,17 @@ func newPrompt(st *Styles, commands []string) *prompt {
 
 func (p *prompt) active() bool { return p.in.Focused() }
 
-// open focuses the input, with completions for these nodes.
+// open focuses the input, with completions for these nodes: the
+// prompt's commands that take a node first complete "kill n2" as well as
+// "kill".
 func (p *prompt) open(nodes []Node) tea.Cmd {
 	sug := append([]string(nil), p.commands...)
-	for _, c := range nodeCommands {
+	for _, sp := range command.Specs() {
+		if !strings.HasPrefix(sp.Args, "NODE") || !slices.Contains(p.commands, sp.Name) {
+			continue
+		}
 		for _, n := range nodes {
-			sug = append(sug, c+" "+n.ID)
+			sug = append(sug, sp.Name+" "+n.ID)
 		}
 	}
 	p.in.SetSuggestions(sug)

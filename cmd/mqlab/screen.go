@@ -96,7 +96,7 @@ func runReplay(path string) error {
 		Title:       filepath.Base(path),
 		ReadOnly:    true,
 		HistorySize: max(tui.DefaultHistory, src.Frames()+1),
-		Commands:    []string{"pause", "resume", "speed"},
+		Commands:    tui.ClockCommands(),
 	})
 }
 
