@@ -10,6 +10,18 @@ import (
 	"github.com/mqlab/mqlab/lab/command"
 )
 
+// scenesAtOnce is how many scripts the script tests play at a time, each
+// on its own lab: a scene mostly waits on lab time and raft's timers.
+var scenesAtOnce = make(chan struct{}, 4)
+
+// inParallel runs the rest of a subtest beside the other scenes, a few at
+// a time.
+func inParallel(t *testing.T) {
+	t.Parallel()
+	scenesAtOnce <- struct{}{}
+	t.Cleanup(func() { <-scenesAtOnce })
+}
+
 func runScriptFile(t *testing.T, src string) []*LineError {
 	t.Helper()
 	lines, err := command.ParseScript(src)
@@ -28,6 +40,7 @@ func TestScripts(t *testing.T) {
 	}
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
+			inParallel(t)
 			src, err := os.ReadFile(f)
 			if err != nil {
 				t.Fatal(err)
@@ -89,6 +102,7 @@ func TestScriptsFailWhenTheBehaviourChanges(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.file, func(t *testing.T) {
+			inParallel(t)
 			src, err := os.ReadFile(filepath.Join("testdata", tc.file))
 			if err != nil {
 				t.Fatal(err)

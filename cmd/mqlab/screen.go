@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
@@ -133,11 +135,24 @@ func printRecording(out io.Writer, path string) error {
 	return nil
 }
 
-// runHeadless is what mqlab does without a terminal: the failover scene,
-// printed, so scripts and CI still get something useful.
+// scene is the failover scene mqlab plays without a terminal.
+//
+//go:embed scene.mqlab
+var scene string
+
+// runHeadless is what mqlab does without a terminal: it plays the failover
+// scene through the lab, as mqlab script would, after the scene's opening
+// comment, so scripts and CI still get something useful.
 func runHeadless(ctx context.Context, out io.Writer, timing string) error {
 	if timing == "" {
 		timing = "fast"
 	}
-	return runFailoverDemo(ctx, out, timing)
+	for _, l := range strings.Split(scene, "\n") {
+		if !strings.HasPrefix(l, "#") {
+			break
+		}
+		fmt.Fprintln(out, strings.TrimSpace(strings.TrimPrefix(l, "#")))
+	}
+	fmt.Fprintln(out)
+	return playScript(ctx, out, "the failover scene", scene, scriptFlags{timing: timing})
 }

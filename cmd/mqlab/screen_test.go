@@ -22,7 +22,7 @@ func TestRootWithoutTerminalPrintsTheScene(t *testing.T) {
 	if err := root.Execute(); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
-	for _, want := range []string{"Kill the leader", "nothing acknowledged was lost"} {
+	for _, want := range []string{"nothing acknowledged was lost", "kill leader(orders/0) → n1", "✓ lost == 0"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("no %q in:\n%s", want, out.String())
 		}

@@ -54,11 +54,17 @@ names the failing lines. 'mqlab script - <<<help' lists the commands.`,
 	return cmd
 }
 
-func runScript(ctx context.Context, stdin io.Reader, out io.Writer, path string, f scriptFlags) (err error) {
+func runScript(ctx context.Context, stdin io.Reader, out io.Writer, path string, f scriptFlags) error {
 	src, err := readScript(stdin, path)
 	if err != nil {
 		return err
 	}
+	return playScript(ctx, out, path, src, f)
+}
+
+// playScript runs a script's source on a fresh lab and prints the
+// timeline as it goes.
+func playScript(ctx context.Context, out io.Writer, path, src string, f scriptFlags) (err error) {
 	report := checker.Report{LostMessages: []checker.Missing{}, Unreadable: []string{}}
 	if f.json {
 		// The report is the last line whatever happens, even when nothing ran.
