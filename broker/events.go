@@ -2,6 +2,7 @@ package broker
 
 import (
 	"fmt"
+	"github.com/mqlab/mqlab/broker/fanout"
 	"strconv"
 	"sync"
 	"time"
@@ -95,27 +96,7 @@ func (e Event) String() string {
 
 // Subscription delivers events as they happen. A subscriber that falls
 // behind loses events rather than slowing the broker; Dropped counts them.
-type Subscription struct {
-	C       <-chan Event
-	c       chan Event
-	bus     *eventBus
-	mu      sync.Mutex
-	dropped uint64
-	closed  bool
-}
-
-// Dropped reports how many events this subscriber missed because its
-// buffer was full.
-func (s *Subscription) Dropped() uint64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.dropped
-}
-
-// Close stops delivery and closes C.
-func (s *Subscription) Close() {
-	s.bus.unsubscribe(s)
-}
+type Subscription = fanout.Subscription[Event]
 
 // eventBus keeps the last events in a ring and fans them out.
 type eventBus struct {
@@ -124,13 +105,13 @@ type eventBus struct {
 	seq  uint64
 	ring []Event
 	head int // next write position once the ring is full
-	subs map[*Subscription]struct{}
+	subs fanout.Set[Event]
 }
 
 const eventRingSize = 4096
 
 func newEventBus(now func() time.Time) *eventBus {
-	return &eventBus{now: now, subs: map[*Subscription]struct{}{}}
+	return &eventBus{now: now}
 }
 
 func (b *eventBus) emit(e Event) {
@@ -141,7 +122,7 @@ func (b *eventBus) emit(e Event) {
 	if e.Time.IsZero() {
 		e.Time = b.now()
 	}
-	if len(b.subs) > 0 {
+	if b.subs.Len() > 0 {
 		e.fillText() // once for every subscriber, and for the ring
 	}
 	if len(b.ring) < eventRingSize {
@@ -150,15 +131,7 @@ func (b *eventBus) emit(e Event) {
 		b.ring[b.head] = e
 		b.head = (b.head + 1) % eventRingSize
 	}
-	for s := range b.subs {
-		select {
-		case s.c <- e:
-		default:
-			s.mu.Lock()
-			s.dropped++
-			s.mu.Unlock()
-		}
-	}
+	b.subs.Send(e)
 }
 
 // since returns retained events with Seq > seq, oldest first.
@@ -181,31 +154,7 @@ func (b *eventBus) subscribe(buffer int) *Subscription {
 	if buffer <= 0 {
 		buffer = 1024
 	}
-	c := make(chan Event, buffer)
-	s := &Subscription{C: c, c: c, bus: b}
-	b.mu.Lock()
-	b.subs[s] = struct{}{}
-	b.mu.Unlock()
-	return s
+	return b.subs.Subscribe(buffer)
 }
 
-func (b *eventBus) unsubscribe(s *Subscription) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if s.closed {
-		return
-	}
-	s.closed = true
-	delete(b.subs, s)
-	close(s.c)
-}
-
-func (b *eventBus) closeAll() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for s := range b.subs {
-		s.closed = true
-		close(s.c)
-	}
-	b.subs = map[*Subscription]struct{}{}
-}
+func (b *eventBus) closeAll() { b.subs.CloseAll() }

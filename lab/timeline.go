@@ -2,6 +2,7 @@ package lab
 
 import (
 	"fmt"
+	"github.com/mqlab/mqlab/broker/fanout"
 	"sync"
 	"time"
 
@@ -53,16 +54,15 @@ var detailKinds = map[broker.EventKind]bool{
 
 // timeline keeps the recent events and fans every event out to subscribers.
 type timeline struct {
-	mu     sync.Mutex
-	seq    uint64
-	size   int
-	ring   []Event // the last size events that are not Detail
-	subs   map[*Subscription]struct{}
-	closed bool
+	mu   sync.Mutex
+	seq  uint64
+	size int
+	ring []Event // the last size events that are not Detail
+	subs fanout.Set[Event]
 }
 
 func newTimeline(size int) *timeline {
-	return &timeline{size: size, subs: map[*Subscription]struct{}{}}
+	return &timeline{size: size}
 }
 
 func (t *timeline) add(e Event) Event {
@@ -83,15 +83,7 @@ func (t *timeline) addLocked(e Event) Event {
 			t.ring = append(t.ring[:0:0], t.ring[len(t.ring)-t.size:]...)
 		}
 	}
-	for s := range t.subs {
-		select {
-		case s.c <- e:
-		default:
-			s.mu.Lock()
-			s.dropped++
-			s.mu.Unlock()
-		}
-	}
+	t.subs.Send(e)
 	return e
 }
 
@@ -106,60 +98,13 @@ func (t *timeline) recent(n int) []Event {
 // Subscription delivers every timeline event, Detail ones included, as it
 // happens. A subscriber that falls behind loses events rather than slowing
 // the lab; Dropped counts them.
-type Subscription struct {
-	C       <-chan Event
-	c       chan Event
-	t       *timeline
-	mu      sync.Mutex
-	dropped uint64
-	closed  bool
-}
-
-// Dropped reports how many events the subscriber missed.
-func (s *Subscription) Dropped() uint64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.dropped
-}
-
-// Close stops delivery and closes C.
-func (s *Subscription) Close() {
-	s.t.mu.Lock()
-	defer s.t.mu.Unlock()
-	s.closeLocked()
-}
-
-func (s *Subscription) closeLocked() {
-	if s.closed {
-		return
-	}
-	s.closed = true
-	delete(s.t.subs, s)
-	close(s.c)
-}
+type Subscription = fanout.Subscription[Event]
 
 func (t *timeline) subscribe(buffer int) *Subscription {
 	if buffer <= 0 {
 		buffer = 4096
 	}
-	c := make(chan Event, buffer)
-	s := &Subscription{C: c, c: c, t: t}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.closed {
-		s.closed = true
-		close(c)
-		return s
-	}
-	t.subs[s] = struct{}{}
-	return s
+	return t.subs.Subscribe(buffer)
 }
 
-func (t *timeline) close() {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.closed = true
-	for s := range t.subs {
-		s.closeLocked()
-	}
-}
+func (t *timeline) close() { t.subs.CloseAll() }
