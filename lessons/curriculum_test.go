@@ -117,6 +117,12 @@ func TestCurriculumParses(t *testing.T) {
 	}
 }
 
+// lessonsAtOnce is how many lessons TestCurriculumHeadless plays at a
+// time, each on its own lab. A lesson mostly waits on lab time and raft's
+// timers (about an eighth of a core on fast timing), so a few at once
+// finish sooner on two cores without crowding them.
+const lessonsAtOnce = 4
+
 // Every embedded lesson plays headless at fast timing, every expectation
 // holding, within LessonTimeLimit, and its transcript fits 80 columns.
 // Then the lesson's mutation must make it fail.
@@ -125,11 +131,15 @@ func TestCurriculumHeadless(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	turns := make(chan struct{}, lessonsAtOnce)
 	for _, les := range all {
 		t.Run(les.ID, func(t *testing.T) {
 			if raceEnabled && !slices.Contains(raceLessons, les.ID) {
 				t.Skip("under the race detector only " + strings.Join(raceLessons, ", ") + " play")
 			}
+			t.Parallel()
+			turns <- struct{}{}
+			defer func() { <-turns }()
 			ctx := ctxFor(t, 2*LessonTimeLimit)
 			var out bytes.Buffer
 			start := time.Now()
