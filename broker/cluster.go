@@ -171,6 +171,28 @@ func (c *Cluster) raftConfig(nodeID string) *raft.Config {
 	return conf
 }
 
+// startGroup starts a new raft group — a partition or a queue — on each
+// of its replicas' nodes that is up; a node that is down joins when it
+// restarts.
+func (c *Cluster) startGroup(group string, replicas []string) error {
+	var servers []raft.Server
+	for _, id := range replicas {
+		servers = append(servers, raft.Server{ID: raft.ServerID(id), Address: raftnet.Addr(id, group)})
+	}
+	for _, id := range replicas {
+		c.mu.Lock()
+		up := c.nodes[id].up
+		c.mu.Unlock()
+		if !up {
+			continue
+		}
+		if err := c.startOn(id, group, servers); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // startOn starts the replica of group on a live node from its disk.
 func (c *Cluster) startOn(nodeID, group string, servers []raft.Server) error {
 	c.mu.Lock()

@@ -12,7 +12,6 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/mqlab/mqlab/broker/queue"
-	"github.com/mqlab/mqlab/broker/raftnet"
 )
 
 // A work queue is its own raft group, named by the queue ("receipts"), with
@@ -335,20 +334,8 @@ func (c *Cluster) createQueueLocked(ctx context.Context, cfg QueueConfig) error 
 	rec.Seq = len(c.queues.queues)
 	c.queues.queues[cfg.Name] = rec
 	c.mu.Unlock()
-	var servers []raft.Server
-	for _, id := range rec.Replicas {
-		servers = append(servers, raft.Server{ID: raft.ServerID(id), Address: raftnet.Addr(id, cfg.Name)})
-	}
-	for _, id := range rec.Replicas {
-		c.mu.Lock()
-		up := c.nodes[id].up
-		c.mu.Unlock()
-		if !up {
-			continue // it joins when it restarts
-		}
-		if err := c.startOn(id, cfg.Name, servers); err != nil {
-			return fmt.Errorf("create queue %s: %w", cfg.Name, err)
-		}
+	if err := c.startGroup(cfg.Name, rec.Replicas); err != nil {
+		return fmt.Errorf("create queue %s: %w", cfg.Name, err)
 	}
 	c.wg.Add(1)
 	go c.keepQueue(cfg.Name)

@@ -14,10 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hashicorp/raft"
-
 	"github.com/mqlab/mqlab/broker/partlog"
-	"github.com/mqlab/mqlab/broker/raftnet"
 )
 
 // TopicConfig describes a partitioned log.
@@ -149,21 +146,8 @@ func (c *Cluster) createTopic(ctx context.Context, cfg TopicConfig) error {
 	c.topics[cfg.Name] = rec
 	c.mu.Unlock()
 	for p, nodes := range rec.Placement {
-		group := TopicPartition{cfg.Name, p}.String()
-		var servers []raft.Server
-		for _, id := range nodes {
-			servers = append(servers, raft.Server{ID: raft.ServerID(id), Address: raftnet.Addr(id, group)})
-		}
-		for _, id := range nodes {
-			c.mu.Lock()
-			up := c.nodes[id].up
-			c.mu.Unlock()
-			if !up {
-				continue // it joins when it restarts
-			}
-			if err := c.startOn(id, group, servers); err != nil {
-				return fmt.Errorf("create topic %s: %w", cfg.Name, err)
-			}
+		if err := c.startGroup(TopicPartition{cfg.Name, p}.String(), nodes); err != nil {
+			return fmt.Errorf("create topic %s: %w", cfg.Name, err)
 		}
 	}
 	var wg sync.WaitGroup
