@@ -11,8 +11,16 @@ import (
 )
 
 // scenesAtOnce is how many scripts the script tests play at a time, each
-// on its own lab: a scene mostly waits on lab time and raft's timers.
-var scenesAtOnce = make(chan struct{}, 4)
+// on its own lab: a scene mostly waits on lab time and raft's timers. The
+// race detector makes a scene CPU-bound, so under it they play one by one.
+var scenesAtOnce = make(chan struct{}, scenesInParallel())
+
+func scenesInParallel() int {
+	if raceEnabled {
+		return 1
+	}
+	return 4
+}
 
 // inParallel runs the rest of a subtest beside the other scenes, a few at
 // a time.
