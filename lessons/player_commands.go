@@ -85,6 +85,21 @@ func (p *Player) turn(ctx context.Context) (context.Context, func(), error) {
 	return ctx, done, nil
 }
 
+// settledTurn takes the player's turn and waits until the step stops
+// playing on its own, so the command sees where it stopped.
+func (p *Player) settledTurn(ctx context.Context) (context.Context, func(), playerState, error) {
+	ctx, done, err := p.turn(ctx)
+	if err != nil {
+		return nil, nil, playerState{}, err
+	}
+	st, err := p.settle(ctx)
+	if err != nil {
+		done()
+		return nil, nil, playerState{}, err
+	}
+	return ctx, done, st, nil
+}
+
 // Prev starts the step before on a fresh cluster.
 func (p *Player) Prev(ctx context.Context) (string, error) {
 	st, _ := p.state()
@@ -155,15 +170,11 @@ func (p *Player) gotoStep(ctx context.Context, step int, reset bool) (string, er
 // Next moves to the next step once this one has played and held (in the
 // sandbox, at any time).
 func (p *Player) Next(ctx context.Context) (string, error) {
-	ctx, done, err := p.turn(ctx)
+	ctx, done, st, err := p.settledTurn(ctx)
 	if err != nil {
 		return "", err
 	}
 	defer done()
-	st, err := p.settle(ctx)
-	if err != nil {
-		return "", err
-	}
 	sandbox := p.opts.Sandbox
 	switch st.status {
 	case StatusStarting:
@@ -212,15 +223,11 @@ func (p *Player) Next(ctx context.Context) (string, error) {
 
 // Predict answers the open question with its letter and plays on.
 func (p *Player) Predict(ctx context.Context, letter string) (string, error) {
-	ctx, done, err := p.turn(ctx)
+	ctx, done, st, err := p.settledTurn(ctx)
 	if err != nil {
 		return "", err
 	}
 	defer done()
-	st, err := p.settle(ctx)
-	if err != nil {
-		return "", err
-	}
 	if st.status != StatusPredict {
 		return "", errors.New("no question is open now")
 	}

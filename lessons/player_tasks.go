@@ -92,11 +92,7 @@ func (p *Player) resolve(ctx context.Context, ref command.NodeRef) string {
 // value, hwm(orders/0@n1), or state(n1) == up — since the wait cannot hold
 // until the node runs again; "" otherwise.
 func (p *Player) blocked(ctx context.Context, t *Task) string {
-	for _, w := range t.Wait {
-		c, ok := w.Cmd.(command.Wait)
-		if !ok {
-			continue
-		}
+	for _, c := range t.goals() {
 		for _, e := range []command.Expr{c.Cond.Left, c.Cond.Right} {
 			val := e.Value
 			node := val.Node
@@ -137,11 +133,7 @@ func restarts(t *Task, node string) bool {
 // with the values the lab shows now: "hwm(orders/0@n1) == 2000 (now
 // 1500)". The runner's wait decides; this only says what it waits for.
 func (p *Player) waiting(ctx context.Context, t *Task) string {
-	for _, w := range t.Wait {
-		c, ok := w.Cmd.(command.Wait)
-		if !ok {
-			continue
-		}
+	for _, c := range t.goals() {
 		held, values, err := p.Lab().Holds(ctx, c.Cond)
 		if err != nil {
 			return c.Cond.String()
@@ -152,6 +144,17 @@ func (p *Player) waiting(ctx context.Context, t *Task) string {
 		return c.Cond.String() + " (now " + strings.Join(values, " and ") + ")"
 	}
 	return ""
+}
+
+// goals are the waits that end a task.
+func (t *Task) goals() []command.Wait {
+	var out []command.Wait
+	for _, w := range t.Wait {
+		if c, ok := w.Cmd.(command.Wait); ok {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // joinNotes joins the notes that are not empty, each once.
