@@ -4,6 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -47,5 +50,41 @@ func TestRecorder(t *testing.T) {
 	s := last.Snapshot
 	if s == nil || len(s.Cluster.Nodes) != 3 || len(s.Clients) != 1 || s.Clients[0].Acknowledged != 3 || s.Timeline != nil {
 		t.Errorf("last snapshot %+v", s)
+	}
+}
+
+// ReadRecording gives back every event and every snapshot in order, and
+// names the entry that does not read.
+func TestReadRecording(t *testing.T) {
+	l := newLab(t)
+	var buf bytes.Buffer
+	rec := NewRecorder(l, &buf)
+	mustRun(t, l, "topic create orders partitions=1", "produce orders key=881 count=3")
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data := buf.Bytes()
+	got, err := ReadRecording(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Frames) < 2 || len(got.Events) < 5 {
+		t.Fatalf("%d frames, %d events", len(got.Frames), len(got.Events))
+	}
+	lastFrame := got.Frames[len(got.Frames)-1]
+	if lastFrame.Events != len(got.Events) || lastFrame.Snapshot.Clients[0].Acknowledged != 3 {
+		t.Errorf("the last frame follows %d of %d events, with %+v", lastFrame.Events, len(got.Events), lastFrame.Snapshot.Clients)
+	}
+	for i := 1; i < len(got.Frames); i++ {
+		if got.Frames[i].At < got.Frames[i-1].At || got.Frames[i].Events < got.Frames[i-1].Events {
+			t.Errorf("frame %d goes back in time", i)
+		}
+	}
+	if _, err := ReadRecording(bytes.NewReader(append(append([]byte(nil), data...), "{oops\n"...))); err == nil ||
+		!strings.Contains(err.Error(), fmt.Sprintf("entry %d", bytes.Count(data, []byte("\n"))+1)) {
+		t.Errorf("a bad entry: %v", err)
+	}
+	if _, err := ReadRecording(strings.NewReader("")); !errors.Is(err, ErrEmptyRecording) {
+		t.Errorf("an empty recording: %v", err)
 	}
 }

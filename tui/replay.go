@@ -2,7 +2,6 @@ package tui
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -38,8 +37,8 @@ type ReplaySource struct {
 	anchor time.Time     // wall time of the last pace change
 }
 
-// replayFrame is one recorded snapshot: when it was taken, measured from
-// the first, and how much of the timeline had happened by then.
+// replayFrame is one recorded snapshot: when it plays, and how much of
+// the timeline had happened by then.
 type replayFrame struct {
 	at    time.Duration
 	snap  lab.Snapshot
@@ -47,7 +46,7 @@ type replayFrame struct {
 }
 
 // ErrEmptyRecording: the file holds no snapshot to draw.
-var ErrEmptyRecording = errors.New("the recording holds no snapshot")
+var ErrEmptyRecording = lab.ErrEmptyRecording
 
 // NewReplay reads a JSONL recording and starts playing it from its first
 // snapshot. Close stops it.
@@ -65,51 +64,23 @@ func NewReplay(r io.Reader) (*ReplaySource, error) {
 	return s, nil
 }
 
-// load decodes the recording into frames. A frame's time is the wall
-// time of the last event before it (the recorder writes a snapshot
-// shortly after the events that changed the lab), so the playback keeps
-// the recording's pace even where lab time ran faster, slower or stood.
+// load reads the recording into frames, each with the timeline (its
+// events that are not Detail) up to it.
 func (s *ReplaySource) load(r io.Reader) error {
-	dec := json.NewDecoder(r)
-	var first, last time.Time // wall times of events
-	var firstLab time.Time    // lab time of the first entry, when walls are missing
-	for n := 1; ; n++ {
-		var e lab.RecordEntry
-		if err := dec.Decode(&e); err == io.EOF {
-			break
-		} else if err != nil {
-			return fmt.Errorf("entry %d of the recording does not read: %w", n, err)
-		}
-		if firstLab.IsZero() {
-			firstLab = e.Time
-		}
-		switch {
-		case e.Type == "event" && e.Event != nil:
-			if w := e.Event.Wall; !w.IsZero() {
-				if first.IsZero() {
-					first = w
-				}
-				last = w
-			}
-			if !e.Event.Detail {
-				s.events = append(s.events, *e.Event)
-			}
-		case e.Type == "snapshot" && e.Snapshot != nil:
-			f := replayFrame{snap: *e.Snapshot, tlEnd: len(s.events)}
-			switch {
-			case !last.IsZero():
-				f.at = last.Sub(first)
-			case first.IsZero():
-				f.at = e.Time.Sub(firstLab)
-			}
-			if k := len(s.frames); k > 0 {
-				f.at = max(f.at, s.frames[k-1].at)
-			}
-			s.frames = append(s.frames, f)
+	rec, err := lab.ReadRecording(r)
+	if err != nil {
+		return err
+	}
+	shown := make([]int, len(rec.Events)+1) // events not Detail before each index
+	for i, e := range rec.Events {
+		shown[i+1] = shown[i]
+		if !e.Detail {
+			s.events = append(s.events, e)
+			shown[i+1]++
 		}
 	}
-	if len(s.frames) == 0 {
-		return ErrEmptyRecording
+	for _, f := range rec.Frames {
+		s.frames = append(s.frames, replayFrame{at: f.At, snap: f.Snapshot, tlEnd: shown[f.Events]})
 	}
 	s.trunc.learn(s.events)
 	return nil

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	_ "embed"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -109,28 +107,13 @@ func printRecording(out io.Writer, path string) error {
 		return err
 	}
 	defer f.Close()
-	dec := json.NewDecoder(f)
-	var t *transcript
-	snapshots := 0
-	for n := 1; ; n++ {
-		var e lab.RecordEntry
-		if err := dec.Decode(&e); errors.Is(err, io.EOF) {
-			break
-		} else if err != nil {
-			return fmt.Errorf("%s: entry %d does not read: %w", path, n, err)
-		}
-		if t == nil {
-			t = &transcript{out: out, start: e.Time}
-		}
-		switch {
-		case e.Type == "snapshot":
-			snapshots++
-		case e.Event != nil:
-			t.print(*e.Event)
-		}
+	rec, err := lab.ReadRecording(f)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
 	}
-	if snapshots == 0 {
-		return fmt.Errorf("%s: %w", path, tui.ErrEmptyRecording)
+	t := &transcript{out: out, start: rec.Start}
+	for _, e := range rec.Events {
+		t.print(e)
 	}
 	return nil
 }
