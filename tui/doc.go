@@ -9,10 +9,10 @@
 // learner could type at the prompt ("kill n2"), so keys, lessons and
 // scripts share one command language. LabSource turns a running lab's
 // snapshots into ViewStates and runs lines through lab.Exec; LessonSource
-// wraps one to play a lesson (its step as it plays, tasks the learner does
-// with keys, predictions, ✓/✗) and takes the lesson commands; ReplaySource
-// plays a recording (script --record) read-only; DemoSource is a small
-// pretend lab for a demo mode and the tests.
+// wraps one to play a lesson through a lessons.Player (its step as it
+// plays, tasks the learner does with keys, predictions, ✓/✗) and takes the
+// lesson commands; ReplaySource plays a recording (script --record)
+// read-only. The tests draw a recording of a real lab, testdata/scene.*.
 //
 // App is the whole program: the picker first, then the lab screen for the
 // lesson or the sandbox chosen, and back.

@@ -35,7 +35,10 @@ func waitExec(t *testing.T, src *fakeSource, line string) {
 // The whole program: keys and the prompt reach the source as command
 // lines, and resizing down to the minimum and below redraws.
 func TestEndToEnd(t *testing.T) {
-	src := newFakeSource(scenarioDemo(t).View())
+	v := sceneEnd(t)
+	v.Lesson = &Lesson{ID: "t", Title: "Failover", Step: 1, Steps: 2, StepTitle: "The leader dies", Status: LessonStepDone,
+		Blocks: []LessonBlock{{Kind: BlockText, Text: "n1 led orders/0; it died, and another node leads."}}}
+	src := newFakeSource(v)
 	m := New(src, Options{})
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 40))
 
@@ -60,23 +63,19 @@ func TestEndToEnd(t *testing.T) {
 	tm.WaitFinished(t, teatest.WithFinalTimeout(5*time.Second))
 }
 
-// A lesson on the demo lab: kill the leader with k, and the screen shows
-// who leads now and at what epoch, without the timeline.
+// A lesson on a real lab: answer the question, kill the leader with k, and
+// the screen shows who leads now and at what epoch, without the timeline.
 func TestEndToEndFailover(t *testing.T) {
-	d := newDemo(1, demoStart)
-	d.advanceBy(10 * time.Second)
-	m := New(d, Options{})
+	src := newLessonSource(t, LessonOptions{})
+	m := New(src, Options{Startup: []string{CmdLessonGoto + " 2"}, Commands: append(LabCommands(), LessonCommands...)})
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 40))
 
-	waitText(t, tm, "Demo: leader failover", "orders/0  leader ▲ n1  epoch 7")
-	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("n")}) // step 2: kill the leader
-	waitText(t, tm, "Kill the leader")
-	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("b")}) // predict: epoch 8
+	waitText(t, tm, "Test: the leader dies", "n1 dies. At which epoch")
+	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("b")}) // predict: a higher one
+	waitText(t, tm, "and predicted it.")
 	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("k")}) // n1 is selected and leads orders/0
-	waitText(t, tm, "n1 is down")
-	d.advanceBy(2 * time.Second)
 	// One wait for both: WaitFor consumes the output it reads.
-	waitText(t, tm, "orders/0  leader ▲ n2  epoch 8 (new, was 7)", "and predicted it.")
+	waitText(t, tm, "(new, was", "leads now, at epoch")
 
 	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("q")})
 	tm.WaitFinished(t, teatest.WithFinalTimeout(5*time.Second))

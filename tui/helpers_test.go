@@ -56,34 +56,8 @@ func golden(t *testing.T, name, got string) {
 	}
 }
 
-// scenarioDemo is a demo taken through a failover: ten seconds of writes,
-// the leader of orders/0 (n1) killed, a new leader elected, n1 restarted
-// and its uncommitted tail cut. Deterministic: a fixed seed and clock.
-func scenarioDemo(t testing.TB) *DemoSource {
-	d := newDemo(1, demoStart)
-	d.advanceBy(10 * time.Second)
-	if _, err := d.Exec(context.Background(), "kill n1"); err != nil {
-		t.Fatal(err)
-	}
-	d.advanceBy(2 * time.Second)
-	if _, err := d.Exec(context.Background(), "restart n1"); err != nil {
-		t.Fatal(err)
-	}
-	d.advanceBy(3 * time.Second)
-	return d
-}
-
-// advanceBy moves a manual demo's clock in ticks, as its goroutine would.
-func (d *DemoSource) advanceBy(total time.Duration) {
-	d.mu.Lock()
-	for total > 0 {
-		dt := min(total, demoTick)
-		d.advance(dt)
-		total -= dt
-	}
-	d.mu.Unlock()
-	d.signal()
-}
+// demoStart is the fixed clock of the hand-built states some tests draw.
+var demoStart = time.Date(2025, 3, 14, 12, 3, 30, 0, time.UTC)
 
 // fakeSource shows a fixed state and records every command line.
 type fakeSource struct {

@@ -77,7 +77,7 @@ func TestRandomInputLessonAndPicker(t *testing.T) {
 	rnd := rand.New(rand.NewSource(7))
 	keys := []string{"n", "p", "a", "b", "c", "k", "tab", "shift+tab", "up", "down", "enter", "esc", "?", "backspace",
 		"r", "j", "g", "G", "x", "home", "end"}
-	v := scenarioDemo(t).View()
+	v := sceneEnd(t)
 	v.Lesson = lessonBlocksState()
 	src := newFakeSource(v)
 	m := New(src, Options{BackToLessons: true})

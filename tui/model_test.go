@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -61,8 +62,8 @@ func newTestModel(t *testing.T, v ViewState, w, h int) (*Model, *fakeSource) {
 
 // Every key that changes the lab sends the line the prompt would run.
 func TestKeysSendCommands(t *testing.T) {
-	d := scenarioDemo(t)
-	v := d.View()
+	v := sceneEnd(t)
+	v.Lesson = &Lesson{ID: "t", Title: "t", Step: 2, Steps: 3, Status: LessonStepDone}
 	cases := []struct {
 		keys []string
 		want string
@@ -108,7 +109,7 @@ func TestKeysSendCommands(t *testing.T) {
 }
 
 func TestStatusShowsResultAndError(t *testing.T) {
-	m, src := newTestModel(t, scenarioDemo(t).View(), 120, 40)
+	m, src := newTestModel(t, sceneEnd(t), 120, 40)
 	src.reply = func(line string) (string, error) {
 		if line == "kill n1" {
 			return "", errors.New("n1 is already down")
@@ -137,7 +138,7 @@ func TestStatusShowsResultAndError(t *testing.T) {
 
 // Typing q, k or space in the prompt types them; it does not quit or kill.
 func TestPromptTakesKeysFirst(t *testing.T) {
-	m, src := newTestModel(t, scenarioDemo(t).View(), 120, 40)
+	m, src := newTestModel(t, sceneEnd(t), 120, 40)
 	press(m, ":", "q", "k", " ", "x")
 	if m.base.Err() != nil {
 		t.Fatal("typing q in the prompt quits")
@@ -155,7 +156,7 @@ func TestPromptTakesKeysFirst(t *testing.T) {
 }
 
 func TestPromptHistoryAndCompletion(t *testing.T) {
-	m, src := newTestModel(t, scenarioDemo(t).View(), 120, 40)
+	m, src := newTestModel(t, sceneEnd(t), 120, 40)
 	press(m, ":", "k", "i", "l", "l", " ", "n", "2", "enter")
 	press(m, ":", "h", "e", "a", "l", "enter")
 	press(m, ":", "up", "up", "enter")
@@ -173,12 +174,12 @@ func TestPromptHistoryAndCompletion(t *testing.T) {
 }
 
 func TestHistory(t *testing.T) {
-	d := newDemo(1, demoStart)
+	d := newSceneSource(t, 0)
 	m := New(d, Options{})
 	t.Cleanup(m.Close)
 	m.Update(teaSize(120, 40))
 	for i := 0; i < 20; i++ {
-		d.advanceBy(100 * time.Millisecond)
+		d.step(1)
 		m.Update(changeMsg{})
 	}
 	live := m.ctx.State.Time
@@ -192,7 +193,7 @@ func TestHistory(t *testing.T) {
 		t.Errorf("no history banner:\n%s", lines(v)[0])
 	}
 	// New states keep arriving; the past under the cursor stays put.
-	d.advanceBy(time.Second)
+	d.step(10)
 	m.Update(changeMsg{})
 	if !m.ctx.State.Time.Equal(past) {
 		t.Errorf("history moved under the learner: %v, want %v", m.ctx.State.Time, past)
@@ -214,19 +215,19 @@ func TestHistory(t *testing.T) {
 
 // { and } jump from event to event: the moment each happened.
 func TestHistoryEvents(t *testing.T) {
-	d := newDemo(1, demoStart)
+	kill := sceneFrame(t, "node-killed", "n1")
+	d := newSceneSource(t, kill-5)
 	m := New(d, Options{})
 	t.Cleanup(m.Close)
 	m.Update(teaSize(120, 40))
 	step := func(n int) {
 		for i := 0; i < n; i++ {
-			d.advanceBy(100 * time.Millisecond)
+			d.step(1)
 			m.Update(changeMsg{})
 		}
 	}
-	step(5)
-	press(m, "k")
-	step(30) // the election happens in here
+	step(5) // the kill
+	step(8) // the producer on the new leader while n1 is down
 	press(m, "{")
 	if got := lastEvent(m.ctx.State).Kind; got != "leader-elected" && got != "produce-failed" && got != "redelivery" {
 		t.Logf("first jump lands after %q", got)
@@ -236,14 +237,24 @@ func TestHistoryEvents(t *testing.T) {
 	if i := m.hist.cursor; i > m.hist.first && lastEvent(m.hist.at(i-1)) == first {
 		t.Errorf("{ did not land on the moment %q happened", first.Text)
 	}
-	for i := 0; i < 40 && lastEvent(m.ctx.State).Kind != "node-killed"; i++ {
+	// Moment by moment, { walks back to the one where the kill first shows
+	// (a recorded state can hold several events: the kill is in it).
+	killed := func(v *ViewState) bool {
+		return slices.ContainsFunc(v.Timeline, func(l TimelineLine) bool { return l.Kind == "node-killed" })
+	}
+	atKill := func() bool {
+		i := m.hist.cursor
+		return i >= 0 && killed(m.ctx.State) && (i == m.hist.first || !killed(m.hist.at(i-1)))
+	}
+	for i := 0; i < 60 && !atKill(); i++ {
 		press(m, "{")
 	}
-	if lastEvent(m.ctx.State).Kind != "node-killed" {
+	if !atKill() {
 		t.Fatalf("{ never reached the kill; at %+v", lastEvent(m.ctx.State))
 	}
-	if !strings.Contains(lines(m.View())[0], "last event: n1 killed") {
-		t.Errorf("the banner does not say what just happened: %s", lines(m.View())[0])
+	text := []rune(lastEvent(m.ctx.State).Text)
+	if want := "last event: " + string(text[:min(15, len(text))]); !strings.Contains(lines(m.View())[0], want) {
+		t.Errorf("the banner does not say what just happened (%q): %s", want, lines(m.View())[0])
 	}
 	for i := 0; i < 60 && m.ctx.InHistory; i++ {
 		press(m, "}")
@@ -278,8 +289,7 @@ func TestHistoryRingBounded(t *testing.T) {
 
 // Unchanged log windows are shared between states in the ring.
 func TestHistoryShares(t *testing.T) {
-	d := scenarioDemo(t)
-	a, b := d.View(), d.View()
+	a, b := sceneEnd(t), sceneEnd(t)
 	h := newHistory(10)
 	h.push(&a)
 	h.push(&b)
@@ -289,7 +299,7 @@ func TestHistoryShares(t *testing.T) {
 }
 
 func TestReadOnly(t *testing.T) {
-	src := newFakeSource(scenarioDemo(t).View())
+	src := newFakeSource(sceneEnd(t))
 	m := New(src, Options{ReadOnly: true})
 	t.Cleanup(m.Close)
 	m.Update(teaSize(120, 40))
@@ -303,7 +313,7 @@ func TestReadOnly(t *testing.T) {
 }
 
 func TestTooSmall(t *testing.T) {
-	m, _ := newTestModel(t, scenarioDemo(t).View(), 60, 20)
+	m, _ := newTestModel(t, sceneEnd(t), 60, 20)
 	v := m.View()
 	if !strings.Contains(v, "at least 80×24") || !strings.Contains(v, "60×20") {
 		t.Errorf("no notice at 60×20:\n%s", v)
@@ -324,7 +334,7 @@ func TestTooSmall(t *testing.T) {
 
 // The whole screen fits every size exactly, from the minimum up.
 func TestRootSizes(t *testing.T) {
-	v := scenarioDemo(t).View()
+	v := sceneEnd(t)
 	for _, sz := range [][2]int{{80, 24}, {100, 30}, {120, 40}, {150, 45}, {200, 60}, {81, 25}, {99, 26}, {119, 36}, {300, 90}} {
 		m, _ := newTestModel(t, v, sz[0], sz[1])
 		for _, extra := range [][]string{nil, {"?"}, {"?", "tab", "tab", "tab"}, {":"}} {
@@ -336,7 +346,7 @@ func TestRootSizes(t *testing.T) {
 }
 
 func TestRootGoldens(t *testing.T) {
-	v := scenarioDemo(t).View()
+	v := sceneEnd(t)
 	for _, sz := range [][2]int{{80, 24}, {100, 30}, {120, 40}, {200, 60}} {
 		m, _ := newTestModel(t, v, sz[0], sz[1])
 		golden(t, fmt.Sprintf("root_%dx%d", sz[0], sz[1]), m.View())
@@ -348,7 +358,7 @@ func TestRootGoldens(t *testing.T) {
 
 // Clicking a node selects it; clicking a tab shows its panel.
 func TestMouse(t *testing.T) {
-	m, src := newTestModel(t, scenarioDemo(t).View(), 120, 40)
+	m, src := newTestModel(t, sceneEnd(t), 120, 40)
 	si, _ := m.lay.slotOf(pCluster)
 	r := m.lay.slots[si].r
 	m.View()
@@ -372,7 +382,7 @@ func TestMouse(t *testing.T) {
 // Ten thousand random keys, clicks and resizes: the screen never panics
 // and always fills the window exactly.
 func TestRandomInput(t *testing.T) {
-	d := scenarioDemo(t)
+	d := newSceneSource(t, 0)
 	m := New(d, Options{HistorySize: 50})
 	t.Cleanup(m.Close)
 	rnd := rand.New(rand.NewSource(42))
@@ -391,7 +401,7 @@ func TestRandomInput(t *testing.T) {
 		case r < 90:
 			msg = tea.MouseMsg{X: rnd.Intn(w + 5), Y: rnd.Intn(h + 5), Button: tea.MouseButton(rnd.Intn(6)), Action: tea.MouseActionPress}
 		case r < 94:
-			d.advanceBy(time.Duration(rnd.Intn(800)) * time.Millisecond)
+			d.goTo((d.pos + 1 + rnd.Intn(8)) % scene(t).Frames())
 			msg = changeMsg{}
 		case r < 97:
 			msg = execDoneMsg{line: "kill n1", out: "x\ny", err: nil}

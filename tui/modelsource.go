@@ -38,7 +38,7 @@ func (m *Model) waitChange(delay time.Duration) tea.Cmd {
 }
 
 // pull reads the source's state into the history. A panicking source
-// costs a status line, not the demo.
+// costs a status line, not the class's demo.
 func (m *Model) pull() {
 	defer func() {
 		if r := recover(); r != nil {

@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -14,9 +13,8 @@ import (
 // panelFixture is a context showing the failover scenario's state.
 func panelFixture(t *testing.T) *Context {
 	t.Helper()
-	d := scenarioDemo(t)
-	v := d.View()
-	ctx := newContext(d, NewStyles(DefaultTheme), DefaultKeyMap())
+	v := sceneEnd(t)
+	ctx := newContext(newFakeSource(v), NewStyles(DefaultTheme), DefaultKeyMap())
 	ctx.State = &v
 	return ctx
 }
@@ -85,15 +83,36 @@ func TestPanelsEmpty(t *testing.T) {
 // The strip lines the replicas up on one offset axis and marks the
 // committed part, the high-water mark and the truncation in words.
 func TestClusterStrip(t *testing.T) {
-	ctx := panelFixture(t)
-	p := newClusterPanel(ctx)
-	p.SetSize(100, 20)
-	v := p.View()
+	draw := func(v ViewState) string {
+		ctx := newContext(newFakeSource(v), NewStyles(DefaultTheme), DefaultKeyMap())
+		ctx.State = &v
+		p := newClusterPanel(ctx)
+		p.SetSize(100, 20)
+		return p.View()
+	}
+	// While n1 is cut off it holds a write of its old epoch that no
+	// majority has; the new leader writes at the next epoch.
+	cut := sceneView(t, sceneFrame(t, "command", "kill n1")-1)
+	old := cut.Partitions[0].Replicas[0]
+	if old.Node != "n1" || old.LEO <= old.HWM {
+		t.Fatalf("the scene's n1 holds nothing uncommitted before the kill: %+v", old)
+	}
+	v := draw(cut)
 	for _, want := range []string{
-		"orders/0  leader ▲ n2  epoch 8", // who leads now, and at what epoch, in words
-		"✂ n1 truncated:",                // the cut, in words
+		fmt.Sprintf("|○%d", old.Epoch),              // the hwm marker, then the uncommitted entry
+		fmt.Sprintf("●%d", cut.Partitions[0].Epoch), // committed at the new epoch
+	} {
+		if !strings.Contains(v, want) {
+			t.Errorf("cluster panel lacks %q:\n%s", want, v)
+		}
+	}
+	end := sceneEnd(t)
+	p0 := end.Partitions[0]
+	v = draw(end)
+	for _, want := range []string{
+		fmt.Sprintf("orders/0  leader ▲ %s  epoch %d", p0.Leader, p0.Epoch), // who leads now, and at what epoch, in words
+		"✂ n1 truncated:", // the cut, in words
 		"never committed",
-		"●8", "○8", "|", // committed, uncommitted, the hwm marker
 	} {
 		if !strings.Contains(v, want) {
 			t.Errorf("cluster panel lacks %q:\n%s", want, v)
@@ -107,21 +126,31 @@ func TestClusterStrip(t *testing.T) {
 // A truncation flashes for a few frames: the cut cells show ✂ and the
 // row alternates; the words stay after the flash.
 func TestTruncationFlash(t *testing.T) {
-	d := newDemo(1, demoStart)
-	d.advanceBy(10 * time.Second)
+	// The scene's first new epoch of orders/0 after n1 was cut off.
+	cut := sceneFrame(t, "command", "partition n1")
+	before, after := 0, 0
+	for i := cut; i < scene(t).Frames() && after == 0; i++ {
+		if v := sceneView(t, i); v.Partitions[0].Leader != "" && v.Partitions[0].Leader != "n1" {
+			before, after = i-1, i
+		}
+	}
+	if after == 0 {
+		t.Fatal("the scene has no new leader of orders/0")
+	}
+	from, to := sceneView(t, before).Partitions[0].Epoch, sceneView(t, after).Partitions[0].Epoch
+	d := newSceneSource(t, before)
 	m := New(d, Options{})
 	m.Update(teaSize(120, 40))
-	d.Exec(context.Background(), "kill n1")
-	d.advanceBy(2 * time.Second)
 	m.pull()
-	if ec, ok := m.ctx.epochFlash["orders/0"]; !ok || ec.From != 7 || ec.To != 8 {
-		t.Fatalf("epoch change of orders/0 not noticed: %+v", m.ctx.epochFlash)
+	d.goTo(after)
+	m.pull()
+	if ec, ok := m.ctx.epochFlash["orders/0"]; !ok || ec.From != from || ec.To != to || to <= from {
+		t.Fatalf("epoch change of orders/0 from %d to %d not noticed: %+v", from, to, m.ctx.epochFlash)
 	}
-	if !strings.Contains(m.View(), "epoch 8 (new, was 7)") {
-		t.Errorf("the new epoch is not named:\n%s", m.View())
+	if want := fmt.Sprintf("epoch %d (new, was %d)", to, from); !strings.Contains(m.View(), want) {
+		t.Errorf("the new epoch is not named %q:\n%s", want, m.View())
 	}
-	d.Exec(context.Background(), "restart n1")
-	d.advanceBy(300 * time.Millisecond)
+	d.goTo(sceneFrame(t, "truncation", "orders/0 on n1"))
 	m.pull()
 	if len(m.ctx.truncFlash) == 0 {
 		t.Fatal("the truncation does not flash")
@@ -199,9 +228,10 @@ func TestTimelineFilter(t *testing.T) {
 	for f := p.cycleFilter(); f != ""; f = p.cycleFilter() {
 		seen[f] = true
 		v := p.View()
-		for _, tl := range ctx.State.Timeline {
-			if tl.Kind != f && strings.Contains(v, " "+tl.Kind+" ") {
-				t.Errorf("filter %q shows a %q line:\n%s", f, tl.Kind, v)
+		for _, row := range lines(v) {
+			// An entry's first row is its time, then its kind.
+			if w := strings.Fields(row); len(w) >= 2 && strings.Count(w[0], ":") == 2 && w[1] != f {
+				t.Errorf("filter %q shows a %q line:\n%s", f, w[1], v)
 			}
 		}
 	}
@@ -213,7 +243,7 @@ func TestTimelineFilter(t *testing.T) {
 // A source that does not date its truncations still gets the flash and
 // the words: the TUI dates them by when it first saw them.
 func TestUndatedTruncation(t *testing.T) {
-	v := scenarioDemo(t).View()
+	v := sceneEnd(t)
 	for i := range v.Partitions[0].Replicas {
 		if tr := v.Partitions[0].Replicas[i].Truncation; tr != nil {
 			tr.At = time.Time{}

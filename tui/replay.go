@@ -171,7 +171,6 @@ func (s *ReplaySource) Changes() <-chan struct{} { return s.ch }
 // history holds every one.
 func (s *ReplaySource) View() ViewState {
 	s.mu.Lock()
-	f := &s.frames[s.pos]
 	pos, paused, speed := s.pos, s.paused, s.speed
 	if !s.shown {
 		s.shown = true
@@ -179,9 +178,7 @@ func (s *ReplaySource) View() ViewState {
 	}
 	s.mu.Unlock()
 
-	snap := f.snap
-	snap.Timeline = s.events[max(0, f.tlEnd-timelineSize):f.tlEnd]
-	v := viewOf(&snap, s.trunc)
+	v := s.frameView(pos)
 	v.Clock = Clock{Speed: speed, Paused: paused}
 	name := "replay"
 	if pos == len(s.frames)-1 {
@@ -189,6 +186,15 @@ func (s *ReplaySource) View() ViewState {
 	}
 	v.Jobs = append(v.Jobs, Job{Name: name, Done: int64(pos + 1), Total: int64(len(s.frames))})
 	return v
+}
+
+// frameView draws frame i with the timeline up to it. Frames do not
+// change once loaded, so it needs no lock.
+func (s *ReplaySource) frameView(i int) ViewState {
+	f := &s.frames[i]
+	snap := f.snap
+	snap.Timeline = s.events[max(0, f.tlEnd-timelineSize):f.tlEnd]
+	return viewOf(&snap, s.trunc)
 }
 
 // Exec paces the playback: pause, resume and speed. A recording cannot be

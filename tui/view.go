@@ -5,8 +5,8 @@ import (
 	"time"
 )
 
-// Source is everything the screen needs from a running lab (or a recording,
-// or the demo). The TUI never reaches past it: the lab adapter turns a lab
+// Source is everything the screen needs from a running lab (or a
+// recording). The TUI never reaches past it: the lab adapter turns a lab
 // snapshot into a ViewState, and every key that changes the lab becomes one
 // command line for Exec, the same line a learner could type at the ':' prompt.
 type Source interface {
@@ -261,7 +261,7 @@ type Lesson struct {
 type LessonStatus int
 
 const (
-	LessonUnknown  LessonStatus = iota // the source does not say (the demo)
+	LessonUnknown  LessonStatus = iota // the source does not say: the pane draws Text, Tasks, Prediction and Expectations
 	LessonStarting                     // the lab is replaying the lesson up to the step
 	LessonPlaying                      // the step's commands are running
 	LessonTask                         // a task waits for the learner
