@@ -384,12 +384,6 @@ func timelineOf(tl []lab.Event) []TimelineLine {
 	return out
 }
 
-// mustBeZero are the checker's fields that a correct system keeps at zero.
-var mustBeZero = map[string]bool{
-	"lost": true, "unknown": true, "duplicate_deliveries": true, "duplicate_effects": true,
-	"order_violations": true, "duplicate_writes": true, "unchecked": true,
-}
-
 func checkerOf(snap *lab.Snapshot) Checker {
 	r := snap.Report
 	if r == nil {
@@ -398,7 +392,7 @@ func checkerOf(snap *lab.Snapshot) Checker {
 	c := Checker{At: snap.Checked}
 	for _, name := range checker.Fields() {
 		n, _ := r.Field(name)
-		f := CheckField{Name: name, Value: int64(n), OK: !mustBeZero[name] || n == 0}
+		f := CheckField{Name: name, Value: int64(n), OK: !checker.Anomaly(name) || n == 0}
 		switch {
 		case name == "lost" && len(r.LostMessages) > 0:
 			f.Note = lostWords(r.LostMessages, r.Lost)

@@ -186,24 +186,40 @@ type Report struct {
 	Unreadable      []string  `json:"unreadable"`
 }
 
-// fields lists the report's numeric fields in table order, with readers.
+// fields lists the report's numeric fields in table order, with readers,
+// and whether a correct system keeps the field at zero (an anomaly) or it
+// only counts what happened (a message dead-lettered, rejected).
 var fields = []struct {
-	name string
-	get  func(Report) int
+	name    string
+	get     func(Report) int
+	anomaly bool
 }{
-	{"confirmed", func(r Report) int { return r.Confirmed }},
-	{"lost", func(r Report) int { return r.Lost }},
-	{"unknown", func(r Report) int { return r.Unknown }},
-	{"duplicate_deliveries", func(r Report) int { return r.DuplicateDeliveries }},
-	{"duplicate_effects", func(r Report) int { return r.DuplicateEffects }},
-	{"order_violations", func(r Report) int { return r.OrderViolations }},
-	{"dead_lettered", func(r Report) int { return r.DeadLettered }},
-	{"expired", func(r Report) int { return r.Expired }},
-	{"rejected", func(r Report) int { return r.Rejected }},
-	{"duplicate_writes", func(r Report) int { return r.DuplicateWrites }},
-	{"unchecked", func(r Report) int { return r.Unchecked }},
-	{"moved", func(r Report) int { return r.Moved }},
-	{"reordered", func(r Report) int { return r.Reordered }},
+	{"confirmed", func(r Report) int { return r.Confirmed }, false},
+	{"lost", func(r Report) int { return r.Lost }, true},
+	{"unknown", func(r Report) int { return r.Unknown }, true},
+	{"duplicate_deliveries", func(r Report) int { return r.DuplicateDeliveries }, true},
+	{"duplicate_effects", func(r Report) int { return r.DuplicateEffects }, true},
+	{"order_violations", func(r Report) int { return r.OrderViolations }, true},
+	{"dead_lettered", func(r Report) int { return r.DeadLettered }, false},
+	{"expired", func(r Report) int { return r.Expired }, false},
+	{"rejected", func(r Report) int { return r.Rejected }, false},
+	{"duplicate_writes", func(r Report) int { return r.DuplicateWrites }, true},
+	{"unchecked", func(r Report) int { return r.Unchecked }, true},
+	{"moved", func(r Report) int { return r.Moved }, false},
+	{"reordered", func(r Report) int { return r.Reordered }, false},
+}
+
+// Anomaly reports whether a field counts something a correct system never
+// does, so that any value but zero is a fault: lost, unknown,
+// duplicate_deliveries, duplicate_effects, order_violations,
+// duplicate_writes and unchecked.
+func Anomaly(name string) bool {
+	for _, f := range fields {
+		if f.name == name {
+			return f.anomaly
+		}
+	}
+	return false
 }
 
 // Fields returns the names of the report's numeric fields, in table order:

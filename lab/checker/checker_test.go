@@ -2,6 +2,7 @@ package checker
 
 import (
 	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -180,5 +181,22 @@ func TestFieldsAreTheTable(t *testing.T) {
 	}
 	if s := r.Summary(); s != "confirmed=0 lost=3 unknown=0 duplicate_deliveries=0 duplicate_effects=0 order_violations=0 dead_lettered=0 expired=0 rejected=2 duplicate_writes=0 unchecked=0 moved=0 reordered=0" {
 		t.Errorf("summary %q", s)
+	}
+}
+
+// The field table says which fields a correct system keeps at zero.
+func TestAnomalyFields(t *testing.T) {
+	var anomalies []string
+	for _, f := range Fields() {
+		if Anomaly(f) {
+			anomalies = append(anomalies, f)
+		}
+	}
+	want := []string{"lost", "unknown", "duplicate_deliveries", "duplicate_effects", "order_violations", "duplicate_writes", "unchecked"}
+	if !slices.Equal(anomalies, want) {
+		t.Errorf("anomalies %v, want %v", anomalies, want)
+	}
+	if Anomaly("no_such_field") {
+		t.Error("an unknown field is an anomaly")
 	}
 }
