@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/mqlab/mqlab/broker"
 )
 
 // A recording holds every event in order and snapshots with the cluster
@@ -86,5 +88,24 @@ func TestReadRecording(t *testing.T) {
 	}
 	if _, err := ReadRecording(strings.NewReader("")); !errors.Is(err, ErrEmptyRecording) {
 		t.Errorf("an empty recording: %v", err)
+	}
+}
+
+// An event about the controller or an internal topic is the broker's own;
+// one about the learner's topic is not.
+func TestInternalEvents(t *testing.T) {
+	for _, c := range []struct {
+		e    Event
+		want bool
+	}{
+		{Event{Broker: &broker.Event{Group: "controller"}}, true},
+		{Event{Broker: &broker.Event{Group: "__consumer_offsets/0"}}, true},
+		{Event{Text: "n3 now coordinates the groups of __consumer_offsets/0"}, true},
+		{Event{Broker: &broker.Event{Group: "orders/0"}, Text: "n1 leads orders/0 at epoch 2"}, false},
+		{Event{Kind: EventCommand, Text: "kill n1"}, false},
+	} {
+		if got := c.e.Internal(); got != c.want {
+			t.Errorf("%+v: internal %v, want %v", c.e, got, c.want)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package lab
 import (
 	"fmt"
 	"github.com/mqlab/mqlab/broker/fanout"
+	"strings"
 	"sync"
 	"time"
 
@@ -42,6 +43,21 @@ type Event struct {
 	Broker  *broker.Event `json:"broker,omitempty"`
 	Service *ServiceEvent `json:"service,omitempty"`
 }
+
+// Internal reports whether the event is about the broker's own machinery
+// rather than the learner's topics and queues: the controller, or an
+// internal topic such as __consumer_offsets. A transcript leaves these out;
+// the screen's timeline keeps them.
+func (e Event) Internal() bool {
+	if e.Broker != nil && (e.Broker.Group == "controller" || InternalName(e.Broker.Group)) {
+		return true
+	}
+	return strings.Contains(e.Text, broker.OffsetsTopic)
+}
+
+// InternalName reports whether a topic, partition or raft group's name is
+// one of the broker's internal topics ("__consumer_offsets/0").
+func InternalName(name string) bool { return broker.IsInternalTopic(name) }
 
 func (e Event) String() string {
 	return fmt.Sprintf("%s %-7s %s", e.Time.Format("15:04:05.000"), e.Kind, e.Text)

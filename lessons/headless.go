@@ -219,8 +219,7 @@ func (t *transcript) event(e lab.Event, skipExpects bool) {
 	case lab.EventError:
 		t.line("    error: ", "      ", text)
 	case lab.EventBroker:
-		if e.Broker != nil && (e.Broker.Group == "controller" || strings.HasPrefix(e.Broker.Group, "__")) ||
-			strings.Contains(text, "__consumer_offsets") {
+		if e.Internal() {
 			return
 		}
 		t.line("    · ", "      ", text)

@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/mqlab/mqlab/lab"
 	"github.com/mqlab/mqlab/lab/command"
 )
 
@@ -15,7 +16,7 @@ func (v *refs) loadTarget(line int, name string) {
 	}
 	var names []string
 	for n := range v.topics {
-		if !strings.HasPrefix(n, "__") {
+		if !lab.InternalName(n) {
 			names = append(names, n)
 		}
 	}

@@ -168,11 +168,6 @@ const timelineSize = 200
 // queueWindow bounds the messages of one queue a ViewState carries.
 const queueWindow = 20
 
-// internal says whether a topic (or a group of one of its partitions) is
-// the broker's own, like __consumer_offsets: hidden from the learner's
-// partition list.
-func internal(name string) bool { return strings.HasPrefix(name, "__") }
-
 // truncTimes remembers when each truncation happened, read from the
 // timeline while it is there, so a truncation keeps its time after its
 // event has scrolled out of the window.
@@ -234,7 +229,7 @@ func nodesOf(snap *lab.Snapshot) []Node {
 	for _, n := range snap.Cluster.Nodes {
 		nv := Node{ID: n.ID, Up: n.Up, Isolated: n.Isolated, Latency: n.Latency, CutFrom: cut[n.ID]}
 		for _, g := range n.Leads {
-			if !internal(g) {
+			if !lab.InternalName(g) {
 				nv.Leads = append(nv.Leads, g)
 			}
 		}
@@ -255,7 +250,7 @@ func appendOnce(xs []string, x string) []string {
 func partitionsOf(snap *lab.Snapshot, trunc truncTimes) []Partition {
 	var out []Partition
 	for _, t := range snap.Cluster.Topics {
-		if internal(t.Config.Name) {
+		if lab.InternalName(t.Config.Name) {
 			continue
 		}
 		for _, p := range t.Partitions {
