@@ -337,12 +337,7 @@ func (s *clientSet[C]) event(detail bool, format string, args ...any) {
 	if !detail {
 		s.l.syncBroker(s.w) // what the broker did first comes first
 	}
-	s.l.tl.mu.Lock()
-	defer s.l.tl.mu.Unlock()
-	if s.w.retired {
-		return
-	}
-	s.l.tl.addLocked(Event{Time: s.l.clock.Now(), Kind: EventClient, Text: text, Detail: detail})
+	s.l.addFor(s.w, Event{Time: s.l.clock.Now(), Kind: EventClient, Text: text, Detail: detail})
 }
 
 // checkClientName checks a consumer's or worker's name.

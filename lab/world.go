@@ -107,6 +107,16 @@ func (w *world) bind(ctx context.Context) (context.Context, context.CancelFunc) 
 	return ctx, func() { stop(); cancel() }
 }
 
+// addFor puts an event of world w in the timeline, unless w has been
+// retired: a client or service of an old cluster says nothing more.
+func (l *Lab) addFor(w *world, e Event) {
+	l.tl.mu.Lock()
+	defer l.tl.mu.Unlock()
+	if !w.retired {
+		l.tl.addLocked(e)
+	}
+}
+
 // addBroker puts one broker event in the timeline, once, in broker order.
 func (l *Lab) addBroker(w *world, e broker.Event) {
 	l.tl.mu.Lock()
