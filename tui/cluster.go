@@ -240,6 +240,20 @@ func (p *clusterPanel) truncShown(pt Partition, r Replica) bool {
 	return active || p.ctx.State.Time.Sub(t.At) < truncationRecent
 }
 
+// groupHead starts the header of a raft group (a partition, a queue): its
+// name, then its leader, or that it has none; false when it has none.
+func groupHead(l *line, st *Styles, name, leader string) bool {
+	l.add(&st.Header, name)
+	l.add(nil, "  ")
+	if leader == "" {
+		l.add(&st.Fail, symFail+" no leader")
+		return false
+	}
+	l.add(&st.Muted, "leader ")
+	l.add(&st.Leader, symLeader+" "+leader)
+	return true
+}
+
 // partition draws one partition: a header with the leader, epoch and an
 // offset ruler, then one row per replica.
 func (p *clusterPanel) partition(pt Partition, w int) []string {
@@ -249,13 +263,7 @@ func (p *clusterPanel) partition(pt Partition, w int) []string {
 
 	// Header: name, leader and epoch in words, then the ruler.
 	var h line
-	h.add(&st.Header, pt.Name)
-	h.add(nil, "  ")
-	if pt.Leader != "" {
-		h.add(&st.Muted, "leader ")
-		h.add(&st.Leader, symLeader+" "+pt.Leader)
-	} else {
-		h.add(&st.Fail, symFail+" no leader")
+	if !groupHead(&h, st, pt.Name, pt.Leader) {
 		// Why not, in words: an election takes a majority of replicas.
 		up := 0
 		for _, r := range pt.Replicas {

@@ -152,13 +152,7 @@ func New(src Source, opts Options) *Model {
 	}
 	m.base, m.stopBase = context.WithCancel(context.Background())
 	m.help = help.New()
-	m.help.Styles.ShortKey = st.Help.Key
-	m.help.Styles.ShortDesc = st.Help.Desc
-	m.help.Styles.ShortSeparator = st.Help.Sep
-	m.help.Styles.FullKey = st.Help.Key
-	m.help.Styles.FullDesc = st.Help.Desc
-	m.help.Styles.FullSeparator = st.Help.Sep
-	m.help.Styles.Ellipsis = st.Help.Sep
+	m.help.Styles = st.Help
 
 	m.cluster = newClusterPanel(ctx)
 	m.timeline = newTimelinePanel(ctx)

@@ -84,12 +84,7 @@ const (
 func newPicker(st *Styles, les []*lessons.Lesson, progress lessons.Progress, store string) *picker {
 	p := &picker{st: st, keys: DefaultPickerKeyMap(), store: store, progress: progress}
 	p.help = help.New()
-	p.help.Styles.ShortKey = st.Help.Key
-	p.help.Styles.ShortDesc = st.Help.Desc
-	p.help.Styles.ShortSeparator = st.Help.Sep
-	p.help.Styles.FullKey = st.Help.Key
-	p.help.Styles.FullDesc = st.Help.Desc
-	p.help.Styles.FullSeparator = st.Help.Sep
+	p.help.Styles = st.Help
 	for i, l := range les {
 		num := strconv.Itoa(i + 1)
 		stem := strings.TrimSuffix(path.Base(l.File), ".md")

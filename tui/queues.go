@@ -34,14 +34,7 @@ func (p *queuesPanel) View() string {
 			rows = append(rows, "")
 		}
 		var l line
-		l.add(&st.Header, q.Name)
-		l.add(nil, "  ")
-		if q.Leader != "" {
-			l.add(&st.Muted, "leader ")
-			l.add(&st.Leader, symLeader+" "+q.Leader)
-		} else {
-			l.add(&st.Fail, symFail+" no leader")
-		}
+		groupHead(&l, st, q.Name, q.Leader)
 		l.add(&st.Muted, fmt.Sprintf("  epoch %d", q.Epoch))
 		if q.Visibility > 0 {
 			l.add(&st.Faint, "  visibility "+shortDur(q.Visibility))

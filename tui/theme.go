@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"github.com/charmbracelet/bubbles/help"
 	"strings"
 
 	"github.com/charmbracelet/lipgloss"
@@ -65,7 +66,7 @@ type Styles struct {
 	Banner                   style
 	Header, Key              style
 	Bar, BarEmpty            style
-	Help                     HelpStyles
+	Help                     help.Styles // the help bubble's, from the same theme
 }
 
 // style is a lipgloss style with its escape codes worked out once: a wide
@@ -103,11 +104,6 @@ func (s *style) Render(text string) string {
 	return s.pre + text + s.post
 }
 
-// HelpStyles are the help bubble's styles, from the same theme.
-type HelpStyles struct {
-	Key, Desc, Sep lipgloss.Style
-}
-
 // NewStyles builds every style from a theme, for the colour profile of
 // the terminal in use.
 func NewStyles(t Theme) *Styles {
@@ -141,7 +137,9 @@ func NewStyles(t Theme) *Styles {
 		Bar:           mkStyle(fg(t.Accent)),
 		BarEmpty:      mkStyle(fg(t.Faint)),
 	}
-	s.Help = HelpStyles{Key: fg(t.Accent).Bold(true), Desc: fg(t.Muted), Sep: fg(t.Faint)}
+	key, desc, sep := fg(t.Accent).Bold(true), fg(t.Muted), fg(t.Faint)
+	s.Help = help.Styles{ShortKey: key, ShortDesc: desc, ShortSeparator: sep,
+		FullKey: key, FullDesc: desc, FullSeparator: sep, Ellipsis: sep}
 	return s
 }
 
