@@ -128,12 +128,12 @@ func (s *serviceSet) sql(ctx context.Context, r *run, c command.SQL) error {
 		if err == nil {
 			err = e
 		}
-		if !strings.Contains(e.Error(), "no such table") {
+		if !errors.Is(e, services.ErrUnknownTable) {
 			break
 		}
 	}
 	if db == "" {
-		if strings.Contains(err.Error(), "no such table") {
+		if errors.Is(err, services.ErrUnknownTable) {
 			return fmt.Errorf("%w; the tables of %s are %s", err, c.Service, tableNames(rs.svc))
 		}
 		return err

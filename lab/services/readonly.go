@@ -238,6 +238,10 @@ func readOnlyError(err error) error {
 		return fmt.Errorf("%w: the query tried to change data, and this connection is read-only (%v)", ErrReadOnly, err)
 	case 23: // SQLITE_AUTH
 		return fmt.Errorf("%w: not allowed on a read-only connection (%v)", ErrReadOnly, err)
+	case 1: // SQLITE_ERROR: SQLite gives no code of its own for a missing table, only its words
+		if strings.Contains(err.Error(), "no such table") {
+			return fmt.Errorf("%w: %v", ErrUnknownTable, err)
+		}
 	}
 	return err
 }
