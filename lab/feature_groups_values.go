@@ -30,7 +30,7 @@ func (g *groupSet) groupState(name string) (broker.ConsumerGroupState, error) {
 	return broker.ConsumerGroupState{}, fmt.Errorf("%w %q; the groups are %s%s", broker.ErrUnknownGroup, name, strings.Join(names, ", "), didYouMean(name, names))
 }
 
-func (groupsFeature) value(_ context.Context, w *world, v command.Value) (any, bool, error) {
+func (groupsFeature) value(ctx context.Context, w *world, v command.Value) (any, bool, error) {
 	g := w.groups
 	switch v.Func {
 	case "lag", "lag_seconds":
@@ -67,7 +67,7 @@ func (groupsFeature) value(_ context.Context, w *world, v command.Value) (any, b
 		}
 		if !known {
 			if w.isQueue(v.Arg) {
-				return queues.value(context.Background(), w, v)
+				return queues.value(ctx, w, v)
 			}
 			if _, err := g.groupState(v.Arg); err != nil {
 				return nil, true, notNow{fmt.Errorf("%s: %w", v, err)}

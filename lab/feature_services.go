@@ -165,7 +165,7 @@ func (servicesFeature) exec(ctx context.Context, r *run, cmd command.Command) er
 		case command.ActionStart:
 			return s.start(ctx, r, c)
 		case command.ActionRestart:
-			return s.restart(r, c)
+			return s.restart(ctx, r, c)
 		case command.ActionStop:
 			return s.stop(r, c)
 		}
@@ -352,7 +352,7 @@ func (s *serviceSet) describeStart(rs *runningService) string {
 	return text
 }
 
-func (s *serviceSet) restart(r *run, c command.Service) error {
+func (s *serviceSet) restart(ctx context.Context, r *run, c command.Service) error {
 	s.ops.Lock()
 	defer s.ops.Unlock()
 	verb := "service restart " + c.Service
@@ -378,7 +378,7 @@ func (s *serviceSet) restart(r *run, c command.Service) error {
 	}
 	text := fmt.Sprintf("%s is up again (it was %s)", c.Service, was)
 	if rs.relay != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), snapshotQueryTimeout)
+		ctx, cancel := context.WithTimeout(ctx, snapshotQueryTimeout)
 		n, err := rs.svc.Count(ctx, "outbox", "status = 'pending'")
 		cancel()
 		if err == nil {

@@ -230,16 +230,16 @@ func (s *serviceSet) states() []ServiceState {
 			st.Checkout = &stats
 		}
 		for _, t := range rs.svc.Tables() {
-			st.Tables = append(st.Tables, tableState(rs.svc, name, t))
+			st.Tables = append(st.Tables, tableState(s.w.ctx, rs.svc, name, t))
 		}
 		out = append(out, st)
 	}
 	return out
 }
 
-func tableState(svc services.Service, service string, t services.Table) TableState {
+func tableState(ctx context.Context, svc services.Service, service string, t services.Table) TableState {
 	ts := TableState{Name: service + "." + t.Name, DB: t.DB, Columns: []string{}, Rows: [][]string{}}
-	ctx, cancel := context.WithTimeout(context.Background(), snapshotQueryTimeout)
+	ctx, cancel := context.WithTimeout(ctx, snapshotQueryTimeout)
 	defer cancel()
 	n, err := svc.Count(ctx, t.Name, "")
 	if err == nil {

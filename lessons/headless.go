@@ -39,7 +39,7 @@ func PlayHeadless(ctx context.Context, les *Lesson, w io.Writer, opts Options) e
 	var failed []ExpectResult
 	_, err = p.Goto(ctx, 0)
 	for {
-		st := p.State(ctx)
+		st := p.State()
 		if st.Status == StatusBroken {
 			if err == nil {
 				err = st.Err

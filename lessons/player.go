@@ -240,9 +240,11 @@ func (p *Player) state() (playerState, chan struct{}) {
 }
 
 // State returns a copy of where the player stands. While a task waits,
-// its Waiting says what for, read from the lab now, and Notice what the
-// learner ran off the task's path or a node the goal needs that is down.
-func (p *Player) State(ctx context.Context) State {
+// its Waiting says what for, read from the lab now (until the player
+// closes), and Notice what the learner ran off the task's path or a node
+// the goal needs that is down.
+func (p *Player) State() State {
+	ctx := p.base
 	st, _ := p.state()
 	out := State{Step: st.step, Steps: len(p.les.Steps), Status: st.status,
 		Notice: st.notice, Err: st.err, Failed: slices.Clone(st.failed)}

@@ -1,7 +1,6 @@
 package lessons
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -90,11 +89,11 @@ func TestStartingStepShowsItsOpeningText(t *testing.T) {
 	}
 	p := &Player{les: les}
 	p.st = playerState{step: 1, status: StatusStarting, preview: want}
-	if st := p.State(context.Background()); len(st.Blocks) != 1 || st.Blocks[0].Text != want {
+	if st := p.State(); len(st.Blocks) != 1 || st.Blocks[0].Text != want {
 		t.Errorf("starting: blocks %+v", st.Blocks)
 	}
 	p.st.status = StatusPlaying
-	if st := p.State(context.Background()); len(st.Blocks) != 0 {
+	if st := p.State(); len(st.Blocks) != 0 {
 		t.Errorf("once the step plays, its own blocks show, not the preview: %+v", st.Blocks)
 	}
 }

@@ -114,7 +114,7 @@ func (s *LessonSource) Close() {
 // View is the lab's state with the lesson's.
 func (s *LessonSource) View() ViewState {
 	v := s.lab.View()
-	v.Lesson = lessonOf(s.les, s.player.State(context.Background()))
+	v.Lesson = lessonOf(s.les, s.player.State())
 	return v
 }
 
