@@ -112,7 +112,7 @@ func NewCluster(cfg Config) (*Cluster, error) {
 		servers = append(servers, raft.Server{ID: raft.ServerID(id), Address: raftnet.Addr(id, controllerGroup)})
 	}
 	for _, id := range c.nodeIDs {
-		if err := c.startOn(id, controllerGroup, servers); err != nil {
+		if err := c.startOn(id, raftGroup{controllerGroup, kindController}, servers); err != nil {
 			c.Close()
 			return nil, err
 		}
@@ -174,7 +174,8 @@ func (c *Cluster) raftConfig(nodeID string) *raft.Config {
 // startGroup starts a new raft group — a partition or a queue — on each
 // of its replicas' nodes that is up; a node that is down joins when it
 // restarts.
-func (c *Cluster) startGroup(group string, replicas []string) error {
+func (c *Cluster) startGroup(g raftGroup, replicas []string) error {
+	group := g.name
 	var servers []raft.Server
 	for _, id := range replicas {
 		servers = append(servers, raft.Server{ID: raft.ServerID(id), Address: raftnet.Addr(id, group)})
@@ -186,7 +187,7 @@ func (c *Cluster) startGroup(group string, replicas []string) error {
 		if !up {
 			continue
 		}
-		if err := c.startOn(id, group, servers); err != nil {
+		if err := c.startOn(id, g, servers); err != nil {
 			return err
 		}
 	}
@@ -194,7 +195,8 @@ func (c *Cluster) startGroup(group string, replicas []string) error {
 }
 
 // startOn starts the replica of group on a live node from its disk.
-func (c *Cluster) startOn(nodeID, group string, servers []raft.Server) error {
+func (c *Cluster) startOn(nodeID string, g raftGroup, servers []raft.Server) error {
+	group := g.name
 	c.mu.Lock()
 	n := c.nodes[nodeID]
 	d := n.disks[group]
@@ -203,7 +205,7 @@ func (c *Cluster) startOn(nodeID, group string, servers []raft.Server) error {
 		n.disks[group] = d
 	}
 	c.mu.Unlock()
-	rep, err := c.startReplica(nodeID, group, d, servers)
+	rep, err := c.startReplica(nodeID, g, d, servers)
 	if err != nil {
 		return err
 	}

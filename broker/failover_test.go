@@ -18,9 +18,9 @@ func committedLog(t testing.TB, c *Cluster, node string, tp TopicPartition) []Re
 	if rep == nil {
 		t.Fatalf("%s has no live replica of %s", node, tp)
 	}
-	rep.pfsm.mu.RLock()
-	defer rep.pfsm.mu.RUnlock()
-	l := rep.pfsm.log
+	rep.partition().mu.RLock()
+	defer rep.partition().mu.RUnlock()
+	l := rep.partition().log
 	var out []Record
 	for off := l.StartOffset(); off < l.EndOffset(); {
 		recs, err := l.Read(off, 1000)

@@ -47,9 +47,10 @@ func (c *Cluster) Fetch(ctx context.Context, client string, tp TopicPartition, o
 	}
 	var out FetchResult
 	err := c.onLeader(ctx, client, tp, raftnet.RequestData, func(rep *replica) error {
-		rep.pfsm.mu.RLock()
-		defer rep.pfsm.mu.RUnlock()
-		l := rep.pfsm.log
+		f := rep.partition()
+		f.mu.RLock()
+		defer f.mu.RUnlock()
+		l := f.log
 		out = FetchResult{HighWatermark: l.EndOffset(), LogStart: l.StartOffset(), Leader: rep.node, Epoch: rep.raft().CurrentTerm()}
 		recs, err := l.Read(offset, max)
 		if err != nil {
@@ -73,11 +74,12 @@ func (c *Cluster) OffsetForTime(ctx context.Context, client string, tp TopicPart
 		return 0, false, fmt.Errorf("offset for time: %w", err)
 	}
 	err = c.onLeader(ctx, client, tp, raftnet.RequestMetadata, func(rep *replica) error {
-		rep.pfsm.mu.RLock()
-		defer rep.pfsm.mu.RUnlock()
-		offset, ok = rep.pfsm.log.OffsetForTime(t.UnixNano())
+		f := rep.partition()
+		f.mu.RLock()
+		defer f.mu.RUnlock()
+		offset, ok = f.log.OffsetForTime(t.UnixNano())
 		if !ok {
-			offset = rep.pfsm.log.EndOffset()
+			offset = f.log.EndOffset()
 		}
 		return nil
 	})
@@ -90,7 +92,7 @@ func (c *Cluster) Offsets(ctx context.Context, client string, tp TopicPartition)
 		return 0, 0, fmt.Errorf("offsets: %w", err)
 	}
 	err = c.onLeader(ctx, client, tp, raftnet.RequestMetadata, func(rep *replica) error {
-		logStart, hwm, _ = rep.pfsm.state()
+		logStart, hwm, _ = rep.partition().state()
 		return nil
 	})
 	return logStart, hwm, err

@@ -48,7 +48,7 @@ func newCoordinator(c *Cluster, rep *replica, part int, term uint64) *coordinato
 // metadata of each group win. It runs before the coordinator serves, right
 // after the barrier, so nothing else writes meanwhile.
 func (co *coordinator) load() (groups, records, skipped int) {
-	f := co.rep.pfsm
+	f := co.rep.partition()
 	f.mu.RLock()
 	l := f.log
 	for off := l.StartOffset(); off < l.EndOffset(); {

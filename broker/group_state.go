@@ -91,10 +91,10 @@ func (c *Cluster) groupsFromLog(p int) []groupcoord.Group {
 	var bestHWM int64 = -1
 	for _, id := range c.nodeIDs {
 		rep := c.replicaOn(id, group)
-		if rep == nil || rep.pfsm == nil {
+		if rep == nil || rep.partition() == nil {
 			continue
 		}
-		if _, hwm, _ := rep.pfsm.state(); hwm > bestHWM {
+		if _, hwm, _ := rep.partition().state(); hwm > bestHWM {
 			best, bestHWM = rep, hwm
 		}
 	}
@@ -195,12 +195,13 @@ func (c *Cluster) recordTime(tp TopicPartition, offset int64) (time.Time, bool) 
 		reps = append(reps, c.replicaOn(id, tp.String()))
 	}
 	for _, rep := range reps {
-		if rep == nil || rep.pfsm == nil {
+		if rep == nil || rep.partition() == nil {
 			continue
 		}
-		rep.pfsm.mu.RLock()
-		recs, err := rep.pfsm.log.Read(offset, 1)
-		rep.pfsm.mu.RUnlock()
+		f := rep.partition()
+		f.mu.RLock()
+		recs, err := f.log.Read(offset, 1)
+		f.mu.RUnlock()
 		if err == nil && len(recs) == 1 {
 			return time.Unix(0, recs[0].Timestamp), true
 		}

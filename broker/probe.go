@@ -47,10 +47,10 @@ func (p replicaProbe) ReadyLeader() bool { return p.rep.readyLeader() }
 func (p replicaProbe) LogEnd() int64     { return p.rep.logEnd() }
 
 func (p replicaProbe) Offsets() (start, hwm int64, ok bool) {
-	if p.rep.pfsm == nil {
+	if p.rep.partition() == nil {
 		return 0, 0, false
 	}
-	start, hwm, _ = p.rep.pfsm.state()
+	start, hwm, _ = p.rep.partition().state()
 	return start, hwm, true
 }
 

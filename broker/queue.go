@@ -9,8 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hashicorp/raft"
-
 	"github.com/mqlab/mqlab/broker/queue"
 )
 
@@ -221,11 +219,6 @@ func (c *Cluster) lookupQueue(name string) (queueRecord, error) {
 	return rec, nil
 }
 
-func (c *Cluster) isQueueGroup(group string) bool {
-	_, ok := c.queueRecordOf(group)
-	return ok
-}
-
 // queuesLocked lists the queues in creation order. c.mu must be held.
 func (c *Cluster) queuesLocked() []queueRecord {
 	out := make([]queueRecord, 0, len(c.queues.queues))
@@ -249,13 +242,12 @@ func (c *Cluster) queueGroupsOnLocked(nodeID string) []string {
 }
 
 // newQueueFSM builds a queue replica's state machine.
-func (c *Cluster) newQueueFSM(rep *replica) (raft.FSM, raft.LogStore, error) {
+func (c *Cluster) newQueueFSM(rep *replica) (*queueFSM, error) {
 	rec, ok := c.queueRecordOf(rep.group)
 	if !ok {
-		return nil, nil, fmt.Errorf("%w: %s", ErrUnknownQueue, rep.group)
+		return nil, fmt.Errorf("%w: %s", ErrUnknownQueue, rep.group)
 	}
-	rep.qfsm = &queueFSM{rep: rep, q: queue.New(rec.Config.stateConfig()), changed: make(chan struct{})}
-	return rep.qfsm, rep.disk.logs, nil
+	return &queueFSM{rep: rep, q: queue.New(rec.Config.stateConfig()), changed: make(chan struct{})}, nil
 }
 
 // nameTakenLocked says what already uses name, if anything. c.mu must be
@@ -334,7 +326,7 @@ func (c *Cluster) createQueueLocked(ctx context.Context, cfg QueueConfig) error 
 	rec.Seq = len(c.queues.queues)
 	c.queues.queues[cfg.Name] = rec
 	c.mu.Unlock()
-	if err := c.startGroup(cfg.Name, rec.Replicas); err != nil {
+	if err := c.startGroup(raftGroup{cfg.Name, kindQueue}, rec.Replicas); err != nil {
 		return fmt.Errorf("create queue %s: %w", cfg.Name, err)
 	}
 	c.wg.Add(1)
@@ -361,7 +353,7 @@ func (c *Cluster) createQueueLocked(ctx context.Context, cfg QueueConfig) error 
 
 // QueueLeader returns the node leading the queue now, or "" if none.
 func (c *Cluster) QueueLeader(name string) string {
-	if lead := c.leaderOf(name); lead != nil && lead.qfsm != nil {
+	if lead := c.leaderOf(name); lead != nil && lead.queue() != nil {
 		return lead.node
 	}
 	return ""
@@ -509,10 +501,10 @@ func (c *Cluster) Redrive(ctx context.Context, dlq, to string) (int, error) {
 	c.events.emit(Event{Kind: EventQueueRedrive, Group: dlq, Text: fmt.Sprintf("redrive of %s started: %d message(s) going back to %s", dlq, res.Redriving, where)})
 	err = poll(ctx, func() bool {
 		lead := c.leaderOf(dlq)
-		if lead == nil || lead.qfsm == nil {
+		if lead == nil || lead.queue() == nil {
 			return false
 		}
-		for _, o := range lead.qfsm.outbox() {
+		for _, o := range lead.queue().outbox() {
 			if o.Kind == queue.Redrive {
 				return false
 			}

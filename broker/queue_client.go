@@ -133,7 +133,7 @@ func (qc *QueueClient) call(ctx context.Context, name string, kind raftnet.Reque
 	}
 	return qc.c.net.Call(ctx, qc.cfg.ClientID, lead.node, kind, func() error {
 		rep := qc.c.replicaOn(lead.node, name)
-		if rep == nil || rep.qfsm == nil || !rep.readyLeader() {
+		if rep == nil || rep.queue() == nil || !rep.readyLeader() {
 			return fmt.Errorf("%w: %s on %s is not a ready leader", ErrNotLeader, name, lead.node)
 		}
 		return fn(rep)
@@ -320,7 +320,7 @@ func toDelivery(name string, d queue.Delivery) Delivery {
 // queueReceive is the leader's handling of a receive: propose it when a
 // message could be handed out, else wait for a change until `until`.
 func (rep *replica) queueReceive(ctx context.Context, cmd queue.Command, until time.Time) ([]queue.Delivery, error) {
-	f := rep.qfsm
+	f := rep.queue()
 	for {
 		changed, can := f.watch(rep.c.now().UnixNano(), cmd.Consumer, cmd.Limit)
 		if can {

@@ -139,7 +139,7 @@ func (f *queueFSM) Restore(rc io.ReadCloser) error {
 // replica stops, loses leadership, or runs out of time.
 func (rep *replica) queueApply(cmd queue.Command) (queue.Result, error) {
 	r := rep.raft()
-	f := rep.qfsm
+	f := rep.queue()
 	if r == nil || f == nil || r.State() != raft.Leader {
 		return queue.Result{}, fmt.Errorf("%w: %s on %s", ErrNotLeader, rep.group, rep.node)
 	}

@@ -76,12 +76,12 @@ func queueEvents(c *Cluster, kind EventKind, queue, msgID string) []Event {
 func encodedQueue(t testing.TB, c *Cluster, node, name string) []byte {
 	t.Helper()
 	rep := c.replicaOn(node, name)
-	if rep == nil || rep.qfsm == nil {
+	if rep == nil || rep.queue() == nil {
 		return nil
 	}
-	rep.qfsm.mu.RLock()
-	defer rep.qfsm.mu.RUnlock()
-	b, err := rep.qfsm.q.MarshalBinary()
+	rep.queue().mu.RLock()
+	defer rep.queue().mu.RUnlock()
+	b, err := rep.queue().q.MarshalBinary()
 	if err != nil {
 		t.Fatalf("encode %s on %s: %v", name, node, err)
 	}

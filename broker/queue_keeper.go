@@ -62,15 +62,15 @@ func (c *Cluster) keepQueue(name string) {
 
 func (c *Cluster) keepOnce(ctx context.Context, name string) {
 	lead := c.leaderOf(name)
-	if lead == nil || lead.qfsm == nil || !lead.readyLeader() {
+	if lead == nil || lead.queue() == nil || !lead.readyLeader() {
 		return
 	}
-	if due, ok := lead.qfsm.nextDue(); ok && due <= c.now().UnixNano() {
+	if due, ok := lead.queue().nextDue(); ok && due <= c.now().UnixNano() {
 		if _, err := lead.queueApply(queue.Command{Op: queue.OpTick}); err != nil {
 			return // leadership moved; the next leader's keeper round ticks
 		}
 	}
-	for _, out := range lead.qfsm.outbox() {
+	for _, out := range lead.queue().outbox() {
 		if ctx.Err() != nil {
 			return
 		}

@@ -67,7 +67,7 @@ func (c *Cluster) QueueMessages(ctx context.Context, name string) ([]QueueMessag
 	if err != nil {
 		return nil, fmt.Errorf("queue messages of %s: %w", name, err)
 	}
-	f := lead.qfsm
+	f := lead.queue()
 	f.mu.RLock()
 	defer f.mu.RUnlock()
 	return messageStates(f.q.Window(math.MaxInt)), nil
@@ -127,14 +127,14 @@ func (c *Cluster) queueStates(window int) []QueueState {
 		var best *replica
 		var bestApplied uint64
 		for _, h := range reps[name] {
-			if !h.up || h.rep == nil || h.rep.qfsm == nil {
+			if !h.up || h.rep == nil || h.rep.queue() == nil {
 				qs.Replicas = append(qs.Replicas, QueueReplicaState{Node: h.node, Role: "down"})
 				continue
 			}
 			live = append(live, h.rep)
 			r := h.rep.raft()
 			rs := QueueReplicaState{Node: h.node, Up: true, Epoch: r.CurrentTerm(), Role: roleOf(r)}
-			rs.Counts, rs.Applied = h.rep.qfsm.counts()
+			rs.Counts, rs.Applied = h.rep.queue().counts()
 			if best == nil || rs.Applied > bestApplied {
 				best, bestApplied = h.rep, rs.Applied
 			}
@@ -148,7 +148,7 @@ func (c *Cluster) queueStates(window int) []QueueState {
 			}
 		}
 		if best != nil {
-			f := best.qfsm
+			f := best.queue()
 			f.mu.RLock()
 			qs.Counts = f.q.Counts()
 			qs.OldestAge = f.q.OldestAge(now)

@@ -19,14 +19,13 @@ const controllerGroup = "controller"
 type replica struct {
 	c     *Cluster
 	node  string
-	group string // "orders/0" or "controller"
+	group string // "orders/0", "receipts" or "controller"
+	kind  groupKind
 	disk  *disk
 
 	r     atomic.Pointer[raft.Raft]
 	trans *raftnet.Transport
-	pfsm  *partitionFSM  // partitions only
-	cfsm  *controllerFSM // the controller only
-	qfsm  *queueFSM      // queues only
+	sm    stateMachine   // by the group's kind: see partition, queue, controller
 	obs   *raft.Observer // leadership changes
 	stop  chan struct{}  // closed when the replica shuts down
 	done  sync.WaitGroup // the watch goroutine
@@ -80,9 +79,11 @@ func (rep *replica) emit(e Event) {
 // startReplica builds a replica on d and starts its raft instance. A fresh
 // disk is bootstrapped with the given servers (every replica of a new
 // group bootstraps with the same configuration, which raft allows).
-func (c *Cluster) startReplica(node, group string, d *disk, servers []raft.Server) (*replica, error) {
-	rep := &replica{c: c, node: node, group: group, disk: d, stop: make(chan struct{}), waiters: map[uint64]chan stored{}}
-	fsm, logs, err := c.newFSM(rep)
+func (c *Cluster) startReplica(node string, g raftGroup, d *disk, servers []raft.Server) (*replica, error) {
+	group := g.name
+	rep := &replica{c: c, node: node, group: group, kind: g.kind, disk: d, stop: make(chan struct{}), waiters: map[uint64]chan stored{}}
+	sm, err := c.newStateMachine(rep)
+	rep.sm = sm
 	if err != nil {
 		return nil, fmt.Errorf("replica %s on %s: %w", group, node, err)
 	}
@@ -91,6 +92,7 @@ func (c *Cluster) startReplica(node, group string, d *disk, servers []raft.Serve
 		return nil, fmt.Errorf("replica %s on %s: %w", group, node, err)
 	}
 	rep.trans = trans
+	fsm, logs := raft.FSM(sm), sm.logStore(d)
 	conf := c.raftConfig(node)
 	has, err := raft.HasExistingState(logs, d.stable, d.snaps)
 	if err != nil {
@@ -189,7 +191,7 @@ func (rep *replica) forget(id uint64) {
 // appliedIndex is the raft index below which every entry is committed and
 // applied on this replica.
 func (rep *replica) appliedIndex() uint64 {
-	_, _, applied := rep.pfsm.state()
+	_, _, applied := rep.partition().state()
 	if r := rep.raft(); r != nil && r.AppliedIndex() > applied {
 		applied = r.AppliedIndex()
 	}
@@ -219,7 +221,7 @@ func (rep *replica) tail(last uint64) []tailEntry {
 // high-water mark when the tail is empty) and the FSM's skipped count, all
 // read at the same moment.
 func (rep *replica) tailFrom(last uint64) ([]tailEntry, int64, int64) {
-	f := rep.pfsm
+	f := rep.partition()
 	f.mu.RLock()
 	hwm, applied, skipped := f.log.EndOffset(), f.applied, f.skipped.Load()
 	f.mu.RUnlock()
@@ -243,7 +245,7 @@ func (rep *replica) tailFrom(last uint64) ([]tailEntry, int64, int64) {
 // logEnd is the replica's log end offset: committed records plus the
 // uncommitted tail it has written.
 func (rep *replica) logEnd() int64 {
-	_, hwm, _ := rep.pfsm.state()
+	_, hwm, _ := rep.partition().state()
 	last := rep.lastIndex()
 	t := rep.tail(last)
 	if len(t) == 0 {
@@ -344,7 +346,7 @@ type offsetCache struct {
 // next returns the offset the first record stored at index would take.
 // c.mu must be held.
 func (c *offsetCache) next(rep *replica, index uint64) int64 {
-	skipped := rep.pfsm.skipped.Load()
+	skipped := rep.partition().skipped.Load()
 	if c.valid && index == c.index+1 {
 		end := c.end - (skipped - c.skipped)
 		c.skipped = skipped

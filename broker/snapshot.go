@@ -149,7 +149,7 @@ func (c *Cluster) SnapshotWindow(window int) Snapshot {
 			ps.Leader, ps.Epoch = gs.Leader, gs.Epoch
 			for _, r := range live {
 				if r.node == ps.Leader {
-					ps.Producers = r.pfsm.producers()
+					ps.Producers = r.partition().producers()
 				}
 			}
 			ts.Partitions = append(ts.Partitions, ps)
@@ -206,7 +206,7 @@ func (rep *replica) state(window int) ReplicaState {
 	r := rep.raft()
 	rs := ReplicaState{Node: rep.node, Up: true, Epoch: r.CurrentTerm(), Role: roleOf(r)}
 	tail := rep.tail(rep.lastIndex())
-	f := rep.pfsm
+	f := rep.partition()
 	f.mu.RLock()
 	rs.LogStart, rs.HighWatermark = f.log.StartOffset(), f.log.EndOffset()
 	rs.LogEnd = rs.HighWatermark

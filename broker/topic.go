@@ -146,7 +146,7 @@ func (c *Cluster) createTopic(ctx context.Context, cfg TopicConfig) error {
 	c.topics[cfg.Name] = rec
 	c.mu.Unlock()
 	for p, nodes := range rec.Placement {
-		if err := c.startGroup(TopicPartition{cfg.Name, p}.String(), nodes); err != nil {
+		if err := c.startGroup(raftGroup{TopicPartition{cfg.Name, p}.String(), kindPartition}, nodes); err != nil {
 			return fmt.Errorf("create topic %s: %w", cfg.Name, err)
 		}
 	}
