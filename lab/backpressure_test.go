@@ -118,6 +118,7 @@ func TestBackPressureValuesParse(t *testing.T) {
 // does not fit, and the load counts the refusals. Its messages' events are
 // Detail: too many to list.
 func TestLoadOntoQueue(t *testing.T) {
+	t.Parallel() // on a lab of its own, it mostly waits on lab time
 	l := newLab(t)
 	sub := l.Subscribe(1 << 16)
 	defer sub.Close()
@@ -166,6 +167,7 @@ func TestLoadOntoQueue(t *testing.T) {
 // Options that only a topic takes are refused for a queue, and nothing
 // starts.
 func TestLoadOntoQueueRefusesTopicOptions(t *testing.T) {
+	t.Parallel() // on a lab of its own, it mostly waits on lab time
 	l := newLab(t)
 	mustRun(t, l, "queue create orders")
 	bad := []struct{ line, want string }{
@@ -198,6 +200,7 @@ func TestShowRounds(t *testing.T) {
 // timeline, statement by statement; the same work for a message sent by
 // hand is shown.
 func TestLoadMessagesServiceWorkIsDetail(t *testing.T) {
+	t.Parallel() // on a lab of its own, it mostly waits on lab time
 	l := newLab(t)
 	mustRun(t, l, "queue create jobs", "service start wallet strategy=dedupe-table")
 	sub := l.Subscribe(1 << 16)

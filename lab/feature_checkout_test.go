@@ -84,6 +84,7 @@ func TestBuyersExhaustASyncCheckout(t *testing.T) {
 // Queued, the checkout answers after the fast part and sends the rest of
 // the work to the queue receipts, where it waits for workers.
 func TestBuyersThroughAQueuedCheckout(t *testing.T) {
+	t.Parallel() // on a lab of its own, it mostly waits on lab time
 	l := newLab(t)
 	res := mustRun(t, l, "speed 10x", "queue create receipts visibility=30s", "service start payments",
 		"service start checkout mode=queued receipt=3s", "buyers rate=20/s for=1s",
@@ -137,6 +138,7 @@ func TestBuyersThroughAQueuedCheckout(t *testing.T) {
 // Queued mode without the queue: the checkout says what to create, and
 // its buyers see error pages after they paid.
 func TestQueuedCheckoutWithoutItsQueue(t *testing.T) {
+	t.Parallel() // on a lab of its own, it mostly waits on lab time
 	l := newLab(t)
 	res := mustRun(t, l, "service start payments", "service start checkout mode=queued", "buyers rate=10/s for=0.5s",
 		"wait answered(checkout) == 5", "expect errors(checkout) == 5", "expect charged_but_failed(checkout) == 5")
@@ -151,6 +153,7 @@ func TestQueuedCheckoutWithoutItsQueue(t *testing.T) {
 
 // Bad input: a clear error, and the lab as it was.
 func TestBuyersBadInput(t *testing.T) {
+	t.Parallel() // on a lab of its own, it mostly waits on lab time
 	l := newLab(t)
 	before := stateOf(l)
 	for _, tc := range []struct{ line, want string }{
@@ -187,6 +190,7 @@ func TestBuyersBadInput(t *testing.T) {
 
 // Buyers in flight end with their cluster (TestMain checks for leaks).
 func TestBuyersEndWithTheCluster(t *testing.T) {
+	t.Parallel() // on a lab of its own, it mostly waits on lab time
 	l := newLab(t)
 	mustRun(t, l, "service start payments", "service start checkout receipt=3s", "buyers rate=50/s for=60s",
 		"wait busy(checkout) == 8")
@@ -203,6 +207,7 @@ func TestBuyersEndWithTheCluster(t *testing.T) {
 // buyers stop ends the arrivals; the buyers already at the checkout get
 // their answers, and the summary says how many never came.
 func TestBuyersStop(t *testing.T) {
+	t.Parallel() // on a lab of its own, it mostly waits on lab time
 	l := newLab(t)
 	if _, err := l.Exec(ctxFor(t, 10*time.Second), "buyers stop"); err == nil ||
 		!strings.Contains(err.Error(), "buyers stop: no buyers have been sent; buyers rate=10/s for=5s sends some") {

@@ -47,6 +47,7 @@ func timelineHas(l *Lab, kind EventKind, text string) bool {
 // Commands that cannot run say why and leave the lab as it was: no
 // consumer, no group, nothing in the timeline.
 func TestConsumerCommandsCheckBeforeActing(t *testing.T) {
+	t.Parallel() // on a lab of its own, it mostly waits on lab time
 	l := newLab(t)
 	mustRun(t, l, "topic create orders partitions=1", "produce orders key=881 count=2")
 	bad := []struct{ line, want string }{
@@ -104,6 +105,7 @@ func TestConsumerCommandsCheckBeforeActing(t *testing.T) {
 // A consumer's state, counts and assignment are in the snapshot; state()
 // reads up, crashed and stopped; the group itself is the broker's.
 func TestConsumerStateInTheSnapshot(t *testing.T) {
+	t.Parallel() // on a lab of its own, it mostly waits on lab time
 	l := newLab(t)
 	mustRun(t, l, "topic create orders partitions=2", "produce orders key=order-{n} count=6",
 		"consumer start c1 group=billing topic=orders", "wait lag(billing) == 0", "expect state(c1) == up")
@@ -147,6 +149,7 @@ func TestConsumerStateInTheSnapshot(t *testing.T) {
 // A failure follows the retry policy; a record the client gives up on is
 // skipped, its offset committed, while the others flow.
 func TestConsumerRetriesAndGivesUp(t *testing.T) {
+	t.Parallel() // on a lab of its own, it mostly waits on lab time
 	l := newLab(t)
 	mustRun(t, l, "topic create orders partitions=1",
 		`produce orders key=1 value="order 1"`, `produce orders key=2 value="order 2 BAD"`, `produce orders key=3 value="order 3"`,
@@ -215,6 +218,7 @@ func TestBackoff(t *testing.T) {
 // A consumer whose service is not running waits with the record
 // uncommitted, and carries on once the service runs again.
 func TestConsumerWaitsForItsService(t *testing.T) {
+	t.Parallel() // on a lab of its own, it mostly waits on lab time
 	l := newLab(t)
 	mustRun(t, l, "topic create cashbacks partitions=1", "service start wallet",
 		"consumer start c1 group=cashback topic=cashbacks service=wallet", "service stop wallet",
@@ -233,6 +237,7 @@ func TestConsumerWaitsForItsService(t *testing.T) {
 // A seek's replays are not duplicates, but a redelivery of a replayed
 // message after a crash is.
 func TestSeekReplaysAndCrashDuplicates(t *testing.T) {
+	t.Parallel() // on a lab of its own, it mostly waits on lab time
 	l := newLab(t)
 	mustRun(t, l, "topic create orders partitions=1", "produce orders key=881 count=3",
 		"consumer start c1 group=billing topic=orders", "wait lag(billing) == 0",
@@ -288,6 +293,7 @@ func TestLagSeconds(t *testing.T) {
 // A new cluster retires the old one's consumers; nothing leaks (TestMain
 // checks goroutines).
 func TestClusterCommandRetiresConsumers(t *testing.T) {
+	t.Parallel() // on a lab of its own, it mostly waits on lab time
 	l := newLab(t)
 	mustRun(t, l, "topic create orders partitions=2", "load orders rate=200/s for=2s key=k-{n}",
 		"consumer start c1 group=billing topic=orders", "consumer start c2 group=billing topic=orders rate=50/s",
@@ -302,6 +308,7 @@ func TestClusterCommandRetiresConsumers(t *testing.T) {
 
 // help explains consumer and seek as commands that run, service= included.
 func TestHelpConsumer(t *testing.T) {
+	t.Parallel() // on a lab of its own, it mostly waits on lab time
 	l := newLab(t)
 	res := mustRun(t, l, "help consumer", "help seek")
 	got := strings.Join(append(res[0].Lines, res[1].Lines...), "\n")

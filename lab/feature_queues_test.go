@@ -22,6 +22,7 @@ func workerNamed(t testing.TB, l *Lab, name string) WorkerState {
 // Queue commands that cannot run say why and leave the lab as it was:
 // no queue, no worker, no send, nothing in the timeline.
 func TestQueueCommandsCheckBeforeActing(t *testing.T) {
+	t.Parallel() // on a lab of its own, it mostly waits on lab time
 	l := newLab(t)
 	mustRun(t, l, "topic create orders partitions=1", "queue create receipts visibility=2s")
 	bad := []struct{ line, want string }{
@@ -114,6 +115,7 @@ func TestWorkerCrashRedeliversAfterVisibility(t *testing.T) {
 // with a delay and dead-letter after max-attempts; the redrive's delivery
 // is a replay, not a duplicate.
 func TestWorkerRetriesThenDeadLetters(t *testing.T) {
+	t.Parallel() // on a lab of its own, it mostly waits on lab time
 	l := newLab(t)
 	mustRun(t, l, "queue create jobs visibility=5s dlq=jobs-dlq",
 		`send jobs value="job BAD"`,

@@ -14,6 +14,7 @@ import (
 // sql prints the rows as a readable table, in the result and in the
 // timeline; a query that cannot run says why and leaves no trace.
 func TestSQLCommandPrintsATable(t *testing.T) {
+	t.Parallel() // on a lab of its own, it mostly waits on lab time
 	l := newLab(t)
 	mustRun(t, l, "topic create orders partitions=1", "service start orders mode=commit-then-publish",
 		"order 881", `order 882 amount=1200 item="blue phone"`)
@@ -59,6 +60,7 @@ func TestSQLCommandPrintsATable(t *testing.T) {
 
 // The wallet's dedupe table in a second database is found by sql and rows.
 func TestSQLFindsTheSecondDatabase(t *testing.T) {
+	t.Parallel() // on a lab of its own, it mostly waits on lab time
 	l := newLab(t)
 	mustRun(t, l, "service start wallet strategy=dedupe-elsewhere")
 	w, _ := l.world()
@@ -78,6 +80,7 @@ func TestSQLFindsTheSecondDatabase(t *testing.T) {
 // Failed service commands leave the lab, services and tables included,
 // as it was.
 func TestFailedServiceCommandsLeaveTheLabAsItWas(t *testing.T) {
+	t.Parallel() // on a lab of its own, it mostly waits on lab time
 	l := newLab(t)
 	mustRun(t, l, "topic create orders partitions=1", "service start orders mode=outbox crash=after-commit", "order 881",
 		"service start payments")
@@ -110,6 +113,7 @@ func TestFailedServiceCommandsLeaveTheLabAsItWas(t *testing.T) {
 // Every statement a service runs is in the timeline with its SQL and
 // arguments, and so is what the service did.
 func TestServiceEventsInTheTimeline(t *testing.T) {
+	t.Parallel() // on a lab of its own, it mostly waits on lab time
 	l := newLab(t)
 	sub := l.Subscribe(4096)
 	defer sub.Close()
@@ -150,6 +154,7 @@ func TestServiceEventsInTheTimeline(t *testing.T) {
 // The snapshot carries each service's tables: columns, the newest rows
 // and the count.
 func TestSnapshotShowsServiceTables(t *testing.T) {
+	t.Parallel() // on a lab of its own, it mostly waits on lab time
 	l := newLab(t)
 	mustRun(t, l, "topic create orders partitions=1", "service start orders mode=outbox", "order 881 count=25",
 		"wait rows(orders.outbox, status='sent') == 25")
@@ -185,6 +190,7 @@ func TestSnapshotShowsServiceTables(t *testing.T) {
 // A service's side effects, each with its message id, reach the checker:
 // the wallet without a dedupe table credits a redelivery twice.
 func TestServiceEffectsReachTheChecker(t *testing.T) {
+	t.Parallel() // on a lab of its own, it mostly waits on lab time
 	for _, tc := range []struct {
 		strategy string
 		want     int
@@ -223,6 +229,7 @@ func TestServiceEffectsReachTheChecker(t *testing.T) {
 // The lab creates no topic for a service: a publish to a missing topic
 // fails and says what to create; the outbox relay retries until it can.
 func TestServicesPublishOnlyToTopicsThatExist(t *testing.T) {
+	t.Parallel() // on a lab of its own, it mostly waits on lab time
 	l := newLab(t)
 	res := mustRun(t, l, "service start orders mode=commit-then-publish", "order 881")
 	if !strings.Contains(res[0].Lines[0], "there is no topic orders yet, so its publishes fail until topic create orders partitions=1") {
@@ -243,6 +250,7 @@ func TestServicesPublishOnlyToTopicsThatExist(t *testing.T) {
 // Services end with their cluster: a new cluster has none, and the relay's
 // goroutine is gone (TestMain's goleak checks every test).
 func TestServicesEndWithTheCluster(t *testing.T) {
+	t.Parallel() // on a lab of its own, it mostly waits on lab time
 	l := newLab(t)
 	mustRun(t, l, "topic create orders partitions=1", "service start orders mode=outbox", "service start payments",
 		"service start checkout mode=queued threads=4", "order 881", "wait rows(orders.outbox, status='sent') == 1")
@@ -266,6 +274,7 @@ func TestServicesEndWithTheCluster(t *testing.T) {
 // An order to a crashed service is a result, not a script error; a
 // count of orders stops being placed at the crash.
 func TestOrdersToACrashedService(t *testing.T) {
+	t.Parallel() // on a lab of its own, it mostly waits on lab time
 	l := newLab(t)
 	res := mustRun(t, l, "topic create orders partitions=1", "service start orders mode=publish-then-commit crash=after-publish",
 		"order 881 count=3", "expect rows(orders.orders) == 0", "expect hwm(orders/0) == 1")
@@ -289,6 +298,7 @@ func TestOrdersToACrashedService(t *testing.T) {
 // mode publishes the rest of the work to a topic receipts when that is what
 // exists (feature_checkout_test.go has the queue).
 func TestCheckoutChargesThroughPayments(t *testing.T) {
+	t.Parallel() // on a lab of its own, it mostly waits on lab time
 	l := newLab(t)
 	mustRun(t, l, "topic create receipts partitions=1", "service start payments", "service start checkout mode=queued threads=2")
 	w, _ := l.world()

@@ -72,6 +72,7 @@ func TestFlashSaleBacklogRates(t *testing.T) {
 // started, not from the log start: the orders before it are not its
 // backlog, and it is caught up as soon as it has started.
 func TestLagFromLatestCountsFromWhereItStarted(t *testing.T) {
+	t.Parallel() // on a lab of its own, it mostly waits on lab time
 	l := newLab(t)
 	mustRun(t, l,
 		"cluster nodes=1",

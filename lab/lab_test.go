@@ -58,6 +58,7 @@ func stateOf(l *Lab) state {
 // Bad input never loses state: a command that cannot run returns a clear
 // error and leaves the lab as it was, timeline included.
 func TestFailedCommandLeavesLabAsItWas(t *testing.T) {
+	t.Parallel() // on a lab of its own, it mostly waits on lab time
 	l := newLab(t)
 	mustRun(t, l, "topic create orders partitions=2", "elect n1 orders/0", "produce orders key=881 as=shop", "kill n3")
 	waitFor(t, 10*time.Second, "followers to learn the commit", func() bool {
@@ -139,6 +140,7 @@ func TestFailedCommandLeavesLabAsItWas(t *testing.T) {
 // The checker finds a planted loss (acks=1 on a leader cut off before it
 // replicates) and none when acks=all and idempotence ride out a leader kill.
 func TestCheckerFindsPlantedLoss(t *testing.T) {
+	t.Parallel() // on a lab of its own, it mostly waits on lab time
 	l := newLab(t)
 	mustRun(t, l, "topic create orders partitions=1", "elect n1 orders/0",
 		"produce orders key=881 acks=all", "partition n1 | n2,n3", "produce orders key=881 count=3 batch=3 acks=1 as=fast",
@@ -161,6 +163,7 @@ func TestCheckerFindsPlantedLoss(t *testing.T) {
 }
 
 func TestCheckerNoLossWithIdempotentAcksAll(t *testing.T) {
+	t.Parallel() // on a lab of its own, it mostly waits on lab time
 	l := newLab(t)
 	mustRun(t, l, "topic create orders partitions=2", "elect n1 orders/0", "load orders rate=300/s for=2s key=k{n} idempotent=true batch=4",
 		"wait hwm(orders/0) >= 50", "kill leader(orders/0)", "wait state(load) == stopped timeout=30s", "restart n1")
@@ -178,6 +181,7 @@ func TestCheckerNoLossWithIdempotentAcksAll(t *testing.T) {
 
 // Node references resolve when the command runs, not when it is parsed.
 func TestNodeRefsResolveAtExecution(t *testing.T) {
+	t.Parallel() // on a lab of its own, it mostly waits on lab time
 	l := newLab(t)
 	mustRun(t, l, "topic create orders partitions=1", "elect n2 orders/0")
 	res := mustRun(t, l, "kill leader(orders/0)")
@@ -205,6 +209,7 @@ func TestNodeRefsResolveAtExecution(t *testing.T) {
 }
 
 func TestWaitAndExpectSayWhatTheValueWas(t *testing.T) {
+	t.Parallel() // on a lab of its own, it mostly waits on lab time
 	l := newLab(t)
 	mustRun(t, l, "topic create orders partitions=1", "produce orders count=2")
 	_, err := l.Exec(ctxFor(t, 10*time.Second), "wait hwm(orders/0) == 5 timeout=200ms")
@@ -255,6 +260,7 @@ func TestWaitWhileAnotherCommandRuns(t *testing.T) {
 }
 
 func TestProduceClientsAndTemplates(t *testing.T) {
+	t.Parallel() // on a lab of its own, it mostly waits on lab time
 	l := newLab(t)
 	res := mustRun(t, l, "topic create orders partitions=3", `produce orders key=order-{n} value="order {n} placed" count=3 as=shop`,
 		"produce orders count=12 acks=0", "produce orders key=881 idempotent=true")
@@ -318,6 +324,7 @@ func TestLoadFollowsSpeedAndStops(t *testing.T) {
 }
 
 func TestClusterRestartsEmpty(t *testing.T) {
+	t.Parallel() // on a lab of its own, it mostly waits on lab time
 	l := newLab(t)
 	mustRun(t, l, "topic create orders partitions=1", "produce orders as=shop", "speed 10x", "pause", "cluster nodes=5 timing=fast")
 	s := l.Snapshot()
@@ -335,6 +342,7 @@ func TestClusterRestartsEmpty(t *testing.T) {
 }
 
 func TestSubscribeSeesCommandsAndBrokerEvents(t *testing.T) {
+	t.Parallel() // on a lab of its own, it mostly waits on lab time
 	l := newLab(t)
 	sub := l.Subscribe(1024)
 	defer sub.Close()
@@ -357,6 +365,7 @@ func TestSubscribeSeesCommandsAndBrokerEvents(t *testing.T) {
 }
 
 func TestHelpMarksNothingUnavailable(t *testing.T) {
+	t.Parallel() // on a lab of its own, it mostly waits on lab time
 	l := newLab(t)
 	res := mustRun(t, l, "help", "help worker")
 	all := strings.Join(res[0].Lines, "\n")

@@ -10,6 +10,7 @@ import (
 // cancel for order 881 before the first finishes the order itself. The
 // queue handed them out in order; the work finished out of it.
 func TestCompetingWorkersFinishOutOfOrder(t *testing.T) {
+	t.Parallel() // on a lab of its own, it mostly waits on lab time
 	l := newLab(t)
 	mustRun(t, l,
 		"queue create order-events",
@@ -36,6 +37,7 @@ func TestCompetingWorkersFinishOutOfOrder(t *testing.T) {
 // the move, and, when the retry group finishes the payment after the
 // shipment, counts the broken per-key order against the group that moved it.
 func TestRetryTopicMovesAGivenUpRecord(t *testing.T) {
+	t.Parallel() // on a lab of its own, it mostly waits on lab time
 	l := newLab(t)
 	mustRun(t, l,
 		"topic create orders partitions=2",
@@ -69,6 +71,7 @@ func TestRetryTopicMovesAGivenUpRecord(t *testing.T) {
 // One partition's lag, read while another partition is held up by a
 // record retried in place: the held one keeps its lag, the other drains.
 func TestLagOfOnePartition(t *testing.T) {
+	t.Parallel() // on a lab of its own, it mostly waits on lab time
 	l := newLab(t)
 	mustRun(t, l,
 		"topic create orders partitions=2",
@@ -100,6 +103,7 @@ func TestLagOfOnePartition(t *testing.T) {
 
 // retry-topic= names a topic that exists and is not the one read.
 func TestRetryTopicChecks(t *testing.T) {
+	t.Parallel() // on a lab of its own, it mostly waits on lab time
 	l := newLab(t)
 	mustRun(t, l, "topic create orders partitions=1", "consumer start c1 group=billing topic=orders")
 	bad := []struct{ line, want string }{
@@ -118,6 +122,7 @@ func TestRetryTopicChecks(t *testing.T) {
 // crashes rather than commit past a record nobody holds for it, and the
 // record stays in its partition, uncommitted.
 func TestRetryTopicThatCannotTakeTheCopy(t *testing.T) {
+	t.Parallel() // on a lab of its own, it mostly waits on lab time
 	l := newLab(t)
 	mustRun(t, l,
 		"topic create orders partitions=1",
@@ -147,6 +152,7 @@ func TestRetryTopicThatCannotTakeTheCopy(t *testing.T) {
 // lesson's task does while the learner types; an expect still fails on a
 // name nobody has, and says which names there are.
 func TestWaitForAClientNotStartedYet(t *testing.T) {
+	t.Parallel() // on a lab of its own, it mostly waits on lab time
 	l := newLab(t)
 	mustRun(t, l, "topic create orders partitions=1")
 	done := make(chan error, 1)

@@ -86,6 +86,7 @@ func TestNewProduceRun(t *testing.T) {
 }
 
 func TestProduceStatsBadInput(t *testing.T) {
+	t.Parallel() // on a lab of its own, it mostly waits on lab time
 	l := newLab(t)
 	mustRun(t, l, "topic create orders partitions=1")
 

@@ -15,6 +15,7 @@ import (
 // A recording holds every event in order and snapshots with the cluster
 // and clients a replay draws.
 func TestRecorder(t *testing.T) {
+	t.Parallel() // on a lab of its own, it mostly waits on lab time
 	l := newLab(t)
 	var buf bytes.Buffer
 	rec := NewRecorder(l, &buf)
@@ -58,6 +59,7 @@ func TestRecorder(t *testing.T) {
 // ReadRecording gives back every event and every snapshot in order, and
 // names the entry that does not read.
 func TestReadRecording(t *testing.T) {
+	t.Parallel() // on a lab of its own, it mostly waits on lab time
 	l := newLab(t)
 	var buf bytes.Buffer
 	rec := NewRecorder(l, &buf)

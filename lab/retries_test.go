@@ -136,6 +136,7 @@ func TestWorkerRetriesComeInWavesWithoutJitter(t *testing.T) {
 // once and the queue's max-receives decides: each nack before the last
 // receive is an immediate retry; the last one dead-letters, and is none.
 func TestWorkerRetriesByFailureKind(t *testing.T) {
+	t.Parallel() // on a lab of its own, it mostly waits on lab time
 	l := newLab(t)
 	mustRun(t, l, "queue create bad visibility=30s dlq=bad-dlq",
 		"queue create flaky visibility=30s max-receives=3 dlq=flaky-dlq",
@@ -161,6 +162,7 @@ func TestWorkerRetriesByFailureKind(t *testing.T) {
 // A consumer retries a record in place: each pause is a retry of its
 // group, counted for the consumer and the group alike.
 func TestConsumerRetriesAreRecorded(t *testing.T) {
+	t.Parallel() // on a lab of its own, it mostly waits on lab time
 	l := newLab(t)
 	mustRun(t, l, "topic create orders partitions=1",
 		"produce orders count=2",
@@ -182,6 +184,7 @@ func TestConsumerRetriesAreRecorded(t *testing.T) {
 }
 
 func TestRetryValuesNameWhatTheyCount(t *testing.T) {
+	t.Parallel() // on a lab of its own, it mostly waits on lab time
 	l := newLab(t)
 	_, err := l.Exec(ctxFor(t, 10*time.Second), "expect retries(payments) == 0")
 	if err == nil || !strings.Contains(err.Error(), `no worker, consumer, queue or group named "payments"; there are none yet`) {

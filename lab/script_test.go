@@ -138,6 +138,7 @@ func TestScriptsFailWhenTheBehaviourChanges(t *testing.T) {
 // A script stops at a command that cannot run, and goes on after an
 // expect that does not hold; each failure names its line.
 func TestScriptFailures(t *testing.T) {
+	t.Parallel() // on a lab of its own, it mostly waits on lab time
 	src := `cluster nodes=3
 topic create orders partitions=1
 expect hwm(orders/0) == 5
