@@ -121,7 +121,7 @@ func TestCurriculumParses(t *testing.T) {
 // time, each on its own lab. A lesson mostly waits on lab time and raft's
 // timers (about an eighth of a core on fast timing), so a few at once
 // finish sooner on two cores without crowding them.
-const lessonsAtOnce = 4
+const lessonsAtOnce = 6
 
 // Every embedded lesson plays headless at fast timing, every expectation
 // holding, within LessonTimeLimit, and its transcript fits 80 columns.

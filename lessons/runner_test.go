@@ -25,7 +25,7 @@ func TestMain(m *testing.M) {
 // -test.parallel says otherwise: they mostly wait on lab time and raft's
 // timers, so more than the two cores' worth finish sooner. Under the race
 // detector they are CPU-bound, and the default (one per core) stays.
-const waitingTestsAtOnce = "4"
+const waitingTestsAtOnce = "6"
 
 func moreParallel() {
 	flag.Parse()
