@@ -2,6 +2,7 @@ package tui
 
 import (
 	"bytes"
+	"github.com/mqlab/mqlab/lessons"
 	"testing"
 	"time"
 
@@ -36,7 +37,7 @@ func waitExec(t *testing.T, src *fakeSource, line string) {
 // lines, and resizing down to the minimum and below redraws.
 func TestEndToEnd(t *testing.T) {
 	v := sceneEnd(t)
-	v.Lesson = &Lesson{ID: "t", Title: "Failover", Step: 1, Steps: 2, StepTitle: "The leader dies", Status: LessonStepDone,
+	v.Lesson = &Lesson{ID: "t", Title: "Failover", Step: 1, Steps: 2, StepTitle: "The leader dies", Status: lessons.StatusStepDone,
 		Blocks: []LessonBlock{{Kind: BlockText, Text: "n1 led orders/0; it died, and another node leads."}}}
 	src := newFakeSource(v)
 	m := New(src, Options{})

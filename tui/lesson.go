@@ -27,7 +27,7 @@ type lessonPanel struct {
 	// block from which the step has played since the learner last acted.
 	seenStep   int
 	seenBlocks int
-	seenStatus LessonStatus
+	seenStatus lessons.Status
 	seenH      int
 	anchor     int
 }
@@ -75,8 +75,8 @@ func (p *lessonPanel) View() string {
 	rows, off := windowNote(body, p.off, bodyH, st, how)
 	p.off = off
 	// While the open task shows, the last row need not repeat its hint.
-	if ls.Status == LessonTask {
-		if i := lastTask(blocksOf(ls)); i >= 0 && starts[i] >= off && starts[i]+2 <= off+bodyH {
+	if ls.Status == lessons.StatusTask {
+		if i := lastTask(ls.Blocks); i >= 0 && starts[i] >= off && starts[i]+2 <= off+bodyH {
 			short := p.foot(ls, true)
 			for len(short) > len(foot) && short[0] == "" {
 				short = short[1:]
@@ -98,9 +98,6 @@ func (p *lessonPanel) View() string {
 func (p *lessonPanel) head(ls *Lesson) []string {
 	st := p.ctx.Styles
 	var rows []string
-	if ls.Status == LessonUnknown { // a source of summaries only: its title too
-		rows = append(rows, st.Header.Render(cut(ls.Title, p.w)))
-	}
 	var prog line
 	prog.add(&st.Muted, fmt.Sprintf("Step %d of %d ", ls.Step, ls.Steps))
 	if ls.Steps > 0 {
@@ -108,7 +105,7 @@ func (p *lessonPanel) head(ls *Lesson) []string {
 		if bw > 0 {
 			done := ls.Step
 			switch ls.Status {
-			case LessonUnknown, LessonStepDone, LessonFinished:
+			case lessons.StatusStepDone, lessons.StatusFinished:
 			default:
 				done-- // the step being played is not done yet
 			}
@@ -132,28 +129,6 @@ func (p *lessonPanel) head(ls *Lesson) []string {
 	return rows
 }
 
-// blocksOf returns the step's blocks: the source's, or, for a source that
-// gives only the summary fields, those in a fixed order.
-func blocksOf(ls *Lesson) []LessonBlock {
-	if len(ls.Blocks) > 0 || ls.Status != LessonUnknown {
-		return ls.Blocks
-	}
-	var bs []LessonBlock
-	if ls.Text != "" {
-		bs = append(bs, LessonBlock{Kind: BlockText, Text: ls.Text})
-	}
-	for i := range ls.Tasks {
-		bs = append(bs, LessonBlock{Kind: BlockTask, Task: &ls.Tasks[i]})
-	}
-	if ls.Prediction != nil {
-		bs = append(bs, LessonBlock{Kind: BlockPrediction, Prediction: ls.Prediction})
-	}
-	if len(ls.Expectations) > 0 {
-		bs = append(bs, LessonBlock{Kind: BlockExpect, Expectations: ls.Expectations})
-	}
-	return bs
-}
-
 // body draws the blocks and returns the row each block starts at, and the
 // row to bring to the top when the learner has just acted on it: its
 // start, or for a prediction just answered, the answer.
@@ -163,9 +138,8 @@ func (p *lessonPanel) body(ls *Lesson) (rows []string, starts, tops []int) {
 	if p.mdW != w || p.mdCache == nil || len(p.mdCache) > 200 {
 		p.mdW, p.mdCache = w, map[string][]string{}
 	}
-	legacy := ls.Status == LessonUnknown
 	rows = []string{""}
-	bs := blocksOf(ls)
+	bs := ls.Blocks
 	for i, b := range bs {
 		if i > 0 {
 			rows = append(rows, "")
@@ -197,17 +171,14 @@ func (p *lessonPanel) body(ls *Lesson) (rows []string, starts, tops []int) {
 				}
 			}
 		case BlockTask:
-			rows = append(rows, p.task(b.Task, legacy)...)
+			rows = append(rows, p.task(b.Task)...)
 		case BlockPrediction:
-			pr, answer := p.prediction(b.Prediction, legacy)
+			pr, answer := p.prediction(b.Prediction)
 			if answer > 0 {
 				tops[i] += answer
 			}
 			rows = append(rows, pr...)
 		case BlockExpect:
-			if legacy {
-				rows = append(rows, st.Title.Render("Expect"))
-			}
 			for _, e := range b.Expectations {
 				rows = append(rows, p.expectation(e)...)
 			}
@@ -216,20 +187,14 @@ func (p *lessonPanel) body(ls *Lesson) (rows []string, starts, tops []int) {
 	return rows, starts, tops
 }
 
-func (p *lessonPanel) task(t *Task, legacy bool) []string {
+func (p *lessonPanel) task(t *Task) []string {
 	st := p.ctx.Styles
 	var rows []string
-	if legacy {
-		rows = append(rows, st.Title.Render("Do"))
-	}
 	mark, ms := "[ ] ", &st.Warn
 	if t.Done {
 		mark, ms = "["+symOK+"] ", &st.OK
 	}
 	text := oneLine(lessons.PlainInline(t.Text))
-	if legacy && t.Hint != "" && !t.Done {
-		text += " — " + t.Hint
-	}
 	for i, s := range wrapText(text, p.w-4) {
 		var l line
 		if i == 0 {
@@ -240,7 +205,7 @@ func (p *lessonPanel) task(t *Task, legacy bool) []string {
 		l.add(&st.Text, s)
 		rows = append(rows, l.fit(p.w))
 	}
-	if !legacy && t.Hint != "" && !t.Done {
+	if t.Hint != "" && !t.Done {
 		for _, s := range wrapText(t.Hint, p.w-4) {
 			rows = append(rows, "    "+st.Key.Render(s))
 		}
@@ -255,7 +220,7 @@ func (p *lessonPanel) task(t *Task, legacy bool) []string {
 
 // prediction draws a question, its choices and, once answered, the
 // outcome and why; answer is the row of the outcome (0 before it).
-func (p *lessonPanel) prediction(pr *Prediction, legacy bool) (rows []string, answer int) {
+func (p *lessonPanel) prediction(pr *Prediction) (rows []string, answer int) {
 	st := p.ctx.Styles
 	rows = []string{st.Title.Render("Predict")}
 	rows = append(rows, markdown(st, pr.Question, p.w)...)
@@ -265,8 +230,6 @@ func (p *lessonPanel) prediction(pr *Prediction, legacy bool) (rows []string, an
 	}
 	letter := func(i int) string { return string(rune('a'+i)) + ")" }
 	switch {
-	case pr.Chosen < 0 && legacy:
-		rows = append(rows, st.Accent.Render(cut(fmt.Sprintf("Press a–%c to answer.", 'a'+max(0, len(pr.Choices)-1)), p.w)))
 	case pr.Chosen < 0:
 	case pr.Answer < 0:
 		rows = append(rows, st.Muted.Render(cut("You chose "+letter(pr.Chosen)+" Now watch.", p.w)))
@@ -357,9 +320,9 @@ func (p *lessonPanel) foot(ls *Lesson, taskShown bool) []string {
 	if ls.Notice != "" {
 		ns := &st.Warn
 		switch ls.Status {
-		case LessonFailed, LessonBroken:
+		case lessons.StatusFailed, lessons.StatusBroken:
 			ns = &st.Fail
-		case LessonStarting:
+		case lessons.StatusStarting:
 			ns = &st.Muted
 		}
 		rows = append(rows, "")
@@ -371,12 +334,12 @@ func (p *lessonPanel) foot(ls *Lesson, taskShown bool) []string {
 	var mark, text string
 	ms := &st.Accent
 	switch ls.Status {
-	case LessonStarting:
+	case lessons.StatusStarting:
 		if ls.Notice != "" {
 			return rows // the notice says it
 		}
 		mark, text, ms = symPending, "starting the step…", &st.Muted
-	case LessonPlaying:
+	case lessons.StatusPlaying:
 		mark, text, ms = symPending, "running the step's commands…", &st.Muted
 		// A step's commands show when they are all done, which can take
 		// many seconds (consumers joining a group one rebalance at a time
@@ -384,9 +347,9 @@ func (p *lessonPanel) foot(ls *Lesson, taskShown bool) []string {
 		if cmd := p.runningCommand(); cmd != "" {
 			text = cut("running: "+cmd, p.w-2)
 		}
-	case LessonTask:
+	case lessons.StatusTask:
 		var open *Task
-		for _, b := range blocksOf(ls) {
+		for _, b := range ls.Blocks {
 			if b.Kind == BlockTask && !b.Task.Done {
 				open = b.Task
 			}
@@ -398,23 +361,23 @@ func (p *lessonPanel) foot(ls *Lesson, taskShown bool) []string {
 		case open != nil && open.Hint != "" && !taskShown:
 			text = "Your turn — " + open.Hint
 		}
-	case LessonPredict:
+	case lessons.StatusPredict:
 		n := 0
 		if ls.Prediction != nil {
 			n = len(ls.Prediction.Choices)
 		}
 		mark, text = "▶", fmt.Sprintf("Your turn: press a–%c to predict", 'a'+max(0, n-1))
-	case LessonStepDone:
+	case lessons.StatusStepDone:
 		mark, ms = symOK, &st.OK
 		text = "Step done — " + keyOf(k.NextStep) + ": next step"
 		if ls.Step >= ls.Steps {
 			text = "Last step done — " + keyOf(k.NextStep) + ": finish the lesson"
 		}
-	case LessonFailed:
+	case lessons.StatusFailed:
 		mark, text, ms = symFail, "An expectation failed — :lesson reset", &st.Fail
-	case LessonBroken:
+	case lessons.StatusBroken:
 		mark, text, ms = symFail, "The step stopped — :lesson reset", &st.Fail
-	case LessonFinished:
+	case lessons.StatusFinished:
 		mark, ms = symOK, &st.OK
 		text = "Lesson finished."
 		if k.Lessons.Enabled() {
@@ -453,11 +416,11 @@ func (p *lessonPanel) runningCommand() string {
 // answered. It shows the newest rows unless that would hide the first of
 // those; the learner's own scrolling holds until the step moves again.
 func (p *lessonPanel) follow(ls *Lesson, tops []int, total, h int) {
-	n := len(blocksOf(ls))
+	n := len(ls.Blocks)
 	if ls.Step == p.seenStep && n == p.seenBlocks && ls.Status == p.seenStatus && h == p.seenH {
 		return // nothing new, and the room is the same: the learner's scrolling holds
 	}
-	waited := p.seenStatus == LessonTask || p.seenStatus == LessonPredict
+	waited := p.seenStatus == lessons.StatusTask || p.seenStatus == lessons.StatusPredict
 	switch {
 	case ls.Step != p.seenStep || n < p.seenBlocks:
 		p.anchor, p.off = 0, 0

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"github.com/mqlab/mqlab/lessons"
 	"math/rand"
 	"strings"
 	"testing"
@@ -14,7 +15,7 @@ func lessonBlocksState() *Lesson {
 	return &Lesson{
 		ID: "failover", Title: "Leader failover: epochs, truncation and the repeat",
 		Step: 2, Steps: 5, StepTitle: "A batch only the leader holds",
-		Status: LessonFailed,
+		Status: lessons.StatusFailed,
 		Notice: "This step did not go as the lesson expects: hwm(orders/0) == 2000 (hwm(orders/0) is 1500) does not hold. " +
 			"During this step you ran: kill n2. :lesson reset starts the step again on a fresh cluster.",
 		Blocks: []LessonBlock{
@@ -45,7 +46,7 @@ func TestLessonPaneGoldens(t *testing.T) {
 		{"blocks_failed", lessonBlocksState, 78, 18},
 		{"blocks_task", func() *Lesson {
 			ls := lessonBlocksState()
-			ls.Status, ls.Notice = LessonTask, "You ran kill n2; this task asks you to press h (or type heal)."
+			ls.Status, ls.Notice = lessons.StatusTask, "You ran kill n2; this task asks you to press h (or type heal)."
 			ls.Blocks = append(ls.Blocks[:1:1], LessonBlock{Kind: BlockTask, Task: &Task{Text: "Heal the network.", Hint: "key: h · or type: heal"}})
 			ls.Tasks = []Task{*ls.Blocks[1].Task}
 			ls.Blocks[0].Prediction = nil
@@ -53,7 +54,7 @@ func TestLessonPaneGoldens(t *testing.T) {
 			return ls
 		}, 40, 16},
 		{"blocks_finished", func() *Lesson {
-			return &Lesson{Title: "Leader failover", Step: 5, Steps: 5, Status: LessonFinished}
+			return &Lesson{Title: "Leader failover", Step: 5, Steps: 5, Status: lessons.StatusFinished}
 		}, 40, 6},
 	} {
 		ctx := newContext(newFakeSource(ViewState{}), NewStyles(DefaultTheme), DefaultKeyMap())
@@ -95,7 +96,7 @@ func TestRandomInputLessonAndPicker(t *testing.T) {
 		if rnd.Intn(20) == 0 {
 			src.mu.Lock()
 			ls := lessonBlocksState()
-			ls.Status = LessonStatus(rnd.Intn(int(LessonFinished) + 1))
+			ls.Status = lessons.Status(rnd.Intn(int(lessons.StatusFinished) + 1))
 			ls.Blocks = ls.Blocks[:rnd.Intn(len(ls.Blocks)+1)]
 			src.state.Lesson = ls
 			src.mu.Unlock()
@@ -121,7 +122,7 @@ func TestRandomInputLessonAndPicker(t *testing.T) {
 // time can take many seconds, and a bare "running…" says nothing.
 func TestLessonPaneNamesTheRunningCommand(t *testing.T) {
 	ctx := newContext(newFakeSource(ViewState{}), NewStyles(DefaultTheme), DefaultKeyMap())
-	ls := &Lesson{Title: "How many partitions?", Step: 2, Steps: 4, StepTitle: "Partitions do not do the work", Status: LessonPlaying,
+	ls := &Lesson{Title: "How many partitions?", Step: 2, Steps: 4, StepTitle: "Partitions do not do the work", Status: lessons.StatusPlaying,
 		Blocks: []LessonBlock{{Kind: BlockText, Text: "Four workers start."}}}
 	ctx.State = &ViewState{Lesson: ls}
 	p := newLessonPanel(ctx)

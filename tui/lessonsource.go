@@ -142,7 +142,7 @@ func (s *LessonSource) Exec(ctx context.Context, line string) (string, error) {
 // lessonOf draws the player's state as the pane's Lesson.
 func lessonOf(les *lessons.Lesson, st lessons.State) *Lesson {
 	ls := &Lesson{ID: les.ID, Title: les.Title, Step: min(st.Step+1, st.Steps), Steps: st.Steps,
-		StepTitle: st.StepTitle, Status: statusOf(st.Status), Notice: st.Notice}
+		StepTitle: st.StepTitle, Status: st.Status, Notice: st.Notice}
 	ls.Blocks = make([]LessonBlock, 0, len(st.Blocks))
 	for _, b := range st.Blocks {
 		var c LessonBlock
@@ -172,28 +172,6 @@ func lessonOf(les *lessons.Lesson, st lessons.State) *Lesson {
 		ls.Blocks = append(ls.Blocks, c)
 	}
 	return ls
-}
-
-func statusOf(s lessons.Status) LessonStatus {
-	switch s {
-	case lessons.StatusStarting:
-		return LessonStarting
-	case lessons.StatusPlaying:
-		return LessonPlaying
-	case lessons.StatusTask:
-		return LessonTask
-	case lessons.StatusPredict:
-		return LessonPredict
-	case lessons.StatusStepDone:
-		return LessonStepDone
-	case lessons.StatusFailed:
-		return LessonFailed
-	case lessons.StatusBroken:
-		return LessonBroken
-	case lessons.StatusFinished:
-		return LessonFinished
-	}
-	return LessonUnknown
 }
 
 func commandLines(rs []lessons.CommandResult) []CommandLine {

@@ -79,7 +79,7 @@ func TestLessonSourcePlaysALesson(t *testing.T) {
 		t.Fatal(err)
 	}
 	src := newLessonSource(t, LessonOptions{Progress: store})
-	if ls := src.View().Lesson; ls == nil || ls.Status != LessonStarting || ls.Step != 1 || ls.Steps != 3 {
+	if ls := src.View().Lesson; ls == nil || ls.Status != lessons.StatusStarting || ls.Step != 1 || ls.Steps != 3 {
 		t.Fatalf("before it starts: %+v", ls)
 	}
 	execErr(t, src, CmdLessonNext, "has not started")
@@ -88,7 +88,7 @@ func TestLessonSourcePlaysALesson(t *testing.T) {
 		t.Errorf("lesson goto 1 said %q", out)
 	}
 	ls := src.View().Lesson
-	if ls.Status != LessonStepDone || ls.StepTitle != "Three committed orders" {
+	if ls.Status != lessons.StatusStepDone || ls.StepTitle != "Three committed orders" {
 		t.Fatalf("step 1: status %v, title %q", ls.Status, ls.StepTitle)
 	}
 	if got, want := blockKinds(ls), []LessonBlockKind{BlockCommands, BlockText, BlockExpect}; !equalKinds(got, want) {
@@ -110,7 +110,7 @@ func TestLessonSourcePlaysALesson(t *testing.T) {
 		t.Errorf("lesson next said %q", out)
 	}
 	ls = src.View().Lesson
-	if ls.Status != LessonPredict || ls.Prediction == nil || ls.Prediction.Chosen != -1 || len(ls.Prediction.Choices) != 2 {
+	if ls.Status != lessons.StatusPredict || ls.Prediction == nil || ls.Prediction.Chosen != -1 || len(ls.Prediction.Choices) != 2 {
 		t.Fatalf("step 2 opens on its question: %+v %+v", ls.Status, ls.Prediction)
 	}
 	if len(ls.Blocks) != 1 {
@@ -126,7 +126,7 @@ func TestLessonSourcePlaysALesson(t *testing.T) {
 	if p.Chosen != 1 || p.Answer != 1 || !strings.Contains(p.Why, "new term") {
 		t.Errorf("the reveal: %+v", p)
 	}
-	if ls.Status != LessonTask || len(ls.Tasks) != 1 || ls.Tasks[0].Done ||
+	if ls.Status != lessons.StatusTask || len(ls.Tasks) != 1 || ls.Tasks[0].Done ||
 		ls.Tasks[0].Hint != "key: select n1 and press k · or type: kill leader(orders/0)" {
 		t.Fatalf("the task: %v %+v", ls.Status, ls.Tasks)
 	}
@@ -145,7 +145,7 @@ func TestLessonSourcePlaysALesson(t *testing.T) {
 	// The learner's own kill n1 is the task's kill leader(orders/0).
 	mustExec(t, src, "kill n1")
 	ls = lessonIn(t, src, "the task done and the step played to its end", func(ls *Lesson) bool {
-		return ls.Status == LessonStepDone
+		return ls.Status == lessons.StatusStepDone
 	})
 	if !ls.Tasks[0].Done || ls.Notice != "" {
 		t.Errorf("after the task: tasks %+v, notice %q", ls.Tasks, ls.Notice)
@@ -165,17 +165,17 @@ func TestLessonSourcePlaysALesson(t *testing.T) {
 
 	// Step 3: the task restarts the node that is down; no warning for that.
 	mustExec(t, src, CmdLessonNext)
-	ls = lessonIn(t, src, "step 3's task", func(ls *Lesson) bool { return ls.Status == LessonTask })
+	ls = lessonIn(t, src, "step 3's task", func(ls *Lesson) bool { return ls.Status == lessons.StatusTask })
 	if ls.Notice != "" {
 		t.Errorf("step 3 notice %q", ls.Notice)
 	}
 	mustExec(t, src, "restart n1")
-	lessonIn(t, src, "step 3 done", func(ls *Lesson) bool { return ls.Status == LessonStepDone })
+	lessonIn(t, src, "step 3 done", func(ls *Lesson) bool { return ls.Status == lessons.StatusStepDone })
 
 	if out := mustExec(t, src, CmdLessonNext); !strings.Contains(out, "finished") {
 		t.Errorf("the last lesson next said %q", out)
 	}
-	if ls := src.View().Lesson; ls.Status != LessonFinished || ls.Step != 3 || !strings.Contains(textOf(ls), "You predicted 1 of 1 right.") {
+	if ls := src.View().Lesson; ls.Status != lessons.StatusFinished || ls.Step != 3 || !strings.Contains(textOf(ls), "You predicted 1 of 1 right.") {
 		t.Errorf("finished: %v step %d, %q", ls.Status, ls.Step, textOf(ls))
 	}
 	execErr(t, src, CmdLessonNext, "the lesson is finished")
@@ -191,7 +191,7 @@ func TestLessonSourcePlaysALesson(t *testing.T) {
 	if !strings.Contains(out, "step 3 of 3") || !strings.Contains(out, "re-ran the lesson's commands of steps 1–2") {
 		t.Errorf("lesson prev said %q", out)
 	}
-	if ls := src.View().Lesson; ls.Status != LessonTask || ls.Step != 3 {
+	if ls := src.View().Lesson; ls.Status != lessons.StatusTask || ls.Step != 3 {
 		t.Errorf("after lesson prev: %v step %d", ls.Status, ls.Step)
 	}
 	if StartStep(testLesson(t), store) != 3 {
@@ -235,12 +235,12 @@ func epochsIn(t *testing.T, text string) (before, after uint64) {
 func TestLessonSourceFailsAndResets(t *testing.T) {
 	src := newLessonSource(t, LessonOptions{})
 	mustExec(t, src, "lesson goto 2") // the lab replays step 1 first
-	lessonIn(t, src, "step 2's question", func(ls *Lesson) bool { return ls.Status == LessonPredict && ls.Step == 2 })
+	lessonIn(t, src, "step 2's question", func(ls *Lesson) bool { return ls.Status == lessons.StatusPredict && ls.Step == 2 })
 
 	mustExec(t, src, "produce orders count=2 acks=all") // not part of the lesson
 	mustExec(t, src, "predict a")
 	mustExec(t, src, "kill n1")
-	ls := lessonIn(t, src, "the step to end", func(ls *Lesson) bool { return ls.Status == LessonFailed })
+	ls := lessonIn(t, src, "the step to end", func(ls *Lesson) bool { return ls.Status == lessons.StatusFailed })
 	if !strings.Contains(ls.Notice, "hwm(orders/0) == 3 (hwm(orders/0) is 5) does not hold") ||
 		!strings.Contains(ls.Notice, "During this step you ran: produce orders") ||
 		!strings.Contains(ls.Notice, ":lesson reset") {
@@ -253,7 +253,7 @@ func TestLessonSourceFailsAndResets(t *testing.T) {
 		t.Errorf("lesson reset said %q", out)
 	}
 	ls = src.View().Lesson
-	if ls.Status != LessonPredict || ls.Notice != "" || len(ls.Blocks) != 1 {
+	if ls.Status != lessons.StatusPredict || ls.Notice != "" || len(ls.Blocks) != 1 {
 		t.Errorf("after the reset: %v, notice %q, blocks %v", ls.Status, ls.Notice, blockKinds(ls))
 	}
 	if p := partitionOf(src.View(), "orders/0"); p == nil || p.Replicas[0].HWM != 3 {
@@ -266,7 +266,7 @@ func TestLessonSourceFailsAndResets(t *testing.T) {
 func TestLessonSourceSandboxPassesAnyway(t *testing.T) {
 	src := newLessonSource(t, LessonOptions{Sandbox: true})
 	mustExec(t, src, "lesson goto 2")
-	lessonIn(t, src, "step 2's question", func(ls *Lesson) bool { return ls.Status == LessonPredict })
+	lessonIn(t, src, "step 2's question", func(ls *Lesson) bool { return ls.Status == lessons.StatusPredict })
 	// The question and the task are skipped.
 	if out := mustExec(t, src, CmdLessonNext); !strings.Contains(out, "step 3 of 3") {
 		t.Errorf("lesson next in a sandbox said %q", out)
@@ -279,7 +279,7 @@ func TestLessonSourceCloses(t *testing.T) {
 	src := newLessonSource(t, LessonOptions{})
 	mustExec(t, src, "lesson goto 2")
 	mustExec(t, src, "predict b")
-	lessonIn(t, src, "the task", func(ls *Lesson) bool { return ls.Status == LessonTask })
+	lessonIn(t, src, "the task", func(ls *Lesson) bool { return ls.Status == lessons.StatusTask })
 
 	done := make(chan error, 1)
 	go func() {

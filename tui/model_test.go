@@ -3,6 +3,7 @@ package tui
 import (
 	"errors"
 	"fmt"
+	"github.com/mqlab/mqlab/lessons"
 	"math/rand"
 	"slices"
 	"strings"
@@ -63,7 +64,7 @@ func newTestModel(t *testing.T, v ViewState, w, h int) (*Model, *fakeSource) {
 // Every key that changes the lab sends the line the prompt would run.
 func TestKeysSendCommands(t *testing.T) {
 	v := sceneEnd(t)
-	v.Lesson = &Lesson{ID: "t", Title: "t", Step: 2, Steps: 3, Status: LessonStepDone}
+	v.Lesson = &Lesson{ID: "t", Title: "t", Step: 2, Steps: 3, Status: lessons.StatusStepDone}
 	cases := []struct {
 		keys []string
 		want string
@@ -99,7 +100,9 @@ func TestKeysSendCommands(t *testing.T) {
 	})
 	t.Run("answer a prediction", func(t *testing.T) {
 		pv := v
-		pv.Lesson = &Lesson{Title: "t", Step: 2, Steps: 3, Prediction: &Prediction{Question: "q", Choices: []string{"7", "8", "9"}, Chosen: -1, Answer: -1}}
+		pred := &Prediction{Question: "q", Choices: []string{"7", "8", "9"}, Chosen: -1, Answer: -1}
+		pv.Lesson = &Lesson{Title: "t", Step: 2, Steps: 3, Status: lessons.StatusPredict, Prediction: pred,
+			Blocks: []LessonBlock{{Kind: BlockPrediction, Prediction: pred}}}
 		m, src := newTestModel(t, pv, 120, 40)
 		press(m, "b")
 		if !src.has("predict b") {

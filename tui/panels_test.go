@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"github.com/mqlab/mqlab/lessons"
 	"strings"
 	"testing"
 	"time"
@@ -194,10 +195,13 @@ func TestClusterBigLog(t *testing.T) {
 
 func TestLessonPrediction(t *testing.T) {
 	ctx := newContext(newFakeSource(ViewState{}), NewStyles(DefaultTheme), DefaultKeyMap())
-	v := ViewState{Lesson: &Lesson{Title: "Failover", Step: 2, Steps: 4, StepTitle: "Kill the leader",
-		Text: "The leader dies.", Tasks: []Task{{Text: "Kill the leader", Hint: "press k", Done: true}},
-		Prediction:   &Prediction{Question: "Which epoch?", Choices: []string{"7", "8", "9"}, Chosen: 2, Answer: 1},
-		Expectations: []Expectation{{Text: "lost == 0", Checked: true, OK: false, Got: "3"}, {Text: "epoch(orders/0) == 8"}}}}
+	task := Task{Text: "Kill the leader", Hint: "press k", Done: true}
+	pred := Prediction{Question: "Which epoch?", Choices: []string{"7", "8", "9"}, Chosen: 2, Answer: 1}
+	exps := []Expectation{{Text: "lost == 0", Checked: true, OK: false, Got: "3"}, {Text: "epoch(orders/0) == 8"}}
+	v := ViewState{Lesson: &Lesson{Title: "Failover", Step: 2, Steps: 4, StepTitle: "Kill the leader", Status: lessons.StatusFailed,
+		Blocks: []LessonBlock{{Kind: BlockText, Text: "The leader dies."}, {Kind: BlockTask, Task: &task},
+			{Kind: BlockPrediction, Prediction: &pred}, {Kind: BlockExpect, Expectations: exps}},
+		Tasks: []Task{task}, Prediction: &pred, Expectations: exps}}
 	ctx.State = &v
 	p := newLessonPanel(ctx)
 	p.SetSize(40, 22)

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"github.com/mqlab/mqlab/lessons"
 	"time"
 )
 
@@ -240,37 +241,19 @@ type Lesson struct {
 	StepTitle string
 	// Blocks is the step as it has played so far, in the lesson's order:
 	// narrative, the commands the lab ran, tasks, the prediction, the
-	// expectations. When it is empty the pane draws Text, Tasks,
-	// Prediction and Expectations, in that order.
+	// expectations.
 	Blocks []LessonBlock
-	// Text is the step's narrative: paragraphs separated by blank lines.
-	Text string
-	// Tasks, Prediction and Expectations are the step's so far, also when
-	// Blocks carries them: the task line and the keys read them.
+	// Tasks, Prediction and Expectations are the step's so far, also in
+	// Blocks: the task line and the keys read them.
 	Tasks        []Task
 	Prediction   *Prediction // the open one, else the last one answered
 	Expectations []Expectation
 	// Status says what the step waits for; the pane's last rows say it.
-	Status LessonStatus
+	Status lessons.Status
 	// Notice says what went off track and how to get back: shown above
 	// the status, in full.
 	Notice string
 }
-
-// LessonStatus is where a lesson's step stands.
-type LessonStatus int
-
-const (
-	LessonUnknown  LessonStatus = iota // the source does not say: the pane draws Text, Tasks, Prediction and Expectations
-	LessonStarting                     // the lab is replaying the lesson up to the step
-	LessonPlaying                      // the step's commands are running
-	LessonTask                         // a task waits for the learner
-	LessonPredict                      // a prediction waits for an answer
-	LessonStepDone                     // the step played and held: the next one may come
-	LessonFailed                       // an expectation failed: the step cannot be passed
-	LessonBroken                       // a command of the step could not run
-	LessonFinished                     // the last step is done
-)
 
 // LessonBlockKind says which field of a LessonBlock is set.
 type LessonBlockKind int
