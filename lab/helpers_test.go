@@ -2,11 +2,12 @@ package lab
 
 import (
 	"context"
-	"flag"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/mqlab/mqlab/lab/labtest"
 )
 
 // Raft's leadership transfer runs goroutines it does not track; they end
@@ -17,26 +18,10 @@ var leakOptions = []goleak.Option{
 }
 
 func TestMain(m *testing.M) {
-	moreParallel()
+	if !raceEnabled {
+		labtest.RaiseParallel("4") // tests that wait on lab time, a few at a time
+	}
 	goleak.VerifyTestMain(m, leakOptions...)
-}
-
-// waitingTestsAtOnce is how many parallel tests run at a time unless
-// -test.parallel says otherwise: they mostly wait on lab time and raft's
-// timers, so more than the two cores' worth finish sooner. Under the race
-// detector they are CPU-bound, and the default (one per core) stays.
-const waitingTestsAtOnce = "4"
-
-func moreParallel() {
-	flag.Parse()
-	if raceEnabled {
-		return
-	}
-	set := false
-	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
-	if !set {
-		flag.Set("test.parallel", waitingTestsAtOnce)
-	}
 }
 
 // newLab starts a fast-timing lab closed at the end of the test.

@@ -3,40 +3,25 @@ package lessons
 import (
 	"context"
 	"errors"
-	"flag"
 	"strings"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/mqlab/mqlab/lab/labtest"
 )
 
 // Raft's leadership transfer runs goroutines it does not track; they end
 // within an election timeout on their own (as in package lab's tests).
 func TestMain(m *testing.M) {
-	moreParallel()
+	if !raceEnabled {
+		labtest.RaiseParallel("6") // tests that wait on lab time, a few at a time
+	}
 	goleak.VerifyTestMain(m,
 		goleak.IgnoreAnyFunction("github.com/hashicorp/raft.(*Raft).leadershipTransfer"),
 		goleak.IgnoreAnyFunction("github.com/hashicorp/raft.(*Raft).leaderLoop.func2"),
 	)
-}
-
-// waitingTestsAtOnce is how many parallel tests run at a time unless
-// -test.parallel says otherwise: they mostly wait on lab time and raft's
-// timers, so more than the two cores' worth finish sooner. Under the race
-// detector they are CPU-bound, and the default (one per core) stays.
-const waitingTestsAtOnce = "6"
-
-func moreParallel() {
-	flag.Parse()
-	if raceEnabled {
-		return
-	}
-	set := false
-	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
-	if !set {
-		flag.Set("test.parallel", waitingTestsAtOnce)
-	}
 }
 
 func ctxFor(t *testing.T, d time.Duration) context.Context {
