@@ -2,10 +2,11 @@ package broker
 
 import (
 	"fmt"
-	"github.com/mqlab/mqlab/broker/fanout"
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/mqlab/mqlab/broker/fanout"
 )
 
 // EventKind names what happened.

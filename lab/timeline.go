@@ -2,12 +2,12 @@ package lab
 
 import (
 	"fmt"
-	"github.com/mqlab/mqlab/broker/fanout"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/mqlab/mqlab/broker"
+	"github.com/mqlab/mqlab/broker/fanout"
 )
 
 // EventKind says where a timeline event comes from.

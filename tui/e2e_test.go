@@ -2,12 +2,13 @@ package tui
 
 import (
 	"bytes"
-	"github.com/mqlab/mqlab/lessons"
 	"testing"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/exp/teatest"
+
+	"github.com/mqlab/mqlab/lessons"
 )
 
 func waitText(t *testing.T, tm *teatest.TestModel, texts ...string) {

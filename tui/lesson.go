@@ -2,10 +2,11 @@ package tui
 
 import (
 	"fmt"
-	"github.com/mqlab/mqlab/lessons"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
+
+	"github.com/mqlab/mqlab/lessons"
 )
 
 // lessonPanel draws the open lesson's step: where it stands, then the

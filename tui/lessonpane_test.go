@@ -2,10 +2,11 @@ package tui
 
 import (
 	"fmt"
-	"github.com/mqlab/mqlab/lessons"
 	"math/rand"
 	"strings"
 	"testing"
+
+	"github.com/mqlab/mqlab/lessons"
 )
 
 // lessonBlocksState is a step as a LessonSource shows it, played to its

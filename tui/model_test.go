@@ -3,7 +3,6 @@ package tui
 import (
 	"errors"
 	"fmt"
-	"github.com/mqlab/mqlab/lessons"
 	"math/rand"
 	"slices"
 	"strings"
@@ -11,6 +10,8 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/mqlab/mqlab/lessons"
 )
 
 func keyMsg(s string) tea.KeyMsg {

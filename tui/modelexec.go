@@ -6,11 +6,12 @@ package tui
 import (
 	"context"
 	"fmt"
-	"github.com/mqlab/mqlab/lab/command"
 	"slices"
 	"strings"
 
 	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/mqlab/mqlab/lab/command"
 )
 
 // run sends one command line to the source, unless the screen is showing

@@ -2,13 +2,14 @@ package tui
 
 import (
 	"fmt"
-	"github.com/mqlab/mqlab/lessons"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
+
+	"github.com/mqlab/mqlab/lessons"
 )
 
 // panelFixture is a context showing the failover scenario's state.

@@ -2,8 +2,9 @@ package tui
 
 import (
 	"context"
-	"github.com/mqlab/mqlab/lessons"
 	"time"
+
+	"github.com/mqlab/mqlab/lessons"
 )
 
 // Source is everything the screen needs from a running lab (or a

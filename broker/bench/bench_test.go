@@ -26,10 +26,11 @@ package bench
 import (
 	"context"
 	"fmt"
-	"github.com/mqlab/mqlab/broker"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/mqlab/mqlab/broker"
 )
 
 func benchCtx(b *testing.B) context.Context {

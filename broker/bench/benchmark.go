@@ -8,7 +8,6 @@ package bench
 import (
 	"context"
 	"fmt"
-	"github.com/mqlab/mqlab/broker"
 	"io"
 	"os"
 	"runtime"
@@ -17,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mqlab/mqlab/broker"
 )
 
 // The shape every measurement shares, and the targets the report checks.

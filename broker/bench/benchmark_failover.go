@@ -5,10 +5,11 @@ package bench
 import (
 	"context"
 	"fmt"
-	"github.com/mqlab/mqlab/broker"
-	"github.com/mqlab/mqlab/broker/internal/probe"
 	"slices"
 	"time"
+
+	"github.com/mqlab/mqlab/broker"
+	"github.com/mqlab/mqlab/broker/internal/probe"
 )
 
 // FailoverResult is one failover series.

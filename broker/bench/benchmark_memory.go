@@ -6,8 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/mqlab/mqlab/broker"
-	"github.com/mqlab/mqlab/broker/internal/probe"
 	"os"
 	"runtime/metrics"
 	"strconv"
@@ -16,6 +14,9 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+
+	"github.com/mqlab/mqlab/broker"
+	"github.com/mqlab/mqlab/broker/internal/probe"
 )
 
 // MemoryResult is the memory phase: the process's peak resident memory

@@ -6,12 +6,13 @@ package bench
 import (
 	"context"
 	"fmt"
-	"github.com/mqlab/mqlab/broker"
-	"github.com/mqlab/mqlab/broker/internal/probe"
 	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/mqlab/mqlab/broker"
+	"github.com/mqlab/mqlab/broker/internal/probe"
 )
 
 const (

@@ -8,8 +8,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/mqlab/mqlab/broker"
-	"github.com/mqlab/mqlab/broker/internal/probe"
 	"io"
 	"sync"
 	"sync/atomic"
@@ -17,6 +15,8 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"github.com/mqlab/mqlab/broker"
+	"github.com/mqlab/mqlab/broker/internal/probe"
 	"github.com/mqlab/mqlab/broker/partlog"
 	"github.com/mqlab/mqlab/broker/raftnet"
 )

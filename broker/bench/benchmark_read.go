@@ -7,13 +7,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/mqlab/mqlab/broker"
-	"github.com/mqlab/mqlab/broker/internal/probe"
 	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/mqlab/mqlab/broker"
+	"github.com/mqlab/mqlab/broker/internal/probe"
 )
 
 // ConsumeResult is one consume phase.

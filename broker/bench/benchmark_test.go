@@ -3,10 +3,11 @@ package bench
 import (
 	"context"
 	"errors"
-	"github.com/mqlab/mqlab/broker"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mqlab/mqlab/broker"
 )
 
 func TestThousands(t *testing.T) {
