@@ -170,6 +170,8 @@ type playerState struct {
 	// preview is the step's opening text, shown while the lab replays the
 	// lesson up to the step, so the learner can read on meanwhile
 	preview string
+	// heldTime: the player paused lab time for the open question
+	heldTime bool
 }
 
 func (st *playerState) open(step int, status Status, notice string) {

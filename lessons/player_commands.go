@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/mqlab/mqlab/lab/command"
 )
 
 // The lesson commands a Player adds to the lab's language.
@@ -83,6 +85,16 @@ func (p *Player) turn(ctx context.Context) (context.Context, func(), error) {
 		return nil, nil, errors.New("the lesson is closed")
 	}
 	return ctx, done, nil
+}
+
+// Refuses says why a learner's command may not run now, or nil. While a
+// question waits for its answer, lab time waits with it: speed, pause and
+// resume are refused until the answer.
+func (p *Player) Refuses(cmd command.Command) error {
+	if st, _ := p.state(); st.heldTime && command.Clock(cmd) {
+		return errors.New("lab time waits for your answer: answer the question first, and it runs on")
+	}
+	return nil
 }
 
 // settledTurn takes the player's turn and waits until the step stops
@@ -195,6 +207,7 @@ func (p *Player) Next(ctx context.Context) (string, error) {
 			return "", errors.New("this step could not go on: :lesson reset starts it again")
 		}
 	}
+	p.releaseTime(ctx) // a question passed over in the sandbox holds time no longer
 	err = p.run.NextStep(ctx, sandbox)
 	var fe *FailedError
 	switch {
@@ -247,6 +260,7 @@ func (p *Player) Predict(ctx context.Context, letter string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	p.releaseTime(ctx)
 	p.revealed(choice, rv)
 	out := "you predicted it"
 	if !rv.Correct {

@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/mqlab/mqlab/lab/command"
 )
 
 // settle waits while the step is playing on its own (the goroutine runs
@@ -115,6 +117,9 @@ func (p *Player) play(ctx context.Context) {
 		case KindExpect:
 			p.add(Played{Kind: KindExpect, Expects: ev.Expects})
 		case KindPredict:
+			if !p.opts.Auto {
+				p.holdTime(ctx) // before the question shows: the world stays as it was asked about
+			}
 			p.update(func(st *playerState) {
 				st.blocks = append(st.blocks, Played{Kind: KindPredict, Prediction: &PlayedPrediction{
 					Question: ev.Text, Choices: ev.Choices, Chosen: -1, Answer: -1}})
@@ -204,6 +209,28 @@ func (p *Player) broke(ev Event, err error, what string) {
 		st.notice = whatHappened(st, what)
 	})
 	p.observe(Note{Kind: NoteBroken, Step: ev.Step, Event: ev, Err: err})
+}
+
+// holdTime pauses lab time while a question waits for its answer, unless
+// it stands still already: loads, clients and timers that follow lab time
+// stop, so nothing the step goes on to show happens before the answer.
+func (p *Player) holdTime(ctx context.Context) {
+	if _, paused := p.Lab().Clock().Speed(); paused {
+		return
+	}
+	if _, err := p.Lab().ExecCommand(ctx, command.Pause{}); err == nil {
+		p.update(func(st *playerState) { st.heldTime = true })
+	}
+}
+
+// releaseTime lets lab time run again if holdTime stopped it.
+func (p *Player) releaseTime(ctx context.Context) {
+	st, _ := p.state()
+	if !st.heldTime {
+		return
+	}
+	p.update(func(st *playerState) { st.heldTime = false })
+	p.Lab().ExecCommand(ctx, command.Resume{})
 }
 
 // revealed records the answer to the open question.

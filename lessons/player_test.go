@@ -1,6 +1,7 @@
 package lessons
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -95,5 +96,59 @@ func TestStartingStepShowsItsOpeningText(t *testing.T) {
 	p.st.status = StatusPlaying
 	if st := p.State(); len(st.Blocks) != 0 {
 		t.Errorf("once the step plays, its own blocks show, not the preview: %+v", st.Blocks)
+	}
+}
+
+// While a question waits for its answer, lab time stands still and the
+// learner cannot start it again; the answer lets it run on. A headless
+// run answers at once and never stops the clock.
+func TestQuestionHoldsLabTime(t *testing.T) {
+	ctx := ctxFor(t, time.Minute)
+	les := loadLesson(t, "testdata/runner/back.md")
+	l, err := lab.New(lab.Options{Nodes: 3, Timing: "fast"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	p, err := NewPlayer(les, PlayerOptions{Lab: l})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if _, err := p.Goto(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	if st := p.State(); st.Status != StatusPredict {
+		t.Fatalf("step 2 stopped at %v, not at its question", st.Status)
+	}
+	if _, paused := l.Clock().Speed(); !paused {
+		t.Fatal("lab time runs while the question waits")
+	}
+	before := l.Clock().Now()
+	if err := p.Refuses(command.Resume{}); err == nil || !strings.Contains(err.Error(), "answer the question first") {
+		t.Errorf("resume while the question waits: %v", err)
+	}
+	if err := p.Refuses(command.Kill{Node: command.NodeRef{Kind: command.RefNode, Node: "n1"}}); err != nil {
+		t.Errorf("a kill while the question waits is refused: %v", err)
+	}
+	if now := l.Clock().Now(); !now.Equal(before) {
+		t.Errorf("lab time moved from %v to %v while the question waited", before, now)
+	}
+	if _, err := p.Predict(ctx, "b"); err != nil {
+		t.Fatal(err)
+	}
+	if _, paused := l.Clock().Speed(); paused {
+		t.Error("lab time is still paused after the answer")
+	}
+	if err := p.Refuses(command.Resume{}); err != nil {
+		t.Errorf("resume after the answer: %v", err)
+	}
+
+	var out strings.Builder
+	if err := PlayHeadless(ctx, les, &out, Options{Timing: "fast"}); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if strings.Contains(out.String(), "lab time paused") {
+		t.Errorf("a headless run paused lab time for a question:\n%s", out.String())
 	}
 }

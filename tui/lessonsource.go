@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 
@@ -127,6 +128,9 @@ func (s *LessonSource) Exec(ctx context.Context, line string) (string, error) {
 	cmd, err := command.Parse(line)
 	if err != nil {
 		return "", err
+	}
+	if err := s.player.Refuses(cmd); err != nil {
+		return "", fmt.Errorf("%s: %w", cmd.Name(), err)
 	}
 	if h, ok := cmd.(command.Help); ok && h.Topic == "" {
 		out, err := s.lab.ExecCommand(ctx, cmd)
