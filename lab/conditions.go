@@ -84,6 +84,9 @@ func (rd *reader) value(v command.Value) (any, error) {
 		return v.Num, nil
 	case command.ValWord:
 		return v.Word, nil
+	case command.ValSaved:
+		return nil, fmt.Errorf("%s: no value is kept under this name; a lesson keeps one with {{epoch(orders/0) as %s}} and can then compare with it, as in epoch(orders/0) > %s",
+			v.Word, v.Word, v.Word)
 	case command.ValField:
 		rep, err := rd.checked()
 		if err != nil {

@@ -39,8 +39,16 @@
 //	{{lost as lost_acks1}}   shown, and kept under a name
 //	{{lost_acks1}}           a value kept earlier in the lesson
 //
-// so a table can compare values measured in different steps. A short
-// example:
+// so a table can compare values measured in different steps. A number
+// kept under a name can also be compared with in an expect block, a
+// wait: or a lab block's wait and expect, plus or minus a number:
+//
+//	n1 leads at epoch {{epoch(orders/0) as before}}.
+//	…
+//	epoch(orders/0) > before          # a new leader, a new epoch
+//	epoch(orders/0) == before + 1
+//
+// A short example:
 //
 //	---
 //	id: acks-one

@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/mqlab/mqlab/lab/command"
 )
 
 // Load reads and parses a lesson file from disk.
@@ -25,7 +27,7 @@ func Load(path string) (*Lesson, error) {
 // Parse reads a lesson. When anything is wrong the error is Problems,
 // with every problem found; the lesson is returned as far as it was read.
 func Parse(file string, src []byte) (*Lesson, error) {
-	p := &parser{file: file, les: &Lesson{File: file}}
+	p := &parser{file: file, les: &Lesson{File: file}, kept: keptNames(string(src))}
 	p.parse(src)
 	if len(p.problems) > 0 {
 		sort.SliceStable(p.problems, func(i, j int) bool {
@@ -56,6 +58,28 @@ type parser struct {
 
 	conceptsLine int // the front matter line naming the concepts
 	frontLine    int // the first line of the front matter
+
+	// kept are the names the lesson keeps values under anywhere
+	// ({{… as NAME}}): a condition may compare with them. Validate checks
+	// that each is kept before it is used.
+	kept map[string]bool
+}
+
+// keptNames finds every name a lesson's placeholders keep a value under.
+func keptNames(src string) map[string]bool {
+	out := map[string]bool{}
+	phs, errs := placeholders(src)
+	for i, ph := range phs {
+		if errs[i] == nil && ph.as != "" {
+			out[ph.as] = true
+		}
+	}
+	return out
+}
+
+// parseLine parses a command of the lesson, knowing the names it keeps.
+func (p *parser) parseLine(num int, text string) (command.Command, error) {
+	return command.ParseLineSaved(num, text, func(name string) bool { return p.kept[name] })
 }
 
 // srcLine is one line of the file with its number.

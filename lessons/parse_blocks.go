@@ -49,7 +49,7 @@ func (p *parser) block(step *Step, f *fence) {
 // command parses one command written at column shift+1 of line num; it
 // returns nil for a blank or comment line and for a line with a problem.
 func (p *parser) command(num int, text string, shift int) command.Command {
-	c, err := command.ParseLine(num, text)
+	c, err := p.parseLine(num, text)
 	if err != nil {
 		p.parseError(num, shift, 0, err)
 		return nil
@@ -106,7 +106,7 @@ func (p *parser) task(f *fence) *Task {
 				p.problem(l.num, 0, "wait: needs a condition, like wait: leader(orders/0) != n1")
 				continue
 			}
-			c, err := command.ParseLine(l.num, "wait "+rest)
+			c, err := p.parseLine(l.num, "wait "+rest)
 			if err != nil {
 				p.parseError(l.num, col, len("wait "), err)
 				continue
@@ -247,7 +247,7 @@ func (p *parser) expect(f *fence) ([]Expectation, string) {
 			concept = p.conceptTag(l.num, rest, concept)
 			continue
 		}
-		c, err := command.ParseLine(l.num, "expect "+l.text)
+		c, err := p.parseLine(l.num, "expect "+l.text)
 		if err != nil {
 			p.parseError(l.num, 0, len("expect "), err)
 			continue

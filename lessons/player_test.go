@@ -152,3 +152,38 @@ func TestQuestionHoldsLabTime(t *testing.T) {
 		t.Errorf("a headless run paused lab time for a question:\n%s", out.String())
 	}
 }
+
+// A value kept in narrative can be compared with in an expect block and a
+// wait, plus or minus a number, and the expectation shows what it was;
+// comparing with a name kept nowhere before is a problem at its line.
+func TestSavedValuesInConditions(t *testing.T) {
+	les := loadLesson(t, "testdata/runner/saved.md")
+	var out strings.Builder
+	if err := PlayHeadless(ctxFor(t, time.Minute), les, &out, Options{Timing: "fast"}); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	for _, want := range []string{"✓ epoch(orders/0) > before (epoch(orders/0) is", ", before is ", "✓ epoch(orders/0) >= before + 1"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the transcript lacks %q:\n%s", want, out.String())
+		}
+	}
+	src := []byte(`---
+id: early
+title: Used before kept
+concepts: [epoch]
+---
+
+## One
+
+` + "```lab\ncluster nodes=3\ntopic create orders partitions=1\n```" + `
+
+` + "```expect\nepoch(orders/0) >= before\n```" + `
+
+Epoch {{epoch(orders/0) as before}}.
+
+` + "```predict\nWhich?\n- [x] this\n- [ ] that\nwhy: because\n```\n")
+	ps := Check("early.md", src)
+	if len(ps) != 1 || ps[0].Line != 15 || !strings.Contains(ps[0].Msg, "no earlier placeholder keeps a value as before") {
+		t.Errorf("a name used before it is kept: %v", ps)
+	}
+}

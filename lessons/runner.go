@@ -263,7 +263,11 @@ func (r *Runner) run(ctx context.Context, lines []command.Line) ([]CommandResult
 	r.used = true
 	var out []CommandResult
 	var stop error
-	r.lab.RunScript(ctx, lines, func(line command.Line, res lab.Result, err error) {
+	filled := make([]command.Line, len(lines))
+	for i, l := range lines {
+		filled[i], _ = r.recall(l)
+	}
+	r.lab.RunScript(ctx, filled, func(line command.Line, res lab.Result, err error) {
 		out = append(out, CommandResult{Line: line.Num, Text: line.Text, Lines: res.Lines, Err: err})
 		var ee *lab.ExpectationError
 		switch {
@@ -285,7 +289,7 @@ func (r *Runner) expect(ctx context.Context, exps []Expectation) []ExpectResult 
 	out := make([]ExpectResult, 0, len(exps))
 	for _, e := range exps {
 		er := ExpectResult{Line: e.Line, Cond: e.Text, Label: e.Label}
-		line := command.Line{Num: e.Line, Text: "expect " + e.Text, Cmd: command.Expect{Cond: e.Cond}}
+		line, used := r.recall(command.Line{Num: e.Line, Text: "expect " + e.Text, Cmd: command.Expect{Cond: e.Cond}})
 		r.lab.RunScript(ctx, []command.Line{line}, func(_ command.Line, res lab.Result, err error) {
 			var ee *lab.ExpectationError
 			switch {
@@ -298,6 +302,9 @@ func (r *Runner) expect(ctx context.Context, exps []Expectation) []ExpectResult 
 				er.Observed = err.Error()
 			}
 		})
+		if len(used) > 0 {
+			er.Observed = strings.TrimPrefix(er.Observed+", "+strings.Join(used, ", "), ", ")
+		}
 		if !er.Held {
 			r.failed = append(r.failed, er)
 		}
@@ -340,7 +347,7 @@ func (r *Runner) AwaitTask(ctx context.Context) error {
 	for _, w := range b.Task.Wait {
 		c := w.Cmd.(command.Wait)
 		c.Timeout = LearnerWait
-		line := command.Line{Num: w.Num, Text: w.Text, Cmd: c}
+		line, _ := r.recall(command.Line{Num: w.Num, Text: w.Text, Cmd: c})
 		if failed := r.lab.RunScript(ctx, []command.Line{line}, nil); len(failed) > 0 {
 			return failed[0]
 		}

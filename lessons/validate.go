@@ -173,6 +173,10 @@ func (v *refs) condition(line int, c command.Condition) {
 }
 
 func (v *refs) value(line int, val command.Value) {
+	if val.Kind == command.ValSaved && !v.kept[val.Word] {
+		v.p.problem(line, 0, "%s: no earlier placeholder keeps a value as %s; keep it first, like {{epoch(orders/0) as %s}}", val.Word, val.Word, val.Word)
+		return
+	}
 	if val.Kind != command.ValLab {
 		return
 	}

@@ -66,8 +66,11 @@ func lessonCmd() *cobra.Command {
 		Long: `check parses each lesson file and validates it without running anything:
 the front matter (id, title, concepts), every lab command and condition,
 tasks (do: and wait:), predictions (choices and the one marked [x]), the
-topics and nodes commands name, and {{…}} placeholders. It reports every
-problem as FILE:LINE[:COL]: message and exits non-zero if there is one.`,
+topics and nodes commands name, and {{…}} placeholders. A value kept with
+{{epoch(orders/0) as before}} can be shown again as {{before}} and compared
+with in a condition: expect epoch(orders/0) > before, wait: hwm(orders/0)
+>= before + 10. It reports every problem as FILE:LINE[:COL]: message and
+exits non-zero if there is one.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return checkLessons(cmd.OutOrStdout(), args)

@@ -15,6 +15,11 @@ const (
 	ValWord   = "word"   // n1, none, up
 	ValLab    = "lab"    // epoch(orders/0), rows(orders.outbox, …), state(n1)
 	ValField  = "field"  // a checker field: lost, confirmed, …
+	// ValSaved is a number a lesson kept earlier with {{epoch(orders/0)
+	// as before}}: a bare name compared with a number, or given + N, as
+	// in epoch(orders/0) > before. The lesson puts the number in before
+	// the lab evaluates the condition.
+	ValSaved = "saved"
 )
 
 // Value is one side of a condition.
@@ -114,7 +119,7 @@ var HandlerServices = []string{"payments", "wallet"}
 // Numeric reports whether the value is a number (else a word).
 func (v Value) Numeric() bool {
 	switch v.Kind {
-	case ValNumber, ValField:
+	case ValNumber, ValField, ValSaved:
 		return true
 	case ValLab:
 		f, _ := findFunc(v.Func)
@@ -129,7 +134,7 @@ func (v Value) String() string {
 		return formatFloat(v.Num)
 	case ValWord:
 		return quoteWord(v.Word)
-	case ValField:
+	case ValField, ValSaved:
 		return v.Word
 	}
 	switch {
@@ -262,6 +267,7 @@ func (p *parser) parseCondition(verb string) (Condition, *posError) {
 		return Condition{}, err
 	}
 	c := Condition{Left: left, Op: t.text, Right: right}
+	c.Left.Value, c.Right.Value = p.savedAgainst(c.Left.Value, c.Right.Value), p.savedAgainst(c.Right.Value, c.Left.Value)
 	if err := checkCondition(c, t.col); err != nil {
 		return c, err
 	}
@@ -338,6 +344,9 @@ func (p *parser) parseExpr(verb, what string) (Expr, *posError) {
 			return Expr{}, errAt(col, "expected a number after %q, as in epoch(orders/0@n1) + 1", sign.text)
 		}
 		p.pos++
+		if p.isSaved(v) {
+			v.Kind, e.Value = ValSaved, Value{Kind: ValSaved, Word: v.Word} // before + 1: a number kept earlier
+		}
 		if !v.Numeric() {
 			return Expr{}, errAt(sign.col, "%s is not a number; only numbers take %s", v, sign.text)
 		}
@@ -480,6 +489,20 @@ func parseSpeedup(v Value, arg string, col int) (Value, *posError) {
 	}
 	v.Arg, v.Other = a, b
 	return v, nil
+}
+
+// isSaved says whether v is a word naming a value the lesson keeps.
+func (p *parser) isSaved(v Value) bool {
+	return p.saved != nil && v.Kind == ValWord && p.saved(v.Word)
+}
+
+// savedAgainst reads a kept name compared with a number as that number
+// (ValSaved); any other value stays as it is.
+func (p *parser) savedAgainst(v, other Value) Value {
+	if p.isSaved(v) && other.Numeric() && other.Kind != ValSaved {
+		return Value{Kind: ValSaved, Word: v.Word}
+	}
+	return v
 }
 
 // checkCondition rejects conditions that cannot mean anything: two

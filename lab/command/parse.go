@@ -25,8 +25,14 @@ func Parse(text string) (Command, error) {
 
 // ParseLine reads line number num of a script. It returns nil and no error
 // for a blank or comment-only line.
-func ParseLine(num int, text string) (Command, error) {
-	c, perr := parseLine(text)
+func ParseLine(num int, text string) (Command, error) { return ParseLineSaved(num, text, nil) }
+
+// ParseLineSaved is ParseLine for a lesson, which keeps values under names
+// ({{epoch(orders/0) as before}}): in a condition, a name for which saved
+// reports true, compared with a number or given + N, is such a value
+// (ValSaved), as in epoch(orders/0) > before.
+func ParseLineSaved(num int, text string, saved func(name string) bool) (Command, error) {
+	c, perr := parseLine(text, saved)
 	if perr != nil {
 		return nil, &Error{Line: num, Col: perr.col, Msg: perr.msg, Suggest: perr.suggest}
 	}
@@ -61,9 +67,11 @@ type parser struct {
 	pos  int
 	end  int // the column just past the line's last character
 	spec *Spec
+	// saved reports the names a lesson keeps values under; nil outside one
+	saved func(name string) bool
 }
 
-func parseLine(text string) (c Command, err *posError) {
+func parseLine(text string, saved func(string) bool) (c Command, err *posError) {
 	if !utf8.ValidString(text) {
 		return nil, errAt(1, "the line is not valid UTF-8 text")
 	}
@@ -74,7 +82,7 @@ func parseLine(text string) (c Command, err *posError) {
 	if len(toks) == 0 {
 		return nil, nil
 	}
-	p := &parser{toks: toks, end: toks[len(toks)-1].end}
+	p := &parser{toks: toks, end: toks[len(toks)-1].end, saved: saved}
 	spec, serr := p.matchSpec()
 	if serr != nil {
 		return nil, serr

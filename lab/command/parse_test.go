@@ -158,3 +158,38 @@ func TestParseScriptCollectsEveryError(t *testing.T) {
 		t.Errorf("lines %+v; want the good lines 1 and 6", lines)
 	}
 }
+
+// In a lesson, a name it keeps a value under, compared with a number or
+// given + N, is that value; outside one, or for any other name, the word
+// is a word and the comparison an error, as before.
+func TestParseSavedValues(t *testing.T) {
+	kept := func(name string) bool { return name == "before" }
+	for _, src := range []string{"expect epoch(orders/0) > before", "expect epoch(orders/0) >= before + 1", "wait before < hwm(orders/0)"} {
+		c, err := ParseLineSaved(1, src, kept)
+		if err != nil {
+			t.Errorf("%s: %v", src, err)
+			continue
+		}
+		var cond Condition
+		switch c := c.(type) {
+		case Expect:
+			cond = c.Cond
+		case Wait:
+			cond = c.Cond
+		}
+		if cond.Left.Value.Kind != ValSaved && cond.Right.Value.Kind != ValSaved {
+			t.Errorf("%s: no saved value in %+v", src, cond)
+		}
+		if got := c.String(); !strings.Contains(got, "before") {
+			t.Errorf("%s reads back as %q", src, got)
+		}
+	}
+	for _, src := range []string{"expect epoch(orders/0) > after", "expect lsot == 0"} {
+		if _, err := ParseLineSaved(1, src, kept); err == nil {
+			t.Errorf("%s parsed", src)
+		}
+	}
+	if _, err := ParseLine(1, "expect epoch(orders/0) > before"); err == nil {
+		t.Error("outside a lesson, a word compared with a number parsed")
+	}
+}
