@@ -2,6 +2,8 @@ package tui
 
 import (
 	"bytes"
+	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -81,4 +83,48 @@ func TestEndToEndFailover(t *testing.T) {
 
 	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("q")})
 	tm.WaitFinished(t, teatest.WithFinalTimeout(5*time.Second))
+}
+
+// blockingSource answers every line at once but a produce, which waits
+// until it is cancelled and then says what it managed, as the lab's does
+// when no leader comes.
+type blockingSource struct{ *fakeSource }
+
+func (b *blockingSource) Exec(ctx context.Context, line string) (string, error) {
+	if !strings.HasPrefix(line, "produce") {
+		return b.fakeSource.Exec(ctx, line)
+	}
+	b.fakeSource.Exec(ctx, line)
+	<-ctx.Done()
+	return "producer-1 orders → failed: no leader", nil
+}
+
+// A fault key acts at once, also while another command blocks: with a
+// produce waiting for a leader, r restarts the selected node without
+// waiting its turn. Esc then cancels the produce, and the status line
+// says it was cancelled, with no ✓.
+func TestFaultKeysDoNotWait(t *testing.T) {
+	src := &blockingSource{newFakeSource(sceneEnd(t))}
+	m := New(src, Options{})
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 40))
+	waitText(t, tm, "orders/0")
+	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(":")})
+	tm.Type("produce orders count=3")
+	tm.Send(tea.KeyMsg{Type: tea.KeyEnter})
+	waitExec(t, src.fakeSource, "produce orders count=3")
+	start := time.Now()
+	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("r")})
+	waitExec(t, src.fakeSource, "restart n1")
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("r took %v to reach the lab while a produce blocked", d)
+	}
+	waitText(t, tm, "restart n1")
+	tm.Send(tea.KeyMsg{Type: tea.KeyEscape})
+	waitText(t, tm, "produce orders count=3: cancelled with esc; before that: producer-1 orders → failed")
+
+	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("q")})
+	fm := tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).(*Model)
+	if fm.statusKind != statusErr {
+		t.Errorf("a cancelled command's status is %v, not an error: %q", fm.statusKind, fm.status)
+	}
 }

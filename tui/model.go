@@ -120,6 +120,8 @@ type (
 		line string
 		out  string
 		err  error
+		// aside: a fault command that ran beside the one running
+		aside bool
 	}
 )
 

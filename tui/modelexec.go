@@ -1,10 +1,13 @@
 package tui
 
-// Running command lines: one at a time and in order, refused in the past
-// or in a recording, and how each result is reported.
+// Running command lines: one at a time and in order, except that a fault
+// (kill, restart, isolate, partition, slow, heal, drop) never waits behind
+// another; refused in the past or in a recording; and how each result is
+// reported.
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -25,6 +28,10 @@ func (m *Model) run(line string) tea.Cmd {
 		m.setStatus(statusErr, fmt.Sprintf("%s is the past and cannot change: esc returns to live, then try %q again",
 			m.ctx.State.Time.Format("15:04:05.000"), line))
 		return nil
+	case m.running != "" && faultLine(line) && len(m.queued) == 0 && besideable(m.running):
+		// A teacher's kill or restart acts at once, also while a produce
+		// waits for a leader that only the restart can bring back.
+		return m.startAside(line)
 	case m.running != "":
 		// One command at a time, in the order given: keys pressed quickly
 		// wait their turn rather than being lost.
@@ -46,25 +53,67 @@ func clockLine(line string) bool {
 	return err == nil && command.Clock(cmd)
 }
 
+// besideable says whether a fault may run beside the running line: a lab
+// command that works on the cluster there is. Not beside one that makes a
+// new cluster (cluster, or a lesson's step, which replays the lesson on a
+// fresh one), nor ahead of lines still waiting their turn: there a fault
+// would hit a cluster about to be replaced, or run before what set it up.
+func besideable(running string) bool {
+	cmd, err := command.Parse(running)
+	return err == nil && cmd.Name() != "cluster"
+}
+
+// faultLine says whether a line breaks or mends the cluster.
+func faultLine(line string) bool {
+	cmd, err := command.Parse(line)
+	return err == nil && command.Fault(cmd)
+}
+
 // start runs a line now.
 func (m *Model) start(line string) tea.Cmd {
 	ctx, cancel := context.WithCancel(m.base)
 	m.running, m.cancel = line, cancel
 	m.setStatus(statusBusy, line)
+	return m.exec(ctx, cancel, line, false)
+}
+
+// startAside runs a fault line now, beside the command that is running,
+// which keeps the status line's "running" and esc.
+func (m *Model) startAside(line string) tea.Cmd {
+	ctx, cancel := context.WithCancel(m.base)
+	m.setStatus(statusBusy, line+" (while "+m.running+" runs)")
+	return m.exec(ctx, cancel, line, true)
+}
+
+func (m *Model) exec(ctx context.Context, cancel context.CancelFunc, line string, aside bool) tea.Cmd {
 	src := m.ctx.Src
 	return func() (msg tea.Msg) {
 		defer func() {
 			if r := recover(); r != nil {
-				msg = execDoneMsg{id: m.id, line: line, err: fmt.Errorf("internal error: %v", r)}
+				msg = execDoneMsg{id: m.id, line: line, err: fmt.Errorf("internal error: %v", r), aside: aside}
 			}
 			cancel()
 		}()
 		out, err := src.Exec(ctx, line)
-		return execDoneMsg{id: m.id, line: line, out: out, err: err}
+		if err == nil && ctx.Err() != nil && m.base.Err() == nil {
+			// Esc stopped it part-way: what it managed is no success.
+			err = errCancelled
+			if out = strings.TrimSpace(out); out != "" {
+				err = fmt.Errorf("%w; before that: %s", errCancelled, oneLine(out))
+			}
+			out = ""
+		}
+		return execDoneMsg{id: m.id, line: line, out: out, err: err, aside: aside}
 	}
 }
 
+// errCancelled: the learner stopped the command with esc.
+var errCancelled = errors.New("cancelled with esc")
+
 func (m *Model) execDone(msg execDoneMsg) tea.Cmd {
+	if msg.aside {
+		return m.report(msg)
+	}
 	m.running, m.cancel = "", nil
 	cmd := m.report(msg)
 	if len(m.queued) > 0 && (m.hist.live() || m.opts.ReadOnly) {
@@ -86,7 +135,11 @@ func (m *Model) report(msg execDoneMsg) tea.Cmd {
 	}
 	out := strings.TrimRight(msg.out, "\n")
 	if msg.err != nil {
-		m.setStatus(statusErr, msg.line+": "+msg.err.Error())
+		text := msg.err.Error()
+		if !strings.HasPrefix(text, msg.line) { // the error names the command already: say it once
+			text = msg.line + ": " + text
+		}
+		m.setStatus(statusErr, text)
 		if strings.Contains(msg.err.Error(), "\n") {
 			m.showOutput(msg.line, msg.err.Error())
 		}
