@@ -10,13 +10,14 @@ type KeyMap struct {
 	NodePrev key.Binding
 	NodeN    key.Binding // 1–9
 	// Changing the lab: each runs one lab command.
-	Kill    key.Binding
-	Restart key.Binding
-	Isolate key.Binding
-	Heal    key.Binding
-	Pause   key.Binding
-	Faster  key.Binding
-	Slower  key.Binding
+	Kill       key.Binding
+	KillLeader key.Binding // K: the leader of the selected node's partition, or of the first
+	Restart    key.Binding
+	Isolate    key.Binding
+	Heal       key.Binding
+	Pause      key.Binding
+	Faster     key.Binding
+	Slower     key.Binding
 	// The lesson.
 	NextStep key.Binding
 	PrevStep key.Binding
@@ -46,15 +47,16 @@ func DefaultKeyMap() *KeyMap {
 		NodePrev: key.NewBinding(key.WithKeys("left"), key.WithHelp("←", "previous node")),
 		NodeN: key.NewBinding(key.WithKeys("1", "2", "3", "4", "5", "6", "7", "8", "9"),
 			key.WithHelp("1–9", "select node")),
-		Kill:     key.NewBinding(key.WithKeys("k"), key.WithHelp("k", "kill node")),
-		Restart:  key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "restart node")),
-		Isolate:  key.NewBinding(key.WithKeys("i"), key.WithHelp("i", "isolate node")),
-		Heal:     key.NewBinding(key.WithKeys("h"), key.WithHelp("h", "heal all links")),
-		Pause:    key.NewBinding(key.WithKeys(" "), key.WithHelp("space", "pause/resume")),
-		Faster:   key.NewBinding(key.WithKeys("+", "="), key.WithHelp("+/-", "speed")),
-		Slower:   key.NewBinding(key.WithKeys("-", "_"), key.WithHelp("-", "slower")),
-		NextStep: key.NewBinding(key.WithKeys("n"), key.WithHelp("n/p", "next/prev step")),
-		PrevStep: key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "previous step")),
+		Kill:       key.NewBinding(key.WithKeys("k"), key.WithHelp("k", "kill node")),
+		KillLeader: key.NewBinding(key.WithKeys("K"), key.WithHelp("K", "kill the leader")),
+		Restart:    key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "restart node")),
+		Isolate:    key.NewBinding(key.WithKeys("i"), key.WithHelp("i", "isolate node")),
+		Heal:       key.NewBinding(key.WithKeys("h"), key.WithHelp("h", "heal all links")),
+		Pause:      key.NewBinding(key.WithKeys(" "), key.WithHelp("space", "pause/resume")),
+		Faster:     key.NewBinding(key.WithKeys("+", "="), key.WithHelp("+/-", "speed")),
+		Slower:     key.NewBinding(key.WithKeys("-", "_"), key.WithHelp("-", "slower")),
+		NextStep:   key.NewBinding(key.WithKeys("n"), key.WithHelp("n/p", "next/prev step")),
+		PrevStep:   key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "previous step")),
 		Answer: key.NewBinding(key.WithKeys("a", "b", "c", "d"),
 			key.WithHelp("a–d", "answer"), key.WithDisabled()),
 		Lessons: key.NewBinding(key.WithKeys("backspace"), key.WithHelp("backspace", "back to the lessons"),
@@ -77,14 +79,14 @@ func DefaultKeyMap() *KeyMap {
 
 // ShortHelp is the help bar: the keys a learner needs first.
 func (k *KeyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.NodeNext, k.Kill, k.Restart, k.Isolate, k.Heal, k.Pause,
+	return []key.Binding{k.NodeNext, k.Kill, k.KillLeader, k.Restart, k.Isolate, k.Heal, k.Pause,
 		k.Answer, k.NextStep, k.Back, k.Live, k.Filter, k.Prompt, k.Focus, k.Help, k.Quit}
 }
 
 // FullHelp is the '?' screen, one column per kind of key.
 func (k *KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
-		{k.NodeNext, k.NodeN, k.Kill, k.Restart, k.Isolate, k.Heal},
+		{k.NodeNext, k.NodeN, k.Kill, k.KillLeader, k.Restart, k.Isolate, k.Heal},
 		{k.Pause, k.Faster, k.NextStep, k.Answer, k.Prompt, k.Help},
 		{k.Back, k.BackEvent, k.Live, k.Focus, k.FocusPrev, k.ScrollUp, k.Filter, k.Lessons, k.Quit},
 	}

@@ -72,6 +72,8 @@ func TestKeysSendCommands(t *testing.T) {
 	}{
 		{[]string{"k"}, "kill n1"},
 		{[]string{"right", "k"}, "kill n2"},
+		{[]string{"K"}, "kill leader(orders/0)"},      // n1 leads nothing: the first partition's leader
+		{[]string{"3", "K"}, "kill leader(orders/2)"}, // the partition the selected node leads
 		{[]string{"3", "r"}, "restart n3"},
 		{[]string{"left", "i"}, "isolate n3"},
 		{[]string{"h"}, "heal"},

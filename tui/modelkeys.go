@@ -148,6 +148,13 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		m.selectNode(i - 1)
 	case key.Matches(msg, k.Kill):
 		return m.nodeCmd("kill")
+	case key.Matches(msg, k.KillLeader):
+		p := leaderTarget(m.ctx.State, m.ctx.SelectedNode())
+		if p == "" {
+			m.setStatus(statusErr, "no partition or queue has a leader to kill now")
+			return nil
+		}
+		return m.run("kill leader(" + p + ")")
 	case key.Matches(msg, k.Restart):
 		return m.nodeCmd("restart")
 	case key.Matches(msg, k.Isolate):
@@ -209,6 +216,28 @@ func (m *Model) selectNode(i int) {
 		return
 	}
 	m.ctx.Selected = (i%n + n) % n
+}
+
+// leaderTarget is the partition (or queue) whose leader K kills: the
+// first the selected node leads, else the first on screen with a leader.
+// The lab resolves leader(…) when the kill runs.
+func leaderTarget(v *ViewState, selected string) string {
+	for _, p := range v.Partitions {
+		if p.Leader != "" && p.Leader == selected {
+			return p.Name
+		}
+	}
+	for _, p := range v.Partitions {
+		if p.Leader != "" {
+			return p.Name
+		}
+	}
+	for _, q := range v.Queues {
+		if q.Leader != "" {
+			return q.Name
+		}
+	}
+	return ""
 }
 
 func (m *Model) nodeCmd(verb string) tea.Cmd {
