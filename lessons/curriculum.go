@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -77,12 +78,19 @@ func Find(ref string) (*Lesson, error) {
 	for _, l := range all {
 		stem := strings.TrimSuffix(path.Base(l.File), ".md")
 		num, _, _ := strings.Cut(stem, "-")
-		if ref == l.ID || ref == stem || ref == num {
+		if ref == l.ID || ref == stem || sameNumber(ref, num) {
 			return l, nil
 		}
 		ids = append(ids, l.ID)
 	}
 	return nil, fmt.Errorf("no lesson %q; the lessons are %s%s", ref, strings.Join(ids, ", "), command.DidYouMean(ref, ids))
+}
+
+// sameNumber says whether ref is the lesson number num ("3" and "03").
+func sameNumber(ref, num string) bool {
+	a, err1 := strconv.Atoi(ref)
+	b, err2 := strconv.Atoi(num)
+	return err1 == nil && err2 == nil && a == b && a > 0
 }
 
 // Resolve finds a lesson by a reference a learner types: a path to a

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -101,7 +102,10 @@ func TestCurriculumParses(t *testing.T) {
 		if _, ok := mutations[les.ID]; !ok {
 			t.Errorf("%s has no mutation in curriculum_test.go", les.ID)
 		}
-		for _, ref := range []string{les.ID, strings.TrimSuffix(strings.TrimPrefix(les.File, "curriculum/"), ".md")} {
+		stem := strings.TrimSuffix(strings.TrimPrefix(les.File, "curriculum/"), ".md")
+		num, _, _ := strings.Cut(stem, "-")
+		n, _ := strconv.Atoi(num)
+		for _, ref := range []string{les.ID, stem, num, strconv.Itoa(n)} { // id, file name, "03" and "3"
 			if got, err := Find(ref); err != nil || got != les {
 				t.Errorf("Find(%q): %v", ref, err)
 			}

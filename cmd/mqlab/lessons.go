@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -20,7 +21,7 @@ var playLessonTUI = playLesson
 func lessonsCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "lessons",
-		Short: "List the lessons, one a line: id, title, minutes, done or not",
+		Short: "List the lessons, one a line: number, id, title, minutes, done or not",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return listLessons(cmd.OutOrStdout(), cmd.ErrOrStderr())
@@ -41,7 +42,7 @@ func listLessons(out, errOut io.Writer) error {
 		}
 	}
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	for _, l := range all {
+	for i, l := range all {
 		minutes := "-"
 		if l.Minutes > 0 {
 			minutes = fmt.Sprintf("%d min", l.Minutes)
@@ -50,7 +51,7 @@ func listLessons(out, errOut io.Writer) error {
 		if lp := progress.Lessons[l.ID]; lp != nil && lp.Finished {
 			done = "done"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", l.ID, l.Title, minutes, done)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", i+1, l.ID, l.Title, minutes, done)
 	}
 	return tw.Flush()
 }
@@ -124,8 +125,8 @@ func runCmd() *cobra.Command {
 	var headless bool
 	var timing string
 	cmd := &cobra.Command{
-		Use:   "run LESSON|FILE.md",
-		Short: "Play a lesson: an embedded one by id (see mqlab lessons) or your own file",
+		Use:   "run LESSON|NUMBER|FILE.md",
+		Short: "Play a lesson: an embedded one by id or number (see mqlab lessons) or your own file",
 		Long: `run plays a lesson. With --headless it plays it unattended and prints a
 transcript: the narrative, each command and what it did, every task done
 for you, every prediction with its answer, and every expectation with the
@@ -137,7 +138,8 @@ When standard output is not a terminal, run prints the transcript as
 
 Headless runs use fast timing unless --timing classroom; the TUI uses
 classroom timing unless --timing fast.`,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeLessons,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			les, err := lessons.Resolve(args[0])
 			if err != nil {
@@ -168,6 +170,25 @@ classroom timing unless --timing fast.`,
 	cmd.Flags().BoolVar(&headless, "headless", false, "print the lesson as a transcript instead of playing it on screen")
 	cmd.Flags().StringVar(&timing, "timing", "", "raft timing preset: fast or classroom")
 	return cmd
+}
+
+// completeLessons completes run's argument with the lessons' ids, and
+// file names for a lesson of one's own.
+func completeLessons(_ *cobra.Command, args []string, prefix string) ([]string, cobra.ShellCompDirective) {
+	if len(args) > 0 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	all, err := lessons.Curriculum()
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveDefault
+	}
+	var ids []string
+	for _, l := range all {
+		if strings.HasPrefix(l.ID, prefix) {
+			ids = append(ids, l.ID+"\t"+l.Title)
+		}
+	}
+	return ids, cobra.ShellCompDirectiveDefault
 }
 
 // count writes "1 step" or "3 steps".

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -32,8 +33,8 @@ func TestLessonsListsOneLessonALine(t *testing.T) {
 	}
 	for i, l := range lines {
 		les := all[i]
-		if !strings.HasPrefix(l, les.ID+" ") || !strings.Contains(l, les.Title) {
-			t.Errorf("line %q does not start with %s and name %q", l, les.ID, les.Title)
+		if f := strings.Fields(l); len(f) < 2 || f[0] != strconv.Itoa(i+1) || f[1] != les.ID || !strings.Contains(l, les.Title) {
+			t.Errorf("line %q does not start with %d and %s and name %q", l, i+1, les.ID, les.Title)
 		}
 		done := strings.HasSuffix(l, "  done")
 		if done != (les.ID == "failover") || !done && !strings.HasSuffix(l, "not done") {
@@ -105,5 +106,23 @@ func TestRunWithoutATerminalPrintsTheTranscript(t *testing.T) {
 	}
 	if err == nil || !strings.Contains(out.String(), "✗ hwm(orders/0) == 2 (hwm(orders/0) is 1)") {
 		t.Errorf("err %v, transcript:\n%s", err, out.String())
+	}
+}
+
+// The shell completes a lesson's id; run takes a lesson's number too.
+func TestRunCompletesAndNumbers(t *testing.T) {
+	var out bytes.Buffer
+	root := rootCmd()
+	root.SetOut(&out)
+	root.SetArgs([]string{"__complete", "run", "fail"})
+	if err := root.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if first, _, _ := strings.Cut(out.String(), "\n"); !strings.HasPrefix(first, "failover\t") {
+		t.Errorf("completing run fail: %q", out.String())
+	}
+	les, err := lessons.Resolve("3")
+	if err != nil || les.ID != "queues" {
+		t.Errorf("lesson 3: %v, %v", les, err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mqlab/mqlab/lab"
+	"github.com/mqlab/mqlab/lab/command"
 	"github.com/mqlab/mqlab/lessons"
 	"github.com/mqlab/mqlab/tui"
 )
@@ -89,7 +90,7 @@ func runReplay(path string) error {
 	src, err := tui.NewReplay(f)
 	f.Close()
 	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+		return notARecording(path, err)
 	}
 	defer src.Close()
 	return openScreen(src, tui.Options{
@@ -109,13 +110,25 @@ func printRecording(out io.Writer, path string) error {
 	defer f.Close()
 	rec, err := lab.ReadRecording(f)
 	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+		return notARecording(path, err)
 	}
 	t := &transcript{out: out, start: rec.Start}
 	for _, e := range rec.Events {
 		t.print(e)
 	}
 	return nil
+}
+
+// notARecording explains a file replay cannot read. A script of lab
+// commands is the usual mix-up: it says how to run it, and how to record.
+func notARecording(path string, err error) error {
+	if src, rerr := os.ReadFile(path); rerr == nil && strings.TrimSpace(string(src)) != "" {
+		if _, perr := command.ParseScript(string(src)); perr == nil {
+			return fmt.Errorf("%s is a script of lab commands, not a recording: run it with mqlab script %s "+
+				"(with --record run.jsonl it also records one to replay)", path, path)
+		}
+	}
+	return fmt.Errorf("%s: %w", path, err)
 }
 
 // scene is the failover scene mqlab plays without a terminal.

@@ -105,3 +105,19 @@ func TestReplayARecording(t *testing.T) {
 		t.Error("an empty recording replayed")
 	}
 }
+
+// Given a script instead of a recording, replay says how to run it.
+func TestReplayOfAScriptSaysSo(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "scene.mqlab")
+	if err := os.WriteFile(path, []byte("topic create orders partitions=1\nkill n1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	root := rootCmd()
+	root.SetOut(&out)
+	root.SetArgs([]string{"replay", path})
+	err := root.Execute()
+	if err == nil || !strings.Contains(err.Error(), "is a script of lab commands, not a recording: run it with mqlab script "+path) {
+		t.Errorf("replay of a script: %v", err)
+	}
+}

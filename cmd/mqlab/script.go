@@ -65,19 +65,26 @@ func runScript(ctx context.Context, stdin io.Reader, out io.Writer, path string,
 // playScript runs a script's source on a fresh lab and prints the
 // timeline as it goes.
 func playScript(ctx context.Context, out io.Writer, path, src string, f scriptFlags) (err error) {
+	lines, err := command.ParseScript(src)
+	if err != nil {
+		err = fmt.Errorf("%s does not parse:\n%w", path, err)
+		if f.json {
+			// Nothing ran: the last line says so rather than look like a
+			// clean report of nothing lost.
+			b, _ := json.Marshal(map[string]any{"ran": false, "error": err.Error()})
+			fmt.Fprintln(out, string(b))
+		}
+		return err
+	}
 	report := checker.Report{LostMessages: []checker.Missing{}, Unreadable: []string{}}
 	if f.json {
-		// The report is the last line whatever happens, even when nothing ran.
+		// The report is the last line whatever happens after the script parsed.
 		defer func() {
 			b, jerr := json.Marshal(report)
 			if jerr == nil {
 				fmt.Fprintln(out, string(b))
 			}
 		}()
-	}
-	lines, err := command.ParseScript(src)
-	if err != nil {
-		return fmt.Errorf("%s does not parse:\n%w", path, err)
 	}
 	l, err := lab.New(lab.Options{Timing: f.timing})
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -108,7 +109,18 @@ func TestScriptThatDoesNotParseRunsNothing(t *testing.T) {
 	if strings.Contains(out.String(), "▸") {
 		t.Errorf("a script that does not parse ran:\n%s", out.String())
 	}
-	lastJSON(t, out.String())
+	// --json's last line says that nothing ran, not a report of nothing lost.
+	lines := strings.Split(strings.TrimRight(out.String(), "\n"), "\n")
+	var m map[string]any
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &m); err != nil {
+		t.Fatalf("last line %q is not JSON: %v", lines[len(lines)-1], err)
+	}
+	if m["ran"] != false || !strings.Contains(fmt.Sprint(m["error"]), "does not parse") {
+		t.Errorf("last line %v: want ran false and the parse error", m)
+	}
+	if _, ok := m["lost"]; ok {
+		t.Errorf("a script that did not parse reports lost=%v", m["lost"])
+	}
 }
 
 func TestScriptFromStdinWithRecord(t *testing.T) {
