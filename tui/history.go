@@ -15,6 +15,10 @@ type history struct {
 	limit  int
 	// cursor is the absolute index being looked at, or -1 for live.
 	cursor int
+	// end is the newest state when the learner stepped into the past: the
+	// position counts from it and ] returns to live there, however many
+	// live states arrive meanwhile.
+	end int
 }
 
 func newHistory(limit int) *history {
@@ -52,7 +56,8 @@ func (h *history) back() bool {
 	}
 	switch {
 	case h.cursor < 0:
-		h.cursor = h.last() - 1
+		h.end = h.last()
+		h.cursor = h.end - 1
 	case h.cursor > h.first:
 		h.cursor--
 	default:
@@ -67,7 +72,7 @@ func (h *history) forward() {
 		return
 	}
 	h.cursor++
-	if h.cursor >= h.last() {
+	if h.cursor >= h.end {
 		h.cursor = -1
 	}
 }
@@ -90,9 +95,9 @@ func (h *history) backEvent() bool {
 	if len(h.states) < 2 {
 		return false
 	}
-	cur := h.cursor
+	cur, end := h.cursor, h.end
 	if cur < 0 {
-		cur = h.last()
+		cur, end = h.last(), h.last()
 	}
 	ev := lastEvent(h.at(cur))
 	j := cur
@@ -109,10 +114,10 @@ func (h *history) backEvent() bool {
 			j--
 		}
 	}
-	if j == h.last() {
+	if j == end {
 		return false
 	}
-	h.cursor = j
+	h.cursor, h.end = j, end
 	return true
 }
 
@@ -123,10 +128,10 @@ func (h *history) forwardEvent() {
 	}
 	ev := lastEvent(h.at(h.cursor))
 	j := h.cursor
-	for j < h.last() && lastEvent(h.at(j)) == ev {
+	for j < h.end && lastEvent(h.at(j)) == ev {
 		j++
 	}
-	if j >= h.last() {
+	if j >= h.end {
 		h.cursor = -1
 		return
 	}
@@ -141,12 +146,13 @@ func (h *history) current() *ViewState {
 	return h.states[h.cursor-h.first]
 }
 
-// stepsBack is how far the cursor is from the newest state.
+// stepsBack is how far the cursor is from the newest state there was when
+// the learner stepped back.
 func (h *history) stepsBack() int {
 	if h.cursor < 0 {
 		return 0
 	}
-	return h.last() - h.cursor
+	return h.end - h.cursor
 }
 
 // share makes next reuse prev's slices where they are equal, so the ring

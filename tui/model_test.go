@@ -455,3 +455,38 @@ func TestSideSlotShowsWhatTheLabHas(t *testing.T) {
 		t.Errorf("after tab the learner's panel %v must stay in front: %v", focus, m.lay.slots)
 	}
 }
+
+// Stepped into the past, the position holds while live states keep
+// arriving: the count does not grow, and ] as often as [ returns to live.
+func TestHistoryHoldsStill(t *testing.T) {
+	h := newHistory(100)
+	push := func(n int) {
+		for i := 0; i < n; i++ {
+			h.push(&ViewState{Time: demoStart.Add(time.Duration(len(h.states)) * time.Second)})
+		}
+	}
+	push(10)
+	for i := 0; i < 3; i++ {
+		h.back()
+	}
+	at := h.current().Time
+	push(5)
+	if n := h.stepsBack(); n != 3 {
+		t.Errorf("%d back after live states arrived, want 3", n)
+	}
+	if !h.current().Time.Equal(at) {
+		t.Errorf("the state shown moved from %v to %v", at, h.current().Time)
+	}
+	for i := 0; i < 3; i++ {
+		h.forward()
+	}
+	if !h.live() {
+		t.Errorf("three ] after three [ leave the cursor %d back, not live", h.stepsBack())
+	}
+	push(2)
+	h.backEvent() // every state's newest event is the same: the first state
+	push(4)
+	if n := h.stepsBack(); n != h.end-h.first || h.end != 16 {
+		t.Errorf("after { and more live states: %d back from %d", n, h.end)
+	}
+}
