@@ -444,6 +444,15 @@ func TestSideSlotShowsWhatTheLabHas(t *testing.T) {
 			t.Errorf("%v: a new topic moved the queues away: %v", size, m.lay.slots)
 		}
 	}
+	// A fresh sandbox, nodes and nothing else: the cluster at every size,
+	// also where every panel shares one row of tabs.
+	for _, size := range [][2]int{{80, 24}, {100, 30}, {120, 40}} {
+		m, _ := newTestModel(t, ViewState{Nodes: v.Nodes}, size[0], size[1])
+		m.pull()
+		if !m.lay.visible(pCluster) {
+			t.Errorf("%v: a fresh sandbox opens on %v, not the cluster", size, m.lay.slots)
+		}
+	}
 	// Once the learner picks a panel, an empty one stays in front.
 	m, src := newTestModel(t, ViewState{Nodes: v.Nodes}, 100, 30)
 	m.pull()

@@ -43,7 +43,10 @@ func (m *Model) showContent() {
 	has := func(id panelID) bool {
 		switch id {
 		case pCluster:
-			return len(s.Partitions) > 0
+			// Its nodes are the thing to act on while the lab has nothing
+			// else (a fresh sandbox); a queue, a group or a table comes
+			// before "No topics yet".
+			return len(s.Partitions) > 0 || len(s.Nodes) > 0 && len(s.Queues)+len(s.Groups)+len(s.Tables) == 0
 		case pGroups:
 			return len(s.Groups) > 0
 		case pQueues:
