@@ -33,8 +33,10 @@ type Answer struct {
 }
 
 // Store keeps progress in one JSON file, written whole and renamed into
-// place so a crash never leaves half a file. Its methods are safe for
-// concurrent use within one process.
+// place so a crash never leaves half a file. Every change reads the file,
+// changes one lesson and writes it back under a lock that other processes
+// take too, so two mqlab running at once merge their progress instead of
+// one overwriting the other's. Its methods are safe for concurrent use.
 type Store struct {
 	path string
 	mu   sync.Mutex
@@ -113,8 +115,11 @@ func (s *Store) Finish(id string) error {
 
 // Reset forgets a lesson's progress.
 func (s *Store) Reset(id string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	unlock, err := s.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	p, err := s.load()
 	if err != nil {
 		return err
@@ -124,8 +129,11 @@ func (s *Store) Reset(id string) error {
 }
 
 func (s *Store) update(id string, fn func(*LessonProgress)) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	unlock, err := s.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	p, err := s.load()
 	if err != nil {
 		return err
@@ -138,6 +146,22 @@ func (s *Store) update(id string, fn func(*LessonProgress)) error {
 	fn(lp)
 	lp.Updated = time.Now().UTC()
 	return s.save(p)
+}
+
+// lock holds the store for one read, change and write: against other
+// goroutines and against other processes.
+func (s *Store) lock() (func(), error) {
+	s.mu.Lock()
+	if err := os.MkdirAll(filepath.Dir(s.path), 0o755); err != nil {
+		s.mu.Unlock()
+		return nil, fmt.Errorf("progress: %w", err)
+	}
+	release, err := lockFile(s.path + ".lock")
+	if err != nil {
+		s.mu.Unlock()
+		return nil, err
+	}
+	return func() { release(); s.mu.Unlock() }, nil
 }
 
 func (s *Store) load() (Progress, error) {

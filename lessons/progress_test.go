@@ -1,8 +1,10 @@
 package lessons
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 )
 
@@ -41,7 +43,8 @@ func TestStore(t *testing.T) {
 	if lp, _ := again.Lesson("durability"); lp.Step != 0 || lp.Answers != nil {
 		t.Errorf("after reset: %+v", lp)
 	}
-	if entries, _ := os.ReadDir(filepath.Dir(path)); len(entries) != 1 {
+	// The file and the lock two processes share; no temporary file.
+	if entries, _ := os.ReadDir(filepath.Dir(path)); len(entries) != 2 || entries[0].Name() != "progress.json" || entries[1].Name() != "progress.json.lock" {
 		t.Errorf("temporary files left behind: %v", entries)
 	}
 
@@ -64,5 +67,43 @@ func TestDefaultStorePathFollowsXDG(t *testing.T) {
 	p, err = DefaultStorePath()
 	if err != nil || p != filepath.Join(home, ".local", "state", "mqlab", "progress.json") {
 		t.Fatalf("%q %v", p, err)
+	}
+}
+
+// Two processes keeping progress in one file at once (two stores over
+// it here, each with its own lock) merge their changes: none is lost.
+func TestStoresMergeTheirProgress(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "progress.json")
+	a, err := OpenStore(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := OpenStore(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for i := range 40 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := a
+			if i%2 == 1 {
+				s = b
+			}
+			if err := s.SetStep(fmt.Sprintf("lesson-%d", i), i); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	p, err := a.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 40 {
+		if lp := p.Lessons[fmt.Sprintf("lesson-%d", i)]; lp == nil || lp.Step != i {
+			t.Errorf("lesson-%d: %+v, want step %d", i, lp, i)
+		}
 	}
 }
