@@ -269,3 +269,24 @@ func TestUndatedTruncation(t *testing.T) {
 		t.Errorf("an undated truncation is not named:\n%s", m.View())
 	}
 }
+
+// A timeline entry too long for its rows ends with "…"; one that fits is
+// drawn whole.
+func TestTimelineCutEntryEndsWithEllipsis(t *testing.T) {
+	long := strings.Repeat("the group rebalances and every member must rejoin ", 6)
+	v := ViewState{Timeline: []TimelineLine{{Time: demoStart, Kind: "rebalance", Text: long}, {Time: demoStart, Kind: "command", Text: "kill n1"}}}
+	ctx := newContext(newFakeSource(v), NewStyles(DefaultTheme), DefaultKeyMap())
+	ctx.State = &v
+	for _, w := range []int{36, 80} {
+		p := newTimelinePanel(ctx)
+		p.SetSize(w, 12)
+		out := p.View()
+		if !strings.Contains(out, "…") {
+			t.Errorf("%d wide: the cut entry has no …:\n%s", w, out)
+		}
+		if !strings.Contains(out, "kill n1") || strings.Contains(out, "kill n1…") {
+			t.Errorf("%d wide: the short entry is not whole:\n%s", w, out)
+		}
+		checkSize(t, "timeline", out, w, 12)
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/charmbracelet/x/ansi"
 )
 
 // timelinePanel draws the lab's events newest first. f cycles a filter
@@ -103,8 +105,7 @@ func (p *timelinePanel) View() string {
 			l.add(&st.Faint, t.Time.Format("15:04:05.0")+" ")
 			l.add(kindStyle(st, t.Kind), t.Kind)
 			body = append(body, l.fit(p.w))
-			lines := wrapText(t.Text, p.w-2)
-			for _, s := range lines[:min(2, len(lines))] {
+			for _, s := range firstLines(wrapText(t.Text, p.w-2), 2, p.w-2) {
 				body = append(body, "  "+st.Text.Render(s))
 			}
 			continue
@@ -113,13 +114,13 @@ func (p *timelinePanel) View() string {
 		l.add(kindStyle(st, t.Kind), fit(t.Kind, kindW)+" ")
 		// Long sentences wrap under the text column.
 		indent := timeW + 1 + kindW + 1
-		lines := wrapText(t.Text, p.w-indent)
+		lines := firstLines(wrapText(t.Text, p.w-indent), 3, p.w-indent)
 		if len(lines) == 0 {
 			lines = []string{""}
 		}
 		l.add(&st.Text, lines[0])
 		body = append(body, l.fit(p.w))
-		for _, more := range lines[1:min(len(lines), 3)] {
+		for _, more := range lines[1:] {
 			body = append(body, spaces(indent)+st.Text.Render(more))
 		}
 	}
@@ -160,4 +161,20 @@ func kindTag(kind string) string {
 		return fmt.Sprintf("%-8s", kind)
 	}
 	return kind[:7] + "…"
+}
+
+// firstLines keeps at most n of a wrapped entry's lines of width w; when
+// it cuts, the last one kept ends with "…", so a learner knows there is
+// more (the entry's full text is in the timeline of a script or replay).
+func firstLines(lines []string, n, w int) []string {
+	if len(lines) <= n {
+		return lines
+	}
+	out := append([]string(nil), lines[:n]...)
+	last := out[n-1]
+	if textWidth(last) >= w {
+		last = ansi.Truncate(last, max(0, w-1), "")
+	}
+	out[n-1] = last + "…"
+	return out
 }
