@@ -11,7 +11,12 @@ require (
 	modernc.org/sqlite v1.62.0
 )
 
-require github.com/kr/text v0.2.0 // indirect
+require (
+	github.com/klauspost/compress v1.20.4 // indirect
+	github.com/kr/text v0.2.0 // indirect
+	github.com/pierrec/lz4/v4 v4.1.33 // indirect
+	github.com/twmb/franz-go/pkg/kmsg v1.15.1 // indirect
+)
 
 require (
 	github.com/atotto/clipboard v0.1.4 // indirect

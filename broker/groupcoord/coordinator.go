@@ -65,7 +65,16 @@ type group struct {
 	nextSeq    int
 	deadline   time.Time // of the rebalance in progress
 	reason     string    // why it rebalances
+
+	// A group of Kafka clients (see clientassign.go): its members send
+	// protocols and the leader member computes the assignment.
+	protocolType string // "" for a lab group
+	leader       string // member id of the leader, wire groups only
+	synced       bool   // the leader's assignment for this generation arrived
 }
+
+// wire reports whether the group's members are Kafka clients.
+func (g *group) wire() bool { return g.protocolType != "" }
 
 type member struct {
 	id, clientID  string
@@ -77,6 +86,10 @@ type member struct {
 	generation    int  // the generation its assignment belongs to
 	joined        bool // rejoined in the rebalance in progress
 	seeks         map[TopicPartition]int64
+
+	protocols  []Protocol    // wire members: what they can be assigned by, preferred first
+	rebalance  time.Duration // wire members: how long a rebalance may wait for them
+	assignData []byte        // wire members: the leader's assignment for this member, as sent
 }
 
 // New returns a coordinator with no groups. partitions gives a topic's
@@ -121,6 +134,11 @@ type Group struct {
 	Offsets           map[TopicPartition]Offset
 	RebalanceReason   string    // while preparing
 	RebalanceDeadline time.Time // while preparing
+	// ProtocolType is "consumer" (or another Kafka protocol type) for a
+	// group of Kafka clients, "" for a group of lab consumers; Leader is
+	// then its leader member's id.
+	ProtocolType string
+	Leader       string
 }
 
 // Member is a copy of one member.
@@ -141,7 +159,8 @@ func (c *Coordinator) Describe(groupID string) (Group, bool) {
 	if g == nil {
 		return Group{}, false
 	}
-	out := Group{ID: g.id, State: g.state, Generation: g.generation, Strategy: g.strategy, Offsets: make(map[TopicPartition]Offset, len(g.offsets))}
+	out := Group{ID: g.id, State: g.state, Generation: g.generation, Strategy: g.strategy, Offsets: make(map[TopicPartition]Offset, len(g.offsets)),
+		ProtocolType: g.protocolType, Leader: g.leader}
 	if g.state == PreparingRebalance {
 		out.RebalanceReason, out.RebalanceDeadline = g.reason, g.deadline
 	}

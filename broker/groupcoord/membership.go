@@ -20,6 +20,13 @@ type JoinRequest struct {
 	Topics         []string
 	Strategy       Strategy
 	SessionTimeout time.Duration
+
+	// A Kafka client's join (see clientassign.go) names its protocol type
+	// and the protocols it can be assigned by; Strategy is then unused and
+	// Topics are only shown.
+	ProtocolType     string
+	Protocols        []Protocol
+	RebalanceTimeout time.Duration
 }
 
 // JoinResult answers a join. Until Ready, the caller waits and asks
@@ -31,6 +38,12 @@ type JoinResult struct {
 	Generation int
 	Assignment []TopicPartition
 	Committed  map[TopicPartition]int64 // the group's committed offsets for Assignment; -1 when none
+
+	// For a Kafka client's join: the generation's leader and protocol, and
+	// for the leader alone, every member with the metadata it sent.
+	Leader   string
+	Protocol string
+	Members  []JoinMember
 }
 
 // Join adds a member (MemberID "") or rejoins one. A known member that
@@ -44,20 +57,28 @@ func (c *Coordinator) Join(req JoinRequest, now time.Time) (JoinResult, []Change
 	if req.ClientID == "" {
 		return JoinResult{}, nil, fmt.Errorf("%w: join %s: a member needs a client id", ErrInvalid, req.Group)
 	}
-	if len(req.Topics) == 0 {
-		return JoinResult{}, nil, fmt.Errorf("%w: join %s: %s subscribes to no topic", ErrInvalid, req.Group, req.ClientID)
-	}
-	for _, t := range req.Topics {
-		if c.partitions(t) < 1 {
-			return JoinResult{}, nil, fmt.Errorf("%w: join %s: topic %q does not exist", ErrInvalid, req.Group, t)
-		}
-	}
 	if req.SessionTimeout <= 0 {
 		return JoinResult{}, nil, fmt.Errorf("%w: join %s: session timeout %v must be positive", ErrInvalid, req.Group, req.SessionTimeout)
 	}
-	strategy, err := ParseStrategy(string(req.Strategy))
-	if err != nil {
-		return JoinResult{}, nil, err
+	wire := req.ProtocolType != ""
+	var strategy Strategy
+	if wire {
+		if err := validateProtocols(req); err != nil {
+			return JoinResult{}, nil, err
+		}
+	} else {
+		if len(req.Topics) == 0 {
+			return JoinResult{}, nil, fmt.Errorf("%w: join %s: %s subscribes to no topic", ErrInvalid, req.Group, req.ClientID)
+		}
+		for _, t := range req.Topics {
+			if c.partitions(t) < 1 {
+				return JoinResult{}, nil, fmt.Errorf("%w: join %s: topic %q does not exist", ErrInvalid, req.Group, t)
+			}
+		}
+		var err error
+		if strategy, err = ParseStrategy(string(req.Strategy)); err != nil {
+			return JoinResult{}, nil, err
+		}
 	}
 	g := c.groups[req.Group]
 	if req.MemberID != "" && (g == nil || g.members[req.MemberID] == nil) {
@@ -65,10 +86,8 @@ func (c *Coordinator) Join(req JoinRequest, now time.Time) (JoinResult, []Change
 			ErrFenced, ErrUnknownMember, req.ClientID, req.MemberID, req.Group)
 	}
 	g = c.group(req.Group)
-	if len(g.members) > 0 && g.strategy != strategy {
-		if req.MemberID == "" || len(g.members) > 1 {
-			return JoinResult{}, nil, fmt.Errorf("%w: %s asks group %s for %s, but its members use %s", ErrInconsistentStrategy, req.ClientID, req.Group, strategy, g.strategy)
-		}
+	if err := g.admits(req, wire, strategy); err != nil {
+		return JoinResult{}, nil, err
 	}
 	var changes []Change
 	topics := slices.Clone(req.Topics)
@@ -81,12 +100,12 @@ func (c *Coordinator) Join(req JoinRequest, now time.Time) (JoinResult, []Change
 		g.members[m.id] = m
 		changes = append(changes, Change{Kind: MemberJoined, Group: g.id, Member: m.id, ClientID: m.clientID, Generation: g.generation,
 			Text: fmt.Sprintf("%s joined group %s as member %s", m.clientID, g.id, m.id)})
-		if len(g.members) == 1 {
-			g.strategy = strategy
-		}
 	} else {
 		m.lastHeartbeat = now
 		same := slices.Equal(m.topics, topics)
+		if wire {
+			same = same && protocolsEqual(m.protocols, req.Protocols) && m.id != g.leader
+		}
 		m.session = req.SessionTimeout
 		if same && g.state == Stable {
 			return c.result(g, m), nil, nil
@@ -94,12 +113,16 @@ func (c *Coordinator) Join(req JoinRequest, now time.Time) (JoinResult, []Change
 		if same && g.state == CompletingRebalance && m.generation == g.generation {
 			return JoinResult{MemberID: m.id, After: g.generation - 1}, nil, nil
 		}
-		if !same {
-			m.topics = topics
-		}
-		if len(g.members) == 1 {
-			g.strategy = strategy
-		}
+		m.topics = topics
+	}
+	if wire {
+		m.protocols, m.rebalance = slices.Clone(req.Protocols), req.RebalanceTimeout
+		g.protocolType = req.ProtocolType
+	} else if len(g.members) == 1 {
+		g.strategy = strategy
+	}
+	if len(g.members) == 1 && !wire {
+		g.protocolType = ""
 	}
 	if g.state != PreparingRebalance {
 		changes = append(changes, g.prepare(now, fmt.Sprintf("%s joined", m.clientID)))
@@ -110,6 +133,32 @@ func (c *Coordinator) Join(req JoinRequest, now time.Time) (JoinResult, []Change
 	return JoinResult{MemberID: m.id, After: after}, changes, nil
 }
 
+// admits says whether a join fits the group's members: lab consumers and
+// Kafka clients do not share a group, and members must agree on how they
+// are assigned.
+func (g *group) admits(req JoinRequest, wire bool, strategy Strategy) error {
+	others := len(g.members) > 1 || (len(g.members) == 1 && g.members[req.MemberID] == nil)
+	if !others {
+		return nil
+	}
+	switch {
+	case wire && !g.wire():
+		return fmt.Errorf("%w: %s is a Kafka client, but group %s is a group of lab consumers; use another group id", ErrInconsistentStrategy, req.ClientID, req.Group)
+	case !wire && g.wire():
+		return fmt.Errorf("%w: group %s is a group of Kafka clients; a lab consumer cannot join it, use another group name", ErrInconsistentStrategy, req.Group)
+	case wire:
+		if req.ProtocolType != g.protocolType {
+			return fmt.Errorf("%w: %s joins group %s with protocol type %q, its members use %q", ErrInconsistentStrategy, req.ClientID, req.Group, req.ProtocolType, g.protocolType)
+		}
+		if g.commonProtocol(req) == "" {
+			return fmt.Errorf("%w: %s offers %s, which group %s's members do not all support", ErrInconsistentStrategy, req.ClientID, protocolNames(req.Protocols), req.Group)
+		}
+	case g.strategy != strategy:
+		return fmt.Errorf("%w: %s asks group %s for %s, but its members use %s", ErrInconsistentStrategy, req.ClientID, req.Group, strategy, g.strategy)
+	}
+	return nil
+}
+
 func newMemberID(clientID string) string {
 	return fmt.Sprintf("%s-%06x", clientID, rand.Uint32()&0xffffff)
 }
@@ -118,6 +167,9 @@ func newMemberID(clientID string) string {
 func (c *Coordinator) result(g *group, m *member) JoinResult {
 	r := JoinResult{MemberID: m.id, Ready: true, After: m.generation - 1, Generation: m.generation,
 		Assignment: slices.Clone(m.assignment), Committed: map[TopicPartition]int64{}}
+	if g.wire() {
+		g.describeJoin(m, &r)
+	}
 	for _, tp := range m.assignment {
 		r.Committed[tp] = -1
 		if o, ok := g.offsets[tp]; ok {
@@ -135,7 +187,7 @@ func (c *Coordinator) JoinStatus(groupID, memberID string, after int) (JoinResul
 		return JoinResult{}, fmt.Errorf("%w: %w: member %s was dropped from group %s while it waited to join", ErrFenced, ErrUnknownMember, memberID, groupID)
 	}
 	m := g.members[memberID]
-	if m.generation > after && g.persisted >= m.generation {
+	if m.generation > after && (g.persisted >= m.generation || g.wire()) {
 		return c.result(g, m), nil
 	}
 	return JoinResult{MemberID: m.id, After: after}, nil
@@ -149,7 +201,7 @@ func (g *group) prepare(now time.Time, reason string) Change {
 	var longest time.Duration
 	for _, m := range g.members {
 		m.joined = false
-		longest = max(longest, m.session)
+		longest = max(longest, m.session, m.rebalance)
 	}
 	g.deadline = now.Add(longest)
 	return Change{Kind: RebalanceStarted, Group: g.id, Generation: g.generation,
@@ -180,6 +232,10 @@ func (g *group) maybeComplete(partitions func(string) int, now time.Time) []Chan
 		}
 	}
 	g.generation++
+	if g.wire() {
+		g.awaitLeader(now)
+		return changes
+	}
 	var am []AssignMember
 	for _, m := range g.members {
 		am = append(am, AssignMember{ID: m.id, Seq: m.seq, Topics: m.topics})

@@ -20,6 +20,9 @@ func (c *Coordinator) ValidateCommit(groupID, memberID string, generation int, o
 		}
 	}
 	g := c.groups[groupID]
+	if memberID == "" && generation < 0 && (g == nil || len(g.members) == 0) {
+		return nil // a Kafka client committing for itself, outside any group membership
+	}
 	if g == nil {
 		return fmt.Errorf("%w: %w: group %s has no members here; member %s must rejoin", ErrFenced, ErrUnknownMember, groupID, memberID)
 	}
@@ -38,6 +41,9 @@ func (c *Coordinator) ValidateCommit(groupID, memberID string, generation int, o
 	}
 	if g.state == CompletingRebalance || m.generation != generation {
 		return fmt.Errorf("%w: %w: %s", ErrFenced, ErrStaleGeneration, staleText(client, groupID, m.generation, g.generation))
+	}
+	if g.wire() {
+		return nil // the leader member assigned the partitions; Kafka fences by member and generation only
 	}
 	tps := make([]TopicPartition, 0, len(offsets))
 	for tp := range offsets {

@@ -17,7 +17,7 @@ import (
 func (c *Coordinator) Unpersisted() []string {
 	var out []string
 	for id, g := range c.groups {
-		if g.generation > g.persisted {
+		if g.generation > g.persisted && (!g.wire() || g.synced) {
 			out = append(out, id)
 		}
 	}
@@ -30,16 +30,16 @@ func (c *Coordinator) Unpersisted() []string {
 // persisted.
 func (c *Coordinator) Metadata(groupID string) (md GroupMetadata, ok bool) {
 	g := c.groups[groupID]
-	if g == nil || g.generation <= g.persisted {
+	if g == nil || g.generation <= g.persisted || (g.wire() && !g.synced) {
 		return GroupMetadata{}, false
 	}
-	md = GroupMetadata{Group: g.id, Generation: g.generation, Strategy: g.strategy}
+	md = GroupMetadata{Group: g.id, Generation: g.generation, Strategy: g.strategy, ProtocolType: g.protocolType, Leader: g.leader}
 	for _, m := range g.sortedMembers() {
 		if m.generation != g.generation {
 			continue // joined after this generation was assigned
 		}
 		md.Members = append(md.Members, MemberMetadata{ID: m.id, ClientID: m.clientID, Seq: m.seq, Topics: slices.Clone(m.topics),
-			SessionTimeout: m.session, Assignment: slices.Clone(m.assignment)})
+			SessionTimeout: m.session, Assignment: slices.Clone(m.assignment), AssignData: slices.Clone(m.assignData)})
 	}
 	return md, true
 }
@@ -90,10 +90,11 @@ func (c *Coordinator) Load(r Record) {
 		g := c.group(r.Group)
 		md := r.Metadata
 		g.generation, g.persisted, g.strategy = md.Generation, md.Generation, md.Strategy
+		g.protocolType, g.leader, g.synced = md.ProtocolType, md.Leader, true
 		g.members = map[string]*member{}
 		for _, mm := range md.Members {
 			g.members[mm.ID] = &member{id: mm.ID, clientID: mm.ClientID, seq: mm.Seq, topics: slices.Clone(mm.Topics), session: mm.SessionTimeout,
-				assignment: slices.Clone(mm.Assignment), generation: md.Generation}
+				assignment: slices.Clone(mm.Assignment), assignData: slices.Clone(mm.AssignData), generation: md.Generation}
 			g.nextSeq = max(g.nextSeq, mm.Seq+1)
 		}
 		g.state = Stable

@@ -42,6 +42,9 @@ type GroupMetadata struct {
 	Generation int
 	Strategy   Strategy
 	Members    []MemberMetadata
+	// A group of Kafka clients: its protocol type and leader member.
+	ProtocolType string
+	Leader       string
 }
 
 // MemberMetadata is one member of a generation.
@@ -52,6 +55,7 @@ type MemberMetadata struct {
 	Topics         []string
 	SessionTimeout time.Duration
 	Assignment     []TopicPartition
+	AssignData     []byte // a Kafka client's assignment, as its leader sent it
 }
 
 // Record is one decoded record of __consumer_offsets.
@@ -77,12 +81,15 @@ type memberValue struct {
 	Topics     []string `json:"topics"`
 	SessionMs  int64    `json:"session_ms"`
 	Assignment []string `json:"assignment"`
+	Data       []byte   `json:"data,omitempty"`
 }
 
 type groupValue struct {
 	Generation int           `json:"generation"`
 	Strategy   Strategy      `json:"strategy"`
 	Members    []memberValue `json:"members"`
+	Protocol   string        `json:"protocol_type,omitempty"`
+	Leader     string        `json:"leader,omitempty"`
 }
 
 // EncodeOffsetCommit returns the key and value of an offset commit record.
@@ -94,9 +101,9 @@ func EncodeOffsetCommit(group string, tp TopicPartition, o Offset) (key, value [
 
 // EncodeGroupMetadata returns the key and value of a group metadata record.
 func EncodeGroupMetadata(md GroupMetadata) (key, value []byte) {
-	gv := groupValue{Generation: md.Generation, Strategy: md.Strategy, Members: []memberValue{}}
+	gv := groupValue{Generation: md.Generation, Strategy: md.Strategy, Members: []memberValue{}, Protocol: md.ProtocolType, Leader: md.Leader}
 	for _, m := range md.Members {
-		mv := memberValue{ID: m.ID, Client: m.ClientID, Seq: m.Seq, Topics: m.Topics, SessionMs: m.SessionTimeout.Milliseconds(), Assignment: []string{}}
+		mv := memberValue{ID: m.ID, Client: m.ClientID, Seq: m.Seq, Topics: m.Topics, SessionMs: m.SessionTimeout.Milliseconds(), Assignment: []string{}, Data: m.AssignData}
 		for _, tp := range m.Assignment {
 			mv.Assignment = append(mv.Assignment, tp.String())
 		}
@@ -127,9 +134,9 @@ func DecodeRecord(key, value []byte) (Record, error) {
 		if err := json.Unmarshal(value, &v); err != nil {
 			return Record{}, fmt.Errorf("group metadata record %q: %v", key, err)
 		}
-		md := GroupMetadata{Group: f[1], Generation: v.Generation, Strategy: v.Strategy}
+		md := GroupMetadata{Group: f[1], Generation: v.Generation, Strategy: v.Strategy, ProtocolType: v.Protocol, Leader: v.Leader}
 		for _, mv := range v.Members {
-			m := MemberMetadata{ID: mv.ID, ClientID: mv.Client, Seq: mv.Seq, Topics: mv.Topics, SessionTimeout: time.Duration(mv.SessionMs) * time.Millisecond}
+			m := MemberMetadata{ID: mv.ID, ClientID: mv.Client, Seq: mv.Seq, Topics: mv.Topics, SessionTimeout: time.Duration(mv.SessionMs) * time.Millisecond, AssignData: mv.Data}
 			for _, s := range mv.Assignment {
 				tp, err := parseTopicPartition(s)
 				if err != nil {
