@@ -59,6 +59,9 @@ type Cluster struct {
 	groups  *groupService // consumer group coordinators
 	closed  bool
 
+	watchSeq uint64
+	watchers map[uint64]func(node string, up bool) // see WatchNodes
+
 	reqID atomic.Uint64
 	stop  chan struct{}
 	wg    sync.WaitGroup // housekeeping and request goroutines

@@ -36,6 +36,7 @@ func (c *Cluster) Kill(id string) error {
 	c.net.SetDown(id, true)
 	shutdownAll(reps)
 	c.events.emit(Event{Kind: EventNodeKilled, Node: id, Text: fmt.Sprintf("%s killed: its memory is gone, its disk stays", id)})
+	c.nodeChanged(id, false)
 	return nil
 }
 
@@ -63,6 +64,7 @@ func (c *Cluster) Restart(id string) error {
 		}
 	}
 	c.events.emit(Event{Kind: EventNodeRestarted, Node: id, Text: fmt.Sprintf("%s restarted from its disk", id)})
+	c.nodeChanged(id, true)
 	return nil
 }
 

@@ -201,17 +201,48 @@ func (co *coordinator) join(ctx context.Context, req groupcoord.JoinRequest) (gr
 		if err != nil || res.Ready {
 			return res, err
 		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return res, ctx.Err()
-		case <-co.stop:
-			return res, fmt.Errorf("%w: %s on %s stopped coordinating", ErrNotCoordinator, co.rep.group, co.rep.node)
-		case <-co.rep.stop:
-			return res, fmt.Errorf("%w: %s on %s stopped coordinating", ErrNotCoordinator, co.rep.group, co.rep.node)
+		if err := co.awaitChange(ctx, ch); err != nil {
+			return res, err
 		}
 	}
 	return res, nil
+}
+
+// awaitChange waits for ch, the coordinator's change signal, to close.
+func (co *coordinator) awaitChange(ctx context.Context, ch <-chan struct{}) error {
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-co.stop:
+	case <-co.rep.stop:
+	}
+	return fmt.Errorf("%w: %s on %s stopped coordinating", ErrNotCoordinator, co.rep.group, co.rep.node)
+}
+
+// sync handles a SyncGroup of a Kafka client and waits for its answer:
+// the leader's assignment, persisted with the generation.
+func (co *coordinator) sync(ctx context.Context, group, member string, generation int, assignments map[string]groupcoord.SyncAssignment) ([]byte, error) {
+	co.mu.Lock()
+	res, err := co.state.Sync(group, member, generation, assignments, time.Now())
+	co.mu.Unlock()
+	for err == nil && !res.Ready {
+		if err := co.persist(group); err != nil {
+			return nil, err
+		}
+		co.mu.Lock()
+		res, err = co.state.SyncStatus(group, member, generation)
+		ch := co.changed
+		co.mu.Unlock()
+		if err != nil || res.Ready {
+			break
+		}
+		if err := co.awaitChange(ctx, ch); err != nil {
+			return nil, err
+		}
+	}
+	return res.Data, err
 }
 
 func (co *coordinator) heartbeat(group, member string, generation int) (groupcoord.HeartbeatResult, error) {

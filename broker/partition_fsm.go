@@ -28,6 +28,19 @@ type partitionFSM struct {
 	// offsets (a repeated batch, a refused one). The store hook predicted
 	// offsets for them; it subtracts these to stay exact.
 	skipped atomic.Int64
+	// grew is closed when the log next grows, for readers waiting at its
+	// end (a Kafka long poll); nil until one asks.
+	grew chan struct{}
+}
+
+// growth returns a channel closed when the log next grows.
+func (f *partitionFSM) growth() <-chan struct{} {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.grew == nil {
+		f.grew = make(chan struct{})
+	}
+	return f.grew
 }
 
 type applyResult struct {
@@ -74,6 +87,10 @@ func (f *partitionFSM) Apply(l *raft.Log) interface{} {
 	}
 	deleted := f.log.EnforceRetention(cmd.now)
 	hwm, start := f.log.EndOffset(), f.log.StartOffset()
+	if f.grew != nil && cmd.kind == cmdProduce && out.err == nil && !out.res.Duplicate {
+		close(f.grew)
+		f.grew = nil
+	}
 	f.mu.Unlock()
 
 	if f.rep.isLeader() {

@@ -1,0 +1,248 @@
+package kafkawire
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/mqlab/mqlab/broker"
+	"github.com/mqlab/mqlab/broker/raftnet"
+)
+
+// conn is one client connection to one node. Requests are handled one at
+// a time, in order, as a Kafka broker handles one connection's requests,
+// so answers go back in the order asked.
+type conn struct {
+	s      *Server
+	node   string
+	nc     net.Conn
+	ctx    context.Context // ends when the connection closes
+	cancel context.CancelFunc
+
+	mu        sync.Mutex
+	client    string // the client.id of its last request
+	closeOnce sync.Once
+	reason    string // why the lab closed it
+}
+
+func (cn *conn) clientID() string {
+	cn.mu.Lock()
+	defer cn.mu.Unlock()
+	return cn.client
+}
+
+// close ends the connection; reason, if any, is what the closing event
+// says.
+func (cn *conn) close(reason string) {
+	cn.closeOnce.Do(func() {
+		cn.mu.Lock()
+		cn.reason = reason
+		cn.mu.Unlock()
+		cn.cancel()
+		cn.nc.Close()
+	})
+}
+
+// request is one decoded request and what a handler needs to answer it.
+type request struct {
+	cn      *conn
+	ctx     context.Context
+	client  string
+	version int16
+}
+
+// Errors a handler returns instead of an answer.
+var (
+	// errUnanswered: the node is up but unreachable (isolated); the client
+	// gets no answer and gives up on its own.
+	errUnanswered = errors.New("the node is cut off and does not answer")
+	// errLost: the request or its reply was lost (an armed fault); the
+	// connection breaks.
+	errLost = errors.New("lost on the network")
+)
+
+// netErr turns the network's faults into the connection's fate: a call
+// that did not get through because the node is cut off goes unanswered,
+// and a lost request or reply breaks the connection. Other errors are for
+// the answer.
+func (r *request) netErr(err error) error {
+	switch {
+	case errors.Is(err, raftnet.ErrReplyLost), errors.Is(err, raftnet.ErrRequestLost):
+		return fmt.Errorf("%w: %v", errLost, err)
+	case errors.Is(err, raftnet.ErrUnreachable) && r.cn.s.c.NodeUp(r.cn.node):
+		return fmt.Errorf("%w: %v", errUnanswered, err)
+	}
+	return nil
+}
+
+const readBuffer = 64 << 10
+
+func (cn *conn) serve() {
+	defer cn.s.wg.Done()
+	defer cn.s.forget(cn)
+	defer cn.close("")
+	br := bufio.NewReaderSize(cn.nc, readBuffer)
+	var size [4]byte
+	for {
+		if _, err := io.ReadFull(br, size[:]); err != nil {
+			if errors.Is(err, io.ErrUnexpectedEOF) {
+				cn.report("closed the connection in the middle of a frame's size")
+			}
+			return
+		}
+		n := int32(binary.BigEndian.Uint32(size[:]))
+		if n < 8 || n > cn.s.cfg.MaxRequestBytes {
+			cn.report(fmt.Sprintf("sent a frame of %d bytes; a request takes 8 to %d bytes: the connection is closed", n, cn.s.cfg.MaxRequestBytes))
+			return
+		}
+		body := make([]byte, n)
+		if _, err := io.ReadFull(br, body); err != nil {
+			if cn.ctx.Err() == nil {
+				cn.report(fmt.Sprintf("sent a frame of %d bytes and stopped before its end: the connection is closed", n))
+			}
+			return
+		}
+		out, err := cn.handle(body)
+		if err != nil {
+			switch {
+			case errors.Is(err, errUnanswered):
+				cn.hold()
+			case errors.Is(err, errLost):
+			default:
+				cn.report(err.Error() + ": the connection is closed")
+			}
+			return
+		}
+		if out != nil {
+			if _, err := cn.nc.Write(out); err != nil {
+				return
+			}
+		}
+	}
+}
+
+// hold keeps an unanswered connection open, as a cut-off broker would,
+// until the client closes it or long past any client's request timeout.
+func (cn *conn) hold() {
+	t := time.NewTimer(2 * time.Minute)
+	defer t.Stop()
+	select {
+	case <-cn.ctx.Done():
+	case <-t.C:
+	}
+}
+
+func (cn *conn) report(text string) {
+	who := cn.clientID()
+	if who == "" {
+		who = "a client at " + cn.nc.RemoteAddr().String()
+	}
+	cn.s.c.Report(broker.Event{Node: cn.node, Client: cn.clientID(), Text: fmt.Sprintf("%s on %s %s", who, cn.node, text)})
+}
+
+// handle decodes one request frame and returns the framed answer (nil
+// when the request wants none, as a produce with acks=0).
+func (cn *conn) handle(body []byte) (out []byte, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			out, err = nil, fmt.Errorf("sent a request the node could not handle (%v)", p)
+		}
+	}()
+	key := int16(binary.BigEndian.Uint16(body[0:]))
+	version := int16(binary.BigEndian.Uint16(body[2:]))
+	corr := int32(binary.BigEndian.Uint32(body[4:]))
+	rest := body[8:]
+	client, rest, err := nullableString(rest)
+	if err != nil {
+		return nil, fmt.Errorf("sent a request header whose client id %v", err)
+	}
+	cn.mu.Lock()
+	cn.client = client
+	cn.mu.Unlock()
+	req := kmsg.RequestForKey(key)
+	a, served := apis[key]
+	if req == nil || !served {
+		name := "unknown"
+		if req != nil {
+			name = kmsg.NameForKey(key)
+		}
+		return nil, fmt.Errorf("asked for API key %d (%s), which mqlab does not serve", key, name)
+	}
+	if version < a.min || version > a.max {
+		if key == apiVersionsKey {
+			return frame(corr, false, unsupportedVersions(version)), nil
+		}
+		return nil, fmt.Errorf("asked for %s version %d; mqlab serves versions %d to %d", kmsg.NameForKey(key), version, a.min, a.max)
+	}
+	req.SetVersion(version)
+	if req.IsFlexible() {
+		if rest, err = skipTags(rest); err != nil {
+			return nil, fmt.Errorf("sent a %s v%d header whose tagged fields %v", kmsg.NameForKey(key), version, err)
+		}
+	}
+	if err := req.ReadFrom(rest); err != nil {
+		return nil, fmt.Errorf("sent a %s v%d request that does not decode (%v)", kmsg.NameForKey(key), version, err)
+	}
+	r := &request{cn: cn, ctx: cn.ctx, client: client, version: version}
+	resp, err := a.handle(r, req)
+	if err != nil || resp == nil {
+		return nil, err
+	}
+	resp.SetVersion(version)
+	return frame(corr, resp.IsFlexible() && key != apiVersionsKey, resp), nil
+}
+
+// frame encodes an answer with its size and response header.
+func frame(corr int32, flexible bool, resp kmsg.Response) []byte {
+	out := make([]byte, 8, 64)
+	binary.BigEndian.PutUint32(out[4:], uint32(corr))
+	if flexible {
+		out = append(out, 0) // no tagged fields
+	}
+	out = resp.AppendTo(out)
+	binary.BigEndian.PutUint32(out[0:], uint32(len(out)-4))
+	return out
+}
+
+func nullableString(b []byte) (string, []byte, error) {
+	if len(b) < 2 {
+		return "", nil, errors.New("is cut short")
+	}
+	n := int16(binary.BigEndian.Uint16(b))
+	b = b[2:]
+	if n < 0 {
+		return "", b, nil
+	}
+	if int(n) > len(b) {
+		return "", nil, fmt.Errorf("says %d bytes, but only %d follow", n, len(b))
+	}
+	return string(b[:n]), b[n:], nil
+}
+
+func skipTags(b []byte) ([]byte, error) {
+	count, n := binary.Uvarint(b)
+	if n <= 0 {
+		return nil, errors.New("are cut short")
+	}
+	b = b[n:]
+	for range count {
+		if _, n = binary.Uvarint(b); n <= 0 {
+			return nil, errors.New("are cut short")
+		}
+		b = b[n:]
+		size, n := binary.Uvarint(b)
+		if n <= 0 || size > uint64(len(b)-n) {
+			return nil, errors.New("are cut short")
+		}
+		b = b[n+int(size):]
+	}
+	return b, nil
+}

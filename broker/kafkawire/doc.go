@@ -1,0 +1,27 @@
+// Package kafkawire puts the Kafka protocol in front of every node of a
+// cluster, so clients someone else wrote — kcat and librdkafka, franz-go,
+// kafka-python, kafkajs, the Java client — produce and consume against it.
+//
+// Node nI listens on port+I−1. A request is handled by the node it reached,
+// through the broker's node-addressed calls (Cluster.ProduceOn, FetchOn,
+// JoinGroupOn, …): a node answers for the partitions it leads and the groups
+// it coordinates and refuses the rest as a Kafka broker does
+// (NOT_LEADER_OR_FOLLOWER, NOT_COORDINATOR), and the client refreshes its
+// metadata. Every request crosses the broker's fault network under the
+// client's client.id, so faults reach wire clients as they reach the lab's:
+//
+//   - a killed node closes its listener and drops its connections; a
+//     restart opens the listener again;
+//   - an isolated node stops answering: the request is held unanswered
+//     until the client gives up, as with a broker behind a cut cable;
+//   - a slowed node answers late;
+//   - a lost reply (or lost ack, for an OffsetCommit) closes the
+//     connection with the request done (or not done), so the client sees
+//     a broken connection and retries.
+//
+// The codec is franz-go's kmsg; record batches are checked with their
+// CRC-32C and decompressed (gzip, snappy, lz4, zstd). Bad input — a frame
+// over the size limit, an unknown key or version, garbage, a truncated
+// frame — closes that connection with an event that says why; other
+// connections go on.
+package kafkawire

@@ -1,0 +1,117 @@
+package kafkawire
+
+import (
+	"context"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/mqlab/mqlab/broker"
+)
+
+// handleFetch reads every partition asked for. When the answer holds
+// fewer than MinBytes it waits, up to MaxWaitMillis, for a partition's
+// log to grow, without spinning, and reads again.
+func handleFetch(r *request, kr kmsg.Request) (kmsg.Response, error) {
+	req := kr.(*kmsg.FetchRequest)
+	wait := time.Duration(max(req.MaxWaitMillis, 0)) * time.Millisecond
+	wait = min(wait, time.Minute)
+	deadline := time.Now().Add(wait)
+	for {
+		var growth []<-chan struct{}
+		for _, t := range req.Topics {
+			for _, p := range t.Partitions {
+				if ch := r.cn.s.c.LogGrowth(r.cn.node, broker.TopicPartition{Topic: t.Topic, Partition: int(p.Partition)}); ch != nil {
+					growth = append(growth, ch)
+				}
+			}
+		}
+		resp, size, failed, err := r.fetchOnce(req)
+		if err != nil {
+			return nil, err
+		}
+		left := time.Until(deadline)
+		if size >= int(max(req.MinBytes, 1)) || failed || left <= 0 || len(growth) == 0 {
+			return resp, nil
+		}
+		if !awaitAny(r.ctx, growth, left) {
+			return resp, nil
+		}
+	}
+}
+
+// awaitAny waits for one of chans to close, up to d; false when the time
+// ran out or ctx ended first.
+func awaitAny(ctx context.Context, chans []<-chan struct{}, d time.Duration) bool {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	if len(chans) == 1 {
+		select {
+		case <-chans[0]:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	woke := make(chan struct{}, 1)
+	for _, ch := range chans {
+		go func() {
+			select {
+			case <-ch:
+				select {
+				case woke <- struct{}{}:
+				default:
+				}
+			case <-ctx.Done():
+			}
+		}()
+	}
+	select {
+	case <-woke:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// fetchOnce reads every partition once; failed says a partition's answer
+// is an error, which the client should hear at once.
+func (r *request) fetchOnce(req *kmsg.FetchRequest) (resp *kmsg.FetchResponse, total int, failed bool, err error) {
+	resp = req.ResponseKind().(*kmsg.FetchResponse)
+	limit := int(req.MaxBytes)
+	if limit <= 0 {
+		limit = 50 << 20
+	}
+	ctx, cancel := context.WithTimeout(r.ctx, 30*time.Second)
+	defer cancel()
+	for _, t := range req.Topics {
+		rt := kmsg.NewFetchResponseTopic()
+		rt.Topic, rt.TopicID = t.Topic, t.TopicID
+		for _, p := range t.Partitions {
+			rp := kmsg.NewFetchResponseTopicPartition()
+			rp.Partition = p.Partition
+			tp := broker.TopicPartition{Topic: t.Topic, Partition: int(p.Partition)}
+			max := min(int(p.PartitionMaxBytes), limit-total)
+			if max <= 0 && total > 0 {
+				rt.Partitions = append(rt.Partitions, rp)
+				continue
+			}
+			res, err := r.cn.s.c.FetchOn(ctx, r.cn.node, r.client, tp, p.FetchOffset, max, p.CurrentLeaderEpoch)
+			if ferr := r.netErr(err); ferr != nil {
+				return nil, 0, false, ferr
+			}
+			rp.ErrorCode = code(err)
+			failed = failed || err != nil
+			if err == nil {
+				rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = res.HighWatermark, res.HighWatermark, res.LogStart
+				if len(res.Records) > 0 {
+					rp.RecordBatches = appendBatches(nil, res.Records)
+					total += len(rp.RecordBatches)
+				}
+			}
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp, total, failed, nil
+}

@@ -1,0 +1,259 @@
+package kafkawire
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mqlab/mqlab/broker"
+)
+
+// Config says where the nodes listen and how they treat clients.
+type Config struct {
+	// Host is the address every node binds (default 127.0.0.1).
+	Host string
+	// Port is n1's port (default 9092); node nI listens on Port+I−1. Port
+	// −1 picks free ports, for tests.
+	Port int
+	// AutoCreate creates a topic a client's metadata request names, as
+	// Kafka's auto.create.topics.enable does (off unless asked).
+	AutoCreate bool
+	// MaxRequestBytes bounds a request frame (default 100 MiB, Kafka's
+	// socket.request.max.bytes).
+	MaxRequestBytes int32
+}
+
+// DefaultPort is Kafka's.
+const DefaultPort = 9092
+
+// DefaultMaxRequestBytes is Kafka's default socket.request.max.bytes.
+const DefaultMaxRequestBytes = 100 << 20
+
+// Client is an outside client as the nodes know it.
+type Client struct {
+	ID       string // its client.id
+	Software string // the name and version it sent in ApiVersions, if any
+	Conns    int    // open connections
+}
+
+// Server is the Kafka listener of every node of one cluster.
+type Server struct {
+	c     *broker.Cluster
+	cfg   Config
+	index map[string]int32 // node id → Kafka broker id (nI → I)
+	stop  func()           // stops watching node kills and restarts
+
+	mu        sync.Mutex
+	closed    bool
+	listeners map[string]net.Listener
+	addrs     map[string]string // node → its address, kept across kills
+	conns     map[*conn]struct{}
+	software  map[string]string // client.id → software
+	wg        sync.WaitGroup
+}
+
+// Listen opens a listener for every node that is up and keeps them in
+// step with kills and restarts until Close.
+func Listen(c *broker.Cluster, cfg Config) (*Server, error) {
+	if cfg.Host == "" {
+		cfg.Host = "127.0.0.1"
+	}
+	if cfg.Port == 0 {
+		cfg.Port = DefaultPort
+	}
+	if cfg.MaxRequestBytes <= 0 {
+		cfg.MaxRequestBytes = DefaultMaxRequestBytes
+	}
+	nodes := c.Nodes()
+	if cfg.Port > 0 && cfg.Port+len(nodes)-1 > 65535 {
+		return nil, fmt.Errorf("kafka listen: port=%d leaves no room for %d nodes; want a port up to %d", cfg.Port, len(nodes), 65536-len(nodes))
+	}
+	s := &Server{c: c, cfg: cfg, index: map[string]int32{}, listeners: map[string]net.Listener{}, addrs: map[string]string{},
+		conns: map[*conn]struct{}{}, software: map[string]string{}}
+	for i, id := range nodes {
+		s.index[id] = int32(i + 1)
+		if cfg.Port > 0 {
+			s.addrs[id] = net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port+i))
+		} else {
+			s.addrs[id] = net.JoinHostPort(cfg.Host, "0")
+		}
+	}
+	s.mu.Lock()
+	for _, id := range nodes {
+		if !c.NodeUp(id) {
+			continue
+		}
+		if err := s.openLocked(id); err != nil {
+			s.mu.Unlock()
+			s.Close()
+			return nil, err
+		}
+	}
+	s.mu.Unlock()
+	s.stop = c.WatchNodes(s.nodeChanged)
+	return s, nil
+}
+
+// openLocked starts node's listener.
+func (s *Server) openLocked(node string) error {
+	ln, err := net.Listen("tcp", s.addrs[node])
+	if err != nil {
+		return fmt.Errorf("kafka listen: %s on %s: %w", node, s.addrs[node], err)
+	}
+	s.addrs[node] = ln.Addr().String()
+	s.listeners[node] = ln
+	s.wg.Add(1)
+	go s.accept(node, ln)
+	return nil
+}
+
+// closeNodeLocked stops node's listener and drops its connections.
+func (s *Server) closeNodeLocked(node string) {
+	if ln := s.listeners[node]; ln != nil {
+		ln.Close()
+		delete(s.listeners, node)
+	}
+	for cn := range s.conns {
+		if cn.node == node {
+			cn.close("the node was killed")
+		}
+	}
+}
+
+func (s *Server) nodeChanged(node string, up bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	if !up {
+		s.closeNodeLocked(node)
+		return
+	}
+	if s.listeners[node] == nil {
+		if err := s.openLocked(node); err != nil {
+			s.c.Report(broker.Event{Node: node, Text: fmt.Sprintf("%s could not listen for Kafka clients again: %v", node, err)})
+		}
+	}
+}
+
+func (s *Server) accept(node string, ln net.Listener) {
+	defer s.wg.Done()
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			time.Sleep(10 * time.Millisecond) // e.g. out of file descriptors: try again shortly
+			continue
+		}
+		s.mu.Lock()
+		if s.closed || s.listeners[node] != ln {
+			s.mu.Unlock()
+			nc.Close()
+			continue
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		cn := &conn{s: s, node: node, nc: nc, ctx: ctx, cancel: cancel}
+		s.conns[cn] = struct{}{}
+		s.wg.Add(1)
+		s.mu.Unlock()
+		go cn.serve()
+	}
+}
+
+func (s *Server) forget(cn *conn) {
+	s.mu.Lock()
+	delete(s.conns, cn)
+	s.mu.Unlock()
+}
+
+// Addr is node's listening address ("" for an unknown node).
+func (s *Server) Addr(node string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.addrs[node]
+}
+
+// Seeds are every node's address, in node order.
+func (s *Server) Seeds() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]string, 0, len(s.addrs))
+	for _, id := range s.c.Nodes() {
+		out = append(out, s.addrs[id])
+	}
+	return out
+}
+
+// Bootstrap is the address list a client starts from, as kcat's -b and
+// bootstrap.servers take it: every node's, comma-separated.
+func (s *Server) Bootstrap() string { return strings.Join(s.Seeds(), ",") }
+
+// Clients lists the outside clients with an open connection, by client.id.
+func (s *Server) Clients() []Client {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	by := map[string]*Client{}
+	for cn := range s.conns {
+		id := cn.clientID()
+		if id == "" {
+			continue
+		}
+		c := by[id]
+		if c == nil {
+			c = &Client{ID: id, Software: s.software[id]}
+			by[id] = c
+		}
+		c.Conns++
+	}
+	out := make([]Client, 0, len(by))
+	for _, c := range by {
+		out = append(out, *c)
+	}
+	slices.SortFunc(out, func(a, b Client) int {
+		if a.ID < b.ID {
+			return -1
+		}
+		if a.ID > b.ID {
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+func (s *Server) noteSoftware(client, software string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.software[client] == software {
+		return false
+	}
+	s.software[client] = software
+	return true
+}
+
+// Close stops every listener and connection and waits for them.
+func (s *Server) Close() error {
+	if s.stop != nil {
+		s.stop()
+	}
+	s.mu.Lock()
+	s.closed = true
+	for node := range s.listeners {
+		s.closeNodeLocked(node)
+	}
+	for cn := range s.conns {
+		cn.close("")
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+	return nil
+}
