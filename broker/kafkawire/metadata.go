@@ -42,7 +42,7 @@ func handleMetadata(r *request, kr kmsg.Request) (kmsg.Response, error) {
 	s := r.cn.s
 	ctx, cancel := context.WithTimeout(r.ctx, 30*time.Second)
 	defer cancel()
-	var topics []string // nil: all
+	var topics []string                                              // nil: all
 	if req.Topics != nil && (r.version > 0 || len(req.Topics) > 0) { // in version 0, an empty list means all
 		topics = []string{}
 		for _, t := range req.Topics {
