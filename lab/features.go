@@ -30,6 +30,8 @@ var (
 	serviceFamily = servicesFeature{}
 	// checkoutFamily sends buyers through the checkout and reads its measurements (feature_checkout.go).
 	checkoutFamily = checkoutFeature{}
+	// kafkaWire puts the Kafka protocol on the nodes (feature_kafka.go).
+	kafkaWire = kafkaFeature{}
 )
 
 // features maps command names (Spec.Name) to the family that runs them.
@@ -45,6 +47,8 @@ var features = map[string]feature{
 	"sql":          serviceFamily,
 	"buyers":       checkoutFamily,
 	"buyers stop":  checkoutFamily,
+	"kafka listen": kafkaWire,
+	"kafka stop":   kafkaWire,
 }
 
 // valueFeatures maps lab value functions to the family that reads them.

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/mqlab/mqlab/broker"
+	"github.com/mqlab/mqlab/broker/kafkawire"
 	"github.com/mqlab/mqlab/lab/command"
 )
 
@@ -20,6 +21,9 @@ type Options struct {
 	Timing string
 	// TimelineSize is how many recent events Snapshot carries (default 200).
 	TimelineSize int
+	// Kafka, when set, puts the Kafka protocol on the nodes from the start,
+	// as the kafka listen command does.
+	Kafka *command.KafkaListen
 }
 
 // Lab is the world a learner drives: a broker cluster, its clients, a
@@ -36,6 +40,7 @@ type Lab struct {
 	mu     sync.Mutex
 	w      *world
 	closed bool
+	kafka  *kafkawire.Config // the Kafka listener's, kept across cluster commands; nil when not listening
 }
 
 // Errors callers branch on.
@@ -86,6 +91,12 @@ func New(opts Options) (*Lab, error) {
 	}
 	l.w = w
 	l.syncBroker(w) // the cluster's start is history before anyone subscribes
+	if opts.Kafka != nil {
+		if _, err := l.ExecCommand(context.Background(), *opts.Kafka); err != nil {
+			l.Close()
+			return nil, fmt.Errorf("lab: %w", err)
+		}
+	}
 	return l, nil
 }
 

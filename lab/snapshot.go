@@ -37,6 +37,8 @@ type Snapshot struct {
 	Series []SeriesState `json:"series,omitempty"`
 	// Drain is a running check's progress, nil when no check runs.
 	Drain *DrainState `json:"drain,omitempty"`
+	// Kafka is the Kafka listener and its clients, nil when not listening.
+	Kafka *KafkaState `json:"kafka,omitempty"`
 }
 
 // ClientState is one client and what became of the messages it sent.
@@ -72,6 +74,7 @@ func (l *Lab) Snapshot() (s Snapshot) {
 	s.Services = w.svc.states()
 	s.Series = w.series.states()
 	s.Drain = w.drainState()
+	s.Kafka = w.kafkaState()
 	s.Retries = w.retries.recent(snapshotRetries)
 	w.mu.Lock()
 	if w.report != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mqlab/mqlab/broker"
+	"github.com/mqlab/mqlab/broker/kafkawire"
 	"github.com/mqlab/mqlab/lab/checker"
 	"github.com/mqlab/mqlab/lab/command"
 )
@@ -24,12 +25,13 @@ type world struct {
 	sub     *broker.Subscription
 	pumped  chan struct{} // closed when the event pump has stopped
 	loadWG  sync.WaitGroup
-	svc     *serviceSet // the running services (feature_services.go)
-	groups  *groupSet   // the consumer clients (feature_groups.go)
-	queues  *queueSet   // the queue senders and workers (feature_queues.go)
-	series  *seriesSet  // lag and depth over time (series.go)
-	retries retryLog    // the retries consumers and workers schedule (retries.go)
-	buyers  *buyerSet   // the buyers runs through the checkout (feature_checkout.go)
+	svc     *serviceSet       // the running services (feature_services.go)
+	groups  *groupSet         // the consumer clients (feature_groups.go)
+	queues  *queueSet         // the queue senders and workers (feature_queues.go)
+	series  *seriesSet        // lag and depth over time (series.go)
+	retries retryLog          // the retries consumers and workers schedule (retries.go)
+	buyers  *buyerSet         // the buyers runs through the checkout (feature_checkout.go)
+	kafka   *kafkawire.Server // under mu; nil unless listening (feature_kafka.go)
 
 	mu      sync.Mutex
 	clients map[string]*client
@@ -84,6 +86,7 @@ func (l *Lab) newWorld(nodes int, timing broker.Timing) (*world, error) {
 // close stops the world's generators, services and cluster and waits for
 // them.
 func (w *world) close() {
+	w.closeKafka() // outside clients first: they reach the cluster through it
 	w.cancel()
 	w.mu.Lock()
 	for _, ld := range w.loads {

@@ -42,6 +42,8 @@ type Options struct {
 	// Progress, when set, keeps the current step, the answers and whether
 	// the lesson was finished. Nil keeps nothing (headless runs, tests).
 	Progress *Store
+	// Kafka, when set, puts the Kafka protocol on the lab's nodes.
+	Kafka *command.KafkaListen
 	// FailFast ends a headless run with the first step whose expectation
 	// failed, instead of playing the rest.
 	FailFast bool
@@ -166,7 +168,7 @@ func NewRunner(les *Lesson, opts Options) (*Runner, error) {
 	}
 	r := &Runner{les: les, opts: opts, lab: opts.Lab, kept: map[string]string{}}
 	if r.lab == nil {
-		l, err := lab.New(lab.Options{Nodes: opts.Nodes, Timing: opts.Timing})
+		l, err := lab.New(lab.Options{Nodes: opts.Nodes, Timing: opts.Timing, Kafka: opts.Kafka})
 		if err != nil {
 			return nil, err
 		}

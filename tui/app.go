@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/mqlab/mqlab/lab"
+	"github.com/mqlab/mqlab/lab/command"
 	"github.com/mqlab/mqlab/lessons"
 )
 
@@ -28,6 +29,8 @@ type AppOptions struct {
 	Open *lessons.Lesson
 	// Sandbox are the commands the sandbox runs when it opens.
 	Sandbox []string
+	// Kafka, when set, puts the Kafka protocol on the lab's nodes.
+	Kafka *command.KafkaListen
 	// Theme overrides DefaultTheme.
 	Theme *Theme
 	// For RunApp: no alternate screen, no mouse, other streams.
@@ -97,7 +100,7 @@ func NewApp(opts AppOptions) (*App, error) {
 	a.w, a.h = MinWidth, MinHeight
 	go func() {
 		defer close(a.labDone)
-		a.lab, a.labErr = lab.New(lab.Options{Nodes: 3, Timing: opts.Timing})
+		a.lab, a.labErr = lab.New(lab.Options{Nodes: 3, Timing: opts.Timing, Kafka: opts.Kafka})
 	}()
 	if opts.Open != nil {
 		a.want = &pickerEntry{les: opts.Open}

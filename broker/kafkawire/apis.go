@@ -54,7 +54,7 @@ func apiKeys() []kmsg.ApiVersionsResponseApiKey {
 // unsupportedVersions answers an ApiVersions of a version the node does
 // not know, as Kafka does: in version 0, with the versions it serves, so
 // the client can ask again in one of them.
-func unsupportedVersions(int16) kmsg.Response {
+func unsupportedVersions() kmsg.Response {
 	resp := kmsg.NewPtrApiVersionsResponse()
 	resp.SetVersion(0)
 	resp.ErrorCode = codeUnsupportedVersion

@@ -156,48 +156,80 @@ func (cn *conn) handle(body []byte) (out []byte, err error) {
 			out, err = nil, fmt.Errorf("sent a request the node could not handle (%v)", p)
 		}
 	}()
-	key := int16(binary.BigEndian.Uint16(body[0:]))
-	version := int16(binary.BigEndian.Uint16(body[2:]))
-	corr := int32(binary.BigEndian.Uint32(body[4:]))
-	rest := body[8:]
-	client, rest, err := nullableString(rest)
+	pr, err := parseRequest(body)
+	if pr.client != "" || err == nil {
+		cn.mu.Lock()
+		cn.client = pr.client
+		cn.mu.Unlock()
+	}
+	if errors.Is(err, errUnsupportedVersions) {
+		return frame(pr.corr, false, unsupportedVersions()), nil
+	}
 	if err != nil {
-		return nil, fmt.Errorf("sent a request header whose client id %v", err)
+		return nil, err
 	}
-	cn.mu.Lock()
-	cn.client = client
-	cn.mu.Unlock()
-	req := kmsg.RequestForKey(key)
-	a, served := apis[key]
-	if req == nil || !served {
-		name := "unknown"
-		if req != nil {
-			name = kmsg.NameForKey(key)
-		}
-		return nil, fmt.Errorf("asked for API key %d (%s), which mqlab does not serve", key, name)
-	}
-	if version < a.min || version > a.max {
-		if key == apiVersionsKey {
-			return frame(corr, false, unsupportedVersions(version)), nil
-		}
-		return nil, fmt.Errorf("asked for %s version %d; mqlab serves versions %d to %d", kmsg.NameForKey(key), version, a.min, a.max)
-	}
-	req.SetVersion(version)
-	if req.IsFlexible() {
-		if rest, err = skipTags(rest); err != nil {
-			return nil, fmt.Errorf("sent a %s v%d header whose tagged fields %v", kmsg.NameForKey(key), version, err)
-		}
-	}
-	if err := req.ReadFrom(rest); err != nil {
-		return nil, fmt.Errorf("sent a %s v%d request that does not decode (%v)", kmsg.NameForKey(key), version, err)
-	}
-	r := &request{cn: cn, ctx: cn.ctx, client: client, version: version}
-	resp, err := a.handle(r, req)
+	r := &request{cn: cn, ctx: cn.ctx, client: pr.client, version: pr.version}
+	resp, err := apis[pr.key].handle(r, pr.req)
 	if err != nil || resp == nil {
 		return nil, err
 	}
-	resp.SetVersion(version)
-	return frame(corr, resp.IsFlexible() && key != apiVersionsKey, resp), nil
+	resp.SetVersion(pr.version)
+	return frame(pr.corr, resp.IsFlexible() && pr.key != apiVersionsKey, resp), nil
+}
+
+// parsedRequest is a request frame, decoded.
+type parsedRequest struct {
+	key, version int16
+	corr         int32
+	client       string
+	req          kmsg.Request
+}
+
+// errUnsupportedVersions: an ApiVersions in a version the node does not
+// serve, which Kafka answers (in version 0) rather than refuses.
+var errUnsupportedVersions = errors.New("ApiVersions in an unsupported version")
+
+// parseRequest decodes a frame's header and body; an error says what was
+// wrong with it, as the sentence of a closing event.
+func parseRequest(body []byte) (parsedRequest, error) {
+	var pr parsedRequest
+	if len(body) < 8 {
+		return pr, fmt.Errorf("sent a request of %d bytes, shorter than any request header", len(body))
+	}
+	pr.key = int16(binary.BigEndian.Uint16(body[0:]))
+	pr.version = int16(binary.BigEndian.Uint16(body[2:]))
+	pr.corr = int32(binary.BigEndian.Uint32(body[4:]))
+	client, rest, err := nullableString(body[8:])
+	if err != nil {
+		return pr, fmt.Errorf("sent a request header whose client id %v", err)
+	}
+	pr.client = client
+	req := kmsg.RequestForKey(pr.key)
+	a, served := apis[pr.key]
+	if req == nil || !served {
+		name := "unknown"
+		if req != nil {
+			name = kmsg.NameForKey(pr.key)
+		}
+		return pr, fmt.Errorf("asked for API key %d (%s), which mqlab does not serve", pr.key, name)
+	}
+	if pr.version < a.min || pr.version > a.max {
+		if pr.key == apiVersionsKey {
+			return pr, errUnsupportedVersions
+		}
+		return pr, fmt.Errorf("asked for %s version %d; mqlab serves versions %d to %d", kmsg.NameForKey(pr.key), pr.version, a.min, a.max)
+	}
+	req.SetVersion(pr.version)
+	if req.IsFlexible() {
+		if rest, err = skipTags(rest); err != nil {
+			return pr, fmt.Errorf("sent a %s v%d header whose tagged fields %v", kmsg.NameForKey(pr.key), pr.version, err)
+		}
+	}
+	if err := req.ReadFrom(rest); err != nil {
+		return pr, fmt.Errorf("sent a %s v%d request that does not decode (%v)", kmsg.NameForKey(pr.key), pr.version, err)
+	}
+	pr.req = req
+	return pr, nil
 }
 
 // frame encodes an answer with its size and response header.

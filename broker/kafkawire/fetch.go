@@ -90,6 +90,7 @@ func (r *request) fetchOnce(req *kmsg.FetchRequest) (resp *kmsg.FetchResponse, t
 		for _, p := range t.Partitions {
 			rp := kmsg.NewFetchResponseTopicPartition()
 			rp.Partition = p.Partition
+			rp.RecordBatches = []byte{} // empty, never null: librdkafka refuses a null record set
 			tp := broker.TopicPartition{Topic: t.Topic, Partition: int(p.Partition)}
 			max := min(int(p.PartitionMaxBytes), limit-total)
 			if max <= 0 && total > 0 {

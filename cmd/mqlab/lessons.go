@@ -123,7 +123,7 @@ func checkLessons(out io.Writer, paths []string) error {
 
 func runCmd() *cobra.Command {
 	var headless bool
-	var timing string
+	var f labFlags
 	cmd := &cobra.Command{
 		Use:   "run LESSON|NUMBER|FILE.md",
 		Short: "Play a lesson: an embedded one by id or number (see mqlab lessons) or your own file",
@@ -150,13 +150,13 @@ classroom timing unless --timing fast.`,
 				if playLessonTUI == nil {
 					return errors.New("the lesson player on screen is not wired in yet; add --headless for a transcript")
 				}
-				if timing == "" {
-					timing = "classroom"
+				if f.timing == "" {
+					f.timing = "classroom"
 				}
-				return playLessonTUI(cmd, les, timing)
+				return playLessonTUI(cmd, les, f)
 			}
-			if timing == "" {
-				timing = "fast"
+			if f.timing == "" {
+				f.timing = "fast"
 			}
 			ctx := cmd.Context()
 			if ctx == nil {
@@ -164,11 +164,12 @@ classroom timing unless --timing fast.`,
 			}
 			ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
 			defer stop()
-			return lessons.PlayHeadless(ctx, les, cmd.OutOrStdout(), lessons.Options{Timing: timing})
+			return lessons.PlayHeadless(ctx, les, cmd.OutOrStdout(), lessons.Options{Timing: f.timing, Kafka: f.kafka.listen})
 		},
 	}
 	cmd.Flags().BoolVar(&headless, "headless", false, "print the lesson as a transcript instead of playing it on screen")
-	cmd.Flags().StringVar(&timing, "timing", "", "raft timing preset: fast or classroom")
+	cmd.Flags().StringVar(&f.timing, "timing", "", "raft timing preset: fast or classroom")
+	addKafkaFlag(cmd.Flags(), &f.kafka)
 	return cmd
 }
 

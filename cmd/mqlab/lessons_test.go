@@ -92,8 +92,8 @@ func TestRunHeadlessPlaysALessonFile(t *testing.T) {
 // transcript, as --headless does, and never opens the TUI.
 func TestRunWithoutATerminalPrintsTheTranscript(t *testing.T) {
 	played := false
-	defer func(f func(*cobra.Command, *lessons.Lesson, string) error) { playLessonTUI = f }(playLessonTUI)
-	playLessonTUI = func(*cobra.Command, *lessons.Lesson, string) error { played = true; return nil }
+	defer func(f func(*cobra.Command, *lessons.Lesson, labFlags) error) { playLessonTUI = f }(playLessonTUI)
+	playLessonTUI = func(*cobra.Command, *lessons.Lesson, labFlags) error { played = true; return nil }
 
 	cmd := runCmd()
 	var out bytes.Buffer

@@ -16,7 +16,7 @@ func main() {
 }
 
 func rootCmd() *cobra.Command {
-	var timing string
+	var f labFlags
 	root := &cobra.Command{
 		Use:   "mqlab",
 		Short: "A lab for message queues and logs, with a real replicated broker inside",
@@ -32,12 +32,13 @@ terminal it prints a failover scene instead.`,
 		Args:         cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if isTerminal(cmd.OutOrStdout()) {
-				return runApp(cmd.ErrOrStderr(), timing, nil)
+				return runApp(cmd.ErrOrStderr(), f, nil)
 			}
-			return runHeadless(cmd.Context(), cmd.OutOrStdout(), timing)
+			return runHeadless(cmd.Context(), cmd.OutOrStdout(), f.timing)
 		},
 	}
-	root.Flags().StringVar(&timing, "timing", "", "raft timing preset: fast or classroom (default classroom on screen, fast when printing)")
+	addKafkaFlag(root.Flags(), &f.kafka)
+	root.Flags().StringVar(&f.timing, "timing", "", "raft timing preset: fast or classroom (default classroom on screen, fast when printing)")
 	root.AddCommand(scriptCmd(), replayCmd())
 	root.AddCommand(lessonsCmd())
 	root.AddCommand(lessonCmd())

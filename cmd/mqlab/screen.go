@@ -45,7 +45,8 @@ func openScreen(src tui.Source, opts tui.Options) error {
 // runApp opens the lesson picker (or, with open, that lesson straight
 // away) on a lab with classroom timing unless timing says otherwise.
 // Progress is kept in the XDG state directory.
-func runApp(stderr io.Writer, timing string, open *lessons.Lesson) error {
+func runApp(stderr io.Writer, f labFlags, open *lessons.Lesson) error {
+	timing := f.timing
 	if timing == "" {
 		timing = "classroom"
 	}
@@ -54,12 +55,12 @@ func runApp(stderr io.Writer, timing string, open *lessons.Lesson) error {
 		fmt.Fprintf(stderr, "mqlab: your progress will not be kept: %v\n", err)
 		store = nil
 	}
-	return tui.RunApp(tui.AppOptions{Progress: store, Timing: timing, Open: open, Sandbox: sandboxSetup})
+	return tui.RunApp(tui.AppOptions{Progress: store, Timing: timing, Open: open, Sandbox: sandboxSetup, Kafka: f.kafka.listen})
 }
 
 // playLesson is mqlab run on a terminal.
-func playLesson(cmd *cobra.Command, les *lessons.Lesson, timing string) error {
-	return runApp(cmd.ErrOrStderr(), timing, les)
+func playLesson(cmd *cobra.Command, les *lessons.Lesson, f labFlags) error {
+	return runApp(cmd.ErrOrStderr(), f, les)
 }
 
 func replayCmd() *cobra.Command {

@@ -23,6 +23,7 @@ type scriptFlags struct {
 	record  string
 	timing  string
 	verbose bool
+	kafka   kafkaFlag
 }
 
 func scriptCmd() *cobra.Command {
@@ -51,6 +52,7 @@ names the failing lines. 'mqlab script - <<<help' lists the commands.`,
 	cmd.Flags().StringVar(&f.record, "record", "", "write every event and snapshots to this JSONL file, for a replay")
 	cmd.Flags().StringVar(&f.timing, "timing", "fast", "raft timing preset: fast or classroom")
 	cmd.Flags().BoolVar(&f.verbose, "verbose", false, "also print every append and commit")
+	addKafkaFlag(cmd.Flags(), &f.kafka)
 	return cmd
 }
 
@@ -86,7 +88,7 @@ func playScript(ctx context.Context, out io.Writer, path, src string, f scriptFl
 			}
 		}()
 	}
-	l, err := lab.New(lab.Options{Timing: f.timing})
+	l, err := lab.New(lab.Options{Timing: f.timing, Kafka: f.kafka.listen})
 	if err != nil {
 		return err
 	}

@@ -502,3 +502,13 @@ func buildSQL(p *parser, _ *Spec) (Command, *posError) {
 	}
 	return SQL{Service: svc, Query: t.text}, p.done()
 }
+
+func buildKafkaListen(p *parser, _ *Spec) (Command, *posError) {
+	o, err := p.options()
+	if err != nil {
+		return nil, err
+	}
+	c := KafkaListen{Port: o.int("port", 0), AutoCreate: o.bool("auto-create")}
+	c.Host, _ = o.text("host")
+	return c, nil
+}

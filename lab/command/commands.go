@@ -468,3 +468,23 @@ func NodeOf(c Command) (NodeRef, bool) {
 	}
 	return NodeRef{}, false
 }
+
+// KafkaListen puts the Kafka protocol on every node: n1 on Port, nI on
+// Port+I-1. Zero values mean the defaults (9092, 127.0.0.1).
+type KafkaListen struct {
+	Port       int
+	Host       string
+	AutoCreate bool
+}
+
+func (KafkaListen) Name() string { return "kafka listen" }
+func (c KafkaListen) String() string {
+	return words("kafka", "listen").optIf(c.Port != 0, "port", strconv.Itoa(c.Port)).optIf(c.Host != "", "host", quoteText(c.Host)).
+		optIf(c.AutoCreate, "auto-create", "true").String()
+}
+
+// KafkaStop closes the Kafka listeners.
+type KafkaStop struct{}
+
+func (KafkaStop) Name() string   { return "kafka stop" }
+func (KafkaStop) String() string { return "kafka stop" }

@@ -67,6 +67,9 @@ func TestParseValidLines(t *testing.T) {
 		{"slow n1 200ms", Slow{Node: NodeRef{Kind: RefNode, Node: "n1"}, Latency: 200 * time.Millisecond}},
 		{"slow n1 off", Slow{Node: NodeRef{Kind: RefNode, Node: "n1"}}},
 		{"heal", Heal{}},
+		{"kafka listen", KafkaListen{}},
+		{"kafka listen port=19092 host=0.0.0.0 auto-create=true", KafkaListen{Port: 19092, Host: "0.0.0.0", AutoCreate: true}},
+		{"kafka stop", KafkaStop{}},
 		{"drop next reply to producer", DropReply{"producer"}},
 		{"drop next ack from w1", DropAck{"w1"}},
 		{"speed 10x", Speed{10}},
@@ -133,7 +136,7 @@ func TestHelpListsEveryCommand(t *testing.T) {
 // The core command names are exactly these: lessons and scripts rely on them.
 func TestCoreNames(t *testing.T) {
 	want := []string{"cluster", "topic create", "queue create", "produce", "send", "load", "load stop", "consumer", "worker", "service",
-		"seek", "redrive", "elect", "kill", "restart", "isolate", "partition", "slow", "heal", "drop next reply", "drop next ack",
+		"seek", "redrive", "elect", "kill", "restart", "isolate", "partition", "slow", "heal", "drop next reply", "drop next ack", "kafka listen", "kafka stop",
 		"speed", "pause", "resume", "wait", "expect", "check", "help", "sql"}
 	// Added to the core: orders placed through the orders service.
 	want = append(want[:10], append([]string{"order"}, want[10:]...)...)
