@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/mqlab/mqlab/broker/kafkawire"
@@ -77,7 +78,9 @@ func loopback(host string) bool {
 
 // listenKafka starts w's listener with cfg.
 func (l *Lab) listenKafka(w *world, cfg *kafkawire.Config) error {
-	srv, err := kafkawire.Listen(w.cluster, *cfg)
+	own := *cfg
+	own.Observer = &w.wire
+	srv, err := kafkawire.Listen(w.cluster, own)
 	if err != nil {
 		if errors.Is(err, syscall.EADDRINUSE) {
 			return fmt.Errorf("%w; another program (another mqlab?) listens there: choose another port with port=", err)
@@ -121,6 +124,19 @@ func (w *world) closeKafka() {
 	}
 }
 
+// kafkaClients are the client ids of the Kafka clients connected now.
+func (w *world) kafkaClients() []string {
+	srv := w.kafkaServer()
+	if srv == nil {
+		return nil
+	}
+	var out []string
+	for _, c := range srv.Clients() {
+		out = append(out, c.ID)
+	}
+	return out
+}
+
 func (w *world) kafkaState() *KafkaState {
 	srv := w.kafkaServer()
 	if srv == nil {
@@ -133,6 +149,62 @@ func (kafkaFeature) value(context.Context, *world, command.Value) (any, bool, er
 	return nil, false, nil
 }
 
-func (kafkaFeature) observe(context.Context, *world, *checker.History, *checker.Observed) error {
+// observe adds what the Kafka clients did: their produces, one per
+// record, and the records their group members fetched, as deliveries and
+// as work done in the order fetched (a wire client's work is its own).
+func (kafkaFeature) observe(_ context.Context, w *world, h *checker.History, _ *checker.Observed) error {
+	w.wire.mu.Lock()
+	defer w.wire.mu.Unlock()
+	h.Produces = append(h.Produces, w.wire.produces...)
+	h.Deliveries = append(h.Deliveries, w.wire.deliveries...)
+	for _, d := range w.wire.deliveries {
+		h.Done = append(h.Done, checker.Done{MsgID: d.MsgID, Client: d.Client, Group: d.Group, Topic: d.Topic, Key: d.Key})
+	}
 	return nil
+}
+
+// wireHistory is what the world's Kafka clients did, as the nodes saw it.
+type wireHistory struct {
+	mu         sync.Mutex
+	produces   []checker.Produce
+	index      map[string]int // message id → its produce
+	deliveries []checker.Delivery
+}
+
+// rank orders what a client can learn of a record: a retry that was
+// acknowledged outranks the attempt whose answer was lost.
+var rank = map[checker.Outcome]int{checker.Failed: 0, checker.Sent: 1, checker.Unknown: 2, checker.Acknowledged: 3}
+
+var fates = map[kafkawire.Fate]checker.Outcome{
+	kafkawire.Acked: checker.Acknowledged, kafkawire.SentUnconfirmed: checker.Sent,
+	kafkawire.Refused: checker.Failed, kafkawire.Unknown: checker.Unknown,
+}
+
+func (h *wireHistory) Produced(p kafkawire.Produced) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.index == nil {
+		h.index = map[string]int{}
+	}
+	outcome := fates[p.Fate]
+	for _, r := range p.Records {
+		i, seen := h.index[r.MsgID]
+		if !seen {
+			h.index[r.MsgID] = len(h.produces)
+			h.produces = append(h.produces, checker.Produce{MsgID: r.MsgID, Client: p.Client, Topic: p.Partition.Topic,
+				Partition: p.Partition.Partition, Offset: r.Offset, Key: string(r.Key), Outcome: outcome})
+			continue
+		}
+		if cur := &h.produces[i]; rank[outcome] > rank[cur.Outcome] {
+			cur.Outcome, cur.Offset = outcome, r.Offset
+		}
+	}
+}
+
+func (h *wireHistory) Fetched(f kafkawire.Fetched) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, r := range f.Records {
+		h.deliveries = append(h.deliveries, checker.Delivery{MsgID: r.MsgID, Client: f.Client, Group: f.Group, Topic: f.Partition.Topic, Key: string(r.Key)})
+	}
 }

@@ -86,4 +86,4 @@ var valueFeatures = map[string]feature{
 var stateFeatures = []feature{consumerGroups, queues, serviceFamily}
 
 // observers add to every check, in order.
-var observers = []feature{consumerGroups, queues, serviceFamily}
+var observers = []feature{consumerGroups, queues, serviceFamily, kafkaWire}

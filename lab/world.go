@@ -3,6 +3,7 @@ package lab
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -32,6 +33,7 @@ type world struct {
 	retries retryLog          // the retries consumers and workers schedule (retries.go)
 	buyers  *buyerSet         // the buyers runs through the checkout (feature_checkout.go)
 	kafka   *kafkawire.Server // under mu; nil unless listening (feature_kafka.go)
+	wire    wireHistory       // what its Kafka clients did
 
 	mu      sync.Mutex
 	clients map[string]*client
@@ -196,15 +198,16 @@ func (w *world) clientNames() []string {
 	w.mu.Unlock()
 	out = append(out, w.groups.names()...)
 	out = append(out, w.queues.names()...)
+	out = append(out, w.kafkaClients()...)
 	sort.Strings(out)
-	return out
+	return slices.Compact(out)
 }
 
 func (w *world) hasClient(name string) bool {
 	w.mu.Lock()
 	known := w.clients[name] != nil
 	w.mu.Unlock()
-	return known || w.groups.has(name) || w.queues.has(name)
+	return known || w.groups.has(name) || w.queues.has(name) || slices.Contains(w.kafkaClients(), name)
 }
 
 // byNodeOrder sorts node ids n1, n2, …, n10.

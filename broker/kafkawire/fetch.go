@@ -108,6 +108,7 @@ func (r *request) fetchOnce(req *kmsg.FetchRequest) (resp *kmsg.FetchResponse, t
 				if len(res.Records) > 0 {
 					rp.RecordBatches = appendBatches(nil, res.Records)
 					total += len(rp.RecordBatches)
+					r.observeFetch(tp, res.Records)
 				}
 			}
 			rt.Partitions = append(rt.Partitions, rp)
@@ -115,4 +116,21 @@ func (r *request) fetchOnce(req *kmsg.FetchRequest) (resp *kmsg.FetchResponse, t
 		resp.Topics = append(resp.Topics, rt)
 	}
 	return resp, total, failed, nil
+}
+
+// observeFetch tells the observer what a group member received.
+func (r *request) observeFetch(tp broker.TopicPartition, recs []broker.Record) {
+	obs := r.cn.s.cfg.Observer
+	if obs == nil {
+		return
+	}
+	group := r.cn.s.groupOf(r.client)
+	if group == "" {
+		return
+	}
+	f := Fetched{Client: r.client, Group: group, Partition: tp, Records: make([]ObservedRecord, len(recs))}
+	for i, rec := range recs {
+		f.Records[i] = ObservedRecord{MsgID: rec.MsgID, Key: rec.Key, Offset: rec.Offset}
+	}
+	obs.Fetched(f)
 }

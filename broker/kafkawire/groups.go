@@ -89,6 +89,7 @@ func handleJoinGroup(r *request, kr kmsg.Request) (kmsg.Response, error) {
 		r.cn.report(fmt.Sprintf("could not join group %s: %v", req.Group, err))
 		return resp, nil
 	}
+	r.cn.s.joined(r.client, req.Group)
 	resp.Generation, resp.MemberID, resp.LeaderID = int32(ans.Generation), ans.MemberID, ans.Leader
 	pt, proto := req.ProtocolType, ans.Protocol
 	resp.ProtocolType, resp.Protocol = &pt, &proto
@@ -163,6 +164,7 @@ func handleLeaveGroup(r *request, kr kmsg.Request) (kmsg.Response, error) {
 		if ferr := r.netErr(err); ferr != nil {
 			return nil, ferr
 		}
+		r.cn.s.left(r.client, req.Group)
 		if r.version >= 3 {
 			m := kmsg.NewLeaveGroupResponseMember()
 			m.MemberID, m.ErrorCode = id, groupCode(err)

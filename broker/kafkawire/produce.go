@@ -73,7 +73,7 @@ func handleProduce(r *request, kr kmsg.Request) (kmsg.Response, error) {
 // produce writes one partition's batches, in order; the answer is the
 // first batch's base offset.
 func (r *request) produce(ctx context.Context, tp broker.TopicPartition, records []byte, acks broker.Acks) (broker.ProduceAnswer, error) {
-	batches, err := readBatches(records)
+	batches, err := readBatchesFor(r.client, tp, records)
 	if err != nil {
 		return broker.ProduceAnswer{}, err
 	}
@@ -85,6 +85,7 @@ func (r *request) produce(ctx context.Context, tp broker.TopicPartition, records
 			// written, and Kafka answers so without an offset.
 			ans, err = broker.ProduceAnswer{BaseOffset: -1}, nil
 		}
+		r.observeProduce(tp, b.OutsideBatch, acks, ans, err)
 		if err != nil {
 			return broker.ProduceAnswer{}, err
 		}
@@ -93,6 +94,34 @@ func (r *request) produce(ctx context.Context, tp broker.TopicPartition, records
 		}
 	}
 	return first, nil
+}
+
+// observeProduce tells the observer what the client will learn of a
+// batch: acknowledged with its offsets, refused, or unknown when the
+// answer is lost or the write may or may not have happened.
+func (r *request) observeProduce(tp broker.TopicPartition, b broker.OutsideBatch, acks broker.Acks, ans broker.ProduceAnswer, err error) {
+	obs := r.cn.s.cfg.Observer
+	if obs == nil {
+		return
+	}
+	p := Produced{Client: r.client, Partition: tp, Records: make([]ObservedRecord, len(b.Records))}
+	switch {
+	case err == nil && acks == broker.AcksNone:
+		p.Fate = SentUnconfirmed
+	case err == nil:
+		p.Fate = Acked
+	case r.netErr(err) != nil, errors.Is(err, broker.ErrUnknownOutcome):
+		p.Fate = Unknown
+	default:
+		p.Fate = Refused
+	}
+	for i, rec := range b.Records {
+		p.Records[i] = ObservedRecord{MsgID: rec.MsgID, Key: rec.Key, Offset: -1}
+		if p.Fate == Acked && ans.BaseOffset >= 0 {
+			p.Records[i].Offset = ans.BaseOffset + int64(i)
+		}
+	}
+	obs.Produced(p)
 }
 
 func handleInitProducerID(r *request, kr kmsg.Request) (kmsg.Response, error) {

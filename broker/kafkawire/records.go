@@ -55,6 +55,11 @@ type producedBatch struct {
 
 // readBatches decodes the batches of one partition's produce.
 func readBatches(b []byte) ([]producedBatch, error) {
+	return readBatchesFor("", broker.TopicPartition{}, b)
+}
+
+// readBatchesFor decodes them naming each record for client (see msgID).
+func readBatchesFor(client string, tp broker.TopicPartition, b []byte) ([]producedBatch, error) {
 	var out []producedBatch
 	for len(b) > 0 {
 		if len(b) < 12 {
@@ -66,7 +71,7 @@ func readBatches(b []byte) ([]producedBatch, error) {
 		}
 		raw := b[:12+int(length)]
 		b = b[12+int(length):]
-		pb, err := readBatch(raw)
+		pb, err := readBatch(client, tp, raw)
 		if err != nil {
 			return nil, err
 		}
@@ -78,7 +83,7 @@ func readBatches(b []byte) ([]producedBatch, error) {
 	return out, nil
 }
 
-func readBatch(raw []byte) (producedBatch, error) {
+func readBatch(client string, tp broker.TopicPartition, raw []byte) (producedBatch, error) {
 	if raw[16] != 2 {
 		return producedBatch{}, batchErr(codeCorruptMessage, "a batch of message format %d; mqlab reads format 2 (Kafka 0.11 and later)", raw[16])
 	}
@@ -115,7 +120,11 @@ func readBatch(raw []byte) (producedBatch, error) {
 		}
 		records = records[n+int(l):]
 		ts := time.UnixMilli(kb.FirstTimestamp + kr.TimestampDelta64)
-		pb.Records = append(pb.Records, broker.OutsideRecord{Key: kr.Key, Value: kr.Value, Timestamp: ts})
+		var id string
+		if client != "" {
+			id = msgID(client, tp, kr.Key, kr.Value)
+		}
+		pb.Records = append(pb.Records, broker.OutsideRecord{Key: kr.Key, Value: kr.Value, Timestamp: ts, MsgID: id})
 	}
 	if len(pb.Records) == 0 {
 		return producedBatch{}, batchErr(codeInvalidRecord, "an empty batch")

@@ -27,6 +27,9 @@ type Config struct {
 	// MaxRequestBytes bounds a request frame (default 100 MiB, Kafka's
 	// socket.request.max.bytes).
 	MaxRequestBytes int32
+	// Observer, if set, hears every produce and every group member's
+	// fetch.
+	Observer Observer
 }
 
 // DefaultPort is Kafka's.
@@ -55,6 +58,7 @@ type Server struct {
 	addrs     map[string]string // node → its address, kept across kills
 	conns     map[*conn]struct{}
 	software  map[string]string // client.id → software
+	members   map[string]string // client.id → the group it joined
 	wg        sync.WaitGroup
 }
 
@@ -75,7 +79,7 @@ func Listen(c *broker.Cluster, cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("kafka listen: port=%d leaves no room for %d nodes; want a port up to %d", cfg.Port, len(nodes), 65536-len(nodes))
 	}
 	s := &Server{c: c, cfg: cfg, index: map[string]int32{}, listeners: map[string]net.Listener{}, addrs: map[string]string{},
-		conns: map[*conn]struct{}{}, software: map[string]string{}}
+		conns: map[*conn]struct{}{}, software: map[string]string{}, members: map[string]string{}}
 	for i, id := range nodes {
 		s.index[id] = int32(i + 1)
 		if cfg.Port > 0 {

@@ -509,6 +509,9 @@ func buildKafkaListen(p *parser, _ *Spec) (Command, *posError) {
 		return nil, err
 	}
 	c := KafkaListen{Port: o.int("port", 0), AutoCreate: o.bool("auto-create")}
+	if o.has("port") && c.Port == 0 {
+		c.Port = AnyPort
+	}
 	c.Host, _ = o.text("host")
 	return c, nil
 }

@@ -470,16 +470,20 @@ func NodeOf(c Command) (NodeRef, bool) {
 }
 
 // KafkaListen puts the Kafka protocol on every node: n1 on Port, nI on
-// Port+I-1. Zero values mean the defaults (9092, 127.0.0.1).
+// Port+I-1. Zero values mean the defaults (9092, 127.0.0.1); AnyPort
+// (written port=0) picks free ports.
 type KafkaListen struct {
 	Port       int
 	Host       string
 	AutoCreate bool
 }
 
+// AnyPort is KafkaListen's port for "any free ones".
+const AnyPort = -1
+
 func (KafkaListen) Name() string { return "kafka listen" }
 func (c KafkaListen) String() string {
-	return words("kafka", "listen").optIf(c.Port != 0, "port", strconv.Itoa(c.Port)).optIf(c.Host != "", "host", quoteText(c.Host)).
+	return words("kafka", "listen").optIf(c.Port != 0, "port", strconv.Itoa(max(c.Port, 0))).optIf(c.Host != "", "host", quoteText(c.Host)).
 		optIf(c.AutoCreate, "auto-create", "true").String()
 }
 

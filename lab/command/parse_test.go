@@ -70,6 +70,7 @@ func TestParseValidLines(t *testing.T) {
 		{"kafka listen", KafkaListen{}},
 		{"kafka listen port=19092 host=0.0.0.0 auto-create=true", KafkaListen{Port: 19092, Host: "0.0.0.0", AutoCreate: true}},
 		{"kafka stop", KafkaStop{}},
+		{"kafka listen port=0", KafkaListen{Port: AnyPort}},
 		{"drop next reply to producer", DropReply{"producer"}},
 		{"drop next ack from w1", DropAck{"w1"}},
 		{"speed 10x", Speed{10}},

@@ -279,7 +279,7 @@ func init() {
 		{Name: "drop next reply", Traits: TraitFault, Args: "to CLIENT", Summary: "the broker does CLIENT's next request, CLIENT never hears back (it retries)", Example: "drop next reply to producer", build: buildDrop("to", func(c string) Command { return DropReply{c} })},
 		{Name: "drop next ack", Traits: TraitFault, Args: "from CLIENT", Summary: "CLIENT's next ack, delete or offset commit never arrives", Example: "drop next ack from w1", build: buildDrop("from", func(c string) Command { return DropAck{c} })},
 		{Name: "kafka listen", Summary: "speak the Kafka protocol on every node (nI on port+I-1), for kcat and other real clients", Example: "kafka listen port=9092", build: buildKafkaListen, Options: []Option{
-			{Key: "port", Arg: "PORT", Help: "n1's port (default 9092)", parse: intIn(1, 65535)},
+			{Key: "port", Arg: "PORT", Help: "n1's port (default 9092); 0 picks free ports", parse: intIn(0, 65535)},
 			{Key: "host", Arg: "HOST", Help: "the address to bind (default 127.0.0.1; the protocol has no authentication)", parse: parseText},
 			{Key: "auto-create", Arg: "true|false", Help: "create a topic a client names that does not exist (default false)", parse: parseBool},
 		}},

@@ -1,0 +1,126 @@
+package lab
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+func kafkaClient(t *testing.T, l *Lab, opts ...kgo.Opt) *kgo.Client {
+	t.Helper()
+	k := l.Snapshot().Kafka
+	if k == nil {
+		t.Fatal("the lab is not listening for Kafka clients")
+	}
+	all := append([]kgo.Opt{
+		kgo.SeedBrokers(strings.Split(k.Bootstrap, ",")...),
+		kgo.RetryBackoffFn(func(int) time.Duration { return 20 * time.Millisecond }),
+		kgo.MetadataMinAge(50 * time.Millisecond),
+		kgo.RequestTimeoutOverhead(2 * time.Second),
+	}, opts...)
+	cl, err := kgo.NewClient(all...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return cl
+}
+
+// The checker sees Kafka clients as it sees the lab's: an idempotent kgo
+// producer whose reply is lost and whose leader dies, and a kgo group
+// that reads everything. Every record is confirmed, none lost, none
+// written twice; the group's fetches are its deliveries.
+func TestCheckerSeesKafkaClients(t *testing.T) {
+	t.Parallel()
+	l := newLab(t)
+	mustRun(t, l, "topic create orders partitions=2", "kafka listen port=0 auto-create=true")
+	if got := l.Snapshot().Kafka; got == nil || strings.Count(got.Bootstrap, ",") != 2 {
+		t.Fatalf("the snapshot's Kafka listener is %+v; want three addresses", got)
+	}
+	p := kafkaClient(t, l, kgo.ClientID("shop"), kgo.DefaultProduceTopic("orders"), kgo.RequiredAcks(kgo.AllISRAcks()))
+	const n = 120
+	ctx := ctxFor(t, 60*time.Second)
+	var wg sync.WaitGroup
+	for i := range n {
+		switch i {
+		case 30:
+			mustRun(t, l, "drop next reply to shop")
+		case 60:
+			mustRun(t, l, "kill leader(orders/0)")
+		}
+		wg.Add(1)
+		p.Produce(ctx, &kgo.Record{Key: fmt.Appendf(nil, "user-%d", i%5), Value: fmt.Appendf(nil, "order %d", i)}, func(_ *kgo.Record, err error) {
+			defer wg.Done()
+			if err != nil {
+				t.Errorf("produce: %v", err)
+			}
+		})
+		if i%10 == 9 {
+			if err := p.Flush(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	wg.Wait()
+	c := kafkaClient(t, l, kgo.ClientID("billing-1"), kgo.ConsumerGroup("billing"), kgo.ConsumeTopics("orders"),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	got := 0
+	for got < n {
+		fs := c.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("consumed %d of %d", got, n)
+		}
+		got += fs.NumRecords()
+	}
+	rep, err := l.Check(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Confirmed != n || rep.Lost != 0 || rep.Unknown != 0 || rep.DuplicateWrites != 0 || rep.DuplicateDeliveries != 0 || rep.OrderViolations != 0 {
+		t.Fatalf("report %s; want %d confirmed and no anomaly", rep.Summary(), n)
+	}
+	if !firedFor(l, "shop") {
+		t.Fatal("the lost reply to shop never fired")
+	}
+	if st := l.Snapshot().Kafka; len(st.Clients) == 0 {
+		t.Fatalf("no Kafka client listed: %+v", st)
+	}
+}
+
+func firedFor(l *Lab, client string) bool {
+	for _, e := range l.Snapshot().Timeline {
+		if e.Broker != nil && e.Broker.Kind == "fault-fired" && e.Broker.Client == client {
+			return true
+		}
+	}
+	return false
+}
+
+// Without idempotence, a Kafka client's retry after a lost reply writes
+// the batch twice, and the checker counts it as it would a lab client's.
+func TestCheckerCountsAKafkaClientsDuplicate(t *testing.T) {
+	t.Parallel()
+	l := newLab(t)
+	mustRun(t, l, "topic create orders partitions=1", "kafka listen port=0")
+	p := kafkaClient(t, l, kgo.ClientID("shop"), kgo.DefaultProduceTopic("orders"), kgo.DisableIdempotentWrite(),
+		kgo.RequiredAcks(kgo.LeaderAck()))
+	ctx := ctxFor(t, 30*time.Second)
+	if err := p.ProduceSync(ctx, &kgo.Record{Value: []byte("order 1")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, l, "drop next reply to shop")
+	if err := p.ProduceSync(ctx, &kgo.Record{Value: []byte("order 2")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := l.Check(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Confirmed != 2 || rep.DuplicateWrites != 1 || rep.Lost != 0 {
+		t.Fatalf("report %s; want 2 confirmed, 1 duplicate write", rep.Summary())
+	}
+}
