@@ -1,7 +1,10 @@
 package lab
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -123,4 +126,136 @@ func TestCheckerCountsAKafkaClientsDuplicate(t *testing.T) {
 	if rep.Confirmed != 2 || rep.DuplicateWrites != 1 || rep.Lost != 0 {
 		t.Fatalf("report %s; want 2 confirmed, 1 duplicate write", rep.Summary())
 	}
+}
+
+// crashable is a dialer whose connections can all be cut at once and
+// never made again: a kgo client that crashes without leaving its group.
+type crashable struct {
+	mu      sync.Mutex
+	crashed bool
+	conns   []net.Conn
+}
+
+func (c *crashable) dial(ctx context.Context, network, host string) (net.Conn, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.crashed {
+		return nil, errors.New("crashed")
+	}
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, network, host)
+	if err == nil {
+		c.conns = append(c.conns, nc)
+	}
+	return nc, err
+}
+
+func (c *crashable) crash() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.crashed = true
+	for _, nc := range c.conns {
+		nc.Close()
+	}
+}
+
+// A group of three kgo consumers committing after their work, one of them
+// crashing without leaving and a node killed under them: every record is
+// delivered, the group's commits never move backwards, its lag ends at 0,
+// and the lab's checker finds nothing lost.
+func TestKafkaGroupAcrossConsumerCrashAndNodeKill(t *testing.T) {
+	t.Parallel()
+	l := newLab(t)
+	mustRun(t, l, "topic create orders partitions=3", "kafka listen port=0")
+	ctx := ctxFor(t, 90*time.Second)
+	const n = 300
+	p := kafkaClient(t, l, kgo.ClientID("shop"), kgo.DefaultProduceTopic("orders"))
+	for i := range n {
+		p.Produce(ctx, &kgo.Record{Key: fmt.Appendf(nil, "user-%d", i%13), Value: fmt.Appendf(nil, "order %d", i)}, nil)
+	}
+	if err := p.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	crash := &crashable{}
+	cctx, allSeen := context.WithCancel(ctx)
+	defer allSeen()
+	var wg sync.WaitGroup
+	for i := 1; i <= 3; i++ {
+		opts := []kgo.Opt{kgo.ClientID(fmt.Sprintf("billing-%d", i)), kgo.ConsumerGroup("billing"), kgo.ConsumeTopics("orders"),
+			kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.DisableAutoCommit(), kgo.FetchMaxBytes(2000),
+			kgo.SessionTimeout(time.Second), kgo.HeartbeatInterval(100 * time.Millisecond), kgo.RebalanceTimeout(3 * time.Second)}
+		if i == 2 {
+			opts = append(opts, kgo.Dialer(crash.dial))
+		}
+		c := kafkaClient(t, l, opts...)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for cctx.Err() == nil {
+				fs := c.PollRecords(cctx, 20)
+				fs.EachRecord(func(r *kgo.Record) {
+					mu.Lock()
+					seen[string(r.Value)] = true
+					if len(seen) == n {
+						allSeen()
+					}
+					mu.Unlock()
+				})
+				c.CommitUncommittedOffsets(ctx) //nolint:errcheck // a fenced commit is retried after the next poll
+			}
+		}()
+	}
+	committed := map[string]int64{}
+	watch := func() {
+		st := l.Snapshot()
+		for _, g := range st.Cluster.Groups {
+			if g.Group != "billing" {
+				continue
+			}
+			for _, gp := range g.Partitions {
+				k := gp.TopicPartition.String()
+				if prev, ok := committed[k]; ok && gp.Committed < prev {
+					t.Errorf("%s: the group's commit moved back from %d to %d", k, prev, gp.Committed)
+				}
+				if gp.Committed >= 0 {
+					committed[k] = max(committed[k], gp.Committed)
+				}
+			}
+		}
+	}
+	waitFor(t, 30*time.Second, "a tenth of the records delivered", func() bool { watch(); mu.Lock(); defer mu.Unlock(); return len(seen) > n/10 })
+	crash.crash()
+	mustRun(t, l, "kill leader(orders/1)")
+	finished := make(chan struct{})
+	go func() { wg.Wait(); close(finished) }()
+	for waiting := true; waiting; {
+		select {
+		case <-finished:
+			waiting = false
+		case <-ctx.Done():
+			mu.Lock()
+			t.Fatalf("%d of %d records delivered before the deadline", len(seen), n)
+		case <-time.After(20 * time.Millisecond):
+			watch()
+		}
+	}
+	waitFor(t, 30*time.Second, "the group's lag to reach 0", func() bool {
+		watch()
+		for _, g := range l.Snapshot().Cluster.Groups {
+			if g.Group == "billing" {
+				return g.Lag == 0
+			}
+		}
+		return false
+	})
+	rep, err := l.Check(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Lost != 0 || rep.Confirmed != n {
+		t.Fatalf("report %s; want %d confirmed, none lost", rep.Summary(), n)
+	}
+	t.Logf("report: %s", rep.Summary())
 }
