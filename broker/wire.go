@@ -31,12 +31,10 @@ var (
 	ErrUnknownEpoch = errors.New("unknown leader epoch")
 )
 
-// OutsideRecord is one record an outside client produces.
-type OutsideRecord struct {
-	Key, Value []byte
-	Timestamp  time.Time // zero: the leader's clock
-	MsgID      string
-}
+// OutsideRecord is one record an outside client produces: Key, Value,
+// MsgID and Timestamp (unix nanoseconds, 0 for the leader's clock); the
+// partition assigns Offset and Epoch.
+type OutsideRecord = partlog.Record
 
 // OutsideBatch is one batch an outside client produces to one partition.
 type OutsideBatch struct {
@@ -60,14 +58,7 @@ func (c *Cluster) ProduceOn(ctx context.Context, node, client string, tp TopicPa
 	if _, err := c.topicPartition(tp); err != nil {
 		return ProduceAnswer{}, err
 	}
-	pb := partlog.Batch{ProducerID: b.ProducerID, BaseSeq: b.BaseSeq, Records: make([]partlog.Record, len(b.Records))}
-	for i, r := range b.Records {
-		var ts int64
-		if !r.Timestamp.IsZero() {
-			ts = r.Timestamp.UnixNano()
-		}
-		pb.Records[i] = partlog.Record{Key: r.Key, Value: r.Value, MsgID: r.MsgID, Timestamp: ts}
-	}
+	pb := partlog.Batch{ProducerID: b.ProducerID, BaseSeq: b.BaseSeq, Records: b.Records}
 	var ans ProduceAnswer
 	err := c.net.Call(ctx, client, node, raftnet.RequestData, func() error {
 		rep := c.replicaOn(node, tp.String())
@@ -110,9 +101,12 @@ func (c *Cluster) FetchOn(ctx context.Context, node, client string, tp TopicPart
 		if offset == l.EndOffset() {
 			return nil
 		}
-		size := 0
+		// The first read is small, to learn the records' size; the next
+		// asks for about as many as fit. Reading a few at a time would
+		// decode a large batch from its start again for every few.
+		size, want := 0, 64
 		for off := offset; off < l.EndOffset() && (size < maxBytes || len(out.Records) == 0); {
-			recs, err := l.Read(off, 64)
+			recs, err := l.Read(off, want)
 			if err != nil {
 				return fmt.Errorf("fetch %s: %w", tp, err)
 			}
@@ -127,6 +121,9 @@ func (c *Cluster) FetchOn(ctx context.Context, node, client string, tp TopicPart
 				size += len(r.Key) + len(r.Value) + 16
 			}
 			off = recs[len(recs)-1].Offset + 1
+			if avg := size / len(out.Records); avg > 0 {
+				want = max(64, (maxBytes-size)/avg+1)
+			}
 		}
 		return nil
 	})

@@ -148,7 +148,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	start := time.Now()
-	rep := &Report{Config: cfg, Timing: broker.FastTiming, Cores: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0), LoadStart: loadAverage()}
+	rep := &Report{Config: cfg, Timing: broker.FastTiming, Cores: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0), LoadStart: LoadAverage()}
 	fail := func(what string, err error) (*Report, error) {
 		return nil, fmt.Errorf("bench: %s: %w", what, err)
 	}
@@ -222,7 +222,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 	}
 	rep.Elapsed = time.Since(start)
-	rep.LoadEnd = loadAverage()
+	rep.LoadEnd = LoadAverage()
 	return rep, nil
 }
 
@@ -382,9 +382,9 @@ func medianOf(xs []float64) float64 {
 	return (s[(len(s)-1)/2] + s[len(s)/2]) / 2
 }
 
-// loadAverage reads the system's load averages over 1, 5 and 15 minutes
+// LoadAverage reads the system's load averages over 1, 5 and 15 minutes
 // from /proc/loadavg: how much other work shared the cores.
-func loadAverage() string {
+func LoadAverage() string {
 	b, err := os.ReadFile("/proc/loadavg")
 	if f := strings.Fields(string(b)); err == nil && len(f) >= 3 {
 		return strings.Join(f[:3], " ")

@@ -2,7 +2,7 @@ package kafkawire
 
 import (
 	"encoding/binary"
-	"hash/fnv"
+	"hash/maphash"
 	"strconv"
 
 	"github.com/mqlab/mqlab/broker"
@@ -62,17 +62,24 @@ type Observer interface {
 // carries, names the same messages as the first attempt: a record in the
 // log twice is then a duplicate to the checker, as it is to the client.
 func msgID(client string, tp broker.TopicPartition, key, value []byte) string {
-	h := fnv.New64a()
-	var n [8]byte
-	h.Write([]byte(tp.Topic))
-	binary.BigEndian.PutUint64(n[:], uint64(tp.Partition))
-	h.Write(n[:])
-	binary.BigEndian.PutUint64(n[:], uint64(len(key)))
+	var h maphash.Hash
+	h.SetSeed(idSeed)
+	h.WriteString(tp.Topic)
+	var n [16]byte
+	binary.BigEndian.PutUint64(n[:8], uint64(tp.Partition))
+	binary.BigEndian.PutUint64(n[8:], uint64(len(key)))
 	h.Write(n[:])
 	h.Write(key)
 	h.Write(value)
-	return client + "~" + strconv.FormatUint(h.Sum64()&0xffffffffff, 36)
+	var id [64]byte
+	b := append(id[:0], client...)
+	b = append(b, '~')
+	b = strconv.AppendUint(b, h.Sum64()&0xffffffffff, 36)
+	return string(b)
 }
+
+// idSeed seeds msgID's hash: names need only agree within one process.
+var idSeed = maphash.MakeSeed()
 
 // joined remembers which group a client joined, so its fetches count
 // as deliveries to that group.

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/klauspost/compress/s2"
@@ -87,8 +88,10 @@ func readBatch(client string, tp broker.TopicPartition, raw []byte) (producedBat
 	if raw[16] != 2 {
 		return producedBatch{}, batchErr(codeCorruptMessage, "a batch of message format %d; mqlab reads format 2 (Kafka 0.11 and later)", raw[16])
 	}
+	// Unsafe reads alias raw instead of copying it: every frame has a
+	// buffer of its own, and the broker copies the records into its batch.
 	var kb kmsg.RecordBatch
-	if err := kb.ReadFrom(raw); err != nil {
+	if err := kb.UnsafeReadFrom(raw); err != nil {
 		return producedBatch{}, batchErr(codeCorruptMessage, "a batch does not decode: %v", err)
 	}
 	if got := crc32.Checksum(raw[crcFrom:], castagnoli); got != uint32(kb.CRC) {
@@ -115,11 +118,11 @@ func readBatch(client string, tp broker.TopicPartition, raw []byte) (producedBat
 			return producedBatch{}, batchErr(codeCorruptMessage, "record %d of a batch is cut short", i)
 		}
 		var kr kmsg.Record
-		if err := kr.ReadFrom(records[:n+int(l)]); err != nil {
+		if err := kr.UnsafeReadFrom(records[:n+int(l)]); err != nil {
 			return producedBatch{}, batchErr(codeCorruptMessage, "record %d of a batch does not decode: %v", i, err)
 		}
 		records = records[n+int(l):]
-		ts := time.UnixMilli(kb.FirstTimestamp + kr.TimestampDelta64)
+		ts := (kb.FirstTimestamp + kr.TimestampDelta64) * int64(time.Millisecond)
 		var id string
 		if client != "" {
 			id = msgID(client, tp, kr.Key, kr.Value)
@@ -226,6 +229,11 @@ func decodeSnappyBlock(dst, block []byte) ([]byte, error) {
 // appendBatches writes records as uncompressed v2 batches, one per run of
 // records written in the same epoch (the batch's partition leader epoch).
 func appendBatches(dst []byte, recs []broker.Record) []byte {
+	size := 0
+	for i := range recs {
+		size += len(recs[i].Key) + len(recs[i].Value) + 12
+	}
+	dst = slices.Grow(dst, size+batchHeaderLen)
 	for len(recs) > 0 {
 		n := 1
 		for n < len(recs) && recs[n].Epoch == recs[0].Epoch && recs[n].Offset == recs[n-1].Offset+1 {
@@ -257,17 +265,17 @@ func appendBatch(dst []byte, recs []broker.Record) []byte {
 	dst = binary.BigEndian.AppendUint16(dst, ^uint16(0)) // producer epoch -1
 	dst = binary.BigEndian.AppendUint32(dst, ^uint32(0)) // base sequence -1
 	dst = binary.BigEndian.AppendUint32(dst, uint32(len(recs)))
-	var body []byte
-	for _, r := range recs {
-		body = body[:0]
-		body = append(body, 0) // attributes
-		body = binary.AppendVarint(body, r.Timestamp.UnixMilli()-first)
-		body = binary.AppendVarint(body, r.Offset-base)
-		body = appendVarBytes(body, r.Key)
-		body = appendVarBytes(body, r.Value)
-		body = binary.AppendVarint(body, 0) // headers
-		dst = binary.AppendVarint(dst, int64(len(body)))
-		dst = append(dst, body...)
+	for i := range recs {
+		r := &recs[i]
+		tsDelta, offDelta := r.Timestamp.UnixMilli()-first, r.Offset-base
+		n := 1 + varintLen(tsDelta) + varintLen(offDelta) + varBytesLen(r.Key) + varBytesLen(r.Value) + 1
+		dst = binary.AppendVarint(dst, int64(n))
+		dst = append(dst, 0) // attributes
+		dst = binary.AppendVarint(dst, tsDelta)
+		dst = binary.AppendVarint(dst, offDelta)
+		dst = appendVarBytes(dst, r.Key)
+		dst = appendVarBytes(dst, r.Value)
+		dst = append(dst, 0) // no headers
 	}
 	binary.BigEndian.PutUint32(dst[start+8:], uint32(len(dst)-start-12))
 	binary.BigEndian.PutUint32(dst[start+17:], crc32.Checksum(dst[start+crcFrom:], castagnoli))
@@ -280,4 +288,22 @@ func appendVarBytes(dst, b []byte) []byte {
 	}
 	dst = binary.AppendVarint(dst, int64(len(b)))
 	return append(dst, b...)
+}
+
+// varintLen is the length of binary.AppendVarint's zigzag encoding of v.
+func varintLen(v int64) int {
+	u := uint64(v<<1) ^ uint64(v>>63)
+	n := 1
+	for u >= 0x80 {
+		u >>= 7
+		n++
+	}
+	return n
+}
+
+func varBytesLen(b []byte) int {
+	if b == nil {
+		return 1
+	}
+	return varintLen(int64(len(b))) + len(b)
 }

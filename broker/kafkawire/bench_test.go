@@ -1,0 +1,133 @@
+package kafkawire
+
+// The listener beside franz-go's kfake, a Kafka it runs in the same
+// process (one broker, RF 1), with the same kgo client. mqlab replicates
+// every batch to three nodes through raft, so the targets are ratios:
+// mqlab's produce and consume throughput at least half kfake's, its
+// one-in-flight produce latency at most twice kfake's.
+//
+//	go test -run '^$' -bench KafkaVsKfake -benchtime 20000x ./broker/kafkawire/
+//
+// Each sub-benchmark reports msgs/s (produce, consume) or p50-us (one in
+// flight); one op is one record.
+
+import (
+	"context"
+	"runtime"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/mqlab/mqlab/broker"
+	"github.com/mqlab/mqlab/broker/bench"
+)
+
+// benchTarget starts one side of the comparison and returns its seeds.
+type benchTarget struct {
+	name  string
+	start func(b *testing.B) []string
+}
+
+var benchTargets = []benchTarget{
+	{"mqlab", func(b *testing.B) []string {
+		c, err := broker.NewCluster(broker.Config{Nodes: 3})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { c.Close() })
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := c.CreateTopic(ctx, broker.TopicConfig{Name: "orders", Partitions: 1, RF: 3, SegmentRecords: 100_000}); err != nil {
+			b.Fatal(err)
+		}
+		s, err := Listen(c, Config{Port: -1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { s.Close() })
+		return s.Seeds()
+	}},
+	{"kfake", func(b *testing.B) []string {
+		c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "orders"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(c.Close)
+		return c.ListenAddrs()
+	}},
+}
+
+func benchClient(b *testing.B, seeds []string, opts ...kgo.Opt) *kgo.Client {
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(seeds...), kgo.DefaultProduceTopic("orders"),
+		kgo.RequiredAcks(kgo.AllISRAcks())}, opts...)...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(cl.Close)
+	return cl
+}
+
+var benchValue = make([]byte, 100)
+
+func BenchmarkKafkaVsKfake(b *testing.B) {
+	b.Logf("%d cores, load %s", runtime.NumCPU(), bench.LoadAverage())
+	for _, tg := range benchTargets {
+		b.Run("produce/"+tg.name, func(b *testing.B) {
+			p := benchClient(b, tg.start(b), kgo.ProducerLinger(time.Millisecond))
+			ctx := context.Background()
+			b.ResetTimer()
+			start := time.Now()
+			for range b.N {
+				p.Produce(ctx, &kgo.Record{Value: benchValue}, func(_ *kgo.Record, err error) {
+					if err != nil {
+						b.Error(err)
+					}
+				})
+			}
+			if err := p.Flush(ctx); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "msgs/s")
+		})
+		b.Run("one-in-flight/"+tg.name, func(b *testing.B) {
+			p := benchClient(b, tg.start(b))
+			ctx := context.Background()
+			lat := make([]time.Duration, 0, b.N)
+			b.ResetTimer()
+			for range b.N {
+				t0 := time.Now()
+				if err := p.ProduceSync(ctx, &kgo.Record{Value: benchValue}).FirstErr(); err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(t0))
+			}
+			slices.Sort(lat)
+			b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-us")
+		})
+		b.Run("consume/"+tg.name, func(b *testing.B) {
+			seeds := tg.start(b)
+			p := benchClient(b, seeds, kgo.ProducerLinger(time.Millisecond))
+			ctx := context.Background()
+			for range b.N {
+				p.Produce(ctx, &kgo.Record{Value: benchValue}, nil)
+			}
+			if err := p.Flush(ctx); err != nil {
+				b.Fatal(err)
+			}
+			c := benchClient(b, seeds, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{"orders": {0: kgo.NewOffset().AtStart()}}))
+			b.ResetTimer()
+			start := time.Now()
+			for got := 0; got < b.N; {
+				fs := c.PollFetches(ctx)
+				if err := fs.Err(); err != nil {
+					b.Fatal(err)
+				}
+				got += fs.NumRecords()
+			}
+			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "msgs/s")
+		})
+	}
+}
