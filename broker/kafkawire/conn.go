@@ -111,10 +111,12 @@ func (cn *conn) serve() {
 			return
 		}
 		out, err := cn.handle(body)
+		if errors.Is(err, errUnanswered) {
+			out, err = cn.hold(body)
+		}
 		if err != nil {
 			switch {
 			case errors.Is(err, errUnanswered):
-				cn.hold()
 			case errors.Is(err, errLost):
 			default:
 				cn.report(err.Error() + ": the connection is closed")
@@ -129,15 +131,26 @@ func (cn *conn) serve() {
 	}
 }
 
-// hold keeps an unanswered connection open, as a cut-off broker would,
-// until the client closes it or long past any client's request timeout.
-func (cn *conn) hold() {
-	t := time.NewTimer(2 * time.Minute)
+// hold keeps the request of a cut-off node, as TCP keeps unacknowledged
+// bytes, and handles it once the node can be reached again; the client
+// may give up first and close the connection. Nothing of the request ran
+// while the node was cut off, so handling it later is handling it once.
+func (cn *conn) hold(body []byte) ([]byte, error) {
+	deadline := time.Now().Add(2 * time.Minute)
+	t := time.NewTicker(20 * time.Millisecond)
 	defer t.Stop()
-	select {
-	case <-cn.ctx.Done():
-	case <-t.C:
+	for time.Now().Before(deadline) {
+		select {
+		case <-cn.ctx.Done():
+			return nil, errUnanswered
+		case <-t.C:
+		}
+		out, err := cn.handle(body)
+		if !errors.Is(err, errUnanswered) {
+			return out, err
+		}
 	}
+	return nil, errUnanswered
 }
 
 func (cn *conn) report(text string) {

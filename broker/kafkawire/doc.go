@@ -12,8 +12,9 @@
 //
 //   - a killed node closes its listener and drops its connections; a
 //     restart opens the listener again;
-//   - an isolated node stops answering: the request is held unanswered
-//     until the client gives up, as with a broker behind a cut cable;
+//   - an isolated node stops answering: its requests wait, as bytes wait
+//     in TCP behind a cut cable, and are handled once the link heals,
+//     unless the client gives up first;
 //   - a slowed node answers late;
 //   - a lost reply (or lost ack, for an OffsetCommit) closes the
 //     connection with the request done (or not done), so the client sees
