@@ -79,6 +79,10 @@ var mutations = map[string]struct{ old, new, why string }{
 		old: `value="order 881 shipped" batch=500 acks=all idempotent=true`, new: `value="order 881 shipped" batch=500 acks=all idempotent=false`,
 		why: "without idempotence the lost reply's retry is written twice: duplicate_writes == 0 fails",
 	},
+	"your-own-client": {
+		old: `value="order {n} after the kill" count=20`, new: `value="order {n} after the kill" count=10`,
+		why: "the new leader takes the writes after the kill: with fewer, hwm(orders/0) >= 25 fails",
+	},
 }
 
 // raceLessons are the lessons played under the race detector.

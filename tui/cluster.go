@@ -53,6 +53,9 @@ func (p *clusterPanel) View() string {
 		return block([]string{st.Muted.Render("No cluster yet. Start one with  :cluster nodes=3")}, p.w, p.h)
 	}
 	rows := p.nodeRows()
+	if s.Kafka != nil {
+		rows = append(rows, kafkaRow(st, s.Kafka, p.w))
+	}
 	if len(s.Partitions) == 0 {
 		rows = append(rows, "", st.Muted.Render("No topics yet. Try  :topic create orders partitions=3"))
 		return block(rows, p.w, p.h)

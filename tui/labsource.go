@@ -206,6 +206,7 @@ func viewOf(snap *lab.Snapshot, trunc truncTimes) ViewState {
 	v.Checker = checkerOf(snap)
 	v.Jobs = jobsOf(snap)
 	v.Charts = chartsOf(snap)
+	v.Kafka = kafkaOf(snap)
 	return v
 }
 

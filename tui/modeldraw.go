@@ -208,6 +208,10 @@ func (m *Model) headerRight(level int, timing bool) line {
 	if s.Timing != "" && timing {
 		r.add(&st.Faint, "  "+s.Timing)
 	}
+	if s.Kafka != nil && level <= 1 {
+		r.add(&st.Faint, "  kafka ")
+		r.add(&st.Text, kafkaSeed(s.Kafka))
+	}
 	return r
 }
 

@@ -51,6 +51,20 @@ type ViewState struct {
 	Jobs []Job
 	// Lesson is nil in the sandbox.
 	Lesson *Lesson
+	// Kafka is the Kafka listener, nil when the nodes do not speak it.
+	Kafka *Kafka
+}
+
+// Kafka is the nodes' Kafka listener and the clients connected to it.
+type Kafka struct {
+	Bootstrap string // n1's address first: what a client is pointed at
+	Clients   []KafkaClient
+}
+
+// KafkaClient is one outside client, by its client.id.
+type KafkaClient struct {
+	ID       string
+	Software string // "librdkafka 2.0.2", when it said
 }
 
 // Clock is the lab clock's speed and whether it runs.
