@@ -18,7 +18,11 @@ type Record struct {
 	Key       []byte
 	Value     []byte
 	MsgID     string
+	Headers   []Header // a Kafka client's record headers
 }
+
+// Header is one record header, as a Kafka client sent it.
+type Header = partlog.Header
 
 // FetchResult is a leader's answer to a read.
 type FetchResult struct {
@@ -30,7 +34,7 @@ type FetchResult struct {
 }
 
 func toRecord(r partlog.Record) Record {
-	return Record{Offset: r.Offset, Epoch: r.Epoch, Timestamp: time.Unix(0, r.Timestamp), Key: r.Key, Value: r.Value, MsgID: r.MsgID}
+	return Record{Offset: r.Offset, Epoch: r.Epoch, Timestamp: time.Unix(0, r.Timestamp), Key: r.Key, Value: r.Value, MsgID: r.MsgID, Headers: r.Headers}
 }
 
 // Fetch reads up to max committed records of a partition from offset, on

@@ -65,14 +65,16 @@ func ctxFor(t *testing.T, d time.Duration) context.Context {
 }
 
 // A kgo producer and a kgo consumer group against the lab: what is
-// produced comes back, keyed records land where murmur2 puts them, and
-// the group commits.
+// produced comes back with its headers and timestamp, keyed records land
+// where murmur2 puts them, and the group commits.
 func TestKgoProduceAndConsume(t *testing.T) {
 	l := newLab(t, 3, broker.TopicConfig{Name: "orders", Partitions: 3})
 	p := l.client(t, kgo.RequiredAcks(kgo.AllISRAcks()), kgo.ClientID("shop"))
 	const n = 60
+	stamp := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 	for i := range n {
-		rec := &kgo.Record{Topic: "orders", Key: fmt.Appendf(nil, "user-%d", i%7), Value: fmt.Appendf(nil, "order %d", i)}
+		rec := &kgo.Record{Topic: "orders", Key: fmt.Appendf(nil, "user-%d", i%7), Value: fmt.Appendf(nil, "order %d", i),
+			Timestamp: stamp.Add(time.Duration(i) * time.Millisecond), Headers: []kgo.RecordHeader{{Key: "trace", Value: fmt.Appendf(nil, "t%d", i)}}}
 		if err := p.ProduceSync(ctxFor(t, 20*time.Second), rec).FirstErr(); err != nil {
 			t.Fatalf("produce %d: %v", i, err)
 		}
@@ -93,6 +95,14 @@ func TestKgoProduceAndConsume(t *testing.T) {
 				t.Errorf("%s is in partition %d; murmur2 puts key %s in %d", r.Value, r.Partition, r.Key, want)
 			}
 			got[string(r.Value)] = true
+			var i int
+			fmt.Sscanf(string(r.Value), "order %d", &i)
+			if len(r.Headers) != 1 || r.Headers[0].Key != "trace" || string(r.Headers[0].Value) != fmt.Sprintf("t%d", i) {
+				t.Errorf("%s came back with headers %v; want trace=t%d", r.Value, r.Headers, i)
+			}
+			if want := stamp.Add(time.Duration(i) * time.Millisecond); !r.Timestamp.Equal(want) {
+				t.Errorf("%s came back stamped %v; the producer stamped it %v", r.Value, r.Timestamp, want)
+			}
 		})
 	}
 	if err := c.CommitUncommittedOffsets(ctx); err != nil {

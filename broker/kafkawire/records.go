@@ -127,7 +127,11 @@ func readBatch(client string, tp broker.TopicPartition, raw []byte) (producedBat
 		if client != "" {
 			id = msgID(client, tp, kr.Key, kr.Value)
 		}
-		pb.Records = append(pb.Records, broker.OutsideRecord{Key: kr.Key, Value: kr.Value, Timestamp: ts, MsgID: id})
+		rec := broker.OutsideRecord{Key: kr.Key, Value: kr.Value, Timestamp: ts, MsgID: id}
+		for _, h := range kr.Headers {
+			rec.Headers = append(rec.Headers, broker.Header{Key: h.Key, Value: h.Value})
+		}
+		pb.Records = append(pb.Records, rec)
 	}
 	if len(pb.Records) == 0 {
 		return producedBatch{}, batchErr(codeInvalidRecord, "an empty batch")
@@ -268,14 +272,22 @@ func appendBatch(dst []byte, recs []broker.Record) []byte {
 	for i := range recs {
 		r := &recs[i]
 		tsDelta, offDelta := r.Timestamp.UnixMilli()-first, r.Offset-base
-		n := 1 + varintLen(tsDelta) + varintLen(offDelta) + varBytesLen(r.Key) + varBytesLen(r.Value) + 1
+		n := 1 + varintLen(tsDelta) + varintLen(offDelta) + varBytesLen(r.Key) + varBytesLen(r.Value) + varintLen(int64(len(r.Headers)))
+		for _, h := range r.Headers {
+			n += varintLen(int64(len(h.Key))) + len(h.Key) + varBytesLen(h.Value)
+		}
 		dst = binary.AppendVarint(dst, int64(n))
 		dst = append(dst, 0) // attributes
 		dst = binary.AppendVarint(dst, tsDelta)
 		dst = binary.AppendVarint(dst, offDelta)
 		dst = appendVarBytes(dst, r.Key)
 		dst = appendVarBytes(dst, r.Value)
-		dst = append(dst, 0) // no headers
+		dst = binary.AppendVarint(dst, int64(len(r.Headers)))
+		for _, h := range r.Headers {
+			dst = binary.AppendVarint(dst, int64(len(h.Key)))
+			dst = append(dst, h.Key...)
+			dst = appendVarBytes(dst, h.Value)
+		}
 	}
 	binary.BigEndian.PutUint32(dst[start+8:], uint32(len(dst)-start-12))
 	binary.BigEndian.PutUint32(dst[start+17:], crc32.Checksum(dst[start+crcFrom:], castagnoli))

@@ -34,6 +34,18 @@ import (
 // them.
 const batchVersion = 2
 
+// batchVersionHeaders is version 2 with one more blob after the MsgIDs,
+// for batches where a record has headers (only Kafka clients send them):
+//
+//	uvarint total header bytes, then per record:
+//	  uvarint header count, then per header:
+//	    uvarint len(Key), Key
+//	    bytes?  Value
+//
+// A batch without headers is written in version 2, so the lab's own
+// batches pay nothing for them.
+const batchVersionHeaders = 3
+
 // minRecordBytes is the least a record body can take: one byte each for the
 // timestamp delta, key, value and MsgID length.
 const minRecordBytes = 4
@@ -55,6 +67,9 @@ func BatchSize(b Batch) int {
 	baseTS, maxTS, ids := scanRecords(b.Records)
 	n := 1 + varintLen(b.ProducerID) + varintLen(int64(b.BaseSeq)) + uvarintLen(uint64(len(b.Records))) +
 		varintLen(baseTS) + uvarintLen(uint64(maxTS)-uint64(baseTS)) + uvarintLen(uint64(ids)) + ids
+	if hdrs := headersSize(b.Records); hdrs > 0 {
+		n += uvarintLen(uint64(hdrs)) + hdrs
+	}
 	prev := baseTS
 	for i := range b.Records {
 		r := &b.Records[i]
@@ -68,7 +83,12 @@ func BatchSize(b Batch) int {
 // build a command (its own header, then the batch) in one buffer.
 func AppendBatch(dst []byte, b Batch) []byte {
 	baseTS, maxTS, ids := scanRecords(b.Records)
-	dst = append(dst, batchVersion)
+	hdrs := headersSize(b.Records)
+	if hdrs > 0 {
+		dst = append(dst, batchVersionHeaders)
+	} else {
+		dst = append(dst, batchVersion)
+	}
 	dst = binary.AppendVarint(dst, b.ProducerID)
 	dst = binary.AppendVarint(dst, int64(b.BaseSeq))
 	dst = binary.AppendUvarint(dst, uint64(len(b.Records)))
@@ -78,6 +98,12 @@ func AppendBatch(dst []byte, b Batch) []byte {
 	if ids > 0 {
 		for i := range b.Records {
 			dst = append(dst, b.Records[i].MsgID...)
+		}
+	}
+	if hdrs > 0 {
+		dst = binary.AppendUvarint(dst, uint64(hdrs))
+		for i := range b.Records {
+			dst = appendHeaders(dst, b.Records[i].Headers)
 		}
 	}
 	prev := baseTS
@@ -107,6 +133,35 @@ func scanRecords(recs []Record) (baseTS, maxTS int64, ids int) {
 	return baseTS, maxTS, ids
 }
 
+// headersSize is the length of a batch's header blob, 0 when no record
+// has headers.
+func headersSize(recs []Record) int {
+	has := false
+	n := 0
+	for i := range recs {
+		hs := recs[i].Headers
+		has = has || len(hs) > 0
+		n += uvarintLen(uint64(len(hs)))
+		for _, h := range hs {
+			n += uvarintLen(uint64(len(h.Key))) + len(h.Key) + optBytesLen(h.Value)
+		}
+	}
+	if !has {
+		return 0
+	}
+	return n
+}
+
+func appendHeaders(dst []byte, hs []Header) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(hs)))
+	for _, h := range hs {
+		dst = binary.AppendUvarint(dst, uint64(len(h.Key)))
+		dst = append(dst, h.Key...)
+		dst = appendOptBytes(dst, h.Value)
+	}
+	return dst
+}
+
 func uvarintLen(v uint64) int {
 	n := 1
 	for v >= 0x80 {
@@ -134,6 +189,8 @@ type BatchHeader struct {
 	Count         int   // records in the batch
 	BaseTimestamp int64 // the first record's timestamp
 	MaxTimestamp  int64 // the largest record timestamp
+
+	headers bool // a header blob follows the MsgIDs (batchVersionHeaders)
 }
 
 // ParseBatchHeader reads the header of an encoded batch without looking at
@@ -161,9 +218,10 @@ func parseHeader(p []byte) (h BatchHeader, rest []byte, err error) {
 	if len(p) == 0 {
 		return bad("version: input ends early")
 	}
-	if p[0] != batchVersion {
-		return bad("unknown version %d; this build reads version %d", p[0], batchVersion)
+	if p[0] != batchVersion && p[0] != batchVersionHeaders {
+		return bad("unknown version %d; this build reads versions %d and %d", p[0], batchVersion, batchVersionHeaders)
 	}
+	h.headers = p[0] == batchVersionHeaders
 	p = p[1:]
 	var n int
 	if h.ProducerID, n = binary.Varint(p); n <= 0 {
@@ -222,6 +280,16 @@ func parseBatch(p []byte) (batchInfo, error) {
 		return batchInfo{}, corruptf("batch", pos(), "message id bytes: length %d, but only %d bytes are left", ids, len(q))
 	}
 	q = q[ids:]
+	if h.headers {
+		hl, n := binary.Uvarint(q)
+		if n <= 0 || hl > uint64(len(q)-n) {
+			return batchInfo{}, corruptf("batch", pos(), "header bytes: truncated varint or a length past the end")
+		}
+		if err := checkHeaders(q[n:n+int(hl)], h.Count); err != nil {
+			return batchInfo{}, corruptf("batch", pos(), "headers: %v", err)
+		}
+		q = q[n+int(hl):]
+	}
 	info := batchInfo{BatchHeader: h}
 	ts := h.BaseTimestamp
 	maxTS := ts
@@ -327,12 +395,19 @@ func decodeRecords(p []byte, out []Record, base int64, skip, n int, epoch uint64
 	}
 	r := reader{p: q}
 	ids := r.raw(int(r.uvarint()))
+	var hr reader
+	if h.headers {
+		hr.p = r.raw(int(r.uvarint()))
+	}
 	ts, idPos := h.BaseTimestamp, 0
 	for range min(skip, h.Count) {
 		ts += r.varint()
 		r.optBytes()
 		r.optBytes()
 		idPos += int(r.uvarint())
+		if h.headers {
+			hr.headers(false)
+		}
 	}
 	if skip >= h.Count || n <= 0 {
 		return out
@@ -347,7 +422,11 @@ func decodeRecords(p []byte, out []Record, base int64, skip, n int, epoch uint64
 		if r.bad || idLen > len(s)-idPos {
 			break
 		}
-		out = append(out, Record{Offset: base + int64(i), Epoch: epoch, Timestamp: ts, Key: key, Value: value, MsgID: s[idPos : idPos+idLen]})
+		rec := Record{Offset: base + int64(i), Epoch: epoch, Timestamp: ts, Key: key, Value: value, MsgID: s[idPos : idPos+idLen]}
+		if h.headers {
+			rec.Headers = hr.headers(true)
+		}
+		out = append(out, rec)
 		idPos += idLen
 	}
 	return out
@@ -362,6 +441,9 @@ func findTime(p []byte, t int64) (int, bool) {
 	}
 	r := reader{p: q}
 	r.raw(int(r.uvarint()))
+	if h.headers {
+		r.raw(int(r.uvarint()))
+	}
 	ts := h.BaseTimestamp
 	for i := range h.Count {
 		ts += r.varint()
@@ -422,4 +504,63 @@ func (r *reader) optBytes() []byte {
 		return nil
 	}
 	return r.raw(int(v - 1))
+}
+
+// headers reads one record's headers from a header blob (nil for none);
+// with keep false it only skips them.
+func (r *reader) headers(keep bool) []Header {
+	n := r.uvarint()
+	if n == 0 || r.bad {
+		return nil
+	}
+	var out []Header
+	if keep {
+		out = make([]Header, 0, min(n, uint64(len(r.p))))
+	}
+	for range n {
+		k := r.raw(int(min(r.uvarint(), uint64(len(r.p)+1))))
+		v := r.optBytes()
+		if r.bad {
+			return out
+		}
+		if keep {
+			out = append(out, Header{Key: string(k), Value: v})
+		}
+	}
+	return out
+}
+
+// checkHeaders checks that a header blob holds exactly count records'
+// headers, every length within it.
+func checkHeaders(p []byte, count int) error {
+	for i := range count {
+		n, k := binary.Uvarint(p)
+		if k <= 0 {
+			return fmt.Errorf("record %d: header count: truncated or overlong varint", i)
+		}
+		p = p[k:]
+		if n > uint64(len(p))/2 {
+			return fmt.Errorf("record %d: %d headers, but only %d bytes are left", i, n, len(p))
+		}
+		for j := range n {
+			kl, k := binary.Uvarint(p)
+			if k <= 0 || kl > uint64(len(p)-k) {
+				return fmt.Errorf("record %d header %d: key length past the end", i, j)
+			}
+			p = p[k+int(kl):]
+			vl, k := binary.Uvarint(p)
+			if k <= 0 || (vl > 0 && vl-1 > uint64(len(p)-k)) {
+				return fmt.Errorf("record %d header %d: value length past the end", i, j)
+			}
+			if vl > 0 {
+				p = p[k+int(vl-1):]
+			} else {
+				p = p[k:]
+			}
+		}
+	}
+	if len(p) > 0 {
+		return fmt.Errorf("%d bytes after the last record's headers", len(p))
+	}
+	return nil
 }

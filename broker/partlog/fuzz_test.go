@@ -13,6 +13,7 @@ func FuzzDecodeBatch(f *testing.F) {
 	f.Add(EncodeBatch(Batch{}))
 	f.Add([]byte{})
 	f.Add(EncodeBatch(Batch{Records: []Record{{Timestamp: 1<<63 - 1}, {Timestamp: -1 << 63, Value: []byte{}}}}))
+	f.Add(EncodeBatch(Batch{Records: []Record{{MsgID: "a", Headers: []Header{{Key: "k", Value: []byte("v")}, {Key: ""}}}, {Value: []byte("b")}}}))
 	f.Fuzz(func(t *testing.T, p []byte) {
 		// The FSM path must accept exactly what DecodeBatch accepts (less
 		// empty batches), and read back the same records.

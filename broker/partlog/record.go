@@ -8,6 +8,14 @@ type Record struct {
 	Key       []byte // nil = unkeyed
 	Value     []byte
 	MsgID     string // message id travelling with the message (client name + sequence), may be ""
+	Headers   []Header // a Kafka client's record headers, nil for none
+}
+
+// Header is one record header: a key and a value, as Kafka's records
+// carry them.
+type Header struct {
+	Key   string
+	Value []byte // nil and empty differ, as in Kafka
 }
 
 // Batch is what one raft log entry carries for a produce, decoded. A Log
