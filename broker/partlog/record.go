@@ -7,7 +7,7 @@ type Record struct {
 	Timestamp int64  // unix nanoseconds, from the leader's command
 	Key       []byte // nil = unkeyed
 	Value     []byte
-	MsgID     string // message id travelling with the message (client name + sequence), may be ""
+	MsgID     string   // message id travelling with the message (client name + sequence), may be ""
 	Headers   []Header // a Kafka client's record headers, nil for none
 }
 
