@@ -98,6 +98,9 @@ func (c *Cluster) FetchOn(ctx context.Context, node, client string, tp TopicPart
 		defer f.mu.RUnlock()
 		l := f.log
 		out = FetchResult{HighWatermark: l.EndOffset(), LogStart: l.StartOffset(), Leader: rep.node, Epoch: term}
+		if offset < l.StartOffset() || offset > l.EndOffset() {
+			return fmt.Errorf("fetch %s at %d: %w: the log holds %d to %d", tp, offset, ErrOffsetOutOfRange, l.StartOffset(), l.EndOffset()-1)
+		}
 		if offset == l.EndOffset() {
 			return nil
 		}
