@@ -31,6 +31,9 @@ type conn struct {
 	client    string // the client.id of its last request
 	closeOnce sync.Once
 	reason    string // why the lab closed it
+
+	said   string // the last error answer put in the timeline, and when
+	saidAt time.Time
 }
 
 func (cn *conn) clientID() string {

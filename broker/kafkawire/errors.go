@@ -2,6 +2,8 @@ package kafkawire
 
 import (
 	"errors"
+	"fmt"
+	"time"
 
 	"github.com/mqlab/mqlab/broker"
 	"github.com/mqlab/mqlab/broker/raftnet"
@@ -103,4 +105,47 @@ func errText(err error) *string {
 	}
 	s := err.Error()
 	return &s
+}
+
+// codeNames are Kafka's names for the codes, as a client's log prints them.
+var codeNames = map[int16]string{
+	codeUnknownServerError: "UNKNOWN_SERVER_ERROR", codeOffsetOutOfRange: "OFFSET_OUT_OF_RANGE", codeCorruptMessage: "CORRUPT_MESSAGE",
+	codeUnknownTopicOrPartition: "UNKNOWN_TOPIC_OR_PARTITION", codeLeaderNotAvailable: "LEADER_NOT_AVAILABLE",
+	codeNotLeaderOrFollower: "NOT_LEADER_OR_FOLLOWER", codeRequestTimedOut: "REQUEST_TIMED_OUT",
+	codeCoordinatorNotAvailable: "COORDINATOR_NOT_AVAILABLE", codeNotCoordinator: "NOT_COORDINATOR", codeInvalidTopic: "INVALID_TOPIC_EXCEPTION",
+	codeIllegalGeneration: "ILLEGAL_GENERATION", codeInconsistentGroupProto: "INCONSISTENT_GROUP_PROTOCOL", codeInvalidGroupID: "INVALID_GROUP_ID",
+	codeUnknownMemberID: "UNKNOWN_MEMBER_ID", codeInvalidSessionTimeout: "INVALID_SESSION_TIMEOUT", codeRebalanceInProgress: "REBALANCE_IN_PROGRESS",
+	codeUnsupportedVersion: "UNSUPPORTED_VERSION", codeTopicAlreadyExists: "TOPIC_ALREADY_EXISTS", codeInvalidPartitions: "INVALID_PARTITIONS",
+	codeInvalidReplicationFactor: "INVALID_REPLICATION_FACTOR", codeInvalidRequest: "INVALID_REQUEST",
+	codeOutOfOrderSequence: "OUT_OF_ORDER_SEQUENCE_NUMBER", codeDuplicateSequence: "DUPLICATE_SEQUENCE_NUMBER",
+	codeGroupIDNotFound: "GROUP_ID_NOT_FOUND", codeFencedLeaderEpoch: "FENCED_LEADER_EPOCH", codeUnknownLeaderEpoch: "UNKNOWN_LEADER_EPOCH",
+	codeUnsupportedCompression: "UNSUPPORTED_COMPRESSION_TYPE", codeInvalidRecord: "INVALID_RECORD",
+}
+
+// answered puts an error answer in the timeline: "n2 answered
+// billing-1's commit to group billing with ILLEGAL_GENERATION: …". The same answer to
+// the same connection within a second is said once: a client retrying
+// through a failover asks the same thing many times.
+func (r *request) answered(what string, c int16, err error) {
+	if c == codeNone {
+		return
+	}
+	cn := r.cn
+	who := r.client
+	if who == "" {
+		who = "a client"
+	}
+	text := fmt.Sprintf("%s answered %s's %s with %s", cn.node, who, what, codeNames[c])
+	if err != nil {
+		text += ": " + err.Error()
+	}
+	cn.mu.Lock()
+	now := time.Now()
+	if cn.said == text && now.Sub(cn.saidAt) < time.Second {
+		cn.mu.Unlock()
+		return
+	}
+	cn.said, cn.saidAt = text, now
+	cn.mu.Unlock()
+	cn.s.c.Report(broker.Event{Node: cn.node, Client: r.client, Text: text})
 }

@@ -103,6 +103,7 @@ func (r *request) fetchOnce(req *kmsg.FetchRequest) (resp *kmsg.FetchResponse, t
 			}
 			rp.ErrorCode = code(err)
 			failed = failed || err != nil
+			r.answered("fetch of "+tp.String(), rp.ErrorCode, err)
 			if err == nil {
 				rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = res.HighWatermark, res.HighWatermark, res.LogStart
 				if len(res.Records) > 0 {

@@ -127,6 +127,7 @@ func handleSyncGroup(r *request, kr kmsg.Request) (kmsg.Response, error) {
 		return nil, ferr
 	}
 	resp.ErrorCode = groupCode(err)
+	r.answered("sync in group "+req.Group, resp.ErrorCode, err)
 	if err == nil {
 		resp.MemberAssignment = data
 		resp.ProtocolType, resp.Protocol = req.ProtocolType, req.Protocol
@@ -202,6 +203,7 @@ func handleOffsetCommit(r *request, kr kmsg.Request) (kmsg.Response, error) {
 	if errors.Is(err, broker.ErrInvalid) && groupcoord.ValidateGroupName(req.Group) == nil {
 		ec = codeInvalidRequest // a negative offset, say
 	}
+	r.answered("commit to group "+req.Group, ec, err)
 	for _, t := range req.Topics {
 		rt := kmsg.NewOffsetCommitResponseTopic()
 		rt.Topic = t.Topic

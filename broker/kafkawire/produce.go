@@ -57,6 +57,7 @@ func handleProduce(r *request, kr kmsg.Request) (kmsg.Response, error) {
 				r.cn.report(fmt.Sprintf("sent a batch for %s that was refused: %v", tp, err))
 			case err != nil:
 				rp.ErrorCode, rp.ErrorMessage = code(err), errText(err)
+				r.answered("produce to "+tp.String(), rp.ErrorCode, err)
 			default:
 				rp.BaseOffset, rp.LogStartOffset = ans.BaseOffset, ans.LogStart
 			}
