@@ -18,6 +18,7 @@ type KeyMap struct {
 	Pause      key.Binding
 	Faster     key.Binding
 	Slower     key.Binding
+	Kafka      key.Binding // L: the Kafka listener on or off
 	// The lesson.
 	NextStep key.Binding
 	PrevStep key.Binding
@@ -55,6 +56,7 @@ func DefaultKeyMap() *KeyMap {
 		Pause:      key.NewBinding(key.WithKeys(" "), key.WithHelp("space", "pause/resume")),
 		Faster:     key.NewBinding(key.WithKeys("+", "="), key.WithHelp("+/-", "speed")),
 		Slower:     key.NewBinding(key.WithKeys("-", "_"), key.WithHelp("-", "slower")),
+		Kafka:      key.NewBinding(key.WithKeys("L"), key.WithHelp("L", "Kafka on/off")),
 		NextStep:   key.NewBinding(key.WithKeys("n"), key.WithHelp("n/p", "next/prev step")),
 		PrevStep:   key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "previous step")),
 		Answer: key.NewBinding(key.WithKeys("a", "b", "c", "d"),
@@ -87,7 +89,7 @@ func (k *KeyMap) ShortHelp() []key.Binding {
 func (k *KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.NodeNext, k.NodeN, k.Kill, k.KillLeader, k.Restart, k.Isolate, k.Heal},
-		{k.Pause, k.Faster, k.NextStep, k.Answer, k.Prompt, k.Help},
+		{k.Pause, k.Faster, k.Kafka, k.NextStep, k.Answer, k.Prompt, k.Help},
 		{k.Back, k.BackEvent, k.Live, k.Focus, k.FocusPrev, k.ScrollUp, k.Filter, k.Lessons, k.Quit},
 	}
 }

@@ -80,6 +80,7 @@ func TestKeysSendCommands(t *testing.T) {
 		{[]string{"space"}, "pause"},
 		{[]string{"+"}, "speed 2x"},
 		{[]string{"-"}, "speed 0.5x"},
+		{[]string{"L"}, "kafka listen"},
 		{[]string{"n"}, CmdLessonNext},
 		{[]string{"p"}, CmdLessonPrev},
 	}
@@ -99,6 +100,15 @@ func TestKeysSendCommands(t *testing.T) {
 		press(m, "space")
 		if !src.has("resume") {
 			t.Errorf("space on a paused lab sent %q", src.got())
+		}
+	})
+	t.Run("stop listening when listening", func(t *testing.T) {
+		kv := v
+		kv.Kafka = &Kafka{Bootstrap: "127.0.0.1:9092"}
+		m, src := newTestModel(t, kv, 120, 40)
+		press(m, "L")
+		if !src.has("kafka stop") {
+			t.Errorf("L on a listening lab sent %q", src.got())
 		}
 	})
 	t.Run("answer a prediction", func(t *testing.T) {

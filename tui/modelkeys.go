@@ -170,6 +170,11 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		return m.run("speed " + speedWord(nextSpeed(m.ctx.State.Clock.Speed, +1)))
 	case key.Matches(msg, k.Slower):
 		return m.run("speed " + speedWord(nextSpeed(m.ctx.State.Clock.Speed, -1)))
+	case key.Matches(msg, k.Kafka):
+		if m.ctx.State.Kafka != nil {
+			return m.run("kafka stop")
+		}
+		return m.run("kafka listen")
 	case key.Matches(msg, k.Lessons):
 		m.back = true // at once: keys typed after it are the picker's
 	case key.Matches(msg, k.NextStep):
