@@ -38,6 +38,7 @@ func TestKcatAcrossLeaderKill(t *testing.T) {
 	const n = 300
 	ctx := ctxFor(t, 90*time.Second)
 
+	var killed string
 	prod := exec.CommandContext(ctx, kcat, "-P", "-b", l.s.Bootstrap(), "-t", "orders", "-K:", "-z", "snappy",
 		"-X", "enable.idempotence=true", "-X", "client.id=kcat-producer", "-X", "linger.ms=5")
 	stdin, err := prod.StdinPipe()
@@ -61,6 +62,7 @@ func TestKcatAcrossLeaderKill(t *testing.T) {
 			w.Flush()
 			tp := broker.TopicPartition{Topic: "orders", Partition: 0}
 			leader := l.c.Leader(tp)
+			killed = leader
 			if err := l.c.Kill(leader); err != nil {
 				t.Fatalf("kill %s: %v", leader, err)
 			}
@@ -71,6 +73,11 @@ func TestKcatAcrossLeaderKill(t *testing.T) {
 	stdin.Close()
 	if err := prod.Wait(); err != nil {
 		t.Fatalf("kcat producer: %v\n%s", err, perr.String())
+	}
+	// The node comes back before the consumer starts: kcat's consumer gives
+	// up at once when the first brokers it tries all refuse it.
+	if err := l.c.Restart(killed); err != nil {
+		t.Fatal(err)
 	}
 
 	cons := exec.CommandContext(ctx, kcat, "-C", "-b", l.s.Bootstrap(), "-G", "billing", "-X", "auto.offset.reset=earliest",
