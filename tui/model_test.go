@@ -509,3 +509,55 @@ func TestHistoryHoldsStill(t *testing.T) {
 		t.Errorf("after { and more live states: %d back from %d", n, h.end)
 	}
 }
+
+// At 100x30 with two loads running, the header keeps the lesson's name
+// readable: the jobs shorten first. The footer keeps : and ? at every size.
+func TestHeaderAndFooterKeepWhatMatters(t *testing.T) {
+	v := sceneEnd(t)
+	v.Lesson = &Lesson{ID: "flash-sale", Title: "The flash sale: a backlog you can watch grow", Step: 2, Steps: 5, Status: lessons.StatusStepDone}
+	v.Jobs = []Job{{Name: "load orders as checkout (waiting)", Done: 300, Total: 1000}, {Name: "load orders as storefront", Done: 10, Total: 100}}
+	for _, size := range [][2]int{{80, 24}, {100, 30}, {120, 40}} {
+		m, _ := newTestModel(t, v, size[0], size[1])
+		rows := strings.Split(m.View(), "\n")
+		if size[0] >= 100 && !strings.Contains(rows[0], "The flash sale: a backlog") {
+			t.Errorf("%dx%d: the header %q cuts the lesson's name short", size[0], size[1], rows[0])
+		}
+		footer := rows[len(rows)-1]
+		if !strings.Contains(footer, ": command") || !strings.Contains(footer, "? help") {
+			t.Errorf("%dx%d: the footer %q lost : or ?", size[0], size[1], footer)
+		}
+	}
+}
+
+// An error too long for the status line opens in full above it.
+func TestLongErrorOpensInFull(t *testing.T) {
+	m, src := newTestModel(t, sceneEnd(t), 80, 24)
+	src.reply = func(string) (string, error) {
+		return "", errors.New(`line 1, col 1: unknown command "prodce"; did you mean "produce"?`)
+	}
+	press(m, ":")
+	press(m, strings.Split("prodce orders count=2 acks=all idempotent=true", "")...)
+	press(m, "enter")
+	if v := m.View(); !strings.Contains(v, `did you mean "produce"?`) {
+		t.Fatalf("the error's suggestion is nowhere on screen:\n%s", v)
+	}
+}
+
+// A command's output wraps in its pane, each continuation under the
+// text it continues, so help's defaults at the ends of lines show at
+// 80x24.
+func TestOutputWrapsToThePane(t *testing.T) {
+	m, src := newTestModel(t, sceneEnd(t), 80, 24)
+	src.reply = func(string) (string, error) {
+		return "load TOPIC|QUEUE rate=N/s for=DURATION\n" +
+			"  acks=0|1|all           when the leader answers: 0 never, 1 once it stored it, all once a majority holds it (default all)\n" +
+			"  batch=N                records per request (default 1)", nil
+	}
+	press(m, ":")
+	press(m, strings.Split("help load", "")...)
+	press(m, "enter")
+	v := m.View()
+	if !strings.Contains(v, "(default all)") || !strings.Contains(v, "                         it, all once") {
+		t.Fatalf("the help's long line is not wrapped under its text:\n%s", v)
+	}
+}

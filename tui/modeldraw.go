@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
 )
 
 // resize computes the layout once for a window size and gives every panel
@@ -106,11 +108,37 @@ func (m *Model) View() string {
 	}
 	rows = append(rows, m.body()...)
 	rows = append(rows, m.statusLine(w))
-	rows = append(rows, fit(m.help.ShortHelpView(m.ctx.Keys.ShortHelp()), w))
+	rows = append(rows, m.footer(w))
 	return strings.Join(rows, "\n")
 }
 
 func (m *Model) tooSmallView(w, h int) string { return tooSmall(w, h) }
+
+// footer is the help bar. The keys that lead to everything else — : for a
+// command, ? for every key — stay at its end at every width; the others
+// give way, the last first.
+func (m *Model) footer(w int) string {
+	k := m.ctx.Keys
+	var keep, rest []key.Binding
+	for _, b := range k.ShortHelp() {
+		switch {
+		case b.Help() == k.Prompt.Help() || b.Help() == k.Help.Help():
+			keep = append(keep, b)
+		case b.Help() != k.Quit.Help() || w >= 100:
+			rest = append(rest, b)
+		}
+	}
+	hm := m.help
+	hm.Width = 0
+	tail := hm.ShortHelpView(keep)
+	sep := hm.Styles.ShortSeparator.Inline(true).Render(hm.ShortSeparator)
+	hm.Width = max(1, w-textWidth(tail)-textWidth(sep))
+	head := hm.ShortHelpView(rest)
+	if head == "" {
+		return fit(tail, w)
+	}
+	return fit(head+sep+tail, w)
+}
 
 // header: what is open, and the lab clock; in history, the banner.
 func (m *Model) header(w int) string {
@@ -131,7 +159,13 @@ func (m *Model) header(w int) string {
 	if m.opts.ReadOnly {
 		warn = "  RECORDING (read-only)"
 	}
-	room := w - 18 - textWidth(warn) // the left side keeps "mqlab │ ", a few letters of the title and the warning
+	title, tail := m.ctx.Title, ""
+	if ls := s.Lesson; ls != nil {
+		title, tail = ls.Title, fmt.Sprintf(" · step %d/%d", ls.Step, ls.Steps)
+	}
+	// The left side keeps "mqlab │ ", the warning and enough of the title
+	// to read: the jobs shorten and go before the title does.
+	room := w - 10 - textWidth(warn) - min(textWidth(title), 28) - textWidth(tail)
 	var r line
 	for _, form := range []struct {
 		level  int
@@ -148,10 +182,6 @@ func (m *Model) header(w int) string {
 	var l line
 	l.add(&st.Accent, "mqlab")
 	l.add(&st.Faint, " │ ")
-	title, tail := m.ctx.Title, ""
-	if ls := s.Lesson; ls != nil {
-		title, tail = ls.Title, fmt.Sprintf(" · step %d/%d", ls.Step, ls.Steps)
-	}
 	l.add(&st.Header, cut(title, max(8, w-rw-2-l.w-textWidth(tail)-textWidth(warn))))
 	l.add(&st.Muted, tail)
 	l.add(&st.Warn, warn)
@@ -264,7 +294,11 @@ func (m *Model) body() []string {
 	case m.showHelp:
 		return strings.Split(frame(m.ctx.Styles, []string{"Help"}, 0, true, m.helpView(b.w-2, b.h-2), b.w, b.h), "\n")
 	case m.output != nil:
-		rows, off := window(m.output, m.outputOff, b.h-2, m.ctx.Styles)
+		var wrapped []string
+		for _, l := range m.output {
+			wrapped = append(wrapped, wrapHanging(l, b.w-2)...)
+		}
+		rows, off := window(wrapped, m.outputOff, b.h-2, m.ctx.Styles)
 		m.outputOff = off
 		body := block(rows, b.w-2, b.h-2)
 		return strings.Split(frame(m.ctx.Styles, []string{m.outputTitle + " · esc closes"}, 0, true, body, b.w, b.h), "\n")

@@ -140,8 +140,11 @@ func (m *Model) report(msg execDoneMsg) tea.Cmd {
 			text = msg.line + ": " + text
 		}
 		m.setStatus(statusErr, text)
-		if strings.Contains(msg.err.Error(), "\n") {
-			m.showOutput(msg.line, msg.err.Error())
+		// What does not fit the status line opens above it, wrapped: the
+		// end of an error is often the part that says what would be right.
+		if strings.Contains(text, "\n") || textWidth(text)+2 > m.ctx.Width {
+			m.showOutput(msg.line, text)
+			m.setStatus(statusErr, oneLine(text))
 		}
 		return nil
 	}

@@ -157,3 +157,38 @@ func bar(st *Styles, frac float64, w int) string {
 
 // lipglossStyle keeps signatures short where a style pointer is returned.
 type lipglossStyle = style
+
+// wrapHanging word-wraps one line of a command's output to w cells. The
+// lines it continues on are indented to where its text starts — past the
+// leading spaces, and past an option's name in a table like help's
+// ("  key=TEXT     the key; …") — so a wrapped entry still reads as one.
+func wrapHanging(s string, w int) []string {
+	if w <= 0 {
+		return nil
+	}
+	if textWidth(s) <= w {
+		return []string{s}
+	}
+	hang := len(s) - len(strings.TrimLeft(s, " "))
+	if i := strings.Index(s[hang:], "  "); i > 0 {
+		j := hang + i
+		for j < len(s) && s[j] == ' ' {
+			j++
+		}
+		if j < len(s) && textWidth(s[:j]) < w/2 {
+			hang = textWidth(s[:j])
+		}
+	}
+	if hang >= w/2 {
+		hang = 2
+	}
+	first := ansi.Hardwrap(ansi.Wordwrap(s, w, ""), w, true)
+	lines := strings.Split(first, "\n")
+	out := []string{lines[0]}
+	rest := strings.TrimSpace(strings.Join(lines[1:], " "))
+	pad := strings.Repeat(" ", hang)
+	for _, l := range wrapText(rest, w-hang) {
+		out = append(out, pad+l)
+	}
+	return out
+}
