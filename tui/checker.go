@@ -24,7 +24,11 @@ func (p *checkerPanel) View() string {
 	c := p.ctx.State.Checker
 	if len(c.Fields) == 0 {
 		var rows []string
-		for _, para := range []string{"Not checked yet.", "Run  :check  to drain and count."} {
+		paras := []string{"Not checked yet.", "Run  :check  to drain and count."}
+		if p.ctx.ReadOnly {
+			paras = []string{"Not checked in this recording."}
+		}
+		for _, para := range paras {
 			for _, s := range wrapText(para, p.w) {
 				rows = append(rows, st.Muted.Render(s))
 			}

@@ -50,14 +50,15 @@ func (p *clusterPanel) View() string {
 	s := p.ctx.State
 	p.nodeZones = p.nodeZones[:0]
 	if len(s.Nodes) == 0 && len(s.Partitions) == 0 {
-		return block([]string{st.Muted.Render("No cluster yet. Start one with  :cluster nodes=3")}, p.w, p.h)
+		return block(emptyHint(p.ctx, "No cluster in this moment of the recording.", "No cluster yet. Start one with  :cluster nodes=3"), p.w, p.h)
 	}
 	rows := p.nodeRows()
 	if s.Kafka != nil {
 		rows = append(rows, kafkaRow(st, s.Kafka, p.w))
 	}
 	if len(s.Partitions) == 0 {
-		rows = append(rows, "", st.Muted.Render("No topics yet. Try  :topic create orders partitions=3"))
+		rows = append(rows, "")
+		rows = append(rows, emptyHint(p.ctx, "No topics yet.", "No topics yet. Try  :topic create orders partitions=3")...)
 		return block(rows, p.w, p.h)
 	}
 	rows = append(rows, "")

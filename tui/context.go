@@ -194,3 +194,17 @@ func windowNote(rows []string, off, h int, st *Styles, how string) ([]string, in
 	}
 	return out, off
 }
+
+// emptyHint is what an empty panel says: with a live lab, how to fill it
+// (the command to type); in a recording, which cannot be changed, only
+// that it is empty.
+func emptyHint(ctx *Context, readOnly string, live ...string) []string {
+	if ctx.ReadOnly {
+		return []string{ctx.Styles.Muted.Render(readOnly)}
+	}
+	out := make([]string, len(live))
+	for i, l := range live {
+		out[i] = ctx.Styles.Muted.Render(l)
+	}
+	return out
+}

@@ -24,8 +24,7 @@ func (p *groupsPanel) View() string {
 	st := p.ctx.Styles
 	gs := p.ctx.State.Groups
 	if len(gs) == 0 {
-		return block([]string{st.Muted.Render("No consumer groups. Start a consumer with"),
-			st.Muted.Render("  :consumer start c1 group=billing topic=orders")}, p.w, p.h)
+		return block(emptyHint(p.ctx, "No consumer groups.", "No consumer groups. Start a consumer with", "  :consumer start c1 group=billing topic=orders"), p.w, p.h)
 	}
 	var rows []string
 	for gi, g := range gs {

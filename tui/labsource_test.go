@@ -344,8 +344,9 @@ func TestLabCommands(t *testing.T) {
 	}
 }
 
-// A recording plays frame by frame to its end, paces with pause, resume
-// and speed, and refuses everything else.
+// A recording opens paused at its start, steps one event at a time,
+// plays frame by frame to its end, paces with pause, resume and speed,
+// and refuses everything else.
 func TestReplay(t *testing.T) {
 	checkLeaks(t)
 	l, src := newTestLab(t)
@@ -371,20 +372,37 @@ func TestReplay(t *testing.T) {
 		t.Fatalf("%d frames", rp.Frames())
 	}
 	first := rp.View()
-	if len(first.Jobs) != 1 || first.Jobs[0].Name != "replay" || first.Jobs[0].Done != 1 {
-		t.Errorf("first frame's jobs: %+v", first.Jobs)
+	if len(first.Jobs) != 1 || first.Jobs[0].Name != "replay" || !first.Clock.Paused {
+		t.Errorf("the replay opens on %+v, clock %+v; want its first frame, paused", first.Jobs, first.Clock)
+	}
+	// One event at a time, forward and back, from the start.
+	start := first.Jobs[0].Done
+	mustExec(t, rp, CmdStepForward)
+	if second := rp.View(); second.Jobs[0].Done != start+1 || len(second.Timeline) != len(first.Timeline)+1 {
+		t.Errorf("step forward showed %d events (%d lines), from %d (%d)", second.Jobs[0].Done, len(second.Timeline), start, len(first.Timeline))
+	}
+	mustExec(t, rp, CmdStepBack)
+	if back := rp.View(); back.Jobs[0].Done != start {
+		t.Errorf("step back showed %d events; want %d", back.Jobs[0].Done, start)
+	}
+	for range start {
+		mustExec(t, rp, CmdStepBack)
+	}
+	if out, _ := rp.Exec(context.Background(), CmdStepBack); !strings.Contains(out, "the start of the recording") {
+		t.Errorf("a step back at the start said %q", out)
 	}
 	if _, err := rp.Exec(context.Background(), "kill n2"); err == nil || !strings.Contains(err.Error(), "cannot be changed") {
 		t.Errorf("kill on a recording: %v", err)
 	}
 	mustExec(t, rp, "speed 100x")
-	if c := rp.View().Clock; c.Speed != 100 {
+	mustExec(t, rp, "resume")
+	if c := rp.View().Clock; c.Speed != 100 || c.Paused {
 		t.Errorf("clock after speed: %+v", c)
 	}
 	last := eventually(t, rp, "the end of the recording", func(v ViewState) bool {
 		return v.Jobs[0].Name == "replay ended"
 	})
-	if last.Jobs[0].Done != int64(rp.Frames()) {
+	if last.Jobs[0].Done != int64(rp.Events()) {
 		t.Errorf("last frame %+v of %d", last.Jobs[0], rp.Frames())
 	}
 	if p := partitionOf(last, "orders/0"); p == nil || p.Leader == "" || p.Leader == "n1" {

@@ -186,21 +186,26 @@ func TestStartupLines(t *testing.T) {
 }
 
 // A recording refuses what would change the lab, but its pace is the
-// learner's: space and +/- reach the source.
+// learner's: space, +/- and the steps of [ and ] reach the source, and the
+// help bar offers no key that would change it.
 func TestReadOnlyPaces(t *testing.T) {
 	src := newFakeSource(labShapedState())
 	m := New(src, Options{ReadOnly: true, Title: "run.jsonl"})
 	t.Cleanup(m.Close)
 	m.Update(teaSize(100, 30))
-	if v := m.View(); !strings.Contains(v, "mqlab │ run.jsonl  RECORDING") || !strings.Contains(v, "A recording plays here") {
+	if v := m.View(); !strings.Contains(v, "mqlab │ run.jsonl  REPLAY") || !strings.Contains(v, "A recording plays here") {
 		t.Errorf("the screen does not say it is a recording:\n%s", v)
 	}
 	// Pacing works in the past too: the playback goes on underneath.
 	press(m, "k", " ", "+", "[", "-", ":", "h", "e", "a", "l", "enter")
-	if got := strings.Join(src.got(), ","); got != "pause,speed 2x,speed 0.5x" {
+	if got := strings.Join(src.got(), ","); got != "pause,speed 2x,step back,speed 0.5x" {
 		t.Errorf("a recording ran %q", got)
 	}
-	if v := m.View(); !strings.Contains(v, "a recording cannot be changed: heal was not run") {
+	v := m.View()
+	if !strings.Contains(v, "a recording cannot be changed: heal was not run") {
 		t.Errorf("no word of why:\n%s", v)
+	}
+	if footer := v[strings.LastIndex(v, "\n")+1:]; strings.Contains(footer, "kill") || strings.Contains(footer, "heal") {
+		t.Errorf("the help bar of a recording offers keys that would change it: %q", footer)
 	}
 }

@@ -47,7 +47,7 @@ func (p *lessonPanel) View() string {
 		rows = append(rows, "")
 		text := "No lesson is open: the lab is yours. Select a node with ←/→ or 1–9 and press k to kill it, r to restart it. Type : for a command (try :help)."
 		if p.ctx.ReadOnly {
-			text = "A recording plays here as it happened; nothing in it can be changed. space pauses it, + and - change its speed. [ and ] step back and forward through what has played, { and } jump between events, esc returns to the newest moment."
+			text = "A recording plays here as it happened; nothing in it can be changed. It opens paused at its start: space plays and pauses it, + and - change its speed, ] and [ step one event forward and back."
 		}
 		if p.ctx.Keys.Lessons.Enabled() {
 			text += " " + p.ctx.Keys.Lessons.Help().Key + " goes back to the lessons."

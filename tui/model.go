@@ -175,7 +175,7 @@ func New(src Source, opts Options) *Model {
 	}
 	m.resize(MinWidth, MinHeight)
 	if opts.ReadOnly {
-		m.setStatus(statusInfo, "A recording: read-only. space pauses, +/- change speed, [ and ] move through it.")
+		m.setStatus(statusInfo, "A recording, paused at its start: space plays it, [ and ] step one event, +/- change speed.")
 	}
 	return m
 }

@@ -122,22 +122,41 @@ func (m *Model) footer(w int) string {
 	var keep, rest []key.Binding
 	for _, b := range k.ShortHelp() {
 		switch {
+		case !b.Enabled():
 		case b.Help() == k.Prompt.Help() || b.Help() == k.Help.Help():
 			keep = append(keep, b)
-		case b.Help() != k.Quit.Help() || w >= 100:
+		default:
 			rest = append(rest, b)
 		}
 	}
 	hm := m.help
 	hm.Width = 0
-	tail := hm.ShortHelpView(keep)
 	sep := hm.Styles.ShortSeparator.Inline(true).Render(hm.ShortSeparator)
-	hm.Width = max(1, w-textWidth(tail)-textWidth(sep))
-	head := hm.ShortHelpView(rest)
-	if head == "" {
+	more := hm.Styles.Ellipsis.Inline(true).Render(hm.Ellipsis)
+	tail := hm.ShortHelpView(keep)
+	room := w - textWidth(tail) - textWidth(sep)
+	var head []string
+	used := 0
+	for i, b := range rest {
+		item := hm.ShortHelpView([]key.Binding{b})
+		need := textWidth(item)
+		if len(head) > 0 {
+			need += textWidth(sep)
+		}
+		if i < len(rest)-1 {
+			need += textWidth(sep) + textWidth(more) // room to say more follow
+		}
+		if used+need > room {
+			head = append(head, more)
+			break
+		}
+		head = append(head, item)
+		used += textWidth(item) + textWidth(sep)
+	}
+	if len(head) == 0 {
 		return fit(tail, w)
 	}
-	return fit(head+sep+tail, w)
+	return fit(strings.Join(head, sep)+sep+tail, w)
 }
 
 // header: what is open, and the lab clock; in history, the banner.
@@ -157,7 +176,7 @@ func (m *Model) header(w int) string {
 	// the timing goes, so the clock and its state stay in view.
 	warn := ""
 	if m.opts.ReadOnly {
-		warn = "  RECORDING (read-only)"
+		warn = "  REPLAY (read-only)"
 	}
 	title, tail := m.ctx.Title, ""
 	if ls := s.Lesson; ls != nil {

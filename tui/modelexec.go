@@ -49,6 +49,9 @@ func (m *Model) run(line string) tea.Cmd {
 // clockLine says whether a line only paces time (pause, resume, speed):
 // a recording accepts those.
 func clockLine(line string) bool {
+	if line == CmdStepForward || line == CmdStepBack {
+		return true // a recording's own
+	}
 	cmd, err := command.Parse(line)
 	return err == nil && command.Clock(cmd)
 }

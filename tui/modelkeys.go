@@ -31,6 +31,13 @@ func (m *Model) syncKeys() {
 	k.Filter.SetEnabled(!m.tooSmall && m.lay.visible(pTimeline))
 	k.NextStep.SetEnabled(m.live != nil && m.live.Lesson != nil)
 	k.PrevStep.SetEnabled(m.live != nil && m.live.Lesson != nil)
+	if m.opts.ReadOnly {
+		// A recording cannot be changed: its help shows no key that would.
+		for _, b := range []*key.Binding{&k.Kill, &k.KillLeader, &k.Restart, &k.Isolate, &k.Heal, &k.Kafka, &k.NextStep, &k.PrevStep, &k.Answer} {
+			b.SetEnabled(false)
+		}
+		k.Back.SetHelp("[/]", "step through events")
+	}
 }
 
 // key handles one key: the prompt first, so typing q there does not quit.
@@ -87,6 +94,10 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 			return nil
 		}
 		m.toLive()
+	case m.opts.ReadOnly && (key.Matches(msg, k.Back) || key.Matches(msg, k.BackEvent)):
+		return m.run(CmdStepBack)
+	case m.opts.ReadOnly && (key.Matches(msg, k.Forward) || key.Matches(msg, k.NextEvent)):
+		return m.run(CmdStepForward)
 	case key.Matches(msg, k.Back):
 		if m.hist.back() {
 			m.ctx.State = m.hist.current()

@@ -25,8 +25,7 @@ func (p *queuesPanel) View() string {
 	st := p.ctx.Styles
 	qs := p.ctx.State.Queues
 	if len(qs) == 0 {
-		return block([]string{st.Muted.Render("No queues. Create one with"),
-			st.Muted.Render("  :queue create receipts visibility=5s")}, p.w, p.h)
+		return block(emptyHint(p.ctx, "No queues.", "No queues. Create one with", "  :queue create receipts visibility=5s"), p.w, p.h)
 	}
 	var rows []string
 	for qi, q := range qs {

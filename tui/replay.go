@@ -14,9 +14,9 @@ import (
 
 // ReplaySource plays a recording made with `mqlab script --record`: the
 // snapshots in turn, at the pace they were recorded, each with the
-// timeline as it stood. It is read-only (run it with Options.ReadOnly);
-// pause, resume and speed pace the playback, and the screen's history
-// keys step through what has played.
+// timeline as it stood. It is read-only (run it with Options.ReadOnly).
+// It opens paused at its first snapshot; resume plays it, pause and speed
+// pace it, and step forward and step back move one event at a time.
 type ReplaySource struct {
 	frames []replayFrame
 	events []lab.Event // the timeline, Detail events left out, in order
@@ -30,6 +30,7 @@ type ReplaySource struct {
 
 	mu     sync.Mutex
 	pos    int  // the frame on screen
+	tl     int  // the timeline events on screen: frame pos's, or more when stepped past it
 	shown  bool // View has read frames[pos]: the next may come
 	paused bool
 	speed  float64
@@ -48,13 +49,14 @@ type replayFrame struct {
 // ErrEmptyRecording: the file holds no snapshot to draw.
 var ErrEmptyRecording = lab.ErrEmptyRecording
 
-// NewReplay reads a JSONL recording and starts playing it from its first
+// NewReplay reads a JSONL recording and opens it paused at its first
 // snapshot. Close stops it.
 func NewReplay(r io.Reader) (*ReplaySource, error) {
-	s := &ReplaySource{trunc: truncTimes{}, speed: 1}
+	s := &ReplaySource{trunc: truncTimes{}, speed: 1, paused: true}
 	if err := s.load(r); err != nil {
 		return nil, err
 	}
+	s.tl = s.frames[0].tlEnd
 	s.ch = make(chan struct{}, 1)
 	s.wake = make(chan struct{}, 1)
 	s.stop = make(chan struct{})
@@ -113,6 +115,7 @@ func (s *ReplaySource) loop() {
 			played := s.playedLocked()
 			if played >= due {
 				s.pos++
+				s.tl = max(s.tl, s.frames[s.pos].tlEnd)
 				s.shown = false
 				if played > due+100*time.Millisecond {
 					// Late (the screen read slowly): slip rather than rush
@@ -171,35 +174,49 @@ func (s *ReplaySource) Changes() <-chan struct{} { return s.ch }
 // history holds every one.
 func (s *ReplaySource) View() ViewState {
 	s.mu.Lock()
-	pos, paused, speed := s.pos, s.paused, s.speed
+	pos, tl, paused, speed := s.pos, s.tl, s.paused, s.speed
 	if !s.shown {
 		s.shown = true
 		defer s.poke()
 	}
 	s.mu.Unlock()
 
-	v := s.frameView(pos)
+	v := s.frameView(pos, tl)
 	v.Clock = Clock{Speed: speed, Paused: paused}
 	name := "replay"
-	if pos == len(s.frames)-1 {
+	if pos == len(s.frames)-1 && tl == len(s.events) {
 		name = "replay ended"
 	}
-	v.Jobs = append(v.Jobs, Job{Name: name, Done: int64(pos + 1), Total: int64(len(s.frames))})
+	v.Jobs = append(v.Jobs, Job{Name: name, Done: int64(tl), Total: int64(len(s.events))})
 	return v
 }
 
-// frameView draws frame i with the timeline up to it. Frames do not
-// change once loaded, so it needs no lock.
-func (s *ReplaySource) frameView(i int) ViewState {
+// frameView draws frame i with the timeline's first tl events. Frames do
+// not change once loaded, so it needs no lock.
+func (s *ReplaySource) frameView(i, tl int) ViewState {
 	f := &s.frames[i]
 	snap := f.snap
-	snap.Timeline = s.events[max(0, f.tlEnd-timelineSize):f.tlEnd]
+	tl = min(max(tl, f.tlEnd), len(s.events))
+	snap.Timeline = s.events[max(0, tl-timelineSize):tl]
 	return viewOf(&snap, s.trunc)
 }
 
-// Exec paces the playback: pause, resume and speed. A recording cannot be
-// changed, so every other command is refused.
+// Events is how many timeline events the recording holds.
+func (s *ReplaySource) Events() int { return len(s.events) }
+
+// The lines that step through a recording; the screen's [ and ] send them.
+const (
+	CmdStepForward = "step forward"
+	CmdStepBack    = "step back"
+)
+
+// Exec paces the playback: pause, resume and speed, and step forward and
+// step back. A recording cannot be changed, so every other command is
+// refused.
 func (s *ReplaySource) Exec(_ context.Context, line string) (string, error) {
+	if line == CmdStepForward || line == CmdStepBack {
+		return s.step(line == CmdStepForward), nil
+	}
 	cmd, err := command.Parse(line)
 	if err != nil {
 		return "", err
@@ -233,3 +250,39 @@ func (s *ReplaySource) Exec(_ context.Context, line string) (string, error) {
 }
 
 func trimSpeed(f float64) string { return fmt.Sprintf("%g", f) }
+
+// step pauses the replay and moves one timeline event forward (or back).
+// The panels show the last snapshot taken at or before that event: the
+// recorder takes one at most every lab.SnapshotEvery, so between two of
+// them the timeline moves on and the panels wait for the next.
+func (s *ReplaySource) step(forward bool) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	defer s.poke()
+	defer s.signal()
+	if !s.paused {
+		s.rec, s.paused = s.playedLocked(), true
+	}
+	switch {
+	case forward && s.tl >= len(s.events):
+		return "the end of the recording: [ steps back"
+	case !forward && s.tl == 0:
+		return "the start of the recording: ] steps forward, space plays"
+	case forward:
+		s.tl++
+	default:
+		s.tl--
+	}
+	// The frame to draw: the last whose events are all on screen.
+	s.pos = 0
+	for i, f := range s.frames {
+		if f.tlEnd <= s.tl {
+			s.pos = i
+		}
+	}
+	s.shown, s.rec = false, s.frames[s.pos].at
+	if s.tl == 0 {
+		return "the start of the recording"
+	}
+	return s.events[s.tl-1].Text
+}

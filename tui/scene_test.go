@@ -95,7 +95,7 @@ func scene(t testing.TB) *ReplaySource {
 
 // sceneView draws frame i of the scene afresh: the caller may change it.
 func sceneView(t testing.TB, i int) ViewState {
-	v := scene(t).frameView(i)
+	v := scene(t).frameView(i, 0)
 	v.Clock = Clock{Speed: 1}
 	return v
 }

@@ -23,8 +23,7 @@ func (p *servicesPanel) View() string {
 	st := p.ctx.Styles
 	ts := p.ctx.State.Tables
 	if len(ts) == 0 {
-		return block([]string{st.Muted.Render("No services running. Start one with"),
-			st.Muted.Render("  :service start orders mode=outbox")}, p.w, p.h)
+		return block(emptyHint(p.ctx, "No services running.", "No services running. Start one with", "  :service start orders mode=outbox"), p.w, p.h)
 	}
 	var rows []string
 	for ti, t := range ts {

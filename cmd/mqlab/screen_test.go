@@ -75,8 +75,13 @@ func TestReplayARecording(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer src.Close()
-	if _, err := src.Exec(context.Background(), "speed 50x"); err != nil {
-		t.Fatal(err)
+	if v := src.View(); !v.Clock.Paused || v.Jobs[len(v.Jobs)-1].Name != "replay" {
+		t.Fatalf("the replay opens on %+v, clock %+v; want its first frame, paused", v.Jobs, v.Clock)
+	}
+	for _, line := range []string{"speed 50x", "resume"} {
+		if _, err := src.Exec(context.Background(), line); err != nil {
+			t.Fatal(err)
+		}
 	}
 	deadline := time.Now().Add(20 * time.Second)
 	for {
