@@ -227,7 +227,7 @@ func (a *App) open(e pickerEntry, over bool) tea.Cmd {
 		Theme:         a.opts.Theme,
 	}
 	if e.les != nil {
-		ls, err := NewLessonSource(e.les, labSrc, LessonOptions{Progress: a.opts.Progress})
+		ls, err := NewLessonSource(e.les, labSrc, LessonOptions{Progress: a.opts.Progress, Next: a.picker.nextName(e.les)})
 		if err != nil {
 			labSrc.Close()
 			a.picker.setStatus(err.Error(), false)
@@ -282,6 +282,7 @@ func (a *App) leave() {
 			a.picker.setStatus(err.Error(), false)
 		}
 		a.picker.setProgress(pr)
+		a.picker.moveOnFrom(a.picker.selected().les)
 	}
 }
 

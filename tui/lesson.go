@@ -381,7 +381,10 @@ func (p *lessonPanel) foot(ls *Lesson, taskShown bool) []string {
 	case lessons.StatusFinished:
 		mark, ms = symOK, &st.OK
 		text = "Lesson finished."
-		if k.Lessons.Enabled() {
+		switch {
+		case k.Lessons.Enabled() && ls.Next != "":
+			text += " Next: " + ls.Next + " — " + keyOf(k.Lessons) + " goes back to the lessons with it selected, enter opens it."
+		case k.Lessons.Enabled():
 			text += " " + keyOf(k.Lessons) + ": back to the lessons"
 		}
 	default:

@@ -32,6 +32,8 @@ type LessonOptions struct {
 	// a task waits or a question is open. A lesson normally holds them to
 	// it.
 	Sandbox bool
+	// Next names the lesson after this one, offered when it is finished.
+	Next string
 }
 
 // LessonSource plays a lesson on the lab screen through a lessons.Player
@@ -43,6 +45,7 @@ type LessonSource struct {
 	lab    *LabSource
 	player *lessons.Player
 	les    *lessons.Lesson
+	next   string // the lesson after it, for its finish
 
 	ch   chan struct{}
 	stop chan struct{}
@@ -58,7 +61,7 @@ func NewLessonSource(les *lessons.Lesson, labSrc *LabSource, opts LessonOptions)
 	if err != nil {
 		return nil, err
 	}
-	s := &LessonSource{lab: labSrc, player: p, les: les,
+	s := &LessonSource{lab: labSrc, player: p, les: les, next: opts.Next,
 		ch: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	go s.forward()
 	return s, nil
@@ -116,6 +119,7 @@ func (s *LessonSource) Close() {
 func (s *LessonSource) View() ViewState {
 	v := s.lab.View()
 	v.Lesson = lessonOf(s.les, s.player.State())
+	v.Lesson.Next = s.next
 	return v
 }
 

@@ -561,3 +561,37 @@ func TestOutputWrapsToThePane(t *testing.T) {
 		t.Fatalf("the help's long line is not wrapped under its text:\n%s", v)
 	}
 }
+
+// A new step brings the lesson forward, at its top, with the timeline
+// showing every kind of event again, however the step changed.
+func TestNewStepBringsTheLessonForward(t *testing.T) {
+	v := sceneEnd(t)
+	v.Lesson = &Lesson{ID: "t", Title: "t", Step: 1, Steps: 3, Status: lessons.StatusStepDone}
+	m, src := newTestModel(t, v, 80, 24)
+	press(m, "tab", "tab", "tab")
+	m.timeline.filter = "command"
+	if m.focus == pLesson {
+		t.Fatal("tab did not move the focus off the lesson")
+	}
+	src.set(func(s *ViewState) { s.Lesson = &Lesson{ID: "t", Title: "t", Step: 2, Steps: 3} })
+	m.pull()
+	if m.focus != pLesson || m.timeline.filter != "" {
+		t.Errorf("after the step changed, focus is on panel %d with the timeline filter %q", m.focus, m.timeline.filter)
+	}
+	if !strings.Contains(m.View(), "┏━[Lesson]") && !strings.Contains(m.View(), "[Lesson]") {
+		t.Errorf("the lesson is not in front:\n%s", m.View())
+	}
+}
+
+// A finished lesson offers the next one.
+func TestFinishedLessonOffersTheNext(t *testing.T) {
+	v := sceneEnd(t)
+	v.Lesson = &Lesson{ID: "t", Title: "t", Step: 3, Steps: 3, Status: lessons.StatusFinished, Next: "5 · Idempotency keys"}
+	src := newFakeSource(v)
+	m := New(src, Options{BackToLessons: true})
+	t.Cleanup(m.Close)
+	m.Update(teaSize(120, 40))
+	if view := m.View(); !strings.Contains(view, "Next: 5 · Idempotency") || !strings.Contains(view, "keys — backspace goes back to the") {
+		t.Errorf("the finish does not offer the next lesson:\n%s", view)
+	}
+}

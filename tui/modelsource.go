@@ -47,6 +47,9 @@ func (m *Model) pull() {
 	}()
 	v := m.ctx.Src.View()
 	hadLesson := m.live != nil && m.live.Lesson != nil
+	if ls := v.Lesson; ls != nil && hadLesson && (ls.Step != m.live.Lesson.Step || ls.ID != m.live.Lesson.ID) {
+		m.newStep()
+	}
 	m.noticeChanges(&v)
 	m.hist.push(&v)
 	m.live = &v
@@ -61,6 +64,19 @@ func (m *Model) pull() {
 		m.resize(m.ctx.Width, m.ctx.Height)
 	}
 	m.showContent()
+}
+
+// newStep brings the lesson forward when its step changes, however it
+// changed (n, p, a typed lesson command, a task done): the pane in front
+// of the lesson's slot is the lesson, at its top, and the timeline shows
+// every kind of event again, so a new step never opens on a panel that
+// hides it.
+func (m *Model) newStep() {
+	m.focus = pLesson
+	m.chosen = false
+	m.showFocus()
+	m.panels[pLesson].Scroll(-1 << 20)
+	m.timeline.filter = ""
 }
 
 // noticeChanges starts flashes for truncations not seen before and for

@@ -124,6 +124,43 @@ func (p *picker) resumeAt() int {
 	return 0
 }
 
+// nextName names the lesson after l in the list, as its finish offers
+// it: "5 · Idempotency keys"; "" after the last.
+func (p *picker) nextName(l *lessons.Lesson) string {
+	for i, e := range p.entries {
+		if e.les == l {
+			for _, n := range p.entries[i+1:] {
+				if n.les != nil {
+					return n.num + " · " + n.les.Title
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// moveOnFrom moves the cursor past l once it is finished: to the next
+// lesson not finished after it, else the first not finished at all.
+func (p *picker) moveOnFrom(l *lessons.Lesson) {
+	if l == nil || !p.finished(l) {
+		return
+	}
+	at := -1
+	for i, e := range p.entries {
+		if e.les == l {
+			at = i
+		}
+	}
+	for k := 1; k <= len(p.entries); k++ {
+		i := (at + k) % len(p.entries)
+		if e := p.entries[i]; e.les != nil && !p.finished(e.les) {
+			p.sel = i
+			p.sync()
+			return
+		}
+	}
+}
+
 func (p *picker) finished(l *lessons.Lesson) bool {
 	lp := p.progress.Lessons[l.ID]
 	return lp != nil && lp.Finished

@@ -199,3 +199,24 @@ func TestPickerMouse(t *testing.T) {
 		}
 	}
 }
+
+// A finished lesson names the next one, and back in the picker the cursor
+// has moved on to the next lesson not done.
+func TestPickerMovesOnFromAFinishedLesson(t *testing.T) {
+	les := pickerLessons()
+	p := newPicker(NewStyles(DefaultTheme), les, pickerProgress(), "")
+	if got := p.nextName(les[14]); got != "16 · Choosing: a work queue, pub/sub or a log" {
+		t.Errorf("the lesson after the 15th is named %q", got)
+	}
+	if got := p.nextName(les[len(les)-1]); got != "" {
+		t.Errorf("the last lesson names %q as its next", got)
+	}
+	pr := pickerProgress()
+	pr.Lessons["lesson-15"] = &lessons.LessonProgress{Finished: true}
+	pr.Lessons["lesson-16"] = &lessons.LessonProgress{Finished: true}
+	p.setProgress(pr)
+	p.moveOnFrom(les[14])
+	if e := p.selected(); e.les == nil || e.les.ID != "lesson-3" {
+		t.Errorf("after finishing lesson 15 (16 done too), the cursor is on %+v; want lesson 3, the first not done", e.les)
+	}
+}

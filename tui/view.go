@@ -249,6 +249,9 @@ type Job struct {
 
 // Lesson is the open lesson as the lesson pane shows it.
 type Lesson struct {
+	// Next names the lesson after this one ("5 · Idempotency keys"),
+	// offered once this one is finished; "" for the last.
+	Next string
 	ID        string
 	Title     string
 	Step      int // 1-based
