@@ -251,7 +251,7 @@ type Job struct {
 type Lesson struct {
 	// Next names the lesson after this one ("5 · Idempotency keys"),
 	// offered once this one is finished; "" for the last.
-	Next string
+	Next      string
 	ID        string
 	Title     string
 	Step      int // 1-based
