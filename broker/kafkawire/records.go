@@ -224,8 +224,8 @@ func decodeSnappyBlock(dst, block []byte) ([]byte, error) {
 		return nil, fmt.Errorf("it decompresses to more than %d MiB", maxDecompressed>>20)
 	}
 	out, err := s2.Decode(nil, block)
-	if err != nil {
-		return nil, err
+	if err != nil || dst == nil {
+		return out, err
 	}
 	return append(dst, out...), nil
 }
