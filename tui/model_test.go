@@ -393,6 +393,22 @@ func TestMouse(t *testing.T) {
 	if !m.lay.visible(pQueues) || m.focus != pQueues {
 		t.Error("clicking the Queues tab does not show it")
 	}
+	// The wheel scrolls the pane under the pointer, and the output pane
+	// when one is open.
+	ti, _ := m.lay.slotOf(pTimeline)
+	tr := m.lay.slots[ti].r
+	_, tp := m.lay.slotOf(pTimeline)
+	m.lay.slots[ti].active = tp
+	before := m.timeline.off
+	m.Update(tea.MouseMsg{X: tr.x + 2, Y: tr.y + 2, Button: tea.MouseButtonWheelDown, Action: tea.MouseActionPress})
+	if m.timeline.off != before+1 {
+		t.Errorf("the wheel over the timeline moved it from %d to %d", before, m.timeline.off)
+	}
+	m.showOutput("help", strings.Repeat("line\n", 200))
+	m.Update(tea.MouseMsg{X: 5, Y: 5, Button: tea.MouseButtonWheelDown, Action: tea.MouseActionPress})
+	if m.outputOff != 1 {
+		t.Errorf("the wheel over the output pane left it at %d", m.outputOff)
+	}
 }
 
 // Ten thousand random keys, clicks and resizes: the screen never panics

@@ -268,7 +268,17 @@ func (m *Model) nodeCmd(verb string) tea.Cmd {
 // mouse: a click focuses the panel under it, picks a tab, or selects a
 // node; the wheel scrolls.
 func (m *Model) mouse(msg tea.MouseMsg) {
-	if m.tooSmall || m.showHelp || m.output != nil {
+	if m.output != nil && !m.tooSmall {
+		// The output pane covers the body: the wheel scrolls it.
+		switch msg.Button {
+		case tea.MouseButtonWheelUp:
+			m.outputOff = max(0, m.outputOff-1)
+		case tea.MouseButtonWheelDown:
+			m.outputOff++
+		}
+		return
+	}
+	if m.tooSmall || m.showHelp {
 		return
 	}
 	for si := range m.lay.slots {
