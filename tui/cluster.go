@@ -546,8 +546,11 @@ func (p *clusterPanel) cells(l *line, r Replica, lay stripLayout, trunc *Truncat
 				continue
 			}
 			mark, s := symUncommitted, &st.Uncommitted
-			if e.Committed {
+			switch {
+			case e.Committed:
 				mark, s = symCommitted, &st.Committed
+			case e.Learning:
+				mark, s = symLearning, &st.Committed
 			}
 			if inCut && flashOn {
 				s = &st.Flash

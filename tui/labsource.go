@@ -280,6 +280,7 @@ func partitionsOf(snap *lab.Snapshot, trunc truncTimes) []Partition {
 				}
 				pv.Replicas = append(pv.Replicas, rv)
 			}
+			markLearning(&pv)
 			out = append(out, pv)
 		}
 	}
@@ -437,4 +438,38 @@ func jobsOf(snap *lab.Snapshot) []Job {
 		out = append(out, drainJob(snap.Drain))
 	}
 	return out
+}
+
+// markLearning finds the entries a replica holds uncommitted that are in
+// fact committed: the replica with the highest high-water mark holds the
+// same entry (offset and epoch) below that mark. A follower back from a
+// restart learns the leader's high-water mark only with the next
+// heartbeat; until then its committed entries are not "not yet on a
+// majority". An entry of another epoch at such an offset is a divergent
+// tail and stays uncommitted.
+func markLearning(p *Partition) {
+	best := -1
+	for i, r := range p.Replicas {
+		if r.Role != "down" && (best < 0 || r.HWM > p.Replicas[best].HWM) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return
+	}
+	ref := p.Replicas[best]
+	epochAt := make(map[int64]uint64, len(ref.Entries))
+	for _, e := range ref.Entries {
+		if e.Committed {
+			epochAt[e.Offset] = e.Epoch
+		}
+	}
+	for i := range p.Replicas {
+		es := p.Replicas[i].Entries
+		for j := range es {
+			if ep, ok := epochAt[es[j].Offset]; ok && !es[j].Committed && ep == es[j].Epoch {
+				es[j].Learning = true
+			}
+		}
+	}
 }

@@ -426,3 +426,32 @@ func TestReplay(t *testing.T) {
 		t.Error("a broken recording opened")
 	}
 }
+
+// A follower back from a restart holds committed entries before it hears
+// the leader's high-water mark: they are marked as learning, not as "not
+// yet on a majority". A divergent tail of another epoch is not.
+func TestMarkLearning(t *testing.T) {
+	entries := func(epoch uint64, from, to, committedTo int64) []Entry {
+		var es []Entry
+		for o := from; o < to; o++ {
+			es = append(es, Entry{Offset: o, Epoch: epoch, Committed: o < committedTo})
+		}
+		return es
+	}
+	p := Partition{Name: "orders/0", Replicas: []Replica{
+		{Node: "n2", Role: "leader", HWM: 10, LEO: 10, Entries: entries(2, 0, 10, 10)},
+		{Node: "n3", Role: "follower", HWM: 0, LEO: 10, Entries: entries(2, 0, 10, 0)},
+		{Node: "n1", Role: "follower", HWM: 8, LEO: 10, Entries: append(entries(2, 0, 8, 8), entries(1, 8, 10, 0)...)},
+	}}
+	markLearning(&p)
+	for _, e := range p.Replicas[1].Entries {
+		if !e.Learning {
+			t.Errorf("n3's committed entry %d is not marked as learning", e.Offset)
+		}
+	}
+	for _, e := range p.Replicas[2].Entries[8:] {
+		if e.Learning {
+			t.Errorf("n1's divergent entry %d (epoch %d) is marked as committed", e.Offset, e.Epoch)
+		}
+	}
+}

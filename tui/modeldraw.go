@@ -371,7 +371,7 @@ func (m *Model) helpView(w, h int) string {
 	rows = append(rows, "", st.Title.Render("What the symbols mean"))
 	legend := [][2]string{
 		{symLeader, "leader of a partition (the word says it too)"},
-		{symCommitted + "7 " + symUncommitted + "7", "an entry of epoch 7: committed / not yet on a majority"},
+		{symCommitted + "7 " + symUncommitted + "7 " + symLearning + "7", "committed / not yet on a majority / committed, not yet heard here"},
 		{"[ | …", "the log's first offset / the high-water mark / more before"},
 		{symTruncated, "a replica cut its uncommitted tail: those entries are gone"},
 		{symOK + " " + symFail, "holds / fails; " + symFail + " also marks a node that is down"},
@@ -380,7 +380,7 @@ func (m *Model) helpView(w, h int) string {
 		{"┏━┓", "the focused panel: tab moves focus, ↑/↓ scroll it"},
 	}
 	for _, l := range legend {
-		rows = append(rows, "  "+st.Key.Render(fit(l[0], 6))+" "+st.Text.Render(l[1]))
+		rows = append(rows, "  "+st.Key.Render(fit(l[0], 8))+" "+st.Text.Render(l[1]))
 	}
 	rows = append(rows, "", st.Muted.Render("Every key runs a lab command you could type at ':' — k on n2 is  :kill n2."),
 		st.Muted.Render("Type :help for the commands. ? or esc closes this."))

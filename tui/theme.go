@@ -150,6 +150,7 @@ const (
 	symUp          = "●"
 	symCommitted   = "●"
 	symUncommitted = "○"
+	symLearning    = "◐" // committed; this replica has not heard so yet
 	symTruncated   = "✂"
 	symIsolated    = "⊘"
 	symSlow        = "~"

@@ -117,7 +117,10 @@ type Entry struct {
 	Epoch     uint64
 	Key       string
 	Value     string
-	Committed bool
+	Committed bool // this replica knows it is committed (below its high-water mark)
+	// Learning: committed on a majority, but this replica has not heard so
+	// yet (a follower just back: its high-water mark lags the leader's).
+	Learning bool
 }
 
 // Truncation is a cut of a replica's uncommitted tail.
