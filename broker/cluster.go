@@ -63,6 +63,7 @@ type Cluster struct {
 	watchers map[uint64]func(node string, up bool) // see WatchNodes
 
 	reqID atomic.Uint64
+	pace  atomic.Uint64 // float64 bits: raft's timeouts over the preset's (see SetRaftPace); 0 is 1
 	stop  chan struct{}
 	wg    sync.WaitGroup // housekeeping and request goroutines
 }
@@ -162,8 +163,8 @@ func (c *Cluster) Events(since uint64) []Event { return c.events.since(since) }
 func (c *Cluster) raftConfig(nodeID string) *raft.Config {
 	conf := raft.DefaultConfig()
 	conf.LocalID = raft.ServerID(nodeID)
-	conf.HeartbeatTimeout = c.timing.HeartbeatTimeout
-	conf.ElectionTimeout = c.timing.ElectionTimeout
+	conf.HeartbeatTimeout = c.paced(c.timing.HeartbeatTimeout)
+	conf.ElectionTimeout = c.paced(c.timing.ElectionTimeout)
 	conf.LeaderLeaseTimeout = c.timing.LeaderLeaseTimeout
 	conf.CommitTimeout = c.timing.CommitTimeout
 	conf.SnapshotInterval = c.timing.SnapshotInterval
@@ -308,7 +309,7 @@ func (c *Cluster) housekeep() {
 		c.mu.Unlock()
 		for _, g := range groups {
 			if lead := c.leaderOf(g); lead != nil && lead.readyLeader() {
-				lead.raft().Apply(encodeTick(c.now().UnixNano()), c.timing.RequestTimeout)
+				lead.raft().Apply(encodeTick(c.now().UnixNano()), c.requestTimeout())
 			}
 		}
 	}

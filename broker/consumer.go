@@ -272,7 +272,7 @@ func (cn *Consumer) checkUsable() error {
 }
 
 func (cn *Consumer) requestCtx(parent context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(parent, cn.c.timing.RequestTimeout)
+	return context.WithTimeout(parent, cn.c.requestTimeout())
 }
 
 // Close leaves the group, committing first with auto-commit, and stops

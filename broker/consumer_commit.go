@@ -175,7 +175,7 @@ func (cn *Consumer) Committed(ctx context.Context, tps ...TopicPartition) (map[T
 
 func (c *Cluster) committedOffsets(ctx context.Context, client, group string, tps []TopicPartition) (map[TopicPartition]int64, error) {
 	var out map[TopicPartition]int64
-	ctx, cancel := context.WithTimeout(ctx, c.timing.RequestTimeout)
+	ctx, cancel := context.WithTimeout(ctx, c.requestTimeout())
 	defer cancel()
 	err := c.coordinatorCall(ctx, client, group, raftnet.RequestMetadata, nil, func(co *coordinator) error {
 		out = co.committed(group, tps)

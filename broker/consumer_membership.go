@@ -131,7 +131,7 @@ func (cn *Consumer) rejoin(parent context.Context, graceful bool) error {
 	}
 	// The coordinator answers once every member rejoined or the rebalance
 	// deadline (the longest session timeout) passed.
-	ctx, cancel := context.WithTimeout(parent, 2*cn.cfg.SessionTimeout+cn.c.timing.RequestTimeout)
+	ctx, cancel := context.WithTimeout(parent, 2*cn.cfg.SessionTimeout+cn.c.requestTimeout())
 	defer cancel()
 	for attempt := 0; ; attempt++ {
 		cn.mu.Lock()

@@ -130,7 +130,7 @@ func (c *Cluster) controllerApply(ctx context.Context, cmd controllerCmd) (contr
 		if err != nil {
 			return controllerResult{}, err
 		}
-		f := lead.raft().Apply(data, c.timing.RequestTimeout)
+		f := lead.raft().Apply(data, c.requestTimeout())
 		if err := lead.wait(f); err != nil {
 			// Not leader: nothing was written. Leadership lost or shut
 			// down: it may have been; both commands are safe to repeat

@@ -105,7 +105,7 @@ func (c *Cluster) Offsets(ctx context.Context, client string, tp TopicPartition)
 // onLeader runs fn on the partition's ready leader, across the network,
 // retrying not-leader answers until the request timeout.
 func (c *Cluster) onLeader(ctx context.Context, client string, tp TopicPartition, kind raftnet.RequestKind, fn func(*replica) error) error {
-	ctx, cancel := context.WithTimeout(ctx, c.timing.RequestTimeout)
+	ctx, cancel := context.WithTimeout(ctx, c.requestTimeout())
 	defer cancel()
 	group := tp.String()
 	for {
@@ -127,7 +127,7 @@ func (c *Cluster) onLeader(ctx context.Context, client string, tp TopicPartition
 			return err
 		}
 		if e := poll(ctx, func() bool { l := c.leaderOf(group); return l != nil && l.readyLeader() && l != lead }); e != nil {
-			return fmt.Errorf("%w (gave up after %v)", err, c.timing.RequestTimeout)
+			return fmt.Errorf("%w (gave up after %v)", err, c.requestTimeout())
 		}
 	}
 }

@@ -322,7 +322,7 @@ func (c *Cluster) SeekGroup(ctx context.Context, group string, tp TopicPartition
 	default:
 		return fail(fmt.Errorf("%w: no seek target; use SeekOffset, SeekEarliest, SeekLatest or SeekTime", ErrInvalid))
 	}
-	ctx, cancel := context.WithTimeout(ctx, c.timing.RequestTimeout)
+	ctx, cancel := context.WithTimeout(ctx, c.requestTimeout())
 	defer cancel()
 	err = c.coordinatorCall(ctx, client, group, raftnet.RequestMetadata, nil, func(co *coordinator) error {
 		_, err := co.adminSeek(group, tp, offset, to.String())

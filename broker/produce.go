@@ -76,7 +76,7 @@ func (rep *replica) produce(b partlog.Batch, acks Acks) (produceResponse, error)
 		storedCh = rep.awaitStored(id)
 		defer rep.forget(id)
 	}
-	f := r.Apply(data, rep.c.timing.RequestTimeout)
+	f := r.Apply(data, rep.c.requestTimeout())
 	switch acks {
 	case AcksNone:
 		return produceResponse{base: -1}, nil

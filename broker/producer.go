@@ -114,7 +114,7 @@ func (c *Cluster) NewProducer(ctx context.Context, cfg ProducerConfig) (*Produce
 		cfg.BatchSize = 1
 	}
 	if cfg.DeliveryTimeout == 0 {
-		cfg.DeliveryTimeout = 10 * c.timing.RequestTimeout
+		cfg.DeliveryTimeout = 10 * c.requestTimeout()
 	}
 	if cfg.RetryBackoff == 0 {
 		cfg.RetryBackoff = c.timing.HeartbeatTimeout / 10

@@ -99,7 +99,7 @@ func (c *Cluster) NewQueueClient(cfg QueueClientConfig) (*QueueClient, error) {
 		return nil, fmt.Errorf("%w: queue client %s: prefetch, timeouts and backoffs cannot be negative", ErrInvalid, cfg.ClientID)
 	}
 	if cfg.DeliveryTimeout == 0 {
-		cfg.DeliveryTimeout = 10 * c.timing.RequestTimeout
+		cfg.DeliveryTimeout = 10 * c.requestTimeout()
 	}
 	if cfg.RetryBackoff == 0 {
 		cfg.RetryBackoff = c.timing.HeartbeatTimeout / 10
@@ -280,7 +280,7 @@ func (qc *QueueClient) Receive(ctx context.Context, name string, max int, visibi
 	}
 	cmd := queue.Command{Op: queue.OpReceive, Consumer: qc.cfg.ClientID, Max: max, Visibility: visibility, Limit: qc.cfg.Prefetch}
 	until := time.Now().Add(wait)
-	ctx, cancel := context.WithTimeout(ctx, wait+qc.c.timing.RequestTimeout)
+	ctx, cancel := context.WithTimeout(ctx, wait+qc.c.requestTimeout())
 	defer cancel()
 	backoff := qc.cfg.RetryBackoff
 	for attempt := 1; ; attempt++ {
@@ -425,7 +425,7 @@ func (qc *QueueClient) settle(ctx context.Context, name string, cmd queue.Comman
 	if len(cmd.Receipts) == 0 || len(cmd.Receipts) > queue.MaxBatch {
 		return nil, fmt.Errorf("%w: %s on %s: %d receipts; want 1 to %d", ErrInvalid, what, name, len(cmd.Receipts), queue.MaxBatch)
 	}
-	ctx, cancel := context.WithTimeout(ctx, qc.c.timing.RequestTimeout)
+	ctx, cancel := context.WithTimeout(ctx, qc.c.requestTimeout())
 	defer cancel()
 	backoff := qc.cfg.RetryBackoff
 	for attempt := 1; ; attempt++ {

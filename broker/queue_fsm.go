@@ -158,8 +158,8 @@ func (rep *replica) queueApply(cmd queue.Command) (queue.Result, error) {
 		delete(f.waiters, cmd.ReqID)
 		f.mu.Unlock()
 	}()
-	r.Apply(cmd.Encode(), rep.c.timing.RequestTimeout)
-	timeout := time.NewTimer(rep.c.timing.RequestTimeout)
+	r.Apply(cmd.Encode(), rep.c.requestTimeout())
+	timeout := time.NewTimer(rep.c.requestTimeout())
 	defer timeout.Stop()
 	check := time.NewTicker(max(time.Millisecond, rep.c.timing.HeartbeatTimeout/10))
 	defer check.Stop()
@@ -170,7 +170,7 @@ func (rep *replica) queueApply(cmd queue.Command) (queue.Result, error) {
 		case <-rep.stop:
 			return queue.Result{}, fmt.Errorf("%w: %s on %s shut down", ErrUnknownOutcome, rep.group, rep.node)
 		case <-timeout.C:
-			return queue.Result{}, fmt.Errorf("%w: %s on %s did not apply it within %v", ErrUnknownOutcome, rep.group, rep.node, rep.c.timing.RequestTimeout)
+			return queue.Result{}, fmt.Errorf("%w: %s on %s did not apply it within %v", ErrUnknownOutcome, rep.group, rep.node, rep.c.requestTimeout())
 		case <-check.C:
 			// Raft refuses or abandons a proposal when its leader steps
 			// down or hands over; the entry may still commit under the

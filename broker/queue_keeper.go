@@ -88,7 +88,7 @@ var moveHook atomic.Pointer[func(source string, out queue.Outgoing, arrived queu
 // moveOut hands one message to its destination queue, then drops it from
 // the source.
 func (c *Cluster) moveOut(ctx context.Context, lead *replica, out queue.Outgoing) error {
-	ctx, cancel := context.WithTimeout(ctx, c.timing.RequestTimeout)
+	ctx, cancel := context.WithTimeout(ctx, c.requestTimeout())
 	defer cancel()
 	in := queue.Command{Op: queue.OpTransferIn, TransferID: out.TransferID, Kind: out.Kind, Transfer: out.Transfer}
 	arrived, err := c.forward(ctx, lead.node, out.To, in)

@@ -140,7 +140,7 @@ func (rep *replica) watch(ch chan raft.Observation) {
 				term := r.CurrentTerm()
 				rep.emit(Event{Kind: EventLeaderElected, Epoch: term,
 					Text: fmt.Sprintf("%s leads %s at epoch %d", rep.node, rep.group, term)})
-				if err := rep.wait(r.Barrier(rep.c.timing.RequestTimeout)); err == nil && r.CurrentTerm() == term {
+				if err := rep.wait(r.Barrier(rep.c.requestTimeout())); err == nil && r.CurrentTerm() == term {
 					rep.ready.Store(term)
 					rep.c.groups.leaderReady(rep, term) // a new group coordinator rebuilds from the log
 				}

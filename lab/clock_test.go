@@ -113,3 +113,20 @@ func TestClockPauseAtStopsExactly(t *testing.T) {
 		t.Errorf("after resume and a 1 s sleep the clock reads %v, want at least %v", now, at.Add(time.Second))
 	}
 }
+
+// A lab slowed below real time slows raft with it, so an election lasts
+// in lab time what the timing preset says; faster, raft keeps its preset.
+func TestSpeedSlowsRaft(t *testing.T) {
+	t.Parallel()
+	l := newLab(t)
+	for _, c := range []struct {
+		line string
+		pace float64
+	}{{"speed 0.25x", 4}, {"speed 0.1x", 10}, {"speed 2x", 1}, {"speed 0.5x", 2}, {"speed 1x", 1}} {
+		res := mustRun(t, l, c.line)
+		w, _ := l.world()
+		if got := w.cluster.RaftPace(); got != c.pace {
+			t.Errorf("%s: raft's pace is %v; want %v (%q)", c.line, got, c.pace, res[0].Lines)
+		}
+	}
+}
