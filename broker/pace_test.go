@@ -47,3 +47,59 @@ func TestRaftPace(t *testing.T) {
 		t.Errorf("SetRaftPace(1) = %v, paced 1s = %v; want the preset back", err, c.paced(time.Second))
 	}
 }
+
+// A replica's raft state says what the network carried: the leader's
+// appends reach both followers, and once one is isolated the leader's
+// appends to it are lost while the other still answers.
+func TestRaftStateExchanges(t *testing.T) {
+	c := newTestCluster(t, 3)
+	mustCreate(t, c, TopicConfig{Name: "orders", Partitions: 1})
+	tp := TopicPartition{Topic: "orders"}
+	leader, err := c.WaitForLeader(ctxFor(t, 10*time.Second), tp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaderState := func() ReplicaState {
+		for _, r := range c.Snapshot().Topics[0].Partitions[0].Replicas {
+			if r.Node == leader {
+				return r
+			}
+		}
+		return ReplicaState{}
+	}
+	appendTo := func(peer string) (raftnetExchange, bool) {
+		for _, x := range leaderState().Raft.Exchanges {
+			if x.Kind == "append" && x.Peer == peer {
+				return raftnetExchange{ok: x.OK, lost: x.Lost}, true
+			}
+		}
+		return raftnetExchange{}, false
+	}
+	var followers []string
+	for _, id := range c.Nodes() {
+		if id != leader {
+			followers = append(followers, id)
+		}
+	}
+	waitFor(t, 5*time.Second, "appends to both followers answered", func() bool {
+		a, ok1 := appendTo(followers[0])
+		b, ok2 := appendTo(followers[1])
+		return ok1 && ok2 && a.ok && b.ok
+	})
+	if st := leaderState(); st.Raft.ElectionIn != -1 {
+		t.Errorf("the leader's election clock is %v; want -1", st.Raft.ElectionIn)
+	}
+	if err := c.Isolate(followers[0]); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Second, "appends to the isolated follower lost", func() bool {
+		a, _ := appendTo(followers[0])
+		b, _ := appendTo(followers[1])
+		return a.lost != "" && b.ok
+	})
+}
+
+type raftnetExchange struct {
+	ok   bool
+	lost string
+}

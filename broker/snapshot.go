@@ -6,6 +6,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/mqlab/mqlab/broker/partlog"
+	"github.com/mqlab/mqlab/broker/raftnet"
 )
 
 // Snapshot is a plain copy of everything the broker knows at one moment.
@@ -67,6 +68,22 @@ type ReplicaState struct {
 	Entries       []Entry   // a window ending at LogEnd
 	Segments      []Segment // the committed log's segments
 	Truncations   []Truncation
+	Raft          RaftState // the replica's raft: contact, election clock, RPCs
+}
+
+// RaftState is what a replica's raft is doing, in the spirit of RaftScope:
+// when it last heard from a leader, how soon it would stand for election,
+// and the last RPCs it sent each peer, as the fault network carried them.
+type RaftState struct {
+	// SinceContact is how long ago a follower last heard from a leader
+	// (0 for a leader).
+	SinceContact time.Duration
+	// ElectionIn is how long a follower that goes on hearing nothing has
+	// at least before it stands for election: the heartbeat timeout less
+	// SinceContact (raft waits a random time in [t, 2t)), 0 once overdue;
+	// -1 for a leader.
+	ElectionIn time.Duration
+	Exchanges  []raftnet.Exchange
 }
 
 // Entry is one record in a replica's log.
@@ -204,7 +221,7 @@ func roleOf(r *raft.Raft) string {
 // state copies one live replica's view of its log.
 func (rep *replica) state(window int) ReplicaState {
 	r := rep.raft()
-	rs := ReplicaState{Node: rep.node, Up: true, Epoch: r.CurrentTerm(), Role: roleOf(r)}
+	rs := ReplicaState{Node: rep.node, Up: true, Epoch: r.CurrentTerm(), Role: roleOf(r), Raft: rep.raftState(r)}
 	tail := rep.tail(rep.lastIndex())
 	f := rep.partition()
 	f.mu.RLock()
@@ -267,4 +284,18 @@ func groupLess(a, b string) bool {
 		return a < b
 	}
 	return ta.Partition < tb.Partition
+}
+
+func (rep *replica) raftState(r *raft.Raft) RaftState {
+	st := RaftState{ElectionIn: -1}
+	if r.State() != raft.Leader {
+		if last := r.LastContact(); !last.IsZero() {
+			st.SinceContact = time.Since(last)
+		}
+		st.ElectionIn = max(0, rep.c.paced(rep.c.timing.HeartbeatTimeout)-st.SinceContact)
+	}
+	if rep.trans != nil {
+		st.Exchanges = rep.trans.Exchanges()
+	}
+	return st
 }

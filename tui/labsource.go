@@ -260,6 +260,11 @@ func partitionsOf(snap *lab.Snapshot, trunc truncTimes) []Partition {
 			for _, r := range p.Replicas {
 				rv := Replica{Node: r.Node, Role: r.Role, Epoch: r.Epoch,
 					LogStart: r.LogStart, HWM: r.HighWatermark, LEO: r.LogEnd}
+				rv.Raft = RaftView{SinceContact: r.Raft.SinceContact, ElectionIn: r.Raft.ElectionIn}
+				for _, x := range r.Raft.Exchanges {
+					rv.Raft.Exchanges = append(rv.Raft.Exchanges, RaftExchange{Kind: string(x.Kind), Peer: x.Peer, Ago: x.Ago, Term: x.Term,
+						Entries: x.Entries, PreVote: x.PreVote, OK: x.OK, Lost: x.Lost})
+				}
 				if !r.Up {
 					rv.Role = "down"
 				}
@@ -473,3 +478,4 @@ func markLearning(p *Partition) {
 		}
 	}
 }
+

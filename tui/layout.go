@@ -18,6 +18,7 @@ const (
 	pTimeline
 	pChecker
 	pChart
+	pRaft
 	numPanels
 )
 
@@ -72,7 +73,7 @@ func computeLayout(w, h int, hasLesson bool) layout {
 		}
 		lay.slots = []slot{
 			{r: rect{0, bodyY, lw, bh}, panels: []panelID{pLesson, pChecker, pTimeline}},
-			{r: rect{lw, bodyY, w - lw, bh}, panels: []panelID{pCluster, pGroups, pQueues, pServices, pChart}},
+			{r: rect{lw, bodyY, w - lw, bh}, panels: []panelID{pCluster, pGroups, pQueues, pServices, pChart, pRaft}},
 		}
 	case w < 180 || bh < 48:
 		lay.name = "large"
@@ -90,7 +91,7 @@ func computeLayout(w, h int, hasLesson bool) layout {
 			{r: rect{0, bodyY, lw, lessonH}, panels: []panelID{pLesson}},
 			{r: rect{0, bodyY + lessonH, lw, bh - lessonH}, panels: []panelID{pTimeline}},
 			{r: rect{lw, bodyY, rw, top}, panels: []panelID{pCluster}},
-			{r: rect{lw, bodyY + top, bw, bh - top}, panels: []panelID{pGroups, pQueues, pServices, pChart}},
+			{r: rect{lw, bodyY + top, bw, bh - top}, panels: []panelID{pGroups, pQueues, pServices, pChart, pRaft}},
 			{r: rect{lw + bw, bodyY + top, rw - bw, bh - top}, panels: []panelID{pChecker}},
 		}
 	default:
@@ -110,7 +111,7 @@ func computeLayout(w, h int, hasLesson bool) layout {
 			{r: rect{lw, bodyY + clusterH, mw, bh - clusterH}, panels: []panelID{pGroups}},
 			{r: rect{lw + mw, bodyY, rw, tlH}, panels: []panelID{pTimeline}},
 			{r: rect{lw + mw, bodyY + tlH, rw, qH}, panels: []panelID{pQueues}},
-			{r: rect{lw + mw, bodyY + tlH + qH, rw, bh - tlH - qH}, panels: []panelID{pServices, pChart}},
+			{r: rect{lw + mw, bodyY + tlH + qH, rw, bh - tlH - qH}, panels: []panelID{pServices, pChart, pRaft}},
 		}
 	}
 	return lay

@@ -167,6 +167,7 @@ func New(src Source, opts Options) *Model {
 		pTimeline: m.timeline,
 		pChecker:  newCheckerPanel(ctx),
 		pChart:    newChartPanel(ctx),
+		pRaft:     newRaftPanel(ctx),
 	}
 	ctx.Keys.Lessons.SetEnabled(opts.BackToLessons)
 	m.pull()

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/muesli/termenv"
 
 	"github.com/mqlab/mqlab/lessons"
@@ -288,5 +289,32 @@ func TestTimelineCutEntryEndsWithEllipsis(t *testing.T) {
 			t.Errorf("%d wide: the short entry is not whole:\n%s", w, out)
 		}
 		checkSize(t, "timeline", out, w, 12)
+	}
+}
+
+// The raft panel reads what the fault network carried: the leader's
+// heartbeats and appends to each follower with their fate, the votes a
+// replica asked for, and how soon a follower would stand for election.
+func TestRaftPanel(t *testing.T) {
+	v := ViewState{Nodes: []Node{{ID: "n1", Up: true}, {ID: "n2", Up: true}, {ID: "n3"}}, Partitions: []Partition{{
+		Name: "orders/0", Leader: "n2", Epoch: 4, Replicas: []Replica{
+			{Node: "n2", Role: "leader", Epoch: 4, Raft: RaftView{ElectionIn: -1, Exchanges: []RaftExchange{
+				{Kind: "append", Peer: "n1", Entries: 3, OK: true, Ago: 12 * time.Millisecond},
+				{Kind: "append", Peer: "n3", Lost: "unreachable", Ago: 40 * time.Millisecond},
+				{Kind: "vote", Peer: "n1", Term: 4, OK: true, Ago: 2 * time.Second},
+			}}},
+			{Node: "n1", Role: "follower", Epoch: 4, Raft: RaftView{SinceContact: 12 * time.Millisecond, ElectionIn: 988 * time.Millisecond}},
+			{Node: "n3", Role: "down"},
+		}}}}
+	ctx := newContext(newFakeSource(v), NewStyles(DefaultTheme), DefaultKeyMap())
+	ctx.State = &v
+	p := newRaftPanel(ctx)
+	p.SetSize(70, 12)
+	out := ansi.Strip(p.View())
+	for _, want := range []string{"orders/0", "n2  ▲ leader", "→ n1 append 3 entries ✓ 12ms ago", "→ n3 heartbeat ✗ unreachable 40ms ago",
+		"→ n1 vote for term 4 ✓ granted 2.0s ago", "heard a leader 12ms ago · stands in ≥988ms", "n3  ✗ down"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the raft panel lacks %q:\n%s", want, out)
+		}
 	}
 }

@@ -105,10 +105,31 @@ type Replica struct {
 	// Entries is a window of the newest entries, ending at LEO, in offset
 	// order. A few dozen are plenty: the panel shows what fits.
 	Entries []Entry
+	// Raft is what its raft did lately, for the raft panel.
+	Raft RaftView
 	// Truncation is the replica's latest cut of its uncommitted tail, or nil.
 	// The panel flashes a truncation it has not seen before and names it
 	// while it is recent.
 	Truncation *Truncation
+}
+
+// RaftView is a replica's raft as the raft panel shows it.
+type RaftView struct {
+	SinceContact time.Duration // a follower's time since it heard a leader
+	ElectionIn   time.Duration // at least this long before it would stand; -1 for a leader
+	Exchanges    []RaftExchange
+}
+
+// RaftExchange is the last RPC of a kind the replica sent a peer.
+type RaftExchange struct {
+	Kind    string // "append" or "vote"
+	Peer    string
+	Ago     time.Duration
+	Term    uint64
+	Entries int  // append: 0 is a heartbeat
+	PreVote bool // vote: a pre-vote
+	OK      bool // success, or the vote granted
+	Lost    string
 }
 
 // Entry is one record of a replica's log.

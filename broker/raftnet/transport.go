@@ -43,6 +43,8 @@ type Transport struct {
 
 	closeOnce sync.Once
 	closed    chan struct{} // closed by Close
+
+	log exchangeLog // the last RPC of each kind to each peer (exchanges.go)
 }
 
 // Compile-time checks: pre-vote must stay on, and raft closes us on shutdown.
@@ -178,7 +180,9 @@ func call[Req, Resp any](t *Transport, name string, target raft.ServerAddress, a
 		return fmt.Errorf("raftnet: %s %s -> %s: nil request or response", name, t.addr, target)
 	}
 	req := *args
+	start := time.Now()
 	out, err := t.roundTrip(name, target, &req, data)
+	t.record(target, start, &req, out, err)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,135 @@
+package tui
+
+import (
+	"fmt"
+	"time"
+)
+
+// raftPanel shows one partition's raft, in the spirit of RaftScope: each
+// replica's term and role, how long a follower has gone without hearing a
+// leader and how soon it would stand for election, and the last
+// AppendEntries and vote it sent each peer with what came back, as the
+// fault network carried them. The partition is the one the selected node
+// leads, else the first with a leader.
+type raftPanel struct {
+	ctx  *Context
+	w, h int
+	off  int
+}
+
+func newRaftPanel(ctx *Context) *raftPanel { return &raftPanel{ctx: ctx} }
+
+func (p *raftPanel) Title() string    { return "Raft" }
+func (p *raftPanel) SetSize(w, h int) { p.w, p.h = w, h }
+func (p *raftPanel) Scroll(d int)     { p.off = max(0, p.off+d) }
+
+func (p *raftPanel) View() string {
+	st := p.ctx.Styles
+	s := p.ctx.State
+	pt := p.partition()
+	if pt == nil {
+		return block(emptyHint(p.ctx, "No partition.", "No partition yet. Try  :topic create orders partitions=1"), p.w, p.h)
+	}
+	var head line
+	groupHead(&head, st, pt.Name, pt.Leader)
+	head.add(&st.Muted, fmt.Sprintf("  epoch %d", pt.Epoch))
+	if len(s.Partitions) > 1 {
+		head.add(&st.Faint, "  · ←/→ picks another")
+	}
+	rows := []string{head.fit(p.w)}
+	for _, r := range pt.Replicas {
+		rows = append(rows, p.replica(r)...)
+	}
+	rows, p.off = window(rows, p.off, p.h, st)
+	return block(rows, p.w, p.h)
+}
+
+// partition is the one the selected node leads, else the first with a
+// leader, else the first.
+func (p *raftPanel) partition() *Partition {
+	s := p.ctx.State
+	name := leaderTarget(s, p.ctx.SelectedNode())
+	for i := range s.Partitions {
+		if s.Partitions[i].Name == name {
+			return &s.Partitions[i]
+		}
+	}
+	if len(s.Partitions) > 0 {
+		return &s.Partitions[0]
+	}
+	return nil
+}
+
+func (p *raftPanel) replica(r Replica) []string {
+	st := p.ctx.Styles
+	var l line
+	l.add(&st.Text, fmt.Sprintf("%-3s", r.Node))
+	switch r.Role {
+	case "leader":
+		l.add(&st.Leader, fmt.Sprintf(" %s %-9s", symLeader, r.Role))
+	case "down":
+		l.add(&st.Fail, fmt.Sprintf(" %s %-9s", symFail, r.Role))
+		return []string{l.fit(p.w)}
+	default:
+		l.add(&st.Muted, fmt.Sprintf("   %-9s", r.Role))
+	}
+	l.add(&st.Text, fmt.Sprintf("term %d", r.Epoch))
+	if rv := r.Raft; rv.ElectionIn >= 0 && r.Role != "leader" {
+		l.add(&st.Muted, "  heard a leader "+ago(rv.SinceContact))
+		if rv.ElectionIn == 0 {
+			l.add(&st.Warn, " · stands for election now")
+		} else {
+			l.add(&st.Muted, " · stands in ≥"+brief(rv.ElectionIn))
+		}
+	}
+	rows := []string{l.fit(p.w)}
+	for _, x := range r.Raft.Exchanges {
+		if r.Role != "leader" && x.Kind == "append" {
+			continue // an old append from when it led
+		}
+		var e line
+		e.add(&st.Faint, "      → "+x.Peer+" ")
+		switch {
+		case x.Kind == "append" && x.Entries == 0:
+			e.add(&st.Text, "heartbeat")
+		case x.Kind == "append":
+			e.add(&st.Text, fmt.Sprintf("append %d entr%s", x.Entries, plural(x.Entries, "y", "ies")))
+		case x.PreVote:
+			e.add(&st.Text, fmt.Sprintf("pre-vote for term %d", x.Term))
+		default:
+			e.add(&st.Text, fmt.Sprintf("vote for term %d", x.Term))
+		}
+		switch {
+		case x.Lost != "":
+			e.add(&st.Fail, " "+symFail+" "+x.Lost)
+		case x.OK && x.Kind == "vote":
+			e.add(&st.OK, " "+symOK+" granted")
+		case x.OK:
+			e.add(&st.OK, " "+symOK)
+		case x.Kind == "vote":
+			e.add(&st.Fail, " "+symFail+" refused")
+		default:
+			e.add(&st.Fail, " "+symFail+" refused (log mismatch or stale term)")
+		}
+		e.add(&st.Faint, " "+ago(x.Ago))
+		rows = append(rows, e.fit(p.w))
+	}
+	return rows
+}
+
+func ago(d time.Duration) string { return brief(d) + " ago" }
+
+// brief writes a duration the way a glance reads it: 7ms, 340ms, 1.2s.
+func brief(d time.Duration) string {
+	if d < time.Second {
+		return fmt.Sprintf("%dms", d.Milliseconds())
+	}
+	return fmt.Sprintf("%.1fs", d.Seconds())
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
