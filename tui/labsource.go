@@ -478,4 +478,3 @@ func markLearning(p *Partition) {
 		}
 	}
 }
-

@@ -26,14 +26,14 @@ const (
 // Exchange is one RPC this replica sent to a peer and what came of it.
 type Exchange struct {
 	Kind    ExchangeKind
-	Peer    string    // the node it was sent to
+	Peer    string        // the node it was sent to
 	At      time.Time     // wall time it was sent
 	Ago     time.Duration // how long before Exchanges was asked
-	Term    uint64    // the sender's term in the request
-	Entries int       // AppendEntries: how many entries (0: a heartbeat)
-	PreVote bool      // a pre-vote (the candidate's trial before it raises its term)
-	OK      bool      // the peer answered success (append) or granted the vote
-	Lost    string    // why no answer came: "unreachable", "timed out", …; "" when one did
+	Term    uint64        // the sender's term in the request
+	Entries int           // AppendEntries: how many entries (0: a heartbeat)
+	PreVote bool          // a pre-vote (the candidate's trial before it raises its term)
+	OK      bool          // the peer answered success (append) or granted the vote
+	Lost    string        // why no answer came: "unreachable", "timed out", …; "" when one did
 }
 
 type exchangeKey struct {
