@@ -166,3 +166,20 @@ func (w *world) stopSeries() {
 		<-w.series.done
 	}
 }
+
+// alignSeries makes each series end at the value the snapshot's panels
+// show. Samples are taken every SeriesEvery of lab time, so the last one
+// can be older than the snapshot, and paused it stays so: the chart would
+// say "now 174" beside a queue panel's 170.
+func alignSeries(series []SeriesState, snap broker.Snapshot) {
+	now := map[string]int64{}
+	for _, smp := range samplesOf(snap) {
+		now[smp.name] = smp.value
+	}
+	for i := range series {
+		s := &series[i]
+		if v, ok := now[s.Name]; ok && len(s.Values) > 0 {
+			s.Values[len(s.Values)-1] = v
+		}
+	}
+}

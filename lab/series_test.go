@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mqlab/mqlab/broker"
 )
 
 // The ring keeps every series on one grid of lab time: a read fills the
@@ -130,5 +132,18 @@ func TestDrainProgress(t *testing.T) {
 	<-done
 	if d := l.Snapshot().Drain; d != nil {
 		t.Errorf("after the check: drain %+v, want none", d)
+	}
+}
+
+// A snapshot's chart ends at the value its panels show: the last sample
+// may be older (and stays so while paused).
+func TestSeriesEndAtTheSnapshotsValue(t *testing.T) {
+	series := []SeriesState{{Name: "lag(billing)", Values: []int64{100, 150, 174}}, {Name: "depth(gone)", Values: []int64{3}}}
+	alignSeries(series, broker.Snapshot{Groups: []broker.ConsumerGroupState{{Group: "billing", Lag: 170}}})
+	if got := series[0].Values; got[2] != 170 || got[1] != 150 {
+		t.Errorf("lag(billing) = %v; want it to end at the snapshot's 170, the rest as sampled", got)
+	}
+	if got := series[1].Values[0]; got != 3 {
+		t.Errorf("a series the snapshot cannot read changed to %d", got)
 	}
 }

@@ -73,6 +73,7 @@ func (l *Lab) Snapshot() (s Snapshot) {
 	s.Workers = w.queues.states()
 	s.Services = w.svc.states()
 	s.Series = w.series.states()
+	alignSeries(s.Series, s.Cluster)
 	s.Drain = w.drainState()
 	s.Kafka = w.kafkaState()
 	s.Retries = w.retries.recent(snapshotRetries)
