@@ -70,3 +70,57 @@ func (c *Cluster) paced(d time.Duration) time.Duration {
 // requestTimeout is how long a client waits for one request, at the
 // raft pace.
 func (c *Cluster) requestTimeout() time.Duration { return c.paced(c.timing.RequestTimeout) }
+
+// A new raft group's first election. At classroom timing it takes one to
+// two seconds, for every group a lesson step creates before the learner
+// sees anything: a step's set-up took 3 to 8 s. A brand-new group starts
+// on fast timing's heartbeat and election timeouts instead, and moves to
+// its own once it has a leader. Its leader lease is the shorter of the
+// two presets' for good, since raft cannot reload it and it must not
+// exceed the heartbeat timeout. Replicas that restart from a disk start
+// on their group's timing as before.
+
+// quickStart reports whether a new group's replica with conf starts on
+// fast timeouts, and sets them in conf.
+func (c *Cluster) quickStart(conf *raft.Config) bool {
+	if conf.HeartbeatTimeout <= FastTiming.HeartbeatTimeout {
+		return false
+	}
+	conf.HeartbeatTimeout, conf.ElectionTimeout = FastTiming.HeartbeatTimeout, FastTiming.ElectionTimeout
+	conf.LeaderLeaseTimeout = min(conf.LeaderLeaseTimeout, FastTiming.LeaderLeaseTimeout)
+	return true
+}
+
+// settle moves a group that has just elected its first leader, on
+// leader, to its own timeouts: the followers first, so none is left
+// expecting the quick heartbeats of a leader that no longer sends them.
+func (c *Cluster) settle(group, leader string) {
+	var followers []*replica
+	var lead *replica
+	c.mu.Lock()
+	for _, id := range c.nodeIDs {
+		if rep := c.nodes[id].replicas[group]; rep != nil && rep.quick.Load() {
+			if id == leader {
+				lead = rep
+			} else {
+				followers = append(followers, rep)
+			}
+		}
+	}
+	c.mu.Unlock()
+	for _, rep := range append(followers, lead) {
+		if rep == nil {
+			continue
+		}
+		if r := rep.raft(); r != nil {
+			rc := r.ReloadableConfig()
+			rc.HeartbeatTimeout = c.paced(c.timing.HeartbeatTimeout)
+			rc.ElectionTimeout = c.paced(c.timing.ElectionTimeout)
+			if err := r.ReloadConfig(rc); err != nil {
+				c.logf("settle %s on %s: %v", group, rep.node, err)
+				continue
+			}
+		}
+		rep.quick.Store(false)
+	}
+}

@@ -103,3 +103,39 @@ type raftnetExchange struct {
 	ok   bool
 	lost string
 }
+
+// A new group starts on fast timeouts, so its first election does not
+// wait out the classroom preset, and every replica moves to the preset
+// once it has a leader. A replica restarted from its disk starts on the
+// preset.
+func TestNewGroupsStartQuick(t *testing.T) {
+	c, err := NewCluster(Config{Nodes: 3, Timing: ClassroomTiming})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	mustCreate(t, c, TopicConfig{Name: "orders", Partitions: 1})
+	settled := func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		for _, id := range c.nodeIDs {
+			for _, rep := range c.nodes[id].replicas {
+				rc := rep.raft().ReloadableConfig()
+				if rep.quick.Load() || rc.HeartbeatTimeout != ClassroomTiming.HeartbeatTimeout || rc.ElectionTimeout != ClassroomTiming.ElectionTimeout {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	waitFor(t, 10*time.Second, "every replica on the classroom timeouts", settled)
+	if err := c.Kill("n2"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Restart("n2"); err != nil {
+		t.Fatal(err)
+	}
+	if !settled() {
+		t.Error("a restarted replica did not start on the classroom timeouts")
+	}
+}

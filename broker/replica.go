@@ -30,6 +30,7 @@ type replica struct {
 	stop  chan struct{}  // closed when the replica shuts down
 	done  sync.WaitGroup // the watch goroutine
 	ready atomic.Uint64  // the term in which this leader passed its barrier
+	quick atomic.Bool    // a new group's replica on quick-start timeouts until its first leader (pace.go)
 
 	offsets offsetCache // where the last stored produce entry ends
 	entries entrySlab   // the buffers of the produce entries it proposes
@@ -99,6 +100,9 @@ func (c *Cluster) startReplica(node string, g raftGroup, d *disk, servers []raft
 		trans.Close()
 		return nil, err
 	}
+	if !has && len(servers) > 0 && c.quickStart(conf) {
+		rep.quick.Store(true)
+	}
 	if !has && len(servers) > 0 {
 		if err := raft.BootstrapCluster(conf, logs, d.stable, d.snaps, trans, raft.Configuration{Servers: servers}); err != nil {
 			trans.Close()
@@ -140,6 +144,9 @@ func (rep *replica) watch(ch chan raft.Observation) {
 				term := r.CurrentTerm()
 				rep.emit(Event{Kind: EventLeaderElected, Epoch: term,
 					Text: fmt.Sprintf("%s leads %s at epoch %d", rep.node, rep.group, term)})
+				if rep.quick.Load() {
+					rep.c.settle(rep.group, rep.node)
+				}
 				if err := rep.wait(r.Barrier(rep.c.requestTimeout())); err == nil && r.CurrentTerm() == term {
 					rep.ready.Store(term)
 					rep.c.groups.leaderReady(rep, term) // a new group coordinator rebuilds from the log
