@@ -114,6 +114,23 @@ type Expectation struct {
 	Cond  command.Condition
 }
 
+// ExpectationCount is how many expectations the lesson checks, in its
+// expect blocks and its lab blocks' expect lines.
+func (l *Lesson) ExpectationCount() int {
+	n := 0
+	for _, s := range l.Steps {
+		for _, b := range s.Blocks {
+			n += len(b.Expects)
+			for _, line := range b.Commands {
+				if _, ok := line.Cmd.(command.Expect); ok {
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
 // Predictions returns every prediction of the lesson, in order.
 func (l *Lesson) Predictions() []*Predict {
 	var out []*Predict

@@ -281,17 +281,14 @@ func (p *Player) endWords() string {
 		b.WriteString(" It showed you, on a live cluster: " + strings.Join(p.les.Concepts, ", ") + ".")
 	}
 	if store := p.opts.Progress; store != nil {
-		if lp, err := store.Lesson(p.les.ID); err == nil {
-			preds := p.les.Predictions()
-			right := 0
-			for _, pr := range preds {
-				if a, ok := lp.Answers[pr.ID]; ok && a.Correct {
-					right++
-				}
+		if lp, err := store.Lesson(p.les.ID); err == nil && lp.Score != nil {
+			sc := lp.Score
+			if sc.Predictions > 0 {
+				fmt.Fprintf(&b, " You predicted %d of %d right", sc.Right, sc.Predictions)
+			} else {
+				b.WriteString(" It asked you nothing")
 			}
-			if len(preds) > 0 {
-				fmt.Fprintf(&b, " You predicted %d of %d right.", right, len(preds))
-			}
+			fmt.Fprintf(&b, ", and %d of its %d expectations held.", sc.Held, sc.Expectations)
 		}
 	}
 	b.WriteString("\n\n:lesson prev plays the last step again; :lesson goto 1 starts over.")

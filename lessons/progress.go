@@ -24,6 +24,21 @@ type LessonProgress struct {
 	FinishedAt time.Time         `json:"finished_at,omitzero"`
 	Answers    map[string]Answer `json:"answers,omitempty"` // by Predict.ID
 	Updated    time.Time         `json:"updated,omitzero"`
+	// Score is the last finish's: predictions right and expectations held.
+	Score *Score `json:"score,omitempty"`
+}
+
+// Score is how a lesson went, kept at its finish.
+type Score struct {
+	Right        int `json:"right"`        // predictions answered right
+	Predictions  int `json:"predictions"`  // predictions in the lesson
+	Held         int `json:"held"`         // expectations that held
+	Expectations int `json:"expectations"` // expectations in the lesson
+}
+
+// String is the score as the lesson list and a lesson's end say it.
+func (s Score) String() string {
+	return fmt.Sprintf("%d of %d predicted right, %d of %d expectations held", s.Right, s.Predictions, s.Held, s.Expectations)
 }
 
 // Answer is the learner's answer to one prediction (the last one given).
@@ -106,10 +121,20 @@ func (s *Store) Answer(id, predict string, choice int, correct bool) error {
 	})
 }
 
-// Finish marks a lesson finished; the next start begins at its first step.
-func (s *Store) Finish(id string) error {
-	return s.update(id, func(lp *LessonProgress) {
+// Finish marks a lesson finished; the next start begins at its first
+// step. The score counts the answers kept for les's predictions; held is
+// how many of its expectations held.
+func (s *Store) Finish(les *Lesson, held int) error {
+	return s.update(les.ID, func(lp *LessonProgress) {
 		lp.Finished, lp.FinishedAt, lp.Step = true, time.Now().UTC(), 0
+		sc := Score{Held: held, Expectations: les.ExpectationCount()}
+		for _, pr := range les.Predictions() {
+			sc.Predictions++
+			if a, ok := lp.Answers[pr.ID]; ok && a.Correct {
+				sc.Right++
+			}
+		}
+		lp.Score = &sc
 	})
 }
 

@@ -27,7 +27,10 @@ func TestStore(t *testing.T) {
 	must(s.Answer("durability", "s2.p1", 1, true))
 	must(s.Answer("durability", "s2.p1", 0, false)) // the last answer counts
 	must(s.SetStep("failover", 1))
-	must(s.Finish("failover"))
+	fo, err := Find("failover")
+	must(err)
+	must(s.Answer("failover", fo.Predictions()[0].ID, 2, true))
+	must(s.Finish(fo, 14))
 
 	again, _ := OpenStore(path) // another process, later
 	lp, err := again.Lesson("durability")
@@ -38,6 +41,9 @@ func TestStore(t *testing.T) {
 	lp, _ = again.Lesson("failover")
 	if !lp.Finished || lp.Step != 0 || lp.FinishedAt.IsZero() {
 		t.Errorf("failover: %+v", lp)
+	}
+	if want := (Score{Right: 1, Predictions: len(fo.Predictions()), Held: 14, Expectations: fo.ExpectationCount()}); lp.Score == nil || *lp.Score != want {
+		t.Errorf("failover's score is %+v; want %+v", lp.Score, want)
 	}
 	must(again.Reset("durability"))
 	if lp, _ := again.Lesson("durability"); lp.Step != 0 || lp.Answers != nil {

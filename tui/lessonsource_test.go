@@ -175,7 +175,7 @@ func TestLessonSourcePlaysALesson(t *testing.T) {
 	if out := mustExec(t, src, CmdLessonNext); !strings.Contains(out, "finished") {
 		t.Errorf("the last lesson next said %q", out)
 	}
-	if ls := src.View().Lesson; ls.Status != lessons.StatusFinished || ls.Step != 3 || !strings.Contains(textOf(ls), "You predicted 1 of 1 right.") {
+	if ls := src.View().Lesson; ls.Status != lessons.StatusFinished || ls.Step != 3 || !strings.Contains(textOf(ls), "You predicted 1 of 1 right, and 4 of its 4 expectations held.") {
 		t.Errorf("finished: %v step %d, %q", ls.Status, ls.Step, textOf(ls))
 	}
 	execErr(t, src, CmdLessonNext, "the lesson is finished")

@@ -50,6 +50,9 @@ func listLessons(out, errOut io.Writer) error {
 		done := "not done"
 		if lp := progress.Lessons[l.ID]; lp != nil && lp.Finished {
 			done = "done"
+			if sc := lp.Score; sc != nil {
+				done = fmt.Sprintf("done: %d/%d predicted, %d/%d held", sc.Right, sc.Predictions, sc.Held, sc.Expectations)
+			}
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", i+1, l.ID, l.Title, minutes, done)
 	}
