@@ -153,11 +153,11 @@ type Runner struct {
 	// passedFailing counts expectations that failed in steps the sandbox
 	// let the learner pass: the score's expectations not held.
 	passedFailing int
-	kept        map[string]string
-	failed      []ExpectResult // this step's expectations that did not hold
-	broken      error
-	used        bool // the lab has run something of this lesson
-	progressErr error
+	kept          map[string]string
+	failed        []ExpectResult // this step's expectations that did not hold
+	broken        error
+	used          bool // the lab has run something of this lesson
+	progressErr   error
 }
 
 // NewRunner prepares a lesson at its first step. Without opts.Lab it
