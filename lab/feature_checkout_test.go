@@ -63,7 +63,16 @@ func TestBuyersExhaustASyncCheckout(t *testing.T) {
 		t.Errorf("p50 %v s is faster than the four calls", p50)
 	}
 	// The timeline reports progress and a summary; the per-buyer events
-	// (SQL, answers, charges) are detail.
+	// (SQL, answers, charges) are detail. The summary follows the last
+	// answer, as the run's goroutine ends.
+	waitFor(t, 10*time.Second, "the buyers' summary in the timeline", func() bool {
+		for _, e := range l.Snapshot().Timeline {
+			if strings.HasPrefix(e.Text, "buyers done: 50 arrived, ") {
+				return true
+			}
+		}
+		return false
+	})
 	var progress, done int
 	for _, e := range l.Snapshot().Timeline {
 		switch {

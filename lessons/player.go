@@ -50,10 +50,12 @@ type PlayedTask struct {
 // PlayedPrediction is a question, and once answered, its reveal.
 type PlayedPrediction struct {
 	Question string
-	Choices  []string
-	Chosen   int    // -1 until the learner answers (and for headless runs)
-	Answer   int    // -1 until revealed
-	Why      string // once revealed
+	Choices  []string // in the order shown: shuffled for a learner with a store
+	Chosen   int      // -1 until the learner answers (and for headless runs)
+	Answer   int      // -1 until revealed
+	Why      string   // once revealed
+
+	order []int // shown choice i is the file's choice order[i]
 }
 
 // State is a copy of where a Player stands: nothing in it is shared with
@@ -289,6 +291,7 @@ func (b Played) clone() Played {
 	if b.Prediction != nil {
 		pr := *b.Prediction
 		pr.Choices = slices.Clone(pr.Choices)
+		pr.order = slices.Clone(pr.order)
 		c.Prediction = &pr
 	}
 	return c

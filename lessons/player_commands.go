@@ -256,7 +256,7 @@ func (p *Player) Predict(ctx context.Context, letter string) (string, error) {
 		return "", fmt.Errorf("predict takes a letter from a to %c, not %q", 'a'+n-1, letter)
 	}
 	choice := int(letter[0] - 'a')
-	rv, err := p.run.Answer(ctx, choice)
+	rv, err := p.run.Answer(ctx, pred.file(choice))
 	if err != nil {
 		return "", err
 	}
@@ -264,7 +264,7 @@ func (p *Player) Predict(ctx context.Context, letter string) (string, error) {
 	p.revealed(choice, rv)
 	out := "you predicted it"
 	if !rv.Correct {
-		out = fmt.Sprintf("the answer is %c) %s", 'a'+rv.Predict.Answer, flatten(PlainInline(rv.Answer)))
+		out = fmt.Sprintf("the answer is %c) %s", 'a'+pred.shown(rv.Predict.Answer), flatten(PlainInline(rv.Answer)))
 	}
 	if err := p.playOn(ctx); err != nil {
 		return out, err

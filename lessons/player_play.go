@@ -8,6 +8,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
 	"strings"
 
 	"github.com/mqlab/mqlab/lab/command"
@@ -120,9 +122,12 @@ func (p *Player) play(ctx context.Context) {
 			if !p.opts.Auto {
 				p.holdTime(ctx) // before the question shows: the world stays as it was asked about
 			}
+			pp := &PlayedPrediction{Question: ev.Text, Chosen: -1, Answer: -1, order: p.choiceOrder(ev.Predict, len(ev.Choices))}
+			for _, i := range pp.order {
+				pp.Choices = append(pp.Choices, ev.Choices[i])
+			}
 			p.update(func(st *playerState) {
-				st.blocks = append(st.blocks, Played{Kind: KindPredict, Prediction: &PlayedPrediction{
-					Question: ev.Text, Choices: ev.Choices, Chosen: -1, Answer: -1}})
+				st.blocks = append(st.blocks, Played{Kind: KindPredict, Prediction: pp})
 				if !p.opts.Auto { // with Auto the step plays on: a command waiting for it waits on
 					st.status = StatusPredict
 				}
@@ -238,7 +243,7 @@ func (p *Player) revealed(choice int, rv Reveal) {
 	p.update(func(st *playerState) {
 		for i := len(st.blocks) - 1; i >= 0; i-- {
 			if b := &st.blocks[i]; b.Kind == KindPredict {
-				b.Prediction.Chosen, b.Prediction.Answer, b.Prediction.Why = choice, rv.Predict.Answer, rv.Why
+				b.Prediction.Chosen, b.Prediction.Answer, b.Prediction.Why = choice, b.Prediction.shown(rv.Predict.Answer), rv.Why
 				break
 			}
 		}
@@ -266,4 +271,57 @@ func whatHappened(st *playerState, what string) string {
 	}
 	b.WriteString(" :lesson reset starts the step again on a fresh cluster.")
 	return b.String()
+}
+
+// choiceOrder is the order a prediction's n choices are shown in: the
+// file's for a run without a learner (headless, tests), else a shuffle
+// seeded by the learner, the lesson and the question, so the same learner
+// sees the same order each time and the right answer's place in the file
+// tells nobody anything.
+func (p *Player) choiceOrder(pr *Predict, n int) []int {
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	store := p.opts.Progress
+	if store == nil || pr == nil || n < 2 {
+		return order
+	}
+	learner, err := store.Learner()
+	if err != nil {
+		return order
+	}
+	return ShownOrder(learner, p.les.ID, pr.ID, n)
+}
+
+// ShownOrder is the order a learner sees a prediction's n choices in:
+// shown choice i is the file's choice ShownOrder(…)[i].
+func ShownOrder(learner, lesson, predict string, n int) []int {
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	h := fnv.New64a()
+	h.Write([]byte(learner + "\x00" + lesson + "\x00" + predict))
+	rnd := rand.New(rand.NewPCG(h.Sum64(), 0x63686f696365))
+	rnd.Shuffle(n, func(i, j int) { order[i], order[j] = order[j], order[i] })
+	return order
+}
+
+// shown is where the file's choice i is shown.
+func (pp *PlayedPrediction) shown(i int) int {
+	for k, o := range pp.order {
+		if o == i {
+			return k
+		}
+	}
+	return i
+}
+
+// file is the file's index of shown choice i.
+func (pp *PlayedPrediction) file(i int) int {
+	if i < len(pp.order) {
+		return pp.order[i]
+	}
+	return i
 }

@@ -1,6 +1,8 @@
 package lessons
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +17,11 @@ import (
 type Progress struct {
 	Version int                        `json:"version"`
 	Lessons map[string]*LessonProgress `json:"lessons"`
+	// Learner is a random name for this learner, made once: it seeds the
+	// order a prediction's choices are shown in, the same every time for
+	// the same learner and lesson, and different from one learner to the
+	// next.
+	Learner string `json:"learner,omitempty"`
 }
 
 // LessonProgress is one lesson's progress.
@@ -136,6 +143,30 @@ func (s *Store) Finish(les *Lesson, held int) error {
 		}
 		lp.Score = &sc
 	})
+}
+
+// Learner returns the learner's name, making one the first time.
+func (s *Store) Learner() (string, error) {
+	unlock, err := s.lock()
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	p, err := s.load()
+	if err != nil {
+		return "", err
+	}
+	if p.Learner == "" {
+		var b [8]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return "", fmt.Errorf("progress: %w", err)
+		}
+		p.Learner = hex.EncodeToString(b[:])
+		if err := s.save(p); err != nil {
+			return "", err
+		}
+	}
+	return p.Learner, nil
 }
 
 // Reset forgets a lesson's progress.

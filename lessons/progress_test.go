@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 )
@@ -111,5 +112,35 @@ func TestStoresMergeTheirProgress(t *testing.T) {
 		if lp := p.Lessons[fmt.Sprintf("lesson-%d", i)]; lp == nil || lp.Step != i {
 			t.Errorf("lesson-%d: %+v, want step %d", i, lp, i)
 		}
+	}
+}
+
+// Choices are shown in an order of the learner's own: the same each time
+// for one learner and lesson, and across learners the right answer lands
+// in every position about as often.
+func TestChoicesShuffledPerLearner(t *testing.T) {
+	if a, b := ShownOrder("ann", "failover", "s2.p1", 3), ShownOrder("ann", "failover", "s2.p1", 3); !slices.Equal(a, b) {
+		t.Fatalf("one learner saw %v, then %v", a, b)
+	}
+	where := map[int]int{}
+	for i := range 300 {
+		order := ShownOrder(fmt.Sprintf("learner-%d", i), "failover", "s2.p1", 3)
+		where[slices.Index(order, 1)]++ // the file's b
+	}
+	for pos := range 3 {
+		if where[pos] < 60 {
+			t.Errorf("the right answer was shown at %c to %d of 300 learners; want about 100", 'a'+pos, where[pos])
+		}
+	}
+	s, err := OpenStore(filepath.Join(t.TempDir(), "progress.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := s.Learner()
+	if err != nil || first == "" {
+		t.Fatalf("Learner() = %q, %v", first, err)
+	}
+	if again, _ := s.Learner(); again != first {
+		t.Errorf("the learner's name changed from %q to %q", first, again)
 	}
 }

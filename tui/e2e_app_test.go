@@ -1,8 +1,10 @@
 package tui
 
 import (
+	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -42,11 +44,19 @@ func waitLong(t *testing.T, tm *teatest.TestModel, texts ...string) {
 // picker, which shows where the learner is.
 func TestEndToEndLessonFromThePicker(t *testing.T) {
 	checkLeaks(t)
-	store, err := lessons.OpenStore(filepath.Join(t.TempDir(), "progress.json"))
+	// A learner named beforehand, so the order the choices are shown in is
+	// known.
+	path := filepath.Join(t.TempDir(), "progress.json")
+	if err := os.WriteFile(path, []byte(`{"version":1,"lessons":{},"learner":"e2e"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	store, err := lessons.OpenStore(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	app, err := NewApp(AppOptions{Lessons: []*lessons.Lesson{testLesson(t)}, Progress: store, Timing: "fast"})
+	les := testLesson(t)
+	right := string(rune('a' + slices.Index(lessons.ShownOrder("e2e", les.ID, "s2.p1", 2), 1))) // the file's b
+	app, err := NewApp(AppOptions{Lessons: []*lessons.Lesson{les}, Progress: store, Timing: "fast"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,8 +69,8 @@ func TestEndToEndLessonFromThePicker(t *testing.T) {
 
 	pressKeys(tm, "n")
 	waitLong(t, tm, "Your turn: press a–b to predict")
-	pressKeys(tm, "b")
-	waitLong(t, tm, "You chose b) and predicted it.", "[ ] Kill the leader, n1.", "key: select n1 and press k", "Your turn: the task above")
+	pressKeys(tm, right)
+	waitLong(t, tm, "You chose "+right+") and predicted it.", "[ ] Kill the leader, n1.", "key: select n1 and press k", "Your turn: the task above")
 
 	// n1 is selected (the first node) and leads orders/0.
 	pressKeys(tm, "k")
