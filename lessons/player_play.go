@@ -179,14 +179,20 @@ func (p *Player) play(ctx context.Context) {
 // await waits for the pending task (with Auto, does it) and marks it
 // done; false when the wait ended without it.
 func (p *Player) await(ctx context.Context, ev Event) bool {
+	since := 0
 	if !p.opts.Auto { // with Auto the step plays on: a command waiting for it waits on
-		p.update(func(st *playerState) { st.status = StatusTask })
+		p.update(func(st *playerState) { st.status, since = StatusTask, len(st.learner) })
 	}
 	var err error
 	done := Event{Step: ev.Step, Block: ev.Block, Kind: KindTask, Task: ev.Task}
 	if p.opts.Auto {
 		done, err = p.run.DoTask(ctx)
 	} else {
+		// A task is the learner's to do: it is done only once they have
+		// acted, even when its goal held before it was set.
+		if !p.awaitAction(ctx, since) {
+			return false
+		}
 		err = p.run.AwaitTask(ctx)
 	}
 	if err != nil {
@@ -324,4 +330,22 @@ func (pp *PlayedPrediction) file(i int) int {
 		return pp.order[i]
 	}
 	return i
+}
+
+// awaitAction waits until the learner has run a command that changes the
+// lab since they had run since of them this step; false when ctx ended.
+func (p *Player) awaitAction(ctx context.Context, since int) bool {
+	for {
+		p.mu.Lock()
+		n, ch := len(p.st.learner), p.changed
+		p.mu.Unlock()
+		if n > since {
+			return true
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return false
+		}
+	}
 }

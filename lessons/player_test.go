@@ -187,3 +187,45 @@ Epoch {{epoch(orders/0) as before}}.
 		t.Errorf("a name used before it is kept: %v", ps)
 	}
 }
+
+// A task is the learner's to do: one whose goal already holds is not done
+// until the learner has acted, and is done once they have.
+func TestTaskWaitsForTheLearner(t *testing.T) {
+	ctx := ctxFor(t, time.Minute)
+	les, err := Parse("held.md", []byte("---\nid: held\ntitle: Held\nconcepts: [acks]\n---\n\n"+
+		"## The only step\n\n```lab\ncluster nodes=3\ntopic create orders partitions=1\nwait leader(orders/0) != none\n```\n\n"+
+		"```task\nHeal every link.\ndo: heal\nwait: leader(orders/0) != none\n```\n\n"+
+		"```predict\nconcept: acks\nWhat now?\n- [x] this\n- [ ] that\nwhy: because.\n```\n\n"+
+		"```expect\nconcept: acks\nhwm(orders/0) == 0\n```\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := lab.New(lab.Options{Nodes: 3, Timing: "fast"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	p, err := NewPlayer(les, PlayerOptions{Lab: l})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if _, err := p.Goto(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	// The goal holds from the start; for a while the task must stay open.
+	for end := time.Now().Add(300 * time.Millisecond); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		if st := p.State(); st.Status != StatusTask {
+			t.Fatalf("the task ended as %v before the learner did anything", st.Status)
+		}
+	}
+	p.NoteLearner(ctx, command.Heal{})
+	if _, err := l.ExecCommand(ctx, command.Heal{}); err != nil {
+		t.Fatal(err)
+	}
+	for end := time.Now().Add(10 * time.Second); p.State().Status == StatusTask; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatal("the task did not end after the learner healed")
+		}
+	}
+}
