@@ -60,6 +60,16 @@ type request struct {
 	ctx     context.Context
 	client  string
 	version int16
+	// batches are a produce's record batches, decoded while the request
+	// before it was handled, by partition.
+	batches map[broker.TopicPartition]decodedBatches
+}
+
+// decodedBatches is one partition's batches of a produce, or why they do
+// not decode.
+type decodedBatches struct {
+	batches []producedBatch
+	err     error
 }
 
 // Errors a handler returns instead of an answer.
@@ -92,30 +102,20 @@ func (cn *conn) serve() {
 	defer cn.s.wg.Done()
 	defer cn.s.forget(cn)
 	defer cn.close("")
-	br := bufio.NewReaderSize(cn.nc, readBuffer)
-	var size [4]byte
-	for {
-		if _, err := io.ReadFull(br, size[:]); err != nil {
-			if errors.Is(err, io.ErrUnexpectedEOF) {
-				cn.report("closed the connection in the middle of a frame's size")
+	// Frames are read and decoded one ahead of the one being handled, so
+	// a produce's records decompress while the one before it waits for
+	// raft. They are still handled, and answered, one at a time in order.
+	frames := make(chan readFrame, 1)
+	cn.s.wg.Add(1)
+	go cn.read(frames)
+	for f := range frames {
+		err := f.err
+		var answer []byte
+		if err == nil {
+			answer, err = cn.handleParsed(f.pr, f.parseErr, f.batches)
+			if errors.Is(err, errUnanswered) {
+				answer, err = cn.hold(f.body)
 			}
-			return
-		}
-		n := int32(binary.BigEndian.Uint32(size[:]))
-		if n < 8 || n > cn.s.cfg.MaxRequestBytes {
-			cn.report(fmt.Sprintf("sent a frame of %d bytes; a request takes 8 to %d bytes: the connection is closed", n, cn.s.cfg.MaxRequestBytes))
-			return
-		}
-		body := make([]byte, n)
-		if _, err := io.ReadFull(br, body); err != nil {
-			if cn.ctx.Err() == nil {
-				cn.report(fmt.Sprintf("sent a frame of %d bytes and stopped before its end: the connection is closed", n))
-			}
-			return
-		}
-		out, err := cn.handle(body)
-		if errors.Is(err, errUnanswered) {
-			out, err = cn.hold(body)
 		}
 		if err != nil {
 			switch {
@@ -126,12 +126,89 @@ func (cn *conn) serve() {
 			}
 			return
 		}
-		if out != nil {
-			if _, err := cn.nc.Write(out); err != nil {
+		if answer != nil {
+			if _, err := cn.nc.Write(answer); err != nil {
 				return
 			}
 		}
 	}
+}
+
+// readFrame is one frame as read and decoded, or why reading stopped.
+type readFrame struct {
+	body     []byte
+	pr       parsedRequest
+	parseErr error
+	batches  map[broker.TopicPartition]decodedBatches
+	err      error // reading stopped: the last frame
+}
+
+// read reads frames until the connection ends, decoding each, a produce's
+// record batches included.
+func (cn *conn) read(frames chan<- readFrame) {
+	defer cn.s.wg.Done()
+	defer close(frames)
+	br := bufio.NewReaderSize(cn.nc, readBuffer)
+	var size [4]byte
+	send := func(f readFrame) bool {
+		select {
+		case frames <- f:
+			return true
+		case <-cn.ctx.Done():
+			return false
+		}
+	}
+	for {
+		if _, err := io.ReadFull(br, size[:]); err != nil {
+			if errors.Is(err, io.ErrUnexpectedEOF) {
+				send(readFrame{err: errors.New("closed the connection in the middle of a frame's size")})
+			}
+			return
+		}
+		n := int32(binary.BigEndian.Uint32(size[:]))
+		if n < 8 || n > cn.s.cfg.MaxRequestBytes {
+			send(readFrame{err: fmt.Errorf("sent a frame of %d bytes; a request takes 8 to %d bytes", n, cn.s.cfg.MaxRequestBytes)})
+			return
+		}
+		body := make([]byte, n)
+		if _, err := io.ReadFull(br, body); err != nil {
+			if cn.ctx.Err() == nil {
+				send(readFrame{err: fmt.Errorf("sent a frame of %d bytes and stopped before its end", n)})
+			}
+			return
+		}
+		f := readFrame{body: body}
+		f.pr, f.parseErr = safeParse(body)
+		if req, ok := f.pr.req.(*kmsg.ProduceRequest); ok && f.parseErr == nil {
+			f.batches = decodeProduce(f.pr.client, req)
+		}
+		if !send(f) {
+			return
+		}
+	}
+}
+
+// safeParse is parseRequest, with a panic turned into an error.
+func safeParse(body []byte) (pr parsedRequest, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("sent a request the node could not decode (%v)", p)
+		}
+	}()
+	return parseRequest(body)
+}
+
+// decodeProduce decodes every partition's record batches of a produce.
+func decodeProduce(client string, req *kmsg.ProduceRequest) map[broker.TopicPartition]decodedBatches {
+	out := map[broker.TopicPartition]decodedBatches{}
+	for _, t := range req.Topics {
+		for _, p := range t.Partitions {
+			tp := broker.TopicPartition{Topic: t.Topic, Partition: int(p.Partition)}
+			bs, err := readBatchesFor(client, tp, p.Records)
+			out[tp] = decodedBatches{batches: bs, err: err}
+		}
+	}
+	return out
 }
 
 // hold keeps the request of a cut-off node, as TCP keeps unacknowledged
@@ -166,13 +243,19 @@ func (cn *conn) report(text string) {
 
 // handle decodes one request frame and returns the framed answer (nil
 // when the request wants none, as a produce with acks=0).
-func (cn *conn) handle(body []byte) (out []byte, err error) {
+func (cn *conn) handle(body []byte) ([]byte, error) {
+	pr, err := safeParse(body)
+	return cn.handleParsed(pr, err, nil)
+}
+
+// handleParsed answers a decoded frame; batches, when set, are a
+// produce's record batches decoded already.
+func (cn *conn) handleParsed(pr parsedRequest, err error, batches map[broker.TopicPartition]decodedBatches) (out []byte, rerr error) {
 	defer func() {
 		if p := recover(); p != nil {
-			out, err = nil, fmt.Errorf("sent a request the node could not handle (%v)", p)
+			out, rerr = nil, fmt.Errorf("sent a request the node could not handle (%v)", p)
 		}
 	}()
-	pr, err := parseRequest(body)
 	if pr.client != "" || err == nil {
 		cn.mu.Lock()
 		cn.client = pr.client
@@ -184,10 +267,10 @@ func (cn *conn) handle(body []byte) (out []byte, err error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &request{cn: cn, ctx: cn.ctx, client: pr.client, version: pr.version}
-	resp, err := apis[pr.key].handle(r, pr.req)
-	if err != nil || resp == nil {
-		return nil, err
+	r := &request{cn: cn, ctx: cn.ctx, client: pr.client, version: pr.version, batches: batches}
+	resp, herr := apis[pr.key].handle(r, pr.req)
+	if herr != nil || resp == nil {
+		return nil, herr
 	}
 	resp.SetVersion(pr.version)
 	return frame(pr.corr, resp.IsFlexible() && pr.key != apiVersionsKey, resp), nil

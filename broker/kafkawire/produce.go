@@ -74,7 +74,11 @@ func handleProduce(r *request, kr kmsg.Request) (kmsg.Response, error) {
 // produce writes one partition's batches, in order; the answer is the
 // first batch's base offset.
 func (r *request) produce(ctx context.Context, tp broker.TopicPartition, records []byte, acks broker.Acks) (broker.ProduceAnswer, error) {
-	batches, err := readBatchesFor(r.client, tp, records)
+	d, ok := r.batches[tp]
+	if !ok {
+		d.batches, d.err = readBatchesFor(r.client, tp, records)
+	}
+	batches, err := d.batches, d.err
 	if err != nil {
 		return broker.ProduceAnswer{}, err
 	}
