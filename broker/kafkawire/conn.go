@@ -114,7 +114,7 @@ func (cn *conn) serve() {
 		if err == nil {
 			answer, err = cn.handleParsed(f.pr, f.parseErr, f.batches)
 			if errors.Is(err, errUnanswered) {
-				answer, err = cn.hold(f.body)
+				answer, err = cn.hold(f)
 			}
 		}
 		if err != nil {
@@ -136,7 +136,6 @@ func (cn *conn) serve() {
 
 // readFrame is one frame as read and decoded, or why reading stopped.
 type readFrame struct {
-	body     []byte
 	pr       parsedRequest
 	parseErr error
 	batches  map[broker.TopicPartition]decodedBatches
@@ -177,7 +176,7 @@ func (cn *conn) read(frames chan<- readFrame) {
 			}
 			return
 		}
-		f := readFrame{body: body}
+		var f readFrame
 		f.pr, f.parseErr = safeParse(body)
 		if req, ok := f.pr.req.(*kmsg.ProduceRequest); ok && f.parseErr == nil {
 			f.batches = decodeProduce(f.pr.client, req)
@@ -215,7 +214,7 @@ func decodeProduce(client string, req *kmsg.ProduceRequest) map[broker.TopicPart
 // bytes, and handles it once the node can be reached again; the client
 // may give up first and close the connection. Nothing of the request ran
 // while the node was cut off, so handling it later is handling it once.
-func (cn *conn) hold(body []byte) ([]byte, error) {
+func (cn *conn) hold(f readFrame) ([]byte, error) {
 	deadline := time.Now().Add(2 * time.Minute)
 	t := time.NewTicker(20 * time.Millisecond)
 	defer t.Stop()
@@ -225,7 +224,7 @@ func (cn *conn) hold(body []byte) ([]byte, error) {
 			return nil, errUnanswered
 		case <-t.C:
 		}
-		out, err := cn.handle(body)
+		out, err := cn.handleParsed(f.pr, f.parseErr, f.batches)
 		if !errors.Is(err, errUnanswered) {
 			return out, err
 		}
@@ -241,15 +240,9 @@ func (cn *conn) report(text string) {
 	cn.s.c.Report(broker.Event{Node: cn.node, Client: cn.clientID(), Text: fmt.Sprintf("%s on %s %s", who, cn.node, text)})
 }
 
-// handle decodes one request frame and returns the framed answer (nil
-// when the request wants none, as a produce with acks=0).
-func (cn *conn) handle(body []byte) ([]byte, error) {
-	pr, err := safeParse(body)
-	return cn.handleParsed(pr, err, nil)
-}
-
-// handleParsed answers a decoded frame; batches, when set, are a
-// produce's record batches decoded already.
+// handleParsed answers a decoded frame with the framed answer (nil when
+// the request wants none, as a produce with acks=0); batches, when set,
+// are a produce's record batches decoded already.
 func (cn *conn) handleParsed(pr parsedRequest, err error, batches map[broker.TopicPartition]decodedBatches) (out []byte, rerr error) {
 	defer func() {
 		if p := recover(); p != nil {
