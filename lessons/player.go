@@ -144,6 +144,7 @@ type Player struct {
 	signal  chan struct{} // coalesced: something changed
 	closed  bool
 	once    sync.Once
+	learner string // the store's learner, once read (choiceOrder)
 }
 
 // playing is the goroutine playing the step.

@@ -285,32 +285,42 @@ func whatHappened(st *playerState, what string) string {
 // sees the same order each time and the right answer's place in the file
 // tells nobody anything.
 func (p *Player) choiceOrder(pr *Predict, n int) []int {
-	order := make([]int, n)
-	for i := range order {
-		order[i] = i
+	if learner := p.learnerName(); learner != "" && pr != nil && n > 1 {
+		return ShownOrder(learner, p.les.ID, pr.ID, n)
 	}
-	store := p.opts.Progress
-	if store == nil || pr == nil || n < 2 {
-		return order
+	return identity(n)
+}
+
+// learnerName is the progress store's learner, read once; "" without a
+// store, or when it cannot be read.
+func (p *Player) learnerName() string {
+	if p.opts.Progress == nil {
+		return ""
 	}
-	learner, err := store.Learner()
-	if err != nil {
-		return order
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.learner == "" {
+		p.learner, _ = p.opts.Progress.Learner()
 	}
-	return ShownOrder(learner, p.les.ID, pr.ID, n)
+	return p.learner
 }
 
 // ShownOrder is the order a learner sees a prediction's n choices in:
 // shown choice i is the file's choice ShownOrder(…)[i].
 func ShownOrder(learner, lesson, predict string, n int) []int {
-	order := make([]int, n)
-	for i := range order {
-		order[i] = i
-	}
+	order := identity(n)
 	h := fnv.New64a()
 	h.Write([]byte(learner + "\x00" + lesson + "\x00" + predict))
 	rnd := rand.New(rand.NewPCG(h.Sum64(), 0x63686f696365))
 	rnd.Shuffle(n, func(i, j int) { order[i], order[j] = order[j], order[i] })
+	return order
+}
+
+func identity(n int) []int {
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
 	return order
 }
 

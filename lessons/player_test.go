@@ -9,6 +9,23 @@ import (
 	"github.com/mqlab/mqlab/lab/command"
 )
 
+// newTestPlayer plays les on a fast-timing lab of its own; both close at
+// the end of the test.
+func newTestPlayer(t *testing.T, les *Lesson) (*Player, *lab.Lab) {
+	t.Helper()
+	l, err := lab.New(lab.Options{Nodes: 3, Timing: "fast"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	p, err := NewPlayer(les, PlayerOptions{Lab: l})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return p, l
+}
+
 func script(t *testing.T, src string) []command.Line {
 	t.Helper()
 	ls, err := command.ParseScript(src)
@@ -105,16 +122,7 @@ func TestStartingStepShowsItsOpeningText(t *testing.T) {
 func TestQuestionHoldsLabTime(t *testing.T) {
 	ctx := ctxFor(t, time.Minute)
 	les := loadLesson(t, "testdata/runner/back.md")
-	l, err := lab.New(lab.Options{Nodes: 3, Timing: "fast"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	p, err := NewPlayer(les, PlayerOptions{Lab: l})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
+	p, l := newTestPlayer(t, les)
 	if _, err := p.Goto(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
@@ -200,16 +208,7 @@ func TestTaskWaitsForTheLearner(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := lab.New(lab.Options{Nodes: 3, Timing: "fast"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	p, err := NewPlayer(les, PlayerOptions{Lab: l})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
+	p, l := newTestPlayer(t, les)
 	if _, err := p.Goto(ctx, 0); err != nil {
 		t.Fatal(err)
 	}
