@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -39,6 +40,9 @@ type Config struct {
 	// follows the timing preset (ten heartbeat timeouts: 1 s fast, 10 s
 	// classroom).
 	SessionTimeout time.Duration
+	// RaftPace is the pace raft starts at, as SetRaftPace would set it
+	// (zero is 1, the preset's own).
+	RaftPace float64
 }
 
 // Cluster is a set of broker nodes in one process.
@@ -97,6 +101,12 @@ func NewCluster(cfg Config) (*Cluster, error) {
 		nodes:  map[string]*node{},
 		topics: map[string]topicRecord{},
 		stop:   make(chan struct{}),
+	}
+	if cfg.RaftPace != 0 {
+		if err := c.validPace(cfg.RaftPace); err != nil {
+			return nil, err
+		}
+		c.pace.Store(math.Float64bits(cfg.RaftPace))
 	}
 	groups, err := newGroupService(c, cfg)
 	if err != nil {
@@ -165,7 +175,7 @@ func (c *Cluster) raftConfig(nodeID string) *raft.Config {
 	conf.LocalID = raft.ServerID(nodeID)
 	conf.HeartbeatTimeout = c.paced(c.timing.HeartbeatTimeout)
 	conf.ElectionTimeout = c.paced(c.timing.ElectionTimeout)
-	conf.LeaderLeaseTimeout = c.timing.LeaderLeaseTimeout
+	conf.LeaderLeaseTimeout = c.leaderLease()
 	conf.CommitTimeout = c.timing.CommitTimeout
 	conf.SnapshotInterval = c.timing.SnapshotInterval
 	conf.SnapshotThreshold = c.timing.SnapshotThreshold

@@ -7,7 +7,7 @@ import (
 )
 
 // The raft pace stretches every replica's heartbeat and election timeouts
-// live, and those of replicas started later; the lease stays the preset's.
+// live, and those of replicas started later.
 func TestRaftPace(t *testing.T) {
 	c := newTestCluster(t, 3)
 	mustCreate(t, c, TopicConfig{Name: "orders", Partitions: 1})
@@ -137,5 +137,77 @@ func TestNewGroupsStartQuick(t *testing.T) {
 	}
 	if !settled() {
 		t.Error("a restarted replica did not start on the classroom timeouts")
+	}
+}
+
+// A classroom cluster can be hurried down to the fast preset's timeouts,
+// every replica at once and those restarted meanwhile, and elects a new
+// leader at that pace; 1 brings the classroom's back. Below the fast
+// preset it refuses.
+func TestRaftPaceHurries(t *testing.T) {
+	c, err := NewCluster(Config{Nodes: 3, Timing: ClassroomTiming})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	mustCreate(t, c, TopicConfig{Name: "orders", Partitions: 1})
+	low := c.MinRaftPace()
+	if want := 0.1; low != want {
+		t.Fatalf("MinRaftPace = %v; want %v, the fast preset's heartbeat over the classroom's", low, want)
+	}
+	if err := c.SetRaftPace(low); err != nil {
+		t.Fatal(err)
+	}
+	at := func(hb, el time.Duration) func() bool {
+		return func() bool {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			for _, id := range c.nodeIDs {
+				if !c.nodes[id].up {
+					continue
+				}
+				for _, rep := range c.nodes[id].replicas {
+					rc := rep.raft().ReloadableConfig()
+					if rep.quick.Load() || rc.HeartbeatTimeout != hb || rc.ElectionTimeout != el {
+						return false
+					}
+				}
+			}
+			return true
+		}
+	}
+	fast := at(FastTiming.HeartbeatTimeout, FastTiming.ElectionTimeout)
+	if !fast() {
+		t.Error("hurried: a replica is not on the fast preset's timeouts")
+	}
+	if got := c.requestTimeout(); got != ClassroomTiming.RequestTimeout {
+		t.Errorf("hurried request timeout %v; want the classroom's %v: the work is as large as ever", got, ClassroomTiming.RequestTimeout)
+	}
+	tp := TopicPartition{Topic: "orders"}
+	leader, err := c.WaitForLeader(ctxFor(t, 10*time.Second), tp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Kill(leader); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "a new leader at the hurried pace", func() bool {
+		l := partitionState(c.Snapshot(), tp).Leader
+		return l != "" && l != leader
+	})
+	if err := c.Restart(leader); err != nil {
+		t.Fatal(err)
+	}
+	if !fast() {
+		t.Error("a replica restarted while hurried is not on the fast preset's timeouts")
+	}
+	if err := c.SetRaftPace(1); err != nil {
+		t.Fatal(err)
+	}
+	if !at(ClassroomTiming.HeartbeatTimeout, ClassroomTiming.ElectionTimeout)() {
+		t.Error("after SetRaftPace(1) a replica is not on the classroom's timeouts")
+	}
+	if err := c.SetRaftPace(low / 2); !errors.Is(err, ErrInvalid) {
+		t.Errorf("SetRaftPace(%v) = %v; want ErrInvalid: below the fast preset", low/2, err)
 	}
 }

@@ -130,3 +130,35 @@ func TestSpeedSlowsRaft(t *testing.T) {
 		}
 	}
 }
+
+// Hurry puts raft on the fast preset's timeouts for a classroom lab, on
+// the cluster it has and on one the cluster command starts meanwhile,
+// whatever the speed asks; off gives the speed's pace back.
+func TestHurry(t *testing.T) {
+	t.Parallel()
+	l, err := New(Options{Timing: "classroom"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	pace := func() float64 {
+		w, _ := l.world()
+		return w.cluster.RaftPace()
+	}
+	if err := l.Hurry(true); err != nil {
+		t.Fatal(err)
+	}
+	if got := pace(); got != 0.1 {
+		t.Errorf("hurried: raft's pace is %v; want 0.1, the fast preset's timeouts", got)
+	}
+	mustRun(t, l, "cluster nodes=3", "speed 0.5x")
+	if got := pace(); got != 0.1 {
+		t.Errorf("a cluster started while hurried, at 0.5x: raft's pace is %v; want 0.1", got)
+	}
+	if err := l.Hurry(false); err != nil {
+		t.Fatal(err)
+	}
+	if got := pace(); got != 2 {
+		t.Errorf("no longer hurried, at 0.5x: raft's pace is %v; want 2", got)
+	}
+}

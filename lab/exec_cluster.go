@@ -242,11 +242,10 @@ func (r *run) clockCommand(ctx context.Context, cmd command.Command) error {
 	switch c := cmd.(type) {
 	case command.Speed:
 		r.l.clock.SetSpeed(c.Factor)
-		pace := raftPace(c.Factor)
-		if err := r.w.cluster.SetRaftPace(pace); err != nil {
+		if err := r.l.pace(r.w); err != nil {
 			return fmt.Errorf("speed: lab time changed, but raft's pace did not: %w", err)
 		}
-		if pace > 1 {
+		if pace := raftPace(c.Factor); pace > 1 {
 			r.say(EventClock, "lab time now runs at %sx the wall clock, and raft with it: its heartbeat and election timeouts are %sx the %s preset's, so an election takes as long in lab time as the preset says",
 				trimFloat(c.Factor), trimFloat(pace), r.w.timing.Name)
 		} else {
@@ -305,16 +304,4 @@ func (r *run) pauseIn(ctx context.Context, d time.Duration) error {
 	r.l.clock.Pause()
 	r.say(EventClock, "lab time paused after %v more: generators wait; raft's own timers do not", d)
 	return nil
-}
-
-// raftPace is how much a lab speed below real time stretches raft's
-// timeouts: at 0.25x four times, so that an election lasts as long in lab
-// time as the timing preset says and a class sees it slowly. Faster than
-// real time raft keeps its preset (making it faster would starve it), up
-// to the broker's bound when slowed a great deal.
-func raftPace(speed float64) float64 {
-	if speed <= 0 || speed >= 1 {
-		return 1
-	}
-	return min(1/speed, broker.MaxRaftPace)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/mqlab/mqlab/broker"
 	"github.com/mqlab/mqlab/broker/kafkawire"
@@ -35,7 +36,8 @@ type Lab struct {
 	clock *Clock
 	tl    *timeline
 
-	swap sync.Mutex // serialises the cluster command
+	swap  sync.Mutex  // serialises the cluster command
+	hurry atomic.Bool // raft on the fast preset's timeouts (see Hurry)
 
 	mu     sync.Mutex
 	w      *world

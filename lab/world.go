@@ -63,7 +63,11 @@ const checkerClient = "_checker"
 const defaultProducer = "producer"
 
 func (l *Lab) newWorld(nodes int, timing broker.Timing) (*world, error) {
-	c, err := broker.NewCluster(broker.Config{Nodes: nodes, Timing: timing, Now: l.clock.Now, OffsetsPartitions: offsetsPartitions})
+	pace := 0.0 // a new world starts at 1x (see the cluster command), so raft at its preset
+	if l.hurry.Load() {
+		pace = timing.Hurried()
+	}
+	c, err := broker.NewCluster(broker.Config{Nodes: nodes, Timing: timing, Now: l.clock.Now, OffsetsPartitions: offsetsPartitions, RaftPace: pace})
 	if err != nil {
 		return nil, err
 	}

@@ -418,11 +418,23 @@ func (r *Runner) NextStep(ctx context.Context, force bool) error {
 
 // Goto starts step again on a fresh cluster: it resets the lab and replays
 // every earlier step (its commands, its tasks done as the learner would,
-// its placeholders kept; predictions and expectations are skipped).
-func (r *Runner) Goto(ctx context.Context, step int) error {
+// its placeholders kept; predictions and expectations are skipped). The
+// replay runs raft on the fast preset's timeouts (lab.Hurry): the learner
+// has seen those steps, and a classroom election in each would keep them
+// waiting seconds for the step they asked for, which plays at the lab's
+// own pace.
+func (r *Runner) Goto(ctx context.Context, step int) (err error) {
 	if step < 0 || step >= len(r.les.Steps) {
 		return fmt.Errorf("step %d: the lesson has steps 1 to %d", step+1, len(r.les.Steps))
 	}
+	if err := r.lab.Hurry(true); err != nil {
+		return err
+	}
+	defer func() {
+		if herr := r.lab.Hurry(false); err == nil && herr != nil {
+			err = fmt.Errorf("after replaying up to step %d: %w", step+1, herr)
+		}
+	}()
 	if err := r.reset(ctx); err != nil {
 		return err
 	}
