@@ -2,6 +2,7 @@ package lab
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 )
@@ -154,6 +155,17 @@ func TestHurry(t *testing.T) {
 	mustRun(t, l, "cluster nodes=3", "speed 0.5x")
 	if got := pace(); got != 0.1 {
 		t.Errorf("a cluster started while hurried, at 0.5x: raft's pace is %v; want 0.1", got)
+	}
+	// A consumer started while hurried gets the fast preset's session, so
+	// a replayed crash is not waited out for the classroom's 10 s.
+	mustRun(t, l, "topic create t partitions=1", "consumer start c1 group=g topic=t crash=before-work",
+		"produce t", "wait state(c1) == crashed")
+	found := false
+	for _, e := range l.Snapshot().Timeline {
+		found = found || strings.Contains(e.Text, "drops c1 once its session of 1s runs out")
+	}
+	if !found {
+		t.Error("no crash event names a session of 1s for a consumer started while hurried")
 	}
 	if err := l.Hurry(false); err != nil {
 		t.Fatal(err)

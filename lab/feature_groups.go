@@ -262,7 +262,8 @@ func (cc *consumerClient) launch(ctx context.Context, r *run, cmd command.Consum
 	g := cc.g
 	verb := fmt.Sprintf("consumer %s %s", cmd.Action, cc.name)
 	policy := policyOf(cmd.Options)
-	cfg := broker.ConsumerConfig{ClientID: cc.name, Group: cmd.Group, Topics: []string{cmd.Topic}, SessionTimeout: cmd.Session,
+	session := g.sessionFor(cmd.Session)
+	cfg := broker.ConsumerConfig{ClientID: cc.name, Group: cmd.Group, Topics: []string{cmd.Topic}, SessionTimeout: session,
 		MaxPollRecords: consumerPollRecords}
 	if cmd.From == "latest" {
 		cfg.ResetPolicy = broker.ResetLatest
@@ -270,10 +271,6 @@ func (cc *consumerClient) launch(ctx context.Context, r *run, cmd command.Consum
 	cfg.MaxPollRecords = pollRecords(policy.rate)
 	ctx, cancel := g.w.bind(ctx)
 	defer cancel()
-	session := cmd.Session
-	if session == 0 {
-		session = 10 * g.w.timing.HeartbeatTimeout
-	}
 	// A rejoin waits for every member to rejoin or for the longest session
 	// to run out (a crashed member never rejoins).
 	ctx, cancel2 := context.WithTimeout(ctx, 2*session+g.w.adminTimeout())
@@ -282,7 +279,7 @@ func (cc *consumerClient) launch(ctx context.Context, r *run, cmd command.Consum
 	if err != nil {
 		return fmt.Errorf("%s: %w", verb, err)
 	}
-	ru := &consumerRun{clientRun: newClientRun(g.l, g.w, &cc.clientCore, policy), cc: cc, cn: cn, cmd: cmd}
+	ru := &consumerRun{clientRun: newClientRun(g.l, g.w, &cc.clientCore, policy), cc: cc, cn: cn, cmd: cmd, session: session}
 	if !launchRun(&g.clientSet, &cc.clientRuns, cmd, cmd.Options.Crash, ru, nil) {
 		return fmt.Errorf("%s: %w", verb, ErrClosed)
 	}
@@ -434,4 +431,19 @@ func checkSeekOffset(p broker.PartitionState, off int64) error {
 		return nil
 	}
 	return nil // nobody to ask now: the broker decides
+}
+
+// sessionFor is a consumer's session timeout: the one it asked for, else
+// ten heartbeat timeouts of the lab's timing, the broker's default. While
+// the lab is hurried (Hurry) the fast preset's, so a crash in a replayed
+// step is not waited out at classroom length; a member keeps the session
+// it joined with, as a Kafka member does.
+func (g *groupSet) sessionFor(asked time.Duration) time.Duration {
+	switch {
+	case asked > 0:
+		return asked
+	case g.l.hurry.Load():
+		return 10 * min(g.w.timing.HeartbeatTimeout, broker.FastTiming.HeartbeatTimeout)
+	}
+	return 10 * g.w.timing.HeartbeatTimeout
 }

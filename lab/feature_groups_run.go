@@ -26,6 +26,8 @@ type consumerRun struct {
 	cc  *consumerClient
 	cn  *broker.Consumer
 	cmd command.Consumer
+	// session is the member's session timeout (groupSet.sessionFor)
+	session time.Duration
 
 	// commit=poll: the offsets to commit once the poll's records are done,
 	// and the last record's message id for the timeline.
@@ -240,11 +242,7 @@ func (ru *consumerRun) crashNow(text string) {
 	cc, g := ru.cc, ru.cc.g
 	ru.vanish()
 	cc.crashed()
-	session := ru.cmd.Session
-	if session == 0 {
-		session = 10 * g.w.timing.HeartbeatTimeout
-	}
-	g.event(false, "%s; group %s drops %s once its session of %v runs out (consumer restart %s brings it back)", text, ru.cmd.Group, cc.name, session, cc.name)
+	g.event(false, "%s; group %s drops %s once its session of %v runs out (consumer restart %s brings it back)", text, ru.cmd.Group, cc.name, ru.session, cc.name)
 }
 
 // commit commits offsets (each the one after the last record done). A
