@@ -3,6 +3,7 @@ package lessons
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -123,6 +124,67 @@ func TestCurriculumParses(t *testing.T) {
 	if _, err := Find("durabilty"); err == nil || !strings.Contains(err.Error(), `did you mean "durability"?`) {
 		t.Errorf("a typo: %v", err)
 	}
+}
+
+// maxGuessable is the largest share of the curriculum's right answers
+// that one place in the files' choice lists, or "the longest choice", may
+// hold: past it, a learner who always picks b, or the longest, guesses
+// better than chance.
+const maxGuessable = 0.40
+
+// The right answers are spread over the choices' places and lengths, so
+// neither tells a learner which one is right.
+func TestCurriculumAnswersCannotBeGuessed(t *testing.T) {
+	all, err := Curriculum()
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := map[int][]string{}
+	var longest []string
+	total := 0
+	for _, les := range all {
+		for _, st := range les.Steps {
+			for _, b := range st.Blocks {
+				pr := b.Predict
+				if b.Kind != KindPredict || len(pr.Choices) < 2 {
+					continue
+				}
+				total++
+				where := fmt.Sprintf("%s:%d", les.ID, pr.Line)
+				at[pr.Answer] = append(at[pr.Answer], where)
+				if isLongest(pr.Choices, pr.Answer) {
+					longest = append(longest, where)
+				}
+			}
+		}
+	}
+	if total == 0 {
+		t.Fatal("the curriculum has no prediction with choices")
+	}
+	limit := int(maxGuessable * float64(total))
+	for i, where := range at {
+		if len(where) > limit {
+			t.Errorf("choice %c is right in %d of %d predictions (more than %.0f%%): %s",
+				'a'+i, len(where), total, 100*maxGuessable, strings.Join(where, ", "))
+		}
+	}
+	if len(longest) > limit {
+		t.Errorf("the longest choice is right in %d of %d predictions (more than %.0f%%): %s",
+			len(longest), total, 100*maxGuessable, strings.Join(longest, ", "))
+	}
+	t.Logf("%d predictions; right answers by place: a %d, b %d, c %d, d %d; the longest %d",
+		total, len(at[0]), len(at[1]), len(at[2]), len(at[3]), len(longest))
+}
+
+// isLongest reports whether choice i is strictly the longest, in runes.
+func isLongest(choices []string, i int) bool {
+	n := utf8.RuneCountInString(choices[i])
+	for k, c := range choices {
+		if k != i && utf8.RuneCountInString(c) >= n {
+			return false
+		}
+	}
+	return true
 }
 
 // lessonsAtOnce is how many lessons TestCurriculumHeadless plays at a
