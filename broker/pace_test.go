@@ -115,19 +115,7 @@ func TestNewGroupsStartQuick(t *testing.T) {
 	}
 	t.Cleanup(func() { c.Close() })
 	mustCreate(t, c, TopicConfig{Name: "orders", Partitions: 1})
-	settled := func() bool {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		for _, id := range c.nodeIDs {
-			for _, rep := range c.nodes[id].replicas {
-				rc := rep.raft().ReloadableConfig()
-				if rep.quick.Load() || rc.HeartbeatTimeout != ClassroomTiming.HeartbeatTimeout || rc.ElectionTimeout != ClassroomTiming.ElectionTimeout {
-					return false
-				}
-			}
-		}
-		return true
-	}
+	settled := func() bool { return onTimeouts(c, ClassroomTiming.HeartbeatTimeout, ClassroomTiming.ElectionTimeout) }
 	waitFor(t, 10*time.Second, "every replica on the classroom timeouts", settled)
 	if err := c.Kill("n2"); err != nil {
 		t.Fatal(err)
@@ -158,25 +146,7 @@ func TestRaftPaceHurries(t *testing.T) {
 	if err := c.SetRaftPace(low); err != nil {
 		t.Fatal(err)
 	}
-	at := func(hb, el time.Duration) func() bool {
-		return func() bool {
-			c.mu.Lock()
-			defer c.mu.Unlock()
-			for _, id := range c.nodeIDs {
-				if !c.nodes[id].up {
-					continue
-				}
-				for _, rep := range c.nodes[id].replicas {
-					rc := rep.raft().ReloadableConfig()
-					if rep.quick.Load() || rc.HeartbeatTimeout != hb || rc.ElectionTimeout != el {
-						return false
-					}
-				}
-			}
-			return true
-		}
-	}
-	fast := at(FastTiming.HeartbeatTimeout, FastTiming.ElectionTimeout)
+	fast := func() bool { return onTimeouts(c, FastTiming.HeartbeatTimeout, FastTiming.ElectionTimeout) }
 	if !fast() {
 		t.Error("hurried: a replica is not on the fast preset's timeouts")
 	}
@@ -204,10 +174,30 @@ func TestRaftPaceHurries(t *testing.T) {
 	if err := c.SetRaftPace(1); err != nil {
 		t.Fatal(err)
 	}
-	if !at(ClassroomTiming.HeartbeatTimeout, ClassroomTiming.ElectionTimeout)() {
+	if !onTimeouts(c, ClassroomTiming.HeartbeatTimeout, ClassroomTiming.ElectionTimeout) {
 		t.Error("after SetRaftPace(1) a replica is not on the classroom's timeouts")
 	}
 	if err := c.SetRaftPace(low / 2); !errors.Is(err, ErrInvalid) {
 		t.Errorf("SetRaftPace(%v) = %v; want ErrInvalid: below the fast preset", low/2, err)
 	}
+}
+
+// onTimeouts reports whether every replica of every node that is up runs
+// raft on heartbeat timeout hb and election timeout el, none of them
+// still on a new group's quick start.
+func onTimeouts(c *Cluster, hb, el time.Duration) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, id := range c.nodeIDs {
+		if !c.nodes[id].up {
+			continue
+		}
+		for _, rep := range c.nodes[id].replicas {
+			rc := rep.raft().ReloadableConfig()
+			if rep.quick.Load() || rc.HeartbeatTimeout != hb || rc.ElectionTimeout != el {
+				return false
+			}
+		}
+	}
+	return true
 }
