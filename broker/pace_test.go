@@ -109,12 +109,7 @@ type raftnetExchange struct {
 // once it has a leader. A replica restarted from its disk starts on the
 // preset.
 func TestNewGroupsStartQuick(t *testing.T) {
-	c, err := NewCluster(Config{Nodes: 3, Timing: ClassroomTiming})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	mustCreate(t, c, TopicConfig{Name: "orders", Partitions: 1})
+	c := classroomOrders(t)
 	settled := func() bool { return onTimeouts(c, ClassroomTiming.HeartbeatTimeout, ClassroomTiming.ElectionTimeout) }
 	waitFor(t, 10*time.Second, "every replica on the classroom timeouts", settled)
 	if err := c.Kill("n2"); err != nil {
@@ -133,12 +128,7 @@ func TestNewGroupsStartQuick(t *testing.T) {
 // leader at that pace; 1 brings the classroom's back. Below the fast
 // preset it refuses.
 func TestRaftPaceHurries(t *testing.T) {
-	c, err := NewCluster(Config{Nodes: 3, Timing: ClassroomTiming})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	mustCreate(t, c, TopicConfig{Name: "orders", Partitions: 1})
+	c := classroomOrders(t)
 	low := c.MinRaftPace()
 	if want := 0.1; low != want {
 		t.Fatalf("MinRaftPace = %v; want %v, the fast preset's heartbeat over the classroom's", low, want)
@@ -200,4 +190,17 @@ func onTimeouts(c *Cluster, hb, el time.Duration) bool {
 		}
 	}
 	return true
+}
+
+// classroomOrders starts a classroom-timing cluster of three nodes with a
+// topic orders of one partition, closed at the end of the test.
+func classroomOrders(t *testing.T) *Cluster {
+	t.Helper()
+	c, err := NewCluster(Config{Nodes: 3, Timing: ClassroomTiming})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	mustCreate(t, c, TopicConfig{Name: "orders", Partitions: 1})
+	return c
 }
