@@ -137,6 +137,22 @@ func TestKgoIdempotentProducerAcrossLeaderKill(t *testing.T) {
 	ctx := ctxFor(t, 60*time.Second)
 	for i := range n {
 		if i == n/2 {
+			// The kill is meant for the stream, not for the producer's
+			// start: killed while its first InitProducerID waits on a fresh
+			// connection, kgo reads the closed connection as a broker
+			// asking for SASL and fails every buffered record. One acked
+			// record says the producer has its id.
+			for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Millisecond) {
+				mu.Lock()
+				started := len(acked) > 0
+				mu.Unlock()
+				if started {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("no record acknowledged within 30 s: the producer never started")
+				}
+			}
 			leader := l.c.Leader(tp)
 			if err := l.c.Kill(leader); err != nil {
 				t.Fatalf("kill %s: %v", leader, err)
