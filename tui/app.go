@@ -33,6 +33,12 @@ type AppOptions struct {
 	Kafka *command.KafkaListen
 	// Theme overrides DefaultTheme.
 	Theme *Theme
+	// Renderer is the terminal the program draws on (nil: this
+	// process's); a program served over SSH has the session's.
+	Renderer *lipgloss.Renderer
+	// Class, when set, shares every screen this program opens with the
+	// students who follow it (see Class).
+	Class *Class
 	// For RunApp: no alternate screen, no mouse, other streams.
 	NoAltScreen bool
 	NoMouse     bool
@@ -83,7 +89,7 @@ func NewApp(opts AppOptions) (*App, error) {
 	if opts.Theme != nil {
 		th = *opts.Theme
 	}
-	a := &App{opts: opts, st: NewStyles(th), labDone: make(chan struct{}), closing: make(chan struct{})}
+	a := &App{opts: opts, st: NewStylesFor(th, opts.Renderer), labDone: make(chan struct{}), closing: make(chan struct{})}
 	close(a.closing)
 	var progress lessons.Progress
 	var loadErr error
@@ -225,6 +231,7 @@ func (a *App) open(e pickerEntry, over bool) tea.Cmd {
 		Commands:      LabCommands(),
 		BackToLessons: true,
 		Theme:         a.opts.Theme,
+		Renderer:      a.opts.Renderer,
 	}
 	if e.les != nil {
 		ls, err := NewLessonSource(e.les, labSrc, LessonOptions{Progress: a.opts.Progress, Next: a.picker.nextName(e.les)})
@@ -246,6 +253,11 @@ func (a *App) open(e pickerEntry, over bool) tea.Cmd {
 			opts.Startup = append(opts.Startup, "cluster nodes=3")
 		}
 		opts.Startup = append(opts.Startup, a.opts.Sandbox...)
+	}
+	if a.opts.Class != nil {
+		sh := a.opts.Class.Share(src)
+		src = sh
+		closers = append([]func(){sh.Close}, closers...)
 	}
 	a.labUsed = true
 	a.closers = closers

@@ -28,6 +28,8 @@ type Context struct {
 	// recording. ReadOnly is true for a recording.
 	Title    string
 	ReadOnly bool
+	// Follow is true on a student's screen that follows a teacher's lab.
+	Follow bool
 
 	// Frame counts flash ticks; flashes alternate on its parity.
 	Frame int

@@ -46,6 +46,9 @@ func (p *lessonPanel) View() string {
 		rows := []string{st.Header.Render(cut(p.ctx.Title, p.w))}
 		rows = append(rows, "")
 		text := "No lesson is open: the lab is yours. Select a node with ←/→ or 1–9 and press k to kill it, r to restart it. Type : for a command (try :help)."
+		if p.ctx.Follow {
+			text = "You follow the teacher's lab: it changes as the teacher works, and only the teacher changes it. [ and ] step back and forward through what happened; when the teacher asks a question, answer it with its letter."
+		}
 		if p.ctx.ReadOnly {
 			text = "A recording plays here as it happened; nothing in it can be changed. It opens paused at its start: space plays and pauses it, + and - change its speed, ] and [ step one event forward and back."
 		}
@@ -230,6 +233,9 @@ func (p *lessonPanel) prediction(pr *Prediction) (rows []string, answer int) {
 		answer = len(rows)
 	}
 	letter := func(i int) string { return string(rune('a'+i)) + ")" }
+	if pr.Class != nil {
+		rows = append(rows, st.Accent.Render(cut(pr.Class.String(), p.w)))
+	}
 	switch {
 	case pr.Chosen < 0:
 	case pr.Answer < 0:

@@ -33,6 +33,13 @@ type Options struct {
 	BackToLessons bool
 	// Theme overrides DefaultTheme.
 	Theme *Theme
+	// Renderer is the terminal the screen draws on (nil: this process's);
+	// a screen served over SSH has the session's.
+	Renderer *lipgloss.Renderer
+	// Follow is for a student following a teacher's shared lab (see
+	// Class): keys and commands that would change it are hidden and
+	// refused; a prediction's answer goes to the class's tally.
+	Follow bool
 	// For Run: no alternate screen, no mouse, other streams (tests, tmux).
 	NoAltScreen bool
 	NoMouse     bool
@@ -135,12 +142,13 @@ func New(src Source, opts Options) *Model {
 	if opts.Theme != nil {
 		th = *opts.Theme
 	}
-	st := NewStyles(th)
+	st := NewStylesFor(th, opts.Renderer)
 	ctx := newContext(src, st, DefaultKeyMap())
 	if opts.Title != "" {
 		ctx.Title = opts.Title
 	}
 	ctx.ReadOnly = opts.ReadOnly
+	ctx.Follow = opts.Follow
 	m := &Model{
 		id:        screens.Add(1),
 		ctx:       ctx,

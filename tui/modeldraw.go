@@ -57,6 +57,8 @@ func (m *Model) showContent() {
 			return len(s.Tables) > 0
 		case pChart:
 			return len(s.Charts.Series)+len(s.Charts.Retries) > 0
+		case pRaft:
+			return len(s.Partitions) > 0
 		}
 		return true
 	}

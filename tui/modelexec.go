@@ -15,6 +15,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/mqlab/mqlab/lab/command"
+	"github.com/mqlab/mqlab/lessons"
 )
 
 // run sends one command line to the source, unless the screen is showing
@@ -23,6 +24,9 @@ func (m *Model) run(line string) tea.Cmd {
 	switch {
 	case m.opts.ReadOnly && !clockLine(line):
 		m.setStatus(statusErr, "a recording cannot be changed: "+line+" was not run")
+		return nil
+	case m.opts.Follow && !strings.HasPrefix(line, lessons.CmdPredict+" "):
+		m.setStatus(statusErr, line+" was not run: "+ErrReadOnly.Error())
 		return nil
 	case !m.hist.live() && !m.opts.ReadOnly:
 		m.setStatus(statusErr, fmt.Sprintf("%s is the past and cannot change: esc returns to live, then try %q again",

@@ -38,6 +38,14 @@ func (m *Model) syncKeys() {
 		}
 		k.Back.SetHelp("[/]", "step through events")
 	}
+	if m.opts.Follow {
+		// The teacher's lab: a follower watches, steps through its own
+		// history and answers questions, and changes nothing.
+		for _, b := range []*key.Binding{&k.Kill, &k.KillLeader, &k.Restart, &k.Isolate, &k.Heal, &k.Kafka,
+			&k.NextStep, &k.PrevStep, &k.Pause, &k.Faster, &k.Slower} {
+			b.SetEnabled(false)
+		}
+	}
 }
 
 // key handles one key: the prompt first, so typing q there does not quit.

@@ -106,8 +106,17 @@ func (s *style) Render(text string) string {
 
 // NewStyles builds every style from a theme, for the colour profile of
 // the terminal in use.
-func NewStyles(t Theme) *Styles {
-	fg := func(c lipgloss.AdaptiveColor) lipgloss.Style { return lipgloss.NewStyle().Foreground(c) }
+func NewStyles(t Theme) *Styles { return NewStylesFor(t, nil) }
+
+// NewStylesFor builds every style from a theme for the terminal r draws
+// on: its colour profile and whether its background is dark. A screen
+// served over SSH draws on the learner's terminal, not the server's. Nil
+// is the process's own terminal.
+func NewStylesFor(t Theme, r *lipgloss.Renderer) *Styles {
+	if r == nil {
+		r = lipgloss.DefaultRenderer()
+	}
+	fg := func(c lipgloss.AdaptiveColor) lipgloss.Style { return r.NewStyle().Foreground(c) }
 	s := &Styles{
 		Text:          mkStyle(fg(t.Text)),
 		Muted:         mkStyle(fg(t.Muted)),
@@ -129,9 +138,9 @@ func NewStyles(t Theme) *Styles {
 		Committed:     mkStyle(fg(t.Committed)),
 		Uncommitted:   mkStyle(fg(t.Uncommitted)),
 		Truncated:     mkStyle(fg(t.Truncated).Bold(true)),
-		Flash:         mkStyle(lipgloss.NewStyle().Foreground(t.SelectedFg).Background(t.Truncated).Bold(true)),
-		Selected:      mkStyle(lipgloss.NewStyle().Foreground(t.SelectedFg).Background(t.Selected).Bold(true)),
-		Banner:        mkStyle(lipgloss.NewStyle().Foreground(t.BannerFg).Background(t.Banner).Bold(true)),
+		Flash:         mkStyle(r.NewStyle().Foreground(t.SelectedFg).Background(t.Truncated).Bold(true)),
+		Selected:      mkStyle(r.NewStyle().Foreground(t.SelectedFg).Background(t.Selected).Bold(true)),
+		Banner:        mkStyle(r.NewStyle().Foreground(t.BannerFg).Background(t.Banner).Bold(true)),
 		Header:        mkStyle(fg(t.Text).Bold(true)),
 		Key:           mkStyle(fg(t.Accent).Bold(true)),
 		Bar:           mkStyle(fg(t.Accent)),

@@ -344,6 +344,9 @@ type Prediction struct {
 	Chosen   int    // 0-based; -1 until the learner answers
 	Answer   int    // 0-based; -1 until revealed
 	Why      string // the explanation, once revealed
+	// Class is, on a teacher's shared screen, how the students who
+	// follow it answered, while the question is open; else nil.
+	Class *ClassTally
 }
 
 // Expectation is one condition of an expect block.

@@ -1,0 +1,256 @@
+package tui
+
+// A class: the teacher's screen shared with students who follow it,
+// read-only, and the students' answers to the teacher's questions.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/mqlab/mqlab/lessons"
+)
+
+// Class is a teacher's lab shared with the students who follow it. The
+// teacher's screen reads its source through Share, which hands every
+// state it draws to the class; a follower's screen reads that same state
+// through Follow and never reaches the lab. However many follow, the lab
+// is read once a frame, by the teacher's screen.
+type Class struct {
+	mu      sync.Mutex
+	view    ViewState
+	sharing bool
+	// answers: for each question, each follower's choice (as shown).
+	answers map[string]map[string]int
+	subs    map[*Follower]chan struct{}
+}
+
+// NewClass makes a class with nothing shared yet.
+func NewClass() *Class {
+	return &Class{answers: map[string]map[string]int{}, subs: map[*Follower]chan struct{}{}}
+}
+
+// Share returns src as the teacher's screen reads it: every state it
+// draws goes to the followers, and an open question carries the class's
+// tally. Close the share when the screen closes.
+func (c *Class) Share(src Source) *Shared { return &Shared{c: c, src: src} }
+
+// Shared is the teacher's source, shared with the class.
+type Shared struct {
+	c   *Class
+	src Source
+}
+
+// View reads the teacher's lab, publishes it, and adds the class's tally
+// to an open question.
+func (s *Shared) View() ViewState {
+	v := s.src.View()
+	s.c.publish(v)
+	if pr := openQuestion(v.Lesson); pr != nil {
+		les := *v.Lesson
+		p := *pr
+		p.Class = s.c.tally(questionKey(&les), len(p.Choices))
+		les.Prediction = &p
+		les.Blocks = withPrediction(les.Blocks, &p)
+		v.Lesson = &les
+	}
+	return v
+}
+
+// Exec runs the teacher's command.
+func (s *Shared) Exec(ctx context.Context, line string) (string, error) { return s.src.Exec(ctx, line) }
+
+// Changes is the teacher's source's.
+func (s *Shared) Changes() <-chan struct{} { return s.src.Changes() }
+
+// Close stops sharing: followers see that the teacher has no lab open.
+func (s *Shared) Close() {
+	s.c.mu.Lock()
+	s.c.sharing = false
+	s.c.view = ViewState{}
+	s.c.mu.Unlock()
+	s.c.signal()
+}
+
+func (c *Class) publish(v ViewState) {
+	c.mu.Lock()
+	c.view, c.sharing = v, true
+	c.mu.Unlock()
+	c.signal()
+}
+
+func (c *Class) signal() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, ch := range c.subs {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// tally counts the followers' answers to a question.
+func (c *Class) tally(key string, choices int) *ClassTally {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := &ClassTally{Counts: make([]int, choices), Following: len(c.subs)}
+	for _, choice := range c.answers[key] {
+		if choice >= 0 && choice < choices {
+			t.Counts[choice]++
+			t.Answered++
+		}
+	}
+	return t
+}
+
+// Followers is how many students follow the class now.
+func (c *Class) Followers() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.subs)
+}
+
+// Follow adds a student, named who (their SSH user and address), to the
+// class: their screen reads the teacher's through the Follower, which
+// they Close when they leave.
+func (c *Class) Follow(who string) *Follower {
+	f := &Follower{c: c, who: who, ch: make(chan struct{}, 1)}
+	c.mu.Lock()
+	c.subs[f] = f.ch
+	c.mu.Unlock()
+	c.signal() // the teacher's tally counts one more
+	return f
+}
+
+// Follower is a student's source: the teacher's screen, read-only.
+type Follower struct {
+	c    *Class
+	who  string
+	ch   chan struct{}
+	once sync.Once
+}
+
+// ErrReadOnly is what a follower's command gets: the lab is the teacher's.
+var ErrReadOnly = errors.New("you follow the teacher's lab, which only the teacher changes: " +
+	"watch, step back through history with [ and ], and answer the questions with their letters")
+
+// View is the teacher's screen as last drawn, with this student's own
+// answer to the open question (and, once the teacher reveals it, whether
+// it was right).
+func (f *Follower) View() ViewState {
+	f.c.mu.Lock()
+	v, sharing := f.c.view, f.c.sharing
+	var chosen int
+	var answered bool
+	if v.Lesson != nil && v.Lesson.Prediction != nil {
+		chosen, answered = f.c.answers[questionKey(v.Lesson)][f.who]
+	}
+	f.c.mu.Unlock()
+	if !sharing {
+		return ViewState{}
+	}
+	if v.Lesson != nil && v.Lesson.Prediction != nil {
+		les := *v.Lesson
+		p := *les.Prediction
+		p.Chosen = -1
+		if answered {
+			p.Chosen = chosen
+		}
+		les.Prediction = &p
+		les.Blocks = withPrediction(les.Blocks, &p)
+		v.Lesson = &les
+	}
+	return v
+}
+
+// Exec takes one command: the answer to the teacher's open question
+// ("predict b"). Anything else would change the teacher's lab.
+func (f *Follower) Exec(_ context.Context, line string) (string, error) {
+	fields := strings.Fields(line)
+	if len(fields) != 2 || fields[0] != lessons.CmdPredict {
+		return "", ErrReadOnly
+	}
+	f.c.mu.Lock()
+	defer f.c.mu.Unlock()
+	les := f.c.view.Lesson
+	pr := openQuestion(les)
+	if pr == nil {
+		if les != nil && les.Prediction != nil {
+			return "", errors.New("the teacher has revealed this question's answer already")
+		}
+		return "", errors.New("no question is open now")
+	}
+	n := len(pr.Choices)
+	letter := fields[1]
+	if len(letter) != 1 || letter[0] < 'a' || int(letter[0]-'a') >= n {
+		return "", fmt.Errorf("predict takes a letter from a to %c, not %q", 'a'+n-1, letter)
+	}
+	key := questionKey(les)
+	if f.c.answers[key] == nil {
+		f.c.answers[key] = map[string]int{}
+	}
+	f.c.answers[key][f.who] = int(letter[0] - 'a')
+	go f.c.signal() // the teacher's tally and this screen both change
+	return fmt.Sprintf("you chose %s) — the teacher reveals the answer", letter), nil
+}
+
+// Changes signals a new state of the teacher's screen.
+func (f *Follower) Changes() <-chan struct{} { return f.ch }
+
+// Close takes the student out of the class.
+func (f *Follower) Close() {
+	f.once.Do(func() {
+		f.c.mu.Lock()
+		delete(f.c.subs, f)
+		f.c.mu.Unlock()
+		f.c.signal()
+	})
+}
+
+// ClassTally is how the class answered the teacher's open question.
+type ClassTally struct {
+	Counts    []int // per choice, in the order shown
+	Answered  int
+	Following int
+}
+
+// String is the tally as the teacher's pane shows it: "12 of 20 answered:
+// a 3 · b 7 · c 2".
+func (t *ClassTally) String() string {
+	parts := make([]string, len(t.Counts))
+	for i, n := range t.Counts {
+		parts[i] = fmt.Sprintf("%c %d", 'a'+i, n)
+	}
+	return fmt.Sprintf("class: %d of %d answered — %s", t.Answered, t.Following, strings.Join(parts, " · "))
+}
+
+// openQuestion is the lesson's question waiting for the teacher's answer,
+// or nil.
+func openQuestion(les *Lesson) *Prediction {
+	if les == nil || les.Prediction == nil || les.Prediction.Chosen >= 0 || les.Prediction.Answer >= 0 {
+		return nil
+	}
+	return les.Prediction
+}
+
+// questionKey names a lesson's question for the tally.
+func questionKey(les *Lesson) string {
+	return fmt.Sprintf("%s\x00%d\x00%s", les.ID, les.Step, les.Prediction.Question)
+}
+
+// withPrediction is blocks with the last prediction block (the same
+// question) showing p instead; the slice is new, the others shared.
+func withPrediction(blocks []LessonBlock, p *Prediction) []LessonBlock {
+	for i := len(blocks) - 1; i >= 0; i-- {
+		if b := blocks[i]; b.Kind == BlockPrediction && b.Prediction != nil && b.Prediction.Question == p.Question {
+			out := slices.Clone(blocks)
+			out[i].Prediction = p
+			return out
+		}
+	}
+	return blocks
+}
