@@ -39,6 +39,9 @@ type AppOptions struct {
 	// Class, when set, shares every screen this program opens with the
 	// students who follow it (see Class).
 	Class *Class
+	// Notice is shown on the lesson picker when it opens: how students
+	// reach a served lab.
+	Notice string
 	// For RunApp: no alternate screen, no mouse, other streams.
 	NoAltScreen bool
 	NoMouse     bool
@@ -99,6 +102,9 @@ func NewApp(opts AppOptions) (*App, error) {
 		progress, loadErr = opts.Progress.Load()
 	}
 	a.picker = newPicker(a.st, opts.Lessons, progress, where)
+	if opts.Notice != "" {
+		a.picker.setStatus(opts.Notice, true)
+	}
 	if loadErr != nil {
 		a.picker.setStatus(loadErr.Error(), false)
 	}

@@ -25,8 +25,11 @@ func (p *checkerPanel) View() string {
 	if len(c.Fields) == 0 {
 		var rows []string
 		paras := []string{"Not checked yet.", "Run  :check  to drain and count."}
-		if p.ctx.ReadOnly {
+		switch {
+		case p.ctx.ReadOnly:
 			paras = []string{"Not checked in this recording."}
+		case p.ctx.Follow:
+			paras = []string{"Not checked yet: the teacher's check shows here."}
 		}
 		for _, para := range paras {
 			for _, s := range wrapText(para, p.w) {

@@ -48,7 +48,7 @@ type Shared struct {
 // to an open question.
 func (s *Shared) View() ViewState {
 	v := s.src.View()
-	s.c.publish(v)
+	s.c.publish(ownCopy(v))
 	if pr := openQuestion(v.Lesson); pr != nil {
 		les := *v.Lesson
 		p := *pr
@@ -153,6 +153,7 @@ func (f *Follower) View() ViewState {
 	if !sharing {
 		return ViewState{}
 	}
+	v = ownCopy(v)
 	if v.Lesson != nil && v.Lesson.Prediction != nil {
 		les := *v.Lesson
 		p := *les.Prediction
@@ -253,4 +254,29 @@ func withPrediction(blocks []LessonBlock, p *Prediction) []LessonBlock {
 		}
 	}
 	return blocks
+}
+
+// ownCopy is v with its own copy of everything a screen changes in the
+// state it reads: the history ring points a new state's unchanged log
+// windows, table rows and series at the last state's (history.share), and
+// a screen dates an undated truncation in place (Model.noticeChanges).
+// The teacher's screen and every follower's read one published state, so
+// each gets its own containers; the entries, rows and values they hold are
+// never written and stay shared.
+func ownCopy(v ViewState) ViewState {
+	v.Partitions = slices.Clone(v.Partitions)
+	for i := range v.Partitions {
+		p := &v.Partitions[i]
+		p.Replicas = slices.Clone(p.Replicas)
+		for j := range p.Replicas {
+			if t := p.Replicas[j].Truncation; t != nil {
+				tc := *t
+				p.Replicas[j].Truncation = &tc
+			}
+		}
+	}
+	v.Tables = slices.Clone(v.Tables)
+	v.Charts.Series = slices.Clone(v.Charts.Series)
+	v.Charts.Retries = slices.Clone(v.Charts.Retries)
+	return v
 }

@@ -50,7 +50,7 @@ func (p *clusterPanel) View() string {
 	s := p.ctx.State
 	p.nodeZones = p.nodeZones[:0]
 	if len(s.Nodes) == 0 && len(s.Partitions) == 0 {
-		return block(emptyHint(p.ctx, "No cluster in this moment of the recording.", "No cluster yet. Start one with  :cluster nodes=3"), p.w, p.h)
+		return block(emptyHint(p.ctx, p.ctx.noCluster(), "No cluster yet. Start one with  :cluster nodes=3"), p.w, p.h)
 	}
 	rows := p.nodeRows()
 	if s.Kafka != nil {

@@ -198,10 +198,10 @@ func windowNote(rows []string, off, h int, st *Styles, how string) ([]string, in
 }
 
 // emptyHint is what an empty panel says: with a live lab, how to fill it
-// (the command to type); in a recording, which cannot be changed, only
-// that it is empty.
+// (the command to type); in a recording, or on a follower's screen, which
+// cannot change it, only that it is empty.
 func emptyHint(ctx *Context, readOnly string, live ...string) []string {
-	if ctx.ReadOnly {
+	if ctx.ReadOnly || ctx.Follow {
 		return []string{ctx.Styles.Muted.Render(readOnly)}
 	}
 	out := make([]string, len(live))
@@ -209,4 +209,12 @@ func emptyHint(ctx *Context, readOnly string, live ...string) []string {
 		out[i] = ctx.Styles.Muted.Render(l)
 	}
 	return out
+}
+
+// noCluster is what the cluster panel says when there is none to show.
+func (ctx *Context) noCluster() string {
+	if ctx.Follow {
+		return "The teacher has no lab open yet: it shows here as soon as they open one."
+	}
+	return "No cluster in this moment of the recording."
 }

@@ -362,6 +362,10 @@ func (p *lessonPanel) foot(ls *Lesson, taskShown bool) []string {
 			}
 		}
 		mark, text = "▶", "Your turn: the task above"
+		if p.ctx.Follow {
+			mark, text, ms = symPending, "The teacher's turn: the task above", &st.Muted
+			break
+		}
 		switch {
 		case open != nil && open.Tried && open.Waiting != "":
 			mark, text, ms = symPending, "Done; the lab is getting there: "+open.Waiting, &st.Muted
@@ -374,11 +378,17 @@ func (p *lessonPanel) foot(ls *Lesson, taskShown bool) []string {
 			n = len(ls.Prediction.Choices)
 		}
 		mark, text = "▶", fmt.Sprintf("Your turn: press a–%c to predict", 'a'+max(0, n-1))
+		if p.ctx.Follow && ls.Prediction != nil && ls.Prediction.Chosen >= 0 {
+			mark, text, ms = symPending, "Answered; the teacher reveals it when the class is ready", &st.Muted
+		}
 	case lessons.StatusStepDone:
 		mark, ms = symOK, &st.OK
 		text = "Step done — " + keyOf(k.NextStep) + ": next step"
 		if ls.Step >= ls.Steps {
 			text = "Last step done — " + keyOf(k.NextStep) + ": finish the lesson"
+		}
+		if p.ctx.Follow {
+			text = "Step done: the teacher moves on when the class is ready"
 		}
 	case lessons.StatusFailed:
 		mark, text, ms = symFail, "An expectation failed — :lesson reset", &st.Fail

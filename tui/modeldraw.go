@@ -177,8 +177,11 @@ func (m *Model) header(w int) string {
 	// jobs shrink (shorter names and bars, then only the first) before
 	// the timing goes, so the clock and its state stay in view.
 	warn := ""
-	if m.opts.ReadOnly {
+	switch {
+	case m.opts.ReadOnly:
 		warn = "  REPLAY (read-only)"
+	case m.opts.Follow:
+		warn = "  FOLLOWING (read-only)"
 	}
 	title, tail := m.ctx.Title, ""
 	if ls := s.Lesson; ls != nil {
@@ -384,8 +387,13 @@ func (m *Model) helpView(w, h int) string {
 	for _, l := range legend {
 		rows = append(rows, "  "+st.Key.Render(fit(l[0], 8))+" "+st.Text.Render(l[1]))
 	}
-	rows = append(rows, "", st.Muted.Render("Every key runs a lab command you could type at ':' — k on n2 is  :kill n2."),
-		st.Muted.Render("Type :help for the commands. ? or esc closes this."))
+	notes := []string{"Every key runs a lab command you could type at ':' — k on n2 is  :kill n2.",
+		"Type :help for the commands. ? or esc closes this."}
+	if m.opts.Follow {
+		notes = []string{"This is the teacher's lab: only the teacher changes it. Answer a question with its letter.",
+			"? or esc closes this."}
+	}
+	rows = append(rows, "", st.Muted.Render(notes[0]), st.Muted.Render(notes[1]))
 	for len(rows) > h && rows[len(rows)-1] != "" { // short screens lose the notes first
 		rows = rows[:len(rows)-1]
 	}

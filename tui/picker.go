@@ -233,28 +233,37 @@ func (p *picker) View() string {
 	if w < MinWidth || h < MinHeight {
 		return tooSmall(w, h)
 	}
+	// The status wraps, up to three rows: a notice such as how students
+	// join a served lab is read in full.
+	var status []string
+	switch {
+	case p.status == "":
+		status = []string{st.Faint.Render(fit("enter opens the lesson on a live three-node cluster", w))}
+	case p.statusOK:
+		for _, s := range wrapText(p.status, w) {
+			status = append(status, st.Muted.Render(s))
+		}
+	default:
+		for _, s := range wrapText(symFail+" "+p.status, w) {
+			status = append(status, st.Fail.Render(s))
+		}
+	}
+	status = status[:min(len(status), 3)]
 	rows := []string{p.header(w)}
+	body := h - 1 - len(status) // the header, the status, the help row
 	if p.showHelp {
-		rows = append(rows, strings.Split(frame(st, []string{"Help"}, 0, true, p.helpView(w-2, h-5), w, h-3), "\n")...)
+		rows = append(rows, strings.Split(frame(st, []string{"Help"}, 0, true, p.helpView(w-2, body-3), w, body-1), "\n")...)
 	} else {
 		// The details take what they need, up to a third of the screen;
 		// the list the rest.
 		title, detail := p.detail(w-2, max(3, h/3-2))
 		detailH := len(detail) + 2
-		listH := h - 1 - detailH - 2
+		listH := body - detailH - 1
 		rows = append(rows, strings.Split(frame(st, []string{"Lessons"}, 0, true, p.list(w-2, listH-2), w, listH), "\n")...)
 		rows = append(rows, strings.Split(frame(st, []string{title}, 0, false, block(detail, w-2, detailH-2), w, detailH), "\n")...)
 	}
-	var status line
-	switch {
-	case p.status == "":
-		status.add(&st.Faint, "enter opens the lesson on a live three-node cluster")
-	case p.statusOK:
-		status.add(&st.Muted, p.status)
-	default:
-		status.add(&st.Fail, symFail+" "+p.status)
-	}
-	rows = append(rows, status.fit(w), fit(p.help.ShortHelpView(p.keys.ShortHelp()), w))
+	rows = append(rows, status...)
+	rows = append(rows, fit(p.help.ShortHelpView(p.keys.ShortHelp()), w))
 	return strings.Join(rows, "\n")
 }
 

@@ -239,7 +239,7 @@ func (s *Server) program(sess ssh.Session) (tea.Model, func(), error) {
 			return nil, nil, errors.New("nobody shares a lab on this server; ssh without \"follow\" opens a lab of your own")
 		}
 		f := s.opts.Class.Follow(sess.User() + "@" + sess.RemoteAddr().String())
-		m := New(f, Options{Follow: true, Title: "Following the teacher", Theme: s.opts.Theme, Renderer: r})
+		m := New(f, Options{Follow: true, Title: "The teacher's lab", Theme: s.opts.Theme, Renderer: r})
 		return m, func() { m.Close(); f.Close() }, nil
 	case len(cmd) == 0:
 		var store *lessons.Store

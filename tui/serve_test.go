@@ -193,7 +193,7 @@ func TestServeRefusesPastTheLimit(t *testing.T) {
 	go s.Serve()
 	t.Cleanup(func() { s.Close() })
 	first := openScreen(t, s, "ada", FollowCommand)
-	first.waitFor(t, 20*time.Second, "Following the teacher")
+	first.waitFor(t, 20*time.Second, "FOLLOWING (read-only)")
 	second := openScreen(t, s, "bob", FollowCommand)
 	second.waitFor(t, 20*time.Second, "this server is full: 1 sessions are open")
 	select {

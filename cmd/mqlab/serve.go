@@ -1,0 +1,131 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mqlab/mqlab/lessons"
+	"github.com/mqlab/mqlab/tui"
+)
+
+type serveFlags struct {
+	ssh, code, keys, timing string
+	max                     int
+	share                   bool
+}
+
+func serveCmd() *cobra.Command {
+	var o serveFlags
+	cmd := &cobra.Command{
+		Use:   "serve --ssh ADDR",
+		Short: "Serve mqlab over SSH to a class: a lab for each student, or the teacher's to follow",
+		Long: `serve lets a class use mqlab with nothing but ssh. Every session gets the
+lessons and a lab of its own, with its progress kept per SSH user. With
+--share the teacher's own screen opens here and is shared: a student who
+connects with the command "follow" sees it live, read-only, and answers
+its questions on their own screen while the teacher's shows the tally.
+
+Students get in with the join code as their password (one is made and
+printed unless --code gives it) or with a key listed in --authorized-keys.
+It listens on 127.0.0.1 unless ADDR names another host.`,
+		Example: `  mqlab serve --ssh :2222 --share          # the teacher's screen here, shared
+  ssh -p 2222 127.0.0.1                    # a student: a lab of their own
+  ssh -t -p 2222 127.0.0.1 follow          # a student: the teacher's lab`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return serve(cmd, o) },
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&o.ssh, "ssh", "", "address to serve SSH on, HOST:PORT or :PORT (the host is 127.0.0.1 unless given)")
+	fs.StringVar(&o.code, "code", "", "the join code students type as their password (default: one is made and printed)")
+	fs.StringVar(&o.keys, "authorized-keys", "", "a file of public keys, as in ~/.ssh/authorized_keys, let in without the code")
+	fs.IntVar(&o.max, "max-sessions", tui.DefaultMaxSessions, "most SSH sessions at once; each own-lab session runs a lab of three nodes")
+	fs.BoolVar(&o.share, "share", false, "open the teacher's screen here and share it with students who connect with the command follow")
+	fs.StringVar(&o.timing, "timing", "classroom", "raft timing preset for every lab: fast or classroom")
+	return cmd
+}
+
+func serve(cmd *cobra.Command, o serveFlags) error {
+	if o.ssh == "" {
+		return errors.New("serve needs --ssh ADDR, e.g. --ssh :2222: SSH is how mqlab serves a class")
+	}
+	if o.max < 1 {
+		return fmt.Errorf("--max-sessions %d: want at least 1", o.max)
+	}
+	if o.share && !isTerminal(cmd.OutOrStdout()) {
+		return errors.New("--share opens the teacher's screen here, and standard output is not a terminal: run it in one, or leave --share out to serve students only")
+	}
+	progress, err := lessons.DefaultStorePath()
+	if err != nil {
+		return err
+	}
+	state := filepath.Dir(progress)
+	var class *tui.Class
+	if o.share {
+		class = tui.NewClass()
+	}
+	srv, err := tui.NewServer(tui.ServeOptions{Addr: o.ssh, Code: o.code, AuthorizedKeys: o.keys, MaxSessions: o.max,
+		HostKeyPath: filepath.Join(state, "ssh_host_ed25519"), StateDir: filepath.Join(state, "ssh"),
+		Timing: o.timing, Sandbox: sandboxSetup, Class: class})
+	if err != nil {
+		return err
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve() }()
+	banner := serveBanner(srv, o.share)
+	if !o.share {
+		fmt.Fprint(cmd.ErrOrStderr(), banner+"Ctrl-C stops the server.\n")
+		ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+		defer stop()
+		select {
+		case <-ctx.Done():
+		case err := <-served:
+			return err
+		}
+		return srv.Close()
+	}
+	store, err := lessons.OpenStore("")
+	if err != nil {
+		fmt.Fprintf(cmd.ErrOrStderr(), "mqlab: your progress will not be kept: %v\n", err)
+		store = nil
+	}
+	fmt.Fprint(cmd.ErrOrStderr(), banner)
+	appErr := tui.RunApp(tui.AppOptions{Progress: store, Timing: o.timing, Sandbox: sandboxSetup, Class: class, Notice: serveNotice(srv)})
+	return errors.Join(appErr, srv.Close())
+}
+
+// serveNotice is the banner in one line, for the teacher's lesson picker.
+func serveNotice(srv *tui.Server) string {
+	host, port, _ := net.SplitHostPort(srv.Addr().String())
+	code := "a listed key"
+	if srv.Code() != "" {
+		code = "code " + srv.Code()
+	}
+	return fmt.Sprintf("Students join with %s: ssh -p %s %s for a lab of their own, ssh -t -p %s %s %s for yours.",
+		code, port, host, port, host, tui.FollowCommand)
+}
+
+// serveBanner tells the teacher how students get in.
+func serveBanner(srv *tui.Server, share bool) string {
+	host, port, _ := net.SplitHostPort(srv.Addr().String())
+	var b []byte
+	w := func(format string, a ...any) { b = fmt.Appendf(b, format, a...) }
+	w("mqlab serves on %s.", srv.Addr())
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		w(" Anyone who can reach it may try to join; the join code or a listed key is what keeps strangers out.")
+	}
+	w("\n")
+	if srv.Code() != "" {
+		w("Join code: %s (students type it as their password).\n", srv.Code())
+	}
+	w("A lab of their own: ssh -p %s %s\n", port, host)
+	if share {
+		w("Your lab, to follow: ssh -t -p %s %s %s\n", port, host, tui.FollowCommand)
+	}
+	return string(b)
+}
