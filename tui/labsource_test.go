@@ -33,7 +33,7 @@ func checkLeaks(t *testing.T) {
 
 // newTestLab starts a fast lab, runs lines on it, and watches it with a
 // LabSource; both are closed when the test ends.
-func newTestLab(t *testing.T, lines ...string) (*lab.Lab, *LabSource) {
+func newTestLab(t testing.TB, lines ...string) (*lab.Lab, *LabSource) {
 	t.Helper()
 	l, err := lab.New(lab.Options{Nodes: 3, Timing: "fast"})
 	if err != nil {
@@ -48,7 +48,7 @@ func newTestLab(t *testing.T, lines ...string) (*lab.Lab, *LabSource) {
 	return l, src
 }
 
-func mustExec(t *testing.T, src Source, line string) string {
+func mustExec(t testing.TB, src Source, line string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

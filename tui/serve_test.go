@@ -16,7 +16,7 @@ const testCode = "open-sesame"
 
 // newTestServer serves mqlab on a free loopback port with the join code
 // testCode; it is closed when the test ends.
-func newTestServer(t *testing.T, class *Class) *Server {
+func newTestServer(t testing.TB, class *Class) *Server {
 	t.Helper()
 	s, err := NewServer(ServeOptions{Addr: "127.0.0.1:0", Code: testCode, Timing: "fast",
 		StateDir: t.TempDir(), Class: class})
@@ -67,7 +67,7 @@ func (sc *screen) text() string {
 
 // openScreen logs in as user and opens a 100x30 terminal running cmd
 // (the picker when "").
-func openScreen(t *testing.T, s *Server, user, cmd string) *screen {
+func openScreen(t testing.TB, s *Server, user, cmd string) *screen {
 	t.Helper()
 	c, err := dial(s, user, testCode)
 	if err != nil {
@@ -100,7 +100,7 @@ func openScreen(t *testing.T, s *Server, user, cmd string) *screen {
 }
 
 // waitFor waits up to d for the session to have printed want.
-func (sc *screen) waitFor(t *testing.T, d time.Duration, want string) {
+func (sc *screen) waitFor(t testing.TB, d time.Duration, want string) {
 	t.Helper()
 	deadline := time.Now().Add(d)
 	for !strings.Contains(sc.text(), want) {
@@ -208,7 +208,7 @@ func TestServeRefusesPastTheLimit(t *testing.T) {
 
 // teacherScreen shares a lab the way the teacher's screen does: it reads
 // the source every time it changes, which publishes to the class.
-func teacherScreen(t *testing.T, class *Class, src Source) *Shared {
+func teacherScreen(t testing.TB, class *Class, src Source) *Shared {
 	t.Helper()
 	sh := class.Share(src)
 	sh.View() // the teacher's first frame
