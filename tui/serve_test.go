@@ -65,9 +65,14 @@ func (sc *screen) text() string {
 	return ansi.Strip(sc.out.String())
 }
 
-// openScreen logs in as user and opens a 100x30 terminal running cmd
-// (the picker when "").
+// openScreen logs in as user and opens a 100x30 xterm-256color terminal
+// running cmd (the picker when "").
 func openScreen(t testing.TB, s *Server, user, cmd string) *screen {
+	t.Helper()
+	return openTerm(t, s, user, cmd, "xterm-256color")
+}
+
+func openTerm(t testing.TB, s *Server, user, cmd, term string) *screen {
 	t.Helper()
 	c, err := dial(s, user, testCode)
 	if err != nil {
@@ -84,7 +89,7 @@ func openScreen(t testing.TB, s *Server, user, cmd string) *screen {
 	if sc.in, err = sess.StdinPipe(); err != nil {
 		t.Fatal(err)
 	}
-	if err := sess.RequestPty("xterm-256color", 30, 100, gossh.TerminalModes{}); err != nil {
+	if err := sess.RequestPty(term, 30, 100, gossh.TerminalModes{}); err != nil {
 		t.Fatal(err)
 	}
 	if cmd == "" {
@@ -163,6 +168,38 @@ func TestServeSessionGetsThePicker(t *testing.T) {
 	case <-sc.done:
 	case <-time.After(20 * time.Second):
 		t.Fatal("q did not end the session")
+	}
+}
+
+// Each session draws in the colours its own terminal takes: 256 colours
+// for an xterm-256color, none for a dumb terminal, whatever the server's.
+func TestServeColoursPerSession(t *testing.T) {
+	s := newTestServer(t, nil)
+	colour := openTerm(t, s, "ada", "", "xterm-256color")
+	plain := openTerm(t, s, "bob", "", "dumb")
+	for _, sc := range []*screen{colour, plain} {
+		sc.waitFor(t, 20*time.Second, "enter opens the lesson on a live three-node cluster")
+	}
+	raw := func(sc *screen) string {
+		sc.mu.Lock()
+		defer sc.mu.Unlock()
+		return sc.out.String()
+	}
+	if !strings.Contains(raw(colour), "\x1b[38;5;") {
+		t.Error("the xterm-256color session got no 256-colour escape")
+	}
+	if strings.Contains(raw(plain), "\x1b[38;") {
+		t.Error("the dumb terminal's session got colour escapes")
+	}
+}
+
+// An SSH user's name becomes one folder for its progress, inside the
+// state folder whatever it says.
+func TestUserDir(t *testing.T) {
+	for user, want := range map[string]string{"ada": "ada", "../../etc": ".._.._etc", "..": "_..", "": "_", "a b/c": "a_b_c"} {
+		if got := userDir(user); got != want {
+			t.Errorf("userDir(%q) = %q; want %q", user, got, want)
+		}
 	}
 }
 
