@@ -52,6 +52,9 @@ var (
 	ErrNotAvailable = errors.New("not available yet")
 	// ErrClosed: the lab has been closed.
 	ErrClosed = errors.New("lab closed")
+	// ErrNeedsCheck: a condition reads a field of the checker's report,
+	// which only a check (a drain of the cluster) can give.
+	ErrNeedsCheck = errors.New("reading a checker field needs a check")
 )
 
 // ExpectationError is an expect whose condition did not hold, with the

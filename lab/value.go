@@ -28,7 +28,7 @@ func (l *Lab) Value(ctx context.Context, e command.Expr) (string, error) {
 // needs a check, which drains the cluster: Holds refuses it.
 func (l *Lab) Holds(ctx context.Context, c command.Condition) (bool, []string, error) {
 	if readsChecker(c) {
-		return false, nil, fmt.Errorf("%s: reading a checker field needs a check", c)
+		return false, nil, fmt.Errorf("%s: %w", c, ErrNeedsCheck)
 	}
 	w, err := l.world()
 	if err != nil {

@@ -86,6 +86,16 @@ var mutations = map[string]struct{ old, new, why string }{
 	},
 }
 
+// knownSpoilers are the lines lesson check --play still reports in the
+// curriculum, each a question whose answer the screen shows when it is
+// asked. They are to be fixed by changing their scenes; any other finding
+// fails TestCurriculumHeadless, so none is added unseen.
+var knownSpoilers = map[string][]int{
+	"idempotent-consumer": {104, 182}, // the wallet's balance is on the services panel before the redelivery question
+	"back-pressure":       {39, 138, 309},
+	"outbox":              {34}, // its next expect states the scene, and the reveal comes later: a predict cannot name its reveal yet
+}
+
 // raceLessons are the lessons played under the race detector.
 var raceLessons = []string{"queues", "ordering", "outbox", "failover"}
 
@@ -253,6 +263,16 @@ func TestCurriculumHeadless(t *testing.T) {
 				t.Fatalf("mutation (%s): want failed expectations, got %v\n%s", m.why, err, out.String())
 			}
 			t.Logf("mutation %q → %q failed %d expectation(s), as it should: %s", m.old, m.new, len(fe.Failed), m.why)
+
+			found, err := Audit(ctx, les, Options{Timing: "fast"})
+			if err != nil {
+				t.Fatalf("lesson check --play: %v", err)
+			}
+			for _, f := range found {
+				if !slices.Contains(knownSpoilers[les.ID], f.Line) {
+					t.Errorf("lesson check --play: %s:%v", les.File, f)
+				}
+			}
 		})
 	}
 }

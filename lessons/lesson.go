@@ -66,6 +66,10 @@ type Block struct {
 	Predict  *Predict
 	Expects  []Expectation
 	Concept  string // KindPredict, KindExpect: the concept it teaches, or ""
+	// HoldsBefore is, for an expect block, why it may already hold when
+	// its step begins ("nothing was lost" holds before and after); ""
+	// when it must not (see Audit).
+	HoldsBefore string
 
 	src []srcLine // a fenced block's lines, for checks by line
 }

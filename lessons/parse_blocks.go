@@ -41,7 +41,7 @@ func (p *parser) block(step *Step, f *fence) {
 	case KindPredict:
 		b.Predict, b.Concept = p.predict(f, step)
 	case KindExpect:
-		b.Expects, b.Concept = p.expect(f)
+		b.Expects, b.Concept, b.HoldsBefore = p.expect(f)
 	}
 	step.Blocks = append(step.Blocks, b)
 }
@@ -239,12 +239,19 @@ func (p *parser) conceptTag(num int, name, prev string) string {
 	return name
 }
 
-func (p *parser) expect(f *fence) ([]Expectation, string) {
+func (p *parser) expect(f *fence) ([]Expectation, string, string) {
 	var out []Expectation
-	concept := ""
+	concept, holdsBefore := "", ""
 	for _, l := range f.lines {
-		if k, rest, _ := key(l.text, "concept"); k != "" {
+		switch k, rest, _ := key(l.text, "concept", "holds-before"); k {
+		case "concept":
 			concept = p.conceptTag(l.num, rest, concept)
+			continue
+		case "holds-before":
+			if rest == "" {
+				p.problem(l.num, 0, "holds-before: needs the reason the block may hold before its step, e.g. holds-before: nothing was lost before either")
+			}
+			holdsBefore = rest
 			continue
 		}
 		c, err := p.parseLine(l.num, "expect "+l.text)
@@ -263,7 +270,7 @@ func (p *parser) expect(f *fence) ([]Expectation, string) {
 		cond, label := splitLabel(l.text)
 		out = append(out, Expectation{Line: l.num, Text: cond, Label: label, Cond: e.Cond})
 	}
-	return out, concept
+	return out, concept, holdsBefore
 }
 
 // splitLabel splits "lost == 1   # the acks=1 write is gone" into the

@@ -64,7 +64,8 @@ func lessonCmd() *cobra.Command {
 		Use:   "lesson",
 		Short: "Work on lesson files",
 	}
-	lesson.AddCommand(&cobra.Command{
+	var play bool
+	check := &cobra.Command{
 		Use:   "check FILE...",
 		Short: "Validate lesson files and report every problem with its line",
 		Long: `check parses each lesson file and validates it without running anything:
@@ -74,16 +75,25 @@ topics and nodes commands name, and {{…}} placeholders. A value kept with
 {{epoch(orders/0) as before}} can be shown again as {{before}} and compared
 with in a condition: expect epoch(orders/0) > before, wait: hwm(orders/0)
 >= before + 10. It reports every problem as FILE:LINE[:COL]: message and
-exits non-zero if there is one.`,
+exits non-zero if there is one.
+
+With --play it then plays each lesson headless on a lab of its own and
+reports what only playing shows: a prediction whose answer is already on
+screen when it is asked (its expect block reads the same values then), an
+expect block that held before anything in its step happened (unless it
+says why with holds-before: REASON), and a task whose goal held before the
+learner was asked.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return checkLessons(cmd.OutOrStdout(), args)
+			return checkLessons(cmd.Context(), cmd.OutOrStdout(), args, play)
 		},
-	})
+	}
+	check.Flags().BoolVar(&play, "play", false, "also play each lesson and report spoiled questions, expectations that held before their step, and tasks done before the learner acts")
+	lesson.AddCommand(check)
 	return lesson
 }
 
-func checkLessons(out io.Writer, paths []string) error {
+func checkLessons(ctx context.Context, out io.Writer, paths []string, play bool) error {
 	bad := 0
 	for _, p := range paths {
 		src, err := os.ReadFile(p)
@@ -117,6 +127,21 @@ func checkLessons(out io.Writer, paths []string) error {
 		}
 		fmt.Fprintf(out, "%s: ok: %s, %s, %s, %s, %s\n", p, les.ID, count(len(les.Steps), "step"),
 			count(cmds, "command"), count(predicts, "prediction"), count(expects, "expectation"))
+		if !play {
+			continue
+		}
+		found, err := lessons.Audit(ctx, les, lessons.Options{})
+		for _, f := range found {
+			fmt.Fprintf(out, "%s:%v\n", p, f)
+		}
+		if err != nil {
+			fmt.Fprintf(out, "%s: playing it stopped: %v\n", p, err)
+		}
+		if err != nil || len(found) > 0 {
+			bad++
+		} else {
+			fmt.Fprintf(out, "%s: played: no question answered before it is asked, no expectation held before its step\n", p)
+		}
 	}
 	if bad > 0 {
 		return fmt.Errorf("%d of %d lesson files have problems", bad, len(paths))

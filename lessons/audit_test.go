@@ -1,0 +1,54 @@
+package lessons
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A lesson written to give itself away: Audit names each spoiled question,
+// each expectation that held before its step, and the task done before
+// the learner acts, at its line; the block that says why it holds before,
+// and the step that asks before it shows, pass.
+func TestAuditFindsSpoilers(t *testing.T) {
+	les, err := Load(filepath.Join("testdata", "audit", "spoiled.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	found, err := Audit(ctxFor(t, time.Minute), les, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[int]string{
+		18: "the answer was on screen when the question was asked: the expect block at line 26",
+		26: "every condition held when the step began (leader(orders/0) != n1",
+		33: "every condition held when the step began (hwm(orders/0) == 3: 3)",
+		46: "the task's goal held before the learner was asked for it (leader(orders/0) != none",
+	}
+	var lines []int
+	for _, f := range found {
+		lines = append(lines, f.Line)
+		if w, ok := want[f.Line]; !ok {
+			t.Errorf("unexpected finding %v", f)
+		} else if !strings.Contains(f.Text, w) {
+			t.Errorf("line %d: %q; want it to say %q", f.Line, f.Text, w)
+		}
+	}
+	for line := range want {
+		if !slices.Contains(lines, line) {
+			t.Errorf("nothing found at line %d: %s", line, want[line])
+		}
+	}
+}
+
+// holds-before: needs its reason.
+func TestHoldsBeforeNeedsAReason(t *testing.T) {
+	src := "---\nid: x\ntitle: X\nconcepts: [c]\n---\n\n## One\n\n```lab\ncluster nodes=3\n```\n\n" +
+		"```predict\nconcept: c\nQ?\n- [x] a\n- [ ] b\nwhy: w\n```\n\n```expect\nconcept: c\nholds-before:\nlost == 0\n```\n"
+	_, err := Parse("x.md", []byte(src))
+	if err == nil || !strings.Contains(err.Error(), "holds-before: needs the reason") {
+		t.Fatalf("Parse: %v; want a problem saying holds-before: needs its reason", err)
+	}
+}
