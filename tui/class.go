@@ -175,28 +175,36 @@ func (f *Follower) Exec(_ context.Context, line string) (string, error) {
 	if len(fields) != 2 || fields[0] != lessons.CmdPredict {
 		return "", ErrReadOnly
 	}
-	f.c.mu.Lock()
-	defer f.c.mu.Unlock()
-	les := f.c.view.Lesson
+	letter := fields[1]
+	if err := f.c.answer(f.who, letter); err != nil {
+		return "", err
+	}
+	f.c.signal() // the teacher's tally and this screen both change
+	return fmt.Sprintf("you chose %s) — the teacher reveals the answer", letter), nil
+}
+
+// answer records who's answer, a letter, to the open question.
+func (c *Class) answer(who, letter string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	les := c.view.Lesson
 	pr := openQuestion(les)
 	if pr == nil {
 		if les != nil && les.Prediction != nil {
-			return "", errors.New("the teacher has revealed this question's answer already")
+			return errors.New("the teacher has revealed this question's answer already")
 		}
-		return "", errors.New("no question is open now")
+		return errors.New("no question is open now")
 	}
 	n := len(pr.Choices)
-	letter := fields[1]
 	if len(letter) != 1 || letter[0] < 'a' || int(letter[0]-'a') >= n {
-		return "", fmt.Errorf("predict takes a letter from a to %c, not %q", 'a'+n-1, letter)
+		return fmt.Errorf("predict takes a letter from a to %c, not %q", 'a'+n-1, letter)
 	}
 	key := questionKey(les)
-	if f.c.answers[key] == nil {
-		f.c.answers[key] = map[string]int{}
+	if c.answers[key] == nil {
+		c.answers[key] = map[string]int{}
 	}
-	f.c.answers[key][f.who] = int(letter[0] - 'a')
-	go f.c.signal() // the teacher's tally and this screen both change
-	return fmt.Sprintf("you chose %s) — the teacher reveals the answer", letter), nil
+	c.answers[key][who] = int(letter[0] - 'a')
+	return nil
 }
 
 // Changes signals a new state of the teacher's screen.
