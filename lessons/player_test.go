@@ -76,6 +76,11 @@ func TestTaskNotes(t *testing.T) {
 	if got := p.waiting(ctx, &Task{Wait: script(t, "wait hwm(orders/0@n1) == 3")}); got != "" {
 		t.Errorf("a goal that holds waits for %q", got)
 	}
+	// Under load the restart can cost an election: the first condition
+	// must hold for the note to name the second.
+	if failed := l.RunScript(ctx, script(t, "wait leader(orders/0) != none"), nil); len(failed) > 0 {
+		t.Fatal(failed[0])
+	}
 	both := &Task{Wait: script(t, "wait leader(orders/0) != none\nwait epoch(orders/0) > epoch(orders/0@n1) + 1")}
 	cond := both.Wait[1].Cmd.(command.Wait).Cond
 	left, err := l.Value(ctx, cond.Left)
