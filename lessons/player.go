@@ -250,7 +250,15 @@ func (p *Player) state() (playerState, chan struct{}) {
 // the goal needs that is down.
 func (p *Player) State() State {
 	ctx := p.base
-	st, _ := p.state()
+	// The blocks are cloned under the lock: a reveal writes the played
+	// prediction they point to (revealed), from the goroutine answering.
+	p.mu.Lock()
+	st := p.st
+	blocks := make([]Played, len(st.blocks))
+	for i, b := range st.blocks {
+		blocks[i] = b.clone()
+	}
+	p.mu.Unlock()
 	out := State{Step: st.step, Steps: len(p.les.Steps), Status: st.status,
 		Notice: st.notice, Err: st.err, Failed: slices.Clone(st.failed)}
 	if st.step < len(p.les.Steps) {
@@ -261,9 +269,7 @@ func (p *Player) State() State {
 	if st.status == StatusStarting && len(st.blocks) == 0 && st.preview != "" {
 		out.Blocks = []Played{{Kind: KindText, Text: st.preview}}
 	}
-	for _, b := range st.blocks {
-		out.Blocks = append(out.Blocks, b.clone())
-	}
+	out.Blocks = append(out.Blocks, blocks...)
 	if st.status == StatusTask && st.task != nil {
 		if w := p.waiting(ctx, st.task); w != "" {
 			if t := lastOpenTask(out.Blocks); t != nil {
