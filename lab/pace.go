@@ -24,8 +24,8 @@ func raftPace(speed float64) float64 {
 // as a lesson re-running its earlier steps on a fresh cluster, where a
 // classroom election would keep the learner waiting for a scene already
 // seen. Off gives raft the pace the lab's timing and speed ask for.
-// Groups' session timeouts and clients' request timeouts keep the lab's
-// timing.
+// Consumers started while hurried join with the fast preset's session
+// (groupSet.sessionFor); clients' request timeouts keep the lab's timing.
 func (l *Lab) Hurry(on bool) error {
 	l.hurry.Store(on)
 	w, err := l.world()
