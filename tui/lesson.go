@@ -447,6 +447,12 @@ func (p *lessonPanel) follow(ls *Lesson, tops []int, total, h int) {
 	case waited && ls.Status != p.seenStatus && p.seenBlocks > 0:
 		p.anchor = p.seenBlocks - 1 // the block the learner just did or answered
 	}
+	if ls.Status == lessons.StatusPredict && n > 0 && ls.Blocks[n-1].Kind == BlockPrediction && p.anchor < n-1 {
+		// The learner is asked to answer: the open question is in view,
+		// what led to it one scroll up (a second question in one step
+		// comes after the first one's reveal).
+		p.anchor = n - 1
+	}
 	p.seenStep, p.seenBlocks, p.seenStatus, p.seenH = ls.Step, n, ls.Status, h
 	if p.anchor >= len(tops) || h <= 0 {
 		return

@@ -153,3 +153,38 @@ func TestLessonPaneNamesTheRunningCommand(t *testing.T) {
 		}
 	}
 }
+
+// A step that asks a second question after the first one's reveal keeps
+// the open question in view, in a pane too short for both: the learner is
+// asked to answer it.
+func TestLessonPaneShowsTheOpenQuestion(t *testing.T) {
+	ctx := newContext(newFakeSource(ViewState{}), NewStyles(DefaultTheme), DefaultKeyMap())
+	first := &Prediction{Question: "What becomes of the batch?",
+		Choices: []string{"both are lost", "0 to 1,499 survive; the batch is lost", "0 to 1,499 survive; the checkout retries the batch"},
+		Chosen:  2, Answer: 2, Why: "Everything below the high-water mark is on a majority, so any new leader has it, and the producer retries."}
+	second := &Prediction{Question: "At which epoch does the new leader lead?",
+		Choices: []string{"one higher", "the same one", "n1's epoch minus one"}, Chosen: -1, Answer: -1}
+	ls := &Lesson{Title: "Leader failover", Step: 2, Steps: 4, StepTitle: "A batch only the leader holds",
+		Status: lessons.StatusPredict, Prediction: first,
+		Blocks: []LessonBlock{
+			{Kind: BlockText, Text: "The next batch, offsets 1,500 to 1,999, reaches n1 at the worst moment: n1 has just lost contact with both followers."},
+			{Kind: BlockPrediction, Prediction: &Prediction{Question: first.Question, Choices: first.Choices, Chosen: -1, Answer: -1}},
+		}}
+	ctx.State = &ViewState{Lesson: ls}
+	p := newLessonPanel(ctx)
+	p.SetSize(40, 16)
+	if got := p.View(); !strings.Contains(got, "What becomes of the batch?") {
+		t.Fatalf("the first question is not in view:\n%s", got)
+	}
+	// The first is answered and revealed; the second is asked.
+	ls2 := *ls
+	ls2.Prediction = second
+	ls2.Blocks = []LessonBlock{ls.Blocks[0], {Kind: BlockPrediction, Prediction: first}, {Kind: BlockPrediction, Prediction: second}}
+	ctx.State = &ViewState{Lesson: &ls2}
+	got := p.View()
+	for _, want := range []string{"At which epoch does the new", "n1's epoch minus one"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the open question is not in view (%q missing):\n%s", want, got)
+		}
+	}
+}
