@@ -524,7 +524,7 @@ func taskLine(st *Styles, ls *Lesson, w int) string {
 	for _, t := range ls.Tasks {
 		if !t.Done {
 			l.add(&st.Warn, "[ ] ")
-			text := t.Text
+			text := oneLine(t.Text)
 			if t.Hint != "" {
 				text += " — " + t.Hint
 			}
@@ -534,7 +534,7 @@ func taskLine(st *Styles, ls *Lesson, w int) string {
 	}
 	if pr := ls.Prediction; pr != nil && pr.Chosen < 0 {
 		l.add(&st.Accent, "Predict: ")
-		l.add(&st.Text, pr.Question+" (a–"+string(rune('a'+max(0, len(pr.Choices)-1)))+")")
+		l.add(&st.Text, oneLine(pr.Question)+" (a–"+string(rune('a'+max(0, len(pr.Choices)-1)))+")")
 		return l.fit(w)
 	}
 	l.add(&st.Text, strings.TrimSpace(ls.StepTitle))

@@ -188,3 +188,19 @@ func TestLessonPaneShowsTheOpenQuestion(t *testing.T) {
 		}
 	}
 }
+
+// The one-row task line of a small screen holds a question or task
+// written over several lines in its lesson file on one row: a line break
+// in it would push the whole screen up a row.
+func TestTaskLineIsOneRow(t *testing.T) {
+	st := NewStyles(DefaultTheme)
+	for _, ls := range []*Lesson{
+		{Step: 2, Steps: 4, Status: lessons.StatusPredict, Prediction: &Prediction{Question: "n1 leads at epoch 3. Once n2 and n3 elect a new leader, at\nwhich epoch does it lead?", Choices: []string{"a", "b", "c"}, Chosen: -1, Answer: -1}},
+		{Step: 3, Steps: 4, Status: lessons.StatusTask, Tasks: []Task{{Text: "Heal the network\nso n1 can rejoin.", Hint: "key: h"}}},
+	} {
+		got := taskLine(st, ls, 80)
+		if strings.Contains(got, "\n") || textWidth(got) != 80 {
+			t.Errorf("task line %q: %d wide, want one row of 80", got, textWidth(got))
+		}
+	}
+}
