@@ -20,7 +20,9 @@
 //	                hold; played headless it types the do: commands itself
 //	```predict      a question, then the choices as - [ ] text, the right one
 //	                as - [x] text, then why: the explanation, shown after the
-//	                learner answers
+//	                learner answers; or, for a number, answer: 20 ± 4 (or
+//	                ± 10%, then a unit: answer: 1,600 ± 10% a second) in
+//	                place of the choices
 //	```expect       conditions, one a line, each shown as ✓ or ✗ with the
 //	                values the lab read; a trailing # text labels it
 //

@@ -83,7 +83,11 @@ func (t *transcript) note(n Note) {
 		t.events(false)
 	case NoteReveal:
 		rv := n.Reveal
-		t.line("    Answer: ", "    ", fmt.Sprintf("%c) %s", 'a'+rv.Predict.Answer, flatten(rv.Answer)))
+		if rv.Predict.Number != nil {
+			t.line("    Answer: ", "    ", rv.Answer)
+		} else {
+			t.line("    Answer: ", "    ", fmt.Sprintf("%c) %s", 'a'+rv.Predict.Answer, flatten(rv.Answer)))
+		}
 		t.line("    Why: ", "    ", flatten(rv.Why))
 	case NoteBlock:
 		switch ev.Kind {
@@ -109,6 +113,9 @@ func (t *transcript) note(n Note) {
 			t.line("  ? Predict: ", "    ", flatten(ev.Text))
 			for j, c := range ev.Choices {
 				t.line(fmt.Sprintf("      %c) ", 'a'+j), "         ", flatten(c))
+			}
+			if ev.Predict != nil && ev.Predict.Number != nil {
+				t.line("      ", "      ", "(a number)")
 			}
 		case KindExpect:
 			t.blank()

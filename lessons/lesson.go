@@ -2,6 +2,8 @@ package lessons
 
 import (
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 
 	"github.com/mqlab/mqlab/lab/command"
@@ -99,15 +101,89 @@ func (t *Task) Hint() string {
 	return hint
 }
 
-// Predict is a multiple-choice question. Answer is the index of the right
-// choice; Why is shown after the learner answers.
+// Predict is a question asked before the reveal: multiple choice, where
+// Answer is the index of the right choice, or a number (Number set, no
+// choices). Why is shown after the learner answers.
 type Predict struct {
 	ID       string // "s2.p1": step 2's first prediction; progress keys answers by it
 	Line     int
 	Question string
 	Choices  []string
-	Answer   int
+	Answer   int // -1 for a number
+	Number   *Number
 	Why      string
+}
+
+// Number is the answer to a numeric prediction: a value, and how far
+// from it an answer may be and still be right.
+type Number struct {
+	Value   float64
+	Tol     float64 // absolute, or a percentage of Value when Percent
+	Percent bool
+	Unit    string // "a second", "s": words after the number, or ""
+}
+
+// Within says whether x is right: no further from Value than the
+// tolerance allows.
+func (n *Number) Within(x float64) bool {
+	tol := n.Tol
+	if n.Percent {
+		tol = math.Abs(n.Value) * n.Tol / 100
+	}
+	return math.Abs(x-n.Value) <= tol*(1+1e-9)
+}
+
+// String is the answer as the reveal says it: "20 a second (± 4)",
+// "1,600 (± 10 %)".
+func (n *Number) String() string {
+	s := FormatNumber(n.Value)
+	if n.Unit != "" {
+		s += " " + n.Unit
+	}
+	tol := FormatNumber(n.Tol)
+	if n.Percent {
+		tol += " %"
+	}
+	return s + " (± " + tol + ")"
+}
+
+// FormatNumber writes x as a lesson does: thousands grouped with commas,
+// at most two decimals.
+func FormatNumber(x float64) string {
+	s := strconv.FormatFloat(math.Round(x*100)/100, 'f', -1, 64)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	whole, frac, _ := strings.Cut(s, ".")
+	var b strings.Builder
+	for i, r := range whole {
+		if i > 0 && (len(whole)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	out := b.String()
+	if frac != "" {
+		out += "." + frac
+	}
+	if neg {
+		out = "-" + out
+	}
+	return out
+}
+
+// ParseNumber reads a learner's numeric answer: "1600", "1,600",
+// "2.5", "20/s" (a unit after the number is ignored).
+func ParseNumber(s string) (float64, error) {
+	t := strings.ReplaceAll(strings.TrimSpace(s), ",", "")
+	end := 0
+	for end < len(t) && (t[end] >= '0' && t[end] <= '9' || t[end] == '.' || (end == 0 && (t[end] == '-' || t[end] == '+'))) {
+		end++
+	}
+	x, err := strconv.ParseFloat(t[:end], 64)
+	if err != nil || math.IsInf(x, 0) || math.IsNaN(x) {
+		return 0, fmt.Errorf("the answer is a number, such as 20 or 1,600, not %q", s)
+	}
+	return x, nil
 }
 
 // Expectation is one condition of an expect block.

@@ -7,6 +7,7 @@ package lessons
 import (
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -146,6 +147,27 @@ func (p *parser) task(f *fence) *Task {
 	return t
 }
 
+// numberAnswerRE reads a numeric prediction's answer: "20 ± 4",
+// "1,600 ± 10% a second", "2.5 +- 0.5 s".
+var numberAnswerRE = regexp.MustCompile(`^(-?[0-9][0-9,]*(?:\.[0-9]+)?)\s*(?:±|\+-|\+/-)\s*([0-9][0-9,]*(?:\.[0-9]+)?)\s*(%?)\s*(.*)$`)
+
+// parseNumberAnswer reads what follows answer: in a predict block.
+func parseNumberAnswer(s string) (*Number, error) {
+	m := numberAnswerRE.FindStringSubmatch(strings.TrimSpace(s))
+	if m == nil {
+		return nil, fmt.Errorf("answer: takes a number and how far off is still right, as 20 ± 4 or 1,600 ± 10%%, not %q", s)
+	}
+	v, err1 := strconv.ParseFloat(strings.ReplaceAll(m[1], ",", ""), 64)
+	tol, err2 := strconv.ParseFloat(strings.ReplaceAll(m[2], ",", ""), 64)
+	if err1 != nil || err2 != nil {
+		return nil, fmt.Errorf("answer: %q is not a number ± a number", s)
+	}
+	if tol == 0 {
+		return nil, fmt.Errorf("answer: %q allows no error at all; say how far off is still right, as ± 10%%", s)
+	}
+	return &Number{Value: v, Tol: tol, Percent: m[3] == "%", Unit: strings.TrimSpace(m[4])}, nil
+}
+
 var choiceRE = regexp.MustCompile(`^\s*[-*+]\s+\[( |x|X)\]\s*(.*)$`)
 
 var bulletRE = regexp.MustCompile(`^\s*[-*+]\s+`)
@@ -160,12 +182,30 @@ func (p *parser) predict(f *fence, step *Step) (*Predict, string) {
 	}
 	pr.ID = fmt.Sprintf("s%d.p%d", len(p.les.Steps), n)
 	var question, why []string
-	inWhy := false
+	inWhy, sawAnswer := false, false
 	concept := ""
 	for _, l := range f.lines {
-		if k, rest, _ := key(l.text, "why", "concept"); k != "" {
-			if k == "concept" {
+		if k, rest, _ := key(l.text, "why", "concept", "answer"); k != "" {
+			switch k {
+			case "concept":
 				concept = p.conceptTag(l.num, rest, concept)
+				continue
+			case "answer":
+				if inWhy {
+					p.problem(l.num, 0, "an answer: after why: — put the answer before the explanation")
+					continue
+				}
+				if sawAnswer {
+					p.problem(l.num, 0, "a second answer: line; a prediction has one right answer")
+					continue
+				}
+				sawAnswer = true
+				n, err := parseNumberAnswer(rest)
+				if err != nil {
+					p.problem(l.num, 0, "%s", err)
+					continue
+				}
+				pr.Number = n
 				continue
 			}
 			inWhy = true
@@ -215,10 +255,13 @@ func (p *parser) predict(f *fence, step *Step) (*Predict, string) {
 	if pr.Question == "" {
 		p.problem(f.start, 0, "the prediction asks no question: write it above the choices")
 	}
-	if len(pr.Choices) < 2 {
-		p.problem(f.start, 0, "the prediction needs at least two choices, each - [ ] text")
-	}
-	if pr.Answer < 0 && len(pr.Choices) > 0 {
+	switch {
+	case pr.Number != nil && len(pr.Choices) > 0:
+		p.problem(f.start, 0, "the prediction has both choices and an answer: line; a number is asked with answer: alone, choices with - [x]")
+	case pr.Number != nil, sawAnswer && len(pr.Choices) == 0: // a bad answer: line is its own problem
+	case len(pr.Choices) < 2:
+		p.problem(f.start, 0, "the prediction needs at least two choices, each - [ ] text, or a numeric answer: 20 ± 4")
+	case pr.Answer < 0:
 		p.problem(f.start, 0, "the prediction has no answer: mark the right choice - [x]")
 	}
 	if pr.Why == "" {

@@ -42,6 +42,12 @@ var broken = map[string][]want{
 	"06-predict-no-answer.md": {
 		{13, 0, "has no answer: mark the right choice - [x]"},
 	},
+	"17-numeric-answer.md": {
+		{15, 0, "answer: takes a number and how far off is still right"},
+		{21, 0, "allows no error at all"},
+		{25, 0, "both choices and an answer: line"},
+		{36, 0, "a second answer: line"},
+	},
 	"07-task-no-wait.md": {
 		{14, 0, "no wait: condition"},
 	},

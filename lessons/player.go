@@ -54,6 +54,15 @@ type PlayedPrediction struct {
 	Chosen   int      // -1 until the learner answers (and for headless runs)
 	Answer   int      // -1 until revealed
 	Why      string   // once revealed
+	// Numeric: the question asks for a number, not a choice. Chosen and
+	// Answer are then 0 once answered and revealed; Given is what the
+	// learner answered, Right the answer with its tolerance ("20 (± 4)"),
+	// Correct whether Given was within it.
+	Numeric bool
+	Given   string
+	Right   string
+	Correct bool
+	Number  *Number // the numeric answer, once revealed
 
 	order []int // shown choice i is the file's choice order[i]
 }

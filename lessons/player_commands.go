@@ -33,7 +33,7 @@ const CommandsHelp = "The lesson:\n" +
 	"  lesson prev      the step before (p): the lab re-runs the lesson up to it\n" +
 	"  lesson reset     start this step again on a fresh cluster\n" +
 	"  lesson goto N    start step N, re-running the lesson up to it\n" +
-	"  predict a        answer the open question (a–d)"
+	"  predict a        answer the open question (a–d), or predict 20 when it asks for a number"
 
 // IsCommand reports whether line is a lesson command (lesson …, predict
 // …) rather than a lab command.
@@ -47,7 +47,7 @@ func (p *Player) Command(ctx context.Context, line string) (string, error) {
 	f := strings.Fields(line)
 	if len(f) > 0 && f[0] == CmdPredict {
 		if len(f) != 2 {
-			return "", errors.New("predict takes one letter: predict b")
+			return "", errors.New("predict takes one letter, or for a question that asks for a number, one number: predict b, predict 1600")
 		}
 		return p.Predict(ctx, f[1])
 	}
@@ -251,6 +251,9 @@ func (p *Player) Predict(ctx context.Context, letter string) (string, error) {
 			break
 		}
 	}
+	if pred.Numeric {
+		return p.predictNumber(ctx, letter)
+	}
 	n := len(pred.Choices)
 	if len(letter) != 1 || letter[0] < 'a' || int(letter[0]-'a') >= n {
 		return "", fmt.Errorf("predict takes a letter from a to %c, not %q", 'a'+n-1, letter)
@@ -265,6 +268,29 @@ func (p *Player) Predict(ctx context.Context, letter string) (string, error) {
 	out := "you predicted it"
 	if !rv.Correct {
 		out = fmt.Sprintf("the answer is %c) %s", 'a'+pred.shown(rv.Predict.Answer), flatten(PlainInline(rv.Answer)))
+	}
+	if err := p.playOn(ctx); err != nil {
+		return out, err
+	}
+	return out, p.progressErr()
+}
+
+// predictNumber answers the open numeric question with the number the
+// learner typed, and plays on. The caller holds the turn.
+func (p *Player) predictNumber(ctx context.Context, typed string) (string, error) {
+	x, err := ParseNumber(typed)
+	if err != nil {
+		return "", err
+	}
+	rv, err := p.run.AnswerNumber(ctx, x)
+	if err != nil {
+		return "", err
+	}
+	p.releaseTime(ctx)
+	p.revealed(0, rv)
+	out := "you predicted it: " + rv.Answer
+	if !rv.Correct {
+		out = "the answer is " + rv.Answer
 	}
 	if err := p.playOn(ctx); err != nil {
 		return out, err

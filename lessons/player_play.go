@@ -122,7 +122,7 @@ func (p *Player) play(ctx context.Context) {
 			if !p.opts.Auto {
 				p.holdTime(ctx) // before the question shows: the world stays as it was asked about
 			}
-			pp := &PlayedPrediction{Question: ev.Text, Chosen: -1, Answer: -1, order: p.choiceOrder(ev.Predict, len(ev.Choices))}
+			pp := &PlayedPrediction{Question: ev.Text, Chosen: -1, Answer: -1, Numeric: ev.Predict.Number != nil, order: p.choiceOrder(ev.Predict, len(ev.Choices))}
 			for _, i := range pp.order {
 				pp.Choices = append(pp.Choices, ev.Choices[i])
 			}
@@ -249,7 +249,16 @@ func (p *Player) revealed(choice int, rv Reveal) {
 	p.update(func(st *playerState) {
 		for i := len(st.blocks) - 1; i >= 0; i-- {
 			if b := &st.blocks[i]; b.Kind == KindPredict {
-				b.Prediction.Chosen, b.Prediction.Answer, b.Prediction.Why = choice, b.Prediction.shown(rv.Predict.Answer), rv.Why
+				pp := b.Prediction
+				pp.Chosen, pp.Why = choice, rv.Why
+				if pp.Numeric {
+					pp.Answer, pp.Right, pp.Correct, pp.Number = 0, rv.Answer, rv.Correct, rv.Predict.Number
+					if rv.Number != nil {
+						pp.Given = FormatNumber(*rv.Number)
+					}
+				} else {
+					pp.Answer, pp.Correct = pp.shown(rv.Predict.Answer), rv.Correct
+				}
 				break
 			}
 		}

@@ -233,3 +233,88 @@ func TestTaskWaitsForTheLearner(t *testing.T) {
 		}
 	}
 }
+
+// A question can ask for a number: a letter is refused and says so, a
+// number within the stated tolerance is right, the reveal says the answer
+// with its tolerance, progress keeps the number, and a headless run shows
+// the answer.
+func TestNumericPrediction(t *testing.T) {
+	ctx := ctxFor(t, time.Minute)
+	les := loadLesson(t, "testdata/runner/number.md")
+	pr := les.Predictions()[0]
+	if pr.Number == nil || pr.Number.Value != 20 || pr.Number.Tol != 10 || !pr.Number.Percent || pr.Number.Unit != "records" {
+		t.Fatalf("parsed the answer as %+v", pr.Number)
+	}
+	for _, c := range []struct {
+		said  string
+		right bool
+	}{{"18", true}, {"22", true}, {"17.9", false}, {"1,600", false}, {"20/s", true}} {
+		x, err := ParseNumber(c.said)
+		if err != nil {
+			t.Fatalf("%q: %v", c.said, err)
+		}
+		if got := pr.Number.Within(x); got != c.right {
+			t.Errorf("%q within 20 ± 10%%: %v, want %v", c.said, got, c.right)
+		}
+	}
+
+	for _, tc := range []struct {
+		said, out string
+		correct   bool
+	}{{"19", "you predicted it: 20 records (± 10 %)", true}, {"30", "the answer is 20 records (± 10 %)", false}} {
+		store, err := OpenStore(t.TempDir() + "/progress.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := lab.New(lab.Options{Nodes: 3, Timing: "fast"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := NewPlayer(les, PlayerOptions{Lab: l, Progress: store})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.Goto(ctx, 0); err != nil {
+			t.Fatal(err)
+		}
+		if st := p.State(); st.Status != StatusPredict {
+			t.Fatalf("the step stopped at %v, not at its question", st.Status)
+		}
+		if _, err := p.Predict(ctx, "b"); err == nil || !strings.Contains(err.Error(), "a number, such as 20") {
+			t.Errorf("a letter for a number: %v", err)
+		}
+		out, err := p.Predict(ctx, tc.said)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out != tc.out {
+			t.Errorf("predict %s said %q, want %q", tc.said, out, tc.out)
+		}
+		var got *PlayedPrediction
+		for _, b := range p.State().Blocks {
+			if b.Kind == KindPredict {
+				got = b.Prediction
+			}
+		}
+		if got == nil || !got.Numeric || got.Given != tc.said || got.Correct != tc.correct || got.Right != "20 records (± 10 %)" {
+			t.Errorf("the played question is %+v", got)
+		}
+		lp, err := store.Lesson(les.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a := lp.Answers[pr.ID]; a.Number == nil || FormatNumber(*a.Number) != tc.said || a.Correct != tc.correct {
+			t.Errorf("progress kept %+v", a)
+		}
+		p.Close()
+		l.Close()
+	}
+
+	var out strings.Builder
+	if err := PlayHeadless(ctx, les, &out, Options{Timing: "fast"}); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "Answer: 20 records (± 10 %)") {
+		t.Errorf("the headless run does not give the answer:\n%s", out.String())
+	}
+}

@@ -50,8 +50,9 @@ func (s Score) String() string {
 
 // Answer is the learner's answer to one prediction (the last one given).
 type Answer struct {
-	Choice  int  `json:"choice"`
-	Correct bool `json:"correct"`
+	Choice  int      `json:"choice"`           // -1 for a numeric prediction
+	Number  *float64 `json:"number,omitempty"` // a numeric prediction's answer
+	Correct bool     `json:"correct"`
 }
 
 // Store keeps progress in one JSON file, written whole and renamed into
@@ -125,6 +126,16 @@ func (s *Store) Answer(id, predict string, choice int, correct bool) error {
 			lp.Answers = map[string]Answer{}
 		}
 		lp.Answers[predict] = Answer{Choice: choice, Correct: correct}
+	})
+}
+
+// AnswerNumber records the answer to a numeric prediction.
+func (s *Store) AnswerNumber(id, predict string, x float64, correct bool) error {
+	return s.update(id, func(lp *LessonProgress) {
+		if lp.Answers == nil {
+			lp.Answers = map[string]Answer{}
+		}
+		lp.Answers[predict] = Answer{Choice: -1, Number: &x, Correct: correct}
 	})
 }
 

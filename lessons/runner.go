@@ -96,8 +96,9 @@ func (e ExpectResult) String() string {
 // Reveal is a prediction's answer, given after the learner chose.
 type Reveal struct {
 	Predict *Predict
-	Choice  int  // what the learner chose; -1 when nobody answered (headless)
-	Correct bool // Choice is the answer
+	Choice  int      // what the learner chose; -1 when nobody answered (headless) or for a number
+	Number  *float64 // a numeric prediction's answer, when one was given
+	Correct bool     // Choice is the answer, or Number is within its tolerance
 	Answer  string
 	Why     string // placeholders filled
 }
@@ -373,11 +374,36 @@ func (r *Runner) Answer(ctx context.Context, choice int) (Reveal, error) {
 	if choice < -1 || choice >= len(p.Choices) {
 		return Reveal{}, fmt.Errorf("choice %d: there are %d choices", choice, len(p.Choices))
 	}
+	if p.Number != nil && choice >= 0 {
+		return Reveal{}, errors.New("this question asks for a number, not a choice")
+	}
 	r.pending = nil
-	rv := Reveal{Predict: p, Choice: choice, Correct: choice == p.Answer,
-		Answer: r.Render(ctx, p.Choices[p.Answer]), Why: r.Render(ctx, p.Why)}
+	rv := Reveal{Predict: p, Choice: choice, Correct: choice >= 0 && choice == p.Answer, Why: r.Render(ctx, p.Why)}
+	if p.Number != nil {
+		rv.Answer = p.Number.String()
+	} else {
+		rv.Answer = r.Render(ctx, p.Choices[p.Answer])
+	}
 	if choice >= 0 && r.opts.Progress != nil {
 		r.noteProgress(r.opts.Progress.Answer(r.les.ID, p.ID, choice, rv.Correct))
+	}
+	return rv, nil
+}
+
+// AnswerNumber answers the pending numeric prediction with x.
+func (r *Runner) AnswerNumber(ctx context.Context, x float64) (Reveal, error) {
+	b := r.pending
+	if b == nil || b.Kind != KindPredict {
+		return Reveal{}, errors.New("no prediction is waiting")
+	}
+	p := b.Predict
+	if p.Number == nil {
+		return Reveal{}, errors.New("this question asks for a choice, not a number")
+	}
+	r.pending = nil
+	rv := Reveal{Predict: p, Choice: -1, Number: &x, Correct: p.Number.Within(x), Answer: p.Number.String(), Why: r.Render(ctx, p.Why)}
+	if r.opts.Progress != nil {
+		r.noteProgress(r.opts.Progress.AnswerNumber(r.les.ID, p.ID, x, rv.Correct))
 	}
 	return rv, nil
 }

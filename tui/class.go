@@ -23,14 +23,21 @@ type Class struct {
 	mu      sync.Mutex
 	view    ViewState
 	sharing bool
-	// answers: for each question, each follower's choice (as shown).
-	answers map[string]map[string]int
+	// answers: for each question, each follower's answer.
+	answers map[string]map[string]classAnswer
 	subs    map[*Follower]chan struct{}
 }
 
 // NewClass makes a class with nothing shared yet.
 func NewClass() *Class {
-	return &Class{answers: map[string]map[string]int{}, subs: map[*Follower]chan struct{}{}}
+	return &Class{answers: map[string]map[string]classAnswer{}, subs: map[*Follower]chan struct{}{}}
+}
+
+// classAnswer is one follower's answer: a choice (as shown), or a number
+// for a question that asks for one.
+type classAnswer struct {
+	choice int
+	number float64
 }
 
 // Share returns src as the teacher's screen reads it: every state it
@@ -52,7 +59,7 @@ func (s *Shared) View() ViewState {
 	if pr := openQuestion(v.Lesson); pr != nil {
 		les := *v.Lesson
 		p := *pr
-		p.Class = s.c.tally(questionKey(&les), len(p.Choices))
+		p.Class = s.c.tally(questionKey(&les), len(p.Choices), p.Numeric)
 		les.Prediction = &p
 		les.Blocks = withPrediction(les.Blocks, &p)
 		v.Lesson = &les
@@ -94,16 +101,21 @@ func (c *Class) signal() {
 }
 
 // tally counts the followers' answers to a question.
-func (c *Class) tally(key string, choices int) *ClassTally {
+func (c *Class) tally(key string, choices int, numeric bool) *ClassTally {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	t := &ClassTally{Counts: make([]int, choices), Following: len(c.subs)}
-	for _, choice := range c.answers[key] {
-		if choice >= 0 && choice < choices {
-			t.Counts[choice]++
+	t := &ClassTally{Counts: make([]int, choices), Following: len(c.subs), Numeric: numeric}
+	for _, a := range c.answers[key] {
+		switch {
+		case numeric:
+			t.Numbers = append(t.Numbers, a.number)
+			t.Answered++
+		case a.choice >= 0 && a.choice < choices:
+			t.Counts[a.choice]++
 			t.Answered++
 		}
 	}
+	slices.Sort(t.Numbers)
 	return t
 }
 
@@ -136,7 +148,7 @@ type Follower struct {
 
 // ErrReadOnly is what a follower's command gets: the lab is the teacher's.
 var ErrReadOnly = errors.New("you follow the teacher's lab, which only the teacher changes: " +
-	"watch, step back through history with [ and ], and answer the questions with their letters")
+	"watch, step back through history with [ and ], and answer the questions with their letters or numbers")
 
 // View is the teacher's screen as last drawn, with this student's own
 // answer to the open question (and, once the teacher reveals it, whether
@@ -144,10 +156,10 @@ var ErrReadOnly = errors.New("you follow the teacher's lab, which only the teach
 func (f *Follower) View() ViewState {
 	f.c.mu.Lock()
 	v, sharing := f.c.view, f.c.sharing
-	var chosen int
+	var mine classAnswer
 	var answered bool
 	if v.Lesson != nil && v.Lesson.Prediction != nil {
-		chosen, answered = f.c.answers[questionKey(v.Lesson)][f.who]
+		mine, answered = f.c.answers[questionKey(v.Lesson)][f.who]
 	}
 	f.c.mu.Unlock()
 	if !sharing {
@@ -157,9 +169,13 @@ func (f *Follower) View() ViewState {
 	if v.Lesson != nil && v.Lesson.Prediction != nil {
 		les := *v.Lesson
 		p := *les.Prediction
-		p.Chosen = -1
-		if answered {
-			p.Chosen = chosen
+		p.Chosen, p.Given, p.Correct = -1, "", false
+		switch {
+		case answered && p.Numeric:
+			p.Chosen, p.Given = 0, lessons.FormatNumber(mine.number)
+			p.Correct = p.Number != nil && p.Number.Within(mine.number)
+		case answered:
+			p.Chosen = mine.choice
 		}
 		les.Prediction = &p
 		les.Blocks = withPrediction(les.Blocks, &p)
@@ -175,36 +191,49 @@ func (f *Follower) Exec(_ context.Context, line string) (string, error) {
 	if len(fields) != 2 || fields[0] != lessons.CmdPredict {
 		return "", ErrReadOnly
 	}
-	letter := fields[1]
-	if err := f.c.answer(f.who, letter); err != nil {
+	said := fields[1]
+	numeric, err := f.c.answer(f.who, said)
+	if err != nil {
 		return "", err
 	}
 	f.c.signal() // the teacher's tally and this screen both change
-	return fmt.Sprintf("you chose %s) — the teacher reveals the answer", letter), nil
+	if numeric {
+		return fmt.Sprintf("you said %s — the teacher reveals the answer", said), nil
+	}
+	return fmt.Sprintf("you chose %s) — the teacher reveals the answer", said), nil
 }
 
-// answer records who's answer, a letter, to the open question.
-func (c *Class) answer(who, letter string) error {
+// answer records who's answer to the open question: a letter, or a
+// number when it asks for one (numeric says which it was).
+func (c *Class) answer(who, said string) (numeric bool, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	les := c.view.Lesson
 	pr := openQuestion(les)
 	if pr == nil {
 		if les != nil && les.Prediction != nil {
-			return errors.New("the teacher has revealed this question's answer already")
+			return false, errors.New("the teacher has revealed this question's answer already")
 		}
-		return errors.New("no question is open now")
+		return false, errors.New("no question is open now")
 	}
-	n := len(pr.Choices)
-	if len(letter) != 1 || letter[0] < 'a' || int(letter[0]-'a') >= n {
-		return fmt.Errorf("predict takes a letter from a to %c, not %q", 'a'+n-1, letter)
+	var a classAnswer
+	if pr.Numeric {
+		if a.number, err = lessons.ParseNumber(said); err != nil {
+			return true, err
+		}
+	} else {
+		n := len(pr.Choices)
+		if len(said) != 1 || said[0] < 'a' || int(said[0]-'a') >= n {
+			return false, fmt.Errorf("predict takes a letter from a to %c, not %q", 'a'+n-1, said)
+		}
+		a.choice = int(said[0] - 'a')
 	}
 	key := questionKey(les)
 	if c.answers[key] == nil {
-		c.answers[key] = map[string]int{}
+		c.answers[key] = map[string]classAnswer{}
 	}
-	c.answers[key][who] = int(letter[0] - 'a')
-	return nil
+	c.answers[key][who] = a
+	return pr.Numeric, nil
 }
 
 // Changes signals a new state of the teacher's screen.
@@ -225,11 +254,28 @@ type ClassTally struct {
 	Counts    []int // per choice, in the order shown
 	Answered  int
 	Following int
+	// Numeric: the question asks for a number; Numbers are the answers,
+	// in order.
+	Numeric bool
+	Numbers []float64
 }
 
 // String is the tally as the teacher's pane shows it: "12 of 20 answered:
-// a 3 · b 7 · c 2".
+// a 3 · b 7 · c 2", or for a number "12 of 20 answered — from 10 to 40,
+// median 20".
 func (t *ClassTally) String() string {
+	if t.Numeric {
+		s := fmt.Sprintf("class: %d of %d answered", t.Answered, t.Following)
+		if n := len(t.Numbers); n > 0 {
+			med := t.Numbers[n/2]
+			if n%2 == 0 {
+				med = (t.Numbers[n/2-1] + t.Numbers[n/2]) / 2
+			}
+			s += fmt.Sprintf(" — from %s to %s, median %s", lessons.FormatNumber(t.Numbers[0]),
+				lessons.FormatNumber(t.Numbers[n-1]), lessons.FormatNumber(med))
+		}
+		return s
+	}
 	parts := make([]string, len(t.Counts))
 	for i, n := range t.Counts {
 		parts[i] = fmt.Sprintf("%c %d", 'a'+i, n)

@@ -237,6 +237,8 @@ func (p *lessonPanel) prediction(pr *Prediction) (rows []string, answer int) {
 		rows = append(rows, st.Accent.Render(cut(pr.Class.String(), p.w)))
 	}
 	switch {
+	case pr.Numeric:
+		rows = append(rows, p.numberOutcome(pr)...)
 	case pr.Chosen < 0:
 	case pr.Answer < 0:
 		rows = append(rows, st.Muted.Render(cut("You chose "+letter(pr.Chosen)+" Now watch.", p.w)))
@@ -249,6 +251,31 @@ func (p *lessonPanel) prediction(pr *Prediction) (rows []string, answer int) {
 		rows = append(rows, wrapRuns(append([]mdRun{{"Why: ", &st.Bold}}, inline(st, oneLine(pr.Why))...), p.w, "")...)
 	}
 	return rows, answer
+}
+
+// numberOutcome is a numeric question's rows below it: what to type while
+// it is open, then the learner's number and, once revealed, the answer.
+func (p *lessonPanel) numberOutcome(pr *Prediction) []string {
+	st := p.ctx.Styles
+	var text string
+	ms := &st.Muted
+	switch {
+	case pr.Chosen < 0:
+		text = "Answer with a number."
+	case pr.Answer < 0:
+		text = "You said " + pr.Given + ". Now watch."
+	case pr.Given == "":
+		text = "The answer: " + pr.Right + "."
+	case pr.Correct:
+		text, ms = symOK+" You said "+pr.Given+" and predicted it: "+pr.Right+".", &st.OK
+	default:
+		text, ms = symFail+" You said "+pr.Given+"; it was "+pr.Right+".", &st.Fail
+	}
+	var rows []string
+	for _, s := range wrapText(text, p.w) {
+		rows = append(rows, ms.Render(s))
+	}
+	return rows
 }
 
 // expectation is "✓ what it means", then the condition's values.
@@ -378,6 +405,9 @@ func (p *lessonPanel) foot(ls *Lesson, taskShown bool) []string {
 			n = len(ls.Prediction.Choices)
 		}
 		mark, text = "▶", fmt.Sprintf("Your turn: press a–%c to predict", 'a'+max(0, n-1))
+		if ls.Prediction != nil && ls.Prediction.Numeric {
+			text = "Your turn: type a number and press enter"
+		}
 		if p.ctx.Follow && ls.Prediction != nil && ls.Prediction.Chosen >= 0 {
 			mark, text, ms = symPending, "Answered; the teacher reveals it when the class is ready", &st.Muted
 		}
@@ -472,6 +502,9 @@ func (p *lessonPanel) follow(ls *Lesson, tops []int, total, h int) {
 // revealed the right one ✓ and a wrong choice ✗.
 func (p *lessonPanel) choices(pr *Prediction) []string {
 	st := p.ctx.Styles
+	if len(pr.Choices) == 0 {
+		return nil
+	}
 	leads := make([]line, len(pr.Choices))
 	total := 0
 	for i, c := range pr.Choices {

@@ -165,7 +165,8 @@ func lessonOf(les *lessons.Lesson, st lessons.State) *Lesson {
 			ls.Tasks = append(ls.Tasks, t)
 		case lessons.KindPredict:
 			pr := b.Prediction
-			p := Prediction{Question: pr.Question, Choices: pr.Choices, Chosen: pr.Chosen, Answer: pr.Answer, Why: pr.Why}
+			p := Prediction{Question: pr.Question, Choices: pr.Choices, Chosen: pr.Chosen, Answer: pr.Answer, Why: pr.Why,
+				Numeric: pr.Numeric, Given: pr.Given, Right: pr.Right, Correct: pr.Correct, Number: pr.Number}
 			c = LessonBlock{Kind: BlockPrediction, Prediction: &p}
 			if ls.Prediction == nil || ls.Prediction.Chosen >= 0 {
 				ls.Prediction = &p

@@ -122,6 +122,21 @@ func TestKeysSendCommands(t *testing.T) {
 			t.Errorf("b sent %q", src.got())
 		}
 	})
+	t.Run("answer with a number", func(t *testing.T) {
+		pv := v
+		pred := &Prediction{Question: "How many a second?", Numeric: true, Chosen: -1, Answer: -1}
+		pv.Lesson = &Lesson{Title: "t", Step: 2, Steps: 3, Status: lessons.StatusPredict, Prediction: pred,
+			Blocks: []LessonBlock{{Kind: BlockPrediction, Prediction: pred}}}
+		m, src := newTestModel(t, pv, 120, 40)
+		if v := m.View(); !strings.Contains(v, "type a number and press enter") {
+			t.Errorf("the open numeric question does not say how to answer:\n%s", v)
+		}
+		press(m, "1")
+		press(m, "6", "0", "0", "enter")
+		if !src.has("predict 1600") {
+			t.Errorf("1600 and enter sent %q", src.got())
+		}
+	})
 }
 
 func TestStatusShowsResultAndError(t *testing.T) {

@@ -390,7 +390,7 @@ func (m *Model) helpView(w, h int) string {
 	notes := []string{"Every key runs a lab command you could type at ':' — k on n2 is  :kill n2.",
 		"Type :help for the commands. ? or esc closes this."}
 	if m.opts.Follow {
-		notes = []string{"This is the teacher's lab: only the teacher changes it. Answer a question with its letter.",
+		notes = []string{"This is the teacher's lab: only the teacher changes it. Answer a question with its letter, or the number it asks for.",
 			"? or esc closes this."}
 	}
 	rows = append(rows, "", st.Muted.Render(notes[0]), st.Muted.Render(notes[1]))

@@ -21,7 +21,9 @@ var closeKey = key.NewBinding(key.WithKeys("esc", "enter"))
 func (m *Model) syncKeys() {
 	k := m.ctx.Keys
 	ls := m.ctx.State.Lesson
-	k.Answer.SetEnabled(ls != nil && ls.Prediction != nil && ls.Prediction.Chosen < 0 && len(ls.Prediction.Choices) > 0)
+	open := ls != nil && ls.Prediction != nil && ls.Prediction.Chosen < 0
+	k.Answer.SetEnabled(open && len(ls.Prediction.Choices) > 0)
+	k.Number.SetEnabled(open && ls.Prediction.Numeric)
 	k.Live.SetEnabled(!m.hist.live() || m.running != "")
 	if m.running != "" {
 		k.Live.SetHelp("esc", "cancel")
@@ -33,7 +35,7 @@ func (m *Model) syncKeys() {
 	k.PrevStep.SetEnabled(m.live != nil && m.live.Lesson != nil)
 	if m.opts.ReadOnly {
 		// A recording cannot be changed: its help shows no key that would.
-		for _, b := range []*key.Binding{&k.Kill, &k.KillLeader, &k.Restart, &k.Isolate, &k.Heal, &k.Kafka, &k.NextStep, &k.PrevStep, &k.Answer} {
+		for _, b := range []*key.Binding{&k.Kill, &k.KillLeader, &k.Restart, &k.Isolate, &k.Heal, &k.Kafka, &k.NextStep, &k.PrevStep, &k.Answer, &k.Number} {
 			b.SetEnabled(false)
 		}
 		k.Back.SetHelp("[/]", "step through events")
@@ -93,6 +95,12 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		m.showHelp = true
 	case key.Matches(msg, k.Prompt):
 		return m.prompt.open(m.ctx.State.Nodes)
+	case key.Matches(msg, k.Number):
+		// A question asks for a number: its first digit starts the answer.
+		cmd := m.prompt.open(m.ctx.State.Nodes)
+		m.prompt.in.SetValue(CmdPredict + " " + msg.String())
+		m.prompt.in.CursorEnd()
+		return cmd
 	case key.Matches(msg, k.Live):
 		if m.running != "" && m.cancel != nil {
 			m.cancel()

@@ -344,6 +344,15 @@ type Prediction struct {
 	Chosen   int    // 0-based; -1 until the learner answers
 	Answer   int    // 0-based; -1 until revealed
 	Why      string // the explanation, once revealed
+	// Numeric: the question asks for a number, not a choice; Chosen and
+	// Answer are 0 once answered and revealed. Given is the number the
+	// learner gave, Right the answer with its tolerance, Correct whether
+	// Given was within it, and Number the answer, once revealed.
+	Numeric bool
+	Given   string
+	Right   string
+	Correct bool
+	Number  *lessons.Number
 	// Class is, on a teacher's shared screen, how the students who
 	// follow it answered, while the question is open; else nil.
 	Class *ClassTally

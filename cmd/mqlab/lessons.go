@@ -70,7 +70,8 @@ func lessonCmd() *cobra.Command {
 		Short: "Validate lesson files and report every problem with its line",
 		Long: `check parses each lesson file and validates it without running anything:
 the front matter (id, title, concepts), every lab command and condition,
-tasks (do: and wait:), predictions (choices and the one marked [x]), the
+tasks (do: and wait:), predictions (choices and the one marked [x], or a
+number: answer: 20 ± 4, answer: 1,600 ± 10% a second), the
 topics and nodes commands name, and {{…}} placeholders. A value kept with
 {{epoch(orders/0) as before}} can be shown again as {{before}} and compared
 with in a condition: expect epoch(orders/0) > before, wait: hwm(orders/0)

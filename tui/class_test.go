@@ -1,0 +1,63 @@
+package tui
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/mqlab/mqlab/lessons"
+)
+
+// A question that asks for a number takes numbers from the class: the
+// teacher's tally gives their range and median, a letter is refused, and
+// once the teacher reveals the answer each follower's number is graded
+// against its tolerance.
+func TestClassNumericAnswers(t *testing.T) {
+	ctx := context.Background()
+	open := &Prediction{Question: "How many cashbacks a second?", Numeric: true, Chosen: -1, Answer: -1}
+	v := ViewState{Lesson: &Lesson{ID: "back-pressure", Title: "t", Step: 6, Steps: 7, Status: lessons.StatusPredict,
+		Prediction: open, Blocks: []LessonBlock{{Kind: BlockPrediction, Prediction: open}}}}
+	src := newFakeSource(v)
+	class := NewClass()
+	teacher := class.Share(src)
+	defer teacher.Close()
+	teacher.View() // shares the open question
+	ada, bob, cy := class.Follow("ada"), class.Follow("bob"), class.Follow("cy")
+	defer ada.Close()
+	defer bob.Close()
+	defer cy.Close()
+	if _, err := ada.Exec(ctx, "predict b"); err == nil || !strings.Contains(err.Error(), "a number") {
+		t.Errorf("a letter for a number: %v", err)
+	}
+	for _, a := range []struct {
+		f    *Follower
+		said string
+	}{{ada, "40"}, {bob, "21"}, {cy, "1,600"}} {
+		if out, err := a.f.Exec(ctx, "predict "+a.said); err != nil || !strings.Contains(out, "you said "+a.said) {
+			t.Fatalf("%s: %q, %v", a.said, out, err)
+		}
+	}
+	tally := teacher.View().Lesson.Prediction.Class
+	if want := "class: 3 of 3 answered — from 21 to 1,600, median 40"; tally == nil || tally.String() != want {
+		t.Errorf("the tally reads %v; want %q", tally, want)
+	}
+
+	revealed := *open
+	revealed.Chosen, revealed.Answer, revealed.Given, revealed.Right, revealed.Correct = 0, 0, "20", "20 a second (± 4)", true
+	revealed.Number = &lessons.Number{Value: 20, Tol: 4, Unit: "a second"}
+	src.mu.Lock()
+	src.state.Lesson = &Lesson{ID: "back-pressure", Title: "t", Step: 6, Steps: 7, Status: lessons.StatusPlaying,
+		Prediction: &revealed, Blocks: []LessonBlock{{Kind: BlockPrediction, Prediction: &revealed}}}
+	src.mu.Unlock()
+	teacher.View()
+	for _, c := range []struct {
+		f       *Follower
+		given   string
+		correct bool
+	}{{ada, "40", false}, {bob, "21", true}, {cy, "1,600", false}} {
+		pr := c.f.View().Lesson.Prediction
+		if pr.Given != c.given || pr.Correct != c.correct {
+			t.Errorf("%s's screen says they gave %q, right %v; want %q, %v", c.f.who, pr.Given, pr.Correct, c.given, c.correct)
+		}
+	}
+}
