@@ -63,7 +63,7 @@ func DefaultKeyMap() *KeyMap {
 		Answer: key.NewBinding(key.WithKeys("a", "b", "c", "d"),
 			key.WithHelp("a–d", "answer"), key.WithDisabled()),
 		Number: key.NewBinding(key.WithKeys("0", "1", "2", "3", "4", "5", "6", "7", "8", "9"),
-			key.WithHelp("0–9", "answer"), key.WithDisabled()),
+			key.WithHelp("0–9", "answer a number"), key.WithDisabled()),
 		Lessons: key.NewBinding(key.WithKeys("backspace"), key.WithHelp("backspace", "back to the lessons"),
 			key.WithDisabled()),
 		Back:       key.NewBinding(key.WithKeys("["), key.WithHelp("[/]", "back/forward in time")),
