@@ -76,19 +76,24 @@ type Block struct {
 	src []srcLine // a fenced block's lines, for checks by line
 }
 
-// Task is something the learner must do. Do names the commands the learner
-// would type (a key in the TUI runs the same command); the task is done
-// when every Wait condition has held, in order. Played headless, the
-// runner types the Do commands itself.
+// Task is a goal the learner reaches: Text says what to achieve, and the
+// task is done when every Wait condition has held, in order, after the
+// learner has acted. Do names one way there, the commands a learner
+// could type (a key in the TUI runs the same command), shown as a hint
+// when asked for; each Also line is another way that meets the same goal.
+// Played headless, the runner types the Do commands itself (or the Also
+// ones, with Options.Alternate).
 type Task struct {
 	Line int
-	Text string         // the instruction, Markdown
+	Text string         // the goal, Markdown
 	Key  string         // how to do it with a key in the TUI, or ""
 	Do   []command.Line // each a command
+	Also []command.Line // each a command that meets the goal another way
 	Wait []command.Line // each a command.Wait
 }
 
-// Hint names the key and the command, for a learner who is stuck.
+// Hint names the key and the command, for a learner who is stuck, and
+// any other way to the goal.
 func (t *Task) Hint() string {
 	var cmds []string
 	for _, d := range t.Do {
@@ -97,6 +102,9 @@ func (t *Task) Hint() string {
 	hint := "type: " + strings.Join(cmds, "; then ")
 	if t.Key != "" {
 		hint = "key: " + t.Key + " · or " + hint
+	}
+	for _, a := range t.Also {
+		hint += " · or instead: " + a.Cmd.String()
 	}
 	return hint
 }

@@ -85,8 +85,23 @@ func (p *parser) task(f *fence) *Task {
 	t := &Task{Line: f.start}
 	var text []string
 	for _, l := range f.lines {
-		k, rest, col := key(l.text, "do", "wait", "key")
+		k, rest, col := key(l.text, "do", "wait", "key", "also")
 		switch k {
+		case "also":
+			if rest == "" {
+				p.problem(l.num, 0, "also: names another command that meets the task's goal, like also: worker start w3 queue=orders")
+				continue
+			}
+			c := p.command(l.num, rest, col)
+			if c == nil {
+				continue
+			}
+			switch c.(type) {
+			case command.Wait, command.Expect:
+				p.problem(l.num, col+1, "also: is another way the learner could meet the goal; put conditions after wait:")
+				continue
+			}
+			t.Also = append(t.Also, command.Line{Num: l.num, Text: rest, Cmd: c})
 		case "do":
 			if rest == "" {
 				p.problem(l.num, 0, "do: names the command the learner would type, like do: kill leader(orders/0)")
@@ -119,15 +134,15 @@ func (p *parser) task(f *fence) *Task {
 			if m := wordColonRE.FindStringSubmatch(l.text); m != nil {
 				w := strings.ToLower(m[1])
 				if s := command.Nearest(w, []string{"wait"}); s != "" && len(w) >= 3 {
-					p.problem(l.num, 0, "%q is not a task key; did you mean %q? (the keys are do:, wait: and key:)", m[1]+":", s+":")
+					p.problem(l.num, 0, "%q is not a task key; did you mean %q? (the keys are do:, also:, wait: and key:)", m[1]+":", s+":")
 					continue
 				}
 				switch w {
 				case "run", "cmd", "command", "type", "action", "does":
-					p.problem(l.num, 0, "%q is not a task key; did you mean \"do:\"? (the keys are do:, wait: and key:)", m[1]+":")
+					p.problem(l.num, 0, "%q is not a task key; did you mean \"do:\"? (the keys are do:, also:, wait: and key:)", m[1]+":")
 					continue
 				case "keys", "hint", "press":
-					p.problem(l.num, 0, "%q is not a task key; did you mean \"key:\"? (the keys are do:, wait: and key:)", m[1]+":")
+					p.problem(l.num, 0, "%q is not a task key; did you mean \"key:\"? (the keys are do:, also:, wait: and key:)", m[1]+":")
 					continue
 				}
 			}

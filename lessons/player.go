@@ -36,9 +36,11 @@ type Played struct {
 
 // PlayedTask is a task as the learner follows it.
 type PlayedTask struct {
-	Text string // placeholders filled
-	Hint string
-	Done bool
+	Text string // placeholders filled: the goal
+	Hint string // one way there, shown once the learner asks (HintShown)
+	// HintShown: the learner asked for the hint (lesson hint).
+	HintShown bool
+	Done      bool
 	// Waiting is, while the task waits, the first of its conditions that
 	// does not hold yet with the values the lab shows: "hwm(orders/0@n1)
 	// == 2000 (now 1500)".

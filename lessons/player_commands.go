@@ -22,10 +22,11 @@ const (
 	CmdLessonReset = "lesson reset" // start the current step again on a fresh cluster
 	CmdLessonGoto  = "lesson goto"  // "lesson goto 3": start step 3, replaying steps 1–2
 	CmdPredict     = "predict"      // "predict b": answer the open question
+	CmdLessonHint  = "lesson hint"  // one way to meet the open task's goal
 )
 
 // Commands are the lesson commands, for a prompt's completion.
-var Commands = []string{CmdLessonNext, CmdLessonPrev, CmdLessonReset, CmdLessonGoto, CmdPredict}
+var Commands = []string{CmdLessonNext, CmdLessonPrev, CmdLessonReset, CmdLessonGoto, CmdLessonHint, CmdPredict}
 
 // CommandsHelp is what help adds about the lesson commands.
 const CommandsHelp = "The lesson:\n" +
@@ -33,6 +34,7 @@ const CommandsHelp = "The lesson:\n" +
 	"  lesson prev      the step before (p): the lab re-runs the lesson up to it\n" +
 	"  lesson reset     start this step again on a fresh cluster\n" +
 	"  lesson goto N    start step N, re-running the lesson up to it\n" +
+	"  lesson hint      one way to meet the task's goal (t)\n" +
 	"  predict a        answer the open question (a–d), or predict 20 when it asks for a number"
 
 // IsCommand reports whether line is a lesson command (lesson …, predict
@@ -51,7 +53,7 @@ func (p *Player) Command(ctx context.Context, line string) (string, error) {
 		}
 		return p.Predict(ctx, f[1])
 	}
-	usage := errors.New("lesson next, lesson prev, lesson reset or lesson goto N")
+	usage := errors.New("lesson next, lesson prev, lesson reset, lesson hint or lesson goto N")
 	if len(f) < 2 || f[0] != "lesson" {
 		return "", usage
 	}
@@ -63,6 +65,8 @@ func (p *Player) Command(ctx context.Context, line string) (string, error) {
 		return p.Prev(ctx)
 	case args[0] == "reset" && len(args) == 1:
 		return p.Reset(ctx)
+	case args[0] == "hint" && len(args) == 1:
+		return p.ShowHint()
 	case args[0] == "goto" && len(args) == 2:
 		n, err := strconv.Atoi(args[1])
 		if err != nil || n < 1 || n > len(p.les.Steps) {
@@ -232,6 +236,21 @@ func (p *Player) Next(ctx context.Context) (string, error) {
 		return "", err
 	}
 	return p.stepWords(step), p.progressErr()
+}
+
+// ShowHint shows one way to meet the open task's goal: the task says what
+// to achieve, and its commands stay hidden until the learner asks.
+func (p *Player) ShowHint() (string, error) {
+	var hint string
+	p.update(func(st *playerState) {
+		if t := lastOpenTask(st.blocks); t != nil && st.status == StatusTask {
+			t.HintShown, hint = true, t.Hint
+		}
+	})
+	if hint == "" {
+		return "", errors.New("no task is open now: a hint is for a task's goal")
+	}
+	return "hint: " + hint, nil
 }
 
 // Predict answers the open question with its letter and plays on.

@@ -31,7 +31,11 @@ func (p *Player) NoteLearner(ctx context.Context, cmd command.Command) {
 	if st.status == StatusTask && st.task != nil {
 		tried = p.onTrack(ctx, cmd, st.task)
 		if !tried && !command.Repair(cmd) {
-			off = fmt.Sprintf("You ran %s; this task asks you to %s.", cmd.String(), taskHow(st.task))
+			if t := lastOpenTask(st.blocks); t != nil && t.HintShown {
+				off = fmt.Sprintf("You ran %s; the hint for this task is to %s.", cmd.String(), taskHow(st.task))
+			} else if w := p.waiting(ctx, st.task); w != "" {
+				off = fmt.Sprintf("You ran %s. The task waits for %s; t (or :lesson hint) shows one way there.", cmd.String(), w)
+			}
 		}
 	}
 	p.update(func(st *playerState) {
@@ -63,7 +67,7 @@ func taskHow(t *Task) string {
 // on the same node once leader(…) and follower(…) are resolved by the lab.
 func (p *Player) onTrack(ctx context.Context, cmd command.Command, t *Task) bool {
 	node, hasNode := command.NodeOf(cmd)
-	for _, d := range t.Do {
+	for _, d := range slices.Concat(t.Do, t.Also) {
 		if d.Cmd.Name() != cmd.Name() {
 			continue
 		}
@@ -121,7 +125,7 @@ func (p *Player) down(ctx context.Context, node string) bool {
 // restarts says whether a task's own commands restart a node: then its
 // being down is the task, not a trap.
 func restarts(t *Task, node string) bool {
-	for _, d := range t.Do {
+	for _, d := range slices.Concat(t.Do, t.Also) {
 		if r, ok := d.Cmd.(command.Restart); ok && r.Node.Kind == command.RefNode && r.Node.Node == node {
 			return true
 		}

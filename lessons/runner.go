@@ -47,6 +47,9 @@ type Options struct {
 	// FailFast ends a headless run with the first step whose expectation
 	// failed, instead of playing the rest.
 	FailFast bool
+	// Alternate does each task that has also: lines the first other way
+	// instead of its do: lines, to show that way meets the goal too.
+	Alternate bool
 }
 
 // Event is what one block did when Runner.Next played it.
@@ -328,7 +331,11 @@ func (r *Runner) DoTask(ctx context.Context) (Event, error) {
 		return Event{}, errors.New("no task is waiting")
 	}
 	ev := Event{Step: r.step, Block: r.block - 1, Kind: KindTask, Task: b.Task, Text: r.Render(ctx, b.Task.Text)}
-	res, err := r.run(ctx, append(append([]command.Line(nil), b.Task.Do...), b.Task.Wait...))
+	do := b.Task.Do
+	if r.opts.Alternate && len(b.Task.Also) > 0 {
+		do = b.Task.Also[:1]
+	}
+	res, err := r.run(ctx, append(append([]command.Line(nil), do...), b.Task.Wait...))
 	ev.Commands = res
 	if err != nil {
 		r.broken = err

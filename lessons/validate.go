@@ -27,6 +27,7 @@ func (p *parser) validate() {
 			case KindTask:
 				v.lines(b.src)
 				v.commands(b.Task.Do)
+				v.commands(b.Task.Also)
 				v.commands(b.Task.Wait)
 			case KindPredict:
 				v.lines(b.src)

@@ -39,7 +39,7 @@ func waitLong(t *testing.T, tm *teatest.TestModel, texts ...string) {
 
 // The whole program as a learner meets it: the picker, a lesson opened
 // from it, a step with n, a prediction answered with its letter, the
-// leader killed with k when the task asks for it — the task ticks off and
+// leader killed with k once the task's hint is asked for — the task ticks off and
 // the cluster shows the new leader at a higher epoch — and back to the
 // picker, which shows where the learner is.
 func TestEndToEndLessonFromThePicker(t *testing.T) {
@@ -70,7 +70,9 @@ func TestEndToEndLessonFromThePicker(t *testing.T) {
 	pressKeys(tm, "n")
 	waitLong(t, tm, "Your turn: press a–b to predict")
 	pressKeys(tm, right)
-	waitLong(t, tm, "You chose "+right+") and predicted it.", "[ ] Kill the leader, n1.", "key: select n1 and press k", "Your turn: the task above")
+	waitLong(t, tm, "You chose "+right+") and predicted it.", "[ ] Kill the leader, n1.", "t: a hint, if you want one", "Your turn: the task above — t for a hint")
+	pressKeys(tm, "t") // the task is a goal; its commands show when asked for
+	waitLong(t, tm, "key: select n1 and press k")
 
 	// n1 is selected (the first node) and leads orders/0.
 	pressKeys(tm, "k")

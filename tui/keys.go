@@ -24,6 +24,7 @@ type KeyMap struct {
 	PrevStep key.Binding
 	Answer   key.Binding // a–d while a prediction waits
 	Number   key.Binding // 0–9 while a question asks for a number: the answer's first digit
+	Hint     key.Binding // t while a task is open: one way to meet its goal
 	Lessons  key.Binding // back to the lesson picker, when the screen came from it
 	// History.
 	Back      key.Binding
@@ -62,6 +63,7 @@ func DefaultKeyMap() *KeyMap {
 		PrevStep:   key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "previous step")),
 		Answer: key.NewBinding(key.WithKeys("a", "b", "c", "d"),
 			key.WithHelp("a–d", "answer"), key.WithDisabled()),
+		Hint: key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "a hint for the task"), key.WithDisabled()),
 		Number: key.NewBinding(key.WithKeys("0", "1", "2", "3", "4", "5", "6", "7", "8", "9"),
 			key.WithHelp("0–9", "answer a number"), key.WithDisabled()),
 		Lessons: key.NewBinding(key.WithKeys("backspace"), key.WithHelp("backspace", "back to the lessons"),
@@ -85,14 +87,14 @@ func DefaultKeyMap() *KeyMap {
 // ShortHelp is the help bar: the keys a learner needs first.
 func (k *KeyMap) ShortHelp() []key.Binding {
 	return []key.Binding{k.NodeNext, k.Kill, k.KillLeader, k.Restart, k.Isolate, k.Heal, k.Pause,
-		k.Answer, k.Number, k.NextStep, k.Back, k.Live, k.Filter, k.Prompt, k.Focus, k.Help, k.Quit}
+		k.Answer, k.Number, k.Hint, k.NextStep, k.Back, k.Live, k.Filter, k.Prompt, k.Focus, k.Help, k.Quit}
 }
 
 // FullHelp is the '?' screen, one column per kind of key.
 func (k *KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.NodeNext, k.NodeN, k.Kill, k.KillLeader, k.Restart, k.Isolate, k.Heal},
-		{k.Pause, k.Faster, k.Kafka, k.NextStep, k.Answer, k.Number, k.Prompt, k.Help},
+		{k.Pause, k.Faster, k.Kafka, k.NextStep, k.Answer, k.Number, k.Hint, k.Prompt, k.Help},
 		{k.Back, k.BackEvent, k.Live, k.Focus, k.FocusPrev, k.ScrollUp, k.Filter, k.Lessons, k.Quit},
 	}
 }

@@ -209,10 +209,14 @@ func (p *lessonPanel) task(t *Task) []string {
 		l.add(&st.Text, s)
 		rows = append(rows, l.fit(p.w))
 	}
-	if t.Hint != "" && !t.Done {
+	switch {
+	case t.Hint == "" || t.Done:
+	case t.HintShown:
 		for _, s := range wrapText(t.Hint, p.w-4) {
 			rows = append(rows, "    "+st.Key.Render(s))
 		}
+	case !p.ctx.Follow:
+		rows = append(rows, "    "+st.Muted.Render(cut(p.ctx.Keys.Hint.Keys()[0]+": a hint, if you want one", p.w-4)))
 	}
 	if t.Waiting != "" && !t.Done {
 		for _, s := range wrapText("waits for "+t.Waiting, p.w-4) {
@@ -396,8 +400,10 @@ func (p *lessonPanel) foot(ls *Lesson, taskShown bool) []string {
 		switch {
 		case open != nil && open.Tried && open.Waiting != "":
 			mark, text, ms = symPending, "Done; the lab is getting there: "+open.Waiting, &st.Muted
-		case open != nil && open.Hint != "" && !taskShown:
+		case open != nil && open.Hint != "" && open.HintShown && !taskShown:
 			text = "Your turn — " + open.Hint
+		case open != nil:
+			text = "Your turn: the task above — " + keyOf(k.Hint) + " for a hint"
 		}
 	case lessons.StatusPredict:
 		n := 0

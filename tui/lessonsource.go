@@ -17,6 +17,7 @@ const (
 	CmdLessonPrev  = lessons.CmdLessonPrev
 	CmdLessonReset = lessons.CmdLessonReset
 	CmdLessonGoto  = lessons.CmdLessonGoto
+	CmdLessonHint  = lessons.CmdLessonHint
 	CmdPredict     = lessons.CmdPredict
 )
 
@@ -160,7 +161,7 @@ func lessonOf(les *lessons.Lesson, st lessons.State) *Lesson {
 		case lessons.KindLab:
 			c = LessonBlock{Kind: BlockCommands, Commands: commandLines(b.Commands)}
 		case lessons.KindTask:
-			t := Task{Text: b.Task.Text, Hint: b.Task.Hint, Done: b.Task.Done, Waiting: b.Task.Waiting, Tried: b.Task.Tried}
+			t := Task{Text: b.Task.Text, Hint: b.Task.Hint, HintShown: b.Task.HintShown, Done: b.Task.Done, Waiting: b.Task.Waiting, Tried: b.Task.Tried}
 			c = LessonBlock{Kind: BlockTask, Task: &t}
 			ls.Tasks = append(ls.Tasks, t)
 		case lessons.KindPredict:

@@ -144,8 +144,18 @@ func TestLessonSourcePlaysALesson(t *testing.T) {
 
 	// Something the task does not ask for: the lesson says so.
 	mustExec(t, src, "slow n2 10ms")
-	if n := src.View().Lesson.Notice; !strings.Contains(n, "You ran slow n2 10ms; this task asks you to select n1 and press k (or type kill leader(orders/0))") {
+	if n := src.View().Lesson.Notice; !strings.Contains(n, "You ran slow n2 10ms. The task waits for state(n1) == down (now up); t (or :lesson hint) shows one way there.") {
 		t.Errorf("notice after an unasked command: %q", n)
+	}
+	if out := mustExec(t, src, CmdLessonHint); out != "hint: key: select n1 and press k · or type: kill leader(orders/0)" {
+		t.Errorf("lesson hint said %q", out)
+	}
+	if !src.View().Lesson.Tasks[0].HintShown {
+		t.Error("the hint asked for is not shown")
+	}
+	mustExec(t, src, "slow n2 10ms")
+	if n := src.View().Lesson.Notice; !strings.Contains(n, "You ran slow n2 10ms; the hint for this task is to select n1 and press k (or type kill leader(orders/0))") {
+		t.Errorf("notice after an unasked command, with the hint shown: %q", n)
 	}
 	mustExec(t, src, "slow n2 off")
 

@@ -10,6 +10,8 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/mqlab/mqlab/lessons"
 )
 
 // closeKey closes the help and the output pane; it is always on, unlike
@@ -24,6 +26,7 @@ func (m *Model) syncKeys() {
 	open := ls != nil && ls.Prediction != nil && ls.Prediction.Chosen < 0
 	k.Answer.SetEnabled(open && len(ls.Prediction.Choices) > 0)
 	k.Number.SetEnabled(open && ls.Prediction.Numeric)
+	k.Hint.SetEnabled(ls != nil && ls.Status == lessons.StatusTask && !m.opts.Follow && !m.opts.ReadOnly)
 	k.Live.SetEnabled(!m.hist.live() || m.running != "")
 	if m.running != "" {
 		k.Live.SetHelp("esc", "cancel")
@@ -208,6 +211,8 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		return m.run(CmdLessonNext)
 	case key.Matches(msg, k.PrevStep):
 		return m.run(CmdLessonPrev)
+	case key.Matches(msg, k.Hint):
+		return m.run(CmdLessonHint)
 	case key.Matches(msg, k.Answer):
 		n := len(m.ctx.State.Lesson.Prediction.Choices)
 		if c := msg.String(); int(c[0]-'a') >= n {

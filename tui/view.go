@@ -327,9 +327,12 @@ type CommandLine struct {
 
 // Task is something the learner must do.
 type Task struct {
-	Text string
-	Hint string // the key or command: "key: select n1 and press k · or type: kill n1"
-	Done bool
+	Text string // the goal
+	Hint string // one way there, the key or command: "key: select n1 and press k · or type: kill n1"
+	// HintShown: the learner asked for the hint; until then the pane
+	// says only how to ask.
+	HintShown bool
+	Done      bool
 	// Waiting is, while the task waits, the condition that does not hold
 	// yet and what the lab shows: "hwm(orders/0@n1) == 2000 (now 1500)".
 	Waiting string
