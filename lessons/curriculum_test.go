@@ -295,6 +295,55 @@ func TestCurriculumHeadless(t *testing.T) {
 			for _, f := range found {
 				t.Errorf("lesson check --play: %s:%v", les.File, f)
 			}
+
+			// A task's also: lines are other ways to its goal: played that
+			// way, the lesson holds as well.
+			if !hasAlso(les) {
+				return
+			}
+			out.Reset()
+			if err := PlayHeadless(ctx, les, &out, Options{Timing: "fast", FailFast: true, Alternate: true}); err != nil {
+				t.Fatalf("played with each task's also: line: %v\n%s", err, out.String())
+			}
 		})
 	}
+}
+
+// hasAlso says whether a task of les names another way to its goal.
+func hasAlso(les *Lesson) bool {
+	for _, st := range les.Steps {
+		for _, b := range st.Blocks {
+			if b.Kind == KindTask && len(b.Task.Also) > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// At least a third of the curriculum's tasks can be met in more than one
+// way: the learner decides how, not only whether.
+func TestCurriculumTasksHaveWays(t *testing.T) {
+	all, err := Curriculum()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tasks, ways := 0, 0
+	for _, les := range all {
+		for _, st := range les.Steps {
+			for _, b := range st.Blocks {
+				if b.Kind != KindTask {
+					continue
+				}
+				tasks++
+				if len(b.Task.Also) > 0 {
+					ways++
+				}
+			}
+		}
+	}
+	if 3*ways < tasks {
+		t.Errorf("%d of %d tasks name another way to their goal (also:); at least a third should", ways, tasks)
+	}
+	t.Logf("%d of %d tasks can be met more than one way", ways, tasks)
 }

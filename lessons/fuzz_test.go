@@ -52,8 +52,11 @@ func FuzzParseLesson(f *testing.F) {
 				t.Fatalf("step %q has no blocks", s.Title)
 			}
 			for _, b := range s.Blocks {
-				if b.Kind == KindPredict && (b.Predict.Answer < 0 || b.Predict.Answer >= len(b.Predict.Choices)) {
+				if b.Kind == KindPredict && b.Predict.Number == nil && (b.Predict.Answer < 0 || b.Predict.Answer >= len(b.Predict.Choices)) {
 					t.Fatalf("prediction answer %d of %d choices", b.Predict.Answer, len(b.Predict.Choices))
+				}
+				if b.Kind == KindPredict && b.Predict.Number != nil && (len(b.Predict.Choices) > 0 || b.Predict.Number.Tol <= 0) {
+					t.Fatalf("a numeric prediction with choices or no tolerance: %+v", b.Predict)
 				}
 				if b.Kind == KindTask && (len(b.Task.Do) == 0 || len(b.Task.Wait) == 0) {
 					t.Fatalf("task without do or wait: %+v", b.Task)
