@@ -60,16 +60,19 @@ type QueueConfig struct {
 	MaxReceives int `json:"max_receives,omitempty"`
 	// DLQ names the dead-letter queue; CreateQueue creates it if missing.
 	DLQ string `json:"dlq,omitempty"`
-	// MaxLength rejects sends while the queue holds that many messages
-	// (ready, in flight, delayed). 0: unbounded.
+	// MaxLength bounds the messages the queue holds (ready, in flight,
+	// delayed). 0: unbounded.
 	MaxLength int `json:"max_length,omitempty"`
+	// Overflow is what a send to a full queue does: queue.OverflowReject
+	// ("" too) or queue.OverflowDropHead.
+	Overflow string `json:"overflow,omitempty"`
 	// TTL drops messages that waited that long since they entered the
 	// queue; they are counted as expired and never delivered. 0: none.
 	TTL time.Duration `json:"ttl,omitempty"`
 }
 
 func (q QueueConfig) stateConfig() queue.Config {
-	return queue.Config{Name: q.Name, Visibility: q.Visibility, MaxReceives: q.MaxReceives, DLQ: q.DLQ, MaxLength: q.MaxLength, TTL: q.TTL}
+	return queue.Config{Name: q.Name, Visibility: q.Visibility, MaxReceives: q.MaxReceives, DLQ: q.DLQ, MaxLength: q.MaxLength, Overflow: q.Overflow, TTL: q.TTL}
 }
 
 func (q QueueConfig) validate(nodes int) error {
@@ -87,6 +90,14 @@ func (q QueueConfig) validate(nodes int) error {
 	}
 	if q.MaxLength < 0 {
 		return fmt.Errorf("%w: queue %s: max-length %d is negative", ErrInvalid, q.Name, q.MaxLength)
+	}
+	switch q.Overflow {
+	case "", queue.OverflowReject, queue.OverflowDropHead:
+	default:
+		return fmt.Errorf("%w: queue %s: overflow %q; want %s or %s", ErrInvalid, q.Name, q.Overflow, queue.OverflowReject, queue.OverflowDropHead)
+	}
+	if q.Overflow != "" && q.MaxLength == 0 {
+		return fmt.Errorf("%w: queue %s: overflow=%s needs a max-length to overflow", ErrInvalid, q.Name, q.Overflow)
 	}
 	if q.MaxReceives < 0 {
 		return fmt.Errorf("%w: queue %s: max-receives %d is negative", ErrInvalid, q.Name, q.MaxReceives)
@@ -343,6 +354,11 @@ func (c *Cluster) createQueueLocked(ctx context.Context, cfg QueueConfig) error 
 	}
 	if cfg.MaxLength > 0 {
 		text += fmt.Sprintf(", max length %d", cfg.MaxLength)
+		if cfg.Overflow == queue.OverflowDropHead {
+			text += " (then the oldest ready message is dropped)"
+		} else {
+			text += " (then sends are rejected)"
+		}
 	}
 	if cfg.TTL > 0 {
 		text += fmt.Sprintf(", ttl %v", cfg.TTL)

@@ -25,6 +25,7 @@ const (
 	EventQueueVisibility    EventKind = "queue-visibility"     // a consumer moved a message's deadline
 	EventQueueTimeout       EventKind = "queue-timeout"        // a visibility timeout ran out: the message is back
 	EventQueueExpire        EventKind = "queue-expire"         // dropped by TTL
+	EventQueueDrop          EventKind = "queue-drop"           // dropped from the head of a full queue to make room
 	EventQueueDeadLettering EventKind = "queue-dead-lettering" // a message is on its way to the dead-letter queue
 	EventQueueDeadLetter    EventKind = "queue-dead-letter"    // the dead-letter queue holds it; its queue dropped it
 	EventQueueRedrive       EventKind = "queue-redrive"        // a redrive started, or moved a message back
@@ -228,6 +229,8 @@ func (f *queueFSM) emit(term uint64, changes []queue.Change) {
 			e.Kind, e.Text = EventQueueTimeout, fmt.Sprintf("%s: %s's visibility timeout ran out (%s never acked receive %d): back in the queue", q, name, ch.Consumer, ch.ReceiveCount)
 		case queue.ChExpired:
 			e.Kind, e.Text = EventQueueExpire, fmt.Sprintf("%s: %s expired, %s; it will never be delivered", q, name, ch.Reason)
+		case queue.ChDropped:
+			e.Kind, e.Text = EventQueueDrop, fmt.Sprintf("%s: %s dropped, %s; it will never be delivered", q, name, ch.Reason)
 		case queue.ChDeadLettering:
 			e.Kind, e.Text = EventQueueDeadLettering, fmt.Sprintf("%s: %s goes to %s, %s", q, name, ch.Queue, ch.Reason)
 		case queue.ChDeadLettered:

@@ -103,13 +103,14 @@ type queueSet struct {
 	deliveries []QueueDelivery
 	acked      map[string]bool // message ids some queue acked
 	expired    map[string]bool // message ids some queue dropped by TTL
+	dropped    map[string]bool // message ids a full queue dropped from its head
 
 	finished ackTimes // when the workers' acks landed, for throughput(Q) (throughput.go)
 }
 
 func newQueueSet(l *Lab, w *world) *queueSet {
 	return &queueSet{clientSet: newClientSet[*worker](l, w, "worker"), senders: map[string]*broker.QueueClient{},
-		acked: map[string]bool{}, expired: map[string]bool{}}
+		acked: map[string]bool{}, expired: map[string]bool{}, dropped: map[string]bool{}}
 }
 
 // worker is one named worker; each start or restart is a new run with a
@@ -177,7 +178,7 @@ func (qs *queueSet) create(ctx context.Context, r *run, c command.QueueCreate) e
 	}
 	r.begin(c.String())
 	cfg := broker.QueueConfig{Name: c.Queue, RF: c.RF, Visibility: c.Visibility, MaxReceives: c.MaxReceives, DLQ: c.DLQ,
-		MaxLength: c.MaxLength, TTL: c.TTL}
+		MaxLength: c.MaxLength, Overflow: c.Overflow, TTL: c.TTL}
 	ctx, cancel := w.bind(ctx)
 	defer cancel()
 	ctx, cancel2 := context.WithTimeout(ctx, w.adminTimeout())
@@ -199,7 +200,11 @@ func (qs *queueSet) create(ctx context.Context, r *run, c command.QueueCreate) e
 		}
 	}
 	if q.Config.MaxLength > 0 {
-		parts = append(parts, fmt.Sprintf("holds at most %d (more sends are rejected)", q.Config.MaxLength))
+		if q.Config.Overflow == "drop-head" {
+			parts = append(parts, fmt.Sprintf("holds at most %d (a send beyond drops the oldest ready message)", q.Config.MaxLength))
+		} else {
+			parts = append(parts, fmt.Sprintf("holds at most %d (more sends are rejected)", q.Config.MaxLength))
+		}
 	}
 	if q.Config.TTL > 0 {
 		parts = append(parts, fmt.Sprintf("messages expire after %v", q.Config.TTL))

@@ -139,6 +139,10 @@ func (qs *queueSet) note(e broker.Event) {
 		qs.mu.Lock()
 		qs.expired[e.MsgID] = true
 		qs.mu.Unlock()
+	case broker.EventQueueDrop:
+		qs.mu.Lock()
+		qs.dropped[e.MsgID] = true
+		qs.mu.Unlock()
 	}
 }
 
@@ -160,6 +164,9 @@ func (queuesFeature) observe(ctx context.Context, w *world, h *checker.History, 
 	}
 	for id := range qs.expired {
 		o.Fates[id] = checker.FateExpired
+	}
+	for id := range qs.dropped {
+		o.Fates[id] = checker.FateDropped
 	}
 	for id := range qs.acked {
 		o.Fates[id] = checker.FateAcked

@@ -119,6 +119,7 @@ const (
 	ChRedriving                           // marked to move back to Queue
 	ChRedriven                            // now held by Queue, dropped here
 	ChArrived                             // came from Queue (Kind says why)
+	ChDropped                             // dropped from the head of a full queue to make room
 )
 
 // Change is one thing that happened to one message during Apply.

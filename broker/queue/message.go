@@ -90,13 +90,23 @@ type Config struct {
 	MaxReceives int `json:"max_receives,omitempty"`
 	// DLQ names the dead-letter queue, "" for none.
 	DLQ string `json:"dlq,omitempty"`
-	// MaxLength rejects sends while the queue holds that many messages.
-	// 0: unbounded.
+	// MaxLength bounds the messages the queue holds. 0: unbounded.
 	MaxLength int `json:"max_length,omitempty"`
+	// Overflow is what a send to a full queue does: OverflowReject (the
+	// default) refuses it, as RabbitMQ's reject-publish does;
+	// OverflowDropHead makes room by dropping the oldest ready message,
+	// RabbitMQ's default. With nothing ready to drop, the send is refused.
+	Overflow string `json:"overflow,omitempty"`
 	// TTL drops a message that has waited that long since it entered the
 	// queue, before anyone could ack it. 0: messages live until acked.
 	TTL time.Duration `json:"ttl,omitempty"`
 }
+
+// What a send to a full queue does (Config.Overflow).
+const (
+	OverflowReject   = "reject"
+	OverflowDropHead = "drop-head"
+)
 
 // Message is one message held by a queue.
 type Message struct {
@@ -160,7 +170,7 @@ func TransferID(queue string, seq uint64) string {
 // Counts are a queue's gauges and counters. Every message that entered
 // (Sent + MovedIn) is accounted for exactly once:
 //
-//	Sent + MovedIn = Acked + DeadLettered + Redriven + Expired
+//	Sent + MovedIn = Acked + DeadLettered + Redriven + Expired + Dropped
 //	                 + Ready + InFlight + Delayed + Moving
 //
 // Rejected sends never entered and are counted apart.
@@ -176,6 +186,7 @@ type Counts struct {
 	DeadLettered uint64 `json:"dead_lettered"` // moved out to the dead-letter queue
 	Redriven     uint64 `json:"redriven"`      // moved out by a redrive
 	Expired      uint64 `json:"expired"`       // dropped by TTL, never delivered again
+	Dropped      uint64 `json:"dropped"`       // dropped from the head to make room (overflow drop-head)
 	Rejected     uint64 `json:"rejected"`      // sends refused because the queue was full
 	Deliveries   uint64 `json:"deliveries"`    // receives handed out, first ones and repeats
 	Redeliveries uint64 `json:"redeliveries"`  // deliveries with a receive count above 1
@@ -194,6 +205,6 @@ func (c Counts) Held() int { return c.Ready + c.InFlight + c.Delayed + c.Moving 
 // two sides.
 func (c Counts) Balanced() (ok bool, in, out uint64) {
 	in = c.Sent + c.MovedIn
-	out = c.Acked + c.DeadLettered + c.Redriven + c.Expired + uint64(c.Held())
+	out = c.Acked + c.DeadLettered + c.Redriven + c.Expired + c.Dropped + uint64(c.Held())
 	return in == out, in, out
 }

@@ -351,6 +351,48 @@ func TestMaxLengthRejects(t *testing.T) {
 	}
 }
 
+// With overflow drop-head, a send to a full queue drops the oldest ready
+// message to make room, as RabbitMQ does by default; a message in flight
+// is never dropped, so with none ready the send is refused. Every message
+// is still accounted for.
+func TestMaxLengthDropsHead(t *testing.T) {
+	h := newHarness(t, Config{MaxLength: 2, Overflow: OverflowDropHead})
+	res := h.send(t0, "a", "b", "c")
+	for i, r := range res {
+		if r.Err != nil {
+			t.Fatalf("send %d into a drop-head queue: %v", i, r.Err)
+		}
+	}
+	d := h.receive(t0, "w", 1)[0]
+	if d.MsgID != "client-b" {
+		t.Fatalf("received %s first; a was dropped, so b is the oldest", d.MsgID)
+	}
+	res2 := h.apply(Command{Op: OpSend, Now: t0, Messages: []NewMessage{{MsgID: "client-d"}}})
+	var dropped []string
+	for _, ch := range res2.Changes {
+		if ch.Kind == ChDropped {
+			dropped = append(dropped, ch.MsgID)
+			if !strings.Contains(ch.Reason, "oldest ready message") {
+				t.Errorf("the drop does not say why: %q", ch.Reason)
+			}
+		}
+	}
+	if len(dropped) != 1 || dropped[0] != "client-c" {
+		t.Fatalf("sending d dropped %v; want c, the oldest ready (b is in flight)", dropped)
+	}
+	h.receive(t0, "w", 1) // d in flight too: nothing ready to drop
+	if r := h.send(t0, "e"); !errors.Is(r[0].Err, ErrFull) {
+		t.Fatalf("a full queue with nothing ready took e: %v", r[0].Err)
+	}
+	c := h.q.Counts()
+	if c.Dropped != 2 || c.Rejected != 1 || c.Sent != 4 {
+		t.Fatalf("counts %+v", c)
+	}
+	if ok, in, out := c.Balanced(); !ok {
+		t.Fatalf("the counts do not balance: %d in, %d out", in, out)
+	}
+}
+
 func TestTTLExpires(t *testing.T) {
 	h := newHarness(t, Config{TTL: time.Minute, Visibility: 10 * time.Second})
 	// A delayed message whose ttl passes while it waits is dropped then.

@@ -19,6 +19,14 @@ func (q *Queue) send(cmd Command, res *Result) {
 			res.Sent[i].Err = fmt.Errorf("%w: delay %v is outside 0 to %v", ErrBadCommand, nm.Delay, MaxVisibility)
 			continue
 		}
+		if q.cfg.MaxLength > 0 && q.counts.Held() >= q.cfg.MaxLength && q.cfg.Overflow == OverflowDropHead {
+			if old := q.popReady(); old != nil {
+				q.counts.Dropped++
+				res.Changes = append(res.Changes, Change{Kind: ChDropped, Seq: old.Seq, MsgID: old.MsgID, ReceiveCount: old.ReceiveCount,
+					Reason: fmt.Sprintf("the oldest ready message, dropped to make room: %s holds %d, its max length", q.cfg.Name, q.cfg.MaxLength)})
+				q.remove(old)
+			}
+		}
 		if q.cfg.MaxLength > 0 && q.counts.Held() >= q.cfg.MaxLength {
 			q.counts.Rejected++
 			res.Sent[i].Err = fmt.Errorf("%w: %s holds %d messages, its max length; try again shortly", ErrFull, q.cfg.Name, q.counts.Held())

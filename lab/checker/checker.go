@@ -126,6 +126,7 @@ const (
 	FateDelayed      Fate = "delayed"
 	FateDeadLettered Fate = "dead-lettered"
 	FateExpired      Fate = "expired"
+	FateDropped      Fate = "dropped" // from the head of a full queue, as its overflow setting says
 )
 
 // Observed is what the lab read from the cluster after draining it.
@@ -176,6 +177,7 @@ type Report struct {
 	OrderViolations     int `json:"order_violations"`
 	DeadLettered        int `json:"dead_lettered"`
 	Expired             int `json:"expired"`
+	Dropped             int `json:"dropped"` // dropped from the head of a full queue (overflow=drop-head): chosen, not lost
 	Rejected            int `json:"rejected"`
 
 	DuplicateWrites int       `json:"duplicate_writes"`
@@ -202,6 +204,7 @@ var fields = []struct {
 	{"order_violations", func(r Report) int { return r.OrderViolations }, true},
 	{"dead_lettered", func(r Report) int { return r.DeadLettered }, false},
 	{"expired", func(r Report) int { return r.Expired }, false},
+	{"dropped", func(r Report) int { return r.Dropped }, false},
 	{"rejected", func(r Report) int { return r.Rejected }, false},
 	{"duplicate_writes", func(r Report) int { return r.DuplicateWrites }, true},
 	{"unchecked", func(r Report) int { return r.Unchecked }, true},
@@ -405,12 +408,14 @@ func checkSends(r *Report, sends []Send, o Observed) {
 			r.Lost++
 			if len(r.LostMessages) < MaxListed {
 				r.LostMessages = append(r.LostMessages, Missing{MsgID: s.MsgID, Client: s.Client, Where: s.Queue, Offset: -1,
-					Explained: fmt.Sprintf("accepted by %s, then neither acked, in the queue, dead-lettered nor expired", s.Queue)})
+					Explained: fmt.Sprintf("accepted by %s, then neither acked, in the queue, dead-lettered, expired nor dropped", s.Queue)})
 			}
 		case FateDeadLettered:
 			r.DeadLettered++
 		case FateExpired:
 			r.Expired++
+		case FateDropped:
+			r.Dropped++
 		}
 	}
 }

@@ -33,9 +33,12 @@ func buildQueueCreate(p *parser, _ *Spec) (Command, *posError) {
 		return nil, err
 	}
 	c := QueueCreate{Queue: name, RF: o.int("rf", 0), Visibility: o.dur("visibility"), MaxReceives: o.int("max-receives", 0),
-		DLQ: o.str("dlq"), MaxLength: o.int("max-length", 0), TTL: o.dur("ttl")}
+		DLQ: o.str("dlq"), MaxLength: o.int("max-length", 0), Overflow: o.str("overflow"), TTL: o.dur("ttl")}
 	if c.DLQ == c.Queue {
 		return nil, errAt(o["dlq"].col, "a queue cannot be its own dead-letter queue; name another, e.g. dlq=%s-dlq", c.Queue)
+	}
+	if c.Overflow != "" && c.MaxLength == 0 {
+		return nil, errAt(o["overflow"].col, "overflow= says what a full queue does; give it a max-length=N to fill")
 	}
 	return c, nil
 }

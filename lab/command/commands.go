@@ -58,6 +58,7 @@ type QueueCreate struct {
 	MaxReceives int
 	DLQ         string
 	MaxLength   int
+	Overflow    string // "reject" or "drop-head"; "" for the broker's default (reject)
 	TTL         time.Duration
 }
 
@@ -69,6 +70,7 @@ func (c QueueCreate) String() string {
 		optIf(c.MaxReceives != 0, "max-receives", strconv.Itoa(c.MaxReceives)).
 		optIf(c.DLQ != "", "dlq", c.DLQ).
 		optIf(c.MaxLength != 0, "max-length", strconv.Itoa(c.MaxLength)).
+		optIf(c.Overflow != "", "overflow", c.Overflow).
 		optIf(c.TTL != 0, "ttl", formatDuration(c.TTL)).String()
 }
 

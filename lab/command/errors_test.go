@@ -108,6 +108,8 @@ func TestParseErrors(t *testing.T) {
 		{"service restart checkout receipt=3s", `line 1, col 26: service restart takes only crash=; receipt= was set when checkout started (stop it and start it again to change it)`},
 		{"expect p99(orders) < 1", `line 1, col 12: p99(orders): only the checkout service measures this; write p99(checkout)`},
 		{"queue create receipts dlq=receipts", `line 1, col 23: a queue cannot be its own dead-letter queue; name another, e.g. dlq=receipts-dlq`},
+		{"queue create receipts overflow=drop-head", `line 1, col 23: overflow= says what a full queue does; give it a max-length=N to fill`},
+		{"queue create receipts max-length=5 overflow=drop", `line 1, col 45: overflow=drop: want reject or drop-head; did you mean "drop-head"?`},
 		{`"kill" n1`, `line 1, col 1: expected a command, not "kill"; help lists them`},
 		{"kill n1 \x07", `line 1, col 9: unexpected character '\a'`},
 		{"kill \xff", `line 1, col 1: the line is not valid UTF-8 text`},

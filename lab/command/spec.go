@@ -210,7 +210,8 @@ func init() {
 			{Key: "visibility", Arg: "DURATION", Help: "how long a received message stays hidden before it comes back", parse: durationParser(true)},
 			{Key: "max-receives", Arg: "N", Help: "receives before a message goes to the DLQ", parse: intIn(1, 1000)},
 			{Key: "dlq", Arg: "QUEUE", Help: "the dead-letter queue", parse: parseName},
-			{Key: "max-length", Arg: "N", Help: "refuse sends beyond N messages (back-pressure)", parse: intIn(1, 1000000)},
+			{Key: "max-length", Arg: "N", Help: "hold at most N messages (back-pressure); overflow= says what a send beyond them does", parse: intIn(1, 1000000)},
+			{Key: "overflow", Arg: "reject|drop-head", Help: "a send to a full queue is refused (reject, the default), or the oldest ready message is dropped to make room (drop-head, RabbitMQ's default)", parse: enum("reject", "drop-head")},
 			{Key: "ttl", Arg: "DURATION", Help: "drop messages older than this", parse: durationParser(true)},
 		}},
 		{Name: "produce", Args: "TOPIC", Summary: "write messages to a topic and wait for their outcomes", Example: `produce orders key=881 value="order 881 placed" acks=all`, build: buildProduce, Options: []Option{
