@@ -410,6 +410,9 @@ func (qs *queueSet) merged(prev, c command.Worker) command.Worker {
 	if c.Queue != "" {
 		next.Queue = c.Queue
 	}
+	if c.Extend != 0 {
+		next.Extend = c.Extend
+	}
 	next.Options = mergeOptions(next.Options, c.Options)
 	return next
 }
@@ -452,7 +455,11 @@ func (wk *worker) launch(_ context.Context, r *run, cmd command.Worker, how stri
 	if !launchRun(&qs.clientSet, &wk.clientRuns, cmd, cmd.Options.Crash, ru, func() { wk.holding = "" }) {
 		return fmt.Errorf("%s: %w", verb, ErrClosed)
 	}
-	r.say(EventOutcome, "%s %s on queue %s (visibility %v); %s", wk.name, how, cmd.Queue, q.Config.Visibility, policy.describeWorker(cmd, ru.dlq))
+	desc := policy.describeWorker(cmd, ru.dlq)
+	if cmd.Extend > 0 {
+		desc += fmt.Sprintf("; while it works it keeps the message hidden %v longer, renewed every %v", cmd.Extend, cmd.Extend/2)
+	}
+	r.say(EventOutcome, "%s %s on queue %s (visibility %v); %s", wk.name, how, cmd.Queue, q.Config.Visibility, desc)
 	return nil
 }
 

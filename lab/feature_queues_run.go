@@ -99,6 +99,7 @@ func (qm queueMessage) work() workResult {
 	wk, qs := ru.wk, ru.wk.qs
 	msg := services.Message{ID: d.MsgID, Value: string(d.Body)}
 	wait := time.Duration(0)
+	defer ru.keepHidden(d)()
 	err, stopped := ru.try(&wk.clientCore, msg, &wait, func() {
 		qs.event(false, "%s waits for %s, which is not running: it holds %s, which comes back to the queue if its visibility timeout runs out first",
 			wk.name, ru.opts.service, d.MsgID)
@@ -119,6 +120,29 @@ func (qm queueMessage) work() workResult {
 	wk.failed(err)
 	ru.settleFailure(d, err)
 	return workGivenUp
+}
+
+// keepHidden, for a worker with extend=, moves d's visibility deadline to
+// extend from now every half of extend until the returned stop is called:
+// a slow but healthy worker keeps its message however long the work
+// takes. Each move is on the timeline; one that fails (the message came
+// back already) ends the renewals.
+func (ru *workerRun) keepHidden(d broker.Delivery) (stop func()) {
+	ext := ru.cmd.Extend
+	if ext <= 0 {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(ru.soft)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ru.wk.qs.l.clock.Sleep(ctx, ext/2) == nil {
+			if err := ru.qc.ChangeVisibility(ctx, ru.cmd.Queue, d.ReceiptHandle, ext); err != nil {
+				return
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
 }
 
 // settleFailure gives a failed message back, or dead-letters it.

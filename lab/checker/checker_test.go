@@ -154,12 +154,13 @@ func TestEffectsAndQueues(t *testing.T) {
 			{MsgID: "s-4", Queue: "receipts", Outcome: Acknowledged},
 			{MsgID: "s-5", Queue: "receipts", Outcome: Rejected},
 			{MsgID: "s-6", Queue: "receipts", Outcome: Unknown},
+			{MsgID: "s-7", Queue: "receipts", Outcome: Acknowledged},
 		},
 	}
-	o := Observed{Fates: map[string]Fate{"s-1": FateAcked, "s-2": FateDeadLettered, "s-3": FateExpired}}
+	o := Observed{Fates: map[string]Fate{"s-1": FateAcked, "s-2": FateDeadLettered, "s-3": FateExpired, "s-7": FateDropped}}
 	r := Check(h, o)
-	want := Report{Confirmed: 4, Lost: 1, Unknown: 1, DuplicateEffects: 1, DeadLettered: 1, Expired: 1, Rejected: 1,
-		LostMessages: []Missing{{MsgID: "s-4", Where: "receipts", Offset: -1, Explained: "accepted by receipts, then neither acked, in the queue, dead-lettered nor expired"}},
+	want := Report{Confirmed: 5, Lost: 1, Unknown: 1, DuplicateEffects: 1, DeadLettered: 1, Expired: 1, Dropped: 1, Rejected: 1,
+		LostMessages: []Missing{{MsgID: "s-4", Where: "receipts", Offset: -1, Explained: "accepted by receipts, then neither acked, in the queue, dead-lettered, expired nor dropped"}},
 		Unreadable:   []string{}}
 	if !reflect.DeepEqual(r, want) {
 		t.Errorf("report\n got %+v\nwant %+v", r, want)
@@ -168,7 +169,7 @@ func TestEffectsAndQueues(t *testing.T) {
 
 func TestFieldsAreTheTable(t *testing.T) {
 	want := []string{"confirmed", "lost", "unknown", "duplicate_deliveries", "duplicate_effects", "order_violations",
-		"dead_lettered", "expired", "rejected", "duplicate_writes", "unchecked", "moved", "reordered"}
+		"dead_lettered", "expired", "dropped", "rejected", "duplicate_writes", "unchecked", "moved", "reordered"}
 	if got := Fields(); !reflect.DeepEqual(got, want) {
 		t.Errorf("fields %v", got)
 	}
@@ -179,7 +180,7 @@ func TestFieldsAreTheTable(t *testing.T) {
 	if _, ok := r.Field("nope"); ok {
 		t.Error("Field(nope) found")
 	}
-	if s := r.Summary(); s != "confirmed=0 lost=3 unknown=0 duplicate_deliveries=0 duplicate_effects=0 order_violations=0 dead_lettered=0 expired=0 rejected=2 duplicate_writes=0 unchecked=0 moved=0 reordered=0" {
+	if s := r.Summary(); s != "confirmed=0 lost=3 unknown=0 duplicate_deliveries=0 duplicate_effects=0 order_violations=0 dead_lettered=0 expired=0 dropped=0 rejected=2 duplicate_writes=0 unchecked=0 moved=0 reordered=0" {
 		t.Errorf("summary %q", s)
 	}
 }

@@ -175,7 +175,7 @@ func buildWorker(p *parser, _ *Spec) (Command, *posError) {
 	if err != nil {
 		return nil, err
 	}
-	return Worker{Action: action, Client: client, Queue: o.str("queue"), Options: clientOpts(o)}, nil
+	return Worker{Action: action, Client: client, Queue: o.str("queue"), Options: clientOpts(o), Extend: o.dur("extend")}, nil
 }
 
 // serviceModes lists the modes and strategies each service accepts.

@@ -238,12 +238,16 @@ type Worker struct {
 	Client  string
 	Queue   string
 	Options ClientOptions
+	// Extend, while the work on a message lasts, keeps the message hidden
+	// this much longer, renewed every half of it, as an SQS consumer calls
+	// ChangeMessageVisibility; 0: never.
+	Extend time.Duration
 }
 
 func (Worker) Name() string { return "worker" }
 func (c Worker) String() string {
 	p := words("worker", c.Action, c.Client).optIf(c.Queue != "", "queue", c.Queue)
-	return c.Options.print(p).String()
+	return c.Options.print(p).optIf(c.Extend != 0, "extend", formatDuration(c.Extend)).String()
 }
 
 // Service starts, restarts or stops one of the simulated services. A

@@ -243,6 +243,7 @@ func init() {
 		}, clientOptions...)},
 		{Name: "worker", Args: "start|restart|stop CLIENT", Summary: "run a worker on a queue", Example: "worker start w1 queue=receipts rate=400/s", build: buildWorker, Options: append([]Option{
 			{Key: "queue", Arg: "QUEUE", Help: "the queue to work on (required to start)", parse: parseName},
+			{Key: "extend", Arg: "DURATION", Help: "while the work lasts, keep the message hidden this much longer, renewed every half of it (SQS's ChangeMessageVisibility)", parse: durationParser(true)},
 		}, clientOptions...)},
 		{Name: "service", Args: "start|restart|stop SERVICE", Summary: "run a simulated service: " + orList(Services) + "; restart brings a crashed one back with its database", Example: "service start orders mode=outbox", build: buildService, Options: []Option{
 			{Key: "mode", Arg: "MODE", Help: "orders: commit-then-publish|publish-then-commit|outbox; checkout: sync|queued", parse: parseText},
