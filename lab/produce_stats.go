@@ -22,6 +22,7 @@ type produceRun struct {
 	messages int       // messages the command produced
 	acked    int       // of them, acknowledged by the broker
 	requests int       // produce requests sent, retries included
+	repeats  int       // messages a partition recognised as a retry of a write it had, and answered with the original offset
 	started  time.Time // lab time the first request could go
 	ended    time.Time // lab time the last answer was in
 }
@@ -62,6 +63,9 @@ func newProduceRun(res []broker.ProduceResult, batch int, started, ended time.Ti
 		if r.Outcome == broker.OutcomeAcked {
 			pr.acked++
 		}
+		if r.Duplicate {
+			pr.repeats++
+		}
 		if r.Attempts == 0 {
 			continue
 		}
@@ -73,7 +77,8 @@ func newProduceRun(res []broker.ProduceResult, batch int, started, ended time.Ti
 	return pr
 }
 
-// produceValue reads requests(CLIENT) or produce_rate(CLIENT) from the
+// produceValue reads requests(CLIENT), recognised(CLIENT) or
+// produce_rate(CLIENT) from the
 // client's last produce command, or speedup(A, B): A's rate over B's.
 func (w *world) produceValue(v command.Value) (any, error) {
 	if v.Func == "speedup" {
@@ -97,6 +102,8 @@ func (w *world) produceValue(v command.Value) (any, error) {
 	switch v.Func {
 	case "requests":
 		return float64(pr.requests), nil
+	case "recognised":
+		return float64(pr.repeats), nil
 	case "produce_rate":
 		rate, err := w.produceRate(v, v.Arg)
 		if err != nil {
