@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/mqlab/mqlab/lab"
@@ -140,9 +142,14 @@ type transcript struct {
 	err     error
 	gap     bool // the last line written was blank
 	expects int  // expectations written so far
+
+	run       messageRun      // per-message broker events not written yet
+	tables    map[string]bool // CREATE TABLE statements written already
+	epochSaid bool            // the epoch has been glossed
 }
 
 func (t *transcript) write(s string) {
+	t.flushRun()
 	if t.err != nil {
 		return
 	}
@@ -229,10 +236,104 @@ func (t *transcript) event(e lab.Event, skipExpects bool) {
 		if e.Internal() {
 			return
 		}
+		if e.Broker != nil && e.Broker.MsgID != "" {
+			if t.run.add(text) {
+				return
+			}
+			t.flushRun()
+			t.run.add(text)
+			return
+		}
 		t.line("    · ", "      ", text)
+		if !t.epochSaid && epochEventRE.MatchString(text) {
+			t.epochSaid = true
+			t.line("      ", "      ", "(a partition's epoch numbers its leaders: each new leader takes the next one)")
+		}
 	default:
+		if e.Service != nil && strings.Contains(text, "CREATE TABLE") {
+			// A service's schema is the same each time it starts: once a
+			// lesson is enough.
+			if t.tables == nil {
+				t.tables = map[string]bool{}
+			}
+			if t.tables[text] {
+				return
+			}
+			t.tables[text] = true
+		}
 		t.line("    ", "      ", text)
 	}
+}
+
+// epochEventRE finds a broker event that names a leader's epoch.
+var epochEventRE = regexp.MustCompile(`\bleads \S+ at epoch \d+`)
+
+// flushRun writes the per-message events held back, as one line.
+func (t *transcript) flushRun() {
+	if t.run.n == 0 {
+		return
+	}
+	text := t.run.String()
+	t.run = messageRun{}
+	t.line("    · ", "      ", text)
+}
+
+// messageRun is a run of per-message events that read alike but for
+// their numbers ("receipts: m1 (shop-1) sent", "receipts: m2 (shop-2)
+// sent"); a transcript writes it as one line with ranges: "receipts:
+// m1–m2 (shop-1–2) sent (2 events)". The screen's timeline keeps each.
+type messageRun struct {
+	shape string   // the text with each number as #
+	parts []string // the text around the numbers
+	first []string // the numbers of the first event
+	last  []string // and of the last
+	n     int
+}
+
+var numberRE = regexp.MustCompile(`\d+`)
+
+// add takes text into the run if it reads like the run's events, or
+// starts the run if it is empty; false when it belongs to a new run.
+func (r *messageRun) add(text string) bool {
+	shape := numberRE.ReplaceAllString(text, "#")
+	nums := numberRE.FindAllString(text, -1)
+	switch {
+	case r.n == 0:
+		*r = messageRun{shape: shape, parts: numberRE.Split(text, -1), first: nums, last: nums, n: 1}
+		return true
+	case shape == r.shape:
+		r.last, r.n = nums, r.n+1
+		return true
+	}
+	return false
+}
+
+func (r messageRun) String() string {
+	if r.n == 1 {
+		var b strings.Builder
+		for i, p := range r.parts {
+			b.WriteString(p)
+			if i < len(r.first) {
+				b.WriteString(r.first[i])
+			}
+		}
+		return b.String()
+	}
+	var b strings.Builder
+	for i, p := range r.parts {
+		b.WriteString(p)
+		if i >= len(r.first) {
+			continue
+		}
+		b.WriteString(r.first[i])
+		if r.last[i] != r.first[i] {
+			// "m1–m5": the letters right before the number name it again.
+			lead := p[len(strings.TrimRightFunc(p, unicode.IsLetter)):]
+			b.WriteString("–" + lead + r.last[i])
+		}
+	}
+	fmt.Fprintf(&b, " (%d events)", r.n)
+	return b.String()
 }
 
 // flatten joins a short Markdown text into one line.

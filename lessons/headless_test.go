@@ -1,6 +1,7 @@
 package lessons
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -69,5 +70,27 @@ UPDATE wallets SET balance = balance + 50 WHERE user_id = 42;
 		if !strings.Contains(out, want) {
 			t.Errorf("lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// A run of per-message events that differ only in their numbers is
+// written as one line with ranges; a different event starts a new run.
+func TestMessageRunsCollapse(t *testing.T) {
+	var r messageRun
+	for i := 1; i <= 200; i++ {
+		if !r.add(fmt.Sprintf("receipts: m%d (shop-%d) sent", i, i)) {
+			t.Fatalf("event %d did not join the run", i)
+		}
+	}
+	if r.add("receipts: m1 (shop-1) acked by w1 and deleted") {
+		t.Error("an ack joined a run of sends")
+	}
+	if got, want := r.String(), "receipts: m1–m200 (shop-1–200) sent (200 events)"; got != want {
+		t.Errorf("the run reads %q; want %q", got, want)
+	}
+	var one messageRun
+	one.add("receipts: m7 (shop-7) sent")
+	if got := one.String(); got != "receipts: m7 (shop-7) sent" {
+		t.Errorf("a run of one reads %q", got)
 	}
 }
