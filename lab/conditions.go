@@ -104,7 +104,7 @@ func (rd *reader) value(v command.Value) (any, error) {
 		return rd.r.w.loadElapsed(v, rd.r.l.clock.Now())
 	case "partition_of":
 		return rd.r.w.partitionOf(v)
-	case "requests", "recognised", "produce_rate", "speedup":
+	case "requests", "recognised", "latency", "produce_rate", "speedup":
 		return rd.r.w.produceValue(v)
 	}
 	if f, ok := valueFeatures[v.Func]; ok {

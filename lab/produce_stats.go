@@ -77,8 +77,8 @@ func newProduceRun(res []broker.ProduceResult, batch int, started, ended time.Ti
 	return pr
 }
 
-// produceValue reads requests(CLIENT), recognised(CLIENT) or
-// produce_rate(CLIENT) from the
+// produceValue reads requests(CLIENT), recognised(CLIENT), latency(CLIENT)
+// or produce_rate(CLIENT) from the
 // client's last produce command, or speedup(A, B): A's rate over B's.
 func (w *world) produceValue(v command.Value) (any, error) {
 	if v.Func == "speedup" {
@@ -104,6 +104,12 @@ func (w *world) produceValue(v command.Value) (any, error) {
 		return float64(pr.requests), nil
 	case "recognised":
 		return float64(pr.repeats), nil
+	case "latency":
+		if pr.requests == 0 {
+			return nil, fmt.Errorf("%s: %s's last produce sent no request", v, v.Arg)
+		}
+		ms := float64(pr.ended.Sub(pr.started).Microseconds()) / 1000 / float64(pr.requests)
+		return math.Round(ms*10) / 10, nil
 	case "produce_rate":
 		rate, err := w.produceRate(v, v.Arg)
 		if err != nil {

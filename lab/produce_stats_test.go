@@ -83,6 +83,26 @@ func TestNewProduceRun(t *testing.T) {
 	if pr := newProduceRun(res[:2], 0, t0, t0); pr.requests != 4 {
 		t.Errorf("batch 0 counts as 1: got %d requests, want 4", pr.requests)
 	}
+	res[4].Duplicate = true // the retry of p0's second batch was recognised
+	if pr := newProduceRun(res, 2, t0, t0); pr.repeats != 1 {
+		t.Errorf("recognised retries: got %d, want 1", pr.repeats)
+	}
+}
+
+// latency(CLIENT) is lab time per request; a slow link to the followers
+// shows in acks=all's, which waits for a follower's copy.
+func TestProduceLatency(t *testing.T) {
+	t.Parallel()
+	l := newLab(t)
+	mustRun(t, l, "topic create orders partitions=1", "elect n1 orders/0",
+		"slow n2 10ms", "slow n3 10ms",
+		"produce orders count=20 batch=1 acks=all as=safe",
+		"heal",
+		"produce orders count=20 batch=1 acks=all as=quick")
+	safe, quick := mustStat(t, l, "latency(safe)"), mustStat(t, l, "latency(quick)")
+	if safe < quick+15 {
+		t.Errorf("latency(safe) %v ms with followers 10 ms away each way, latency(quick) %v ms: want at least 15 ms more", safe, quick)
+	}
 }
 
 func TestProduceStatsBadInput(t *testing.T) {

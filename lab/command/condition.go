@@ -84,6 +84,7 @@ var labFuncs = []labFunc{
 	{"partition_of", "TOPIC, KEY", true, false, false, "the partition KEY goes to in TOPIC: murmur2(KEY) % the topic's partition count"},
 	{"workers", "GROUP", true, false, false, "clients of a consumer group or queue that finished work on at least one message"},
 	{"requests", "CLIENT", true, false, false, "produce requests a client's last produce command sent, retries included: one per batch"},
+	{"latency", "CLIENT", true, false, false, "milliseconds of lab time a produce request of a client's last produce command took, on average: one batch sent and answered"},
 	{"recognised", "CLIENT", true, false, false, "messages of a client's last produce command that a partition recognised as a retry and answered with the original offset"},
 	{"produce_rate", "CLIENT", true, false, false, "messages per second of lab time that a client's last produce command got acknowledged"},
 	{"speedup", "CLIENT, CLIENT", true, false, false, "how many times the first client's produce_rate is the second's: speedup(hundred, one)"},
