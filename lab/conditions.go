@@ -115,6 +115,18 @@ func (rd *reader) value(v command.Value) (any, error) {
 }
 
 func (rd *reader) partitionValue(v command.Value) (any, error) {
+	if isController(v.Target) && v.Node == "" && (v.Func == "leader" || v.Func == "epoch") {
+		// The controller, which keeps the topics, is a raft group of its
+		// own: leader(controller) and epoch(controller) read it.
+		ctl := rd.snapshot().Controller
+		if v.Func == "leader" {
+			return orNone(ctl.Leader), nil
+		}
+		if ctl.Epoch == 0 {
+			return nil, notNow{fmt.Errorf("%s: no node of the controller is up", v)}
+		}
+		return float64(ctl.Epoch), nil
+	}
 	if !v.Target.IsPartition {
 		return rd.r.w.queueValue(v)
 	}

@@ -148,3 +148,16 @@ func TestProduceStatsBadInput(t *testing.T) {
 		t.Errorf("an expect on it: %v", err)
 	}
 }
+
+// The controller is a raft group like a partition: leader(controller) and
+// epoch(controller) read it, kill leader(controller) resolves to its
+// node, and a new controller leader takes a higher epoch.
+func TestControllerValues(t *testing.T) {
+	t.Parallel()
+	l := newLab(t)
+	mustRun(t, l, "topic create orders partitions=1", "wait leader(controller) != none")
+	before := mustStat(t, l, "epoch(controller)")
+	mustRun(t, l, "kill leader(controller)", "wait leader(controller) != none",
+		"expect epoch(controller) > "+strconv.FormatFloat(before, 'f', -1, 64),
+		"topic create payments partitions=1", "expect leader(payments/0) != none")
+}

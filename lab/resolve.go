@@ -17,6 +17,14 @@ func (w *world) resolve(ref command.NodeRef) (string, error) {
 		}
 		return ref.Node, nil
 	}
+	if isController(ref.Of) {
+		ctl := w.cluster.SnapshotWindow(0)
+		var nodes []broker.ReplicaState
+		for _, n := range ctl.Nodes {
+			nodes = append(nodes, broker.ReplicaState{Node: n.ID, Up: n.Up})
+		}
+		return leaderOrFollower(ref, ctl.Controller.Leader, nodes, func(r broker.ReplicaState) (string, bool) { return r.Node, r.Up })
+	}
 	if !ref.Of.IsPartition {
 		if _, err := w.topic(ref.Of.Name); err != nil {
 			return w.resolveQueue(ref)
@@ -28,6 +36,12 @@ func (w *world) resolve(ref command.NodeRef) (string, error) {
 		return "", fmt.Errorf("%s: %w", ref, err)
 	}
 	return leaderOrFollower(ref, p.Leader, p.Replicas, func(r broker.ReplicaState) (string, bool) { return r.Node, r.Up })
+}
+
+// isController says whether t names the controller, a name the broker
+// keeps from topics and queues.
+func isController(t command.Target) bool {
+	return !t.IsPartition && t.Name == "controller"
 }
 
 // leaderOrFollower resolves leader(X) or follower(X) of a partition or a

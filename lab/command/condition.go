@@ -51,8 +51,8 @@ type labFunc struct {
 }
 
 var labFuncs = []labFunc{
-	{"leader", "P", false, false, true, "the node leading P at the highest epoch, or none"},
-	{"epoch", "P", true, true, true, "P's epoch on its leader (the highest among live replicas when none leads); P@n1 on one replica"},
+	{"leader", "P", false, false, true, "the node leading P at the highest epoch, or none; leader(controller) leads the controller"},
+	{"epoch", "P", true, true, true, "P's epoch on its leader (the highest among live replicas when none leads); P@n1 on one replica; epoch(controller) the controller's"},
 	{"hwm", "P", true, true, true, "P's high-water mark: the next offset to commit; P@n1 on one replica"},
 	{"leo", "P", true, true, true, "P's log end offset, uncommitted entries included; P@n1 on one replica"},
 	{"logstart", "P", true, false, true, "P's log start offset (retention moves it)"},
