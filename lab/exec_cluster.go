@@ -123,17 +123,72 @@ func (r *run) elect(ctx context.Context, c command.Elect) error {
 	if err := electable(id, tp.String(), hosts, down); err != nil {
 		return err
 	}
-	r.begin(fmt.Sprintf("elect %s %s", resolved(c.Node, id), tp))
+	what := fmt.Sprintf("elect %s %s", resolved(c.Node, id), tp)
+	if c.Epoch != 0 {
+		what += fmt.Sprintf(" epoch=%d", c.Epoch)
+	}
+	r.begin(what)
 	ctx, cancel := r.w.bind(ctx)
 	defer cancel()
-	ctx, cancel2 := context.WithTimeout(ctx, r.w.adminTimeout())
-	defer cancel2()
-	if err := r.w.cluster.TransferLeadership(ctx, tp, id); err != nil {
-		return err
+	if c.Epoch != 0 {
+		if err := r.electRound(ctx, tp, id, down, hosts, uint64(c.Epoch)); err != nil {
+			return err
+		}
+	} else {
+		ctx, cancel2 := context.WithTimeout(ctx, r.w.adminTimeout())
+		defer cancel2()
+		if err := r.w.cluster.TransferLeadership(ctx, tp, id); err != nil {
+			return err
+		}
 	}
 	p, _ = r.w.partition(tp.Topic, tp.Partition)
 	r.say(EventOutcome, "%s leads %s at epoch %d", orNone(p.Leader), tp, p.Epoch)
 	return nil
+}
+
+// electRound moves tp's leadership from replica to replica, one election
+// each, until id leads at epoch want: the way a lesson reaches the epoch
+// its story tells. An election that skips a number can overshoot, and an
+// epoch already past want cannot come back: both are errors.
+func (r *run) electRound(ctx context.Context, tp broker.TopicPartition, id string, down, hosts []string, want uint64) error {
+	for range 2 * want {
+		p, err := r.w.partition(tp.Topic, tp.Partition)
+		if err != nil {
+			return fmt.Errorf("elect: %w", err)
+		}
+		switch {
+		case p.Epoch == want && p.Leader == id:
+			return nil
+		case p.Epoch >= want:
+			return fmt.Errorf("elect %s %s epoch=%d: %s is at epoch %d already, and epochs only grow", id, tp, want, tp, p.Epoch)
+		}
+		// One election short of want, the next leader is id; before that,
+		// any replica but id and the current leader, so that id does not
+		// lead one election too early.
+		if want-p.Epoch == 1 && p.Leader == id {
+			return fmt.Errorf("elect %s %s epoch=%d: %s leads at epoch %d, and the next election would make another node leader at %d; ask for epoch=%d", id, tp, want, id, p.Epoch, want, want+1)
+		}
+		next := id
+		if want-p.Epoch > 1 {
+			next = ""
+			for _, h := range hosts {
+				if h != id && h != p.Leader && !slices.Contains(down, h) {
+					next = h
+					break
+				}
+			}
+			if next == "" {
+				return fmt.Errorf("elect %s %s epoch=%d: moving leadership round needs a third replica up besides %s and the leader", id, tp, want, id)
+			}
+		}
+		step, cancel := context.WithTimeout(ctx, r.w.adminTimeout())
+		err = r.w.cluster.TransferLeadership(step, tp, next)
+		cancel()
+		if err != nil {
+			return err
+		}
+	}
+	return fmt.Errorf("elect %s %s epoch=%d: the epoch did not get there", id, tp, want)
 }
 
 // nodeUp resolves a reference and checks the node is in the state a

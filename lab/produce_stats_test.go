@@ -161,3 +161,16 @@ func TestControllerValues(t *testing.T) {
 		"expect epoch(controller) > "+strconv.FormatFloat(before, 'f', -1, 64),
 		"topic create payments partitions=1", "expect leader(payments/0) != none")
 }
+
+// elect NODE P epoch=N moves leadership round until NODE leads at epoch
+// N, one election at a time, and refuses an epoch already passed.
+func TestElectToAnEpoch(t *testing.T) {
+	t.Parallel()
+	l := newLab(t)
+	mustRun(t, l, "topic create orders partitions=1", "elect n1 orders/0 epoch=7",
+		"expect epoch(orders/0) == 7", "expect leader(orders/0) == n1")
+	_, err := l.Exec(ctxFor(t, 10*time.Second), "elect n2 orders/0 epoch=5")
+	if err == nil || !strings.Contains(err.Error(), "at epoch 7 already, and epochs only grow") {
+		t.Errorf("an epoch already passed: %v", err)
+	}
+}

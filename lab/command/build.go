@@ -288,7 +288,15 @@ func buildElect(p *parser, _ *Spec) (Command, *posError) {
 	if terr != nil {
 		return nil, errAt(t.col, "%v", terr)
 	}
-	return Elect{Node: n, Target: tg}, p.done()
+	o, err := p.options()
+	if err != nil {
+		return nil, err
+	}
+	c := Elect{Node: n, Target: tg, Epoch: o.int("epoch", 0)}
+	if c.Epoch != 0 && !tg.IsPartition {
+		return nil, errAt(o["epoch"].col, "epoch= moves a partition's leadership round to an epoch; name a partition, like orders/0")
+	}
+	return c, nil
 }
 
 func buildNode(make func(NodeRef) Command) func(*parser, *Spec) (Command, *posError) {

@@ -323,10 +323,15 @@ func (c Redrive) String() string {
 type Elect struct {
 	Node   NodeRef
 	Target Target
+	// Epoch, when set, is the epoch Node should lead at: leadership moves
+	// round the replicas, one election each, until it is reached.
+	Epoch int
 }
 
-func (Elect) Name() string       { return "elect" }
-func (c Elect) String() string   { return words("elect", c.Node.String(), c.Target.String()).String() }
+func (Elect) Name() string { return "elect" }
+func (c Elect) String() string {
+	return words("elect", c.Node.String(), c.Target.String()).optIf(c.Epoch != 0, "epoch", strconv.Itoa(c.Epoch)).String()
+}
 func (c Kill) String() string    { return "kill " + c.Node.String() }
 func (c Restart) String() string { return "restart " + c.Node.String() }
 func (c Isolate) String() string { return "isolate " + c.Node.String() }

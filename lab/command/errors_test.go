@@ -84,6 +84,7 @@ func TestParseErrors(t *testing.T) {
 		{"help kil", `line 1, col 6: no command "kil"; help lists them; did you mean "kill"?`},
 		{"elect n1", `line 1, col 9: elect needs a partition (orders/0) or queue after the node; e.g. elect n2 orders/0`},
 		{"elect n1 orders/-1", `line 1, col 10: "orders/-1": the partition after '/' must be a number ≥ 0, as in orders/0`},
+		{"elect n1 receipts epoch=7", `line 1, col 19: epoch= moves a partition's leadership round to an epoch; name a partition, like orders/0`},
 		{"heal now", `line 1, col 6: heal takes nothing after it; got "now"`},
 		{"service start wallet strategy=dedupe", `line 1, col 31: strategy=dedupe: wallet takes none, dedupe-table, dedupe-elsewhere, conditional or absolute; did you mean "dedupe-table"?`},
 		{"service start payments mode=sync", `line 1, col 24: mode= is not an option of payments`},

@@ -271,7 +271,9 @@ func init() {
 		{Name: "redrive", Args: "DLQ", Summary: "move a dead-letter queue's messages back", Example: "redrive receipts-dlq to=receipts", build: buildRedrive, Options: []Option{
 			{Key: "to", Arg: "QUEUE", Help: "where to (default: the queue they came from)", parse: parseName},
 		}},
-		{Name: "elect", Args: "NODE PARTITION", Summary: "move leadership to a node and wait until it leads", Example: "elect n2 orders/0", build: buildElect},
+		{Name: "elect", Args: "NODE PARTITION", Summary: "move leadership to a node and wait until it leads", Example: "elect n2 orders/0", build: buildElect, Options: []Option{
+			{Key: "epoch", Arg: "N", Help: "move leadership round the replicas, one election each, until NODE leads at epoch N", parse: intIn(1, 1000)},
+		}},
 		{Name: "kill", Traits: TraitFault, Args: "NODE", Summary: "stop a node as if its process died (its disk stays)", Example: "kill leader(orders/0)", build: buildNode(func(n NodeRef) Command { return Kill{n} })},
 		{Name: "restart", Traits: TraitFault | TraitRepair, Args: "NODE", Summary: "bring a killed node back from its disk", Example: "restart n1", build: buildNode(func(n NodeRef) Command { return Restart{n} })},
 		{Name: "isolate", Traits: TraitFault, Args: "NODE", Summary: "cut every link of a node: peers and clients", Example: "isolate leader(orders/0)", build: buildNode(func(n NodeRef) Command { return Isolate{n} })},
