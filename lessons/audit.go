@@ -33,7 +33,9 @@ func (f Finding) String() string { return fmt.Sprintf("%d: %s", f.Line, f.Text) 
 //     after the step's fresh cluster if it starts one, unless the block
 //     says why with holds-before: (it would pass with the behaviour
 //     broken);
-//   - a task whose goal held before the learner was asked for it.
+//   - a task whose goal held before the learner was asked for it;
+//   - an expectation that did not hold when played (with opts.Alternate,
+//     each task done its also: way).
 //
 // Conditions that read the checker's fields need a check and are left
 // out of both comparisons; one that reads what does not exist yet reads
@@ -120,6 +122,9 @@ func (a *audit) step(ctx context.Context, step int) error {
 				a.add(b.Line, "every condition held when the step began (%s): the block would pass with the behaviour broken; change the scene, or say why with holds-before: REASON", shownOf(before[ev.Block]))
 			}
 		case KindStepEnd:
+			for _, f := range a.r.Failed() {
+				a.add(f.Line, "the expectation did not hold when played: %s (%s)", f.Cond, f.Observed)
+			}
 			return nil
 		}
 	}

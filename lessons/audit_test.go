@@ -10,7 +10,7 @@ import (
 
 // A lesson written to give itself away: Audit names each spoiled question,
 // each expectation that held before its step, and the task done before
-// the learner acts, at its line; the block that says why it holds before,
+// the learner acts, and the expectation that fails, at its line; the block that says why it holds before,
 // and the step that asks before it shows, pass.
 func TestAuditFindsSpoilers(t *testing.T) {
 	les, err := Load(filepath.Join("testdata", "audit", "spoiled.md"))
@@ -26,6 +26,7 @@ func TestAuditFindsSpoilers(t *testing.T) {
 		26: "every condition held when the step began (leader(orders/0) != n1",
 		33: "every condition held when the step began (hwm(orders/0) == 3: 3)",
 		46: "the task's goal held before the learner was asked for it (leader(orders/0) != none",
+		79: "the expectation did not hold when played: hwm(orders/0) == 7 (hwm(orders/0) is 6)",
 	}
 	var lines []int
 	for _, f := range found {

@@ -221,92 +221,109 @@ func isLongest(choices []string, i int) bool {
 	return true
 }
 
-// lessonsAtOnce is how many lessons TestCurriculumHeadless plays at a
-// time, each on its own lab. A lesson mostly waits on lab time and raft's
-// timers (about an eighth of a core on fast timing), so a few at once
-// finish sooner on two cores without crowding them.
-const lessonsAtOnce = 6
+// playsAtOnce is how many plays of curriculum lessons the curriculum
+// tests run at a time, each on its own lab. A play mostly waits on lab
+// time and raft's timers (about an eighth of a core on fast timing), so
+// many at once finish sooner on two cores without crowding them.
+const playsAtOnce = 8
 
-// Every embedded lesson plays headless at fast timing, every expectation
-// holding, within LessonTimeLimit, and its transcript fits 80 columns.
-// Then the lesson's mutation must make it fail.
-func TestCurriculumHeadless(t *testing.T) {
+// playTurns is shared by the curriculum tests' plays.
+var playTurns = make(chan struct{}, playsAtOnce)
+
+// eachLesson runs play for every embedded lesson as a parallel subtest,
+// taking a turn for it. Under the race detector only raceLessons play,
+// unless all is false: then none does.
+func eachLesson(t *testing.T, underRace bool, play func(t *testing.T, les *Lesson)) {
 	all, err := Curriculum()
 	if err != nil {
 		t.Fatal(err)
 	}
-	turns := make(chan struct{}, lessonsAtOnce)
 	for _, les := range all {
 		t.Run(les.ID, func(t *testing.T) {
-			if raceEnabled && !slices.Contains(raceLessons, les.ID) {
+			switch {
+			case raceEnabled && !underRace:
+				t.Skip("not under the race detector")
+			case raceEnabled && !slices.Contains(raceLessons, les.ID):
 				t.Skip("under the race detector only " + strings.Join(raceLessons, ", ") + " play")
 			}
 			t.Parallel()
-			turns <- struct{}{}
-			defer func() { <-turns }()
-			ctx := ctxFor(t, 2*LessonTimeLimit)
-			var out bytes.Buffer
-			start := time.Now()
-			err := PlayHeadless(ctx, les, &out, Options{Timing: "fast"})
-			took := time.Since(start)
-			if err != nil {
-				t.Fatalf("%v\n%s", err, out.String())
-			}
-			if took > LessonTimeLimit {
-				t.Errorf("took %v, more than %v", took, LessonTimeLimit)
-			}
-			t.Logf("%s: %v", les.ID, took.Round(time.Millisecond))
-			for i, l := range strings.Split(out.String(), "\n") {
-				if n := utf8.RuneCountInString(l); n > Width {
-					t.Errorf("transcript line %d has %d characters: %q", i+1, n, l)
-				}
-				if strings.Contains(l, "‹?") {
-					t.Errorf("transcript line %d shows a value it could not read: %q", i+1, l)
-				}
-			}
-
-			if raceEnabled {
-				return
-			}
-			m := mutations[les.ID]
-			src, err := curriculumFS.ReadFile(les.File)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Contains(src, []byte(m.old)) {
-				t.Fatalf("the mutation's text %q is not in %s", m.old, les.File)
-			}
-			mutated, err := Parse(les.File, bytes.Replace(src, []byte(m.old), []byte(m.new), 1))
-			if err != nil {
-				t.Fatalf("the mutated lesson does not parse: %v", err)
-			}
-			out.Reset()
-			err = PlayHeadless(ctx, mutated, &out, Options{Timing: "fast", FailFast: true})
-			var fe *FailedError
-			if !errors.As(err, &fe) {
-				t.Fatalf("mutation (%s): want failed expectations, got %v\n%s", m.why, err, out.String())
-			}
-			t.Logf("mutation %q → %q failed %d expectation(s), as it should: %s", m.old, m.new, len(fe.Failed), m.why)
-
-			found, err := Audit(ctx, les, Options{Timing: "fast"})
-			if err != nil {
-				t.Fatalf("lesson check --play: %v", err)
-			}
-			for _, f := range found {
-				t.Errorf("lesson check --play: %s:%v", les.File, f)
-			}
-
-			// A task's also: lines are other ways to its goal: played that
-			// way, the lesson holds as well.
-			if !hasAlso(les) {
-				return
-			}
-			out.Reset()
-			if err := PlayHeadless(ctx, les, &out, Options{Timing: "fast", FailFast: true, Alternate: true}); err != nil {
-				t.Fatalf("played with each task's also: line: %v\n%s", err, out.String())
-			}
+			playTurns <- struct{}{}
+			defer func() { <-playTurns }()
+			play(t, les)
 		})
 	}
+}
+
+// Every embedded lesson plays headless at fast timing, every expectation
+// holding, within LessonTimeLimit, and its transcript fits 80 columns.
+func TestCurriculumHeadless(t *testing.T) {
+	t.Parallel()
+	eachLesson(t, true, func(t *testing.T, les *Lesson) {
+		ctx := ctxFor(t, 2*LessonTimeLimit)
+		var out bytes.Buffer
+		start := time.Now()
+		err := PlayHeadless(ctx, les, &out, Options{Timing: "fast"})
+		took := time.Since(start)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out.String())
+		}
+		if took > LessonTimeLimit {
+			t.Errorf("took %v, more than %v", took, LessonTimeLimit)
+		}
+		t.Logf("%s: %v", les.ID, took.Round(time.Millisecond))
+		for i, l := range strings.Split(out.String(), "\n") {
+			if n := utf8.RuneCountInString(l); n > Width {
+				t.Errorf("transcript line %d has %d characters: %q", i+1, n, l)
+			}
+			if strings.Contains(l, "‹?") {
+				t.Errorf("transcript line %d shows a value it could not read: %q", i+1, l)
+			}
+		}
+	})
+}
+
+// Each lesson's mutation, a small change that breaks what it teaches,
+// must make it fail: its expectations are ones that can fail.
+func TestCurriculumMutations(t *testing.T) {
+	t.Parallel()
+	eachLesson(t, false, func(t *testing.T, les *Lesson) {
+		ctx := ctxFor(t, 2*LessonTimeLimit)
+		m := mutations[les.ID]
+		src, err := curriculumFS.ReadFile(les.File)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(src, []byte(m.old)) {
+			t.Fatalf("the mutation's text %q is not in %s", m.old, les.File)
+		}
+		mutated, err := Parse(les.File, bytes.Replace(src, []byte(m.old), []byte(m.new), 1))
+		if err != nil {
+			t.Fatalf("the mutated lesson does not parse: %v", err)
+		}
+		var out bytes.Buffer
+		err = PlayHeadless(ctx, mutated, &out, Options{Timing: "fast", FailFast: true})
+		var fe *FailedError
+		if !errors.As(err, &fe) {
+			t.Fatalf("mutation (%s): want failed expectations, got %v\n%s", m.why, err, out.String())
+		}
+		t.Logf("mutation %q → %q failed %d expectation(s), as it should: %s", m.old, m.new, len(fe.Failed), m.why)
+	})
+}
+
+// lesson check --play finds nothing in the curriculum. The audit plays
+// each task its also: way, when it has one: a task's other ways to its
+// goal hold the lesson's expectations as well.
+func TestCurriculumAudit(t *testing.T) {
+	t.Parallel()
+	eachLesson(t, false, func(t *testing.T, les *Lesson) {
+		found, err := Audit(ctxFor(t, 2*LessonTimeLimit), les, Options{Timing: "fast", Alternate: hasAlso(les)})
+		if err != nil {
+			t.Fatalf("lesson check --play: %v", err)
+		}
+		for _, f := range found {
+			t.Errorf("lesson check --play: %s:%v", les.File, f)
+		}
+	})
 }
 
 // hasAlso says whether a task of les names another way to its goal.

@@ -82,8 +82,8 @@ With --play it then plays each lesson headless on a lab of its own and
 reports what only playing shows: a prediction whose answer is already on
 screen when it is asked (its expect block reads the same values then), an
 expect block that held before anything in its step happened (unless it
-says why with holds-before: REASON), and a task whose goal held before the
-learner was asked.`,
+says why with holds-before: REASON), a task whose goal held before the
+learner was asked, and an expectation that did not hold.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return checkLessons(cmd.Context(), cmd.OutOrStdout(), args, play)
@@ -141,7 +141,7 @@ func checkLessons(ctx context.Context, out io.Writer, paths []string, play bool)
 		if err != nil || len(found) > 0 {
 			bad++
 		} else {
-			fmt.Fprintf(out, "%s: played: no question answered before it is asked, no expectation held before its step\n", p)
+			fmt.Fprintf(out, "%s: played: no question answered before it is asked, no expectation held before its step, every expectation held\n", p)
 		}
 	}
 	if bad > 0 {
