@@ -90,6 +90,9 @@ type Producer struct {
 	locks map[TopicPartition]*sync.Mutex // one request in flight per partition keeps order
 	rr    map[string]int                 // round-robin position per topic
 	meta  int                            // which node to ask for metadata next
+	// leaders caches each partition's leader, as a Kafka client keeps its
+	// metadata: asked for once, asked again after a request to it fails.
+	leaders map[string]string
 }
 
 // NewProducer makes a producer client. An idempotent one asks the
@@ -429,7 +432,7 @@ func (p *Producer) send(ctx context.Context, tp TopicPartition, b partlog.Batch)
 	group := tp.String()
 	for attempt := 1; ; attempt++ {
 		var resp produceResponse
-		node, err := p.leaderFor(ctx, group)
+		node, err := p.cachedLeader(ctx, group)
 		if err == nil {
 			err = p.c.net.Call(ctx, p.cfg.ClientID, node, raftnet.RequestData, func() error {
 				rep := p.c.replicaOn(node, group)
@@ -440,6 +443,9 @@ func (p *Producer) send(ctx context.Context, tp TopicPartition, b partlog.Batch)
 				resp, e = rep.produce(b, p.cfg.Acks)
 				return e
 			})
+		}
+		if err != nil {
+			p.forgetLeader(group, node)
 		}
 		if p.cfg.Acks == AcksNone {
 			return produceResponse{base: -1}, OutcomeSent, attempt, err
@@ -476,6 +482,38 @@ func (p *Producer) failed(unknown bool) Outcome {
 		return OutcomeUnknown
 	}
 	return OutcomeFailed
+}
+
+// cachedLeader is the node the producer last learned leads group, or
+// asks a node when it knows none.
+func (p *Producer) cachedLeader(ctx context.Context, group string) (string, error) {
+	p.mu.Lock()
+	node, ok := p.leaders[group]
+	p.mu.Unlock()
+	if ok {
+		return node, nil
+	}
+	node, err := p.leaderFor(ctx, group)
+	if err != nil {
+		return "", err
+	}
+	p.mu.Lock()
+	if p.leaders == nil {
+		p.leaders = map[string]string{}
+	}
+	p.leaders[group] = node
+	p.mu.Unlock()
+	return node, nil
+}
+
+// forgetLeader drops the cached leader of group after a request to node
+// failed: the next attempt asks again.
+func (p *Producer) forgetLeader(group, node string) {
+	p.mu.Lock()
+	if p.leaders[group] == node {
+		delete(p.leaders, group)
+	}
+	p.mu.Unlock()
 }
 
 // leaderFor asks a reachable node which node leads group.
