@@ -178,7 +178,8 @@ func TestCurriculumAnswersCannotBeGuessed(t *testing.T) {
 
 // Every lesson gives the learner something to do, and the questions ask
 // for numbers where the reference texts do arithmetic: the flash sale's
-// backlog and wait, the partition cap, the write ceiling.
+// backlog and wait, the partition cap, the write ceiling, what acks=all
+// costs a write.
 func TestCurriculumTasksAndNumbers(t *testing.T) {
 	all, err := Curriculum()
 	if err != nil {
@@ -203,7 +204,7 @@ func TestCurriculumTasksAndNumbers(t *testing.T) {
 			}
 		}
 	}
-	for id, want := range map[string]int{"flash-sale": 3, "back-pressure": 2, "partition-sizing": 1} {
+	for id, want := range map[string]int{"flash-sale": 3, "back-pressure": 2, "partition-sizing": 1, "durability": 1} {
 		if numeric[id] < want {
 			t.Errorf("%s asks for %d numbers; it should ask for at least %d", id, numeric[id], want)
 		}
