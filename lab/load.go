@@ -131,6 +131,13 @@ func (l *Lab) produceBatches(w *world, ld *load, cl *client, p *broker.Producer)
 			out := make([]checker.Outcome, len(res))
 			for i, r := range res {
 				out[i] = outcomeOf(r.Outcome)
+				if r.Duplicate {
+					// Rare, and the point of an idempotent producer: said
+					// even though a load's messages are not told one by one.
+					l.tl.add(Event{Time: l.clock.Now(), Kind: EventLoad, Text: fmt.Sprintf(
+						"load %s as %s: %s took %d attempts; the partition recognised the retry and answered with the original offset %d",
+						c.Topic, ld.client, msgs[i].MsgID, r.Attempts, r.Offset)})
+				}
 			}
 			return out
 		}
