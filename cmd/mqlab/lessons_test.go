@@ -61,7 +61,7 @@ func TestLessonCheckReportsEveryProblem(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 	for _, want := range []string{
-		good + ": ok: durability, 5 steps",
+		good + ": ok: durability, 6 steps",
 		broken + `:11:1: unknown command "kil"; did you mean "kill"?`,
 		broken + ":12:21: acks=2: want 0, 1 or all",
 	} {
