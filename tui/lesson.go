@@ -564,8 +564,11 @@ func taskLine(st *Styles, ls *Lesson, w int) string {
 		if !t.Done {
 			l.add(&st.Warn, "[ ] ")
 			text := oneLine(t.Text)
-			if t.Hint != "" {
+			switch {
+			case t.Hint != "" && t.HintShown:
 				text += " — " + t.Hint
+			case t.Hint != "":
+				text += " (t: a hint)"
 			}
 			l.add(&st.Text, text)
 			return l.fit(w)
@@ -573,7 +576,11 @@ func taskLine(st *Styles, ls *Lesson, w int) string {
 	}
 	if pr := ls.Prediction; pr != nil && pr.Chosen < 0 {
 		l.add(&st.Accent, "Predict: ")
-		l.add(&st.Text, oneLine(pr.Question)+" (a–"+string(rune('a'+max(0, len(pr.Choices)-1)))+")")
+		if pr.Numeric {
+			l.add(&st.Text, oneLine(pr.Question)+" (a number)")
+		} else {
+			l.add(&st.Text, oneLine(pr.Question)+" (a–"+string(rune('a'+max(0, len(pr.Choices)-1)))+")")
+		}
 		return l.fit(w)
 	}
 	l.add(&st.Text, strings.TrimSpace(ls.StepTitle))

@@ -204,3 +204,23 @@ func TestTaskLineIsOneRow(t *testing.T) {
 		}
 	}
 }
+
+// The small screen's task line gives the goal and how to ask for the
+// hint, and the hint itself only once asked; a question that asks for a
+// number says so instead of listing letters.
+func TestTaskLineHidesTheHintUntilAsked(t *testing.T) {
+	st := NewStyles(DefaultTheme)
+	task := Task{Text: "Let n1 back into the cluster.", Hint: "key: h · or type: heal"}
+	ls := &Lesson{Step: 3, Steps: 4, Status: lessons.StatusTask, Tasks: []Task{task}}
+	if got := taskLine(st, ls, 100); strings.Contains(got, "heal") || !strings.Contains(got, "(t: a hint)") {
+		t.Errorf("before the hint is asked for: %q", got)
+	}
+	ls.Tasks[0].HintShown = true
+	if got := taskLine(st, ls, 100); !strings.Contains(got, "key: h · or type: heal") {
+		t.Errorf("after the hint is asked for: %q", got)
+	}
+	num := &Lesson{Step: 1, Steps: 6, Status: lessons.StatusPredict, Prediction: &Prediction{Question: "How many orders wait?", Numeric: true, Chosen: -1, Answer: -1}}
+	if got := taskLine(st, num, 100); !strings.Contains(got, "How many orders wait? (a number)") {
+		t.Errorf("a numeric question: %q", got)
+	}
+}
