@@ -402,7 +402,7 @@ func (p *lessonPanel) foot(ls *Lesson, taskShown bool) []string {
 			mark, text, ms = symPending, "Done; the lab is getting there: "+open.Waiting, &st.Muted
 		case open != nil && open.Hint != "" && open.HintShown && !taskShown:
 			text = "Your turn — " + open.Hint
-		case open != nil:
+		case open != nil && !open.HintShown:
 			text = "Your turn: the task above — " + keyOf(k.Hint) + " for a hint"
 		}
 	case lessons.StatusPredict:
