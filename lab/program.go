@@ -1,0 +1,224 @@
+package lab
+
+// A learner's own program, run by the lab as a client of its cluster (a
+// challenge's consumer): started in a process group of its own so that a
+// kill ends it and everything it started, with its standard output read a
+// line at a time and the end of its standard error kept for the verdict.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+)
+
+// ProgramSpec says how to run a learner's program.
+type ProgramSpec struct {
+	Name string   // what the timeline and the verdict call it: "consumer 1"
+	Args []string // the command and its arguments
+	Env  []string // KEY=VALUE on top of mqlab's own environment
+	Dir  string   // its working directory; "" for mqlab's
+}
+
+// stderrKept is how much of the end of a program's standard error a
+// Process keeps to show.
+const stderrKept = 4 << 10
+
+// maxLine is the longest standard output line a Process reads; a longer
+// one ends the reading with an error, as garbage.
+const maxLine = 64 << 10
+
+// Process is one run of a program.
+type Process struct {
+	spec  ProgramSpec
+	cmd   *exec.Cmd
+	lines chan string
+	done  chan struct{}
+
+	mu      sync.Mutex
+	stderr  tailBuffer
+	exitErr error // once done: nil for a clean exit
+	readErr error // a standard output line too long to read
+	killed  bool
+}
+
+// StartProgram starts spec in a process group of its own. An error says
+// the program did not start, and why, in words for the learner. ctx ending
+// kills the program's whole group.
+func StartProgram(ctx context.Context, spec ProgramSpec) (*Process, error) {
+	if len(spec.Args) == 0 || spec.Args[0] == "" {
+		return nil, errors.New("no program to run: give its command after --, like mqlab challenge at-least-once -- python3 consumer.py")
+	}
+	path, err := exec.LookPath(spec.Args[0])
+	if err != nil {
+		return nil, fmt.Errorf("%s does not start: %q is not a program on PATH or a file that can run (%v); check the command after --", spec.label(), spec.Args[0], err)
+	}
+	cmd := exec.Command(path, spec.Args[1:]...)
+	cmd.Env = append(os.Environ(), spec.Env...)
+	cmd.Dir = spec.Dir
+	cmd.SysProcAttr = ownGroup()
+	// Standard output is a pipe of our own, not exec's, so that the
+	// program's end is known when it exits even if something it started
+	// still holds the pipe open; standard error is copied by exec, which
+	// gives up on it that long after the exit.
+	out, w, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("%s does not start: %w", spec.label(), err)
+	}
+	cmd.Stdout = w
+	cmd.WaitDelay = 2 * time.Second
+	p := &Process{spec: spec, cmd: cmd, lines: make(chan string, 256), done: make(chan struct{})}
+	cmd.Stderr = &p.stderr
+	err = cmd.Start()
+	w.Close()
+	if err != nil {
+		out.Close()
+		return nil, fmt.Errorf("%s does not start: %v; check the command after --", spec.label(), err)
+	}
+	go p.read(out)
+	go p.wait()
+	go func() {
+		select {
+		case <-ctx.Done():
+			p.Kill()
+		case <-p.done:
+		}
+	}()
+	return p, nil
+}
+
+func (s ProgramSpec) label() string {
+	if s.Name != "" {
+		return s.Name
+	}
+	return "the program"
+}
+
+// read hands out standard output a line at a time, until nothing holds
+// the pipe open any more.
+func (p *Process) read(out *os.File) {
+	defer out.Close()
+	defer close(p.lines)
+	sc := bufio.NewScanner(out)
+	sc.Buffer(make([]byte, 0, 4096), maxLine)
+	for sc.Scan() {
+		p.lines <- sc.Text()
+	}
+	if err := sc.Err(); err != nil {
+		p.mu.Lock()
+		p.readErr = fmt.Errorf("%s wrote a line of standard output longer than %d KB: %w", p.spec.label(), maxLine>>10, err)
+		p.mu.Unlock()
+		io.Copy(io.Discard, out) // let it run on; the caller decides
+	}
+}
+
+// wait notes how the program ended.
+func (p *Process) wait() {
+	err := p.cmd.Wait()
+	p.mu.Lock()
+	p.exitErr = err
+	p.mu.Unlock()
+	close(p.done)
+}
+
+// Lines delivers the program's standard output, a line at a time, and is
+// closed once nothing holds it open (usually when the program ends). The
+// caller must keep reading it, or the program blocks on a full pipe.
+func (p *Process) Lines() <-chan string { return p.lines }
+
+// Done is closed once the program has ended.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// Pid is the program's process id, which is also its process group's.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
+// Kill ends the program and everything it started, at once (SIGKILL to
+// its process group), and waits until it has ended.
+func (p *Process) Kill() {
+	p.mu.Lock()
+	p.killed = true
+	p.mu.Unlock()
+	killGroup(p.cmd.Process.Pid)
+	<-p.done
+}
+
+// Exit says how the program ended, once Done: "" for a clean exit, else
+// in words ("exit status 3", "killed by the lab"), followed by the end of
+// what it wrote to standard error.
+func (p *Process) Exit() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var b strings.Builder
+	switch {
+	case p.killed:
+		b.WriteString("killed by the lab")
+	case p.exitErr != nil:
+		b.WriteString(p.exitErr.Error())
+	}
+	if p.readErr != nil {
+		if b.Len() > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(p.readErr.Error())
+	}
+	if tail := strings.TrimSpace(p.stderr.String()); tail != "" && !p.killed {
+		if b.Len() == 0 {
+			b.WriteString("exit status 0")
+		}
+		b.WriteString("; the end of its standard error:\n" + tail)
+	}
+	return b.String()
+}
+
+// Stderr is the end of what the program wrote to standard error.
+func (p *Process) Stderr() string { return p.stderr.String() }
+
+// WaitTimeout waits for the program to end, up to d; false if it did not.
+func (p *Process) WaitTimeout(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-p.done:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// tailBuffer keeps the last stderrKept bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	buf []byte
+	cut bool
+}
+
+func (t *tailBuffer) Write(b []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, b...)
+	if over := len(t.buf) - stderrKept; over > 0 {
+		t.buf = t.buf[over:]
+		t.cut = true
+	}
+	return len(b), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := string(bytes.ToValidUTF8(t.buf, []byte("?")))
+	if t.cut {
+		if i := strings.IndexByte(s, '\n'); i >= 0 {
+			s = s[i+1:] // from a whole line
+		}
+		s = "…\n" + s
+	}
+	return s
+}
