@@ -494,7 +494,7 @@ func gradeNothingLost(r *ChallengeRecord) []Failure {
 		return nil
 	}
 	return []Failure{{
-		What: fmt.Sprintf("%d of %d orders were never processed: the group committed past them before the program finished them, and a crash in between lost them", len(lost), len(r.Orders)),
+		What:   fmt.Sprintf("%d of %d orders were never processed: the group committed past them before the program finished them, and a crash in between lost them", len(lost), len(r.Orders)),
 		Orders: lost,
 		Around: r.around(lost[0]),
 	}}
