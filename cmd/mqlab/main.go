@@ -45,6 +45,7 @@ terminal it prints a failover scene instead.`,
 	root.AddCommand(runCmd())
 	root.AddCommand(benchCmd())
 	root.AddCommand(serveCmd())
+	root.AddCommand(challengeCmd())
 	root.SetErr(os.Stderr)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return fmt.Errorf("%w\nrun 'mqlab --help' for the flags", err)

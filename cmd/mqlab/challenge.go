@@ -1,0 +1,124 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mqlab/mqlab/lessons"
+)
+
+// defaultSeeds is how many schedules a challenge runs without --seed: a
+// buggy program can pass one lucky schedule.
+const defaultSeeds = 3
+
+func challengeCmd() *cobra.Command {
+	var seed uint64
+	var seeds int
+	cmd := &cobra.Command{
+		Use:   "challenge [ID -- COMMAND [ARGS...]]",
+		Short: "Run your own consumer, in any language, under real crashes, and have it graded",
+		Long: `challenge with no arguments lists the challenges. With an id and, after --,
+the command that runs your program, it starts a lab with the Kafka
+protocol on every node and runs your program as the group's consumer. Its
+environment names the cluster (MQLAB_BOOTSTRAP), the topic (MQLAB_TOPIC),
+the group (MQLAB_GROUP), a client id (MQLAB_CLIENT_ID), the session
+timeout to ask for (MQLAB_SESSION_MS) and how long each order's work takes
+(MQLAB_WORK_MS). Your program prints "processed KEY" on standard output for
+each order it finished, and nothing else there (log to standard error).
+
+The lab sends the orders, kills your program (SIGKILL to its whole process
+group) at the worst moments a seeded schedule picks and starts it again,
+kills leaders under it, and then grades what it reported. Each failure
+names the orders and what happened around them. It exits non-zero when a
+schedule fails.
+
+  mqlab challenge at-least-once -- python3 consumer.py
+  mqlab challenge at-least-once --seed 3 -- ./consumer`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			out := cmd.OutOrStdout()
+			dash := cmd.ArgsLenAtDash()
+			if len(args) == 0 {
+				listChallenges(out)
+				return nil
+			}
+			id := args[0]
+			ch := lessons.FindChallenge(id)
+			if ch == nil {
+				return fmt.Errorf("no challenge %q; mqlab challenge lists them", id)
+			}
+			if dash < 0 || dash >= len(args) {
+				return fmt.Errorf("give the command that runs your program after --, like mqlab challenge %s -- python3 consumer.py", id)
+			}
+			if dash != 1 {
+				return fmt.Errorf("put the challenge's id alone before --, then your program's command: mqlab challenge %s -- %s", id, strings.Join(args[dash:], " "))
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			list := []uint64{seed}
+			if !cmd.Flags().Changed("seed") {
+				list = list[:0]
+				for s := range uint64(max(1, seeds)) {
+					list = append(list, s+1)
+				}
+			}
+			failed := 0
+			for _, s := range list {
+				v, err := lessons.RunChallenge(ctx, ch, lessons.ChallengeOptions{Command: args[dash:], Seed: s})
+				if ctx.Err() != nil {
+					return errors.New("stopped: the lab and your program are stopped")
+				}
+				if err != nil {
+					fmt.Fprintf(out, "%s, seed %d: %v\n", ch.ID, s, err)
+					return fmt.Errorf("%s: the program could not be graded", ch.ID)
+				}
+				writeVerdict(out, v)
+				if !v.Passed {
+					failed++
+				}
+			}
+			if failed > 0 {
+				return fmt.Errorf("%s: %d of %d schedules failed", ch.ID, failed, len(list))
+			}
+			fmt.Fprintf(out, "%s: passed on all %d schedules\n", ch.ID, len(list))
+			return nil
+		},
+	}
+	cmd.Flags().Uint64Var(&seed, "seed", 1, "run this one schedule only, to replay it")
+	cmd.Flags().IntVar(&seeds, "seeds", defaultSeeds, "how many schedules to run without --seed")
+	return cmd
+}
+
+func listChallenges(out io.Writer) {
+	for _, c := range lessons.Challenges() {
+		fmt.Fprintf(out, "%d  %-16s %s\n   %s\n", c.Level, c.ID, c.Title, c.Summary)
+	}
+	fmt.Fprintln(out, "\nRun one: mqlab challenge ID -- COMMAND (mqlab challenge --help says what your program gets and must print)")
+}
+
+// writeVerdict says how one schedule went, and for a failure, which orders
+// and what happened around them.
+func writeVerdict(out io.Writer, v lessons.Verdict) {
+	if v.Passed {
+		fmt.Fprintf(out, "%s, seed %d: passed (%d kills, %.1f s)\n", v.Challenge, v.Seed, v.Kills, v.Took.Seconds())
+		return
+	}
+	fmt.Fprintf(out, "%s, seed %d: FAILED (%d kills, %.1f s)\n", v.Challenge, v.Seed, v.Kills, v.Took.Seconds())
+	for _, f := range v.Failures {
+		fmt.Fprintf(out, "  ✗ %s\n", f.What)
+		fmt.Fprintf(out, "    orders: %s\n", strings.Join(f.Orders, ", "))
+		if len(f.Around) > 0 {
+			fmt.Fprintf(out, "    around %s:\n", f.Orders[0])
+			for _, l := range f.Around {
+				fmt.Fprintf(out, "      %s\n", l)
+			}
+		}
+	}
+	fmt.Fprintf(out, "  replay this schedule with --seed %d\n", v.Seed)
+}
