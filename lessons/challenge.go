@@ -19,9 +19,12 @@ package lessons
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -29,6 +32,8 @@ import (
 	"time"
 
 	"github.com/mqlab/mqlab/lab"
+
+	_ "modernc.org/sqlite" // the challenges' databases
 )
 
 // Challenge is one challenge: what it asks and how it grades.
@@ -41,8 +46,12 @@ type Challenge struct {
 	// topic's partition count.
 	Orders     int
 	Partitions int
+	// Schema, when set, is the SQLite database the challenge makes for the
+	// program (its path in MQLAB_DB): the tables its effects go to.
+	Schema string
 	// Grade says what the program did wrong, given what it reported and
-	// when; nil when nothing.
+	// when and, for a challenge with a database, its rows; nil when
+	// nothing.
 	Grade func(r *ChallengeRecord) []Failure
 }
 
@@ -80,6 +89,9 @@ type ChallengeRecord struct {
 	Orders    []string            // every order the workload sent, by key, in order
 	Processed map[string][]string // key → the run ("run 2") of each time it was reported
 	Timeline  []entry
+	// DB is the path of the challenge's database, "" for none; Grade
+	// reads the program's effects from it.
+	DB string
 }
 
 type entry struct {
@@ -151,8 +163,20 @@ func RunChallenge(ctx context.Context, ch *Challenge, opts ChallengeOptions) (Ve
 	if k == nil {
 		return v, errors.New("setting up the lab: the Kafka listener did not start")
 	}
+	var db string
+	if ch.Schema != "" {
+		dir, err := os.MkdirTemp("", "mqlab-challenge-")
+		if err != nil {
+			return v, err
+		}
+		defer os.RemoveAll(dir)
+		db = filepath.Join(dir, ch.ID+".db")
+		if err := createDB(ctx, db, ch.Schema); err != nil {
+			return v, fmt.Errorf("setting up the challenge's database: %w", err)
+		}
+	}
 	run := &challengeRun{ch: ch, l: l, opts: opts, bootstrap: k.Bootstrap, start: start,
-		rec: &ChallengeRecord{Processed: map[string][]string{}},
+		rec: &ChallengeRecord{Processed: map[string][]string{}, DB: db},
 		rng: rand.New(rand.NewPCG(opts.Seed, 0x6d716c6162))}
 	for i := 1; i <= ch.Orders; i++ {
 		run.rec.Orders = append(run.rec.Orders, "order-"+strconv.Itoa(i))
@@ -194,9 +218,25 @@ func (r *challengeRun) note(format string, args ...any) {
 // trigger is one fault of the schedule: once the program has reported
 // after orders, the first moment cond holds, do it.
 type trigger struct {
-	after int
-	kind  string // "commit-ahead", "effect-ahead" or "leader"
-	fired bool
+	after  int
+	kind   string // "commit-ahead", "effect-ahead" or "leader"
+	fired  bool
+	slowed string // effect-ahead: the coordinator slowed for it, "" until then
+}
+
+// effectWindow is the latency the group's coordinator gets while an
+// effect-ahead kill waits for its moment: a commit sent just after an
+// effect is still on its way when the lab acts on the effect's line.
+const effectWindow = 20 * time.Millisecond
+
+// coordinator is the node coordinating group billing, or "".
+func coordinator(snap lab.Snapshot) string {
+	for _, g := range snap.Cluster.Groups {
+		if g.Group == "billing" {
+			return g.Coordinator
+		}
+	}
+	return ""
 }
 
 // schedule draws the run's faults from its seed: a kill when the group's
@@ -251,6 +291,21 @@ func (r *challengeRun) play(ctx context.Context) error {
 				return err
 			}
 			lastLine = time.Now()
+			// The line says the effect is made, and its commit is on its
+			// way. The coordinator was slowed when the trigger came due,
+			// so the commit is still travelling: it is lost, and the
+			// program killed, the moment at-least-once repeats work.
+			if t := due(triggers, "effect-ahead", r.reported()); t != nil && t.slowed != "" {
+				t.fired = true
+				r.l.Exec(ctx, "drop next ack from "+r.clientID()) //nolint:errcheck // a client that has not committed yet has nothing to lose
+				committed, _ := r.committed()
+				proc, err = r.kill(ctx, proc, committed)
+				r.l.Exec(ctx, "slow "+t.slowed+" off") //nolint:errcheck // a node killed meanwhile has no latency to clear
+				if err != nil {
+					return err
+				}
+				started = time.Now()
+			}
 		case <-proc.Done():
 			if exit := proc.Exit(); r.reported() == 0 && time.Since(started) < 3*time.Second {
 				return fmt.Errorf("%w: the program exited at once (%s); a consumer runs until it is stopped", ErrChallenge, exit)
@@ -279,24 +334,20 @@ func (r *challengeRun) play(ctx context.Context) error {
 				continue
 			}
 			switch t.kind {
-			case "commit-ahead", "effect-ahead":
-				ahead := committed > r.distinctReported()
-				if t.kind == "effect-ahead" {
-					ahead = r.distinctReported() > committed
+			case "effect-ahead":
+				if t.slowed == "" && downNode == "" {
+					if node := coordinator(snap); node != "" {
+						if _, err := r.l.Exec(ctx, "slow "+node+" "+effectWindow.String()); err == nil {
+							t.slowed = node
+						}
+					}
 				}
-				if !ahead {
+			case "commit-ahead":
+				if committed <= r.distinctReported() {
 					continue
 				}
 				t.fired = true
-				r.note("the lab kills run %d (SIGKILL to its process group): the group has committed %d orders and the program has reported %d", r.runs, committed, r.distinctReported())
-				proc.Kill()
-				r.kills++
-				// What it wrote before it died still counts.
-				if err := r.drain(proc); err != nil {
-					return err
-				}
-				if proc, err = r.startProgram(ctx); err != nil {
-					proc = nil
+				if proc, err = r.kill(ctx, proc, committed); err != nil {
 					return err
 				}
 				started = time.Now()
@@ -330,6 +381,28 @@ func (r *challengeRun) play(ctx context.Context) error {
 	}
 }
 
+// due is the first trigger of kind not fired yet whose turn has come.
+func due(ts []*trigger, kind string, reported int) *trigger {
+	for _, t := range ts {
+		if t.kind == kind && !t.fired && reported >= t.after {
+			return t
+		}
+	}
+	return nil
+}
+
+// kill ends the program's run, takes what it wrote before it died, and
+// starts the next run.
+func (r *challengeRun) kill(ctx context.Context, proc *lab.Process, committed int) (*lab.Process, error) {
+	r.note("the lab kills run %d (SIGKILL to its process group): the group has committed %d orders and the program has reported %d", r.runs, committed, r.distinctReported())
+	proc.Kill()
+	r.kills++
+	if err := r.drain(proc); err != nil {
+		return nil, err
+	}
+	return r.startProgram(ctx)
+}
+
 // quietEnd is how long the program must have reported nothing before a
 // run with every order committed ends.
 const quietEnd = 10 * challengeWorkMS * time.Millisecond
@@ -351,6 +424,13 @@ func (r *challengeRun) drain(p *lab.Process) error {
 	}
 }
 
+// clientID is the client id the current run was given.
+func (r *challengeRun) clientID() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return "billing-" + strconv.Itoa(r.runs)
+}
+
 // startProgram starts another run of the learner's program.
 func (r *challengeRun) startProgram(ctx context.Context) (*lab.Process, error) {
 	r.mu.Lock()
@@ -368,6 +448,7 @@ func (r *challengeRun) startProgram(ctx context.Context) (*lab.Process, error) {
 			"MQLAB_CLIENT_ID=billing-" + strconv.Itoa(n),
 			"MQLAB_WORK_MS=" + strconv.Itoa(challengeWorkMS),
 			"MQLAB_SESSION_MS=" + strconv.Itoa(challengeSessionMS),
+			"MQLAB_DB=" + r.rec.DB,
 		},
 	})
 	if err != nil {
@@ -471,6 +552,20 @@ func FindChallenge(id string) *Challenge {
 	return nil
 }
 
+// createDB makes a challenge's database with its schema.
+func createDB(ctx context.Context, path, schema string) error {
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(ctx, "PRAGMA journal_mode=WAL"); err != nil {
+		return err
+	}
+	_, err = db.ExecContext(ctx, schema)
+	return err
+}
+
 var challenges = []*Challenge{
 	{
 		ID: "at-least-once", Title: "At least once: every order processed, across crashes", Level: 1,
@@ -479,6 +574,67 @@ var challenges = []*Challenge{
 		Partitions: 2,
 		Grade:      gradeNothingLost,
 	},
+	{
+		ID: "effect-once", Title: "The effect once: charge each order exactly once", Level: 2,
+		Summary:    "the redelivery at-least-once brings must not charge the buyer twice",
+		Orders:     40,
+		Partitions: 2,
+		Schema: `CREATE TABLE charges (
+	id     INTEGER PRIMARY KEY AUTOINCREMENT,
+	order_key TEXT NOT NULL,
+	amount INTEGER NOT NULL
+)`,
+		Grade: gradeChargedOnce,
+	},
+}
+
+// gradeChargedOnce fails every order the database charged more than once,
+// and every order it never charged.
+func gradeChargedOnce(r *ChallengeRecord) []Failure {
+	db, err := sql.Open("sqlite", "file:"+r.DB+"?mode=ro")
+	if err != nil {
+		return []Failure{{What: "the challenge's database could not be read: " + err.Error()}}
+	}
+	defer db.Close()
+	rows, err := db.Query(`SELECT order_key, count(*) FROM charges GROUP BY order_key`)
+	if err != nil {
+		return []Failure{{What: "the charges table could not be read: " + err.Error()}}
+	}
+	defer rows.Close()
+	charged := map[string]int{}
+	for rows.Next() {
+		var key string
+		var n int
+		if err := rows.Scan(&key, &n); err != nil {
+			return []Failure{{What: "the charges table could not be read: " + err.Error()}}
+		}
+		charged[key] = n
+	}
+	var twice, never []string
+	for _, key := range r.Orders {
+		switch n := charged[key]; {
+		case n == 0:
+			never = append(never, key)
+		case n > 1:
+			twice = append(twice, key)
+		}
+	}
+	var out []Failure
+	if len(twice) > 0 {
+		out = append(out, Failure{
+			What:   fmt.Sprintf("%d orders were charged more than once: each came again after a kill between its charge and its commit, and the charge was made again", len(twice)),
+			Orders: twice,
+			Around: r.around(twice[0]),
+		})
+	}
+	if len(never) > 0 {
+		out = append(out, Failure{
+			What:   fmt.Sprintf("%d orders were never charged", len(never)),
+			Orders: never,
+			Around: r.around(never[0]),
+		})
+	}
+	return out
 }
 
 // gradeNothingLost fails every order the workload sent that the program

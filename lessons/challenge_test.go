@@ -1,6 +1,7 @@
 package lessons
 
 import (
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -25,36 +26,36 @@ func buildSolution(t *testing.T, file string) string {
 // program can pass one lucky schedule, not all of these.
 var challengeSeeds = []uint64{1, 2, 3, 4, 5}
 
-// A consumer that commits before it works loses orders under the lab's
-// kills and fails on every seed, naming the lost orders; one that works,
-// then commits, passes on every seed.
-func TestChallengeAtLeastOnce(t *testing.T) {
+// Every challenge has a naive Go solution that must fail on every seed,
+// naming what went wrong, and a good one that must pass on every seed.
+func TestChallengeSolutions(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the solutions are separate programs; the race pass has nothing to add")
 	}
-	ch := FindChallenge("at-least-once")
-	for _, sol := range []struct {
-		file string
-		pass bool
-	}{{"challenges/at-least-once/naive.go", false}, {"challenges/at-least-once/good.go", true}} {
-		bin := buildSolution(t, sol.file)
-		for _, seed := range challengeSeeds {
-			t.Run(filepath.Base(sol.file)+"/seed-"+string(rune('0'+seed)), func(t *testing.T) {
-				t.Parallel()
-				playTurns <- struct{}{}
-				defer func() { <-playTurns }()
-				v, err := RunChallenge(ctxFor(t, 2*time.Minute), ch, ChallengeOptions{Command: []string{bin}, Seed: seed})
-				if err != nil {
-					t.Fatalf("%v\n%s", err, strings.Join(v.Timeline, "\n"))
-				}
-				if v.Passed != sol.pass {
-					t.Fatalf("passed %v, want %v; %d kills; failures %+v\n%s", v.Passed, sol.pass, v.Kills, v.Failures, strings.Join(v.Timeline, "\n"))
-				}
-				if !sol.pass && (len(v.Failures) == 0 || len(v.Failures[0].Orders) == 0 || len(v.Failures[0].Around) == 0) {
-					t.Errorf("a failure must name its orders and what happened around them: %+v", v.Failures)
-				}
-				t.Logf("seed %d: passed %v, %d kills, %v", seed, v.Passed, v.Kills, v.Took.Round(time.Millisecond))
-			})
+	for _, ch := range Challenges() {
+		for _, sol := range []struct {
+			name string
+			pass bool
+		}{{"naive", false}, {"good", true}} {
+			bin := buildSolution(t, filepath.Join("challenges", ch.ID, sol.name+".go"))
+			for _, seed := range challengeSeeds {
+				t.Run(fmt.Sprintf("%s/%s/seed-%d", ch.ID, sol.name, seed), func(t *testing.T) {
+					t.Parallel()
+					playTurns <- struct{}{}
+					defer func() { <-playTurns }()
+					v, err := RunChallenge(ctxFor(t, 2*time.Minute), ch, ChallengeOptions{Command: []string{bin}, Seed: seed})
+					if err != nil {
+						t.Fatalf("%v\n%s", err, strings.Join(v.Timeline, "\n"))
+					}
+					if v.Passed != sol.pass {
+						t.Fatalf("passed %v, want %v; %d kills; failures %+v\n%s", v.Passed, sol.pass, v.Kills, v.Failures, strings.Join(v.Timeline, "\n"))
+					}
+					if !sol.pass && (len(v.Failures) == 0 || len(v.Failures[0].Orders) == 0 || len(v.Failures[0].Around) == 0) {
+						t.Errorf("a failure must name its orders and what happened around them: %+v", v.Failures)
+					}
+					t.Logf("seed %d: passed %v, %d kills, %v", seed, v.Passed, v.Kills, v.Took.Round(time.Millisecond))
+				})
+			}
 		}
 	}
 }
