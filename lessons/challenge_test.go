@@ -26,36 +26,50 @@ func buildSolution(t *testing.T, file string) string {
 // program can pass one lucky schedule, not all of these.
 var challengeSeeds = []uint64{1, 2, 3, 4, 5}
 
-// Every challenge has a naive Go solution that must fail on every seed,
-// naming what went wrong, and a good one that must pass on every seed.
-func TestChallengeSolutions(t *testing.T) {
+// solution is one program a challenge's test runs, and whether it must pass.
+type solution struct {
+	name    string
+	command []string
+	pass    bool
+}
+
+// Every challenge's Go starter, which does the naive thing, must fail on
+// every seed, naming what went wrong; its good Go solution must pass on
+// every seed.
+func TestChallengeGoSolutions(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the solutions are separate programs; the race pass has nothing to add")
 	}
 	for _, ch := range Challenges() {
-		for _, sol := range []struct {
-			name string
-			pass bool
-		}{{"naive", false}, {"good", true}} {
-			bin := buildSolution(t, filepath.Join("challenges", ch.ID, sol.name+".go"))
-			for _, seed := range challengeSeeds {
-				t.Run(fmt.Sprintf("%s/%s/seed-%d", ch.ID, sol.name, seed), func(t *testing.T) {
-					t.Parallel()
-					playTurns <- struct{}{}
-					defer func() { <-playTurns }()
-					v, err := RunChallenge(ctxFor(t, 2*time.Minute), ch, ChallengeOptions{Command: []string{bin}, Seed: seed})
-					if err != nil {
-						t.Fatalf("%v\n%s", err, strings.Join(v.Timeline, "\n"))
-					}
-					if v.Passed != sol.pass {
-						t.Fatalf("passed %v, want %v; %d kills; failures %+v\n%s", v.Passed, sol.pass, v.Kills, v.Failures, strings.Join(v.Timeline, "\n"))
-					}
-					if !sol.pass && (len(v.Failures) == 0 || len(v.Failures[0].Orders) == 0 || len(v.Failures[0].Around) == 0) {
-						t.Errorf("a failure must name its orders and what happened around them: %+v", v.Failures)
-					}
-					t.Logf("seed %d: passed %v, %d kills, %v", seed, v.Passed, v.Kills, v.Took.Round(time.Millisecond))
-				})
-			}
+		dir := filepath.Join("challenges", ch.ID)
+		runSolutions(t, ch, []solution{
+			{"consumer.go", []string{buildSolution(t, filepath.Join(dir, "consumer.go"))}, false},
+			{"good.go", []string{buildSolution(t, filepath.Join(dir, "testdata", "good.go"))}, true},
+		})
+	}
+}
+
+// runSolutions runs each solution on every seed, in parallel with the
+// other plays of the package.
+func runSolutions(t *testing.T, ch *Challenge, sols []solution) {
+	for _, sol := range sols {
+		for _, seed := range challengeSeeds {
+			t.Run(fmt.Sprintf("%s/%s/seed-%d", ch.ID, sol.name, seed), func(t *testing.T) {
+				t.Parallel()
+				playTurns <- struct{}{}
+				defer func() { <-playTurns }()
+				v, err := RunChallenge(ctxFor(t, 2*time.Minute), ch, ChallengeOptions{Command: sol.command, Seed: seed})
+				if err != nil {
+					t.Fatalf("%v\n%s", err, strings.Join(v.Timeline, "\n"))
+				}
+				if v.Passed != sol.pass {
+					t.Fatalf("passed %v, want %v; %d kills; failures %+v\n%s", v.Passed, sol.pass, v.Kills, v.Failures, strings.Join(v.Timeline, "\n"))
+				}
+				if !sol.pass && (len(v.Failures) == 0 || len(v.Failures[0].Orders) == 0 || len(v.Failures[0].Around) == 0) {
+					t.Errorf("a failure must name its orders and what happened around them: %+v", v.Failures)
+				}
+				t.Logf("seed %d: passed %v, %d kills, %v", seed, v.Passed, v.Kills, v.Took.Round(time.Millisecond))
+			})
 		}
 	}
 }

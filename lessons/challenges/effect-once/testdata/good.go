@@ -1,9 +1,9 @@
 //go:build ignore
 
-// A consumer that charges every order it is given: at least once, so a
-// redelivered order is charged again, and the challenge must fail it.
+// A consumer whose charge and the record that it was made commit in one
+// transaction: a redelivered order finds its record and charges nothing.
 //
-//	go run lessons/challenges/effect-once/naive.go
+//	mqlab challenge effect-once -- go run lessons/challenges/effect-once/testdata/good.go
 package main
 
 import (
@@ -27,6 +27,9 @@ func main() {
 		log.Fatal(err)
 	}
 	defer db.Close()
+	if _, err := db.Exec(`CREATE TABLE IF NOT EXISTS processed (order_key TEXT PRIMARY KEY)`); err != nil {
+		log.Fatal(err)
+	}
 	cl, err := kgo.NewClient(
 		kgo.SeedBrokers(strings.Split(os.Getenv("MQLAB_BOOTSTRAP"), ",")...),
 		kgo.ClientID(os.Getenv("MQLAB_CLIENT_ID")),
@@ -58,10 +61,25 @@ func main() {
 	}
 }
 
-// charge charges the order ₹450.
+// charge charges the order ₹450 unless the processed table says it was
+// charged already; both rows commit together or not at all.
 func charge(db *sql.DB, key string) error {
-	_, err := db.Exec(`INSERT INTO charges (order_key, amount) VALUES (?, 450)`, key)
-	return err
+	tx, err := db.Begin()
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	res, err := tx.Exec(`INSERT OR IGNORE INTO processed (order_key) VALUES (?)`, key)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return nil // charged before: a redelivery
+	}
+	if _, err := tx.Exec(`INSERT INTO charges (order_key, amount) VALUES (?, 450)`, key); err != nil {
+		return err
+	}
+	return tx.Commit()
 }
 
 func millis(name string) time.Duration {

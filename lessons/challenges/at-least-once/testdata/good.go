@@ -3,7 +3,7 @@
 // A consumer that finishes each order before it commits it: at least
 // once. A crash between the two repeats the order; none is lost.
 //
-//	go run lessons/challenges/at-least-once/good.go
+//	mqlab challenge at-least-once -- go run lessons/challenges/at-least-once/testdata/good.go
 package main
 
 import (
