@@ -127,12 +127,12 @@ var ErrChallenge = errors.New("the challenge could not grade the program")
 
 // challengeWorkMS is how long each order's work takes the program, so
 // that a kill can land between its effect and its commit.
-const challengeWorkMS = 40
+const challengeWorkMS = 30
 
 // challengeSessionMS is the session timeout the program should ask its
 // group for: a killed run's partitions move to the next within about a
 // second, not Kafka's default 45.
-const challengeSessionMS = 1000
+const challengeSessionMS = 500
 
 // RunChallenge runs the learner's program against a fresh lab under the
 // challenge's fault schedule for opts.Seed and grades it. An error wrapping
@@ -267,8 +267,8 @@ func (r *challengeRun) play(ctx context.Context) error {
 	// The orders go out once the program has had a moment to join.
 	go func() {
 		time.Sleep(300 * time.Millisecond)
-		r.l.Exec(ctx, fmt.Sprintf(`load orders rate=%d/s for=2s key=order-{n} value="order {n}" acks=all as=shop`, r.ch.Orders/2)) //nolint:errcheck // the finish waits for what it sent
-		r.note("the shop starts sending %d orders over 2 s", r.ch.Orders)
+		r.l.Exec(ctx, fmt.Sprintf(`load orders rate=%d/s for=1s key=order-{n} value="order {n}" acks=all as=shop`, r.ch.Orders)) //nolint:errcheck // the finish waits for what it sent
+		r.note("the shop starts sending %d orders over a second", r.ch.Orders)
 	}()
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
@@ -570,14 +570,14 @@ var challenges = []*Challenge{
 	{
 		ID: "at-least-once", Title: "At least once: every order processed, across crashes", Level: 1,
 		Summary:    "commit only what you have done; a crash may repeat an order, never lose one",
-		Orders:     40,
+		Orders:     30,
 		Partitions: 2,
 		Grade:      gradeNothingLost,
 	},
 	{
 		ID: "effect-once", Title: "The effect once: charge each order exactly once", Level: 2,
 		Summary:    "the redelivery at-least-once brings must not charge the buyer twice",
-		Orders:     40,
+		Orders:     30,
 		Partitions: 2,
 		Schema: `CREATE TABLE charges (
 	id     INTEGER PRIMARY KEY AUTOINCREMENT,

@@ -18,6 +18,7 @@ func TestChallengePythonSolutions(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the solutions are separate programs; the race pass has nothing to add")
 	}
+	t.Parallel()
 	const python = "/usr/bin/python3" // Debian's packages serve the system Python
 	if err := exec.Command(python, "-c", "import kafka").Run(); err != nil {
 		if os.Getenv("CI") != "" {

@@ -22,6 +22,11 @@ func buildSolution(t *testing.T, file string) string {
 	return bin
 }
 
+// challengeTurns bounds the challenge runs at once. They have a pool of
+// their own beside the curriculum's plays: both mostly wait, on lab time
+// and on the programs' rebalances.
+var challengeTurns = make(chan struct{}, 6)
+
 // challengeSeeds are the schedules each solution runs under: a buggy
 // program can pass one lucky schedule, not all of these.
 var challengeSeeds = []uint64{1, 2, 3, 4, 5}
@@ -40,6 +45,7 @@ func TestChallengeGoSolutions(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the solutions are separate programs; the race pass has nothing to add")
 	}
+	t.Parallel() // its builds and runs overlap the curriculum's plays
 	for _, ch := range Challenges() {
 		dir := filepath.Join("challenges", ch.ID)
 		runSolutions(t, ch, []solution{
@@ -56,8 +62,8 @@ func runSolutions(t *testing.T, ch *Challenge, sols []solution) {
 		for _, seed := range challengeSeeds {
 			t.Run(fmt.Sprintf("%s/%s/seed-%d", ch.ID, sol.name, seed), func(t *testing.T) {
 				t.Parallel()
-				playTurns <- struct{}{}
-				defer func() { <-playTurns }()
+				challengeTurns <- struct{}{}
+				defer func() { <-challengeTurns }()
 				v, err := RunChallenge(ctxFor(t, 2*time.Minute), ch, ChallengeOptions{Command: sol.command, Seed: seed})
 				if err != nil {
 					t.Fatalf("%v\n%s", err, strings.Join(v.Timeline, "\n"))
