@@ -101,24 +101,33 @@ type entry struct {
 
 // around returns the timeline near an order's trouble: the lines within
 // half a second of the first that mentions it or, for an order never
-// reported, the order before it.
+// reported, the order before it; with none of those, of the first kill.
 func (r *ChallengeRecord) around(key string) []string {
 	i := slices.Index(r.Orders, key)
 	for k := i; k >= 0; k-- {
 		for _, e := range r.Timeline {
-			if !strings.HasSuffix(e.text, " "+r.Orders[k]) && !strings.Contains(e.text, " "+r.Orders[k]+" ") {
-				continue
+			if strings.HasSuffix(e.text, " "+r.Orders[k]) || strings.Contains(e.text, " "+r.Orders[k]+" ") {
+				return r.near(e.at)
 			}
-			var out []string
-			for _, x := range r.Timeline {
-				if x.at >= e.at-time.Second/2 && x.at <= e.at+time.Second/2 {
-					out = append(out, fmt.Sprintf("%6.2fs  %s", x.at.Seconds(), x.text))
-				}
-			}
-			return out
+		}
+	}
+	for _, e := range r.Timeline {
+		if strings.HasPrefix(e.text, "the lab kills") {
+			return r.near(e.at)
 		}
 	}
 	return nil
+}
+
+// near is the timeline within half a second of at.
+func (r *ChallengeRecord) near(at time.Duration) []string {
+	var out []string
+	for _, x := range r.Timeline {
+		if x.at >= at-time.Second/2 && x.at <= at+time.Second/2 {
+			out = append(out, fmt.Sprintf("%6.2fs  %s", x.at.Seconds(), x.text))
+		}
+	}
+	return out
 }
 
 // ErrChallenge marks a run that could not grade the program: it did not
