@@ -79,6 +79,26 @@ func key(text string, keys ...string) (string, string, int) {
 	return "", "", 0
 }
 
+// learnerCommand reads a task's do: or also: line: a command the learner
+// could type, not a condition. empty is the problem when there is none,
+// notCondition when it is a wait or an expect.
+func (p *parser) learnerCommand(num int, rest string, col int, empty, notCondition string) (command.Line, bool) {
+	if rest == "" {
+		p.problem(num, 0, "%s", empty)
+		return command.Line{}, false
+	}
+	c := p.command(num, rest, col)
+	if c == nil {
+		return command.Line{}, false
+	}
+	switch c.(type) {
+	case command.Wait, command.Expect:
+		p.problem(num, col+1, "%s", notCondition)
+		return command.Line{}, false
+	}
+	return command.Line{Num: num, Text: rest, Cmd: c}, true
+}
+
 var wordColonRE = regexp.MustCompile(`^\s*([A-Za-z]+):(\s|$)`)
 
 func (p *parser) task(f *fence) *Task {
@@ -88,35 +108,17 @@ func (p *parser) task(f *fence) *Task {
 		k, rest, col := key(l.text, "do", "wait", "key", "also")
 		switch k {
 		case "also":
-			if rest == "" {
-				p.problem(l.num, 0, "also: names another command that meets the task's goal, like also: worker start w3 queue=orders")
-				continue
+			if line, ok := p.learnerCommand(l.num, rest, col,
+				"also: names another command that meets the task's goal, like also: worker start w3 queue=orders",
+				"also: is another way the learner could meet the goal; put conditions after wait:"); ok {
+				t.Also = append(t.Also, line)
 			}
-			c := p.command(l.num, rest, col)
-			if c == nil {
-				continue
-			}
-			switch c.(type) {
-			case command.Wait, command.Expect:
-				p.problem(l.num, col+1, "also: is another way the learner could meet the goal; put conditions after wait:")
-				continue
-			}
-			t.Also = append(t.Also, command.Line{Num: l.num, Text: rest, Cmd: c})
 		case "do":
-			if rest == "" {
-				p.problem(l.num, 0, "do: names the command the learner would type, like do: kill leader(orders/0)")
-				continue
+			if line, ok := p.learnerCommand(l.num, rest, col,
+				"do: names the command the learner would type, like do: kill leader(orders/0)",
+				"do: is what the learner does; put conditions after wait:"); ok {
+				t.Do = append(t.Do, line)
 			}
-			c := p.command(l.num, rest, col)
-			if c == nil {
-				continue
-			}
-			switch c.(type) {
-			case command.Wait, command.Expect:
-				p.problem(l.num, col+1, "do: is what the learner does; put conditions after wait:")
-				continue
-			}
-			t.Do = append(t.Do, command.Line{Num: l.num, Text: rest, Cmd: c})
 		case "wait":
 			if rest == "" {
 				p.problem(l.num, 0, "wait: needs a condition, like wait: leader(orders/0) != n1")
