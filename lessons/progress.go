@@ -22,6 +22,34 @@ type Progress struct {
 	// the same learner and lesson, and different from one learner to the
 	// next.
 	Learner string `json:"learner,omitempty"`
+	// Challenges are the challenges passed, by id: when, and on how many
+	// schedules.
+	Challenges map[string]ChallengeProgress `json:"challenges,omitempty"`
+}
+
+// ChallengeProgress is a challenge passed.
+type ChallengeProgress struct {
+	PassedAt  time.Time `json:"passed_at"`
+	Schedules int       `json:"schedules"`
+}
+
+// PassChallenge records that the learner's program passed challenge id
+// on that many schedules.
+func (s *Store) PassChallenge(id string, schedules int) error {
+	unlock, err := s.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	p, err := s.load()
+	if err != nil {
+		return err
+	}
+	if p.Challenges == nil {
+		p.Challenges = map[string]ChallengeProgress{}
+	}
+	p.Challenges[id] = ChallengeProgress{PassedAt: time.Now().UTC(), Schedules: schedules}
+	return s.save(p)
 }
 
 // LessonProgress is one lesson's progress.

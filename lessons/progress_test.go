@@ -144,3 +144,21 @@ func TestChoicesShuffledPerLearner(t *testing.T) {
 		t.Errorf("the learner's name changed from %q to %q", first, again)
 	}
 }
+
+// A challenge passed is kept, with how many schedules it passed on.
+func TestStorePassChallenge(t *testing.T) {
+	store, err := OpenStore(t.TempDir() + "/progress.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.PassChallenge("at-least-once", 3); err != nil {
+		t.Fatal(err)
+	}
+	p, err := store.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Challenges["at-least-once"]; got.Schedules != 3 || got.PassedAt.IsZero() {
+		t.Errorf("kept %+v", got)
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mqlab/mqlab/lessons"
 )
 
 // runChallenge runs mqlab challenge with args and returns what it printed
@@ -27,6 +29,7 @@ func runChallenge(t *testing.T, args ...string) (string, error) {
 // would be right; a program that does not start is named, with the check
 // to make, and nothing is graded.
 func TestChallengeCommand(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
 	out, err := runChallenge(t)
 	if err != nil || !strings.Contains(out, "1  at-least-once") || !strings.Contains(out, "mqlab challenge ID -- COMMAND") {
 		t.Errorf("the list: %v\n%s", err, out)
@@ -46,5 +49,18 @@ func TestChallengeCommand(t *testing.T) {
 	out, err = runChallenge(t, "at-least-once", "--seed", "1", "--", "no-such-program-mqlab")
 	if err == nil || !strings.Contains(out, `at-least-once, seed 1: the challenge could not grade the program: run 1 of the program does not start: "no-such-program-mqlab" is not a program on PATH`) {
 		t.Errorf("a program that does not start: %v\n%s", err, out)
+	}
+}
+
+// The list marks a challenge passed.
+func TestChallengeListMarksPassed(t *testing.T) {
+	var out bytes.Buffer
+	listChallenges(&out, map[string]lessons.ChallengeProgress{"at-least-once": {PassedAt: time.Date(2026, 12, 2, 12, 0, 0, 0, time.Local), Schedules: 3}})
+	first, _, _ := strings.Cut(out.String(), "\n")
+	if !strings.Contains(first, "at-least-once") || !strings.Contains(first, "✓ passed 2026-12-02") {
+		t.Errorf("the list's first line: %q", first)
+	}
+	if strings.Contains(out.String(), "effect-once") && strings.Count(out.String(), "✓ passed") != 1 {
+		t.Errorf("only at-least-once was passed:\n%s", out.String())
 	}
 }
