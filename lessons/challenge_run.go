@@ -102,7 +102,7 @@ func (r *challengeRun) play(ctx context.Context) error {
 	for {
 		select {
 		case <-ctx.Done():
-			committed, total := r.committed()
+			committed, total := committedIn(r.l.Snapshot())
 			return fmt.Errorf("%w: it did not finish within %v: the group committed %d of %d orders; the program's last words: %s",
 				ErrChallenge, r.limit, committed, total, lastWords(proc))
 		case line, ok := <-proc.Lines():
@@ -120,7 +120,7 @@ func (r *challengeRun) play(ctx context.Context) error {
 			if t := due(triggers, "effect-ahead", r.reported()); t != nil && t.slowed != "" {
 				t.fired = true
 				r.l.Exec(ctx, "drop next ack from "+r.clientID()) //nolint:errcheck // a client that has not committed yet has nothing to lose
-				committed, _ := r.committed()
+				committed, _ := committedIn(r.l.Snapshot())
 				proc, err = r.kill(ctx, proc, committed)
 				r.l.Exec(ctx, "slow "+t.slowed+" off") //nolint:errcheck // a node killed meanwhile has no latency to clear
 				if err != nil {
@@ -129,11 +129,11 @@ func (r *challengeRun) play(ctx context.Context) error {
 				started = time.Now()
 			}
 		case <-proc.Done():
-			if exit := proc.Exit(); r.reported() == 0 && time.Since(started) < 3*time.Second {
-				return fmt.Errorf("%w: the program exited at once (%s); a consumer runs until it is stopped", ErrChallenge, exit)
-			} else {
-				return fmt.Errorf("%w: the program ended on its own (%s); a consumer runs until it is stopped", ErrChallenge, exit)
+			how := "ended on its own"
+			if r.reported() == 0 && time.Since(started) < 3*time.Second {
+				how = "exited at once"
 			}
+			return fmt.Errorf("%w: the program %s (%s); a consumer runs until it is stopped", ErrChallenge, how, proc.Exit())
 		case <-tick.C:
 		}
 		snap := r.l.Snapshot()
@@ -149,7 +149,7 @@ func (r *challengeRun) play(ctx context.Context) error {
 			r.note("%s restarted", downNode)
 			downNode = ""
 		}
-		committed, total := r.committed()
+		committed, total := committedIn(snap)
 		reported := r.reported()
 		for _, t := range triggers {
 			if t.fired || reported < t.after {
@@ -195,7 +195,7 @@ func (r *challengeRun) play(ctx context.Context) error {
 		}
 		// Done once every order is committed and the program has been
 		// quiet for a while: what it finishes after its commit counts.
-		if r.sent() == r.ch.Orders && committed == total && total >= r.ch.Orders && downNode == "" &&
+		if sent(snap) == r.ch.Orders && committed == total && total >= r.ch.Orders && downNode == "" &&
 			time.Since(lastLine) > quietEnd {
 			r.note("the group has committed all %d orders", total)
 			return nil
@@ -313,10 +313,9 @@ func (r *challengeRun) distinctReported() int {
 	return len(r.rec.Processed)
 }
 
-// committed is the group's committed offsets, summed over the topic's
-// partitions, and the records those partitions hold.
-func (r *challengeRun) committed() (committed, total int) {
-	snap := r.l.Snapshot()
+// committedIn is the group's committed offsets in snap, summed over the
+// topic's partitions, and the records those partitions hold.
+func committedIn(snap lab.Snapshot) (committed, total int) {
 	for _, g := range snap.Cluster.Groups {
 		if g.Group != "billing" {
 			continue
@@ -334,9 +333,9 @@ func (r *challengeRun) committed() (committed, total int) {
 	return committed, total
 }
 
-// sent is how many orders the shop's load has sent.
-func (r *challengeRun) sent() int {
-	for _, ld := range r.l.Snapshot().Loads {
+// sent is how many orders the shop's load has sent, once it has stopped.
+func sent(snap lab.Snapshot) int {
+	for _, ld := range snap.Loads {
 		if ld.Client == "shop" && ld.State == lab.LoadStopped {
 			return ld.Sent
 		}
