@@ -149,6 +149,15 @@ func (p *Process) Kill() {
 	<-p.done
 }
 
+// Pause stops the program and everything it started where they stand
+// (SIGSTOP to its process group), as a long garbage-collection pause or a
+// swapped-out machine would: it sends nothing, not even heartbeats, until
+// Resume.
+func (p *Process) Pause() error { return stopGroup(p.cmd.Process.Pid, true) }
+
+// Resume lets a paused program go on (SIGCONT) from where it stood.
+func (p *Process) Resume() error { return stopGroup(p.cmd.Process.Pid, false) }
+
 // Exit says how the program ended, once Done: "" for a clean exit, else
 // in words ("exit status 3", "killed by the lab"), followed by the end of
 // what it wrote to standard error.

@@ -3,6 +3,7 @@
 package lab
 
 import (
+	"errors"
 	"os"
 	"syscall"
 )
@@ -16,4 +17,9 @@ func killGroup(pgid int) {
 	if p, err := os.FindProcess(pgid); err == nil {
 		p.Kill()
 	}
+}
+
+// stopGroup: a program cannot be paused here.
+func stopGroup(int, bool) error {
+	return errors.New("pausing a program needs Unix signals (SIGSTOP), which this system does not have")
 }

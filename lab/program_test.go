@@ -124,3 +124,44 @@ func TestProgramGarbageOutput(t *testing.T) {
 		t.Errorf("the exit reads %q", ex)
 	}
 }
+
+// A paused program writes nothing until it is resumed, and then goes on
+// from where it stood.
+func TestProgramPauseResume(t *testing.T) {
+	ctx := ctxFor(t, 20*time.Second)
+	p, err := StartProgram(ctx, ProgramSpec{Args: []string{"sh", "-c", "n=0; while true; do n=$((n+1)); echo $n; sleep 0.01; done"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Kill()
+	last, _ := strconv.Atoi(<-p.Lines())
+	if err := p.Pause(); err != nil {
+		t.Fatal(err)
+	}
+	// What it wrote before the stop took hold may still be in the pipe;
+	// after that, nothing for a while.
+	for drained := false; !drained; {
+		select {
+		case l := <-p.Lines():
+			last, _ = strconv.Atoi(l)
+		case <-time.After(300 * time.Millisecond):
+			drained = true
+		}
+	}
+	select {
+	case l := <-p.Lines():
+		t.Fatalf("a paused program wrote %q", l)
+	case <-time.After(200 * time.Millisecond):
+	}
+	if err := p.Resume(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case l := <-p.Lines():
+		if n, _ := strconv.Atoi(l); n != last+1 {
+			t.Errorf("after the resume it wrote %d, want %d: it should go on where it stood", n, last+1)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the resumed program wrote nothing")
+	}
+}

@@ -25,7 +25,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -38,18 +37,35 @@ type Challenge struct {
 	Title   string
 	Level   int    // 1 for the first; each builds on the ones before
 	Summary string // one line for the list
-	// Orders is how many orders the workload sends; Partitions, the
-	// topic's partition count.
-	Orders     int
+	// Topic is the topic the shop writes to and Group the group the
+	// program consumes it in; Partitions, the topic's partition count.
+	Topic      string
+	Group      string
 	Partitions int
+	// Workload makes the records the shop sends, in order, from the run's
+	// seeded source.
+	Workload func(rng *rand.Rand) []ShopRecord
+	// Faults are the kinds of fault the schedule draws (FaultCommitAhead…),
+	// one each, at moments drawn from the seed.
+	Faults []string
 	// Schema, when set, is the SQLite database the challenge makes for the
 	// program (its path in MQLAB_DB): the tables its effects go to.
 	Schema string
+	// DeadLetters, when set, is a topic the lab creates for the program to
+	// park records in (its name in MQLAB_DEAD_LETTERS).
+	DeadLetters string
+	// GradeStalls ends a run that makes no progress for a while once the
+	// shop is done, and grades it, rather than waiting for the limit: a
+	// program stuck on one record is what the challenge fails.
+	GradeStalls bool
 	// Grade says what the program did wrong, given what it reported and
 	// when and, for a challenge with a database, its rows; nil when
 	// nothing.
 	Grade func(r *ChallengeRecord) []Failure
 }
+
+// ShopRecord is one record the shop sends: its key and its value.
+type ShopRecord struct{ Key, Value string }
 
 // ChallengeOptions say how to run a challenge.
 type ChallengeOptions struct {
@@ -75,19 +91,27 @@ type Verdict struct {
 // and what happened around them.
 type Failure struct {
 	What   string
-	Orders []string
-	Around []string // timeline lines near the first order's trouble
+	Kind   string   // what Items are, plural: "orders", "writes"
+	Items  []string // each record or write involved
+	Around []string // timeline lines near the first item's trouble
 }
 
-// ChallengeRecord is what a run saw: every "processed" line, the kills,
-// and the timeline.
+// ChallengeRecord is what a run saw: every line the program reported,
+// the kills, and the timeline.
 type ChallengeRecord struct {
-	Orders    []string            // every order the workload sent, by key, in order
-	Processed map[string][]string // key → the run ("run 2") of each time it was reported
+	Start     time.Time
+	Sent      []ShopRecord        // every record the shop sent, in order
+	Keys      []string            // their keys, in order
+	Processed map[string][]string // key → the run ("run 2") of each time it was reported processed
+	Failed    map[string][]string // key → the run of each attempt reported failed
 	Timeline  []entry
+	// Stalled says the run ended because the group made no progress.
+	Stalled bool
 	// DB is the path of the challenge's database, "" for none; Grade
 	// reads the program's effects from it.
 	DB string
+	// DeadLettered is what the dead-letter topic held at the end.
+	DeadLettered []lab.TopicRecord
 }
 
 type entry struct {
@@ -99,10 +123,10 @@ type entry struct {
 // half a second of the first that mentions it or, for an order never
 // reported, the order before it; with none of those, of the first kill.
 func (r *ChallengeRecord) around(key string) []string {
-	i := slices.Index(r.Orders, key)
+	i := slices.Index(r.Keys, key)
 	for k := i; k >= 0; k-- {
 		for _, e := range r.Timeline {
-			if strings.HasSuffix(e.text, " "+r.Orders[k]) || strings.Contains(e.text, " "+r.Orders[k]+" ") {
+			if strings.HasSuffix(e.text, " "+r.Keys[k]) || strings.Contains(e.text, " "+r.Keys[k]+" ") {
 				return r.near(e.at)
 			}
 		}
@@ -156,10 +180,12 @@ func RunChallenge(ctx context.Context, ch *Challenge, opts ChallengeOptions) (Ve
 		return v, err
 	}
 	defer l.Close()
-	for _, line := range []string{
-		fmt.Sprintf("topic create orders partitions=%d", ch.Partitions),
-		"kafka listen port=0 auto-create=false",
-	} {
+	setup := []string{fmt.Sprintf("topic create %s partitions=%d", ch.Topic, ch.Partitions)}
+	if ch.DeadLetters != "" {
+		setup = append(setup, "topic create "+ch.DeadLetters+" partitions=1")
+	}
+	setup = append(setup, "kafka listen port=0 auto-create=false")
+	for _, line := range setup {
 		if _, err := l.Exec(ctx, line); err != nil {
 			return v, fmt.Errorf("setting up the lab: %s: %w", line, err)
 		}
@@ -180,13 +206,20 @@ func RunChallenge(ctx context.Context, ch *Challenge, opts ChallengeOptions) (Ve
 			return v, fmt.Errorf("setting up the challenge's database: %w", err)
 		}
 	}
-	run := &challengeRun{ch: ch, l: l, opts: opts, limit: limit, bootstrap: k.Bootstrap, start: start,
-		rec: &ChallengeRecord{Processed: map[string][]string{}, DB: db},
-		rng: rand.New(rand.NewPCG(opts.Seed, 0x6d716c6162))}
-	for i := 1; i <= ch.Orders; i++ {
-		run.rec.Orders = append(run.rec.Orders, "order-"+strconv.Itoa(i))
+	rng := rand.New(rand.NewPCG(opts.Seed, 0x6d716c6162))
+	run := &challengeRun{ch: ch, l: l, opts: opts, limit: limit, bootstrap: k.Bootstrap, start: start, rng: rng, db: db,
+		lines: make(chan runLine, 256), exits: make(chan *program, 4), stop: make(chan struct{}), failures: map[string]int{},
+		rec: &ChallengeRecord{Start: start, Processed: map[string][]string{}, Failed: map[string][]string{}, DB: db}}
+	run.rec.Sent = ch.Workload(rng)
+	for _, s := range run.rec.Sent {
+		run.rec.Keys = append(run.rec.Keys, s.Key)
 	}
 	err = run.play(ctx)
+	if err == nil && ch.DeadLetters != "" {
+		if run.rec.DeadLettered, err = l.ReadTopic(ctx, ch.DeadLetters); err != nil {
+			err = fmt.Errorf("reading %s at the end: %w", ch.DeadLetters, err)
+		}
+	}
 	v.Kills, v.Took = run.kills, time.Since(start)
 	for _, e := range run.rec.Timeline {
 		v.Timeline = append(v.Timeline, fmt.Sprintf("%6.2fs  %s", e.at.Seconds(), e.text))

@@ -1,13 +1,15 @@
 package lessons
 
-// The challenges, in the order they build on each other, and how each
-// grades.
+// The challenges, in the order they build on each other, and their
+// workloads.
 
 import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math/rand/v2"
 	"slices"
+	"strconv"
 
 	_ "modernc.org/sqlite" // the challenges' databases
 )
@@ -39,19 +41,24 @@ func createDB(ctx context.Context, path, schema string) error {
 	return err
 }
 
+// challengeOrders is how many orders the order challenges' shop sends.
+const challengeOrders = 30
+
 var challenges = []*Challenge{
 	{
 		ID: "at-least-once", Title: "At least once: every order processed, across crashes", Level: 1,
-		Summary:    "commit only what you have done; a crash may repeat an order, never lose one",
-		Orders:     30,
-		Partitions: 2,
-		Grade:      gradeNothingLost,
+		Summary: "commit only what you have done; a crash may repeat an order, never lose one",
+		Topic:   "orders", Group: "billing", Partitions: 2,
+		Workload: orders,
+		Faults:   []string{FaultCommitAhead, FaultEffectAhead, FaultCommitAhead, FaultLeader, FaultEffectAhead},
+		Grade:    gradeNothingLost,
 	},
 	{
 		ID: "effect-once", Title: "The effect once: charge each order exactly once", Level: 2,
-		Summary:    "the redelivery at-least-once brings must not charge the buyer twice",
-		Orders:     30,
-		Partitions: 2,
+		Summary: "the redelivery at-least-once brings must not charge the buyer twice",
+		Topic:   "orders", Group: "billing", Partitions: 2,
+		Workload: orders,
+		Faults:   []string{FaultCommitAhead, FaultEffectAhead, FaultCommitAhead, FaultLeader, FaultEffectAhead},
 		Schema: `CREATE TABLE charges (
 	id     INTEGER PRIMARY KEY AUTOINCREMENT,
 	order_key TEXT NOT NULL,
@@ -59,72 +66,106 @@ var challenges = []*Challenge{
 )`,
 		Grade: gradeChargedOnce,
 	},
+	{
+		ID: "in-order", Title: "In order: each account's balance as its updates say, across rebalances", Level: 3,
+		Summary: "a paused consumer wakes up holding old updates; its writes must not undo newer ones",
+		Topic:   "accounts", Group: "ledger", Partitions: 2,
+		Workload: balanceUpdates,
+		Faults:   []string{FaultEffectAhead, FaultPause, FaultLeader},
+		Schema:   balancesSchema,
+		Grade:    gradeInOrder,
+	},
+	{
+		ID: "poison", Title: "A poison record: park it and keep the partition moving", Level: 4,
+		Summary: "an order that can never be processed goes to a dead-letter topic after a few tries",
+		Topic:   "orders", Group: "billing", Partitions: 2,
+		Workload:    ordersWithPoison,
+		Faults:      []string{FaultCommitAhead, FaultEffectAhead, FaultLeader},
+		DeadLetters: "orders-dlt",
+		GradeStalls: true,
+		Grade:       gradePoison,
+	},
 }
 
-// gradeChargedOnce fails every order the database charged more than once,
-// and every order it never charged.
-func gradeChargedOnce(r *ChallengeRecord) []Failure {
-	db, err := sql.Open("sqlite", "file:"+r.DB+"?mode=ro")
-	if err != nil {
-		return []Failure{{What: "the challenge's database could not be read: " + err.Error()}}
-	}
-	defer db.Close()
-	rows, err := db.Query(`SELECT order_key, count(*) FROM charges GROUP BY order_key`)
-	if err != nil {
-		return []Failure{{What: "the charges table could not be read: " + err.Error()}}
-	}
-	defer rows.Close()
-	charged := map[string]int{}
-	for rows.Next() {
-		var key string
-		var n int
-		if err := rows.Scan(&key, &n); err != nil {
-			return []Failure{{What: "the charges table could not be read: " + err.Error()}}
-		}
-		charged[key] = n
-	}
-	var twice, never []string
-	for _, key := range r.Orders {
-		switch n := charged[key]; {
-		case n == 0:
-			never = append(never, key)
-		case n > 1:
-			twice = append(twice, key)
-		}
-	}
-	var out []Failure
-	if len(twice) > 0 {
-		out = append(out, Failure{
-			What:   fmt.Sprintf("%d orders were charged more than once: each came again after a kill between its charge and its commit, and the charge was made again", len(twice)),
-			Orders: twice,
-			Around: r.around(twice[0]),
-		})
-	}
-	if len(never) > 0 {
-		out = append(out, Failure{
-			What:   fmt.Sprintf("%d orders were never charged", len(never)),
-			Orders: never,
-			Around: r.around(never[0]),
-		})
+// orders is the order challenges' workload: order-1 to order-30.
+func orders(*rand.Rand) []ShopRecord {
+	var out []ShopRecord
+	for i := 1; i <= challengeOrders; i++ {
+		out = append(out, ShopRecord{Key: "order-" + strconv.Itoa(i), Value: "order " + strconv.Itoa(i)})
 	}
 	return out
 }
 
-// gradeNothingLost fails every order the workload sent that the program
-// never reported processed.
-func gradeNothingLost(r *ChallengeRecord) []Failure {
-	var lost []string
-	for _, key := range r.Orders {
-		if len(r.Processed[key]) == 0 {
-			lost = append(lost, key)
+// balanceAccounts and balanceUpdatesSent shape the in-order workload: six
+// accounts, forty updates between them in an order drawn from the seed.
+const (
+	balanceAccounts    = 6
+	balanceUpdatesSent = 40
+)
+
+// balanceUpdates is the in-order workload: each update sets an account's
+// balance, "seq=3 balance=450", the seq counting that account's updates
+// from 1. No account has the same balance twice, so a balance written
+// names the update it came from.
+func balanceUpdates(rng *rand.Rand) []ShopRecord {
+	seq := make([]int, balanceAccounts)
+	used := make([]map[int]bool, balanceAccounts)
+	var out []ShopRecord
+	for range balanceUpdatesSent {
+		a := rng.IntN(balanceAccounts)
+		seq[a]++
+		if used[a] == nil {
+			used[a] = map[int]bool{}
 		}
+		b := 100 + 10*rng.IntN(990)
+		for used[a][b] {
+			b = 100 + 10*rng.IntN(990)
+		}
+		used[a][b] = true
+		out = append(out, ShopRecord{Key: fmt.Sprintf("account-%d", a+1), Value: fmt.Sprintf("seq=%d balance=%d", seq[a], b)})
 	}
-	if len(lost) == 0 {
-		return nil
-	}
-	return []Failure{{
-		What:   fmt.Sprintf("%d of %d orders were never processed: the group committed past them before the program finished them, and a crash in between lost them", len(lost), len(r.Orders)),
-		Orders: lost,
-		Around: r.around(lost[0]),
-	}}
+	return out
 }
+
+// balancesSchema is the in-order database: the program's balances, and
+// the lab's own list of every balance written, kept by triggers inside
+// the program's transactions.
+const balancesSchema = `CREATE TABLE balances (
+	account TEXT PRIMARY KEY,
+	balance INTEGER NOT NULL,
+	seq     INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE mqlab_writes (
+	id      INTEGER PRIMARY KEY AUTOINCREMENT,
+	account TEXT NOT NULL,
+	balance INTEGER NOT NULL,
+	at_ms   INTEGER NOT NULL
+);
+CREATE TRIGGER mqlab_inserted AFTER INSERT ON balances BEGIN
+	INSERT INTO mqlab_writes (account, balance, at_ms)
+	VALUES (NEW.account, NEW.balance, CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER));
+END;
+CREATE TRIGGER mqlab_updated AFTER UPDATE OF balance ON balances BEGIN
+	INSERT INTO mqlab_writes (account, balance, at_ms)
+	VALUES (NEW.account, NEW.balance, CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER));
+END`
+
+// ordersWithPoison is the poison workload: thirty orders with amounts,
+// two of which (drawn from the seed, never the first few) carry an amount
+// no program can read.
+func ordersWithPoison(rng *rand.Rand) []ShopRecord {
+	first := 4 + rng.IntN(challengeOrders/2-4)
+	second := challengeOrders/2 + rng.IntN(challengeOrders/2-3)
+	var out []ShopRecord
+	for i := 1; i <= challengeOrders; i++ {
+		amount := strconv.Itoa(100 + 10*rng.IntN(90))
+		if i == first || i == second {
+			amount = poisonAmount
+		}
+		out = append(out, ShopRecord{Key: "order-" + strconv.Itoa(i), Value: fmt.Sprintf("order %d amount=%s", i, amount)})
+	}
+	return out
+}
+
+// poisonAmount is what a poison order carries for its amount.
+const poisonAmount = "four-fifty"

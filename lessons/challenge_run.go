@@ -1,7 +1,7 @@
 package lessons
 
-// A challenge run in progress: the program's runs, the schedule's
-// faults, and what the program reported.
+// A challenge run in progress: the program's runs, the shop's records,
+// the schedule's faults, and what the program reported.
 
 import (
 	"context"
@@ -24,11 +24,36 @@ type challengeRun struct {
 	bootstrap string
 	start     time.Time
 	rng       *rand.Rand
+	db        string
 
-	mu    sync.Mutex
-	rec   *ChallengeRecord
-	runs  int
-	kills int
+	lines chan runLine  // every run's standard output, as it comes
+	exits chan *program // runs that ended
+	stop  chan struct{} // closed when the run is over
+
+	mu       sync.Mutex
+	rec      *ChallengeRecord
+	runs     int
+	kills    int
+	sent     int            // records the shop has sent
+	sentAll  bool           // the shop is done
+	failures map[string]int // "run N KEY" → its failed attempts
+	live     []*program     // runs not ended yet
+}
+
+// program is one run of the learner's program.
+type program struct {
+	n      int
+	p      *lab.Process
+	frozen bool          // paused by the lab
+	zombie bool          // paused and let go on after its group moved on
+	killed bool          // ended by the lab, not by itself
+	read   chan struct{} // closed once its standard output is all read
+}
+
+// runLine is a line of a run's standard output.
+type runLine struct {
+	run  int
+	text string
 }
 
 func (r *challengeRun) note(format string, args ...any) {
@@ -38,102 +63,207 @@ func (r *challengeRun) note(format string, args ...any) {
 }
 
 // trigger is one fault of the schedule: once the program has reported
-// after orders, the first moment cond holds, do it.
+// after lines, the first moment the fault can happen, it does.
 type trigger struct {
 	after  int
-	kind   string // "commit-ahead", "effect-ahead" or "leader"
+	kind   string // a fault kind: see the Fault constants
 	fired  bool
 	slowed string // effect-ahead: the coordinator slowed for it, "" until then
 }
+
+// The kinds of fault a challenge's schedule draws from.
+const (
+	// FaultCommitAhead kills the program when its group has committed
+	// more than it has reported finished: what a consumer that commits
+	// before its work is caught by.
+	FaultCommitAhead = "commit-ahead"
+	// FaultEffectAhead kills the program just after it reports an effect,
+	// with the commit that follows it lost on the way.
+	FaultEffectAhead = "effect-ahead"
+	// FaultLeader kills the leader of the topic's first partition and
+	// restarts it half a second later.
+	FaultLeader = "leader"
+	// FaultPause pauses the program in the middle of its work, as a long
+	// garbage-collection pause would, starts another run that takes its
+	// partitions, and lets the paused one go on once the group has moved
+	// past it: a zombie holding records it fetched before the pause.
+	FaultPause = "pause"
+)
 
 // effectWindow is the latency the group's coordinator gets while an
 // effect-ahead kill waits for its moment: a commit sent just after an
 // effect is still on its way when the lab acts on the effect's line.
 const effectWindow = 20 * time.Millisecond
 
-// coordinator is the node coordinating group billing, or "".
-func coordinator(snap lab.Snapshot) string {
+// coordinator is the node coordinating the challenge's group, or "".
+func (r *challengeRun) coordinator(snap lab.Snapshot) string {
 	for _, g := range snap.Cluster.Groups {
-		if g.Group == "billing" {
+		if g.Group == r.ch.Group {
 			return g.Coordinator
 		}
 	}
 	return ""
 }
 
-// schedule draws the run's faults from its seed: a kill when the group's
-// commit is ahead of the work (what an at-most-once consumer does), a kill
-// between an effect and its commit, and a leader killed under the group.
+// schedule draws the run's faults from its seed, each after a number of
+// reported lines in the first three quarters of the workload (a pause in
+// its first half, so that work is left to hold).
 func (r *challengeRun) schedule() []*trigger {
-	n := r.ch.Orders
+	n := len(r.rec.Sent)
 	var ts []*trigger
-	for _, kind := range []string{"commit-ahead", "effect-ahead", "commit-ahead", "leader", "effect-ahead"} {
-		ts = append(ts, &trigger{kind: kind, after: 1 + r.rng.IntN(max(1, n*3/4))})
+	for _, kind := range r.ch.Faults {
+		span := n * 3 / 4
+		if kind == FaultPause {
+			span = n / 2
+		}
+		ts = append(ts, &trigger{kind: kind, after: 1 + r.rng.IntN(max(1, span))})
 	}
 	return ts
 }
 
-// play runs the program until the group has committed every order, under
+// shop sends the workload's records one by one, spread over a second,
+// once the program has had a moment to join its group.
+func (r *challengeRun) shop(ctx context.Context) {
+	select {
+	case <-time.After(300 * time.Millisecond):
+	case <-r.stop:
+		return
+	}
+	r.note("the shop starts sending %d records to %s over a second", len(r.rec.Sent), r.ch.Topic)
+	every := time.Second / time.Duration(len(r.rec.Sent))
+	began := time.Now()
+	for i, rec := range r.rec.Sent {
+		select {
+		case <-time.After(time.Until(began.Add(time.Duration(i) * every))):
+		case <-r.stop:
+			return
+		}
+		// The shop's producer is idempotent and retries through a
+		// leader's death; a record it gave up on is missing from the
+		// log, and the finish waits for the log's records, not the shop's.
+		r.l.Exec(ctx, fmt.Sprintf(`produce %s key=%s value="%s" acks=all idempotent=true as=shop`, r.ch.Topic, rec.Key, rec.Value)) //nolint:errcheck // see above
+		r.mu.Lock()
+		r.sent++
+		r.mu.Unlock()
+	}
+	r.mu.Lock()
+	r.sentAll = true
+	r.mu.Unlock()
+}
+
+func (r *challengeRun) shopDone() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.sentAll
+}
+
+// stallEnd is how long a challenge that grades stalls waits without
+// progress, once the shop is done, before it ends the run and grades it.
+const stallEnd = 4 * time.Second
+
+// play runs the program until its group has committed every record, under
 // the schedule, restarting it after each kill.
 func (r *challengeRun) play(ctx context.Context) error {
 	triggers := r.schedule()
-	proc, err := r.startProgram(ctx)
+	cur, err := r.startProgram(ctx)
 	if err != nil {
 		return err
 	}
 	defer func() {
-		if proc != nil {
-			proc.Kill()
+		close(r.stop)
+		r.mu.Lock()
+		live := r.live
+		r.mu.Unlock()
+		for _, p := range live {
+			p.p.Kill()
 		}
 	}()
-	// The orders go out once the program has had a moment to join.
-	go func() {
-		time.Sleep(300 * time.Millisecond)
-		r.l.Exec(ctx, fmt.Sprintf(`load orders rate=%d/s for=1s key=order-{n} value="order {n}" acks=all idempotent=true as=shop`, r.ch.Orders)) //nolint:errcheck // the finish waits for what it sent
-		r.note("the shop starts sending %d orders over a second", r.ch.Orders)
-	}()
+	go r.shop(ctx)
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
 	started := time.Now()
 	connected := false
-	lastLine := time.Now()
+	lastLine, lastProgress := time.Now(), time.Now()
+	lastCommitted := 0
 	var downNode string
 	var nodeDownAt time.Time
+	var paused *program
+	var pausedAt, resumedAt time.Time
 	for {
 		select {
 		case <-ctx.Done():
-			committed, total := committedIn(r.l.Snapshot())
-			return fmt.Errorf("%w: it did not finish within %v: the group committed %d of %d orders; the program's last words: %s",
-				ErrChallenge, r.limit, committed, total, lastWords(proc))
-		case line, ok := <-proc.Lines():
-			if !ok {
-				continue
-			}
-			if err := r.processed(line); err != nil {
+			committed, total := r.committedIn(r.l.Snapshot())
+			return fmt.Errorf("%w: it did not finish within %v: the group committed %d of %d records; the program's last words: %s",
+				ErrChallenge, r.limit, committed, total, lastWords(cur.p))
+		case ln := <-r.lines:
+			progress, err := r.processed(ln)
+			if err != nil {
 				return err
 			}
 			lastLine = time.Now()
+			if progress {
+				lastProgress = lastLine
+			}
+			if ln.run != cur.n {
+				break
+			}
 			// The line says the effect is made, and its commit is on its
 			// way. The coordinator was slowed when the trigger came due,
 			// so the commit is still travelling: it is lost, and the
 			// program killed, the moment at-least-once repeats work.
-			if t := due(triggers, "effect-ahead", r.reported()); t != nil && t.slowed != "" {
+			if t := due(triggers, FaultEffectAhead, r.reported()); t != nil && t.slowed != "" {
 				t.fired = true
-				r.l.Exec(ctx, "drop next ack from "+r.clientID()) //nolint:errcheck // a client that has not committed yet has nothing to lose
-				committed, _ := committedIn(r.l.Snapshot())
-				proc, err = r.kill(ctx, proc, committed)
+				r.l.Exec(ctx, "drop next ack from "+r.clientID(cur.n)) //nolint:errcheck // a client that has not committed yet has nothing to lose
+				committed, _ := r.committedIn(r.l.Snapshot())
+				cur, err = r.kill(ctx, cur, committed)
 				r.l.Exec(ctx, "slow "+t.slowed+" off") //nolint:errcheck // a node killed meanwhile has no latency to clear
 				if err != nil {
 					return err
 				}
 				started = time.Now()
+				break
 			}
-		case <-proc.Done():
-			how := "ended on its own"
-			if r.reported() == 0 && time.Since(started) < 3*time.Second {
-				how = "exited at once"
+			// A pause lands in the middle of the next record's work, with
+			// records still waiting behind it.
+			if t := due(triggers, FaultPause, r.reported()); t != nil && paused == nil && downNode == "" {
+				committed, total := r.committedIn(r.l.Snapshot())
+				if total-committed < 5 {
+					break
+				}
+				t.fired = true
+				time.Sleep(challengeWorkMS * time.Millisecond / 3)
+				if err := cur.p.Pause(); err != nil {
+					return fmt.Errorf("%w: pausing run %d: %v", ErrChallenge, cur.n, err)
+				}
+				paused, pausedAt = cur, time.Now()
+				r.mu.Lock()
+				cur.frozen = true
+				r.mu.Unlock()
+				r.note("the lab pauses run %d (SIGSTOP) in the middle of its work, as a long garbage-collection pause would: it sends nothing, not even heartbeats, and its session runs out", cur.n)
+				if cur, err = r.startProgram(ctx); err != nil {
+					return err
+				}
+				started = time.Now()
 			}
-			return fmt.Errorf("%w: the program %s (%s); a consumer runs until it is stopped", ErrChallenge, how, proc.Exit())
+		case p := <-r.exits:
+			r.mu.Lock()
+			killed, zombie := p.killed, p.zombie
+			r.mu.Unlock()
+			r.forget(p)
+			switch {
+			case killed:
+			case p != cur:
+				r.note("run %d ended on its own (%s)", p.n, firstLine(p.p.Exit()))
+				if !zombie {
+					return fmt.Errorf("%w: run %d ended on its own (%s); a consumer runs until it is stopped", ErrChallenge, p.n, p.p.Exit())
+				}
+			default:
+				how := "ended on its own"
+				if r.reported() == 0 && time.Since(started) < 3*time.Second {
+					how = "exited at once"
+				}
+				return fmt.Errorf("%w: the program %s (%s); a consumer runs until it is stopped", ErrChallenge, how, p.p.Exit())
+			}
 		case <-tick.C:
 		}
 		snap := r.l.Snapshot()
@@ -149,37 +279,56 @@ func (r *challengeRun) play(ctx context.Context) error {
 			r.note("%s restarted", downNode)
 			downNode = ""
 		}
-		committed, total := committedIn(snap)
+		committed, total := r.committedIn(snap)
+		if committed < lastCommitted && paused != nil && paused.zombie {
+			r.note("the group's commits went back from %d to %d records: run %d committed the old records it held, as Kafka lets a member that has rejoined do", lastCommitted, committed, paused.n)
+		}
+		if committed != lastCommitted {
+			lastCommitted, lastProgress = committed, time.Now()
+		}
+		allDone := r.shopDone() && committed == total && total >= len(r.rec.Sent)
+		// The paused run goes on once the group has finished without it
+		// (or has long given up waiting for that).
+		if paused != nil && !paused.zombie && (allDone || time.Since(pausedAt) > 10*time.Second) {
+			if err := paused.p.Resume(); err != nil {
+				return fmt.Errorf("%w: resuming run %d: %v", ErrChallenge, paused.n, err)
+			}
+			r.mu.Lock()
+			paused.zombie = true
+			r.mu.Unlock()
+			resumedAt = time.Now()
+			r.note("the lab lets run %d go on (SIGCONT) after %.1f s: it still holds the records it fetched before the pause, though its group has given its partitions to run %d", paused.n, time.Since(pausedAt).Seconds(), cur.n)
+		}
 		reported := r.reported()
 		for _, t := range triggers {
 			if t.fired || reported < t.after {
 				continue
 			}
 			switch t.kind {
-			case "effect-ahead":
+			case FaultEffectAhead:
 				if t.slowed == "" && downNode == "" {
-					if node := coordinator(snap); node != "" {
+					if node := r.coordinator(snap); node != "" {
 						if _, err := r.l.Exec(ctx, "slow "+node+" "+effectWindow.String()); err == nil {
 							t.slowed = node
 						}
 					}
 				}
-			case "commit-ahead":
+			case FaultCommitAhead:
 				if committed <= r.distinctReported() {
 					continue
 				}
 				t.fired = true
-				if proc, err = r.kill(ctx, proc, committed); err != nil {
+				if cur, err = r.kill(ctx, cur, committed); err != nil {
 					return err
 				}
 				started = time.Now()
-			case "leader":
+			case FaultLeader:
 				if downNode != "" {
 					continue
 				}
 				lead := ""
 				for _, p := range snap.Cluster.Topics {
-					if p.Config.Name == "orders" && len(p.Partitions) > 0 {
+					if p.Config.Name == r.ch.Topic && len(p.Partitions) > 0 {
 						lead = p.Partitions[0].Leader
 					}
 				}
@@ -189,19 +338,38 @@ func (r *challengeRun) play(ctx context.Context) error {
 				t.fired = true
 				if _, err := r.l.Exec(ctx, "kill "+lead); err == nil {
 					downNode, nodeDownAt = lead, time.Now()
-					r.note("%s, the leader of orders/0, killed", lead)
+					r.note("%s, the leader of %s/0, killed", lead, r.ch.Topic)
 				}
 			}
 		}
-		// Done once every order is committed and the program has been
-		// quiet for a while: what it finishes after its commit counts.
-		if sent(snap) == r.ch.Orders && committed == total && total >= r.ch.Orders && downNode == "" &&
-			time.Since(lastLine) > quietEnd {
-			r.note("the group has committed all %d orders", total)
+		// Done once every record is committed and the program has been
+		// quiet for a while: what it finishes after its commit counts, and
+		// so does what a paused run does once it goes on.
+		settled := paused == nil || (paused.zombie && time.Since(resumedAt) > time.Second)
+		if allDone && downNode == "" && settled && time.Since(lastLine) > quietEnd {
+			r.note("the group has committed all %d records", total)
+			return nil
+		}
+		// A run let go on after a pause may commit old offsets over newer
+		// ones, and its group then stays behind with nothing left to read:
+		// once all is quiet, what was written is graded.
+		if paused != nil && r.shopDone() && downNode == "" && settled && time.Since(lastLine) > pausedQuiet && time.Since(lastProgress) > pausedQuiet {
+			r.note("all is quiet, with the group's commits at %d of %d records", committed, total)
+			return nil
+		}
+		if r.ch.GradeStalls && r.shopDone() && downNode == "" && settled && time.Since(lastProgress) > stallEnd {
+			r.note("the group has been stuck at %d of %d records committed for %.0f s, with nothing processed: the lab ends the run", committed, total, stallEnd.Seconds())
+			r.mu.Lock()
+			r.rec.Stalled = true
+			r.mu.Unlock()
 			return nil
 		}
 	}
 }
+
+// pausedQuiet is how long a run with a paused program must be quiet
+// before it ends without every record committed.
+const pausedQuiet = 2 * time.Second
 
 // due is the first trigger of kind not fired yet whose turn has come.
 func due(ts []*trigger, kind string, reported int) *trigger {
@@ -213,90 +381,154 @@ func due(ts []*trigger, kind string, reported int) *trigger {
 	return nil
 }
 
-// kill ends the program's run, takes what it wrote before it died, and
+// kill ends the current run, takes what it wrote before it died, and
 // starts the next run.
-func (r *challengeRun) kill(ctx context.Context, proc *lab.Process, committed int) (*lab.Process, error) {
-	r.note("the lab kills run %d (SIGKILL to its process group): the group has committed %d orders and the program has reported %d", r.runs, committed, r.distinctReported())
-	proc.Kill()
+func (r *challengeRun) kill(ctx context.Context, cur *program, committed int) (*program, error) {
+	r.note("the lab kills run %d (SIGKILL to its process group): the group has committed %d records and the program has reported %d", cur.n, committed, r.distinctReported())
+	r.mu.Lock()
+	cur.killed = true
 	r.kills++
-	if err := r.drain(proc); err != nil {
+	r.mu.Unlock()
+	cur.p.Kill()
+	if err := r.drain(cur); err != nil {
 		return nil, err
 	}
 	return r.startProgram(ctx)
 }
 
 // quietEnd is how long the program must have reported nothing before a
-// run with every order committed ends.
+// run with every record committed ends.
 const quietEnd = 10 * challengeWorkMS * time.Millisecond
 
-// drain takes the lines a killed run wrote before it died.
-func (r *challengeRun) drain(p *lab.Process) error {
+// drain takes the lines a killed run wrote before it died, and any the
+// others write meanwhile.
+func (r *challengeRun) drain(p *program) error {
+	timeout := time.After(2 * time.Second) // something it started may hold the pipe; the group kill ends it
 	for {
 		select {
-		case line, ok := <-p.Lines():
-			if !ok {
-				return nil
-			}
-			if err := r.processed(line); err != nil {
+		case ln := <-r.lines:
+			if _, err := r.processed(ln); err != nil {
 				return err
 			}
-		case <-time.After(2 * time.Second):
-			return nil // something it started holds the pipe; the group kill ends it
+		case <-p.read:
+			// Its last lines are queued before read closes.
+			for {
+				select {
+				case ln := <-r.lines:
+					if _, err := r.processed(ln); err != nil {
+						return err
+					}
+				default:
+					return nil
+				}
+			}
+		case <-timeout:
+			return nil
 		}
 	}
 }
 
-// clientID is the client id the current run was given.
-func (r *challengeRun) clientID() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return "billing-" + strconv.Itoa(r.runs)
-}
+// clientID is the client id run n was given.
+func (r *challengeRun) clientID(n int) string { return r.ch.Group + "-" + strconv.Itoa(n) }
 
-// startProgram starts another run of the learner's program.
-func (r *challengeRun) startProgram(ctx context.Context) (*lab.Process, error) {
+// startProgram starts another run of the learner's program, and hands its
+// lines and its end to the loop.
+func (r *challengeRun) startProgram(ctx context.Context) (*program, error) {
 	r.mu.Lock()
 	r.runs++
 	n := r.runs
 	r.mu.Unlock()
+	env := []string{
+		"MQLAB_BOOTSTRAP=" + r.bootstrap,
+		"MQLAB_TOPIC=" + r.ch.Topic,
+		"MQLAB_GROUP=" + r.ch.Group,
+		"MQLAB_CLIENT_ID=" + r.clientID(n),
+		"MQLAB_WORK_MS=" + strconv.Itoa(challengeWorkMS),
+		"MQLAB_SESSION_MS=" + strconv.Itoa(challengeSessionMS),
+		"MQLAB_DB=" + r.db,
+	}
+	if r.ch.DeadLetters != "" {
+		env = append(env, "MQLAB_DEAD_LETTERS="+r.ch.DeadLetters)
+	}
 	p, err := lab.StartProgram(ctx, lab.ProgramSpec{
 		Name: fmt.Sprintf("run %d of the program", n),
 		Args: r.opts.Command,
 		Dir:  r.opts.Dir,
-		Env: []string{
-			"MQLAB_BOOTSTRAP=" + r.bootstrap,
-			"MQLAB_TOPIC=orders",
-			"MQLAB_GROUP=billing",
-			"MQLAB_CLIENT_ID=billing-" + strconv.Itoa(n),
-			"MQLAB_WORK_MS=" + strconv.Itoa(challengeWorkMS),
-			"MQLAB_SESSION_MS=" + strconv.Itoa(challengeSessionMS),
-			"MQLAB_DB=" + r.rec.DB,
-		},
+		Env:  env,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrChallenge, err)
 	}
+	pr := &program{n: n, p: p, read: make(chan struct{})}
+	r.mu.Lock()
+	r.live = append(r.live, pr)
+	r.mu.Unlock()
+	go func() {
+		for line := range p.Lines() {
+			select {
+			case r.lines <- runLine{run: n, text: line}:
+			case <-r.stop:
+				return
+			}
+		}
+		close(pr.read)
+		<-p.Done()
+		select {
+		case r.exits <- pr:
+		case <-r.stop:
+		}
+	}()
 	r.note("run %d of the program starts (pid %d)", n, p.Pid())
-	return p, nil
+	return pr, nil
 }
 
-// processed takes one line of the program's standard output.
-func (r *challengeRun) processed(line string) error {
-	key, ok := strings.CutPrefix(strings.TrimSpace(line), "processed ")
-	key = strings.TrimSpace(key)
-	if !ok || key == "" || strings.ContainsAny(key, " \t") {
-		return fmt.Errorf("%w: run %d wrote %q to standard output; it may write only lines \"processed KEY\" there, one per order it finished, and log to standard error",
-			ErrChallenge, r.runs, clip(line, 80))
-	}
+// forget drops an ended run from the live ones.
+func (r *challengeRun) forget(p *program) {
 	r.mu.Lock()
-	r.rec.Processed[key] = append(r.rec.Processed[key], "run "+strconv.Itoa(r.runs))
+	defer r.mu.Unlock()
+	for i, q := range r.live {
+		if q == p {
+			r.live = append(r.live[:i], r.live[i+1:]...)
+			return
+		}
+	}
+}
+
+// failuresNoted is how many of a run's failed attempts at one record the
+// timeline tells one by one.
+const failuresNoted = 3
+
+// processed takes one line of a run's standard output, and says whether
+// it reports progress (a record finished) rather than a failed attempt.
+func (r *challengeRun) processed(ln runLine) (bool, error) {
+	verb, key, _ := strings.Cut(strings.TrimSpace(ln.text), " ")
+	key = strings.TrimSpace(key)
+	if (verb != "processed" && verb != "failed") || key == "" || strings.ContainsAny(key, " \t") {
+		return false, fmt.Errorf("%w: run %d wrote %q to standard output; it may write only lines \"processed KEY\" there, one per record it finished, and \"failed KEY\" for an attempt that failed, and log to standard error",
+			ErrChallenge, ln.run, clip(ln.text, 80))
+	}
+	run := "run " + strconv.Itoa(ln.run)
+	r.mu.Lock()
+	if verb == "failed" {
+		r.rec.Failed[key] = append(r.rec.Failed[key], run)
+		r.failures[run+" "+key]++
+		n := r.failures[run+" "+key]
+		r.mu.Unlock()
+		if n <= failuresNoted {
+			r.note("run %d reports failed %s", ln.run, key)
+		} else if n == failuresNoted+1 {
+			r.note("run %d goes on failing %s (the timeline leaves out the rest)", ln.run, key)
+		}
+		return false, nil
+	}
+	r.rec.Processed[key] = append(r.rec.Processed[key], run)
 	r.mu.Unlock()
-	r.note("run %d reports processed %s", r.runs, key)
-	return nil
+	r.note("run %d reports processed %s", ln.run, key)
+	return true, nil
 }
 
 // reported is how many "processed" lines the program wrote; distinctReported
-// how many different orders they name.
+// how many different records they and its failures name.
 func (r *challengeRun) reported() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -310,18 +542,24 @@ func (r *challengeRun) reported() int {
 func (r *challengeRun) distinctReported() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return len(r.rec.Processed)
+	n := len(r.rec.Processed)
+	for key := range r.rec.Failed {
+		if len(r.rec.Processed[key]) == 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // committedIn is the group's committed offsets in snap, summed over the
 // topic's partitions, and the records those partitions hold.
-func committedIn(snap lab.Snapshot) (committed, total int) {
+func (r *challengeRun) committedIn(snap lab.Snapshot) (committed, total int) {
 	for _, g := range snap.Cluster.Groups {
-		if g.Group != "billing" {
+		if g.Group != r.ch.Group {
 			continue
 		}
 		for _, p := range g.Partitions {
-			if p.Topic != "orders" {
+			if p.Topic != r.ch.Topic {
 				continue
 			}
 			if p.Committed > 0 {
@@ -333,16 +571,6 @@ func committedIn(snap lab.Snapshot) (committed, total int) {
 	return committed, total
 }
 
-// sent is how many orders the shop's load has sent, once it has stopped.
-func sent(snap lab.Snapshot) int {
-	for _, ld := range snap.Loads {
-		if ld.Client == "shop" && ld.State == lab.LoadStopped {
-			return ld.Sent
-		}
-	}
-	return 0
-}
-
 func lastWords(p *lab.Process) string {
 	if p == nil {
 		return "none"
@@ -351,6 +579,11 @@ func lastWords(p *lab.Process) string {
 		return clip(s[max(0, len(s)-300):], 300)
 	}
 	return "nothing on standard error"
+}
+
+func firstLine(s string) string {
+	first, _, _ := strings.Cut(s, "\n")
+	return first
 }
 
 func clip(s string, n int) string {

@@ -71,7 +71,7 @@ func runSolutions(t *testing.T, ch *Challenge, sols []solution) {
 				if v.Passed != sol.pass {
 					t.Fatalf("passed %v, want %v; %d kills; failures %+v\n%s", v.Passed, sol.pass, v.Kills, v.Failures, strings.Join(v.Timeline, "\n"))
 				}
-				if !sol.pass && (len(v.Failures) == 0 || len(v.Failures[0].Orders) == 0 || len(v.Failures[0].Around) == 0) {
+				if !sol.pass && (len(v.Failures) == 0 || len(v.Failures[0].Items) == 0 || len(v.Failures[0].Around) == 0) {
 					t.Errorf("a failure must name its orders and what happened around them: %+v", v.Failures)
 				}
 				t.Logf("seed %d: passed %v, %d kills, %v", seed, v.Passed, v.Kills, v.Took.Round(time.Millisecond))
@@ -83,7 +83,7 @@ func runSolutions(t *testing.T, ch *Challenge, sols []solution) {
 // The timeline around an order names what happened near it; an order lost
 // before any was reported gets the first kill's.
 func TestChallengeAround(t *testing.T) {
-	r := &ChallengeRecord{Orders: []string{"order-1", "order-2", "order-3"}, Timeline: []entry{
+	r := &ChallengeRecord{Keys: []string{"order-1", "order-2", "order-3"}, Timeline: []entry{
 		{100 * time.Millisecond, "run 1 of the program starts (pid 7)"},
 		{300 * time.Millisecond, "the lab kills run 1 (SIGKILL to its process group): the group has committed 1 orders and the program has reported 0"},
 		{2 * time.Second, "run 2 reports processed order-2"},

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -29,15 +30,19 @@ the command that runs your program, it starts a lab with the Kafka
 protocol on every node and runs your program as the group's consumer. Its
 environment names the cluster (MQLAB_BOOTSTRAP), the topic (MQLAB_TOPIC),
 the group (MQLAB_GROUP), a client id (MQLAB_CLIENT_ID), the session
-timeout to ask for (MQLAB_SESSION_MS) and how long each order's work takes
-(MQLAB_WORK_MS). Your program prints "processed KEY" on standard output for
-each order it finished, and nothing else there (log to standard error).
+timeout to ask for (MQLAB_SESSION_MS) and how long each record's work
+takes (MQLAB_WORK_MS); for a challenge with a database, the SQLite file
+(MQLAB_DB), and with a dead-letter topic, its name (MQLAB_DEAD_LETTERS).
+Your program prints "processed KEY" on standard output for each record
+it finished, "failed KEY" for each attempt that failed, and nothing else
+there (log to standard error).
 
-The lab sends the orders, kills your program (SIGKILL to its whole process
-group) at the worst moments a seeded schedule picks and starts it again,
-kills leaders under it, and then grades what it reported. Each failure
-names the orders and what happened around them. It exits non-zero when a
-schedule fails.
+The lab sends the records, kills your program (SIGKILL to its whole
+process group) at the worst moments a seeded schedule picks and starts it
+again, pauses it (SIGSTOP) and lets it go on, kills leaders under it, and
+then grades what it reported and wrote. Each failure names the records
+and what happened around them. It exits non-zero when a schedule fails.
+Each challenge's page is lessons/challenges/ID/README.md.
 
   mqlab challenge at-least-once -- python3 consumer.py
   mqlab challenge at-least-once --seed 3 -- ./consumer`,
@@ -127,14 +132,29 @@ func writeVerdict(out io.Writer, v lessons.Verdict) {
 		return
 	}
 	fmt.Fprintf(out, "%s, seed %d: FAILED (%d kills, %.1f s)\n", v.Challenge, v.Seed, v.Kills, v.Took.Seconds())
+	var shown []string // the last timeline shown
 	for _, f := range v.Failures {
 		fmt.Fprintf(out, "  ✗ %s\n", f.What)
-		fmt.Fprintf(out, "    orders: %s\n", strings.Join(f.Orders, ", "))
-		if len(f.Around) > 0 {
-			fmt.Fprintf(out, "    around %s:\n", f.Orders[0])
+		switch {
+		case len(f.Items) == 0:
+		case strings.ContainsAny(strings.Join(f.Items, ""), " "):
+			fmt.Fprintf(out, "    %s:\n", f.Kind)
+			for _, it := range f.Items {
+				fmt.Fprintf(out, "      %s\n", it)
+			}
+		default:
+			fmt.Fprintf(out, "    %s: %s\n", f.Kind, strings.Join(f.Items, ", "))
+		}
+		switch {
+		case len(f.Around) == 0 || len(f.Items) == 0:
+		case slices.Equal(f.Around, shown):
+			fmt.Fprintf(out, "    around %s: the timeline above\n", f.Items[0])
+		default:
+			fmt.Fprintf(out, "    around %s:\n", f.Items[0])
 			for _, l := range f.Around {
 				fmt.Fprintf(out, "      %s\n", l)
 			}
+			shown = f.Around
 		}
 	}
 	fmt.Fprintf(out, "  replay this schedule with --seed %d\n", v.Seed)

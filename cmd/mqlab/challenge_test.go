@@ -64,3 +64,28 @@ func TestChallengeListMarksPassed(t *testing.T) {
 		t.Errorf("only at-least-once was passed:\n%s", out.String())
 	}
 }
+
+// A verdict lists items that are sentences one per line, and does not
+// print the same timeline twice.
+func TestWriteVerdict(t *testing.T) {
+	around := []string{"  3.10s  the lab lets run 2 go on (SIGCONT)"}
+	var out bytes.Buffer
+	writeVerdict(&out, lessons.Verdict{Challenge: "in-order", Seed: 2, Failures: []lessons.Failure{
+		{What: "balances went back", Kind: "writes", Items: []string{"account-5 seq 3 after seq 4", "account-3 seq 5 after seq 8"}, Around: around},
+		{What: "wrong at the end", Kind: "accounts", Items: []string{"account-3 ends at 8890"}, Around: around},
+		{What: "never parked", Kind: "orders", Items: []string{"order-8", "order-19"}},
+	}})
+	got := out.String()
+	for _, want := range []string{
+		"in-order, seed 2: FAILED",
+		"    writes:\n      account-5 seq 3 after seq 4\n      account-3 seq 5 after seq 8\n",
+		"    around account-5 seq 3 after seq 4:\n        3.10s  the lab lets run 2 go on (SIGCONT)\n",
+		"    around account-3 ends at 8890: the timeline above\n",
+		"    orders: order-8, order-19\n",
+		"replay this schedule with --seed 2",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the verdict lacks %q:\n%s", want, got)
+		}
+	}
+}

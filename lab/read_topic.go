@@ -1,0 +1,57 @@
+package lab
+
+import (
+	"context"
+
+	"github.com/mqlab/mqlab/broker"
+)
+
+// TopicRecord is one record of a topic, where it sits and what it holds.
+type TopicRecord struct {
+	Partition int
+	Offset    int64
+	Key       string
+	Value     string
+}
+
+// ReadTopic reads every committed record of topic, partition by partition,
+// waiting as the checker does for each partition's leader and settled log.
+func (l *Lab) ReadTopic(ctx context.Context, topic string) ([]TopicRecord, error) {
+	w, err := l.world()
+	if err != nil {
+		return nil, err
+	}
+	t, err := w.topic(topic)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := w.bind(ctx)
+	defer cancel()
+	ctx, cancel2 := context.WithTimeout(ctx, DrainTimeout)
+	defer cancel2()
+	var out []TopicRecord
+	for _, p := range t.Partitions {
+		tp := broker.TopicPartition{Topic: topic, Partition: p.Partition}
+		if _, err := w.readLog(ctx, tp); err != nil { // waits for the leader and the settled log
+			return nil, err
+		}
+		start, hwm, err := w.cluster.Offsets(ctx, checkerClient, tp)
+		if err != nil {
+			return nil, err
+		}
+		for off := start; off < hwm; {
+			res, err := w.cluster.Fetch(ctx, checkerClient, tp, off, 1000)
+			if err != nil {
+				return nil, err
+			}
+			if len(res.Records) == 0 {
+				break
+			}
+			for _, rec := range res.Records {
+				out = append(out, TopicRecord{Partition: p.Partition, Offset: rec.Offset, Key: string(rec.Key), Value: string(rec.Value)})
+			}
+			off = res.Records[len(res.Records)-1].Offset + 1
+		}
+	}
+	return out, nil
+}

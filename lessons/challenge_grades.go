@@ -1,0 +1,286 @@
+package lessons
+
+// How each challenge grades what its program did.
+
+import (
+	"database/sql"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+)
+
+// gradeNothingLost fails every order the workload sent that the program
+// never reported processed.
+func gradeNothingLost(r *ChallengeRecord) []Failure {
+	var lost []string
+	for _, key := range r.Keys {
+		if len(r.Processed[key]) == 0 {
+			lost = append(lost, key)
+		}
+	}
+	if len(lost) == 0 {
+		return nil
+	}
+	return []Failure{{
+		What:  fmt.Sprintf("%d of %d orders were never processed: the group committed past them before the program finished them, and a crash in between lost them", len(lost), len(r.Keys)),
+		Kind:  "orders",
+		Items: lost, Around: r.around(lost[0]),
+	}}
+}
+
+// openDB opens a challenge's database to read what the program left; a
+// failure to is itself the verdict.
+func openDB(r *ChallengeRecord) (*sql.DB, []Failure) {
+	db, err := sql.Open("sqlite", "file:"+r.DB+"?mode=ro&_pragma=busy_timeout(5000)")
+	if err != nil {
+		return nil, []Failure{{What: "the challenge's database could not be read: " + err.Error()}}
+	}
+	return db, nil
+}
+
+// gradeChargedOnce fails every order the database charged more than once,
+// and every order it never charged.
+func gradeChargedOnce(r *ChallengeRecord) []Failure {
+	db, fail := openDB(r)
+	if fail != nil {
+		return fail
+	}
+	defer db.Close()
+	charged := map[string]int{}
+	err := eachRow(db, `SELECT order_key, count(*) FROM charges GROUP BY order_key`, func(rows *sql.Rows) error {
+		var key string
+		var n int
+		err := rows.Scan(&key, &n)
+		charged[key] = n
+		return err
+	})
+	if err != nil {
+		return []Failure{{What: "the charges table could not be read: " + err.Error()}}
+	}
+	var twice, never []string
+	for _, key := range r.Keys {
+		switch n := charged[key]; {
+		case n == 0:
+			never = append(never, key)
+		case n > 1:
+			twice = append(twice, key)
+		}
+	}
+	var out []Failure
+	if len(twice) > 0 {
+		out = append(out, Failure{
+			What: fmt.Sprintf("%d orders were charged more than once: each came again after a kill between its charge and its commit, and the charge was made again", len(twice)),
+			Kind: "orders", Items: twice, Around: r.around(twice[0]),
+		})
+	}
+	if len(never) > 0 {
+		out = append(out, Failure{
+			What: fmt.Sprintf("%d orders were never charged", len(never)),
+			Kind: "orders", Items: never, Around: r.around(never[0]),
+		})
+	}
+	return out
+}
+
+// eachRow runs query and hands each row to fn.
+func eachRow(db *sql.DB, query string, fn func(*sql.Rows) error) error {
+	rows, err := db.Query(query)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := fn(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// gradeInOrder fails every balance written from an update older than one
+// the account had already been given, and every account whose balance at
+// the end is not what applying its updates one by one, in order, gives.
+func gradeInOrder(r *ChallengeRecord) []Failure {
+	// Which update each balance came from, and the serial result.
+	seqOf := map[string]map[int]int{}
+	final := map[string]int{}
+	var accounts []string
+	for _, s := range r.Sent {
+		var seq, balance int
+		if _, err := fmt.Sscanf(s.Value, "seq=%d balance=%d", &seq, &balance); err != nil {
+			continue
+		}
+		if seqOf[s.Key] == nil {
+			seqOf[s.Key] = map[int]int{}
+			accounts = append(accounts, s.Key)
+		}
+		seqOf[s.Key][balance] = seq
+		final[s.Key] = balance
+	}
+	db, fail := openDB(r)
+	if fail != nil {
+		return fail
+	}
+	defer db.Close()
+	highest := map[string]int{}
+	var back, strange []string
+	var backAt time.Duration = -1
+	err := eachRow(db, `SELECT account, balance, at_ms FROM mqlab_writes ORDER BY id`, func(rows *sql.Rows) error {
+		var account string
+		var balance int
+		var atMS int64
+		if err := rows.Scan(&account, &balance, &atMS); err != nil {
+			return err
+		}
+		at := time.UnixMilli(atMS).Sub(r.Start)
+		seq, ok := seqOf[account][balance]
+		switch {
+		case !ok:
+			strange = append(strange, fmt.Sprintf("%s set to %d at %.2fs", account, balance, at.Seconds()))
+		case seq < highest[account]:
+			back = append(back, fmt.Sprintf("%s seq %d (%d) after seq %d, at %.2fs", account, seq, balance, highest[account], at.Seconds()))
+			if backAt < 0 {
+				backAt = at
+			}
+		default:
+			highest[account] = seq
+		}
+		return nil
+	})
+	if err != nil {
+		return []Failure{{What: "the lab's list of writes (mqlab_writes) could not be read: " + err.Error() + "; leave that table and its triggers as the lab made them"}}
+	}
+	got := map[string]int{}
+	err = eachRow(db, `SELECT account, balance FROM balances`, func(rows *sql.Rows) error {
+		var account string
+		var balance int
+		err := rows.Scan(&account, &balance)
+		got[account] = balance
+		return err
+	})
+	if err != nil {
+		return []Failure{{What: "the balances table could not be read: " + err.Error()}}
+	}
+	var wrong []string
+	for _, a := range accounts {
+		b, ok := got[a]
+		switch {
+		case !ok:
+			wrong = append(wrong, fmt.Sprintf("%s has no balance, want %d (seq %d)", a, final[a], seqOf[a][final[a]]))
+		case b != final[a]:
+			from := "which no update carried"
+			if seq, ok := seqOf[a][b]; ok {
+				from = fmt.Sprintf("seq %d's", seq)
+			}
+			wrong = append(wrong, fmt.Sprintf("%s ends at %d, %s, want %d (seq %d)", a, b, from, final[a], seqOf[a][final[a]]))
+		}
+	}
+	var out []Failure
+	if len(back) > 0 {
+		f := Failure{
+			What: fmt.Sprintf("%d balances were written from an update older than one the account already had: the balance went back in time", len(back)),
+			Kind: "writes", Items: back,
+		}
+		if backAt >= 0 {
+			f.Around = r.near(backAt)
+		}
+		out = append(out, f)
+	}
+	if len(wrong) > 0 {
+		out = append(out, Failure{
+			What: fmt.Sprintf("%d of %d accounts end with a balance other than their updates applied in order give", len(wrong), len(accounts)),
+			Kind: "accounts", Items: wrong,
+		})
+	}
+	if len(strange) > 0 {
+		out = append(out, Failure{
+			What: fmt.Sprintf("%d balances were written that no update carried: write the balance the update says", len(strange)),
+			Kind: "writes", Items: strange,
+		})
+	}
+	return out
+}
+
+// poisonTries is the most attempts one run may make at a record before it
+// parks it; the page asks for three.
+const poisonTries = 5
+
+// gradePoison fails a poison order never parked in the dead-letter topic
+// or tried without bound, a good order parked, and every good order never
+// processed.
+func gradePoison(r *ChallengeRecord) []Failure {
+	var poison []string
+	for _, s := range r.Sent {
+		if strings.HasSuffix(s.Value, "amount="+poisonAmount) {
+			poison = append(poison, s.Key)
+		}
+	}
+	parked := map[string]bool{}
+	for _, d := range r.DeadLettered {
+		parked[d.Key] = true
+	}
+	var out []Failure
+	var unparked, endless, wrongly, claimed, lost []string
+	for _, key := range poison {
+		if !parked[key] {
+			unparked = append(unparked, key)
+		}
+		tries := map[string]int{}
+		for _, run := range r.Failed[key] {
+			tries[run]++
+		}
+		for _, run := range slices.Sorted(maps.Keys(tries)) {
+			if tries[run] > poisonTries {
+				endless = append(endless, fmt.Sprintf("%s, tried %d times by %s", key, tries[run], run))
+			}
+		}
+		if len(r.Processed[key]) > 0 {
+			claimed = append(claimed, key)
+		}
+	}
+	for _, key := range r.Keys {
+		if slices.Contains(poison, key) {
+			continue
+		}
+		if parked[key] {
+			wrongly = append(wrongly, key)
+		}
+		if len(r.Processed[key]) == 0 {
+			lost = append(lost, key)
+		}
+	}
+	if len(endless) > 0 {
+		out = append(out, Failure{
+			What: fmt.Sprintf("a poison order was tried without bound: the page asks for at most 3 tries, the lab allows %d", poisonTries),
+			Kind: "orders", Items: endless, Around: r.around(poison[0]),
+		})
+	}
+	if len(unparked) > 0 {
+		out = append(out, Failure{
+			What: fmt.Sprintf("%d poison orders were never parked in the dead-letter topic (MQLAB_DEAD_LETTERS)", len(unparked)),
+			Kind: "orders", Items: unparked, Around: r.around(unparked[0]),
+		})
+	}
+	if len(lost) > 0 {
+		what := fmt.Sprintf("%d of %d good orders were never processed", len(lost), len(r.Keys)-len(poison))
+		if r.Stalled {
+			what += ": the partition stopped at a poison order and everything behind it waited"
+		}
+		out = append(out, Failure{What: what, Kind: "orders", Items: lost, Around: r.around(lost[0])})
+	}
+	if len(claimed) > 0 {
+		out = append(out, Failure{
+			What: "a poison order was reported processed, though its amount cannot be read: report it failed, then park it",
+			Kind: "orders", Items: claimed, Around: r.around(claimed[0]),
+		})
+	}
+	if len(wrongly) > 0 {
+		out = append(out, Failure{
+			What: fmt.Sprintf("%d good orders were parked in the dead-letter topic: park only what cannot be processed", len(wrongly)),
+			Kind: "orders", Items: wrongly, Around: r.around(wrongly[0]),
+		})
+	}
+	return out
+}
