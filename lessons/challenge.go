@@ -150,6 +150,11 @@ func (r *ChallengeRecord) near(at time.Duration) []string {
 	return out
 }
 
+// PassSchedules is how many schedules in a row a program must pass for
+// progress to count its challenge passed: a buggy program can pass one
+// lucky schedule.
+const PassSchedules = 3
+
 // ErrChallenge marks a run that could not grade the program: it did not
 // start, exited at once, never connected, wrote garbage or did not finish.
 var ErrChallenge = errors.New("the challenge could not grade the program")

@@ -45,11 +45,16 @@ func (k *PickerKeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{{k.Up, k.Top, k.Open}, {k.StartOver, k.Help, k.Quit}}
 }
 
-// pickerEntry is one row of the picker: a lesson, or the sandbox (nil).
+// pickerEntry is one row of the picker: a lesson, a challenge, or the
+// sandbox (neither).
 type pickerEntry struct {
 	les *lessons.Lesson
+	ch  *lessons.Challenge
 	num string
 }
+
+// sandbox says whether the entry is the sandbox.
+func (e pickerEntry) sandbox() bool { return e.les == nil && e.ch == nil }
 
 // picker is the opening screen: the curriculum, with each lesson's
 // progress, and the sandbox.
@@ -94,6 +99,9 @@ func newPicker(st *Styles, les []*lessons.Lesson, progress lessons.Progress, sto
 			}
 		}
 		p.entries = append(p.entries, pickerEntry{les: l, num: num})
+	}
+	for _, c := range lessons.Challenges() {
+		p.entries = append(p.entries, pickerEntry{ch: c, num: "c" + strconv.Itoa(c.Level)})
 	}
 	p.entries = append(p.entries, pickerEntry{}) // the sandbox
 	p.sel = p.resumeAt()
@@ -218,12 +226,27 @@ func (p *picker) update(msg tea.KeyMsg) pickerAction {
 	case key.Matches(msg, k.Bottom):
 		p.sel = len(p.entries) - 1
 	case key.Matches(msg, k.Open):
-		return pickOpen
+		return p.open()
 	case key.Matches(msg, k.StartOver):
 		return pickStartOver
 	}
 	p.sync()
 	return pickNothing
+}
+
+// open opens the selected entry. A challenge runs the learner's own
+// program, which only a shell can name: the status says how.
+func (p *picker) open() pickerAction {
+	if c := p.selected().ch; c != nil {
+		p.setStatus(fmt.Sprintf("A challenge runs your own consumer: from a shell, mqlab challenge %s -- COMMAND (the page: %s)", c.ID, challengePage(c)), true)
+		return pickNothing
+	}
+	return pickOpen
+}
+
+// challengePage is where a challenge's page is, in mqlab's folder.
+func challengePage(c *lessons.Challenge) string {
+	return "lessons/challenges/" + c.ID + "/README.md"
 }
 
 // View draws the picker at its size.
@@ -237,6 +260,8 @@ func (p *picker) View() string {
 	// join a served lab is read in full.
 	var status []string
 	switch {
+	case p.status == "" && p.selected().ch != nil:
+		status = []string{st.Faint.Render(fit("enter says how to run the challenge", w))}
 	case p.status == "":
 		status = []string{st.Faint.Render(fit("enter opens the lesson on a live three-node cluster", w))}
 	case p.statusOK:
@@ -273,13 +298,16 @@ func (p *picker) header(w int) string {
 	l.add(&st.Accent, "mqlab")
 	l.add(&st.Faint, " │ ")
 	l.add(&st.Header, "Lessons")
-	done := 0
+	done, all := 0, 0
 	for _, e := range p.entries {
-		if e.les != nil && p.finished(e.les) {
-			done++
+		if e.les != nil {
+			all++
+			if p.finished(e.les) {
+				done++
+			}
 		}
 	}
-	right := fmt.Sprintf("%d of %d done", done, len(p.entries)-1)
+	right := fmt.Sprintf("%d of %d done", done, all)
 	l.pad(w - textWidth(right))
 	l.add(&st.Muted, right)
 	return l.fit(w)
@@ -318,8 +346,13 @@ func (p *picker) list(w, h int) string {
 	var entryOf []int
 	selRow := 0
 	for i, e := range p.entries {
-		if e.les == nil {
+		first := e.ch != nil && (i == 0 || p.entries[i-1].ch == nil)
+		if e.sandbox() || first {
 			rows = append(rows, "")
+			entryOf = append(entryOf, -1)
+		}
+		if first {
+			rows = append(rows, fit("  "+st.Muted.Render("Challenges")+st.Faint.Render(" — your own consumer, in any language, under real crashes"), w))
 			entryOf = append(entryOf, -1)
 		}
 		entryOf = append(entryOf, i)
@@ -332,6 +365,11 @@ func (p *picker) list(w, h int) string {
 			mark, ms = symSelected+" ", &st.Accent
 		}
 		l.add(ms, mark)
+		if e.ch != nil {
+			p.challengeRow(&l, e, i == p.sel, numW, titleW, conceptsW)
+			rows = append(rows, l.fit(w))
+			continue
+		}
 		if e.les == nil {
 			l.add(nil, spaces(numW+2))
 			l.add(&st.Bold, "Sandbox")
@@ -384,6 +422,30 @@ func (p *picker) list(w, h int) string {
 	return block(out, w, h)
 }
 
+// challengeRow draws a challenge's row after its mark: its number, title,
+// summary (when there is room) and whether it was passed.
+func (p *picker) challengeRow(l *line, e pickerEntry, selected bool, numW, titleW, conceptsW int) {
+	st := p.st
+	l.add(&st.Muted, spaces(numW-textWidth(e.num))+e.num+"  ")
+	ts := &st.Text
+	if selected {
+		ts = &st.Bold
+	}
+	name, _, _ := strings.Cut(e.ch.Title, ":") // the rest is in the box below
+	l.add(ts, cut(name, titleW))
+	l.pad(2 + numW + 2 + titleW + 2)
+	// The summary takes the lessons' concepts and minutes columns.
+	at := 2 + numW + 2 + titleW + 2
+	if conceptsW > 0 {
+		l.add(&st.Faint, cut(e.ch.Summary, conceptsW+2+6))
+		at += conceptsW + 2
+	}
+	l.pad(at + 6 + 2)
+	if _, ok := p.progress.Challenges[e.ch.ID]; ok {
+		l.add(&st.OK, symOK+" passed")
+	}
+}
+
 // pickerListTop is the screen row of the list's first entry: below the
 // header and the frame's top border.
 const pickerListTop = 2
@@ -405,7 +467,7 @@ func (p *picker) mouse(msg tea.MouseMsg) pickerAction {
 			return pickNothing
 		}
 		if p.rowEntry[row] == p.sel {
-			return pickOpen
+			return p.open()
 		}
 		p.sel = p.rowEntry[row]
 	default:
@@ -422,6 +484,9 @@ func (p *picker) detail(w, room int) (string, []string) {
 	st := p.st
 	e := p.selected()
 	k := p.keys
+	if e.ch != nil {
+		return p.challengeDetail(e.ch, w)
+	}
 	if e.les == nil {
 		text := "Three nodes and a topic orders of three partitions, nothing scripted: kill, isolate and heal with single keys, or type any command of the lab at the : prompt. Progress is not kept."
 		var rows []string
@@ -482,6 +547,23 @@ func (p *picker) detail(w, room int) (string, []string) {
 		rows = append(rows, steps...)
 	}
 	return l.Title, append(rows, pr.fit(w))
+}
+
+// challengeDetail is a challenge's box: what it asks, how to run it, and
+// whether it was passed.
+func (p *picker) challengeDetail(c *lessons.Challenge, w int) (string, []string) {
+	st := p.st
+	summary := strings.ToUpper(c.Summary[:1]) + c.Summary[1:] + "."
+	rows := wrapRuns([]mdRun{{summary, &st.Text}}, w, "")
+	rows = append(rows, wrapRuns([]mdRun{{"Run it from a shell: ", &st.Muted}, {"mqlab challenge " + c.ID + " -- COMMAND", &st.Accent}}, w, "")...)
+	rows = append(rows, wrapRuns([]mdRun{{"The page, with starters in Go and Python: ", &st.Muted}, {challengePage(c), &st.Text}}, w, "")...)
+	var pr []mdRun
+	if cp, ok := p.progress.Challenges[c.ID]; ok {
+		pr = []mdRun{{symOK + " Passed ", &st.OK}, {fmt.Sprintf("on %d schedules, %s.", cp.Schedules, cp.PassedAt.Local().Format("2006-01-02")), &st.Text}}
+	} else {
+		pr = []mdRun{{fmt.Sprintf("Level %d; passed once your program passes %d schedules.", c.Level, lessons.PassSchedules), &st.Text}}
+	}
+	return c.Title, append(rows, wrapRuns(pr, w, "")...)
 }
 
 func (p *picker) helpView(w, h int) string {

@@ -59,6 +59,8 @@ func pickerProgress() lessons.Progress {
 		"lesson-2":  {Finished: true, Updated: t0.Add(time.Hour)},
 		"lesson-15": {Step: 2, Updated: t0.Add(2 * time.Hour)},
 		"lesson-10": {Step: 1, Updated: t0.Add(30 * time.Minute)},
+	}, Challenges: map[string]lessons.ChallengeProgress{
+		"at-least-once": {PassedAt: t0, Schedules: 3},
 	}}
 }
 
@@ -103,11 +105,26 @@ func TestPickerKeys(t *testing.T) {
 		t.Error("r does not start lesson 15 over")
 	}
 	key("down")
-	key("down")
-	if p.selected().les != nil && p.selected().les.ID != "lesson-16" {
-		t.Errorf("two down from 15: %v", p.selected().les.ID)
+	if p.selected().les == nil || p.selected().les.ID != "lesson-16" {
+		t.Errorf("one down from 15: %+v", p.selected())
 	}
-	if p.selected().les != nil {
+	// The challenges come after the lessons; enter on one says how to run
+	// it from a shell, and opens nothing.
+	key("down")
+	if c := p.selected().ch; c == nil || c.ID != "at-least-once" {
+		t.Fatalf("after the lessons: %+v, want the first challenge", p.selected())
+	}
+	if p.keys.StartOver.Enabled() {
+		t.Error("r is offered on a challenge")
+	}
+	if key("enter") != pickNothing || !strings.Contains(p.status, "mqlab challenge at-least-once -- COMMAND") {
+		t.Errorf("enter on a challenge: status %q", p.status)
+	}
+	if !containsAll(p.View(), "Challenges", "c1", "At least once", "mqlab challenge at-least-once -- COMMAND", "lessons/challenges/at-least-once/README.md") {
+		t.Errorf("the challenge's row and box:\n%s", p.View())
+	}
+	key("end")
+	if !p.selected().sandbox() {
 		t.Error("the sandbox is not last")
 	}
 	if p.keys.StartOver.Enabled() {

@@ -15,9 +15,9 @@ import (
 	"github.com/mqlab/mqlab/lessons"
 )
 
-// defaultSeeds is how many schedules a challenge runs without --seed: a
-// buggy program can pass one lucky schedule.
-const defaultSeeds = 3
+// defaultSeeds is how many schedules a challenge runs without --seed:
+// enough for a pass to count.
+const defaultSeeds = lessons.PassSchedules
 
 func challengeCmd() *cobra.Command {
 	var seed uint64
