@@ -126,6 +126,13 @@ func (l *Lab) Close() error {
 // Clock returns the lab's clock.
 func (l *Lab) Clock() *Clock { return l.clock }
 
+// Note puts text in the timeline as a note: what something driving the
+// lab from outside its commands did, such as a challenge killing the
+// learner's program.
+func (l *Lab) Note(text string) {
+	l.tl.add(Event{Time: l.clock.Now(), Kind: EventNote, Text: text})
+}
+
 // Subscribe streams every timeline event from now on, Detail ones included.
 // Close the subscription when done.
 func (l *Lab) Subscribe(buffer int) *Subscription { return l.tl.subscribe(buffer) }

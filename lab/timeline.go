@@ -26,6 +26,7 @@ const (
 	EventError   EventKind = "error"   // a command failed after it began
 	EventSQL     EventKind = "sql"     // a statement a service ran (Service holds its SQL and arguments)
 	EventService EventKind = "service" // a step of a service's work: an order placed, a publish, a credit, a crash
+	EventNote    EventKind = "note"    // said from outside the lab's commands: a challenge's kills of the learner's program
 )
 
 // Event is one line of the timeline.

@@ -74,6 +74,11 @@ type ChallengeOptions struct {
 	Seed    uint64   // the fault schedule's seed
 	// Limit bounds the run; 0 for 60 s.
 	Limit time.Duration
+	// Watch, when set, is handed the challenge's lab once it is up, before
+	// the program starts, to show it on a screen. The function it returns
+	// is called with the outcome once the run is graded, and the lab stays
+	// up until it returns.
+	Watch func(l *lab.Lab) (release func(Verdict, error))
 }
 
 // Verdict is how a run went.
@@ -171,9 +176,9 @@ const challengeSessionMS = 500
 // RunChallenge runs the learner's program against a fresh lab under the
 // challenge's fault schedule for opts.Seed and grades it. An error wrapping
 // ErrChallenge says what kept it from grading, in words for the learner.
-func RunChallenge(ctx context.Context, ch *Challenge, opts ChallengeOptions) (Verdict, error) {
+func RunChallenge(ctx context.Context, ch *Challenge, opts ChallengeOptions) (v Verdict, err error) {
 	start := time.Now()
-	v := Verdict{Challenge: ch.ID, Seed: opts.Seed}
+	v = Verdict{Challenge: ch.ID, Seed: opts.Seed}
 	limit := opts.Limit
 	if limit == 0 {
 		limit = 60 * time.Second
@@ -198,6 +203,10 @@ func RunChallenge(ctx context.Context, ch *Challenge, opts ChallengeOptions) (Ve
 	k := l.Snapshot().Kafka
 	if k == nil {
 		return v, errors.New("setting up the lab: the Kafka listener did not start")
+	}
+	if opts.Watch != nil {
+		release := opts.Watch(l)
+		defer func() { release(v, err) }() // before the lab closes
 	}
 	var db string
 	if ch.Schema != "" {

@@ -56,7 +56,17 @@ type runLine struct {
 	text string
 }
 
+// note puts what the lab did in the run's timeline, and in the lab's,
+// where a screen watching the run shows it.
 func (r *challengeRun) note(format string, args ...any) {
+	text := fmt.Sprintf(format, args...)
+	r.record(text)
+	r.l.Note(text)
+}
+
+// record puts what the program reported in the run's timeline only: the
+// screen shows its work in the group's offsets.
+func (r *challengeRun) record(format string, args ...any) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.rec.Timeline = append(r.rec.Timeline, entry{at: time.Since(r.start), text: fmt.Sprintf(format, args...)})
@@ -515,15 +525,15 @@ func (r *challengeRun) processed(ln runLine) (bool, error) {
 		n := r.failures[run+" "+key]
 		r.mu.Unlock()
 		if n <= failuresNoted {
-			r.note("run %d reports failed %s", ln.run, key)
+			r.record("run %d reports failed %s", ln.run, key)
 		} else if n == failuresNoted+1 {
-			r.note("run %d goes on failing %s (the timeline leaves out the rest)", ln.run, key)
+			r.record("run %d goes on failing %s (the timeline leaves out the rest)", ln.run, key)
 		}
 		return false, nil
 	}
 	r.rec.Processed[key] = append(r.rec.Processed[key], run)
 	r.mu.Unlock()
-	r.note("run %d reports processed %s", ln.run, key)
+	r.record("run %d reports processed %s", ln.run, key)
 	return true, nil
 }
 

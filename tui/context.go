@@ -27,6 +27,7 @@ type Context struct {
 	// Title names what is open when no lesson is: "Sandbox", or a
 	// recording. ReadOnly is true for a recording.
 	Title    string
+	About    string // the lesson pane's text when no lesson is open; "" for the sandbox's
 	ReadOnly bool
 	// Follow is true on a student's screen that follows a teacher's lab.
 	Follow bool

@@ -46,6 +46,9 @@ func (p *lessonPanel) View() string {
 		rows := []string{st.Header.Render(cut(p.ctx.Title, p.w))}
 		rows = append(rows, "")
 		text := "No lesson is open: the lab is yours. Select a node with ←/→ or 1–9 and press k to kill it, r to restart it. Type : for a command (try :help)."
+		if p.ctx.About != "" {
+			text = p.ctx.About
+		}
 		if p.ctx.Follow {
 			text = "You follow the teacher's lab: it changes as the teacher works, and only the teacher changes it. [ and ] step back and forward through what happened; when the teacher asks a question, answer it with its letter."
 		}

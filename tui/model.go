@@ -28,6 +28,9 @@ type Options struct {
 	// Title names what is open when no lesson is ("Sandbox" when empty):
 	// the header and the lesson pane show it.
 	Title string
+	// About replaces the lesson pane's words for a lab with no lesson:
+	// what the screen shows and what ends it.
+	About string
 	// BackToLessons is for a screen opened from the lesson picker: its
 	// key (backspace) sets WantsBack, and the picker takes over.
 	BackToLessons bool
@@ -144,6 +147,7 @@ func New(src Source, opts Options) *Model {
 	}
 	st := NewStylesFor(th, opts.Renderer)
 	ctx := newContext(src, st, DefaultKeyMap())
+	ctx.About = opts.About
 	if opts.Title != "" {
 		ctx.Title = opts.Title
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -12,7 +13,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mqlab/mqlab/lab"
 	"github.com/mqlab/mqlab/lessons"
+	"github.com/mqlab/mqlab/tui"
 )
 
 // defaultSeeds is how many schedules a challenge runs without --seed:
@@ -22,6 +25,7 @@ const defaultSeeds = lessons.PassSchedules
 func challengeCmd() *cobra.Command {
 	var seed uint64
 	var seeds int
+	var watch bool
 	cmd := &cobra.Command{
 		Use:   "challenge [ID -- COMMAND [ARGS...]]",
 		Short: "Run your own consumer, in any language, under real crashes, and have it graded",
@@ -80,6 +84,9 @@ Each challenge's page is lessons/challenges/ID/README.md.
 					list = append(list, s+1)
 				}
 			}
+			if watch {
+				return watchChallenge(ctx, out, ch, lessons.ChallengeOptions{Command: args[dash:], Seed: seed})
+			}
 			failed := 0
 			for _, s := range list {
 				v, err := lessons.RunChallenge(ctx, ch, lessons.ChallengeOptions{Command: args[dash:], Seed: s})
@@ -110,6 +117,7 @@ Each challenge's page is lessons/challenges/ID/README.md.
 	}
 	cmd.Flags().Uint64Var(&seed, "seed", 1, "run this one schedule only, to replay it")
 	cmd.Flags().IntVar(&seeds, "seeds", defaultSeeds, "how many schedules to run without --seed")
+	cmd.Flags().BoolVar(&watch, "watch", false, "watch one schedule (--seed, 1 by default) on the lab's screen: your program's group, offsets and the kills, live")
 	return cmd
 }
 
@@ -158,4 +166,87 @@ func writeVerdict(out io.Writer, v lessons.Verdict) {
 		}
 	}
 	fmt.Fprintf(out, "  replay this schedule with --seed %d\n", v.Seed)
+}
+
+// watchScreen shows a challenge's lab until the learner leaves it.
+var watchScreen = func(l *lab.Lab, opts tui.Options) error {
+	return openScreen(tui.NewLabSource(l), opts)
+}
+
+// watchChallenge runs one schedule with the lab's screen on it, and prints
+// the verdict once the learner leaves the screen. Leaving before the run
+// ends stops it.
+func watchChallenge(ctx context.Context, out io.Writer, ch *lessons.Challenge, opts lessons.ChallengeOptions) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	labs := make(chan *lab.Lab, 1)
+	screenDone := make(chan struct{})
+	over := make(chan struct{}) // the run has ended and waits for the screen
+	opts.Watch = func(l *lab.Lab) func(lessons.Verdict, error) {
+		labs <- l
+		return func(v lessons.Verdict, err error) {
+			close(over)
+			switch {
+			case ctx.Err() != nil:
+			case err != nil:
+				l.Note(fmt.Sprintf("the run is over, not graded: %v; q leaves the screen", err))
+			case v.Passed:
+				l.Note(fmt.Sprintf("the run is over: passed, %d kills; q leaves the screen", v.Kills))
+			default:
+				l.Note(fmt.Sprintf("the run is over: FAILED, %d things wrong; q leaves the screen and prints the verdict", len(v.Failures)))
+			}
+			<-screenDone
+		}
+	}
+	type outcome struct {
+		v   lessons.Verdict
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		v, err := lessons.RunChallenge(ctx, ch, opts)
+		done <- outcome{v, err}
+	}()
+	var res outcome
+	select {
+	case l := <-labs:
+		pauses := ""
+		if slices.Contains(ch.Faults, lessons.FaultPause) {
+			pauses = ", pauses it"
+		}
+		screenErr := watchScreen(l, tui.Options{
+			Title: fmt.Sprintf("Challenge %s, seed %d", ch.ID, opts.Seed),
+			About: fmt.Sprintf("Your program runs here as the consumer of group %s, through this lab's Kafka listener. The lab kills it (SIGKILL)%s and kills leaders at the moments seed %d picks, and the timeline's notes say each; the Groups tab shows your commits. Once the run is over, q leaves the screen and prints the verdict. Leaving earlier stops the run.",
+				ch.Group, pauses, opts.Seed),
+			Commands: tui.LabCommands(),
+		})
+		close(screenDone)
+		if screenErr != nil {
+			cancel()
+			<-done
+			return screenErr
+		}
+		select {
+		case <-over:
+			res = <-done
+		default:
+			// Left before the end: the run stops.
+			cancel()
+			<-done
+			return errors.New("stopped: the screen was left before the run ended; the lab and your program are stopped")
+		}
+	case res = <-done:
+	}
+	if res.err != nil {
+		if ctx.Err() != nil {
+			return errors.New("stopped: the lab and your program are stopped")
+		}
+		fmt.Fprintf(out, "%s, seed %d: %v\n", ch.ID, opts.Seed, res.err)
+		return fmt.Errorf("%s: the program could not be graded", ch.ID)
+	}
+	writeVerdict(out, res.v)
+	if !res.v.Passed {
+		return fmt.Errorf("%s: the schedule failed", ch.ID)
+	}
+	return nil
 }

@@ -3,11 +3,16 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mqlab/mqlab/lab"
 	"github.com/mqlab/mqlab/lessons"
+	"github.com/mqlab/mqlab/tui"
 )
 
 // runChallenge runs mqlab challenge with args and returns what it printed
@@ -87,5 +92,45 @@ func TestWriteVerdict(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("the verdict lacks %q:\n%s", want, got)
 		}
+	}
+}
+
+// --watch shows the challenge's lab while the run goes on, says on it when
+// the run is over, and prints the verdict once the screen is left; leaving
+// before the end stops the run.
+func TestChallengeWatch(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	bin := filepath.Join(t.TempDir(), "good")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../lessons/challenges/at-least-once/testdata/good.go").CombinedOutput(); err != nil {
+		t.Fatalf("building the good solution: %v\n%s", err, out)
+	}
+	defer func(f func(*lab.Lab, tui.Options) error) { watchScreen = f }(watchScreen)
+
+	var about string
+	watchScreen = func(l *lab.Lab, opts tui.Options) error {
+		about = opts.About
+		deadline := time.Now().Add(time.Minute)
+		for time.Now().Before(deadline) {
+			for _, e := range l.Snapshot().Timeline {
+				if e.Kind == lab.EventNote && strings.HasPrefix(e.Text, "the run is over: passed") {
+					return nil
+				}
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		return errors.New("the screen never said the run was over")
+	}
+	out, err := runChallenge(t, "at-least-once", "--watch", "--", bin)
+	if err != nil || !strings.Contains(out, "at-least-once, seed 1: passed") {
+		t.Errorf("watching a good solution: %v\n%s", err, out)
+	}
+	if !strings.Contains(about, "group billing") || strings.Contains(about, "pauses it") {
+		t.Errorf("the screen's words for at-least-once: %q", about)
+	}
+
+	watchScreen = func(*lab.Lab, tui.Options) error { return nil }
+	out, err = runChallenge(t, "at-least-once", "--watch", "--", bin)
+	if err == nil || !strings.Contains(err.Error(), "stopped: the screen was left before the run ended") || strings.Contains(out, "passed") {
+		t.Errorf("leaving the screen at once: %v\n%s", err, out)
 	}
 }
