@@ -60,7 +60,7 @@ type runLine struct {
 // where a screen watching the run shows it.
 func (r *challengeRun) note(format string, args ...any) {
 	text := fmt.Sprintf(format, args...)
-	r.record(text)
+	r.record("%s", text)
 	r.l.Note(text)
 }
 
@@ -131,14 +131,8 @@ func (r *challengeRun) schedule() []*trigger {
 	return ts
 }
 
-// shop sends the workload's records one by one, spread over a second,
-// once the program has had a moment to join its group.
+// shop sends the workload's records one by one, spread over a second.
 func (r *challengeRun) shop(ctx context.Context) {
-	select {
-	case <-time.After(300 * time.Millisecond):
-	case <-r.stop:
-		return
-	}
 	r.note("the shop starts sending %d records to %s over a second", len(r.rec.Sent), r.ch.Topic)
 	every := time.Second / time.Duration(len(r.rec.Sent))
 	began := time.Now()
@@ -169,7 +163,7 @@ func (r *challengeRun) shopDone() bool {
 
 // stallEnd is how long a challenge that grades stalls waits without
 // progress, once the shop is done, before it ends the run and grades it.
-const stallEnd = 4 * time.Second
+const stallEnd = 3 * time.Second
 
 // play runs the program until its group has committed every record, under
 // the schedule, restarting it after each kill.
@@ -189,7 +183,7 @@ func (r *challengeRun) play(ctx context.Context) error {
 		}
 	}()
 	go r.shop(ctx)
-	tick := time.NewTicker(5 * time.Millisecond)
+	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	started := time.Now()
 	connected := false

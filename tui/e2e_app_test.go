@@ -112,7 +112,7 @@ func TestEndToEndSandbox(t *testing.T) {
 	waitText(t, tm, "Sandbox — a free lab with no lesson")
 	pressKeys(tm, "enter") // the lesson first: the sandbox then needs a fresh cluster
 	waitLong(t, tm, "Three committed orders", "Step done — n: next step")
-	pressKeys(tm, "backspace", "j", "enter")
+	pressKeys(tm, "backspace", "G", "enter") // the sandbox is last, after the challenges
 	waitLong(t, tm, "sandbox/0  leader")
 	<-app.labDone
 	for _, tp := range app.lab.Snapshot().Cluster.Topics {

@@ -266,11 +266,11 @@ func (p *picker) View() string {
 		status = []string{st.Faint.Render(fit("enter opens the lesson on a live three-node cluster", w))}
 	case p.statusOK:
 		for _, s := range wrapText(p.status, w) {
-			status = append(status, st.Muted.Render(s))
+			status = append(status, st.Muted.Render(fit(s, w)))
 		}
 	default:
 		for _, s := range wrapText(symFail+" "+p.status, w) {
-			status = append(status, st.Fail.Render(s))
+			status = append(status, st.Fail.Render(fit(s, w)))
 		}
 	}
 	status = status[:min(len(status), 3)]

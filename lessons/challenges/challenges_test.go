@@ -1,0 +1,106 @@
+// Package challenges holds the challenges' pages, starters and solutions,
+// and the tests that prove each: its naive starter fails on every seed
+// tried and its good solution passes. They are a package of their own so
+// that go test runs them beside the curriculum's plays, not after them.
+package challenges_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mqlab/mqlab/lab/labtest"
+	"github.com/mqlab/mqlab/lessons"
+)
+
+// buildSolution returns a function that compiles one of a challenge's Go
+// solutions (a file kept out of the module's packages by its build
+// constraint) the first time it is called, and returns the binary: the
+// first of its runs to start builds it, while other runs go on.
+func buildSolution(t *testing.T, file string) func() ([]string, error) {
+	bin := filepath.Join(t.TempDir(), strings.TrimSuffix(filepath.Base(file), ".go"))
+	return sync.OnceValues(func() ([]string, error) {
+		if out, err := exec.Command("go", "build", "-o", bin, file).CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("go build %s: %v\n%s", file, err, out)
+		}
+		return []string{bin}, nil
+	})
+}
+
+// runsAtOnce bounds the challenge runs at once: they mostly wait, on the
+// programs' rebalances and the lab's schedule.
+const runsAtOnce = 4
+
+var challengeTurns = make(chan struct{}, runsAtOnce)
+
+func TestMain(m *testing.M) {
+	labtest.RaiseParallel(strconv.Itoa(runsAtOnce))
+	os.Exit(m.Run())
+}
+
+// challengeSeeds are the schedules each solution runs under: a buggy
+// program can pass one lucky schedule, not all of these.
+var challengeSeeds = []uint64{1, 2, 3, 4, 5}
+
+// solution is one program a challenge's test runs, and whether it must pass.
+type solution struct {
+	name    string
+	command func() ([]string, error) // the command line, made ready on first use
+	pass    bool
+}
+
+// ready is a command that needs no making.
+func ready(command ...string) func() ([]string, error) {
+	return func() ([]string, error) { return command, nil }
+}
+
+// Every challenge's Go starter, which does the naive thing, must fail on
+// every seed, naming what went wrong; its good Go solution must pass on
+// every seed.
+func TestChallengeGoSolutions(t *testing.T) {
+	for _, ch := range lessons.Challenges() {
+		dir := ch.ID
+		runSolutions(t, ch, []solution{
+			{"consumer.go", buildSolution(t, filepath.Join(dir, "consumer.go")), false},
+			{"good.go", buildSolution(t, filepath.Join(dir, "testdata", "good.go")), true},
+		})
+	}
+}
+
+// runSolutions runs each solution on every seed, in parallel with the
+// other plays of the package.
+func runSolutions(t *testing.T, ch *lessons.Challenge, sols []solution) {
+	for _, sol := range sols {
+		for _, seed := range challengeSeeds {
+			t.Run(fmt.Sprintf("%s/%s/seed-%d", ch.ID, sol.name, seed), func(t *testing.T) {
+				t.Parallel()
+				challengeTurns <- struct{}{}
+				defer func() { <-challengeTurns }()
+				command, err := sol.command()
+				if err != nil {
+					t.Fatal(err)
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+				defer cancel()
+				v, err := lessons.RunChallenge(ctx, ch, lessons.ChallengeOptions{Command: command, Seed: seed})
+				if err != nil {
+					t.Fatalf("%v\n%s", err, strings.Join(v.Timeline, "\n"))
+				}
+				if v.Passed != sol.pass {
+					t.Fatalf("passed %v, want %v; %d kills; failures %+v\n%s", v.Passed, sol.pass, v.Kills, v.Failures, strings.Join(v.Timeline, "\n"))
+				}
+				if !sol.pass && (len(v.Failures) == 0 || len(v.Failures[0].Items) == 0 || len(v.Failures[0].Around) == 0) {
+					t.Errorf("a failure must name its orders and what happened around them: %+v", v.Failures)
+				}
+				t.Logf("seed %d: passed %v, %d kills, %v", seed, v.Passed, v.Kills, v.Took.Round(time.Millisecond))
+			})
+		}
+	}
+}
