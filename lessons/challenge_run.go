@@ -163,7 +163,25 @@ func (r *challengeRun) shopDone() bool {
 
 // stallEnd is how long a challenge that grades stalls waits without
 // progress, once the shop is done, before it ends the run and grades it.
-const stallEnd = 3 * time.Second
+// A quiet client may be waiting out its own fetch's long poll (kafkajs and
+// franz-go wait up to 5 s) before it rejoins, so it is generous; a run
+// seen retrying one record over and over is ended after retryStall.
+const (
+	stallEnd     = 15 * time.Second
+	retryStall   = 2 * time.Second
+	endlessTries = 4 * poisonTries
+)
+
+// mostTries is the most failed attempts one run has reported at one record.
+func (r *challengeRun) mostTries() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	most := 0
+	for _, n := range r.failures {
+		most = max(most, n)
+	}
+	return most
+}
 
 // play runs the program until its group has committed every record, under
 // the schedule, restarting it after each kill.
@@ -361,8 +379,10 @@ func (r *challengeRun) play(ctx context.Context) error {
 			r.note("all is quiet, with the group's commits at %d of %d records", committed, total)
 			return nil
 		}
-		if r.ch.GradeStalls && r.shopDone() && downNode == "" && settled && time.Since(lastProgress) > stallEnd {
-			r.note("the group has been stuck at %d of %d records committed for %.0f s, with nothing processed: the lab ends the run", committed, total, stallEnd.Seconds())
+		stuck := time.Since(lastProgress)
+		if r.ch.GradeStalls && r.shopDone() && downNode == "" && settled &&
+			(stuck > stallEnd || stuck > retryStall && r.mostTries() >= endlessTries) {
+			r.note("the group has been stuck at %d of %d records committed for %.1f s, with nothing processed: the lab ends the run", committed, total, stuck.Seconds())
 			r.mu.Lock()
 			r.rec.Stalled = true
 			r.mu.Unlock()
