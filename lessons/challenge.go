@@ -90,6 +90,10 @@ type Verdict struct {
 	Kills     int           // times the lab killed the program
 	Took      time.Duration // wall time
 	Timeline  []string      // what happened, in order, as the verdict tells it
+	// Checker is the lab's checker's counts that are not zero, over the
+	// shop's records and what the group received of them:
+	// "confirmed=30 duplicate_deliveries=4".
+	Checker string
 }
 
 // Failure is one thing the program did wrong, with the orders involved
@@ -229,12 +233,15 @@ func RunChallenge(ctx context.Context, ch *Challenge, opts ChallengeOptions) (v 
 		run.rec.Keys = append(run.rec.Keys, s.Key)
 	}
 	err = run.play(ctx)
+	if err == nil {
+		err = run.check(ctx)
+	}
 	if err == nil && ch.DeadLetters != "" {
 		if run.rec.DeadLettered, err = l.ReadTopic(ctx, ch.DeadLetters); err != nil {
 			err = fmt.Errorf("reading %s at the end: %w", ch.DeadLetters, err)
 		}
 	}
-	v.Kills, v.Took = run.kills, time.Since(start)
+	v.Kills, v.Took, v.Checker = run.kills, time.Since(start), run.checked
 	for _, e := range run.rec.Timeline {
 		v.Timeline = append(v.Timeline, fmt.Sprintf("%6.2fs  %s", e.at.Seconds(), e.text))
 	}

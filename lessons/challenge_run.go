@@ -38,6 +38,11 @@ type challengeRun struct {
 	sentAll  bool           // the shop is done
 	failures map[string]int // "run N KEY" → its failed attempts
 	live     []*program     // runs not ended yet
+	checked  string         // the checker's counts that are not zero
+	// killedAt is how many lines the program had reported at the last
+	// kill: a commit-ahead kill waits for the next run to report, so that
+	// it is the run's own commit that ran ahead.
+	killedAt int
 }
 
 // program is one run of the learner's program.
@@ -336,7 +341,7 @@ func (r *challengeRun) play(ctx context.Context) error {
 					}
 				}
 			case FaultCommitAhead:
-				if committed <= r.distinctReported() {
+				if committed <= r.distinctReported() || reported <= r.killedAt {
 					continue
 				}
 				t.fired = true
@@ -391,6 +396,29 @@ func (r *challengeRun) play(ctx context.Context) error {
 	}
 }
 
+// check runs the lab's checker over the run: every record the shop was
+// told was written must be in the log, or the run grades nothing (the
+// fault would be the lab's, not the program's). Its counts, of what the
+// group received among them, end the timeline.
+func (r *challengeRun) check(ctx context.Context) error {
+	rep, err := r.l.Check(ctx)
+	if err != nil {
+		return fmt.Errorf("checking the lab at the end: %w", err)
+	}
+	var counts []string
+	for _, f := range strings.Fields(rep.Summary()) {
+		if !strings.HasSuffix(f, "=0") {
+			counts = append(counts, f)
+		}
+	}
+	r.checked = strings.Join(counts, " ")
+	r.note("the checker: %s", r.checked)
+	if rep.Lost > 0 {
+		return fmt.Errorf("%w: the lab lost %d records the shop was told were written, which is the broker's fault, not your program's: please report it with this seed", ErrChallenge, rep.Lost)
+	}
+	return nil
+}
+
 // pausedQuiet is how long a run with a paused program must be quiet
 // before it ends without every record committed.
 const pausedQuiet = 2 * time.Second
@@ -417,6 +445,7 @@ func (r *challengeRun) kill(ctx context.Context, cur *program, committed int) (*
 	if err := r.drain(cur); err != nil {
 		return nil, err
 	}
+	r.killedAt = r.reported()
 	return r.startProgram(ctx)
 }
 

@@ -137,9 +137,15 @@ func listChallenges(out io.Writer, passed map[string]lessons.ChallengeProgress) 
 func writeVerdict(out io.Writer, v lessons.Verdict) {
 	if v.Passed {
 		fmt.Fprintf(out, "%s, seed %d: passed (%d kills, %.1f s)\n", v.Challenge, v.Seed, v.Kills, v.Took.Seconds())
+		if v.Checker != "" {
+			fmt.Fprintf(out, "  the checker: %s\n", v.Checker)
+		}
 		return
 	}
 	fmt.Fprintf(out, "%s, seed %d: FAILED (%d kills, %.1f s)\n", v.Challenge, v.Seed, v.Kills, v.Took.Seconds())
+	if v.Checker != "" {
+		fmt.Fprintf(out, "  the checker: %s\n", v.Checker)
+	}
 	var shown []string // the last timeline shown
 	for _, f := range v.Failures {
 		fmt.Fprintf(out, "  ✗ %s\n", f.What)
