@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -14,9 +15,11 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/mqlab/mqlab/lab/checker"
+	"github.com/mqlab/mqlab/lab/labtest"
 )
 
 func TestMain(m *testing.M) {
+	labtest.RaiseParallel(strconv.Itoa(runsAtOnce)) // the challenges' runs, which mostly wait
 	goleak.VerifyTestMain(m,
 		goleak.IgnoreAnyFunction("github.com/hashicorp/raft.(*Raft).leadershipTransfer"),
 		goleak.IgnoreAnyFunction("github.com/hashicorp/raft.(*Raft).leaderLoop.func2"),

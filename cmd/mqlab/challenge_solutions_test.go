@@ -1,22 +1,21 @@
-// Package challenges holds the challenges' pages, starters and solutions,
-// and the tests that prove each: its naive starter fails on every seed
-// tried and its good solution passes. They are a package of their own so
-// that go test runs them beside the curriculum's plays, not after them.
-package challenges_test
+package main
+
+// The proofs of the challenges (their pages, starters and solutions are
+// under lessons/challenges): each naive starter fails on every seed tried,
+// and each good solution passes. They live with the command, not with the
+// curriculum, so that go test runs them beside the broker's tests rather
+// than beside the lessons' timing-sensitive plays.
 
 import (
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/mqlab/mqlab/lab/labtest"
 	"github.com/mqlab/mqlab/lessons"
 )
 
@@ -40,10 +39,8 @@ const runsAtOnce = 4
 
 var challengeTurns = make(chan struct{}, runsAtOnce)
 
-func TestMain(m *testing.M) {
-	labtest.RaiseParallel(strconv.Itoa(runsAtOnce))
-	os.Exit(m.Run())
-}
+// challengesDir holds the challenges' starters and solutions.
+const challengesDir = "../../lessons/challenges"
 
 // challengeSeeds are the schedules each solution runs under: a buggy
 // program can pass one lucky schedule, not all of these.
@@ -66,7 +63,7 @@ func ready(command ...string) func() ([]string, error) {
 // every seed.
 func TestChallengeGoSolutions(t *testing.T) {
 	for _, ch := range lessons.Challenges() {
-		dir := ch.ID
+		dir := filepath.Join(challengesDir, ch.ID)
 		runSolutions(t, ch, []solution{
 			{"consumer.go", buildSolution(t, filepath.Join(dir, "consumer.go")), false},
 			{"good.go", buildSolution(t, filepath.Join(dir, "testdata", "good.go")), true},
