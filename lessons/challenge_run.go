@@ -196,16 +196,23 @@ func (r *challengeRun) play(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	shopped := make(chan struct{})
+	shopCtx, stopShop := context.WithCancel(ctx)
 	defer func() {
 		close(r.stop)
+		stopShop()
 		r.mu.Lock()
 		live := r.live
 		r.mu.Unlock()
 		for _, p := range live {
 			p.p.Kill()
 		}
+		<-shopped // its notes are in the timeline before the verdict reads it
 	}()
-	go r.shop(ctx)
+	go func() {
+		defer close(shopped)
+		r.shop(shopCtx)
+	}()
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	started := time.Now()
