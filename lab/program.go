@@ -44,8 +44,9 @@ type Process struct {
 
 	mu      sync.Mutex
 	stderr  tailBuffer
-	exitErr error // once done: nil for a clean exit
-	readErr error // a standard output line too long to read
+	exitErr error         // once done: nil for a clean exit
+	errRead chan struct{} // closed once standard error is read to its end
+	readErr error         // a standard output line too long to read
 	killed  bool
 }
 
@@ -66,23 +67,36 @@ func StartProgram(ctx context.Context, spec ProgramSpec) (*Process, error) {
 	cmd.SysProcAttr = ownGroup()
 	// Standard output is a pipe of our own, not exec's, so that the
 	// program's end is known when it exits even if something it started
-	// still holds the pipe open; standard error is copied by exec, which
-	// gives up on it that long after the exit.
+	// still holds the pipe open.
 	out, w, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("%s does not start: %w", spec.label(), err)
 	}
 	cmd.Stdout = w
-	cmd.WaitDelay = 2 * time.Second
-	p := &Process{spec: spec, cmd: cmd, lines: make(chan string, 256), done: make(chan struct{})}
-	cmd.Stderr = &p.stderr
-	err = cmd.Start()
-	w.Close()
+	// Standard error too: the program's end is its own exit, even while
+	// something it started still writes there.
+	errOut, errW, err := os.Pipe()
 	if err != nil {
 		out.Close()
+		w.Close()
+		return nil, fmt.Errorf("%s does not start: %w", spec.label(), err)
+	}
+	p := &Process{spec: spec, cmd: cmd, lines: make(chan string, 256), done: make(chan struct{}), errRead: make(chan struct{})}
+	cmd.Stderr = errW
+	err = cmd.Start()
+	w.Close()
+	errW.Close()
+	if err != nil {
+		out.Close()
+		errOut.Close()
 		return nil, fmt.Errorf("%s does not start: %v; check the command after --", spec.label(), err)
 	}
 	go p.read(out)
+	go func() {
+		defer close(p.errRead)
+		defer errOut.Close()
+		io.Copy(&p.stderr, errOut)
+	}()
 	go p.wait()
 	go func() {
 		select {
@@ -119,9 +133,20 @@ func (p *Process) read(out *os.File) {
 	}
 }
 
+// stderrGrace is how long the end of a program waits for the last of
+// what it wrote to standard error, which something it started may hold.
+const stderrGrace = 100 * time.Millisecond
+
 // wait notes how the program ended.
 func (p *Process) wait() {
 	err := p.cmd.Wait()
+	// What the program started ends with it: nothing of a run outlives it
+	// to write to a later run's database or hold its pipes.
+	killGroup(p.cmd.Process.Pid)
+	select {
+	case <-p.errRead:
+	case <-time.After(stderrGrace):
+	}
 	p.mu.Lock()
 	p.exitErr = err
 	p.mu.Unlock()

@@ -165,3 +165,30 @@ func TestProgramPauseResume(t *testing.T) {
 		t.Fatal("the resumed program wrote nothing")
 	}
 }
+
+// A program that exits leaves nothing it started running, and its end is
+// known at once though a child still holds its output.
+func TestProgramExitEndsItsGroup(t *testing.T) {
+	ctx := ctxFor(t, 10*time.Second)
+	p, err := StartProgram(ctx, ProgramSpec{Args: []string{"sh", "-c", "sleep 60 & echo $!; echo bye >&2; exit 4"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	child, err := strconv.Atoi(<-p.Lines())
+	if err != nil {
+		t.Fatalf("the child's pid: %v", err)
+	}
+	if !p.WaitTimeout(time.Second) {
+		t.Fatal("the program's end was not known within a second of its exit")
+	}
+	if ex := p.Exit(); !strings.Contains(ex, "exit status 4") || !strings.Contains(ex, "bye") {
+		t.Errorf("the exit reads %q", ex)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for running(child) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the program's child %d outlived it", child)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -74,6 +74,9 @@ type ChallengeOptions struct {
 	Seed    uint64   // the fault schedule's seed
 	// Limit bounds the run; 0 for 60 s.
 	Limit time.Duration
+	// ConnectWithin is how long the program has to connect; 0 for 15 s,
+	// time for an interpreter and its client library to load.
+	ConnectWithin time.Duration
 	// Watch, when set, is handed the challenge's lab once it is up, before
 	// the program starts, to show it on a screen. The function it returns
 	// is called with the outcome once the run is graded, and the lab stays

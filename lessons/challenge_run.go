@@ -304,8 +304,8 @@ func (r *challengeRun) play(ctx context.Context) error {
 		if !connected {
 			if snap.Kafka != nil && len(snap.Kafka.Clients) > 0 {
 				connected = true
-			} else if time.Since(started) > 15*time.Second {
-				return fmt.Errorf("%w: the program never connected to %s in 15 s; it should read the address from MQLAB_BOOTSTRAP", ErrChallenge, r.bootstrap)
+			} else if within := r.connectWithin(); time.Since(started) > within {
+				return fmt.Errorf("%w: the program never connected to %s in %v; it should read the address from MQLAB_BOOTSTRAP", ErrChallenge, r.bootstrap, within)
 			}
 		}
 		if downNode != "" && time.Since(nodeDownAt) > 500*time.Millisecond {
@@ -430,6 +430,14 @@ func (r *challengeRun) check(ctx context.Context) error {
 // before it ends without every record committed.
 const pausedQuiet = 2 * time.Second
 
+// connectWithin is how long a run has to connect to the cluster.
+func (r *challengeRun) connectWithin() time.Duration {
+	if r.opts.ConnectWithin > 0 {
+		return r.opts.ConnectWithin
+	}
+	return 15 * time.Second
+}
+
 // due is the first trigger of kind not fired yet whose turn has come.
 func due(ts []*trigger, kind string, reported int) *trigger {
 	for _, t := range ts {
@@ -524,6 +532,7 @@ func (r *challengeRun) startProgram(ctx context.Context) (*program, error) {
 	r.live = append(r.live, pr)
 	r.mu.Unlock()
 	go func() {
+		defer close(pr.read)
 		for line := range p.Lines() {
 			select {
 			case r.lines <- runLine{run: n, text: line}:
@@ -531,8 +540,15 @@ func (r *challengeRun) startProgram(ctx context.Context) (*program, error) {
 				return
 			}
 		}
-		close(pr.read)
-		<-p.Done()
+	}()
+	// The end is told apart from the lines: something the program started
+	// may hold its standard output open after it has exited.
+	go func() {
+		select {
+		case <-p.Done():
+		case <-r.stop:
+			return
+		}
 		select {
 		case r.exits <- pr:
 		case <-r.stop:

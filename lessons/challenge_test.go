@@ -1,6 +1,11 @@
 package lessons
 
 import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -19,5 +24,78 @@ func TestChallengeAround(t *testing.T) {
 	}
 	if got := r.around("order-3"); len(got) != 1 || !strings.Contains(got[0], "processed order-2") {
 		t.Errorf("around order-3: %q", got)
+	}
+}
+
+// A program that cannot be graded gets a message that says which way it
+// went wrong, and neither it nor anything it started is left running.
+func TestChallengeBadPrograms(t *testing.T) {
+	ch := FindChallenge("at-least-once")
+	for _, c := range []struct {
+		name, script, want string
+	}{
+		{"exits at once", "exit 3", "the program exited at once (exit status 3"},
+		{"garbage", "echo 'hello world'; wait", `run 1 wrote "hello world" to standard output; it may write only lines "processed KEY"`},
+		{"never connects", "wait", "the program never connected to 127.0.0.1:"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			pidFile := filepath.Join(t.TempDir(), "child")
+			script := "sleep 60 & echo $! > " + pidFile + "; " + c.script
+			_, err := RunChallenge(ctxFor(t, time.Minute), ch, ChallengeOptions{
+				Command: []string{"sh", "-c", script}, Seed: 1, ConnectWithin: 2 * time.Second})
+			if !errors.Is(err, ErrChallenge) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("got %v, want %q", err, c.want)
+			}
+			waitGone(t, pidFile)
+		})
+	}
+	// Stopped from outside (Ctrl-C): the same.
+	t.Run("stopped", func(t *testing.T) {
+		t.Parallel()
+		pidFile := filepath.Join(t.TempDir(), "child")
+		ctx, cancel := context.WithCancel(ctxFor(t, time.Minute))
+		done := make(chan error, 1)
+		go func() {
+			_, err := RunChallenge(ctx, ch, ChallengeOptions{Command: []string{"sh", "-c", "sleep 60 & echo $! > " + pidFile + "; wait"}, Seed: 1})
+			done <- err
+		}()
+		deadline := time.Now().Add(30 * time.Second)
+		for _, err := os.Stat(pidFile); err != nil; _, err = os.Stat(pidFile) {
+			if time.Now().After(deadline) {
+				t.Fatal("the program never started")
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		cancel()
+		if err := <-done; err == nil {
+			t.Fatal("a stopped run reported no error")
+		}
+		waitGone(t, pidFile)
+	})
+}
+
+// waitGone waits for the process whose pid is in file to be gone: ended,
+// or a zombie nobody has reaped yet.
+func waitGone(t *testing.T, file string) {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("the program's child: %v", err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatalf("the program's child: %v", err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil || strings.Contains(string(stat), ") Z ") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the program's child %d still runs after the run ended", pid)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
