@@ -81,14 +81,9 @@ func (l *Lab) checkWorld(ctx context.Context, w *world) (checker.Report, error) 
 // readLog waits for the partition's leader and its settled log, then reads
 // the committed log from its start, retrying until ctx ends.
 func (w *world) readLog(ctx context.Context, tp broker.TopicPartition) (checker.Log, error) {
-	if _, err := w.cluster.WaitForLeader(ctx, tp); err != nil {
+	if err := w.awaitSettled(ctx, tp); err != nil {
 		return checker.Log{}, err
 	}
-	settle, cancel := context.WithTimeout(ctx, settleTimeout)
-	for settle.Err() == nil && !w.settled(tp) {
-		sleepCtx(settle, 5*time.Millisecond)
-	}
-	cancel()
 	var last error
 	for {
 		log, err := w.readOnce(ctx, tp)
@@ -103,6 +98,20 @@ func (w *world) readLog(ctx context.Context, tp broker.TopicPartition) (checker.
 			return checker.Log{}, fmt.Errorf("gave up after %v: %w", DrainTimeout, last)
 		}
 	}
+}
+
+// awaitSettled waits for the partition's leader and, up to settleTimeout,
+// for the leader to have committed all it wrote.
+func (w *world) awaitSettled(ctx context.Context, tp broker.TopicPartition) error {
+	if _, err := w.cluster.WaitForLeader(ctx, tp); err != nil {
+		return err
+	}
+	settle, cancel := context.WithTimeout(ctx, settleTimeout)
+	defer cancel()
+	for settle.Err() == nil && !w.settled(tp) {
+		sleepCtx(settle, 5*time.Millisecond)
+	}
+	return nil
 }
 
 // settled reports whether the partition's leader has committed all it wrote.

@@ -16,6 +16,7 @@ type TopicRecord struct {
 
 // ReadTopic reads every committed record of topic, partition by partition,
 // waiting as the checker does for each partition's leader and settled log.
+// A challenge reads its dead-letter topic with it.
 func (l *Lab) ReadTopic(ctx context.Context, topic string) ([]TopicRecord, error) {
 	w, err := l.world()
 	if err != nil {
@@ -32,7 +33,7 @@ func (l *Lab) ReadTopic(ctx context.Context, topic string) ([]TopicRecord, error
 	var out []TopicRecord
 	for _, p := range t.Partitions {
 		tp := broker.TopicPartition{Topic: topic, Partition: p.Partition}
-		if _, err := w.readLog(ctx, tp); err != nil { // waits for the leader and the settled log
+		if err := w.awaitSettled(ctx, tp); err != nil {
 			return nil, err
 		}
 		start, hwm, err := w.cluster.Offsets(ctx, checkerClient, tp)

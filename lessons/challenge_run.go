@@ -34,7 +34,6 @@ type challengeRun struct {
 	rec      *ChallengeRecord
 	runs     int
 	kills    int
-	sent     int            // records the shop has sent
 	sentAll  bool           // the shop is done
 	failures map[string]int // "run N KEY" → its failed attempts
 	live     []*program     // runs not ended yet
@@ -49,7 +48,6 @@ type challengeRun struct {
 type program struct {
 	n      int
 	p      *lab.Process
-	frozen bool          // paused by the lab
 	zombie bool          // paused and let go on after its group moved on
 	killed bool          // ended by the lab, not by itself
 	read   chan struct{} // closed once its standard output is all read
@@ -151,9 +149,6 @@ func (r *challengeRun) shop(ctx context.Context) {
 		// leader's death; a record it gave up on is missing from the
 		// log, and the finish waits for the log's records, not the shop's.
 		r.l.Exec(ctx, fmt.Sprintf(`produce %s key=%s value="%s" acks=all idempotent=true as=shop`, r.ch.Topic, rec.Key, rec.Value)) //nolint:errcheck // see above
-		r.mu.Lock()
-		r.sent++
-		r.mu.Unlock()
 	}
 	r.mu.Lock()
 	r.sentAll = true
@@ -270,9 +265,6 @@ func (r *challengeRun) play(ctx context.Context) error {
 					return fmt.Errorf("%w: pausing run %d: %v", ErrChallenge, cur.n, err)
 				}
 				paused, pausedAt = cur, time.Now()
-				r.mu.Lock()
-				cur.frozen = true
-				r.mu.Unlock()
 				r.note("the lab pauses run %d (SIGSTOP) in the middle of its work, as a long garbage-collection pause would: it sends nothing, not even heartbeats, and its session runs out", cur.n)
 				if cur, err = r.startProgram(ctx); err != nil {
 					return err
