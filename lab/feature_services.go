@@ -103,6 +103,9 @@ type runningService struct {
 	cmd   command.Service
 	mode  string
 	relay *relay // the outbox relay of an orders service in outbox mode
+	// started says where a service came from that no command started:
+	// a program's own database, attached.
+	started string
 }
 
 func newServiceSet(l *Lab, w *world) *serviceSet {
@@ -125,6 +128,31 @@ func (s *serviceSet) notRunning(name string) string {
 		return fmt.Sprintf("%s was stopped and its database went with it; service start %s starts it again, empty", name, name)
 	}
 	return fmt.Sprintf("no %s service is running; start it with service start %s", name, name)
+}
+
+// AttachDatabase shows the SQLite file at path, which a program outside
+// the lab writes, as the service name, with from saying whose it is: the
+// screens show its tables as they change. The lab never writes it.
+func (l *Lab) AttachDatabase(name, path, from string) error {
+	w, err := l.world()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := w.bind(context.Background())
+	defer cancel()
+	ext, err := services.OpenExternal(ctx, name, path)
+	if err != nil {
+		return err
+	}
+	s := w.svc
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || s.running[name] != nil {
+		ext.Close()
+		return fmt.Errorf("attach %s: a service of that name is already running", name)
+	}
+	s.running[name] = &runningService{svc: ext, started: from}
+	return nil
 }
 
 // handler returns the running service called name that takes deliveries

@@ -225,6 +225,9 @@ func (s *serviceSet) states() []ServiceState {
 			continue
 		}
 		st := ServiceState{Name: name, State: string(rs.svc.State()), Started: rs.cmd.String(), Mode: rs.mode, Writes: rs.svc.WriteStats()}
+		if rs.started != "" {
+			st.Started = rs.started
+		}
 		if co, ok := rs.svc.(*services.Checkout); ok {
 			stats := co.Stats()
 			st.Checkout = &stats

@@ -226,6 +226,11 @@ func RunChallenge(ctx context.Context, ch *Challenge, opts ChallengeOptions) (v 
 		if err := createDB(ctx, db, ch.Schema); err != nil {
 			return v, fmt.Errorf("setting up the challenge's database: %w", err)
 		}
+		if opts.Watch != nil { // the screen shows the program's effects as they are made
+			if err := l.AttachDatabase(ch.Group, db, "your program's database (MQLAB_DB)"); err != nil {
+				return v, fmt.Errorf("setting up the challenge's database: %w", err)
+			}
+		}
 	}
 	rng := rand.New(rand.NewPCG(opts.Seed, 0x6d716c6162))
 	run := &challengeRun{ch: ch, l: l, opts: opts, limit: limit, bootstrap: k.Bootstrap, start: start, rng: rng, db: db,
