@@ -1,13 +1,12 @@
 package lessons
 
-// A challenge run in progress: the program's runs, the shop's records,
-// the schedule's faults, and what the program reported.
+// A challenge run in progress: the loop that watches the program and the
+// lab, fires the schedule's faults, and ends the run; and the shop.
 
 import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -44,21 +43,6 @@ type challengeRun struct {
 	killedAt int
 }
 
-// program is one run of the learner's program.
-type program struct {
-	n      int
-	p      *lab.Process
-	zombie bool          // paused and let go on after its group moved on
-	killed bool          // ended by the lab, not by itself
-	read   chan struct{} // closed once its standard output is all read
-}
-
-// runLine is a line of a run's standard output.
-type runLine struct {
-	run  int
-	text string
-}
-
 // note puts what the lab did in the run's timeline, and in the lab's,
 // where a screen watching the run shows it.
 func (r *challengeRun) note(format string, args ...any) {
@@ -73,65 +57,6 @@ func (r *challengeRun) record(format string, args ...any) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.rec.Timeline = append(r.rec.Timeline, entry{at: time.Since(r.start), text: fmt.Sprintf(format, args...)})
-}
-
-// trigger is one fault of the schedule: once the program has reported
-// after lines, the first moment the fault can happen, it does.
-type trigger struct {
-	after  int
-	kind   string // a fault kind: see the Fault constants
-	fired  bool
-	slowed string // effect-ahead: the coordinator slowed for it, "" until then
-}
-
-// The kinds of fault a challenge's schedule draws from.
-const (
-	// FaultCommitAhead kills the program when its group has committed
-	// more than it has reported finished: what a consumer that commits
-	// before its work is caught by.
-	FaultCommitAhead = "commit-ahead"
-	// FaultEffectAhead kills the program just after it reports an effect,
-	// with the commit that follows it lost on the way.
-	FaultEffectAhead = "effect-ahead"
-	// FaultLeader kills the leader of the topic's first partition and
-	// restarts it half a second later.
-	FaultLeader = "leader"
-	// FaultPause pauses the program in the middle of its work, as a long
-	// garbage-collection pause would, starts another run that takes its
-	// partitions, and lets the paused one go on once the group has moved
-	// past it: a zombie holding records it fetched before the pause.
-	FaultPause = "pause"
-)
-
-// effectWindow is the latency the group's coordinator gets while an
-// effect-ahead kill waits for its moment: a commit sent just after an
-// effect is still on its way when the lab acts on the effect's line.
-const effectWindow = 20 * time.Millisecond
-
-// coordinator is the node coordinating the challenge's group, or "".
-func (r *challengeRun) coordinator(snap lab.Snapshot) string {
-	for _, g := range snap.Cluster.Groups {
-		if g.Group == r.ch.Group {
-			return g.Coordinator
-		}
-	}
-	return ""
-}
-
-// schedule draws the run's faults from its seed, each after a number of
-// reported lines in the first three quarters of the workload (a pause in
-// its first half, so that work is left to hold).
-func (r *challengeRun) schedule() []*trigger {
-	n := len(r.rec.Sent)
-	var ts []*trigger
-	for _, kind := range r.ch.Faults {
-		span := n * 3 / 4
-		if kind == FaultPause {
-			span = n / 2
-		}
-		ts = append(ts, &trigger{kind: kind, after: 1 + r.rng.IntN(max(1, span))})
-	}
-	return ts
 }
 
 // shop sends the workload's records one by one, spread over a second.
@@ -172,17 +97,6 @@ const (
 	endlessTries = 4 * poisonTries
 )
 
-// mostTries is the most failed attempts one run has reported at one record.
-func (r *challengeRun) mostTries() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	most := 0
-	for _, n := range r.failures {
-		most = max(most, n)
-	}
-	return most
-}
-
 // play runs the program until its group has committed every record, under
 // the schedule, restarting it after each kill.
 func (r *challengeRun) play(ctx context.Context) error {
@@ -210,7 +124,6 @@ func (r *challengeRun) play(ctx context.Context) error {
 	}()
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
-	started := time.Now()
 	connected := false
 	lastLine, lastProgress := time.Now(), time.Now()
 	lastCommitted := 0
@@ -249,7 +162,6 @@ func (r *challengeRun) play(ctx context.Context) error {
 				if err != nil {
 					return err
 				}
-				started = time.Now()
 				break
 			}
 			// A pause lands in the middle of the next record's work, with
@@ -269,7 +181,6 @@ func (r *challengeRun) play(ctx context.Context) error {
 				if cur, err = r.startProgram(ctx); err != nil {
 					return err
 				}
-				started = time.Now()
 			}
 		case p := <-r.exits:
 			r.mu.Lock()
@@ -285,7 +196,7 @@ func (r *challengeRun) play(ctx context.Context) error {
 				}
 			default:
 				how := "ended on its own"
-				if r.reported() == 0 && time.Since(started) < 3*time.Second {
+				if r.reported() == 0 && time.Since(p.started) < 3*time.Second {
 					how = "exited at once"
 				}
 				return fmt.Errorf("%w: the program %s (%s); a consumer runs until it is stopped", ErrChallenge, how, p.p.Exit())
@@ -296,7 +207,7 @@ func (r *challengeRun) play(ctx context.Context) error {
 		if !connected {
 			if snap.Kafka != nil && len(snap.Kafka.Clients) > 0 {
 				connected = true
-			} else if within := r.connectWithin(); time.Since(started) > within {
+			} else if within := r.connectWithin(); time.Since(cur.started) > within {
 				return fmt.Errorf("%w: the program never connected to %s in %v; it should read the address from MQLAB_BOOTSTRAP", ErrChallenge, r.bootstrap, within)
 			}
 		}
@@ -347,7 +258,6 @@ func (r *challengeRun) play(ctx context.Context) error {
 				if cur, err = r.kill(ctx, cur, committed); err != nil {
 					return err
 				}
-				started = time.Now()
 			case FaultLeader:
 				if downNode != "" {
 					continue
@@ -371,20 +281,21 @@ func (r *challengeRun) play(ctx context.Context) error {
 		// Done once every record is committed and the program has been
 		// quiet for a while: what it finishes after its commit counts, and
 		// so does what a paused run does once it goes on.
-		settled := paused == nil || (paused.zombie && time.Since(resumedAt) > time.Second)
-		if allDone && downNode == "" && settled && time.Since(lastLine) > quietEnd {
+		settled := r.shopDone() && downNode == "" &&
+			(paused == nil || paused.zombie && time.Since(resumedAt) > time.Second)
+		if allDone && settled && time.Since(lastLine) > quietEnd {
 			r.note("the group has committed all %d records", total)
 			return nil
 		}
 		// A run let go on after a pause may commit old offsets over newer
 		// ones, and its group then stays behind with nothing left to read:
 		// once all is quiet, what was written is graded.
-		if paused != nil && r.shopDone() && downNode == "" && settled && time.Since(lastLine) > pausedQuiet && time.Since(lastProgress) > pausedQuiet {
+		if paused != nil && settled && time.Since(lastLine) > pausedQuiet && time.Since(lastProgress) > pausedQuiet {
 			r.note("all is quiet, with the group's commits at %d of %d records", committed, total)
 			return nil
 		}
 		stuck := time.Since(lastProgress)
-		if r.ch.GradeStalls && r.shopDone() && downNode == "" && settled &&
+		if r.ch.GradeStalls && settled &&
 			(stuck > stallEnd || stuck > retryStall && r.mostTries() >= endlessTries) {
 			r.note("the group has been stuck at %d of %d records committed for %.1f s, with nothing processed: the lab ends the run", committed, total, stuck.Seconds())
 			r.mu.Lock()
@@ -422,203 +333,6 @@ func (r *challengeRun) check(ctx context.Context) error {
 // before it ends without every record committed.
 const pausedQuiet = 2 * time.Second
 
-// connectWithin is how long a run has to connect to the cluster.
-func (r *challengeRun) connectWithin() time.Duration {
-	if r.opts.ConnectWithin > 0 {
-		return r.opts.ConnectWithin
-	}
-	return 15 * time.Second
-}
-
-// due is the first trigger of kind not fired yet whose turn has come.
-func due(ts []*trigger, kind string, reported int) *trigger {
-	for _, t := range ts {
-		if t.kind == kind && !t.fired && reported >= t.after {
-			return t
-		}
-	}
-	return nil
-}
-
-// kill ends the current run, takes what it wrote before it died, and
-// starts the next run.
-func (r *challengeRun) kill(ctx context.Context, cur *program, committed int) (*program, error) {
-	r.note("the lab kills run %d (SIGKILL to its process group): the group has committed %d records and the program has reported %d", cur.n, committed, r.distinctReported())
-	r.mu.Lock()
-	cur.killed = true
-	r.kills++
-	r.mu.Unlock()
-	cur.p.Kill()
-	if err := r.drain(cur); err != nil {
-		return nil, err
-	}
-	r.killedAt = r.reported()
-	return r.startProgram(ctx)
-}
-
-// quietEnd is how long the program must have reported nothing before a
-// run with every record committed ends.
-const quietEnd = 10 * challengeWorkMS * time.Millisecond
-
-// drain takes the lines a killed run wrote before it died, and any the
-// others write meanwhile.
-func (r *challengeRun) drain(p *program) error {
-	timeout := time.After(2 * time.Second) // something it started may hold the pipe; the group kill ends it
-	for {
-		select {
-		case ln := <-r.lines:
-			if _, err := r.processed(ln); err != nil {
-				return err
-			}
-		case <-p.read:
-			// Its last lines are queued before read closes.
-			for {
-				select {
-				case ln := <-r.lines:
-					if _, err := r.processed(ln); err != nil {
-						return err
-					}
-				default:
-					return nil
-				}
-			}
-		case <-timeout:
-			return nil
-		}
-	}
-}
-
-// clientID is the client id run n was given.
-func (r *challengeRun) clientID(n int) string { return r.ch.Group + "-" + strconv.Itoa(n) }
-
-// startProgram starts another run of the learner's program, and hands its
-// lines and its end to the loop.
-func (r *challengeRun) startProgram(ctx context.Context) (*program, error) {
-	r.mu.Lock()
-	r.runs++
-	n := r.runs
-	r.mu.Unlock()
-	env := []string{
-		"MQLAB_BOOTSTRAP=" + r.bootstrap,
-		"MQLAB_TOPIC=" + r.ch.Topic,
-		"MQLAB_GROUP=" + r.ch.Group,
-		"MQLAB_CLIENT_ID=" + r.clientID(n),
-		"MQLAB_WORK_MS=" + strconv.Itoa(challengeWorkMS),
-		"MQLAB_SESSION_MS=" + strconv.Itoa(challengeSessionMS),
-		"MQLAB_DB=" + r.db,
-	}
-	if r.ch.DeadLetters != "" {
-		env = append(env, "MQLAB_DEAD_LETTERS="+r.ch.DeadLetters)
-	}
-	p, err := lab.StartProgram(ctx, lab.ProgramSpec{
-		Name: fmt.Sprintf("run %d of the program", n),
-		Args: r.opts.Command,
-		Dir:  r.opts.Dir,
-		Env:  env,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrChallenge, err)
-	}
-	pr := &program{n: n, p: p, read: make(chan struct{})}
-	r.mu.Lock()
-	r.live = append(r.live, pr)
-	r.mu.Unlock()
-	go func() {
-		defer close(pr.read)
-		for line := range p.Lines() {
-			select {
-			case r.lines <- runLine{run: n, text: line}:
-			case <-r.stop:
-				return
-			}
-		}
-	}()
-	// The end is told apart from the lines: something the program started
-	// may hold its standard output open after it has exited.
-	go func() {
-		select {
-		case <-p.Done():
-		case <-r.stop:
-			return
-		}
-		select {
-		case r.exits <- pr:
-		case <-r.stop:
-		}
-	}()
-	r.note("run %d of the program starts (pid %d)", n, p.Pid())
-	return pr, nil
-}
-
-// forget drops an ended run from the live ones.
-func (r *challengeRun) forget(p *program) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for i, q := range r.live {
-		if q == p {
-			r.live = append(r.live[:i], r.live[i+1:]...)
-			return
-		}
-	}
-}
-
-// failuresNoted is how many of a run's failed attempts at one record the
-// timeline tells one by one.
-const failuresNoted = 3
-
-// processed takes one line of a run's standard output, and says whether
-// it reports progress (a record finished) rather than a failed attempt.
-func (r *challengeRun) processed(ln runLine) (bool, error) {
-	verb, key, _ := strings.Cut(strings.TrimSpace(ln.text), " ")
-	key = strings.TrimSpace(key)
-	if (verb != "processed" && verb != "failed") || key == "" || strings.ContainsAny(key, " \t") {
-		return false, fmt.Errorf("%w: run %d wrote %q to standard output; it may write only lines \"processed KEY\" there, one per record it finished, and \"failed KEY\" for an attempt that failed, and log to standard error",
-			ErrChallenge, ln.run, clip(ln.text, 80))
-	}
-	run := "run " + strconv.Itoa(ln.run)
-	r.mu.Lock()
-	if verb == "failed" {
-		r.rec.Failed[key] = append(r.rec.Failed[key], run)
-		r.failures[run+" "+key]++
-		n := r.failures[run+" "+key]
-		r.mu.Unlock()
-		if n <= failuresNoted {
-			r.record("run %d reports failed %s", ln.run, key)
-		} else if n == failuresNoted+1 {
-			r.record("run %d goes on failing %s (the timeline leaves out the rest)", ln.run, key)
-		}
-		return false, nil
-	}
-	r.rec.Processed[key] = append(r.rec.Processed[key], run)
-	r.mu.Unlock()
-	r.record("run %d reports processed %s", ln.run, key)
-	return true, nil
-}
-
-// reported is how many "processed" lines the program wrote; distinctReported
-// how many different records they and its failures name.
-func (r *challengeRun) reported() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	n := 0
-	for _, runs := range r.rec.Processed {
-		n += len(runs)
-	}
-	return n
-}
-
-func (r *challengeRun) distinctReported() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	n := len(r.rec.Processed)
-	for key := range r.rec.Failed {
-		if len(r.rec.Processed[key]) == 0 {
-			n++
-		}
-	}
-	return n
-}
-
 // committedIn is the group's committed offsets in snap, summed over the
 // topic's partitions, and the records those partitions hold.
 func (r *challengeRun) committedIn(snap lab.Snapshot) (committed, total int) {
@@ -639,24 +353,6 @@ func (r *challengeRun) committedIn(snap lab.Snapshot) (committed, total int) {
 	return committed, total
 }
 
-func lastWords(p *lab.Process) string {
-	if p == nil {
-		return "none"
-	}
-	if s := strings.TrimSpace(p.Stderr()); s != "" {
-		return clip(s[max(0, len(s)-300):], 300)
-	}
-	return "nothing on standard error"
-}
-
-func firstLine(s string) string {
-	first, _, _ := strings.Cut(s, "\n")
-	return first
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
-}
+// quietEnd is how long the program must have reported nothing before a
+// run with every record committed ends.
+const quietEnd = 10 * challengeWorkMS * time.Millisecond
