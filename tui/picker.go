@@ -234,21 +234,6 @@ func (p *picker) update(msg tea.KeyMsg) pickerAction {
 	return pickNothing
 }
 
-// open opens the selected entry. A challenge runs the learner's own
-// program, which only a shell can name: the status says how.
-func (p *picker) open() pickerAction {
-	if c := p.selected().ch; c != nil {
-		p.setStatus(fmt.Sprintf("A challenge runs your own consumer: from a shell, mqlab challenge %s -- COMMAND (the page: %s)", c.ID, challengePage(c)), true)
-		return pickNothing
-	}
-	return pickOpen
-}
-
-// challengePage is where a challenge's page is, in mqlab's folder.
-func challengePage(c *lessons.Challenge) string {
-	return "lessons/challenges/" + c.ID + "/README.md"
-}
-
 // View draws the picker at its size.
 func (p *picker) View() string {
 	st := p.st
@@ -377,13 +362,7 @@ func (p *picker) list(w, h int) string {
 			rows = append(rows, l.fit(w))
 			continue
 		}
-		l.add(&st.Muted, spaces(numW-textWidth(e.num))+e.num+"  ")
-		ts := &st.Text
-		if i == p.sel {
-			ts = &st.Bold
-		}
-		l.add(ts, cut(e.les.Title, titleW))
-		l.pad(2 + numW + 2 + titleW + 2)
+		p.numberAndTitle(&l, e.num, e.les.Title, i == p.sel, numW, titleW)
 		if conceptsW > 0 {
 			l.add(&st.Faint, cut(strings.Join(e.les.Concepts, " · "), conceptsW))
 			l.pad(2 + numW + 2 + titleW + 2 + conceptsW + 2)
@@ -422,28 +401,17 @@ func (p *picker) list(w, h int) string {
 	return block(out, w, h)
 }
 
-// challengeRow draws a challenge's row after its mark: its number, title,
-// summary (when there is room) and whether it was passed.
-func (p *picker) challengeRow(l *line, e pickerEntry, selected bool, numW, titleW, conceptsW int) {
+// numberAndTitle draws an entry's number and title after its mark, the
+// title bold when selected, and pads to the column after them.
+func (p *picker) numberAndTitle(l *line, num, title string, selected bool, numW, titleW int) {
 	st := p.st
-	l.add(&st.Muted, spaces(numW-textWidth(e.num))+e.num+"  ")
+	l.add(&st.Muted, spaces(numW-textWidth(num))+num+"  ")
 	ts := &st.Text
 	if selected {
 		ts = &st.Bold
 	}
-	name, _, _ := strings.Cut(e.ch.Title, ":") // the rest is in the box below
-	l.add(ts, cut(name, titleW))
+	l.add(ts, cut(title, titleW))
 	l.pad(2 + numW + 2 + titleW + 2)
-	// The summary takes the lessons' concepts and minutes columns.
-	at := 2 + numW + 2 + titleW + 2
-	if conceptsW > 0 {
-		l.add(&st.Faint, cut(e.ch.Summary, conceptsW+2+6))
-		at += conceptsW + 2
-	}
-	l.pad(at + 6 + 2)
-	if _, ok := p.progress.Challenges[e.ch.ID]; ok {
-		l.add(&st.OK, symOK+" passed")
-	}
 }
 
 // pickerListTop is the screen row of the list's first entry: below the
@@ -547,23 +515,6 @@ func (p *picker) detail(w, room int) (string, []string) {
 		rows = append(rows, steps...)
 	}
 	return l.Title, append(rows, pr.fit(w))
-}
-
-// challengeDetail is a challenge's box: what it asks, how to run it, and
-// whether it was passed.
-func (p *picker) challengeDetail(c *lessons.Challenge, w int) (string, []string) {
-	st := p.st
-	summary := strings.ToUpper(c.Summary[:1]) + c.Summary[1:] + "."
-	rows := wrapRuns([]mdRun{{summary, &st.Text}}, w, "")
-	rows = append(rows, wrapRuns([]mdRun{{"Run it from a shell: ", &st.Muted}, {"mqlab challenge " + c.ID + " -- COMMAND", &st.Accent}}, w, "")...)
-	rows = append(rows, wrapRuns([]mdRun{{"The page, with starters in Go and Python: ", &st.Muted}, {challengePage(c), &st.Text}}, w, "")...)
-	var pr []mdRun
-	if cp, ok := p.progress.Challenges[c.ID]; ok {
-		pr = []mdRun{{symOK + " Passed ", &st.OK}, {fmt.Sprintf("on %d schedules, %s.", cp.Schedules, cp.PassedAt.Local().Format("2006-01-02")), &st.Text}}
-	} else {
-		pr = []mdRun{{fmt.Sprintf("Level %d; passed once your program passes %d schedules.", c.Level, lessons.PassSchedules), &st.Text}}
-	}
-	return c.Title, append(rows, wrapRuns(pr, w, "")...)
 }
 
 func (p *picker) helpView(w, h int) string {

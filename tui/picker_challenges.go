@@ -1,0 +1,61 @@
+package tui
+
+// The picker's challenges: a row each after the lessons, the box that says
+// how to run the selected one, and what enter does on it.
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/mqlab/mqlab/lessons"
+)
+
+// open opens the selected entry. A challenge runs the learner's own
+// program, which only a shell can name: the status says how.
+func (p *picker) open() pickerAction {
+	if c := p.selected().ch; c != nil {
+		p.setStatus(fmt.Sprintf("A challenge runs your own consumer: from a shell, mqlab challenge %s -- COMMAND (the page: %s)", c.ID, challengePage(c)), true)
+		return pickNothing
+	}
+	return pickOpen
+}
+
+// challengePage is where a challenge's page is, in mqlab's folder.
+func challengePage(c *lessons.Challenge) string {
+	return "lessons/challenges/" + c.ID + "/README.md"
+}
+
+// challengeRow draws a challenge's row after its mark: its number, title,
+// summary (when there is room) and whether it was passed.
+func (p *picker) challengeRow(l *line, e pickerEntry, selected bool, numW, titleW, conceptsW int) {
+	st := p.st
+	name, _, _ := strings.Cut(e.ch.Title, ":") // the rest is in the box below
+	p.numberAndTitle(l, e.num, name, selected, numW, titleW)
+	// The summary takes the lessons' concepts and minutes columns.
+	at := 2 + numW + 2 + titleW + 2
+	if conceptsW > 0 {
+		l.add(&st.Faint, cut(e.ch.Summary, conceptsW+2+6))
+		at += conceptsW + 2
+	}
+	l.pad(at + 6 + 2)
+	if _, ok := p.progress.Challenges[e.ch.ID]; ok {
+		l.add(&st.OK, symOK+" passed")
+	}
+}
+
+// challengeDetail is a challenge's box: what it asks, how to run it, and
+// whether it was passed.
+func (p *picker) challengeDetail(c *lessons.Challenge, w int) (string, []string) {
+	st := p.st
+	summary := strings.ToUpper(c.Summary[:1]) + c.Summary[1:] + "."
+	rows := wrapRuns([]mdRun{{summary, &st.Text}}, w, "")
+	rows = append(rows, wrapRuns([]mdRun{{"Run it from a shell: ", &st.Muted}, {"mqlab challenge " + c.ID + " -- COMMAND", &st.Accent}}, w, "")...)
+	rows = append(rows, wrapRuns([]mdRun{{"The page, with starters in Go and Python: ", &st.Muted}, {challengePage(c), &st.Text}}, w, "")...)
+	var pr []mdRun
+	if cp, ok := p.progress.Challenges[c.ID]; ok {
+		pr = []mdRun{{symOK + " Passed ", &st.OK}, {fmt.Sprintf("on %d schedules, %s.", cp.Schedules, cp.PassedAt.Local().Format("2006-01-02")), &st.Text}}
+	} else {
+		pr = []mdRun{{fmt.Sprintf("Level %d; passed once your program passes %d schedules.", c.Level, lessons.PassSchedules), &st.Text}}
+	}
+	return c.Title, append(rows, wrapRuns(pr, w, "")...)
+}
