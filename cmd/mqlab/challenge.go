@@ -135,16 +135,16 @@ func listChallenges(out io.Writer, passed map[string]lessons.ChallengeProgress) 
 // writeVerdict says how one schedule went, and for a failure, which orders
 // and what happened around them.
 func writeVerdict(out io.Writer, v lessons.Verdict) {
+	how := "FAILED"
 	if v.Passed {
-		fmt.Fprintf(out, "%s, seed %d: passed (%d kills, %.1f s)\n", v.Challenge, v.Seed, v.Kills, v.Took.Seconds())
-		if v.Checker != "" {
-			fmt.Fprintf(out, "  the checker: %s\n", v.Checker)
-		}
-		return
+		how = "passed"
 	}
-	fmt.Fprintf(out, "%s, seed %d: FAILED (%d kills, %.1f s)\n", v.Challenge, v.Seed, v.Kills, v.Took.Seconds())
+	fmt.Fprintf(out, "%s, seed %d: %s (%d kills, %.1f s)\n", v.Challenge, v.Seed, how, v.Kills, v.Took.Seconds())
 	if v.Checker != "" {
 		fmt.Fprintf(out, "  the checker: %s\n", v.Checker)
+	}
+	if v.Passed {
+		return
 	}
 	var shown []string // the last timeline shown
 	for _, f := range v.Failures {
