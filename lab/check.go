@@ -129,25 +129,38 @@ func (w *world) settled(tp broker.TopicPartition) bool {
 }
 
 func (w *world) readOnce(ctx context.Context, tp broker.TopicPartition) (checker.Log, error) {
-	start, hwm, err := w.cluster.Offsets(ctx, checkerClient, tp)
+	log := checker.Log{Topic: tp.Topic, Partition: tp.Partition}
+	start, err := w.eachRecord(ctx, tp, func(rec broker.Record) {
+		log.Records = append(log.Records, checker.Record{Offset: rec.Offset, MsgID: rec.MsgID})
+	})
 	if err != nil {
 		return checker.Log{}, err
 	}
-	log := checker.Log{Topic: tp.Topic, Partition: tp.Partition, Start: start}
+	log.Start = start
+	return log, nil
+}
+
+// eachRecord hands fn every committed record of tp, from the log's start
+// to its high-water mark, and returns the start.
+func (w *world) eachRecord(ctx context.Context, tp broker.TopicPartition, fn func(broker.Record)) (start int64, err error) {
+	start, hwm, err := w.cluster.Offsets(ctx, checkerClient, tp)
+	if err != nil {
+		return 0, err
+	}
 	for off := start; off < hwm; {
 		res, err := w.cluster.Fetch(ctx, checkerClient, tp, off, 1000)
 		if err != nil {
-			return checker.Log{}, err
+			return 0, err
 		}
 		if len(res.Records) == 0 {
 			break
 		}
 		for _, rec := range res.Records {
-			log.Records = append(log.Records, checker.Record{Offset: rec.Offset, MsgID: rec.MsgID})
+			fn(rec)
 		}
 		off = res.Records[len(res.Records)-1].Offset + 1
 	}
-	return log, nil
+	return start, nil
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {

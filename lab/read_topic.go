@@ -36,22 +36,11 @@ func (l *Lab) ReadTopic(ctx context.Context, topic string) ([]TopicRecord, error
 		if err := w.awaitSettled(ctx, tp); err != nil {
 			return nil, err
 		}
-		start, hwm, err := w.cluster.Offsets(ctx, checkerClient, tp)
+		_, err := w.eachRecord(ctx, tp, func(rec broker.Record) {
+			out = append(out, TopicRecord{Partition: tp.Partition, Offset: rec.Offset, Key: string(rec.Key), Value: string(rec.Value)})
+		})
 		if err != nil {
 			return nil, err
-		}
-		for off := start; off < hwm; {
-			res, err := w.cluster.Fetch(ctx, checkerClient, tp, off, 1000)
-			if err != nil {
-				return nil, err
-			}
-			if len(res.Records) == 0 {
-				break
-			}
-			for _, rec := range res.Records {
-				out = append(out, TopicRecord{Partition: p.Partition, Offset: rec.Offset, Key: string(rec.Key), Value: string(rec.Value)})
-			}
-			off = res.Records[len(res.Records)-1].Offset + 1
 		}
 	}
 	return out, nil
