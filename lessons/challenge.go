@@ -237,6 +237,10 @@ func RunChallenge(ctx context.Context, ch *Challenge, opts ChallengeOptions) (v 
 		lines: make(chan runLine, 256), exits: make(chan *program, 4), stop: make(chan struct{}), failures: map[string]int{},
 		rec: &ChallengeRecord{Start: start, Processed: map[string][]string{}, Failed: map[string][]string{}, DB: db}}
 	run.rec.Sent = ch.Workload(rng)
+	if slices.Contains(ch.Faults, FaultPause) {
+		run.rec.Sent, run.held = holdLastBack(run.rec.Sent)
+		run.release = make(chan struct{})
+	}
 	for _, s := range run.rec.Sent {
 		run.rec.Keys = append(run.rec.Keys, s.Key)
 	}

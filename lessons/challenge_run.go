@@ -37,6 +37,12 @@ type challengeRun struct {
 	failures map[string]int // "run N KEY" → its failed attempts
 	live     []*program     // runs not ended yet
 	checked  string         // the checker's counts that are not zero
+	// held is how many records at the end of rec.Sent the shop holds
+	// back until release is closed; see holdLastBack.
+	held     int
+	release  chan struct{}
+	released bool
+	holding  bool // the shop is waiting for release
 	// killedAt is how many lines the program had reported at the last
 	// kill: a commit-ahead kill waits for the next run to report, so that
 	// it is the run's own commit that ran ahead.
@@ -59,12 +65,30 @@ func (r *challengeRun) record(format string, args ...any) {
 	r.rec.Timeline = append(r.rec.Timeline, entry{at: time.Since(r.start), text: fmt.Sprintf(format, args...)})
 }
 
-// shop sends the workload's records one by one, spread over a second.
+// shop sends the workload's records one by one, spread over a second;
+// the records it holds back wait for the release.
 func (r *challengeRun) shop(ctx context.Context) {
-	r.note("the shop starts sending %d records to %s over a second", len(r.rec.Sent), r.ch.Topic)
-	every := time.Second / time.Duration(len(r.rec.Sent))
+	n := len(r.rec.Sent)
+	if r.held == 0 {
+		r.note("the shop starts sending %d records to %s over a second", n, r.ch.Topic)
+	} else {
+		r.note("the shop starts sending %d of its %d records to %s over a second, holding back each key's last record until a run is paused: what a paused run holds, newer records follow", n-r.held, n, r.ch.Topic)
+	}
+	every := time.Second / time.Duration(n)
 	began := time.Now()
 	for i, rec := range r.rec.Sent {
+		if i == n-r.held {
+			r.mu.Lock()
+			r.holding = true
+			r.mu.Unlock()
+			select {
+			case <-r.release:
+			case <-r.stop:
+				return
+			}
+			r.note("the shop sends the %d records it held back", r.held)
+			began = time.Now().Add(-time.Duration(i) * every)
+		}
 		select {
 		case <-time.After(time.Until(began.Add(time.Duration(i) * every))):
 		case <-r.stop:
@@ -78,6 +102,44 @@ func (r *challengeRun) shop(ctx context.Context) {
 	r.mu.Lock()
 	r.sentAll = true
 	r.mu.Unlock()
+}
+
+// releaseHeld lets the shop send the records it holds back.
+func (r *challengeRun) releaseHeld() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.held > 0 && !r.released {
+		r.released = true
+		close(r.release)
+	}
+}
+
+// shopHolding says whether the shop has sent all but the records it holds
+// back and waits for the release.
+func (r *challengeRun) shopHolding() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.holding && !r.released
+}
+
+// holdLastBack moves each key's last record to the end of sent, keeping
+// each key's records in their order, and says how many it moved. A run
+// paused before those are sent cannot be holding any key's last record,
+// so whatever it writes when it goes on, the key has a newer write.
+func holdLastBack(sent []ShopRecord) ([]ShopRecord, int) {
+	last := map[string]int{}
+	for i, s := range sent {
+		last[s.Key] = i
+	}
+	var head, tail []ShopRecord
+	for i, s := range sent {
+		if last[s.Key] == i {
+			tail = append(tail, s)
+		} else {
+			head = append(head, s)
+		}
+	}
+	return append(head, tail...), len(tail)
 }
 
 func (r *challengeRun) shopDone() bool {
@@ -167,8 +229,10 @@ func (r *challengeRun) play(ctx context.Context) error {
 			// A pause lands in the middle of the next record's work, with
 			// records still waiting behind it.
 			if t := due(triggers, FaultPause, r.reported()); t != nil && paused == nil && downNode == "" {
+				// Two records at least are waiting: the one in hand, and
+				// one behind it.
 				committed, total := r.committedIn(r.l.Snapshot())
-				if total-committed < 5 {
+				if total-committed < 2 {
 					break
 				}
 				t.fired = true
@@ -178,6 +242,7 @@ func (r *challengeRun) play(ctx context.Context) error {
 				}
 				paused, pausedAt = cur, time.Now()
 				r.note("the lab pauses run %d (SIGSTOP) in the middle of its work, as a long garbage-collection pause would: it sends nothing, not even heartbeats, and its session runs out", cur.n)
+				r.releaseHeld()
 				if cur, err = r.startProgram(ctx); err != nil {
 					return err
 				}
@@ -222,6 +287,18 @@ func (r *challengeRun) play(ctx context.Context) error {
 		}
 		if committed != lastCommitted {
 			lastCommitted, lastProgress = committed, time.Now()
+		}
+		// A shop holding records back for a pause that cannot come now
+		// (the group has read all there is) sends them, and the pause is
+		// dropped: it would find the run holding nothing.
+		if paused == nil && committed == total && r.shopHolding() {
+			for _, t := range triggers {
+				if t.kind == FaultPause {
+					t.fired = true
+				}
+			}
+			r.note("the group has read all the shop sent before a run was paused: the pause is dropped")
+			r.releaseHeld()
 		}
 		allDone := r.shopDone() && committed == total && total >= len(r.rec.Sent)
 		// The paused run goes on once the group has finished without it

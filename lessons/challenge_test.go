@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -97,5 +98,18 @@ func waitGone(t *testing.T, file string) {
 			t.Fatalf("the program's child %d still runs after the run ended", pid)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// A workload with a pause sends each key's last record at the end: what a
+// paused run holds, a newer record of the same key follows. Each key's
+// records keep their order.
+func TestHoldLastBack(t *testing.T) {
+	r := func(key, value string) ShopRecord { return ShopRecord{Key: key, Value: value} }
+	sent := []ShopRecord{r("a", "1"), r("b", "1"), r("b", "2"), r("a", "2"), r("c", "1"), r("a", "3")}
+	got, held := holdLastBack(sent)
+	want := []ShopRecord{r("a", "1"), r("b", "1"), r("a", "2"), r("b", "2"), r("c", "1"), r("a", "3")}
+	if held != 3 || !slices.Equal(got, want) {
+		t.Errorf("holdLastBack(%v) = %v, %d; want %v, 3 (one held back per key)", sent, got, held, want)
 	}
 }
