@@ -141,6 +141,19 @@ func (c *Cluster) DropNextAck(client string) error {
 	return c.dropNext(client, raftnet.DropAck, "ack", fmt.Sprintf("the next ack from %s will be lost", client))
 }
 
+// LoseAcksFrom loses every ack, delete or offset commit the client sends
+// until LetAcksThrough: a client cut off from its commits, however often
+// it retries them.
+func (c *Cluster) LoseAcksFrom(client string) error {
+	return c.dropNext(client, raftnet.DropAcks, "acks", fmt.Sprintf("every ack from %s will be lost until the lab lets them through", client))
+}
+
+// LetAcksThrough ends every fault armed for the client.
+func (c *Cluster) LetAcksThrough(client string) { c.net.Disarm(client) }
+
+// LostAcks is how many of the client's acks armed faults have lost.
+func (c *Cluster) LostAcks(client string) int { return c.net.LostAcks(client) }
+
 // dropNext arms one lost message for the client's next request and
 // announces it; what names the message in the error for a missing client.
 func (c *Cluster) dropNext(client string, drop raftnet.DropKind, what, text string) error {
@@ -153,13 +166,16 @@ func (c *Cluster) dropNext(client string, drop raftnet.DropKind, what, text stri
 }
 
 // Armed lists the faults waiting for a client's next request: "reply" for
-// a lost reply, "ack" for a lost ack.
+// a lost reply, "ack" for a lost ack, "acks" for every ack lost.
 func (c *Cluster) Armed(client string) []string {
 	var out []string
 	for _, d := range c.net.Armed(client) {
-		if d == raftnet.DropAck {
+		switch d {
+		case raftnet.DropAck:
 			out = append(out, "ack")
-		} else {
+		case raftnet.DropAcks:
+			out = append(out, "acks")
+		default:
 			out = append(out, "reply")
 		}
 	}

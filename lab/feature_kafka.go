@@ -9,6 +9,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/mqlab/mqlab/broker"
 	"github.com/mqlab/mqlab/broker/kafkawire"
 	"github.com/mqlab/mqlab/lab/checker"
 	"github.com/mqlab/mqlab/lab/command"
@@ -169,6 +170,13 @@ type wireHistory struct {
 	produces   []checker.Produce
 	index      map[string]int // message id → its produce
 	deliveries []checker.Delivery
+	handedTo   map[handed]int64 // the offset just past the last record a client was handed
+}
+
+// handed is a client and a partition it was handed records from.
+type handed struct {
+	client string
+	tp     broker.TopicPartition
 }
 
 // rank orders what a client can learn of a record: a retry that was
@@ -204,7 +212,33 @@ func (h *wireHistory) Produced(p kafkawire.Produced) {
 func (h *wireHistory) Fetched(f kafkawire.Fetched) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if h.handedTo == nil {
+		h.handedTo = map[handed]int64{}
+	}
+	at := handed{f.Client, f.Partition}
 	for _, r := range f.Records {
 		h.deliveries = append(h.deliveries, checker.Delivery{MsgID: r.MsgID, Client: f.Client, Group: f.Group, Topic: f.Partition.Topic, Key: string(r.Key)})
+		h.handedTo[at] = max(h.handedTo[at], r.Offset+1)
 	}
+}
+
+// HandedTo is, for each partition of topic that a Kafka client in a group
+// has fetched records from, the offset just past the last record it was
+// handed. Beside the group's committed offset it says how many records
+// the client holds that it has not finished: a challenge pauses a program
+// only when it holds some.
+func (l *Lab) HandedTo(client, topic string) map[int]int64 {
+	w, err := l.world()
+	if err != nil {
+		return nil
+	}
+	w.wire.mu.Lock()
+	defer w.wire.mu.Unlock()
+	out := map[int]int64{}
+	for at, next := range w.wire.handedTo {
+		if at.client == client && at.tp.Topic == topic {
+			out[at.tp.Partition] = next
+		}
+	}
+	return out
 }

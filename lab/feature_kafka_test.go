@@ -89,6 +89,15 @@ func TestCheckerSeesKafkaClients(t *testing.T) {
 	if !firedFor(l, "shop") {
 		t.Fatal("the lost reply to shop never fired")
 	}
+	// The group's member was handed every record: each partition up to its
+	// end. The producer, in no group, was handed none.
+	handed := l.HandedTo("billing-1", "orders")
+	if len(handed) != 2 || handed[0]+handed[1] != n {
+		t.Errorf("billing-1 was handed up to %v in orders; want both partitions, %d records between them", handed, n)
+	}
+	if got := l.HandedTo("shop", "orders"); len(got) != 0 {
+		t.Errorf("shop, which fetched nothing, was handed up to %v", got)
+	}
 	if st := l.Snapshot().Kafka; len(st.Clients) == 0 {
 		t.Fatalf("no Kafka client listed: %+v", st)
 	}

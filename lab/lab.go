@@ -133,6 +133,24 @@ func (l *Lab) Note(text string) {
 	l.tl.add(Event{Time: l.clock.Now(), Kind: EventNote, Text: text})
 }
 
+// LoseAcks loses every offset commit (and ack, and delete) the client
+// sends until the returned function is called, and says through lost how
+// many it has lost. A challenge kills a program whose commit after an
+// effect was lost: however long the lab takes to act, the program's
+// retries and later commits are lost too, so nothing it committed covers
+// the effect. The timeline shows the arming and each loss.
+func (l *Lab) LoseAcks(client string) (lost func() int, stop func(), err error) {
+	w, err := l.world()
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := w.cluster.LoseAcksFrom(client); err != nil {
+		return nil, nil, err
+	}
+	l.syncBroker(w)
+	return func() int { return w.cluster.LostAcks(client) }, func() { w.cluster.LetAcksThrough(client) }, nil
+}
+
 // Subscribe streams every timeline event from now on, Detail ones included.
 // Close the subscription when done.
 func (l *Lab) Subscribe(buffer int) *Subscription { return l.tl.subscribe(buffer) }

@@ -42,6 +42,10 @@ const (
 	// DropAck: the client's next ack request is lost on the way; the node
 	// never sees it (ErrRequestLost).
 	DropAck
+	// DropAcks: every ack request the client sends is lost on the way, as
+	// DropAck loses one, until Disarm: a client whose commits never
+	// arrive, however often it retries them.
+	DropAcks
 )
 
 func (k DropKind) String() string {
@@ -50,6 +54,8 @@ func (k DropKind) String() string {
 		return "drop-reply"
 	case DropAck:
 		return "drop-ack"
+	case DropAcks:
+		return "drop-acks"
 	}
 	return fmt.Sprintf("DropKind(%d)", int(k))
 }
@@ -59,13 +65,14 @@ type armSet uint8
 
 func (s armSet) has(k DropKind) bool { return s&(1<<k) != 0 }
 
-// DropNext arms a one-shot fault for client's next matching request (see
-// DropReply, DropAck). Arming a kind that is already armed changes nothing:
+// DropNext arms a fault for client's next matching request (see
+// DropReply, DropAck), or for every ack request until Disarm (DropAcks).
+// Arming a kind that is already armed changes nothing:
 // each kind is armed or not. An unknown kind is ignored. An armed fault is
 // consumed only by a request that actually reaches the node, not by one that
 // fails as unreachable.
 func (n *Network) DropNext(client string, kind DropKind) {
-	if kind != DropReply && kind != DropAck {
+	if kind != DropReply && kind != DropAck && kind != DropAcks {
 		return
 	}
 	n.armMu.Lock()
@@ -83,7 +90,7 @@ func (n *Network) Armed(client string) []DropKind {
 	defer n.armMu.Unlock()
 	s := n.arms[client]
 	var out []DropKind
-	for _, k := range []DropKind{DropReply, DropAck} {
+	for _, k := range []DropKind{DropReply, DropAck, DropAcks} {
 		if s.has(k) {
 			out = append(out, k)
 		}
@@ -99,6 +106,13 @@ func (n *Network) Disarm(client string) {
 		delete(n.arms, client)
 		n.armedClients.Add(-1)
 	}
+}
+
+// LostAcks is how many of client's ack requests armed faults have lost.
+func (n *Network) LostAcks(client string) int {
+	n.armMu.Lock()
+	defer n.armMu.Unlock()
+	return n.lostAcks[client]
 }
 
 // takeArm consumes the armed fault that applies to client's request of this
@@ -118,10 +132,16 @@ func (n *Network) takeArm(client string, kind RequestKind) (DropKind, bool) {
 	switch {
 	case kind == RequestAck && s.has(DropAck):
 		drop = DropAck
+	case kind == RequestAck && s.has(DropAcks):
+		n.lostAcks[client]++
+		return DropAck, true // it stays armed
 	case s.has(DropReply):
 		drop = DropReply
 	default:
 		return 0, false
+	}
+	if drop == DropAck {
+		n.lostAcks[client]++
 	}
 	s &^= 1 << drop
 	if s == 0 {

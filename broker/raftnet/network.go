@@ -79,7 +79,9 @@ type Network struct {
 	nodes     map[string]struct{} // every node that ever had a transport, for CutLinks
 
 	armMu sync.Mutex
-	arms  map[string]armSet // one-shot client faults, by client
+	arms  map[string]armSet // client faults, by client
+	// lostAcks counts each client's ack requests lost to an armed fault.
+	lostAcks map[string]int
 	// armedClients counts entries in arms, so Call can skip armMu when
 	// nothing is armed (the usual case).
 	armedClients atomic.Int64
@@ -96,6 +98,7 @@ func New(opts Options) *Network {
 		endpoints:  make(map[raft.ServerAddress]*Transport),
 		nodes:      make(map[string]struct{}),
 		arms:       make(map[string]armSet),
+		lostAcks:   make(map[string]int),
 	}
 	n.faults.Store(newFaults())
 	return n

@@ -311,6 +311,30 @@ func TestDropAckSkipsFnOnce(t *testing.T) {
 	callOK(t, n, "c1", "n1", RequestAck)
 }
 
+// DropAcks loses every ack request until Disarm, however many come, and
+// counts them; data requests pass, and another client's acks too.
+func TestDropAcksUntilDisarm(t *testing.T) {
+	n := New(Options{})
+	n.DropNext("c1", DropAcks)
+	callOK(t, n, "c1", "n1", RequestData)
+	callOK(t, n, "c2", "n1", RequestAck)
+	for i := range 3 {
+		ran := false
+		err := n.Call(context.Background(), "c1", "n1", RequestAck, func() error { ran = true; return nil })
+		if !errors.Is(err, ErrRequestLost) || ran {
+			t.Fatalf("ack %d with DropAcks armed: err %v, ran %v; want ErrRequestLost, not run", i+1, err, ran)
+		}
+	}
+	if got, lost := n.Armed("c1"), n.LostAcks("c1"); !slices.Equal(got, []DropKind{DropAcks}) || lost != 3 {
+		t.Fatalf("after three acks: armed %v, lost %d; want [drop-acks], 3", got, lost)
+	}
+	n.Disarm("c1")
+	callOK(t, n, "c1", "n1", RequestAck)
+	if lost := n.LostAcks("c1"); lost != 3 {
+		t.Fatalf("lost %d after Disarm; want still 3", lost)
+	}
+}
+
 func TestDropAckBeforeDropReply(t *testing.T) {
 	n := New(Options{})
 	n.DropNext("c1", DropAck)
