@@ -2,19 +2,17 @@ package lessons
 
 // The faults a challenge's schedule draws, and when each comes due.
 
-import (
-	"time"
-
-	"github.com/mqlab/mqlab/lab"
-)
-
 // trigger is one fault of the schedule: once the program has reported
 // after lines, the first moment the fault can happen, it does.
 type trigger struct {
-	after  int
-	kind   string // a fault kind: see the Fault constants
-	fired  bool
-	slowed string // effect-ahead: the coordinator slowed for it, "" until then
+	after int
+	kind  string // a fault kind: see the Fault constants
+	fired bool
+	// losing is, for effect-ahead, the client whose commits the lab loses
+	// ("" until the trigger comes due); lost counts them and stop ends it.
+	losing string
+	lost   func() int
+	stop   func()
 }
 
 // The kinds of fault a challenge's schedule draws from.
@@ -23,8 +21,9 @@ const (
 	// more than it has reported finished: what a consumer that commits
 	// before its work is caught by.
 	FaultCommitAhead = "commit-ahead"
-	// FaultEffectAhead kills the program just after it reports an effect,
-	// with the commit that follows it lost on the way.
+	// FaultEffectAhead kills the program once a commit it sent after an
+	// effect is lost on the way: from the moment the fault comes due, every
+	// commit the program sends is lost, until the kill.
 	FaultEffectAhead = "effect-ahead"
 	// FaultLeader kills the leader of the topic's first partition and
 	// restarts it half a second later.
@@ -35,21 +34,6 @@ const (
 	// past it: a zombie holding records it fetched before the pause.
 	FaultPause = "pause"
 )
-
-// effectWindow is the latency the group's coordinator gets while an
-// effect-ahead kill waits for its moment: a commit sent just after an
-// effect is still on its way when the lab acts on the effect's line.
-const effectWindow = 20 * time.Millisecond
-
-// coordinator is the node coordinating the challenge's group, or "".
-func (r *challengeRun) coordinator(snap lab.Snapshot) string {
-	for _, g := range snap.Cluster.Groups {
-		if g.Group == r.ch.Group {
-			return g.Coordinator
-		}
-	}
-	return ""
-}
 
 // schedule draws the run's faults from its seed, each after a number of
 // reported lines in the first three quarters of the workload (a pause in

@@ -24,7 +24,7 @@ func gradeNothingLost(r *ChallengeRecord) []Failure {
 		return nil
 	}
 	return []Failure{{
-		What:  fmt.Sprintf("%d of %d orders were never processed: the group committed past them before the program finished them, and a crash in between lost them", len(lost), len(r.Keys)),
+		What:  fmt.Sprintf("%d of %d orders %s never processed: the group committed past them before the program finished them, and a crash in between lost them", len(lost), len(r.Keys), were(len(lost))),
 		Kind:  "orders",
 		Items: lost, Around: r.around(lost[0]),
 	}}
@@ -71,13 +71,13 @@ func gradeChargedOnce(r *ChallengeRecord) []Failure {
 	var out []Failure
 	if len(twice) > 0 {
 		out = append(out, Failure{
-			What: fmt.Sprintf("%d orders were charged more than once: each came again after a kill between its charge and its commit, and the charge was made again", len(twice)),
+			What: counted(len(twice), "order was", "orders were") + " charged more than once: each came again after a kill between its charge and its commit, and the charge was made again",
 			Kind: "orders", Items: twice, Around: r.around(twice[0]),
 		})
 	}
 	if len(never) > 0 {
 		out = append(out, Failure{
-			What: fmt.Sprintf("%d orders were never charged", len(never)),
+			What: counted(len(never), "order was", "orders were") + " never charged",
 			Kind: "orders", Items: never, Around: r.around(never[0]),
 		})
 	}
@@ -180,7 +180,7 @@ func gradeInOrder(r *ChallengeRecord) []Failure {
 	var out []Failure
 	if len(back) > 0 {
 		f := Failure{
-			What: fmt.Sprintf("%d balances were written from an update older than one the account already had: the balance went back in time", len(back)),
+			What: counted(len(back), "balance was", "balances were") + " written from an update older than one the account already had: the balance went back in time",
 			Kind: "writes", Items: back,
 		}
 		if backAt >= 0 {
@@ -190,13 +190,13 @@ func gradeInOrder(r *ChallengeRecord) []Failure {
 	}
 	if len(wrong) > 0 {
 		out = append(out, Failure{
-			What: fmt.Sprintf("%d of %d accounts end with a balance other than their updates applied in order give", len(wrong), len(accounts)),
+			What: fmt.Sprintf("the final balance of %d of %d accounts is not what their updates applied in order give", len(wrong), len(accounts)),
 			Kind: "accounts", Items: wrong,
 		})
 	}
 	if len(strange) > 0 {
 		out = append(out, Failure{
-			What: fmt.Sprintf("%d balances were written that no update carried: write the balance the update says", len(strange)),
+			What: counted(len(strange), "balance was", "balances were") + " written that no update carried: write the balance the update says",
 			Kind: "writes", Items: strange,
 		})
 	}
@@ -259,12 +259,12 @@ func gradePoison(r *ChallengeRecord) []Failure {
 	}
 	if len(unparked) > 0 {
 		out = append(out, Failure{
-			What: fmt.Sprintf("%d poison orders were never parked in the dead-letter topic (MQLAB_DEAD_LETTERS)", len(unparked)),
+			What: counted(len(unparked), "poison order was", "poison orders were") + " never parked in the dead-letter topic (MQLAB_DEAD_LETTERS)",
 			Kind: "orders", Items: unparked, Around: r.around(unparked[0]),
 		})
 	}
 	if len(lost) > 0 {
-		what := fmt.Sprintf("%d of %d good orders were never processed", len(lost), len(r.Keys)-len(poison))
+		what := fmt.Sprintf("%d of %d good orders %s never processed", len(lost), len(r.Keys)-len(poison), were(len(lost)))
 		if r.Stalled {
 			what += ": the partition stopped at a poison order and everything behind it waited"
 		}
@@ -278,9 +278,25 @@ func gradePoison(r *ChallengeRecord) []Failure {
 	}
 	if len(wrongly) > 0 {
 		out = append(out, Failure{
-			What: fmt.Sprintf("%d good orders were parked in the dead-letter topic: park only what cannot be processed", len(wrongly)),
+			What: counted(len(wrongly), "good order was", "good orders were") + " parked in the dead-letter topic: park only what cannot be processed",
 			Kind: "orders", Items: wrongly, Around: r.around(wrongly[0]),
 		})
 	}
 	return out
+}
+
+// counted is "1 order was" for one, "3 orders were" for more.
+func counted(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// were is the verb for n things: "was" for one, "were" for more.
+func were(n int) string {
+	if n == 1 {
+		return "was"
+	}
+	return "were"
 }

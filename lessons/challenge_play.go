@@ -1,0 +1,340 @@
+package lessons
+
+// The loop of a challenge run: each turn takes what the programs printed
+// or that one ended, then looks at the lab, fires the faults that are due,
+// and says whether the run is over.
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/mqlab/mqlab/lab"
+)
+
+// player is what the loop knows between its turns.
+type player struct {
+	*challengeRun
+	triggers []*trigger
+	cur      *program // the run the group is meant to have now
+
+	connected     bool      // a client has reached the cluster
+	lastLine      time.Time // the last line any run printed
+	lastProgress  time.Time // the last line that was progress, or commit that moved
+	lastCommitted int       // the group's commits at the last turn
+
+	downNode   string // the leader the lab killed, until it restarts it
+	nodeDownAt time.Time
+
+	paused              *program // the run the lab paused, once it has
+	pausedAt, resumedAt time.Time
+}
+
+// play runs the program until its group has committed every record, under
+// the schedule, restarting it after each kill.
+func (r *challengeRun) play(ctx context.Context) error {
+	pl := &player{challengeRun: r, triggers: r.schedule(), lastLine: time.Now(), lastProgress: time.Now()}
+	var err error
+	if pl.cur, err = r.startProgram(ctx); err != nil {
+		return err
+	}
+	shopped := make(chan struct{})
+	shopCtx, stopShop := context.WithCancel(ctx)
+	defer func() {
+		close(r.stop)
+		stopShop()
+		r.mu.Lock()
+		live := r.live
+		r.mu.Unlock()
+		for _, p := range live {
+			p.p.Kill()
+		}
+		<-shopped // its notes are in the timeline before the verdict reads it
+	}()
+	go func() {
+		defer close(shopped)
+		r.shop(shopCtx)
+	}()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			committed, total := r.committedIn(r.l.Snapshot())
+			return fmt.Errorf("%w: it did not finish within %v: the group committed %d of %d records; the program's last words: %s",
+				ErrChallenge, r.limit, committed, total, lastWords(pl.cur.p))
+		case ln := <-r.lines:
+			err = pl.line(ctx, ln)
+		case p := <-r.exits:
+			err = pl.exited(p)
+		case <-tick.C:
+		}
+		if err != nil {
+			return err
+		}
+		if over, err := pl.turn(ctx); over || err != nil {
+			return err
+		}
+	}
+}
+
+// line takes a line a run printed, and fires the faults that wait for
+// the current run's next line.
+func (pl *player) line(ctx context.Context, ln runLine) error {
+	progress, err := pl.processed(ln)
+	if err != nil {
+		return err
+	}
+	pl.lastLine = time.Now()
+	if progress {
+		pl.lastProgress = pl.lastLine
+	}
+	if ln.run != pl.cur.n {
+		return nil
+	}
+	if t := due(pl.triggers, FaultPause, pl.reported()); t != nil && pl.paused == nil && pl.downNode == "" {
+		return pl.pause(ctx, t)
+	}
+	return nil
+}
+
+// effectAhead kills the current run once a commit it sent is lost. The
+// lab loses every commit the run sends from the moment the fault came
+// due, so whatever the run did before that commit, and after it, is not
+// committed when the run dies: at-least-once does it again.
+func (pl *player) effectAhead(ctx context.Context, t *trigger) error {
+	client := pl.clientID(pl.cur.n)
+	if t.losing != client {
+		if t.stop != nil {
+			t.stop() // a run killed meanwhile: its client is gone
+		}
+		lost, stop, err := pl.l.LoseAcks(client)
+		if err != nil {
+			return nil // not connected yet: the next turn tries again
+		}
+		t.losing, t.lost, t.stop = client, lost, stop
+		return nil
+	}
+	n := t.lost()
+	if n == 0 {
+		return nil
+	}
+	t.fired = true
+	pl.note("run %d's commit was lost on its way to the group's coordinator (%s), and so were all it sent after", pl.cur.n, counted(n, "commit lost", "commits lost"))
+	committed, _ := pl.committedIn(pl.l.Snapshot())
+	var err error
+	pl.cur, err = pl.kill(ctx, pl.cur, committed)
+	t.stop()
+	return err
+}
+
+// pause lands in the middle of the next record's work, and starts the run
+// that will take over. It waits for a line after which the run holds
+// records it has not finished: a run paused holding none would wake up
+// with nothing to write.
+func (pl *player) pause(ctx context.Context, t *trigger) error {
+	if !pl.holds(pl.cur) {
+		return nil
+	}
+	t.fired = true
+	time.Sleep(challengeWorkMS * time.Millisecond / 3)
+	if err := pl.cur.p.Pause(); err != nil {
+		return fmt.Errorf("%w: pausing run %d: %v", ErrChallenge, pl.cur.n, err)
+	}
+	pl.paused, pl.pausedAt = pl.cur, time.Now()
+	pl.note("the lab pauses run %d (SIGSTOP) in the middle of its work, as a long garbage-collection pause would: it sends nothing, not even heartbeats, and its session runs out", pl.cur.n)
+	pl.releaseHeld()
+	var err error
+	pl.cur, err = pl.startProgram(ctx)
+	return err
+}
+
+// holds says whether run p was handed two records or more past its
+// group's commit on one partition: the record in its hands, and one more
+// should its last commit still be on its way.
+func (pl *player) holds(p *program) bool {
+	handed := pl.l.HandedTo(pl.clientID(p.n), pl.ch.Topic)
+	for _, g := range pl.l.Snapshot().Cluster.Groups {
+		if g.Group != pl.ch.Group {
+			continue
+		}
+		for _, gp := range g.Partitions {
+			if gp.Topic == pl.ch.Topic && handed[gp.Partition] >= max(gp.Committed, 0)+2 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// exited takes a run that ended: one the lab killed, or a paused one
+// let go on, may end; any other ends the challenge.
+func (pl *player) exited(p *program) error {
+	pl.mu.Lock()
+	killed, zombie := p.killed, p.zombie
+	pl.mu.Unlock()
+	pl.forget(p)
+	switch {
+	case killed:
+		return nil
+	case p != pl.cur:
+		pl.note("run %d ended on its own (%s)", p.n, firstLine(p.p.Exit()))
+		if zombie {
+			return nil
+		}
+		return fmt.Errorf("%w: run %d ended on its own (%s); a consumer runs until it is stopped", ErrChallenge, p.n, p.p.Exit())
+	default:
+		how := "ended on its own"
+		if pl.reported() == 0 && time.Since(p.started) < 3*time.Second {
+			how = "exited at once"
+		}
+		return fmt.Errorf("%w: the program %s (%s); a consumer runs until it is stopped", ErrChallenge, how, p.p.Exit())
+	}
+}
+
+// turn looks at the lab: a program that never connects, a node to bring
+// back, the group's commits, the records held back, a paused run to let
+// go on, the faults due, and whether the run is over.
+func (pl *player) turn(ctx context.Context) (over bool, err error) {
+	snap := pl.l.Snapshot()
+	if !pl.connected {
+		if snap.Kafka != nil && len(snap.Kafka.Clients) > 0 {
+			pl.connected = true
+		} else if within := pl.connectWithin(); time.Since(pl.cur.started) > within {
+			return false, fmt.Errorf("%w: the program never connected to %s in %v; it should read the address from MQLAB_BOOTSTRAP", ErrChallenge, pl.bootstrap, within)
+		}
+	}
+	if pl.downNode != "" && time.Since(pl.nodeDownAt) > 500*time.Millisecond {
+		pl.l.Exec(ctx, "restart "+pl.downNode) //nolint:errcheck // a node that cannot come back fails the finish
+		pl.note("%s restarted", pl.downNode)
+		pl.downNode = ""
+	}
+	committed, total := pl.committedIn(snap)
+	if committed < pl.lastCommitted && pl.paused != nil && pl.paused.zombie {
+		pl.note("the group's commits went back from %d to %d records: run %d committed the old records it held, as Kafka lets a member that has rejoined do", pl.lastCommitted, committed, pl.paused.n)
+	}
+	if committed != pl.lastCommitted {
+		pl.lastCommitted, pl.lastProgress = committed, time.Now()
+	}
+	// A shop holding records back for a pause that cannot come now (the
+	// group has read all there is) sends them, and the pause is dropped:
+	// it would find the run holding nothing.
+	if pl.paused == nil && committed == total && pl.shopHolding() {
+		for _, t := range pl.triggers {
+			if t.kind == FaultPause {
+				t.fired = true
+			}
+		}
+		pl.note("the group has read all the shop sent before a run was paused: the pause is dropped")
+		pl.releaseHeld()
+	}
+	allDone := pl.shopDone() && committed == total && total >= len(pl.rec.Sent)
+	// The paused run goes on once the group has finished without it (or
+	// has long given up waiting for that).
+	if pl.paused != nil && !pl.paused.zombie && (allDone || time.Since(pl.pausedAt) > 10*time.Second) {
+		if err := pl.resume(); err != nil {
+			return false, err
+		}
+	}
+	if err := pl.fire(ctx, snap, committed); err != nil {
+		return false, err
+	}
+	return pl.ended(allDone, committed, total), nil
+}
+
+// resume lets the paused run go on, a zombie now.
+func (pl *player) resume() error {
+	if err := pl.paused.p.Resume(); err != nil {
+		return fmt.Errorf("%w: resuming run %d: %v", ErrChallenge, pl.paused.n, err)
+	}
+	pl.mu.Lock()
+	pl.paused.zombie = true
+	pl.mu.Unlock()
+	pl.resumedAt = time.Now()
+	pl.note("the lab lets run %d go on (SIGCONT) after %.1f s: it still holds the records it fetched before the pause, though its group has given its partitions to run %d", pl.paused.n, time.Since(pl.pausedAt).Seconds(), pl.cur.n)
+	return nil
+}
+
+// fire fires the faults due that wait on the lab, not on a line: it loses
+// the run's commits and kills it once one is lost, kills a run whose group
+// has committed more than it reported, and kills the topic's first leader.
+func (pl *player) fire(ctx context.Context, snap lab.Snapshot, committed int) error {
+	reported := pl.reported()
+	for _, t := range pl.triggers {
+		if t.fired || reported < t.after {
+			continue
+		}
+		switch t.kind {
+		case FaultEffectAhead:
+			if err := pl.effectAhead(ctx, t); err != nil {
+				return err
+			}
+		case FaultCommitAhead:
+			if committed <= pl.distinctReported() || reported <= pl.killedAt {
+				continue
+			}
+			t.fired = true
+			var err error
+			if pl.cur, err = pl.kill(ctx, pl.cur, committed); err != nil {
+				return err
+			}
+		case FaultLeader:
+			if pl.downNode != "" {
+				continue
+			}
+			lead := pl.firstLeader(snap)
+			if lead == "" {
+				continue
+			}
+			t.fired = true
+			if _, err := pl.l.Exec(ctx, "kill "+lead); err == nil {
+				pl.downNode, pl.nodeDownAt = lead, time.Now()
+				pl.note("%s, the leader of %s/0, killed", lead, pl.ch.Topic)
+			}
+		}
+	}
+	return nil
+}
+
+// firstLeader is the leader of the topic's first partition in snap, or "".
+func (pl *player) firstLeader(snap lab.Snapshot) string {
+	for _, p := range snap.Cluster.Topics {
+		if p.Config.Name == pl.ch.Topic && len(p.Partitions) > 0 {
+			return p.Partitions[0].Leader
+		}
+	}
+	return ""
+}
+
+// ended says whether the run is over, and notes why: every record
+// committed and the program quiet; a paused run gone on and all quiet;
+// or, where stalls are graded, the group stuck.
+func (pl *player) ended(allDone bool, committed, total int) bool {
+	// What the program finishes after its commit counts, and so does what
+	// a paused run does once it goes on.
+	settled := pl.shopDone() && pl.downNode == "" &&
+		(pl.paused == nil || pl.paused.zombie && time.Since(pl.resumedAt) > time.Second)
+	if !settled {
+		return false
+	}
+	if allDone && time.Since(pl.lastLine) > quietEnd {
+		pl.note("the group has committed all %d records", total)
+		return true
+	}
+	// A run let go on after a pause may commit old offsets over newer
+	// ones, and its group then stays behind with nothing left to read:
+	// once all is quiet, what was written is graded.
+	if pl.paused != nil && time.Since(pl.lastLine) > pausedQuiet && time.Since(pl.lastProgress) > pausedQuiet {
+		pl.note("all is quiet, with the group's commits at %d of %d records", committed, total)
+		return true
+	}
+	stuck := time.Since(pl.lastProgress)
+	if pl.ch.GradeStalls && (stuck > stallEnd || stuck > retryStall && pl.mostTries() >= endlessTries) {
+		pl.note("the group has been stuck at %d of %d records committed for %.1f s, with nothing processed: the lab ends the run", committed, total, stuck.Seconds())
+		pl.mu.Lock()
+		pl.rec.Stalled = true
+		pl.mu.Unlock()
+		return true
+	}
+	return false
+}
