@@ -71,7 +71,7 @@ func gradeChargedOnce(r *ChallengeRecord) []Failure {
 	var out []Failure
 	if len(twice) > 0 {
 		out = append(out, Failure{
-			What: counted(len(twice), "order was", "orders were") + " charged more than once: each came again after a kill between its charge and its commit, and the charge was made again",
+			What: counted(len(twice), "order was", "orders were") + " charged more than once: each came again after its commit was lost and the program killed, and the charge was made again",
 			Kind: "orders", Items: twice, Around: r.around(twice[0]),
 		})
 	}
