@@ -110,7 +110,7 @@ func (pl *player) effectAhead(ctx context.Context, t *trigger) error {
 		}
 		lost, stop, err := pl.l.LoseAcks(client)
 		if err != nil {
-			return nil // not connected yet: the next turn tries again
+			return fmt.Errorf("losing run %d's commits: %w", pl.cur.n, err)
 		}
 		t.losing, t.lost, t.stop = client, lost, stop
 		return nil
@@ -120,7 +120,7 @@ func (pl *player) effectAhead(ctx context.Context, t *trigger) error {
 		return nil
 	}
 	t.fired = true
-	pl.note("run %d's commit was lost on its way to the group's coordinator (%s), and so were all it sent after", pl.cur.n, counted(n, "commit lost", "commits lost"))
+	pl.note("run %d sent %s that the lab lost on the way to the group's coordinator: nothing it did since its last commit that arrived is committed", pl.cur.n, counted(n, "commit", "commits"))
 	committed, _ := pl.committedIn(pl.l.Snapshot())
 	var err error
 	pl.cur, err = pl.kill(ctx, pl.cur, committed)
