@@ -217,15 +217,18 @@ func watchChallenge(ctx context.Context, out io.Writer, ch *lessons.Challenge, o
 	select {
 	case l := <-labs:
 		pauses, tabs := "", "the Groups tab shows your commits"
+		if slices.Contains(ch.Faults, lessons.FaultEffectAhead) {
+			pauses += ", loses its commits on the way"
+		}
 		if slices.Contains(ch.Faults, lessons.FaultPause) {
-			pauses = ", pauses it"
+			pauses += ", pauses it"
 		}
 		if ch.Schema != "" {
 			tabs += ", and the Services tab your database's tables as your program writes them"
 		}
 		screenErr := watchScreen(l, tui.Options{
 			Title: fmt.Sprintf("Challenge %s, seed %d", ch.ID, opts.Seed),
-			About: fmt.Sprintf("Your program runs here as the consumer of group %s, through this lab's Kafka listener. The lab kills it (SIGKILL)%s and kills leaders at the moments seed %d picks, and the timeline's notes say each; %s. Once the run is over, q leaves the screen and prints the verdict. Leaving earlier stops the run.",
+			About: fmt.Sprintf("Your program runs here as the consumer of group %s, through this lab's Kafka listener. The lab kills it (SIGKILL)%s, and kills leaders at the moments seed %d picks, and the timeline's notes say each; %s. Once the run is over, q leaves the screen and prints the verdict. Leaving earlier stops the run.",
 				ch.Group, pauses, opts.Seed, tabs),
 			Commands: tui.LabCommands(),
 		})
