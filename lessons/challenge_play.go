@@ -219,7 +219,7 @@ func (pl *player) turn(ctx context.Context) (over bool, err error) {
 	// A shop holding records back for a pause that cannot come now (the
 	// group has read all there is) sends them, and the pause is dropped:
 	// it would find the run holding nothing.
-	if pl.paused == nil && committed == total && pl.shopHolding() {
+	if pl.paused == nil && committed == total && total >= len(pl.rec.Sent)-pl.held && pl.shopHolding() {
 		for _, t := range pl.triggers {
 			if t.kind == FaultPause {
 				t.fired = true

@@ -52,7 +52,7 @@ func (r *challengeRun) connectWithin() time.Duration {
 // kill ends the current run, takes what it wrote before it died, and
 // starts the next run.
 func (r *challengeRun) kill(ctx context.Context, cur *program, committed int) (*program, error) {
-	r.note("the lab kills run %d (SIGKILL to its process group): the group has committed %d records and the program has reported %d", cur.n, committed, r.distinctReported())
+	r.note("the lab kills run %d (SIGKILL to its process group): the group has committed %d records and the program has reported %s", cur.n, committed, r.reportedText())
 	r.mu.Lock()
 	cur.killed = true
 	r.kills++
@@ -222,6 +222,20 @@ func (r *challengeRun) distinctReported() int {
 		}
 	}
 	return n
+}
+
+// reportedText is what the program has reported, for a note: how many
+// records it named, or, where keys repeat (in-order's accounts), how many
+// it reported processed.
+func (r *challengeRun) reportedText() string {
+	seen := map[string]bool{}
+	for _, k := range r.rec.Keys {
+		if seen[k] {
+			return fmt.Sprintf("%d records processed", r.reported())
+		}
+		seen[k] = true
+	}
+	return strconv.Itoa(r.distinctReported())
 }
 
 func lastWords(p *lab.Process) string {
