@@ -129,15 +129,17 @@ func (pl *player) effectAhead(ctx context.Context, t *trigger) error {
 }
 
 // pause lands in the middle of the next record's work, and starts the run
-// that will take over. It waits for a line after which the run holds
-// records it has not finished: a run paused holding none would wake up
-// with nothing to write.
+// that will take over. It waits for a line after which the run is working
+// through a backlog: a run paused holding nothing would wake up with
+// nothing to write.
 func (pl *player) pause(ctx context.Context, t *trigger) error {
 	if !pl.holds(pl.cur) {
 		return nil
 	}
 	t.fired = true
-	time.Sleep(challengeWorkMS * time.Millisecond / 3)
+	// Half a record's work on, the commit after the line is done and the
+	// next record's work is under way.
+	time.Sleep(challengeWorkMS * time.Millisecond / 2)
 	if err := pl.cur.p.Pause(); err != nil {
 		return fmt.Errorf("%w: pausing run %d: %v", ErrChallenge, pl.cur.n, err)
 	}
@@ -149,9 +151,14 @@ func (pl *player) pause(ctx context.Context, t *trigger) error {
 	return err
 }
 
-// holds says whether run p was handed two records or more past its
-// group's commit on one partition: the record in its hands, and one more
-// should its last commit still be on its way.
+// pauseBacklog is how many records past its group's commit a run must
+// have been handed, on one partition, to be paused. A run with a backlog
+// has its next record in its hands, not only in its client's buffer, which
+// a client drops when it learns that its partitions have gone.
+const pauseBacklog = 4
+
+// holds says whether run p was handed pauseBacklog records or more past
+// its group's commit on one partition.
 func (pl *player) holds(p *program) bool {
 	handed := pl.l.HandedTo(pl.clientID(p.n), pl.ch.Topic)
 	for _, g := range pl.l.Snapshot().Cluster.Groups {
@@ -159,7 +166,7 @@ func (pl *player) holds(p *program) bool {
 			continue
 		}
 		for _, gp := range g.Partitions {
-			if gp.Topic == pl.ch.Topic && handed[gp.Partition] >= max(gp.Committed, 0)+2 {
+			if gp.Topic == pl.ch.Topic && handed[gp.Partition] >= max(gp.Committed, 0)+pauseBacklog {
 				return true
 			}
 		}
