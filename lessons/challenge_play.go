@@ -161,17 +161,11 @@ const pauseBacklog = 4
 // its group's commit on one partition.
 func (pl *player) holds(p *program) bool {
 	handed := pl.l.HandedTo(pl.clientID(p.n), pl.ch.Topic)
-	for _, g := range pl.l.Snapshot().Cluster.Groups {
-		if g.Group != pl.ch.Group {
-			continue
-		}
-		for _, gp := range g.Partitions {
-			if gp.Topic == pl.ch.Topic && handed[gp.Partition] >= max(gp.Committed, 0)+pauseBacklog {
-				return true
-			}
-		}
-	}
-	return false
+	backlog := false
+	pl.eachGroupPartition(pl.l.Snapshot(), func(partition int, committed, _ int64) {
+		backlog = backlog || handed[partition] >= committed+pauseBacklog
+	})
+	return backlog
 }
 
 // exited takes a run that ended: one the lab killed, or a paused one

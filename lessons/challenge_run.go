@@ -190,21 +190,27 @@ const pausedQuiet = 2 * time.Second
 // committedIn is the group's committed offsets in snap, summed over the
 // topic's partitions, and the records those partitions hold.
 func (r *challengeRun) committedIn(snap lab.Snapshot) (committed, total int) {
+	r.eachGroupPartition(snap, func(_ int, next, hwm int64) {
+		committed += int(next)
+		total += int(hwm)
+	})
+	return committed, total
+}
+
+// eachGroupPartition calls fn with each of the topic's partitions as the
+// challenge's group sees it in snap: the group's committed offset (0 for
+// none) and the partition's high-water mark.
+func (r *challengeRun) eachGroupPartition(snap lab.Snapshot, fn func(partition int, committed, hwm int64)) {
 	for _, g := range snap.Cluster.Groups {
 		if g.Group != r.ch.Group {
 			continue
 		}
 		for _, p := range g.Partitions {
-			if p.Topic != r.ch.Topic {
-				continue
+			if p.Topic == r.ch.Topic {
+				fn(p.Partition, max(p.Committed, 0), p.HighWatermark)
 			}
-			if p.Committed > 0 {
-				committed += int(p.Committed)
-			}
-			total += int(p.HighWatermark)
 		}
 	}
-	return committed, total
 }
 
 // quietEnd is how long the program must have reported nothing before a
