@@ -178,8 +178,9 @@ func (c *Cluster) committedOffsets(ctx context.Context, client, group string, tp
 	ctx, cancel := context.WithTimeout(ctx, c.requestTimeout())
 	defer cancel()
 	err := c.coordinatorCall(ctx, client, group, raftnet.RequestMetadata, nil, func(co *coordinator) error {
-		out = co.committed(group, tps)
-		return nil
+		var err error
+		out, err = co.committed(group, tps)
+		return err
 	})
 	return out, err
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mqlab/mqlab/broker/groupcoord"
 	"github.com/mqlab/mqlab/broker/raftnet"
 )
 
@@ -960,4 +961,41 @@ func TestGroupsSpreadOverOffsetsPartitions(t *testing.T) {
 		g, ok := groupNow(c, names[0])
 		return ok && g.Coordinator != "" && g.Coordinator != coords[names[0]] && g.Lag == 0
 	})
+}
+
+// A coordinator whose node is cut off goes on believing it leads until its
+// lease runs out; meanwhile a new one may take commits it never sees. It
+// must not answer a member's join or an offset fetch from its memory.
+func TestDeposedCoordinatorDoesNotAnswerFromMemory(t *testing.T) {
+	c := newTestCluster(t, 3)
+	mustCreate(t, c, TopicConfig{Name: "orders", Partitions: 1})
+	cn := mustConsumer(t, c, ConsumerConfig{ClientID: "a", Group: "billing", Topics: []string{"orders"}})
+	waitStable(t, c, "billing", cn)
+	tp := TopicPartition{"orders", 0}
+	ctx := ctxFor(t, 10*time.Second)
+	if err := cn.CommitOffsets(ctx, map[TopicPartition]int64{tp: 0}); err != nil {
+		t.Fatal(err)
+	}
+	coordTP := c.CoordinatorPartition("billing")
+	node := c.Leader(coordTP)
+	co := c.groups.coordinatorOn(node, coordTP.Partition)
+	if co == nil {
+		t.Fatalf("no coordinator on %s, the leader of %s", node, coordTP)
+	}
+	if got, err := co.committed("billing", []TopicPartition{tp}); err != nil || got[tp] != 0 {
+		t.Fatalf("the leading coordinator: committed %v, %v; want orders/0 at 0", got, err)
+	}
+	res, err := co.join(ctx, groupcoord.JoinRequest{Group: "billing", MemberID: cn.MemberID(), ClientID: "a", Topics: []string{"orders"}, SessionTimeout: 10 * time.Second})
+	if err != nil || !res.Ready {
+		t.Fatalf("a stable member's join on the leading coordinator: %+v, %v; want its generation at once", res, err)
+	}
+	if err := c.Isolate(node); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := co.committed("billing", []TopicPartition{tp}); !errors.Is(err, ErrNotCoordinator) {
+		t.Errorf("the cut-off coordinator answered an offset fetch with %v, %v; want ErrNotCoordinator", got, err)
+	}
+	if res, err := co.join(ctx, groupcoord.JoinRequest{Group: "billing", MemberID: cn.MemberID(), ClientID: "a", Topics: []string{"orders"}, SessionTimeout: 10 * time.Second}); !errors.Is(err, ErrNotCoordinator) {
+		t.Errorf("the cut-off coordinator answered a join with %+v, %v; want ErrNotCoordinator", res, err)
+	}
 }

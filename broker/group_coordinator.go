@@ -85,6 +85,20 @@ func (co *coordinator) serving() bool {
 	return co.rep.readyLeader() && co.rep.ready.Load() == co.term
 }
 
+// current confirms that this coordinator still leads its partition of
+// __consumer_offsets: a majority answers a round of raft heartbeats. An
+// answer read from the state without a write to the log needs it. A
+// leader cut off from the others believes it leads until its lease runs
+// out, and meanwhile a new leader may take commits this one never sees: a
+// member that joined here would start below them and read again what the
+// group already committed.
+func (co *coordinator) current() error {
+	if err := co.rep.raft().VerifyLeader().Error(); err != nil || !co.serving() {
+		return fmt.Errorf("%w: %s on %s no longer leads it", ErrNotCoordinator, co.rep.group, co.rep.node)
+	}
+	return nil
+}
+
 func (co *coordinator) halt() {
 	co.stopOnce.Do(func() { close(co.stop) })
 }
@@ -189,6 +203,11 @@ func (co *coordinator) join(ctx context.Context, req groupcoord.JoinRequest) (gr
 	co.emitChanges(changes)
 	if err != nil {
 		return res, err
+	}
+	if res.Ready {
+		// A member already in the stable generation: its answer, with the
+		// group's committed offsets, comes from memory.
+		return res, co.current()
 	}
 	for !res.Ready {
 		if err := co.persist(req.Group); err != nil {
@@ -345,7 +364,12 @@ func (co *coordinator) adminSeek(group string, tp TopicPartition, offset int64, 
 	return owner, nil
 }
 
-func (co *coordinator) committed(group string, tps []TopicPartition) map[TopicPartition]int64 {
+// committed reads the group's committed offsets for tps, -1 for none,
+// once it is sure it still coordinates.
+func (co *coordinator) committed(group string, tps []TopicPartition) (map[TopicPartition]int64, error) {
+	if err := co.current(); err != nil {
+		return nil, err
+	}
 	gc := make([]groupcoord.TopicPartition, len(tps))
 	for i, tp := range tps {
 		gc[i] = toGC(tp)
@@ -357,7 +381,7 @@ func (co *coordinator) committed(group string, tps []TopicPartition) map[TopicPa
 	for tp, off := range got {
 		out[fromGC(tp)] = off
 	}
-	return out
+	return out, nil
 }
 
 func (co *coordinator) describe(group string) (groupcoord.Group, bool) {

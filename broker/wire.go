@@ -402,16 +402,20 @@ func (c *Cluster) CommitOn(ctx context.Context, node, client, group, member stri
 func (c *Cluster) CommittedOn(ctx context.Context, node, client, group string, tps []TopicPartition) (map[TopicPartition]int64, error) {
 	var out map[TopicPartition]int64
 	err := c.onCoordinator(ctx, node, client, group, raftnet.RequestMetadata, func(co *coordinator) error {
-		if tps == nil {
-			out = map[TopicPartition]int64{}
-			if g, ok := co.describe(group); ok {
-				for tp, o := range g.Offsets {
-					out[fromGC(tp)] = o.Offset
-				}
-			}
-			return nil
+		if tps != nil {
+			var err error
+			out, err = co.committed(group, tps)
+			return err
 		}
-		out = co.committed(group, tps)
+		if err := co.current(); err != nil {
+			return err
+		}
+		out = map[TopicPartition]int64{}
+		if g, ok := co.describe(group); ok {
+			for tp, o := range g.Offsets {
+				out[fromGC(tp)] = o.Offset
+			}
+		}
 		return nil
 	})
 	return out, err
