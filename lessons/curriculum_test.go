@@ -7,9 +7,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/mqlab/mqlab/lab/command"
 )
 
 // Each embedded lesson, with one mutation of its commands that must make an
@@ -231,6 +234,25 @@ const playsAtOnce = 8
 // playTurns is shared by the curriculum tests' plays.
 var playTurns = make(chan struct{}, playsAtOnce)
 
+// fixedPort lets one play at a time of a lesson that listens for Kafka
+// clients on the port its prose names.
+var fixedPort sync.Mutex
+
+// listensOnAFixedPort says whether les runs kafka listen with a port of
+// its own, not any free one.
+func listensOnAFixedPort(les *Lesson) bool {
+	for _, st := range les.Steps {
+		for _, b := range st.Blocks {
+			for _, l := range b.Commands {
+				if k, ok := l.Cmd.(command.KafkaListen); ok && k.Port > 0 {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
 // eachLesson runs play for every embedded lesson as a parallel subtest,
 // taking a turn for it. Under the race detector only raceLessons play,
 // unless all is false: then none does.
@@ -250,6 +272,11 @@ func eachLesson(t *testing.T, underRace bool, play func(t *testing.T, les *Lesso
 			t.Parallel()
 			playTurns <- struct{}{}
 			defer func() { <-playTurns }()
+			if listensOnAFixedPort(les) {
+				// Two plays of it at once would both bind its port.
+				fixedPort.Lock()
+				defer fixedPort.Unlock()
+			}
 			play(t, les)
 		})
 	}
