@@ -61,8 +61,10 @@ func TestChallengeBadPrograms(t *testing.T) {
 			_, err := RunChallenge(ctx, ch, ChallengeOptions{Command: []string{"sh", "-c", "sleep 60 & echo $! > " + pidFile + "; wait"}, Seed: 1})
 			done <- err
 		}()
+		// The shell makes the file before it writes the pid: wait for the
+		// whole line.
 		deadline := time.Now().Add(30 * time.Second)
-		for _, err := os.Stat(pidFile); err != nil; _, err = os.Stat(pidFile) {
+		for b, _ := os.ReadFile(pidFile); !strings.HasSuffix(string(b), "\n"); b, _ = os.ReadFile(pidFile) {
 			if time.Now().After(deadline) {
 				t.Fatal("the program never started")
 			}
