@@ -9,6 +9,10 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/mqlab/mqlab/broker/raftnet"
 )
 
 // committedLog copies one live replica's whole committed log.
@@ -419,5 +423,74 @@ func TestTransferLeadership(t *testing.T) {
 	err := c.TransferLeadership(ctxFor(t, time.Second), TopicPartition{"orders", 4}, "n1")
 	if !errors.Is(err, ErrUnknownPartition) {
 		t.Errorf("elect on a missing partition: %v", err)
+	}
+}
+
+// A leader whose barrier is refused tries again while it leads in the same
+// term, rather than leading without ever serving; it stops once it no
+// longer leads, or its replica stops.
+func TestBarrierRefusedIsTriedAgain(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		answers []error // the barrier's answers, one a try
+		leadFor int     // how many tries it still leads for
+		stop    bool
+		want    bool
+		tries   int
+	}{
+		{"passes at once", []error{nil}, 9, false, true, 1},
+		{"refused twice, then passes", []error{raft.ErrLeadershipTransferInProgress, raft.ErrEnqueueTimeout, nil}, 9, false, true, 3},
+		{"refused, and the term ends", []error{raft.ErrEnqueueTimeout, raft.ErrNotLeader}, 1, false, false, 2},
+		{"raft shut down", []error{raft.ErrRaftShutdown}, 9, false, false, 1},
+		{"the replica stops", []error{raft.ErrEnqueueTimeout, raft.ErrEnqueueTimeout}, 9, true, false, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tries := 0
+			stop := make(chan struct{})
+			if c.stop {
+				close(stop)
+			}
+			var refused []error
+			got := retryBarrier(func() error {
+				tries++
+				return c.answers[min(tries, len(c.answers))-1]
+			}, func() bool { return tries <= c.leadFor }, stop, time.Millisecond, 4*time.Millisecond,
+				func(err error) { refused = append(refused, err) })
+			if got != c.want || tries != c.tries {
+				t.Errorf("passed %v after %d tries (refusals %v); want %v after %d", got, tries, refused, c.want, c.tries)
+			}
+		})
+	}
+}
+
+// A barrier during a leadership transfer is refused: the case the retry
+// is for, in raft itself.
+func TestBarrierDuringATransferIsRefused(t *testing.T) {
+	c := newTestCluster(t, 3)
+	tp := TopicPartition{"orders", 0}
+	mustCreate(t, c, TopicConfig{Name: "orders", Partitions: 1})
+	lead, err := c.WaitForLeader(ctxFor(t, 10*time.Second), tp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := c.replicaOn(lead, tp.String())
+	r := rep.raft()
+	term := r.CurrentTerm()
+	target := "n1"
+	if lead == target {
+		target = "n2"
+	}
+	if err := c.Isolate(target); err != nil {
+		t.Fatal(err)
+	}
+	transfer := r.LeadershipTransferToServer(raft.ServerID(target), raftnet.Addr(target, tp.String()))
+	if err := r.Barrier(time.Second).Error(); !errors.Is(err, raft.ErrLeadershipTransferInProgress) {
+		t.Fatalf("a barrier during the transfer: %v; want ErrLeadershipTransferInProgress", err)
+	}
+	if !rep.passBarrier(r, term) {
+		t.Fatalf("passBarrier gave up; %s is %v at term %d (was %d)", lead, r.State(), r.CurrentTerm(), term)
+	}
+	if err := transfer.Error(); err == nil {
+		t.Errorf("the transfer to the cut-off %s succeeded", target)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/hashicorp/raft"
 
@@ -147,7 +148,7 @@ func (rep *replica) watch(ch chan raft.Observation) {
 				if rep.quick.Load() {
 					rep.c.settle(rep.group, rep.node)
 				}
-				if err := rep.wait(r.Barrier(rep.c.requestTimeout())); err == nil && r.CurrentTerm() == term {
+				if rep.passBarrier(r, term) {
 					rep.ready.Store(term)
 					rep.c.groups.leaderReady(rep, term) // a new group coordinator rebuilds from the log
 				}
@@ -158,6 +159,46 @@ func (rep *replica) watch(ch chan raft.Observation) {
 					Text: fmt.Sprintf("%s no longer leads %s (now %s)", rep.node, rep.group, strings.ToLower(state.String()))})
 			}
 		}
+	}
+}
+
+// passBarrier makes a new leader apply everything committed before its
+// term, trying again while the replica still leads in that term.
+func (rep *replica) passBarrier(r *raft.Raft, term uint64) bool {
+	return retryBarrier(
+		func() error { return rep.wait(r.Barrier(rep.c.requestTimeout())) },
+		func() bool { return r.State() == raft.Leader && r.CurrentTerm() == term },
+		rep.stop, max(rep.c.timing.CommitTimeout, time.Millisecond), rep.c.timing.HeartbeatTimeout,
+		func(err error) {
+			rep.c.logf("%s on %s: barrier at epoch %d: %v; trying again", rep.group, rep.node, term, err)
+		})
+}
+
+// retryBarrier runs barrier until it passes, while leads holds. A barrier
+// refused once (raft busy past the request timeout, or a leadership
+// transfer under way) would otherwise leave a leader that never serves,
+// and every client waiting for one, until the next election.
+func retryBarrier(barrier func() error, leads func() bool, stop <-chan struct{}, backoff, most time.Duration, refused func(error)) bool {
+	for {
+		err := barrier()
+		if !leads() {
+			return false
+		}
+		if err == nil {
+			return true
+		}
+		if errors.Is(err, raft.ErrRaftShutdown) {
+			return false
+		}
+		refused(err)
+		t := time.NewTimer(backoff)
+		select {
+		case <-stop:
+			t.Stop()
+			return false
+		case <-t.C:
+		}
+		backoff = min(2*backoff, most)
 	}
 }
 
