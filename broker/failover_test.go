@@ -494,3 +494,33 @@ func TestBarrierDuringATransferIsRefused(t *testing.T) {
 		t.Errorf("the transfer to the cut-off %s succeeded", target)
 	}
 }
+
+// A leader cut off from the others believes it leads until its lease runs
+// out, while its successor commits past its high-water mark. A read past
+// its log there must send the reader to another leader, not tell it the
+// offset is out of range: a consumer would start again at the log start.
+func TestDeposedLeaderDoesNotSendAReaderBack(t *testing.T) {
+	c := newTestCluster(t, 3)
+	tp := TopicPartition{"orders", 0}
+	mustCreate(t, c, TopicConfig{Name: "orders", Partitions: 1})
+	p := mustProducer(t, c, ProducerConfig{ClientID: "p", Acks: AcksAll})
+	for i, r := range p.Produce(ctxFor(t, 10*time.Second), msg("orders", "k", 0), msg("orders", "k", 1)) {
+		if r.Outcome != OutcomeAcked {
+			t.Fatalf("record %d: %v", i, r)
+		}
+	}
+	lead, err := c.WaitForLeader(ctxFor(t, 10*time.Second), tp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := c.replicaOn(lead, tp.String())
+	if _, err := rep.read(7, 10); !errors.Is(err, ErrOffsetOutOfRange) {
+		t.Fatalf("a read past the log on the leading %s: %v; want ErrOffsetOutOfRange", lead, err)
+	}
+	if err := c.Isolate(lead); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rep.read(7, 10); !errors.Is(err, ErrNotLeader) {
+		t.Errorf("a read past the log on the cut-off %s: %v; want ErrNotLeader", lead, err)
+	}
+}

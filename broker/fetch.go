@@ -51,22 +51,39 @@ func (c *Cluster) Fetch(ctx context.Context, client string, tp TopicPartition, o
 	}
 	var out FetchResult
 	err := c.onLeader(ctx, client, tp, raftnet.RequestData, func(rep *replica) error {
-		f := rep.partition()
-		f.mu.RLock()
-		defer f.mu.RUnlock()
-		l := f.log
-		out = FetchResult{HighWatermark: l.EndOffset(), LogStart: l.StartOffset(), Leader: rep.node, Epoch: rep.raft().CurrentTerm()}
-		recs, err := l.Read(offset, max)
-		if err != nil {
-			return fmt.Errorf("fetch %s: %w", tp, err)
-		}
+		var err error
+		out, err = rep.read(offset, max)
+		return err
+	})
+	return out, err
+}
+
+// read reads up to max committed records from offset on this leader. An
+// offset outside the log is an answer that makes a consumer reset its
+// position, so it is given only by a leader that proves it still leads: a
+// leader cut off from the others believes it leads until its lease runs
+// out, while its successor commits records past its high-water mark, and
+// a consumer that has read those would be sent back to the log start.
+func (rep *replica) read(offset int64, max int) (FetchResult, error) {
+	f := rep.partition()
+	f.mu.RLock()
+	l := f.log
+	out := FetchResult{HighWatermark: l.EndOffset(), LogStart: l.StartOffset(), Leader: rep.node, Epoch: rep.raft().CurrentTerm()}
+	recs, err := l.Read(offset, max)
+	if err == nil {
 		out.Records = make([]Record, len(recs))
 		for i, r := range recs {
 			out.Records[i] = toRecord(r)
 		}
-		return nil
-	})
-	return out, err
+	}
+	f.mu.RUnlock()
+	if err == nil {
+		return out, nil
+	}
+	if errors.Is(err, ErrOffsetOutOfRange) && rep.raft().VerifyLeader().Error() != nil {
+		return FetchResult{}, fmt.Errorf("%w: %s on %s no longer leads it", ErrNotLeader, rep.group, rep.node)
+	}
+	return out, fmt.Errorf("fetch %s: %w", rep.group, err)
 }
 
 // OffsetForTime returns the offset of the partition's first committed

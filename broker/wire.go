@@ -93,44 +93,56 @@ func (c *Cluster) FetchOn(ctx context.Context, node, client string, tp TopicPart
 		if err := checkEpoch(tp, leaderEpoch, term); err != nil {
 			return err
 		}
-		f := rep.partition()
-		f.mu.RLock()
-		defer f.mu.RUnlock()
-		l := f.log
-		out = FetchResult{HighWatermark: l.EndOffset(), LogStart: l.StartOffset(), Leader: rep.node, Epoch: term}
-		if offset < l.StartOffset() || offset > l.EndOffset() {
-			return fmt.Errorf("fetch %s at %d: %w: the log holds %d to %d", tp, offset, ErrOffsetOutOfRange, l.StartOffset(), l.EndOffset()-1)
+		err := readOn(rep, tp, offset, maxBytes, term, &out)
+		if errors.Is(err, ErrOffsetOutOfRange) && rep.raft().VerifyLeader().Error() != nil {
+			// As in replica.read: only a leader that proves it leads may
+			// send a client back to its reset policy.
+			out = FetchResult{}
+			return fmt.Errorf("%w: %s on %s no longer leads it", ErrNotLeader, tp, node)
 		}
-		if offset == l.EndOffset() {
-			return nil
-		}
-		// The first read is small, to learn the records' size; the next
-		// asks for about as many as fit. Reading a few at a time would
-		// decode a large batch from its start again for every few.
-		size, want := 0, 64
-		for off := offset; off < l.EndOffset() && (size < maxBytes || len(out.Records) == 0); {
-			recs, err := l.Read(off, want)
-			if err != nil {
-				return fmt.Errorf("fetch %s: %w", tp, err)
-			}
-			if len(recs) == 0 {
-				break
-			}
-			for _, r := range recs {
-				if size >= maxBytes && len(out.Records) > 0 {
-					break
-				}
-				out.Records = append(out.Records, toRecord(r))
-				size += len(r.Key) + len(r.Value) + 16
-			}
-			off = recs[len(recs)-1].Offset + 1
-			if avg := size / len(out.Records); avg > 0 {
-				want = max(64, (maxBytes-size)/avg+1)
-			}
-		}
-		return nil
+		return err
 	})
 	return out, err
+}
+
+// readOn is FetchOn's read, under the partition's lock.
+func readOn(rep *replica, tp TopicPartition, offset int64, maxBytes int, term uint64, out *FetchResult) error {
+	f := rep.partition()
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	l := f.log
+	*out = FetchResult{HighWatermark: l.EndOffset(), LogStart: l.StartOffset(), Leader: rep.node, Epoch: term}
+	if offset < l.StartOffset() || offset > l.EndOffset() {
+		return fmt.Errorf("fetch %s at %d: %w: the log holds %d to %d", tp, offset, ErrOffsetOutOfRange, l.StartOffset(), l.EndOffset()-1)
+	}
+	if offset == l.EndOffset() {
+		return nil
+	}
+	// The first read is small, to learn the records' size; the next
+	// asks for about as many as fit. Reading a few at a time would
+	// decode a large batch from its start again for every few.
+	size, want := 0, 64
+	for off := offset; off < l.EndOffset() && (size < maxBytes || len(out.Records) == 0); {
+		recs, err := l.Read(off, want)
+		if err != nil {
+			return fmt.Errorf("fetch %s: %w", tp, err)
+		}
+		if len(recs) == 0 {
+			break
+		}
+		for _, r := range recs {
+			if size >= maxBytes && len(out.Records) > 0 {
+				break
+			}
+			out.Records = append(out.Records, toRecord(r))
+			size += len(r.Key) + len(r.Value) + 16
+		}
+		off = recs[len(recs)-1].Offset + 1
+		if avg := size / len(out.Records); avg > 0 {
+			want = max(64, (maxBytes-size)/avg+1)
+		}
+	}
+	return nil
 }
 
 // LogGrowth returns a channel closed when tp's log on node next grows, or
