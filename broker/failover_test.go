@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
-
-	"github.com/mqlab/mqlab/broker/raftnet"
 )
 
 // committedLog copies one live replica's whole committed log.
@@ -460,38 +458,6 @@ func TestBarrierRefusedIsTriedAgain(t *testing.T) {
 				t.Errorf("passed %v after %d tries (refusals %v); want %v after %d", got, tries, refused, c.want, c.tries)
 			}
 		})
-	}
-}
-
-// A barrier during a leadership transfer is refused: the case the retry
-// is for, in raft itself.
-func TestBarrierDuringATransferIsRefused(t *testing.T) {
-	c := newTestCluster(t, 3)
-	tp := TopicPartition{"orders", 0}
-	mustCreate(t, c, TopicConfig{Name: "orders", Partitions: 1})
-	lead, err := c.WaitForLeader(ctxFor(t, 10*time.Second), tp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep := c.replicaOn(lead, tp.String())
-	r := rep.raft()
-	term := r.CurrentTerm()
-	target := "n1"
-	if lead == target {
-		target = "n2"
-	}
-	if err := c.Isolate(target); err != nil {
-		t.Fatal(err)
-	}
-	transfer := r.LeadershipTransferToServer(raft.ServerID(target), raftnet.Addr(target, tp.String()))
-	if err := r.Barrier(time.Second).Error(); !errors.Is(err, raft.ErrLeadershipTransferInProgress) {
-		t.Fatalf("a barrier during the transfer: %v; want ErrLeadershipTransferInProgress", err)
-	}
-	if !rep.passBarrier(r, term) {
-		t.Fatalf("passBarrier gave up; %s is %v at term %d (was %d)", lead, r.State(), r.CurrentTerm(), term)
-	}
-	if err := transfer.Error(); err == nil {
-		t.Errorf("the transfer to the cut-off %s succeeded", target)
 	}
 }
 

@@ -191,6 +191,11 @@ func retryBarrier(barrier func() error, leads func() bool, stop <-chan struct{},
 			return false
 		}
 		refused(err)
+		select {
+		case <-stop:
+			return false
+		default:
+		}
 		t := time.NewTimer(backoff)
 		select {
 		case <-stop:
