@@ -170,7 +170,7 @@ type wireHistory struct {
 	produces   []checker.Produce
 	index      map[string]int // message id → its produce
 	deliveries []checker.Delivery
-	handedTo   map[handed]int64 // the offset just past the last record a client was handed
+	together   map[handed]map[int64]int64 // for each record a client was handed, the last offset of the fetch that held it
 }
 
 // handed is a client and a partition it was handed records from.
@@ -212,33 +212,32 @@ func (h *wireHistory) Produced(p kafkawire.Produced) {
 func (h *wireHistory) Fetched(f kafkawire.Fetched) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.handedTo == nil {
-		h.handedTo = map[handed]int64{}
+	if h.together == nil {
+		h.together = map[handed]map[int64]int64{}
 	}
 	at := handed{f.Client, f.Partition}
+	if h.together[at] == nil {
+		h.together[at] = map[int64]int64{}
+	}
 	for _, r := range f.Records {
 		h.deliveries = append(h.deliveries, checker.Delivery{MsgID: r.MsgID, Client: f.Client, Group: f.Group, Topic: f.Partition.Topic, Key: string(r.Key)})
-		h.handedTo[at] = max(h.handedTo[at], r.Offset+1)
+		last := f.Records[len(f.Records)-1].Offset
+		h.together[at][r.Offset] = max(h.together[at][r.Offset], last)
 	}
 }
 
-// HandedTo is, for each partition of topic that a Kafka client in a group
-// has fetched records from, the offset just past the last record it was
-// handed. Beside the group's committed offset it says how many records
-// the client holds that it has not finished: a challenge pauses a program
-// only when it holds some.
-func (l *Lab) HandedTo(client, topic string) map[int]int64 {
+// HandedTogether says whether a Kafka client was handed offset and the
+// one after it in one fetch. A program that has finished offset then
+// holds the next record in the batch its poll returned, not only in its
+// client's buffer, which a client drops when it learns its partitions
+// have gone.
+func (l *Lab) HandedTogether(client, topic string, partition int, offset int64) bool {
 	w, err := l.world()
 	if err != nil {
-		return nil
+		return false
 	}
 	w.wire.mu.Lock()
 	defer w.wire.mu.Unlock()
-	out := map[int]int64{}
-	for at, next := range w.wire.handedTo {
-		if at.client == client && at.tp.Topic == topic {
-			out[at.tp.Partition] = next
-		}
-	}
-	return out
+	last, ok := w.wire.together[handed{client, broker.TopicPartition{Topic: topic, Partition: partition}}][offset]
+	return ok && last > offset
 }

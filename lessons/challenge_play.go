@@ -133,13 +133,13 @@ func (pl *player) effectAhead(ctx context.Context, t *trigger) error {
 // through a backlog: a run paused holding nothing would wake up with
 // nothing to write.
 func (pl *player) pause(ctx context.Context, t *trigger) error {
+	// Half a record's work on, the commit after the line is done and the
+	// next record's work is under way, if the run has a next record.
+	time.Sleep(challengeWorkMS * time.Millisecond / 2)
 	if !pl.holds(pl.cur) {
 		return nil
 	}
 	t.fired = true
-	// Half a record's work on, the commit after the line is done and the
-	// next record's work is under way.
-	time.Sleep(challengeWorkMS * time.Millisecond / 2)
 	if err := pl.cur.p.Pause(); err != nil {
 		return fmt.Errorf("%w: pausing run %d: %v", ErrChallenge, pl.cur.n, err)
 	}
@@ -151,21 +151,20 @@ func (pl *player) pause(ctx context.Context, t *trigger) error {
 	return err
 }
 
-// pauseBacklog is how many records past its group's commit a run must
-// have been handed, on one partition, to be paused. A run with a backlog
-// has its next record in its hands, not only in its client's buffer, which
-// a client drops when it learns that its partitions have gone.
-const pauseBacklog = 4
-
-// holds says whether run p was handed pauseBacklog records or more past
-// its group's commit on one partition.
+// holds says whether run p has a record in hand that it has not
+// finished: on some partition, the record at its group's commit came in
+// the same fetch as the one before it, which the run finished. A client
+// hands its program whole fetches, so that record is in the batch the
+// program's poll returned. A record still in the client's buffer would not
+// do: a client drops its buffer when it learns its partitions have gone,
+// and the run would wake up with nothing to write.
 func (pl *player) holds(p *program) bool {
-	handed := pl.l.HandedTo(pl.clientID(p.n), pl.ch.Topic)
-	backlog := false
+	client := pl.clientID(p.n)
+	inHand := false
 	pl.eachGroupPartition(pl.l.Snapshot(), func(partition int, committed, _ int64) {
-		backlog = backlog || handed[partition] >= committed+pauseBacklog
+		inHand = inHand || (committed > 0 && pl.l.HandedTogether(client, pl.ch.Topic, partition, committed-1))
 	})
-	return backlog
+	return inHand
 }
 
 // exited takes a run that ended: one the lab killed, or a paused one
