@@ -80,10 +80,29 @@ func (rep *replica) read(offset int64, max int) (FetchResult, error) {
 	if err == nil {
 		return out, nil
 	}
-	if errors.Is(err, ErrOffsetOutOfRange) && rep.raft().VerifyLeader().Error() != nil {
-		return FetchResult{}, fmt.Errorf("%w: %s on %s no longer leads it", ErrNotLeader, rep.group, rep.node)
+	if err := rep.unprovenOutOfRange(err); err != nil {
+		return FetchResult{}, err
 	}
 	return out, fmt.Errorf("fetch %s: %w", rep.group, err)
+}
+
+// unprovenOutOfRange returns an error when err, from a read, says the offset
+// is outside the log and this replica cannot show it still leads: then
+// the reader should ask the new leader.
+func (rep *replica) unprovenOutOfRange(err error) error {
+	if errors.Is(err, ErrOffsetOutOfRange) {
+		return rep.verifyLeader()
+	}
+	return nil
+}
+
+// verifyLeader confirms that this replica still leads: a majority answers
+// a round of raft heartbeats.
+func (rep *replica) verifyLeader() error {
+	if err := rep.raft().VerifyLeader().Error(); err != nil {
+		return fmt.Errorf("%w: %s on %s no longer leads it (%v)", ErrNotLeader, rep.group, rep.node, err)
+	}
+	return nil
 }
 
 // OffsetForTime returns the offset of the partition's first committed

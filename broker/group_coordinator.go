@@ -93,7 +93,7 @@ func (co *coordinator) serving() bool {
 // member that joined here would start below them and read again what the
 // group already committed.
 func (co *coordinator) current() error {
-	if err := co.rep.raft().VerifyLeader().Error(); err != nil || !co.serving() {
+	if err := co.rep.verifyLeader(); err != nil || !co.serving() {
 		return fmt.Errorf("%w: %s on %s no longer leads it", ErrNotCoordinator, co.rep.group, co.rep.node)
 	}
 	return nil

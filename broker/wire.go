@@ -94,11 +94,9 @@ func (c *Cluster) FetchOn(ctx context.Context, node, client string, tp TopicPart
 			return err
 		}
 		err := readOn(rep, tp, offset, maxBytes, term, &out)
-		if errors.Is(err, ErrOffsetOutOfRange) && rep.raft().VerifyLeader().Error() != nil {
-			// As in replica.read: only a leader that proves it leads may
-			// send a client back to its reset policy.
+		if lost := rep.unprovenOutOfRange(err); lost != nil {
 			out = FetchResult{}
-			return fmt.Errorf("%w: %s on %s no longer leads it", ErrNotLeader, tp, node)
+			return lost
 		}
 		return err
 	})
