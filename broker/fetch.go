@@ -96,10 +96,13 @@ func (rep *replica) unprovenOutOfRange(err error) error {
 	return nil
 }
 
-// verifyLeader confirms that this replica still leads: a majority answers
-// a round of raft heartbeats.
+// verifyLeader confirms that this replica still leads: a majority takes
+// a raft barrier it writes in its term. Raft's VerifyLeader would not do:
+// it counts heartbeat answers that were under way before it was asked, and
+// on a slow network such an answer can come from a follower that has since
+// voted for another leader.
 func (rep *replica) verifyLeader() error {
-	if err := rep.raft().VerifyLeader().Error(); err != nil {
+	if err := rep.wait(rep.raft().Barrier(rep.c.requestTimeout())); err != nil {
 		return fmt.Errorf("%w: %s on %s no longer leads it (%v)", ErrNotLeader, rep.group, rep.node, err)
 	}
 	return nil
