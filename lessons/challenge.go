@@ -3,7 +3,7 @@ package lessons
 // Challenges: the learner's own consumer, in any language and with any
 // Kafka client, run against a live cluster under real faults and graded
 // by what it did. The lab starts the cluster with the Kafka listener, runs
-// the program (lab.StartProgram), sends the orders, kills the program at
+// the program (program.Start), sends the orders, kills the program at
 // the worst moments a seeded schedule picks and starts it again, kills
 // leaders under it, and grades what it reported doing.
 //
@@ -234,7 +234,7 @@ func RunChallenge(ctx context.Context, ch *Challenge, opts ChallengeOptions) (v 
 	}
 	rng := rand.New(rand.NewPCG(opts.Seed, 0x6d716c6162))
 	run := &challengeRun{ch: ch, l: l, opts: opts, limit: limit, bootstrap: k.Bootstrap, start: start, rng: rng, db: db,
-		lines: make(chan runLine, 256), exits: make(chan *program, 4), stop: make(chan struct{}), failures: map[string]int{},
+		lines: make(chan runLine, 256), exits: make(chan *instance, 4), stop: make(chan struct{}), failures: map[string]int{},
 		rec: &ChallengeRecord{Start: start, Processed: map[string][]string{}, Failed: map[string][]string{}, DB: db}}
 	run.rec.Sent = ch.Workload(rng)
 	if slices.Contains(ch.Faults, FaultPause) {

@@ -16,7 +16,7 @@ import (
 type player struct {
 	*challengeRun
 	triggers []*trigger
-	cur      *program // the run the group is meant to have now
+	cur      *instance // the run the group is meant to have now
 
 	connected     bool      // a client has reached the cluster
 	lastLine      time.Time // the last line any run printed
@@ -26,7 +26,7 @@ type player struct {
 	downNode   string // the leader the lab killed, until it restarts it
 	nodeDownAt time.Time
 
-	paused              *program // the run the lab paused, once it has
+	paused              *instance // the run the lab paused, once it has
 	pausedAt, resumedAt time.Time
 }
 
@@ -158,7 +158,7 @@ func (pl *player) pause(ctx context.Context, t *trigger) error {
 // program's poll returned. A record still in the client's buffer would not
 // do: a client drops its buffer when it learns its partitions have gone,
 // and the run would wake up with nothing to write.
-func (pl *player) holds(p *program) bool {
+func (pl *player) holds(p *instance) bool {
 	client := pl.clientID(p.n)
 	inHand := false
 	pl.eachGroupPartition(pl.l.Snapshot(), func(partition int, committed, _ int64) {
@@ -169,7 +169,7 @@ func (pl *player) holds(p *program) bool {
 
 // exited takes a run that ended: one the lab killed, or a paused one
 // let go on, may end; any other ends the challenge.
-func (pl *player) exited(p *program) error {
+func (pl *player) exited(p *instance) error {
 	pl.mu.Lock()
 	killed, zombie := p.killed, p.zombie
 	pl.mu.Unlock()

@@ -11,13 +11,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mqlab/mqlab/lab"
+	"github.com/mqlab/mqlab/lessons/challenge/program"
 )
 
-// program is one run of the learner's program.
-type program struct {
+// instance is one run of the learner's program.
+type instance struct {
 	n       int
-	p       *lab.Process
+	p       *program.Process
 	zombie  bool          // paused and let go on after its group moved on
 	killed  bool          // ended by the lab, not by itself
 	started time.Time     // when the lab started it
@@ -51,7 +51,7 @@ func (r *challengeRun) connectWithin() time.Duration {
 
 // kill ends the current run, takes what it wrote before it died, and
 // starts the next run.
-func (r *challengeRun) kill(ctx context.Context, cur *program, committed int) (*program, error) {
+func (r *challengeRun) kill(ctx context.Context, cur *instance, committed int) (*instance, error) {
 	r.note("the lab kills run %d (SIGKILL to its process group): the group has committed %d records and the program has reported %s", cur.n, committed, r.reportedText())
 	r.mu.Lock()
 	cur.killed = true
@@ -67,7 +67,7 @@ func (r *challengeRun) kill(ctx context.Context, cur *program, committed int) (*
 
 // drain takes the lines a killed run wrote before it died, and any the
 // others write meanwhile.
-func (r *challengeRun) drain(p *program) error {
+func (r *challengeRun) drain(p *instance) error {
 	timeout := time.After(2 * time.Second) // something it started may hold the pipe; the group kill ends it
 	for {
 		select {
@@ -98,7 +98,7 @@ func (r *challengeRun) clientID(n int) string { return r.ch.Group + "-" + strcon
 
 // startProgram starts another run of the learner's program, and hands its
 // lines and its end to the loop.
-func (r *challengeRun) startProgram(ctx context.Context) (*program, error) {
+func (r *challengeRun) startProgram(ctx context.Context) (*instance, error) {
 	r.mu.Lock()
 	r.runs++
 	n := r.runs
@@ -115,7 +115,7 @@ func (r *challengeRun) startProgram(ctx context.Context) (*program, error) {
 	if r.ch.DeadLetters != "" {
 		env = append(env, "MQLAB_DEAD_LETTERS="+r.ch.DeadLetters)
 	}
-	p, err := lab.StartProgram(ctx, lab.ProgramSpec{
+	p, err := program.Start(ctx, program.Spec{
 		Name: fmt.Sprintf("run %d of the program", n),
 		Args: r.opts.Command,
 		Dir:  r.opts.Dir,
@@ -124,7 +124,7 @@ func (r *challengeRun) startProgram(ctx context.Context) (*program, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrChallenge, err)
 	}
-	pr := &program{n: n, p: p, read: make(chan struct{}), started: time.Now()}
+	pr := &instance{n: n, p: p, read: make(chan struct{}), started: time.Now()}
 	r.mu.Lock()
 	r.live = append(r.live, pr)
 	r.mu.Unlock()
@@ -156,7 +156,7 @@ func (r *challengeRun) startProgram(ctx context.Context) (*program, error) {
 }
 
 // forget drops an ended run from the live ones.
-func (r *challengeRun) forget(p *program) {
+func (r *challengeRun) forget(p *instance) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for i, q := range r.live {
@@ -238,7 +238,7 @@ func (r *challengeRun) reportedText() string {
 	return strconv.Itoa(r.distinctReported())
 }
 
-func lastWords(p *lab.Process) string {
+func lastWords(p *program.Process) string {
 	if p == nil {
 		return "none"
 	}

@@ -26,9 +26,9 @@ type challengeRun struct {
 	rng       *rand.Rand
 	db        string
 
-	lines chan runLine  // every run's standard output, as it comes
-	exits chan *program // runs that ended
-	stop  chan struct{} // closed when the run is over
+	lines chan runLine   // every run's standard output, as it comes
+	exits chan *instance // runs that ended
+	stop  chan struct{}  // closed when the run is over
 
 	mu       sync.Mutex
 	rec      *ChallengeRecord
@@ -36,7 +36,7 @@ type challengeRun struct {
 	kills    int
 	sentAll  bool           // the shop is done
 	failures map[string]int // "run N KEY" → its failed attempts
-	live     []*program     // runs not ended yet
+	live     []*instance    // runs not ended yet
 	checked  string         // the checker's counts that are not zero
 	// held is how many records at the end of rec.Sent the shop holds
 	// back until release is closed; see holdLastBack.

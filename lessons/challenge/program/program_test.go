@@ -1,6 +1,6 @@
 //go:build unix
 
-package lab
+package program
 
 import (
 	"context"
@@ -17,12 +17,12 @@ import (
 // work gets a message that says which, and what to check.
 func TestProgramThatDoesNotStart(t *testing.T) {
 	ctx := ctxFor(t, 10*time.Second)
-	if _, err := StartProgram(ctx, ProgramSpec{Name: "consumer 1", Args: []string{"no-such-program-mqlab"}}); err == nil ||
+	if _, err := Start(ctx, Spec{Name: "consumer 1", Args: []string{"no-such-program-mqlab"}}); err == nil ||
 		!strings.Contains(err.Error(), `consumer 1 does not start: "no-such-program-mqlab" is not a program on PATH`) ||
 		!strings.Contains(err.Error(), "check the command after --") {
 		t.Errorf("a program that is not there: %v", err)
 	}
-	if _, err := StartProgram(ctx, ProgramSpec{}); err == nil || !strings.Contains(err.Error(), "give its command after --") {
+	if _, err := Start(ctx, Spec{}); err == nil || !strings.Contains(err.Error(), "give its command after --") {
 		t.Errorf("no program at all: %v", err)
 	}
 }
@@ -31,7 +31,7 @@ func TestProgramThatDoesNotStart(t *testing.T) {
 // the end of standard error.
 func TestProgramLinesAndExit(t *testing.T) {
 	ctx := ctxFor(t, 10*time.Second)
-	p, err := StartProgram(ctx, ProgramSpec{Args: []string{"sh", "-c", `echo "$GREETING"; echo second; echo oops >&2; exit 3`},
+	p, err := Start(ctx, Spec{Args: []string{"sh", "-c", `echo "$GREETING"; echo second; echo oops >&2; exit 3`},
 		Env: []string{"GREETING=processed order-1"}})
 	if err != nil {
 		t.Fatal(err)
@@ -57,7 +57,7 @@ func TestProgramKillEndsItsGroup(t *testing.T) {
 		t.Run(how, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(ctxFor(t, 10*time.Second))
 			defer cancel()
-			p, err := StartProgram(ctx, ProgramSpec{Args: []string{"sh", "-c", "sleep 60 & echo $!; wait"}})
+			p, err := Start(ctx, Spec{Args: []string{"sh", "-c", "sleep 60 & echo $!; wait"}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -113,7 +113,7 @@ func procMounted() bool {
 // says so.
 func TestProgramGarbageOutput(t *testing.T) {
 	ctx := ctxFor(t, 10*time.Second)
-	p, err := StartProgram(ctx, ProgramSpec{Name: "consumer 1", Args: []string{"sh", "-c", "head -c 100000 /dev/zero | tr '\\0' x"}})
+	p, err := Start(ctx, Spec{Name: "consumer 1", Args: []string{"sh", "-c", "head -c 100000 /dev/zero | tr '\\0' x"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func TestProgramGarbageOutput(t *testing.T) {
 // from where it stood.
 func TestProgramPauseResume(t *testing.T) {
 	ctx := ctxFor(t, 20*time.Second)
-	p, err := StartProgram(ctx, ProgramSpec{Args: []string{"sh", "-c", "n=0; while true; do n=$((n+1)); echo $n; sleep 0.01; done"}})
+	p, err := Start(ctx, Spec{Args: []string{"sh", "-c", "n=0; while true; do n=$((n+1)); echo $n; sleep 0.01; done"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +170,7 @@ func TestProgramPauseResume(t *testing.T) {
 // known at once though a child still holds its output.
 func TestProgramExitEndsItsGroup(t *testing.T) {
 	ctx := ctxFor(t, 10*time.Second)
-	p, err := StartProgram(ctx, ProgramSpec{Args: []string{"sh", "-c", "sleep 60 & echo $!; echo bye >&2; exit 4"}})
+	p, err := Start(ctx, Spec{Args: []string{"sh", "-c", "sleep 60 & echo $!; echo bye >&2; exit 4"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,9 +1,9 @@
-package lab
-
-// A learner's own program, run by the lab as a client of its cluster (a
-// challenge's consumer): started in a process group of its own so that a
-// kill ends it and everything it started, with its standard output read a
-// line at a time and the end of its standard error kept for the verdict.
+// Package program supervises a learner's own program, run as a client of a
+// lab's cluster (a challenge's consumer): started in a process group of its
+// own so that a kill ends it and everything it started, paused and resumed
+// as a whole, with its standard output read a line at a time and the end of
+// its standard error kept for the verdict.
+package program
 
 import (
 	"bufio"
@@ -19,8 +19,8 @@ import (
 	"time"
 )
 
-// ProgramSpec says how to run a learner's program.
-type ProgramSpec struct {
+// Spec says how to run a learner's program.
+type Spec struct {
 	Name string   // what the timeline and the verdict call it: "consumer 1"
 	Args []string // the command and its arguments
 	Env  []string // KEY=VALUE on top of mqlab's own environment
@@ -37,7 +37,7 @@ const maxLine = 64 << 10
 
 // Process is one run of a program.
 type Process struct {
-	spec  ProgramSpec
+	spec  Spec
 	cmd   *exec.Cmd
 	lines chan string
 	done  chan struct{}
@@ -50,10 +50,10 @@ type Process struct {
 	killed  bool
 }
 
-// StartProgram starts spec in a process group of its own. An error says
+// Start starts spec in a process group of its own. An error says
 // the program did not start, and why, in words for the learner. ctx ending
 // kills the program's whole group.
-func StartProgram(ctx context.Context, spec ProgramSpec) (*Process, error) {
+func Start(ctx context.Context, spec Spec) (*Process, error) {
 	if len(spec.Args) == 0 || spec.Args[0] == "" {
 		return nil, errors.New("no program to run: give its command after --, like mqlab challenge at-least-once -- python3 consumer.py")
 	}
@@ -108,7 +108,7 @@ func StartProgram(ctx context.Context, spec ProgramSpec) (*Process, error) {
 	return p, nil
 }
 
-func (s ProgramSpec) label() string {
+func (s Spec) label() string {
 	if s.Name != "" {
 		return s.Name
 	}
