@@ -12,6 +12,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/mqlab/mqlab/lessons"
+	"github.com/mqlab/mqlab/lessons/challenge"
 )
 
 // PickerKeyMap is every key of the lesson picker, declared once.
@@ -49,7 +50,7 @@ func (k *PickerKeyMap) FullHelp() [][]key.Binding {
 // sandbox (neither).
 type pickerEntry struct {
 	les *lessons.Lesson
-	ch  *lessons.Challenge
+	ch  *challenge.Challenge
 	num string
 }
 
@@ -100,7 +101,7 @@ func newPicker(st *Styles, les []*lessons.Lesson, progress lessons.Progress, sto
 		}
 		p.entries = append(p.entries, pickerEntry{les: l, num: num})
 	}
-	for _, c := range lessons.Challenges() {
+	for _, c := range challenge.All() {
 		p.entries = append(p.entries, pickerEntry{ch: c, num: "c" + strconv.Itoa(c.Level)})
 	}
 	p.entries = append(p.entries, pickerEntry{}) // the sandbox

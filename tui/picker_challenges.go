@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/mqlab/mqlab/lessons"
+	"github.com/mqlab/mqlab/lessons/challenge"
 )
 
 // open opens the selected entry. A challenge runs the learner's own
@@ -21,7 +21,7 @@ func (p *picker) open() pickerAction {
 }
 
 // challengePage is where a challenge's page is, in mqlab's folder.
-func challengePage(c *lessons.Challenge) string {
+func challengePage(c *challenge.Challenge) string {
 	return "lessons/challenges/" + c.ID + "/README.md"
 }
 
@@ -45,7 +45,7 @@ func (p *picker) challengeRow(l *line, e pickerEntry, selected bool, numW, title
 
 // challengeDetail is a challenge's box: what it asks, how to run it, and
 // whether it was passed.
-func (p *picker) challengeDetail(c *lessons.Challenge, w int) (string, []string) {
+func (p *picker) challengeDetail(c *challenge.Challenge, w int) (string, []string) {
 	st := p.st
 	summary := strings.ToUpper(c.Summary[:1]) + c.Summary[1:] + "."
 	rows := wrapRuns([]mdRun{{summary, &st.Text}}, w, "")
@@ -55,7 +55,7 @@ func (p *picker) challengeDetail(c *lessons.Challenge, w int) (string, []string)
 	if cp, ok := p.progress.Challenges[c.ID]; ok {
 		pr = []mdRun{{symOK + " Passed ", &st.OK}, {fmt.Sprintf("on %d schedules, %s.", cp.Schedules, cp.PassedAt.Local().Format("2006-01-02")), &st.Text}}
 	} else {
-		pr = []mdRun{{fmt.Sprintf("Level %d; passed once your program passes %d schedules.", c.Level, lessons.PassSchedules), &st.Text}}
+		pr = []mdRun{{fmt.Sprintf("Level %d; passed once your program passes %d schedules.", c.Level, challenge.PassSchedules), &st.Text}}
 	}
 	return c.Title, append(rows, wrapRuns(pr, w, "")...)
 }

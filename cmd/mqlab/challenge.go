@@ -15,12 +15,13 @@ import (
 
 	"github.com/mqlab/mqlab/lab"
 	"github.com/mqlab/mqlab/lessons"
+	"github.com/mqlab/mqlab/lessons/challenge"
 	"github.com/mqlab/mqlab/tui"
 )
 
 // defaultSeeds is how many schedules a challenge runs without --seed:
 // enough for a pass to count.
-const defaultSeeds = lessons.PassSchedules
+const defaultSeeds = challenge.PassSchedules
 
 func challengeCmd() *cobra.Command {
 	var seed uint64
@@ -65,7 +66,7 @@ Each challenge's page is lessons/challenges/ID/README.md.
 				return nil
 			}
 			id := args[0]
-			ch := lessons.FindChallenge(id)
+			ch := challenge.Find(id)
 			if ch == nil {
 				return fmt.Errorf("no challenge %q; mqlab challenge lists them", id)
 			}
@@ -85,11 +86,11 @@ Each challenge's page is lessons/challenges/ID/README.md.
 				}
 			}
 			if watch {
-				return watchChallenge(ctx, out, ch, lessons.ChallengeOptions{Command: args[dash:], Seed: seed})
+				return watchChallenge(ctx, out, ch, challenge.Options{Command: args[dash:], Seed: seed})
 			}
 			failed := 0
 			for _, s := range list {
-				v, err := lessons.RunChallenge(ctx, ch, lessons.ChallengeOptions{Command: args[dash:], Seed: s})
+				v, err := challenge.Run(ctx, ch, challenge.Options{Command: args[dash:], Seed: s})
 				if ctx.Err() != nil {
 					return errors.New("stopped: the lab and your program are stopped")
 				}
@@ -122,7 +123,7 @@ Each challenge's page is lessons/challenges/ID/README.md.
 }
 
 func listChallenges(out io.Writer, passed map[string]lessons.ChallengeProgress) {
-	for _, c := range lessons.Challenges() {
+	for _, c := range challenge.All() {
 		done := ""
 		if p, ok := passed[c.ID]; ok {
 			done = fmt.Sprintf("  ✓ passed %s", p.PassedAt.Local().Format("2006-01-02"))
@@ -134,7 +135,7 @@ func listChallenges(out io.Writer, passed map[string]lessons.ChallengeProgress) 
 
 // writeVerdict says how one schedule went, and for a failure, which orders
 // and what happened around them.
-func writeVerdict(out io.Writer, v lessons.Verdict) {
+func writeVerdict(out io.Writer, v challenge.Verdict) {
 	how := "FAILED"
 	if v.Passed {
 		how = "passed"
@@ -182,15 +183,15 @@ var watchScreen = func(l *lab.Lab, opts tui.Options) error {
 // watchChallenge runs one schedule with the lab's screen on it, and prints
 // the verdict once the learner leaves the screen. Leaving before the run
 // ends stops it.
-func watchChallenge(ctx context.Context, out io.Writer, ch *lessons.Challenge, opts lessons.ChallengeOptions) error {
+func watchChallenge(ctx context.Context, out io.Writer, ch *challenge.Challenge, opts challenge.Options) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	labs := make(chan *lab.Lab, 1)
 	screenDone := make(chan struct{})
 	over := make(chan struct{}) // the run has ended and waits for the screen
-	opts.Watch = func(l *lab.Lab) func(lessons.Verdict, error) {
+	opts.Watch = func(l *lab.Lab) func(challenge.Verdict, error) {
 		labs <- l
-		return func(v lessons.Verdict, err error) {
+		return func(v challenge.Verdict, err error) {
 			close(over)
 			switch {
 			case ctx.Err() != nil:
@@ -205,22 +206,22 @@ func watchChallenge(ctx context.Context, out io.Writer, ch *lessons.Challenge, o
 		}
 	}
 	type outcome struct {
-		v   lessons.Verdict
+		v   challenge.Verdict
 		err error
 	}
 	done := make(chan outcome, 1)
 	go func() {
-		v, err := lessons.RunChallenge(ctx, ch, opts)
+		v, err := challenge.Run(ctx, ch, opts)
 		done <- outcome{v, err}
 	}()
 	var res outcome
 	select {
 	case l := <-labs:
 		pauses, tabs := "", "the Groups tab shows your commits"
-		if slices.Contains(ch.Faults, lessons.FaultEffectAhead) {
+		if slices.Contains(ch.Faults, challenge.FaultEffectAhead) {
 			pauses += ", loses its commits on the way"
 		}
-		if slices.Contains(ch.Faults, lessons.FaultPause) {
+		if slices.Contains(ch.Faults, challenge.FaultPause) {
 			pauses += ", pauses it"
 		}
 		if ch.Schema != "" {

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/mqlab/mqlab/lessons"
+	"github.com/mqlab/mqlab/lessons/challenge"
 )
 
 // Every challenge's Python starter, which does the naive thing, must fail
@@ -24,7 +24,7 @@ func TestChallengePythonSolutions(t *testing.T) {
 		}
 		t.Skipf("skipped outside CI: %s cannot import kafka; apt-get install python3-kafka to run it", python)
 	}
-	for _, ch := range lessons.Challenges() {
+	for _, ch := range challenge.All() {
 		dir := filepath.Join(challengesDir, ch.ID)
 		runSolutions(t, ch, []solution{
 			{"consumer.py", ready(python, filepath.Join(dir, "consumer.py")), false},

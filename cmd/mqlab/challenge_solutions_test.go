@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mqlab/mqlab/lessons"
+	"github.com/mqlab/mqlab/lessons/challenge"
 )
 
 // buildSolution returns a function that compiles one of a challenge's Go
@@ -62,7 +62,7 @@ func ready(command ...string) func() ([]string, error) {
 // every seed, naming what went wrong; its good Go solution must pass on
 // every seed.
 func TestChallengeGoSolutions(t *testing.T) {
-	for _, ch := range lessons.Challenges() {
+	for _, ch := range challenge.All() {
 		dir := filepath.Join(challengesDir, ch.ID)
 		runSolutions(t, ch, []solution{
 			{"consumer.go", buildSolution(t, filepath.Join(dir, "consumer.go")), false},
@@ -73,7 +73,7 @@ func TestChallengeGoSolutions(t *testing.T) {
 
 // runSolutions runs each solution on every seed, in parallel with the
 // other plays of the package.
-func runSolutions(t *testing.T, ch *lessons.Challenge, sols []solution) {
+func runSolutions(t *testing.T, ch *challenge.Challenge, sols []solution) {
 	for _, sol := range sols {
 		for _, seed := range challengeSeeds {
 			t.Run(fmt.Sprintf("%s/%s/seed-%d", ch.ID, sol.name, seed), func(t *testing.T) {
@@ -86,7 +86,7 @@ func runSolutions(t *testing.T, ch *lessons.Challenge, sols []solution) {
 				}
 				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 				defer cancel()
-				v, err := lessons.RunChallenge(ctx, ch, lessons.ChallengeOptions{Command: command, Seed: seed})
+				v, err := challenge.Run(ctx, ch, challenge.Options{Command: command, Seed: seed})
 				if err != nil {
 					t.Fatalf("%v\n%s", err, strings.Join(v.Timeline, "\n"))
 				}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mqlab/mqlab/lab"
 	"github.com/mqlab/mqlab/lessons"
+	"github.com/mqlab/mqlab/lessons/challenge"
 	"github.com/mqlab/mqlab/tui"
 )
 
@@ -75,7 +76,7 @@ func TestChallengeListMarksPassed(t *testing.T) {
 func TestWriteVerdict(t *testing.T) {
 	around := []string{"  3.10s  the lab lets run 2 go on (SIGCONT)"}
 	var out bytes.Buffer
-	writeVerdict(&out, lessons.Verdict{Challenge: "in-order", Seed: 2, Failures: []lessons.Failure{
+	writeVerdict(&out, challenge.Verdict{Challenge: "in-order", Seed: 2, Failures: []challenge.Failure{
 		{What: "balances went back", Kind: "writes", Items: []string{"account-5 seq 3 after seq 4", "account-3 seq 5 after seq 8"}, Around: around},
 		{What: "wrong at the end", Kind: "accounts", Items: []string{"account-3 ends at 8890"}, Around: around},
 		{What: "never parked", Kind: "orders", Items: []string{"order-8", "order-19"}},

@@ -1,4 +1,4 @@
-package lessons
+package challenge
 
 // The runs of the learner's program: started with the challenge's
 // environment, their standard output read a line at a time as what the
@@ -31,7 +31,7 @@ type runLine struct {
 }
 
 // mostTries is the most failed attempts one run has reported at one record.
-func (r *challengeRun) mostTries() int {
+func (r *runner) mostTries() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	most := 0
@@ -42,7 +42,7 @@ func (r *challengeRun) mostTries() int {
 }
 
 // connectWithin is how long a run has to connect to the cluster.
-func (r *challengeRun) connectWithin() time.Duration {
+func (r *runner) connectWithin() time.Duration {
 	if r.opts.ConnectWithin > 0 {
 		return r.opts.ConnectWithin
 	}
@@ -51,7 +51,7 @@ func (r *challengeRun) connectWithin() time.Duration {
 
 // kill ends the current run, takes what it wrote before it died, and
 // starts the next run.
-func (r *challengeRun) kill(ctx context.Context, cur *instance, committed int) (*instance, error) {
+func (r *runner) kill(ctx context.Context, cur *instance, committed int) (*instance, error) {
 	r.note("the lab kills run %d (SIGKILL to its process group): the group has committed %d records and the program has reported %s", cur.n, committed, r.reportedText())
 	r.mu.Lock()
 	cur.killed = true
@@ -67,7 +67,7 @@ func (r *challengeRun) kill(ctx context.Context, cur *instance, committed int) (
 
 // drain takes the lines a killed run wrote before it died, and any the
 // others write meanwhile.
-func (r *challengeRun) drain(p *instance) error {
+func (r *runner) drain(p *instance) error {
 	timeout := time.After(2 * time.Second) // something it started may hold the pipe; the group kill ends it
 	for {
 		select {
@@ -94,11 +94,11 @@ func (r *challengeRun) drain(p *instance) error {
 }
 
 // clientID is the client id run n was given.
-func (r *challengeRun) clientID(n int) string { return r.ch.Group + "-" + strconv.Itoa(n) }
+func (r *runner) clientID(n int) string { return r.ch.Group + "-" + strconv.Itoa(n) }
 
 // startProgram starts another run of the learner's program, and hands its
 // lines and its end to the loop.
-func (r *challengeRun) startProgram(ctx context.Context) (*instance, error) {
+func (r *runner) startProgram(ctx context.Context) (*instance, error) {
 	r.mu.Lock()
 	r.runs++
 	n := r.runs
@@ -108,8 +108,8 @@ func (r *challengeRun) startProgram(ctx context.Context) (*instance, error) {
 		"MQLAB_TOPIC=" + r.ch.Topic,
 		"MQLAB_GROUP=" + r.ch.Group,
 		"MQLAB_CLIENT_ID=" + r.clientID(n),
-		"MQLAB_WORK_MS=" + strconv.Itoa(challengeWorkMS),
-		"MQLAB_SESSION_MS=" + strconv.Itoa(challengeSessionMS),
+		"MQLAB_WORK_MS=" + strconv.Itoa(workMS),
+		"MQLAB_SESSION_MS=" + strconv.Itoa(sessionMS),
 		"MQLAB_DB=" + r.db,
 	}
 	if r.ch.DeadLetters != "" {
@@ -122,7 +122,7 @@ func (r *challengeRun) startProgram(ctx context.Context) (*instance, error) {
 		Env:  env,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrChallenge, err)
+		return nil, fmt.Errorf("%w: %v", ErrNotGraded, err)
 	}
 	pr := &instance{n: n, p: p, read: make(chan struct{}), started: time.Now()}
 	r.mu.Lock()
@@ -156,7 +156,7 @@ func (r *challengeRun) startProgram(ctx context.Context) (*instance, error) {
 }
 
 // forget drops an ended run from the live ones.
-func (r *challengeRun) forget(p *instance) {
+func (r *runner) forget(p *instance) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for i, q := range r.live {
@@ -173,12 +173,12 @@ const failuresNoted = 3
 
 // processed takes one line of a run's standard output, and says whether
 // it reports progress (a record finished) rather than a failed attempt.
-func (r *challengeRun) processed(ln runLine) (bool, error) {
+func (r *runner) processed(ln runLine) (bool, error) {
 	verb, key, _ := strings.Cut(strings.TrimSpace(ln.text), " ")
 	key = strings.TrimSpace(key)
 	if (verb != "processed" && verb != "failed") || key == "" || strings.ContainsAny(key, " \t") {
 		return false, fmt.Errorf("%w: run %d wrote %q to standard output; it may write only lines \"processed KEY\" there, one per record it finished, and \"failed KEY\" for an attempt that failed, and log to standard error",
-			ErrChallenge, ln.run, clip(ln.text, 80))
+			ErrNotGraded, ln.run, clip(ln.text, 80))
 	}
 	run := "run " + strconv.Itoa(ln.run)
 	r.mu.Lock()
@@ -202,7 +202,7 @@ func (r *challengeRun) processed(ln runLine) (bool, error) {
 
 // reported is how many "processed" lines the program wrote; distinctReported
 // how many different records they and its failures name.
-func (r *challengeRun) reported() int {
+func (r *runner) reported() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	n := 0
@@ -212,7 +212,7 @@ func (r *challengeRun) reported() int {
 	return n
 }
 
-func (r *challengeRun) distinctReported() int {
+func (r *runner) distinctReported() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	n := len(r.rec.Processed)
@@ -227,7 +227,7 @@ func (r *challengeRun) distinctReported() int {
 // reportedText is what the program has reported, for a note: how many
 // records it named, or, where keys repeat (in-order's accounts), how many
 // it reported processed.
-func (r *challengeRun) reportedText() string {
+func (r *runner) reportedText() string {
 	seen := map[string]bool{}
 	for _, k := range r.rec.Keys {
 		if seen[k] {

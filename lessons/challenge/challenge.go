@@ -1,11 +1,10 @@
-package lessons
-
-// Challenges: the learner's own consumer, in any language and with any
-// Kafka client, run against a live cluster under real faults and graded
-// by what it did. The lab starts the cluster with the Kafka listener, runs
-// the program (program.Start), sends the orders, kills the program at
-// the worst moments a seeded schedule picks and starts it again, kills
-// leaders under it, and grades what it reported doing.
+// Package challenge holds mqlab's challenges: the learner's own consumer,
+// in any language and with any Kafka client, run against a live cluster
+// under real faults and graded by what it did. The lab starts the cluster
+// with the Kafka listener, runs the program (program.Start), sends the
+// orders, kills the program at the worst moments a seeded schedule picks
+// and starts it again, kills leaders under it, and grades what it reported
+// doing.
 //
 // The program's side of the contract:
 //   - its environment names the cluster (MQLAB_BOOTSTRAP), the topic
@@ -16,6 +15,7 @@ package lessons
 //   - its standard output carries one line per order it finished,
 //     "processed KEY", and nothing else (it logs to standard error);
 //   - it runs until it is killed.
+package challenge
 
 import (
 	"context"
@@ -61,14 +61,14 @@ type Challenge struct {
 	// Grade says what the program did wrong, given what it reported and
 	// when and, for a challenge with a database, its rows; nil when
 	// nothing.
-	Grade func(r *ChallengeRecord) []Failure
+	Grade func(r *Record) []Failure
 }
 
 // ShopRecord is one record the shop sends: its key and its value.
 type ShopRecord struct{ Key, Value string }
 
-// ChallengeOptions say how to run a challenge.
-type ChallengeOptions struct {
+// Options say how to run a challenge.
+type Options struct {
 	Command []string // the learner's program and its arguments
 	Dir     string   // its working directory; "" for mqlab's
 	Seed    uint64   // the fault schedule's seed
@@ -108,9 +108,9 @@ type Failure struct {
 	Around []string // timeline lines near the first item's trouble
 }
 
-// ChallengeRecord is what a run saw: every line the program reported,
+// Record is what a run saw: every line the program reported,
 // the kills, and the timeline.
-type ChallengeRecord struct {
+type Record struct {
 	Start     time.Time
 	Sent      []ShopRecord        // every record the shop sent, in order
 	Keys      []string            // their keys, in order
@@ -134,7 +134,7 @@ type entry struct {
 // around returns the timeline near an order's trouble: the lines within
 // half a second of the first that mentions it or, for an order never
 // reported, the order before it; with none of those, of the first kill.
-func (r *ChallengeRecord) around(key string) []string {
+func (r *Record) around(key string) []string {
 	i := slices.Index(r.Keys, key)
 	for k := i; k >= 0; k-- {
 		for _, e := range r.Timeline {
@@ -152,7 +152,7 @@ func (r *ChallengeRecord) around(key string) []string {
 }
 
 // near is the timeline within half a second of at.
-func (r *ChallengeRecord) near(at time.Duration) []string {
+func (r *Record) near(at time.Duration) []string {
 	var out []string
 	for _, x := range r.Timeline {
 		if x.at >= at-time.Second/2 && x.at <= at+time.Second/2 {
@@ -167,23 +167,23 @@ func (r *ChallengeRecord) near(at time.Duration) []string {
 // lucky schedule.
 const PassSchedules = 3
 
-// ErrChallenge marks a run that could not grade the program: it did not
+// ErrNotGraded marks a run that could not grade the program: it did not
 // start, exited at once, never connected, wrote garbage or did not finish.
-var ErrChallenge = errors.New("the challenge could not grade the program")
+var ErrNotGraded = errors.New("the challenge could not grade the program")
 
-// challengeWorkMS is how long each order's work takes the program, so
+// workMS is how long each order's work takes the program, so
 // that a kill can land between its effect and its commit.
-const challengeWorkMS = 30
+const workMS = 30
 
-// challengeSessionMS is the session timeout the program should ask its
+// sessionMS is the session timeout the program should ask its
 // group for: a killed run's partitions move to the next within about a
 // second, not Kafka's default 45.
-const challengeSessionMS = 500
+const sessionMS = 500
 
-// RunChallenge runs the learner's program against a fresh lab under the
+// Run runs the learner's program against a fresh lab under the
 // challenge's fault schedule for opts.Seed and grades it. An error wrapping
-// ErrChallenge says what kept it from grading, in words for the learner.
-func RunChallenge(ctx context.Context, ch *Challenge, opts ChallengeOptions) (v Verdict, err error) {
+// ErrNotGraded says what kept it from grading, in words for the learner.
+func Run(ctx context.Context, ch *Challenge, opts Options) (v Verdict, err error) {
 	start := time.Now()
 	v = Verdict{Challenge: ch.ID, Seed: opts.Seed}
 	limit := opts.Limit
@@ -233,9 +233,9 @@ func RunChallenge(ctx context.Context, ch *Challenge, opts ChallengeOptions) (v 
 		}
 	}
 	rng := rand.New(rand.NewPCG(opts.Seed, 0x6d716c6162))
-	run := &challengeRun{ch: ch, l: l, opts: opts, limit: limit, bootstrap: k.Bootstrap, start: start, rng: rng, db: db,
+	run := &runner{ch: ch, l: l, opts: opts, limit: limit, bootstrap: k.Bootstrap, start: start, rng: rng, db: db,
 		lines: make(chan runLine, 256), exits: make(chan *instance, 4), stop: make(chan struct{}), failures: map[string]int{},
-		rec: &ChallengeRecord{Start: start, Processed: map[string][]string{}, Failed: map[string][]string{}, DB: db}}
+		rec: &Record{Start: start, Processed: map[string][]string{}, Failed: map[string][]string{}, DB: db}}
 	run.rec.Sent = ch.Workload(rng)
 	if slices.Contains(ch.Faults, FaultPause) {
 		run.rec.Sent, run.held = holdLastBack(run.rec.Sent)

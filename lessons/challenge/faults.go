@@ -1,4 +1,4 @@
-package lessons
+package challenge
 
 // The faults a challenge's schedule draws, and when each comes due.
 
@@ -38,7 +38,7 @@ const (
 // schedule draws the run's faults from its seed, each after a number of
 // reported lines in the first three quarters of the workload (a pause in
 // its first half, so that work is left to hold).
-func (r *challengeRun) schedule() []*trigger {
+func (r *runner) schedule() []*trigger {
 	n := len(r.rec.Sent)
 	var ts []*trigger
 	for _, kind := range r.ch.Faults {

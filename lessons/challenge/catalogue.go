@@ -1,4 +1,4 @@
-package lessons
+package challenge
 
 // The challenges, in the order they build on each other, and their
 // workloads.
@@ -14,11 +14,11 @@ import (
 	_ "modernc.org/sqlite" // the challenges' databases
 )
 
-// Challenges lists the challenges, in the order they build on each other.
-func Challenges() []*Challenge { return slices.Clone(challenges) }
+// All lists the challenges, in the order they build on each other.
+func All() []*Challenge { return slices.Clone(challenges) }
 
-// FindChallenge returns the challenge with id, or nil.
-func FindChallenge(id string) *Challenge {
+// Find returns the challenge with id, or nil.
+func Find(id string) *Challenge {
 	for _, c := range challenges {
 		if c.ID == id {
 			return c
@@ -41,8 +41,8 @@ func createDB(ctx context.Context, path, schema string) error {
 	return err
 }
 
-// challengeOrders is how many orders the order challenges' shop sends.
-const challengeOrders = 30
+// ordersSent is how many orders the order challenges' shop sends.
+const ordersSent = 30
 
 var challenges = []*Challenge{
 	{
@@ -90,7 +90,7 @@ var challenges = []*Challenge{
 // orders is the order challenges' workload: order-1 to order-30.
 func orders(*rand.Rand) []ShopRecord {
 	var out []ShopRecord
-	for i := 1; i <= challengeOrders; i++ {
+	for i := 1; i <= ordersSent; i++ {
 		out = append(out, ShopRecord{Key: "order-" + strconv.Itoa(i), Value: "order " + strconv.Itoa(i)})
 	}
 	return out
@@ -154,10 +154,10 @@ END`
 // two of which (drawn from the seed, never the first few) carry an amount
 // no program can read.
 func ordersWithPoison(rng *rand.Rand) []ShopRecord {
-	first := 4 + rng.IntN(challengeOrders/2-4)
-	second := challengeOrders/2 + rng.IntN(challengeOrders/2-3)
+	first := 4 + rng.IntN(ordersSent/2-4)
+	second := ordersSent/2 + rng.IntN(ordersSent/2-3)
 	var out []ShopRecord
-	for i := 1; i <= challengeOrders; i++ {
+	for i := 1; i <= ordersSent; i++ {
 		amount := strconv.Itoa(100 + 10*rng.IntN(90))
 		if i == first || i == second {
 			amount = poisonAmount

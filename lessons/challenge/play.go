@@ -1,4 +1,4 @@
-package lessons
+package challenge
 
 // The loop of a challenge run: each turn takes what the programs printed
 // or that one ended, then looks at the lab, fires the faults that are due,
@@ -14,7 +14,7 @@ import (
 
 // player is what the loop knows between its turns.
 type player struct {
-	*challengeRun
+	*runner
 	triggers []*trigger
 	cur      *instance // the run the group is meant to have now
 
@@ -32,8 +32,8 @@ type player struct {
 
 // play runs the program until its group has committed every record, under
 // the schedule, restarting it after each kill.
-func (r *challengeRun) play(ctx context.Context) error {
-	pl := &player{challengeRun: r, triggers: r.schedule(), lastLine: time.Now(), lastProgress: time.Now()}
+func (r *runner) play(ctx context.Context) error {
+	pl := &player{runner: r, triggers: r.schedule(), lastLine: time.Now(), lastProgress: time.Now()}
 	var err error
 	if pl.cur, err = r.startProgram(ctx); err != nil {
 		return err
@@ -62,7 +62,7 @@ func (r *challengeRun) play(ctx context.Context) error {
 		case <-ctx.Done():
 			committed, total := r.committedIn(r.l.Snapshot())
 			return fmt.Errorf("%w: it did not finish within %v: the group committed %d of %d records; the program's last words: %s",
-				ErrChallenge, r.limit, committed, total, lastWords(pl.cur.p))
+				ErrNotGraded, r.limit, committed, total, lastWords(pl.cur.p))
 		case ln := <-r.lines:
 			err = pl.line(ctx, ln)
 		case p := <-r.exits:
@@ -135,13 +135,13 @@ func (pl *player) effectAhead(ctx context.Context, t *trigger) error {
 func (pl *player) pause(ctx context.Context, t *trigger) error {
 	// Half a record's work on, the commit after the line is done and the
 	// next record's work is under way, if the run has a next record.
-	time.Sleep(challengeWorkMS * time.Millisecond / 2)
+	time.Sleep(workMS * time.Millisecond / 2)
 	if !pl.holds(pl.cur) {
 		return nil
 	}
 	t.fired = true
 	if err := pl.cur.p.Pause(); err != nil {
-		return fmt.Errorf("%w: pausing run %d: %v", ErrChallenge, pl.cur.n, err)
+		return fmt.Errorf("%w: pausing run %d: %v", ErrNotGraded, pl.cur.n, err)
 	}
 	pl.paused, pl.pausedAt = pl.cur, time.Now()
 	pl.note("the lab pauses run %d (SIGSTOP) in the middle of its work, as a long garbage-collection pause would: it sends nothing, not even heartbeats, and its session runs out", pl.cur.n)
@@ -182,13 +182,13 @@ func (pl *player) exited(p *instance) error {
 		if zombie {
 			return nil
 		}
-		return fmt.Errorf("%w: run %d ended on its own (%s); a consumer runs until it is stopped", ErrChallenge, p.n, p.p.Exit())
+		return fmt.Errorf("%w: run %d ended on its own (%s); a consumer runs until it is stopped", ErrNotGraded, p.n, p.p.Exit())
 	default:
 		how := "ended on its own"
 		if pl.reported() == 0 && time.Since(p.started) < 3*time.Second {
 			how = "exited at once"
 		}
-		return fmt.Errorf("%w: the program %s (%s); a consumer runs until it is stopped", ErrChallenge, how, p.p.Exit())
+		return fmt.Errorf("%w: the program %s (%s); a consumer runs until it is stopped", ErrNotGraded, how, p.p.Exit())
 	}
 }
 
@@ -201,7 +201,7 @@ func (pl *player) turn(ctx context.Context) (over bool, err error) {
 		if snap.Kafka != nil && len(snap.Kafka.Clients) > 0 {
 			pl.connected = true
 		} else if within := pl.connectWithin(); time.Since(pl.cur.started) > within {
-			return false, fmt.Errorf("%w: the program never connected to %s in %v; it should read the address from MQLAB_BOOTSTRAP", ErrChallenge, pl.bootstrap, within)
+			return false, fmt.Errorf("%w: the program never connected to %s in %v; it should read the address from MQLAB_BOOTSTRAP", ErrNotGraded, pl.bootstrap, within)
 		}
 	}
 	if pl.downNode != "" && time.Since(pl.nodeDownAt) > 500*time.Millisecond {
@@ -245,7 +245,7 @@ func (pl *player) turn(ctx context.Context) (over bool, err error) {
 // resume lets the paused run go on, a zombie now.
 func (pl *player) resume() error {
 	if err := pl.paused.p.Resume(); err != nil {
-		return fmt.Errorf("%w: resuming run %d: %v", ErrChallenge, pl.paused.n, err)
+		return fmt.Errorf("%w: resuming run %d: %v", ErrNotGraded, pl.paused.n, err)
 	}
 	pl.mu.Lock()
 	pl.paused.zombie = true

@@ -1,4 +1,4 @@
-package lessons
+package challenge
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 // The timeline around an order names what happened near it; an order lost
 // before any was reported gets the first kill's.
 func TestChallengeAround(t *testing.T) {
-	r := &ChallengeRecord{Keys: []string{"order-1", "order-2", "order-3"}, Timeline: []entry{
+	r := &Record{Keys: []string{"order-1", "order-2", "order-3"}, Timeline: []entry{
 		{100 * time.Millisecond, "run 1 of the program starts (pid 7)"},
 		{300 * time.Millisecond, "the lab kills run 1 (SIGKILL to its process group): the group has committed 1 orders and the program has reported 0"},
 		{2 * time.Second, "run 2 reports processed order-2"},
@@ -31,7 +31,7 @@ func TestChallengeAround(t *testing.T) {
 // A program that cannot be graded gets a message that says which way it
 // went wrong, and neither it nor anything it started is left running.
 func TestChallengeBadPrograms(t *testing.T) {
-	ch := FindChallenge("at-least-once")
+	ch := Find("at-least-once")
 	for _, c := range []struct {
 		name, script, want string
 	}{
@@ -43,9 +43,9 @@ func TestChallengeBadPrograms(t *testing.T) {
 			t.Parallel()
 			pidFile := filepath.Join(t.TempDir(), "child")
 			script := "sleep 60 & echo $! > " + pidFile + "; " + c.script
-			_, err := RunChallenge(ctxFor(t, time.Minute), ch, ChallengeOptions{
+			_, err := Run(ctxFor(t, time.Minute), ch, Options{
 				Command: []string{"sh", "-c", script}, Seed: 1, ConnectWithin: 2 * time.Second})
-			if !errors.Is(err, ErrChallenge) || !strings.Contains(err.Error(), c.want) {
+			if !errors.Is(err, ErrNotGraded) || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("got %v, want %q", err, c.want)
 			}
 			waitGone(t, pidFile)
@@ -58,7 +58,7 @@ func TestChallengeBadPrograms(t *testing.T) {
 		ctx, cancel := context.WithCancel(ctxFor(t, time.Minute))
 		done := make(chan error, 1)
 		go func() {
-			_, err := RunChallenge(ctx, ch, ChallengeOptions{Command: []string{"sh", "-c", "sleep 60 & echo $! > " + pidFile + "; wait"}, Seed: 1})
+			_, err := Run(ctx, ch, Options{Command: []string{"sh", "-c", "sleep 60 & echo $! > " + pidFile + "; wait"}, Seed: 1})
 			done <- err
 		}()
 		// The shell makes the file before it writes the pid: wait for the

@@ -1,4 +1,4 @@
-package lessons
+package challenge
 
 // How each challenge grades what its program did.
 
@@ -13,7 +13,7 @@ import (
 
 // gradeNothingLost fails every order the workload sent that the program
 // never reported processed.
-func gradeNothingLost(r *ChallengeRecord) []Failure {
+func gradeNothingLost(r *Record) []Failure {
 	var lost []string
 	for _, key := range r.Keys {
 		if len(r.Processed[key]) == 0 {
@@ -32,7 +32,7 @@ func gradeNothingLost(r *ChallengeRecord) []Failure {
 
 // openDB opens a challenge's database to read what the program left; a
 // failure to is itself the verdict.
-func openDB(r *ChallengeRecord) (*sql.DB, []Failure) {
+func openDB(r *Record) (*sql.DB, []Failure) {
 	db, err := sql.Open("sqlite", "file:"+r.DB+"?mode=ro&_pragma=busy_timeout(5000)")
 	if err != nil {
 		return nil, []Failure{{What: "the challenge's database could not be read: " + err.Error()}}
@@ -42,7 +42,7 @@ func openDB(r *ChallengeRecord) (*sql.DB, []Failure) {
 
 // gradeChargedOnce fails every order the database charged more than once,
 // and every order it never charged.
-func gradeChargedOnce(r *ChallengeRecord) []Failure {
+func gradeChargedOnce(r *Record) []Failure {
 	db, fail := openDB(r)
 	if fail != nil {
 		return fail
@@ -102,7 +102,7 @@ func eachRow(db *sql.DB, query string, fn func(*sql.Rows) error) error {
 // gradeInOrder fails every balance written from an update older than one
 // the account had already been given, and every account whose balance at
 // the end is not what applying its updates one by one, in order, gives.
-func gradeInOrder(r *ChallengeRecord) []Failure {
+func gradeInOrder(r *Record) []Failure {
 	// Which update each balance came from, and the serial result.
 	seqOf := map[string]map[int]int{}
 	final := map[string]int{}
@@ -210,7 +210,7 @@ const poisonTries = 5
 // gradePoison fails a poison order never parked in the dead-letter topic
 // or tried without bound, a good order parked, and every good order never
 // processed.
-func gradePoison(r *ChallengeRecord) []Failure {
+func gradePoison(r *Record) []Failure {
 	var poison []string
 	for _, s := range r.Sent {
 		if strings.HasSuffix(s.Value, "amount="+poisonAmount) {

@@ -1,8 +1,8 @@
-package lessons
+package challenge
 
 // A challenge run in progress: what it holds, the shop that sends its
 // records, and the checker's pass at the end. Its loop is in
-// challenge_play.go.
+// play.go.
 
 import (
 	"context"
@@ -15,11 +15,11 @@ import (
 	"github.com/mqlab/mqlab/lab"
 )
 
-// challengeRun is one run in progress.
-type challengeRun struct {
+// runner is one run of a challenge in progress.
+type runner struct {
 	ch        *Challenge
 	l         *lab.Lab
-	opts      ChallengeOptions
+	opts      Options
 	limit     time.Duration
 	bootstrap string
 	start     time.Time
@@ -31,7 +31,7 @@ type challengeRun struct {
 	stop  chan struct{}  // closed when the run is over
 
 	mu       sync.Mutex
-	rec      *ChallengeRecord
+	rec      *Record
 	runs     int
 	kills    int
 	sentAll  bool           // the shop is done
@@ -52,7 +52,7 @@ type challengeRun struct {
 
 // note puts what the lab did in the run's timeline, and in the lab's,
 // where a screen watching the run shows it.
-func (r *challengeRun) note(format string, args ...any) {
+func (r *runner) note(format string, args ...any) {
 	text := fmt.Sprintf(format, args...)
 	r.record("%s", text)
 	r.l.Note(text)
@@ -60,7 +60,7 @@ func (r *challengeRun) note(format string, args ...any) {
 
 // record puts what the program reported in the run's timeline only: the
 // screen shows its work in the group's offsets.
-func (r *challengeRun) record(format string, args ...any) {
+func (r *runner) record(format string, args ...any) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.rec.Timeline = append(r.rec.Timeline, entry{at: time.Since(r.start), text: fmt.Sprintf(format, args...)})
@@ -68,7 +68,7 @@ func (r *challengeRun) record(format string, args ...any) {
 
 // shop sends the workload's records one by one, spread over a second;
 // the records it holds back wait for the release.
-func (r *challengeRun) shop(ctx context.Context) {
+func (r *runner) shop(ctx context.Context) {
 	n := len(r.rec.Sent)
 	if r.held == 0 {
 		r.note("the shop starts sending %d records to %s over a second", n, r.ch.Topic)
@@ -106,7 +106,7 @@ func (r *challengeRun) shop(ctx context.Context) {
 }
 
 // releaseHeld lets the shop send the records it holds back.
-func (r *challengeRun) releaseHeld() {
+func (r *runner) releaseHeld() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.held > 0 && !r.released {
@@ -117,7 +117,7 @@ func (r *challengeRun) releaseHeld() {
 
 // shopHolding says whether the shop has sent all but the records it holds
 // back and waits for the release.
-func (r *challengeRun) shopHolding() bool {
+func (r *runner) shopHolding() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.holding && !r.released
@@ -143,7 +143,7 @@ func holdLastBack(sent []ShopRecord) ([]ShopRecord, int) {
 	return append(head, tail...), len(tail)
 }
 
-func (r *challengeRun) shopDone() bool {
+func (r *runner) shopDone() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.sentAll
@@ -164,7 +164,7 @@ const (
 // told was written must be in the log, or the run grades nothing (the
 // fault would be the lab's, not the program's). Its counts, of what the
 // group received among them, end the timeline.
-func (r *challengeRun) check(ctx context.Context) error {
+func (r *runner) check(ctx context.Context) error {
 	rep, err := r.l.Check(ctx)
 	if err != nil {
 		return fmt.Errorf("checking the lab at the end: %w", err)
@@ -178,7 +178,7 @@ func (r *challengeRun) check(ctx context.Context) error {
 	r.checked = strings.Join(counts, " ")
 	r.note("the checker: %s", r.checked)
 	if rep.Lost > 0 {
-		return fmt.Errorf("%w: the lab lost %d records the shop was told were written, which is the broker's fault, not your program's: please report it with this seed", ErrChallenge, rep.Lost)
+		return fmt.Errorf("%w: the lab lost %d records the shop was told were written, which is the broker's fault, not your program's: please report it with this seed", ErrNotGraded, rep.Lost)
 	}
 	return nil
 }
@@ -189,7 +189,7 @@ const pausedQuiet = 2 * time.Second
 
 // committedIn is the group's committed offsets in snap, summed over the
 // topic's partitions, and the records those partitions hold.
-func (r *challengeRun) committedIn(snap lab.Snapshot) (committed, total int) {
+func (r *runner) committedIn(snap lab.Snapshot) (committed, total int) {
 	r.eachGroupPartition(snap, func(_ int, next, hwm int64) {
 		committed += int(next)
 		total += int(hwm)
@@ -200,7 +200,7 @@ func (r *challengeRun) committedIn(snap lab.Snapshot) (committed, total int) {
 // eachGroupPartition calls fn with each of the topic's partitions as the
 // challenge's group sees it in snap: the group's committed offset (0 for
 // none) and the partition's high-water mark.
-func (r *challengeRun) eachGroupPartition(snap lab.Snapshot, fn func(partition int, committed, hwm int64)) {
+func (r *runner) eachGroupPartition(snap lab.Snapshot, fn func(partition int, committed, hwm int64)) {
 	for _, g := range snap.Cluster.Groups {
 		if g.Group != r.ch.Group {
 			continue
@@ -215,4 +215,4 @@ func (r *challengeRun) eachGroupPartition(snap lab.Snapshot, fn func(partition i
 
 // quietEnd is how long the program must have reported nothing before a
 // run with every record committed ends.
-const quietEnd = 10 * challengeWorkMS * time.Millisecond
+const quietEnd = 10 * workMS * time.Millisecond
