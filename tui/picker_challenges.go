@@ -22,7 +22,7 @@ func (p *picker) open() pickerAction {
 
 // challengePage is where a challenge's page is, in mqlab's folder.
 func challengePage(c *challenge.Challenge) string {
-	return "lessons/challenges/" + c.ID + "/README.md"
+	return "lessons/challenge/" + c.ID + "/README.md"
 }
 
 // challengeRow draws a challenge's row after its mark: its number, title,

@@ -120,7 +120,7 @@ func TestPickerKeys(t *testing.T) {
 	if key("enter") != pickNothing || !strings.Contains(p.status, "mqlab challenge at-least-once -- COMMAND") {
 		t.Errorf("enter on a challenge: status %q", p.status)
 	}
-	if !containsAll(p.View(), "Challenges", "c1", "At least once", "mqlab challenge at-least-once -- COMMAND", "lessons/challenges/at-least-once/README.md") {
+	if !containsAll(p.View(), "Challenges", "c1", "At least once", "mqlab challenge at-least-once -- COMMAND", "lessons/challenge/at-least-once/README.md") {
 		t.Errorf("the challenge's row and box:\n%s", p.View())
 	}
 	key("end")

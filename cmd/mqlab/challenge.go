@@ -47,7 +47,7 @@ process group) at the worst moments a seeded schedule picks and starts it
 again, pauses it (SIGSTOP) and lets it go on, kills leaders under it, and
 then grades what it reported and wrote. Each failure names the records
 and what happened around them. It exits non-zero when a schedule fails.
-Each challenge's page is lessons/challenges/ID/README.md.
+Each challenge's page is lessons/challenge/ID/README.md.
 
   mqlab challenge at-least-once -- python3 consumer.py
   mqlab challenge at-least-once --seed 3 -- ./consumer`,

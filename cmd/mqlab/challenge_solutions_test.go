@@ -1,7 +1,7 @@
 package main
 
 // The proofs of the challenges (their pages, starters and solutions are
-// under lessons/challenges): each naive starter fails on every seed tried,
+// under lessons/challenge): each naive starter fails on every seed tried,
 // and each good solution passes. They live with the command, not with the
 // curriculum, so that go test runs them beside the broker's tests rather
 // than beside the lessons' timing-sensitive plays.
@@ -40,7 +40,7 @@ const runsAtOnce = 4
 var challengeTurns = make(chan struct{}, runsAtOnce)
 
 // challengesDir holds the challenges' starters and solutions.
-const challengesDir = "../../lessons/challenges"
+const challengesDir = "../../lessons/challenge"
 
 // challengeSeeds are the schedules each solution runs under: a buggy
 // program can pass one lucky schedule, not all of these.

@@ -102,7 +102,7 @@ func TestWriteVerdict(t *testing.T) {
 func TestChallengeWatch(t *testing.T) {
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
 	bin := filepath.Join(t.TempDir(), "good")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../lessons/challenges/at-least-once/testdata/good.go").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", bin, "../../lessons/challenge/at-least-once/testdata/good.go").CombinedOutput(); err != nil {
 		t.Fatalf("building the good solution: %v\n%s", err, out)
 	}
 	defer func(f func(*lab.Lab, tui.Options) error) { watchScreen = f }(watchScreen)

@@ -4,7 +4,9 @@
 // with the Kafka listener, runs the program (program.Start), sends the
 // orders, kills the program at the worst moments a seeded schedule picks
 // and starts it again, kills leaders under it, and grades what it reported
-// doing.
+// doing. Each challenge's folder here (at-least-once/…) holds its page,
+// README.md, its starters in Go and Python, and their solutions in
+// testdata/.
 //
 // The program's side of the contract:
 //   - its environment names the cluster (MQLAB_BOOTSTRAP), the topic

@@ -3,7 +3,7 @@
 // Starter for the in-order challenge, with franz-go and SQLite. Run it
 // from mqlab's folder with:
 //
-//	mqlab challenge in-order -- go run lessons/challenges/in-order/consumer.go
+//	mqlab challenge in-order -- go run lessons/challenge/in-order/consumer.go
 //
 // Each record sets an account's balance: key account-3, value
 // "seq=7 balance=450". As written it processes at least once and writes

@@ -3,7 +3,7 @@
 // Starter for the at-least-once challenge, with franz-go. Run it from
 // mqlab's folder with:
 //
-//	mqlab challenge at-least-once -- go run lessons/challenges/at-least-once/consumer.go
+//	mqlab challenge at-least-once -- go run lessons/challenge/at-least-once/consumer.go
 //
 // Every order must be processed, however often the lab kills this
 // program. As written it commits each order before its work, and a kill

@@ -3,7 +3,7 @@
 // A consumer whose charge and the record that it was made commit in one
 // transaction: a redelivered order finds its record and charges nothing.
 //
-//	mqlab challenge effect-once -- go run lessons/challenges/effect-once/testdata/good.go
+//	mqlab challenge effect-once -- go run lessons/challenge/effect-once/testdata/good.go
 package main
 
 import (

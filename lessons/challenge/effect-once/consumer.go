@@ -1,10 +1,14 @@
 //go:build ignore
 
-// A consumer that writes an update only over an older one: the seq goes
-// into the row with the balance, and the write's own condition compares
-// them, so a paused run that wakes up with old updates changes nothing.
+// Starter for the effect-once challenge, with franz-go and SQLite. Run it
+// from mqlab's folder with:
 //
-//	mqlab challenge in-order -- go run lessons/challenges/in-order/testdata/good.go
+//	mqlab challenge effect-once -- go run lessons/challenge/effect-once/consumer.go
+//
+// Each order must be charged ₹450 exactly once in the charges table of
+// the database MQLAB_DB names. As written it processes at least once, so
+// an order redelivered after a kill between its charge and its commit is
+// charged again: make the second delivery charge nothing.
 package main
 
 import (
@@ -47,29 +51,23 @@ func main() {
 		fetches := cl.PollFetches(ctx)
 		fetches.EachError(func(topic string, p int32, err error) { log.Printf("fetch %s/%d: %v", topic, p, err) })
 		fetches.EachRecord(func(r *kgo.Record) {
-			var seq, balance int
-			if _, err := fmt.Sscanf(string(r.Value), "seq=%d balance=%d", &seq, &balance); err != nil {
-				log.Fatalf("%s: %q: %v", r.Key, r.Value, err)
-			}
 			time.Sleep(work)
-			if err := apply(db, string(r.Key), seq, balance); err != nil {
-				log.Fatalf("apply %s: %v", r.Key, err) // not committed: it comes again
+			if err := charge(db, string(r.Key)); err != nil {
+				log.Fatalf("charge %s: %v", r.Key, err) // not committed: it comes again
 			}
 			fmt.Printf("processed %s\n", r.Key)
 			if err := cl.CommitRecords(ctx, r); err != nil {
-				log.Printf("commit %s: %v", r.Key, err) // the group moved on: what we did may be done again
+				log.Printf("commit %s: %v", r.Key, err)
 			}
 		})
 	}
 }
 
-// apply sets the account's balance unless it already holds this update
-// or a later one. One statement: no other run can write between the
-// comparison and the write.
-func apply(db *sql.DB, account string, seq, balance int) error {
-	_, err := db.Exec(`INSERT INTO balances (account, balance, seq) VALUES (?, ?, ?)
-		ON CONFLICT (account) DO UPDATE SET balance = excluded.balance, seq = excluded.seq
-		WHERE excluded.seq > balances.seq`, account, balance, seq)
+// charge charges the order ₹450.
+// TODO: remember, in the same transaction as the charge, that this order
+// was charged, and charge nothing when it comes again.
+func charge(db *sql.DB, key string) error {
+	_, err := db.Exec(`INSERT INTO charges (order_key, amount) VALUES (?, 450)`, key)
 	return err
 }
 
