@@ -103,79 +103,19 @@ func eachRow(db *sql.DB, query string, fn func(*sql.Rows) error) error {
 // the account had already been given, and every account whose balance at
 // the end is not what applying its updates one by one, in order, gives.
 func gradeInOrder(r *Record) []Failure {
-	// Which update each balance came from, and the serial result.
-	seqOf := map[string]map[int]int{}
-	final := map[string]int{}
-	var accounts []string
-	for _, s := range r.Sent {
-		var seq, balance int
-		if _, err := fmt.Sscanf(s.Value, "seq=%d balance=%d", &seq, &balance); err != nil {
-			continue
-		}
-		if seqOf[s.Key] == nil {
-			seqOf[s.Key] = map[int]int{}
-			accounts = append(accounts, s.Key)
-		}
-		seqOf[s.Key][balance] = seq
-		final[s.Key] = balance
-	}
+	u := sentUpdates(r.Sent)
 	db, fail := openDB(r)
 	if fail != nil {
 		return fail
 	}
 	defer db.Close()
-	highest := map[string]int{}
-	var back, strange []string
-	var backAt time.Duration = -1
-	err := eachRow(db, `SELECT account, balance, at_ms FROM mqlab_writes ORDER BY id`, func(rows *sql.Rows) error {
-		var account string
-		var balance int
-		var atMS int64
-		if err := rows.Scan(&account, &balance, &atMS); err != nil {
-			return err
-		}
-		at := time.UnixMilli(atMS).Sub(r.Start)
-		seq, ok := seqOf[account][balance]
-		switch {
-		case !ok:
-			strange = append(strange, fmt.Sprintf("%s set to %d at %.2fs", account, balance, at.Seconds()))
-		case seq < highest[account]:
-			back = append(back, fmt.Sprintf("%s seq %d (%d) after seq %d, at %.2fs", account, seq, balance, highest[account], at.Seconds()))
-			if backAt < 0 {
-				backAt = at
-			}
-		default:
-			highest[account] = seq
-		}
-		return nil
-	})
+	back, backAt, strange, err := u.replayWrites(db, r.Start)
 	if err != nil {
 		return []Failure{{What: "the lab's list of writes (mqlab_writes) could not be read: " + err.Error() + "; leave that table and its triggers as the lab made them"}}
 	}
-	got := map[string]int{}
-	err = eachRow(db, `SELECT account, balance FROM balances`, func(rows *sql.Rows) error {
-		var account string
-		var balance int
-		err := rows.Scan(&account, &balance)
-		got[account] = balance
-		return err
-	})
+	wrong, err := u.wrongAtEnd(db)
 	if err != nil {
 		return []Failure{{What: "the balances table could not be read: " + err.Error()}}
-	}
-	var wrong []string
-	for _, a := range accounts {
-		b, ok := got[a]
-		switch {
-		case !ok:
-			wrong = append(wrong, fmt.Sprintf("%s has no balance, want %d (seq %d)", a, final[a], seqOf[a][final[a]]))
-		case b != final[a]:
-			from := "which no update carried"
-			if seq, ok := seqOf[a][b]; ok {
-				from = fmt.Sprintf("seq %d's", seq)
-			}
-			wrong = append(wrong, fmt.Sprintf("%s ends at %d, %s, want %d (seq %d)", a, b, from, final[a], seqOf[a][final[a]]))
-		}
 	}
 	var out []Failure
 	if len(back) > 0 {
@@ -190,7 +130,7 @@ func gradeInOrder(r *Record) []Failure {
 	}
 	if len(wrong) > 0 {
 		out = append(out, Failure{
-			What: fmt.Sprintf("the final balance of %d of %d accounts is not what their updates applied in order give", len(wrong), len(accounts)),
+			What: fmt.Sprintf("the final balance of %d of %d accounts is not what their updates applied in order give", len(wrong), len(u.accounts)),
 			Kind: "accounts", Items: wrong,
 		})
 	}
@@ -201,6 +141,97 @@ func gradeInOrder(r *Record) []Failure {
 		})
 	}
 	return out
+}
+
+// accountUpdates is what the in-order shop sent: which update each
+// balance came from, and each account's balance once its updates are
+// applied one by one, in order.
+type accountUpdates struct {
+	accounts []string               // in the order the shop first named them
+	seqOf    map[string]map[int]int // account → balance → its update's seq
+	final    map[string]int         // account → its last update's balance
+}
+
+// sentUpdates reads the updates out of the records the shop sent.
+func sentUpdates(sent []ShopRecord) accountUpdates {
+	u := accountUpdates{seqOf: map[string]map[int]int{}, final: map[string]int{}}
+	for _, s := range sent {
+		var seq, balance int
+		if _, err := fmt.Sscanf(s.Value, "seq=%d balance=%d", &seq, &balance); err != nil {
+			continue
+		}
+		if u.seqOf[s.Key] == nil {
+			u.seqOf[s.Key] = map[int]int{}
+			u.accounts = append(u.accounts, s.Key)
+		}
+		u.seqOf[s.Key][balance] = seq
+		u.final[s.Key] = balance
+	}
+	return u
+}
+
+// replayWrites goes through the lab's list of every balance written, in
+// order: back are the writes from an update older than one the account
+// already had, the first of them at backAt (-1 for none), and strange the
+// writes of a balance no update carried.
+func (u accountUpdates) replayWrites(db *sql.DB, start time.Time) (back []string, backAt time.Duration, strange []string, err error) {
+	highest := map[string]int{}
+	backAt = -1
+	err = eachRow(db, `SELECT account, balance, at_ms FROM mqlab_writes ORDER BY id`, func(rows *sql.Rows) error {
+		var account string
+		var balance int
+		var atMS int64
+		if err := rows.Scan(&account, &balance, &atMS); err != nil {
+			return err
+		}
+		at := time.UnixMilli(atMS).Sub(start)
+		seq, ok := u.seqOf[account][balance]
+		switch {
+		case !ok:
+			strange = append(strange, fmt.Sprintf("%s set to %d at %.2fs", account, balance, at.Seconds()))
+		case seq < highest[account]:
+			back = append(back, fmt.Sprintf("%s seq %d (%d) after seq %d, at %.2fs", account, seq, balance, highest[account], at.Seconds()))
+			if backAt < 0 {
+				backAt = at
+			}
+		default:
+			highest[account] = seq
+		}
+		return nil
+	})
+	return back, backAt, strange, err
+}
+
+// wrongAtEnd is every account whose balance in the program's table is
+// not its last update's, saying which update the balance came from.
+func (u accountUpdates) wrongAtEnd(db *sql.DB) ([]string, error) {
+	got := map[string]int{}
+	err := eachRow(db, `SELECT account, balance FROM balances`, func(rows *sql.Rows) error {
+		var account string
+		var balance int
+		err := rows.Scan(&account, &balance)
+		got[account] = balance
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	var wrong []string
+	for _, a := range u.accounts {
+		want := u.final[a]
+		b, ok := got[a]
+		switch {
+		case !ok:
+			wrong = append(wrong, fmt.Sprintf("%s has no balance, want %d (seq %d)", a, want, u.seqOf[a][want]))
+		case b != want:
+			from := "which no update carried"
+			if seq, ok := u.seqOf[a][b]; ok {
+				from = fmt.Sprintf("seq %d's", seq)
+			}
+			wrong = append(wrong, fmt.Sprintf("%s ends at %d, %s, want %d (seq %d)", a, b, from, want, u.seqOf[a][want]))
+		}
+	}
+	return wrong, nil
 }
 
 // poisonTries is the most attempts one run may make at a record before it
