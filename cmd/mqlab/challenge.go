@@ -23,14 +23,9 @@ import (
 // enough for a pass to count.
 const defaultSeeds = challenge.PassSchedules
 
-func challengeCmd() *cobra.Command {
-	var seed uint64
-	var seeds int
-	var watch bool
-	cmd := &cobra.Command{
-		Use:   "challenge [ID -- COMMAND [ARGS...]]",
-		Short: "Run your own consumer, in any language, under real crashes, and have it graded",
-		Long: `challenge with no arguments lists the challenges. With an id and, after --,
+// challengeHelp is the challenge command's long help: what the learner's
+// program gets, what it must print, and what the lab does to it.
+const challengeHelp = `challenge with no arguments lists the challenges. With an id and, after --,
 the command that runs your program, it starts a lab with the Kafka
 protocol on every node and runs your program as the group's consumer. Its
 environment names the cluster (MQLAB_BOOTSTRAP), the topic (MQLAB_TOPIC),
@@ -50,10 +45,23 @@ and what happened around them. It exits non-zero when a schedule fails.
 Each challenge's page is lessons/challenge/ID/README.md.
 
   mqlab challenge at-least-once -- python3 consumer.py
-  mqlab challenge at-least-once --seed 3 -- ./consumer`,
+  mqlab challenge at-least-once --seed 3 -- ./consumer`
+
+// challengeFlags are the challenge command's flags.
+type challengeFlags struct {
+	seed  uint64 // the one schedule to run, when given
+	seeds int    // how many schedules to run otherwise
+	watch bool
+}
+
+func challengeCmd() *cobra.Command {
+	var f challengeFlags
+	cmd := &cobra.Command{
+		Use:   "challenge [ID -- COMMAND [ARGS...]]",
+		Short: "Run your own consumer, in any language, under real crashes, and have it graded",
+		Long:  challengeHelp,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			out := cmd.OutOrStdout()
-			dash := cmd.ArgsLenAtDash()
 			store, serr := lessons.OpenStore("")
 			if len(args) == 0 {
 				var passed map[string]lessons.ChallengeProgress
@@ -65,48 +73,19 @@ Each challenge's page is lessons/challenge/ID/README.md.
 				listChallenges(out, passed)
 				return nil
 			}
-			id := args[0]
-			ch := challenge.Find(id)
-			if ch == nil {
-				return fmt.Errorf("no challenge %q; mqlab challenge lists them", id)
-			}
-			if dash < 0 || dash >= len(args) {
-				return fmt.Errorf("give the command that runs your program after --, like mqlab challenge %s -- python3 consumer.py", id)
-			}
-			if dash != 1 {
-				return fmt.Errorf("put the challenge's id alone before --, then your program's command: mqlab challenge %s -- %s", id, strings.Join(args[dash:], " "))
+			ch, command, err := challengeArgs(args, cmd.ArgsLenAtDash())
+			if err != nil {
+				return err
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			list := []uint64{seed}
-			if !cmd.Flags().Changed("seed") {
-				list = list[:0]
-				for s := range uint64(max(1, seeds)) {
-					list = append(list, s+1)
-				}
+			if f.watch {
+				return watchChallenge(ctx, out, ch, challenge.Options{Command: command, Seed: f.seed})
 			}
-			if watch {
-				return watchChallenge(ctx, out, ch, challenge.Options{Command: args[dash:], Seed: seed})
+			list := f.schedules(cmd.Flags().Changed("seed"))
+			if err := runSchedules(ctx, out, ch, command, list); err != nil {
+				return err
 			}
-			failed := 0
-			for _, s := range list {
-				v, err := challenge.Run(ctx, ch, challenge.Options{Command: args[dash:], Seed: s})
-				if ctx.Err() != nil {
-					return errors.New("stopped: the lab and your program are stopped")
-				}
-				if err != nil {
-					fmt.Fprintf(out, "%s, seed %d: %v\n", ch.ID, s, err)
-					return fmt.Errorf("%s: the program could not be graded", ch.ID)
-				}
-				writeVerdict(out, v)
-				if !v.Passed {
-					failed++
-				}
-			}
-			if failed > 0 {
-				return fmt.Errorf("%s: %d of %d schedules failed", ch.ID, failed, len(list))
-			}
-			fmt.Fprintf(out, "%s: passed on all %d schedules\n", ch.ID, len(list))
 			if serr == nil && len(list) >= defaultSeeds {
 				// One lucky schedule is no pass: progress keeps a run of several.
 				if err := store.PassChallenge(ch.ID, len(list)); err != nil {
@@ -116,10 +95,66 @@ Each challenge's page is lessons/challenge/ID/README.md.
 			return nil
 		},
 	}
-	cmd.Flags().Uint64Var(&seed, "seed", 1, "run this one schedule only, to replay it")
-	cmd.Flags().IntVar(&seeds, "seeds", defaultSeeds, "how many schedules to run without --seed")
-	cmd.Flags().BoolVar(&watch, "watch", false, "watch one schedule (--seed, 1 by default) on the lab's screen: your program's group, offsets and the kills, live")
+	cmd.Flags().Uint64Var(&f.seed, "seed", 1, "run this one schedule only, to replay it")
+	cmd.Flags().IntVar(&f.seeds, "seeds", defaultSeeds, "how many schedules to run without --seed")
+	cmd.Flags().BoolVar(&f.watch, "watch", false, "watch one schedule (--seed, 1 by default) on the lab's screen: your program's group, offsets and the kills, live")
 	return cmd
+}
+
+// challengeArgs reads the challenge's id and, after --, the command that
+// runs the learner's program; dash is where -- stood (-1 for nowhere).
+func challengeArgs(args []string, dash int) (*challenge.Challenge, []string, error) {
+	id := args[0]
+	ch := challenge.Find(id)
+	if ch == nil {
+		return nil, nil, fmt.Errorf("no challenge %q; mqlab challenge lists them", id)
+	}
+	if dash < 0 || dash >= len(args) {
+		return nil, nil, fmt.Errorf("give the command that runs your program after --, like mqlab challenge %s -- python3 consumer.py", id)
+	}
+	if dash != 1 {
+		return nil, nil, fmt.Errorf("put the challenge's id alone before --, then your program's command: mqlab challenge %s -- %s", id, strings.Join(args[dash:], " "))
+	}
+	return ch, args[dash:], nil
+}
+
+// schedules are the seeds to run: the one --seed names, or the first
+// --seeds of them.
+func (f challengeFlags) schedules(seedGiven bool) []uint64 {
+	if seedGiven {
+		return []uint64{f.seed}
+	}
+	var list []uint64
+	for s := range uint64(max(1, f.seeds)) {
+		list = append(list, s+1)
+	}
+	return list
+}
+
+// runSchedules runs the learner's program under each schedule in turn and
+// prints each verdict; an error says a schedule failed or could not grade
+// the program, or that the run was stopped.
+func runSchedules(ctx context.Context, out io.Writer, ch *challenge.Challenge, command []string, list []uint64) error {
+	failed := 0
+	for _, s := range list {
+		v, err := challenge.Run(ctx, ch, challenge.Options{Command: command, Seed: s})
+		if ctx.Err() != nil {
+			return errors.New("stopped: the lab and your program are stopped")
+		}
+		if err != nil {
+			fmt.Fprintf(out, "%s, seed %d: %v\n", ch.ID, s, err)
+			return fmt.Errorf("%s: the program could not be graded", ch.ID)
+		}
+		writeVerdict(out, v)
+		if !v.Passed {
+			failed++
+		}
+	}
+	if failed > 0 {
+		return fmt.Errorf("%s: %d of %d schedules failed", ch.ID, failed, len(list))
+	}
+	fmt.Fprintf(out, "%s: passed on all %d schedules\n", ch.ID, len(list))
+	return nil
 }
 
 func listChallenges(out io.Writer, passed map[string]lessons.ChallengeProgress) {
