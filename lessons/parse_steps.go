@@ -43,117 +43,159 @@ func (f *fence) closes(text string) bool {
 
 // body reads the steps: ## headings, narrative, fenced blocks.
 func (p *parser) body(body []srcLine, all []srcLine) {
-	var step *Step
-	var text []srcLine // narrative collected since the last block
-	var open *fence
-	warnedPreface := false
-
-	flush := func() {
-		if step == nil {
-			text = nil
-			return
-		}
-		for len(text) > 0 && strings.TrimSpace(text[0].text) == "" {
-			text = text[1:]
-		}
-		for len(text) > 0 && strings.TrimSpace(text[len(text)-1].text) == "" {
-			text = text[:len(text)-1]
-		}
-		if len(text) == 0 {
-			return
-		}
-		parts := make([]string, len(text))
-		for i, l := range text {
-			parts[i] = l.text
-		}
-		step.Blocks = append(step.Blocks, Block{Kind: KindText, Line: text[0].num, Text: strings.Join(parts, "\n")})
-		text = nil
-	}
-	addText := func(l srcLine) {
-		if step == nil {
-			if strings.TrimSpace(l.text) != "" && !warnedPreface {
-				p.problem(l.num, 0, "text before the first ## step: every part of a lesson belongs to a step")
-				warnedPreface = true
-			}
-			return
-		}
-		text = append(text, l)
-	}
-
+	r := &bodyReader{p: p}
 	for _, l := range body {
-		if open != nil && open.special && startsSomething(l.text) {
-			// A fence with an info string or a step heading cannot be in
-			// a lab, task, predict or expect block: the block was left open.
-			p.problem(open.start, 0, "the ```%s block opened here is not closed before line %d", open.kind, l.num)
-			p.block(step, open)
-			open = nil
-		}
-		if open != nil {
-			if open.closes(l.text) {
-				if open.special {
-					p.block(step, open)
-				} else {
-					addText(l)
-				}
-				open = nil
-				continue
-			}
-			if open.special {
-				open.lines = append(open.lines, l)
-			} else {
-				addText(l)
-			}
-			continue
-		}
-		if m := fenceRE.FindStringSubmatch(l.text); m != nil && !(m[2][0] == '`' && strings.Contains(m[3], "`")) {
-			info := strings.TrimSpace(m[3])
-			word := ""
-			if fields := strings.Fields(info); len(fields) > 0 {
-				word = strings.ToLower(fields[0])
-			}
-			f := &fence{char: m[2][0], n: len(m[2]), info: info, start: l.num}
-			if k, ok := blockKinds[word]; ok {
-				f.kind, f.special = k, true
-				flush()
-				if step == nil && !warnedPreface {
-					p.problem(l.num, 0, "a ```%s block before the first ## step: every part of a lesson belongs to a step", word)
-					warnedPreface = true
-				}
-			} else {
-				if word != "" && len(word) >= 3 {
-					if s := command.Nearest(word, blockNames); s != "" {
-						p.problem(l.num, 4, "unknown block kind %q; did you mean %q? (the blocks are lab, task, predict and expect)", word, s)
-					}
-				}
-				addText(l)
-			}
-			open = f
-			continue
-		}
-		if strings.HasPrefix(l.text, "## ") || strings.TrimRight(l.text, " ") == "##" {
-			flush()
-			title := strings.TrimSpace(strings.TrimRight(strings.TrimSpace(l.text[2:]), "#"))
-			if title == "" {
-				p.problem(l.num, 0, "a step heading needs a title: ## What the leader holds")
-			}
-			p.les.Steps = append(p.les.Steps, Step{Title: title, Line: l.num})
-			step = &p.les.Steps[len(p.les.Steps)-1]
-			continue
-		}
-		if strings.HasPrefix(l.text, "# ") || strings.TrimSpace(l.text) == "#" {
-			p.problem(l.num, 0, "a # heading: steps are ## headings, and the lesson's title belongs in the front matter")
-			continue
-		}
-		addText(l)
+		r.line(l)
 	}
-	if open != nil {
+	r.end()
+	p.checkSteps(body, all)
+}
+
+// bodyReader is what reading a lesson's body knows between its lines.
+type bodyReader struct {
+	p             *parser
+	step          *Step     // the step being read; nil before the first
+	text          []srcLine // narrative collected since the last block
+	open          *fence    // the fenced block being read, if any
+	warnedPreface bool      // text before the first step was reported
+}
+
+// line reads one line of the body.
+func (r *bodyReader) line(l srcLine) {
+	if r.open != nil && r.open.special && startsSomething(l.text) {
+		// A fence with an info string or a step heading cannot be in
+		// a lab, task, predict or expect block: the block was left open.
+		r.p.problem(r.open.start, 0, "the ```%s block opened here is not closed before line %d", r.open.kind, l.num)
+		r.p.block(r.step, r.open)
+		r.open = nil
+	}
+	if r.open != nil {
+		r.inFence(l)
+		return
+	}
+	if m := fenceRE.FindStringSubmatch(l.text); m != nil && !(m[2][0] == '`' && strings.Contains(m[3], "`")) {
+		r.openFence(l, m)
+		return
+	}
+	if strings.HasPrefix(l.text, "## ") || strings.TrimRight(l.text, " ") == "##" {
+		r.startStep(l)
+		return
+	}
+	if strings.HasPrefix(l.text, "# ") || strings.TrimSpace(l.text) == "#" {
+		r.p.problem(l.num, 0, "a # heading: steps are ## headings, and the lesson's title belongs in the front matter")
+		return
+	}
+	r.addText(l)
+}
+
+// inFence reads a line inside the open fenced block: its content, or the
+// fence that closes it. A narrative code block's lines are narrative.
+func (r *bodyReader) inFence(l srcLine) {
+	closes := r.open.closes(l.text)
+	switch {
+	case r.open.special && closes:
+		r.p.block(r.step, r.open)
+	case r.open.special:
+		r.open.lines = append(r.open.lines, l)
+	default:
+		r.addText(l)
+	}
+	if closes {
+		r.open = nil
+	}
+}
+
+// openFence opens a fenced block at l, whose fence is m: one of the four
+// lesson kinds ends the narrative before it; anything else is a code block
+// in the narrative (a near miss of a kind's name is reported).
+func (r *bodyReader) openFence(l srcLine, m []string) {
+	info := strings.TrimSpace(m[3])
+	word := ""
+	if fields := strings.Fields(info); len(fields) > 0 {
+		word = strings.ToLower(fields[0])
+	}
+	f := &fence{char: m[2][0], n: len(m[2]), info: info, start: l.num}
+	if k, ok := blockKinds[word]; ok {
+		f.kind, f.special = k, true
+		r.flush()
+		if r.step == nil && !r.warnedPreface {
+			r.p.problem(l.num, 0, "a ```%s block before the first ## step: every part of a lesson belongs to a step", word)
+			r.warnedPreface = true
+		}
+	} else {
+		if word != "" && len(word) >= 3 {
+			if s := command.Nearest(word, blockNames); s != "" {
+				r.p.problem(l.num, 4, "unknown block kind %q; did you mean %q? (the blocks are lab, task, predict and expect)", word, s)
+			}
+		}
+		r.addText(l)
+	}
+	r.open = f
+}
+
+// startStep starts the step whose ## heading is l.
+func (r *bodyReader) startStep(l srcLine) {
+	r.flush()
+	title := strings.TrimSpace(strings.TrimRight(strings.TrimSpace(l.text[2:]), "#"))
+	if title == "" {
+		r.p.problem(l.num, 0, "a step heading needs a title: ## What the leader holds")
+	}
+	r.p.les.Steps = append(r.p.les.Steps, Step{Title: title, Line: l.num})
+	r.step = &r.p.les.Steps[len(r.p.les.Steps)-1]
+}
+
+// addText adds a line to the narrative; before the first step, text that
+// is not blank is reported once.
+func (r *bodyReader) addText(l srcLine) {
+	if r.step == nil {
+		if strings.TrimSpace(l.text) != "" && !r.warnedPreface {
+			r.p.problem(l.num, 0, "text before the first ## step: every part of a lesson belongs to a step")
+			r.warnedPreface = true
+		}
+		return
+	}
+	r.text = append(r.text, l)
+}
+
+// flush ends the narrative collected since the last block: without its
+// blank lines at either end, it becomes the step's next text block.
+func (r *bodyReader) flush() {
+	if r.step == nil {
+		r.text = nil
+		return
+	}
+	for len(r.text) > 0 && strings.TrimSpace(r.text[0].text) == "" {
+		r.text = r.text[1:]
+	}
+	for len(r.text) > 0 && strings.TrimSpace(r.text[len(r.text)-1].text) == "" {
+		r.text = r.text[:len(r.text)-1]
+	}
+	if len(r.text) == 0 {
+		return
+	}
+	parts := make([]string, len(r.text))
+	for i, l := range r.text {
+		parts[i] = l.text
+	}
+	r.step.Blocks = append(r.step.Blocks, Block{Kind: KindText, Line: r.text[0].num, Text: strings.Join(parts, "\n")})
+	r.text = nil
+}
+
+// end reports a block never closed, and ends the last narrative.
+func (r *bodyReader) end() {
+	if r.open != nil {
 		what := "code block"
-		if open.special {
-			what = "```" + open.kind.String() + " block"
+		if r.open.special {
+			what = "```" + r.open.kind.String() + " block"
 		}
-		p.problem(open.start, 0, "the %s opened here is never closed", what)
+		r.p.problem(r.open.start, 0, "the %s opened here is never closed", what)
 	}
-	flush()
+	r.flush()
+}
+
+// checkSteps reports a lesson with no steps, and every step with nothing
+// in it.
+func (p *parser) checkSteps(body, all []srcLine) {
 	if len(p.les.Steps) == 0 {
 		line := 1
 		if len(all) > 0 {
