@@ -189,93 +189,114 @@ var choiceRE = regexp.MustCompile(`^\s*[-*+]\s+\[( |x|X)\]\s*(.*)$`)
 
 var bulletRE = regexp.MustCompile(`^\s*[-*+]\s+`)
 
+// predict reads a ```predict block: the question, then the choices or a
+// numeric answer:, then why:; it returns the prediction and the concept
+// it counts for.
 func (p *parser) predict(f *fence, step *Step) (*Predict, string) {
-	pr := &Predict{Line: f.start, Answer: -1}
+	r := &predictReader{p: p, pr: &Predict{Line: f.start, Answer: -1}}
 	n := 1
 	for _, b := range step.Blocks {
 		if b.Kind == KindPredict {
 			n++
 		}
 	}
-	pr.ID = fmt.Sprintf("s%d.p%d", len(p.les.Steps), n)
-	var question, why []string
-	inWhy, sawAnswer := false, false
-	concept := ""
+	r.pr.ID = fmt.Sprintf("s%d.p%d", len(p.les.Steps), n)
 	for _, l := range f.lines {
 		if k, rest, _ := key(l.text, "why", "concept", "answer"); k != "" {
-			switch k {
-			case "concept":
-				concept = p.conceptTag(l.num, rest, concept)
-				continue
-			case "answer":
-				if inWhy {
-					p.problem(l.num, 0, "an answer: after why: — put the answer before the explanation")
-					continue
-				}
-				if sawAnswer {
-					p.problem(l.num, 0, "a second answer: line; a prediction has one right answer")
-					continue
-				}
-				sawAnswer = true
-				n, err := parseNumberAnswer(rest)
-				if err != nil {
-					p.problem(l.num, 0, "%s", err)
-					continue
-				}
-				pr.Number = n
-				continue
-			}
-			inWhy = true
-			why = append(why, rest)
-			continue
-		}
-		if m := choiceRE.FindStringSubmatch(l.text); m != nil {
-			if inWhy {
-				p.problem(l.num, 0, "a choice after why: — put the choices before the explanation")
-				continue
-			}
-			choice := strings.TrimSpace(m[2])
-			if choice == "" {
-				p.problem(l.num, 0, "an empty choice")
-				continue
-			}
-			if m[1] != " " {
-				if pr.Answer >= 0 {
-					p.problem(l.num, 0, "a second choice marked [x]; a prediction has one right answer")
-				} else {
-					pr.Answer = len(pr.Choices)
-				}
-			}
-			pr.Choices = append(pr.Choices, choice)
-			continue
-		}
-		switch {
-		case inWhy:
-			why = append(why, l.text)
-		case len(pr.Choices) == 0:
-			if bulletRE.MatchString(l.text) {
-				p.problem(l.num, 0, "a choice is written - [ ] text, and the right one - [x] text")
-				continue
-			}
-			question = append(question, l.text)
-		case strings.TrimSpace(l.text) == "":
-		default:
-			if bulletRE.MatchString(l.text) {
-				p.problem(l.num, 0, "a choice is written - [ ] text, and the right one - [x] text")
-			} else {
-				p.problem(l.num, 0, "text after the choices: the explanation goes after why:")
-			}
+			r.keyLine(l, k, rest)
+		} else if m := choiceRE.FindStringSubmatch(l.text); m != nil {
+			r.choice(l, m[1] != " ", strings.TrimSpace(m[2]))
+		} else {
+			r.text(l)
 		}
 	}
-	pr.Question = strings.TrimSpace(strings.Join(question, "\n"))
-	pr.Why = strings.TrimSpace(strings.Join(why, "\n"))
+	r.finish(f)
+	return r.pr, r.concept
+}
+
+// predictReader is what reading a ```predict block knows between lines.
+type predictReader struct {
+	p             *parser
+	pr            *Predict
+	question, why []string
+	inWhy         bool // why: has begun
+	sawAnswer     bool // an answer: line was read
+	concept       string
+}
+
+// keyLine reads a concept:, answer: or why: line.
+func (r *predictReader) keyLine(l srcLine, k, rest string) {
+	switch {
+	case k == "concept":
+		r.concept = r.p.conceptTag(l.num, rest, r.concept)
+	case k == "why":
+		r.inWhy = true
+		r.why = append(r.why, rest)
+	case r.inWhy:
+		r.p.problem(l.num, 0, "an answer: after why: — put the answer before the explanation")
+	case r.sawAnswer:
+		r.p.problem(l.num, 0, "a second answer: line; a prediction has one right answer")
+	default:
+		r.sawAnswer = true
+		n, err := parseNumberAnswer(rest)
+		if err != nil {
+			r.p.problem(l.num, 0, "%s", err)
+			return
+		}
+		r.pr.Number = n
+	}
+}
+
+// choice reads a - [ ] line, or - [x] for the right one.
+func (r *predictReader) choice(l srcLine, right bool, choice string) {
+	switch {
+	case r.inWhy:
+		r.p.problem(l.num, 0, "a choice after why: — put the choices before the explanation")
+		return
+	case choice == "":
+		r.p.problem(l.num, 0, "an empty choice")
+		return
+	case right && r.pr.Answer >= 0:
+		r.p.problem(l.num, 0, "a second choice marked [x]; a prediction has one right answer")
+	case right:
+		r.pr.Answer = len(r.pr.Choices)
+	}
+	r.pr.Choices = append(r.pr.Choices, choice)
+}
+
+// text reads any other line: the question before the choices, the
+// explanation after why:, and nothing between.
+func (r *predictReader) text(l srcLine) {
+	switch {
+	case r.inWhy:
+		r.why = append(r.why, l.text)
+	case len(r.pr.Choices) == 0:
+		if bulletRE.MatchString(l.text) {
+			r.p.problem(l.num, 0, "a choice is written - [ ] text, and the right one - [x] text")
+			return
+		}
+		r.question = append(r.question, l.text)
+	case strings.TrimSpace(l.text) == "":
+	case bulletRE.MatchString(l.text):
+		r.p.problem(l.num, 0, "a choice is written - [ ] text, and the right one - [x] text")
+	default:
+		r.p.problem(l.num, 0, "text after the choices: the explanation goes after why:")
+	}
+}
+
+// finish sets the question and the explanation, and reports what the
+// whole block lacks.
+func (r *predictReader) finish(f *fence) {
+	pr, p := r.pr, r.p
+	pr.Question = strings.TrimSpace(strings.Join(r.question, "\n"))
+	pr.Why = strings.TrimSpace(strings.Join(r.why, "\n"))
 	if pr.Question == "" {
 		p.problem(f.start, 0, "the prediction asks no question: write it above the choices")
 	}
 	switch {
 	case pr.Number != nil && len(pr.Choices) > 0:
 		p.problem(f.start, 0, "the prediction has both choices and an answer: line; a number is asked with answer: alone, choices with - [x]")
-	case pr.Number != nil, sawAnswer && len(pr.Choices) == 0: // a bad answer: line is its own problem
+	case pr.Number != nil, r.sawAnswer && len(pr.Choices) == 0: // a bad answer: line is its own problem
 	case len(pr.Choices) < 2:
 		p.problem(f.start, 0, "the prediction needs at least two choices, each - [ ] text, or a numeric answer: 20 ± 4")
 	case pr.Answer < 0:
@@ -284,7 +305,6 @@ func (p *parser) predict(f *fence, step *Step) (*Predict, string) {
 	if pr.Why == "" {
 		p.problem(f.start, 0, "the prediction has no why: line explaining the answer, shown after the learner answers")
 	}
-	return pr, concept
 }
 
 func (p *parser) conceptTag(num int, name, prev string) string {
