@@ -194,25 +194,11 @@ func Run(ctx context.Context, ch *Challenge, opts Options) (v Verdict, err error
 	}
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
-	l, err := lab.New(lab.Options{Nodes: 3, Timing: "fast"})
+	l, bootstrap, err := startLab(ctx, ch)
 	if err != nil {
 		return v, err
 	}
 	defer l.Close()
-	setup := []string{fmt.Sprintf("topic create %s partitions=%d", ch.Topic, ch.Partitions)}
-	if ch.DeadLetters != "" {
-		setup = append(setup, "topic create "+ch.DeadLetters+" partitions=1")
-	}
-	setup = append(setup, "kafka listen port=0 auto-create=false")
-	for _, line := range setup {
-		if _, err := l.Exec(ctx, line); err != nil {
-			return v, fmt.Errorf("setting up the lab: %s: %w", line, err)
-		}
-	}
-	k := l.Snapshot().Kafka
-	if k == nil {
-		return v, errors.New("setting up the lab: the Kafka listener did not start")
-	}
 	if opts.Watch != nil {
 		release := opts.Watch(l)
 		defer func() { release(v, err) }() // before the lab closes
@@ -225,27 +211,11 @@ func Run(ctx context.Context, ch *Challenge, opts Options) (v Verdict, err error
 		}
 		defer os.RemoveAll(dir)
 		db = filepath.Join(dir, ch.ID+".db")
-		if err := createDB(ctx, db, ch.Schema); err != nil {
+		if err := setUpDB(ctx, l, ch, db, opts.Watch != nil); err != nil {
 			return v, fmt.Errorf("setting up the challenge's database: %w", err)
 		}
-		if opts.Watch != nil { // the screen shows the program's effects as they are made
-			if err := l.AttachDatabase(ch.Group, db, "your program's database (MQLAB_DB)"); err != nil {
-				return v, fmt.Errorf("setting up the challenge's database: %w", err)
-			}
-		}
 	}
-	rng := rand.New(rand.NewPCG(opts.Seed, 0x6d716c6162))
-	run := &runner{ch: ch, l: l, opts: opts, limit: limit, bootstrap: k.Bootstrap, start: start, rng: rng, db: db,
-		lines: make(chan runLine, 256), exits: make(chan *instance, 4), stop: make(chan struct{}), failures: map[string]int{},
-		rec: &Record{Start: start, Processed: map[string][]string{}, Failed: map[string][]string{}, DB: db}}
-	run.rec.Sent = ch.Workload(rng)
-	if slices.Contains(ch.Faults, FaultPause) {
-		run.rec.Sent, run.held = holdLastBack(run.rec.Sent)
-		run.release = make(chan struct{})
-	}
-	for _, s := range run.rec.Sent {
-		run.rec.Keys = append(run.rec.Keys, s.Key)
-	}
+	run := newRunner(ch, l, opts, limit, bootstrap, start, db)
 	err = run.play(ctx)
 	if err == nil {
 		err = run.check(ctx)
@@ -265,4 +235,60 @@ func Run(ctx context.Context, ch *Challenge, opts Options) (v Verdict, err error
 	v.Failures = ch.Grade(run.rec)
 	v.Passed = len(v.Failures) == 0
 	return v, nil
+}
+
+// startLab starts the challenge's lab: its topics and the Kafka listener
+// the program connects to, whose bootstrap address it returns.
+func startLab(ctx context.Context, ch *Challenge) (*lab.Lab, string, error) {
+	l, err := lab.New(lab.Options{Nodes: 3, Timing: "fast"})
+	if err != nil {
+		return nil, "", err
+	}
+	setup := []string{fmt.Sprintf("topic create %s partitions=%d", ch.Topic, ch.Partitions)}
+	if ch.DeadLetters != "" {
+		setup = append(setup, "topic create "+ch.DeadLetters+" partitions=1")
+	}
+	setup = append(setup, "kafka listen port=0 auto-create=false")
+	for _, line := range setup {
+		if _, err := l.Exec(ctx, line); err != nil {
+			l.Close()
+			return nil, "", fmt.Errorf("setting up the lab: %s: %w", line, err)
+		}
+	}
+	k := l.Snapshot().Kafka
+	if k == nil {
+		l.Close()
+		return nil, "", errors.New("setting up the lab: the Kafka listener did not start")
+	}
+	return l, k.Bootstrap, nil
+}
+
+// setUpDB makes the challenge's database at path and, for a watched run,
+// shows it on the lab's screen as the program's effects are made.
+func setUpDB(ctx context.Context, l *lab.Lab, ch *Challenge, path string, watched bool) error {
+	if err := createDB(ctx, path, ch.Schema); err != nil {
+		return err
+	}
+	if watched {
+		return l.AttachDatabase(ch.Group, path, "your program's database (MQLAB_DB)")
+	}
+	return nil
+}
+
+// newRunner readies a run: the workload drawn from the seed, each key's
+// last record held back for a challenge that pauses the program.
+func newRunner(ch *Challenge, l *lab.Lab, opts Options, limit time.Duration, bootstrap string, start time.Time, db string) *runner {
+	rng := rand.New(rand.NewPCG(opts.Seed, 0x6d716c6162))
+	run := &runner{ch: ch, l: l, opts: opts, limit: limit, bootstrap: bootstrap, start: start, rng: rng, db: db,
+		lines: make(chan runLine, 256), exits: make(chan *instance, 4), stop: make(chan struct{}), failures: map[string]int{},
+		rec: &Record{Start: start, Processed: map[string][]string{}, Failed: map[string][]string{}, DB: db}}
+	run.rec.Sent = ch.Workload(rng)
+	if slices.Contains(ch.Faults, FaultPause) {
+		run.rec.Sent, run.held = holdLastBack(run.rec.Sent)
+		run.release = make(chan struct{})
+	}
+	for _, s := range run.rec.Sent {
+		run.rec.Keys = append(run.rec.Keys, s.Key)
+	}
+	return run
 }
