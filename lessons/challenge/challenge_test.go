@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mqlab/mqlab/lab"
 )
 
 // The timeline around an order names what happened near it; an order lost
@@ -113,5 +115,42 @@ func TestHoldLastBack(t *testing.T) {
 	want := []ShopRecord{r("a", "1"), r("b", "1"), r("a", "2"), r("b", "2"), r("c", "1"), r("a", "3")}
 	if held != 3 || !slices.Equal(got, want) {
 		t.Errorf("holdLastBack(%v) = %v, %d; want %v, 3 (one held back per key)", sent, got, held, want)
+	}
+}
+
+// The poison grade names each way a program can go wrong with poison,
+// in order, with the orders involved and the timeline around them.
+func TestGradePoison(t *testing.T) {
+	r := &Record{
+		Sent: []ShopRecord{
+			{"order-1", "order 1 amount=450"}, {"order-2", "order 2 amount=" + poisonAmount},
+			{"order-3", "order 3 amount=120"}, {"order-4", "order 4 amount=" + poisonAmount},
+		},
+		Keys:         []string{"order-1", "order-2", "order-3", "order-4"},
+		Processed:    map[string][]string{"order-1": {"run 1"}, "order-4": {"run 1"}},
+		Failed:       map[string][]string{"order-2": slices.Repeat([]string{"run 1"}, poisonTries+1)},
+		DeadLettered: []lab.TopicRecord{{Key: "order-1"}, {Key: "order-4"}},
+		Stalled:      true,
+		Timeline:     []entry{{time.Second, "run 1 reports failed order-2"}, {3 * time.Second, "the lab kills run 1 (SIGKILL to its process group)"}},
+	}
+	got := gradePoison(r)
+	want := []struct{ what, items string }{
+		{"a poison order was tried without bound", "order-2, tried 6 times by run 1"},
+		{"1 poison order was never parked", "order-2"},
+		{"1 of 2 good orders was never processed: the partition stopped at a poison order", "order-3"},
+		{"a poison order was reported processed", "order-4"},
+		{"1 good order was parked in the dead-letter topic", "order-1"},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %d failures, want %d: %+v", len(got), len(want), got)
+	}
+	for i, w := range want {
+		f := got[i]
+		if !strings.HasPrefix(f.What, w.what) || f.Kind != "orders" || strings.Join(f.Items, "|") != w.items || len(f.Around) == 0 {
+			t.Errorf("failure %d: %+v; want %q about %q, with the timeline around", i, f, w.what, w.items)
+		}
+	}
+	if got := gradeNothingLost(r); len(got) != 1 || !strings.HasPrefix(got[0].What, "2 of 4 orders were never processed") || strings.Join(got[0].Items, "|") != "order-2|order-3" {
+		t.Errorf("gradeNothingLost: %+v", got)
 	}
 }
