@@ -20,14 +20,16 @@ func gradeNothingLost(r *Record) []Failure {
 			lost = append(lost, key)
 		}
 	}
-	if len(lost) == 0 {
-		return nil
+	return r.failOrders(nil, fmt.Sprintf("%d of %d orders %s never processed: the group committed past them before the program finished them, and a crash in between lost them", len(lost), len(r.Keys), were(len(lost))), lost)
+}
+
+// failOrders adds to out a failure about the orders in items, with the
+// timeline around the first of them; with no items, nothing.
+func (r *Record) failOrders(out []Failure, what string, items []string) []Failure {
+	if len(items) == 0 {
+		return out
 	}
-	return []Failure{{
-		What:  fmt.Sprintf("%d of %d orders %s never processed: the group committed past them before the program finished them, and a crash in between lost them", len(lost), len(r.Keys), were(len(lost))),
-		Kind:  "orders",
-		Items: lost, Around: r.around(lost[0]),
-	}}
+	return append(out, Failure{What: what, Kind: "orders", Items: items, Around: r.around(items[0])})
 }
 
 // openDB opens a challenge's database to read what the program left; a
@@ -68,20 +70,8 @@ func gradeChargedOnce(r *Record) []Failure {
 			twice = append(twice, key)
 		}
 	}
-	var out []Failure
-	if len(twice) > 0 {
-		out = append(out, Failure{
-			What: counted(len(twice), "order was", "orders were") + " charged more than once: each came again after its commit was lost and the program killed, and the charge was made again",
-			Kind: "orders", Items: twice, Around: r.around(twice[0]),
-		})
-	}
-	if len(never) > 0 {
-		out = append(out, Failure{
-			What: counted(len(never), "order was", "orders were") + " never charged",
-			Kind: "orders", Items: never, Around: r.around(never[0]),
-		})
-	}
-	return out
+	out := r.failOrders(nil, counted(len(twice), "order was", "orders were")+" charged more than once: each came again after its commit was lost and the program killed, and the charge was made again", twice)
+	return r.failOrders(out, counted(len(never), "order was", "orders were")+" never charged", never)
 }
 
 // eachRow runs query and hands each row to fn.
@@ -288,32 +278,14 @@ func gradePoison(r *Record) []Failure {
 			Kind: "orders", Items: endless, Around: r.around(poison[0]),
 		})
 	}
-	if len(unparked) > 0 {
-		out = append(out, Failure{
-			What: counted(len(unparked), "poison order was", "poison orders were") + " never parked in the dead-letter topic (MQLAB_DEAD_LETTERS)",
-			Kind: "orders", Items: unparked, Around: r.around(unparked[0]),
-		})
+	out = r.failOrders(out, counted(len(unparked), "poison order was", "poison orders were")+" never parked in the dead-letter topic (MQLAB_DEAD_LETTERS)", unparked)
+	what := fmt.Sprintf("%d of %d good orders %s never processed", len(lost), len(r.Keys)-len(poison), were(len(lost)))
+	if r.Stalled {
+		what += ": the partition stopped at a poison order and everything behind it waited"
 	}
-	if len(lost) > 0 {
-		what := fmt.Sprintf("%d of %d good orders %s never processed", len(lost), len(r.Keys)-len(poison), were(len(lost)))
-		if r.Stalled {
-			what += ": the partition stopped at a poison order and everything behind it waited"
-		}
-		out = append(out, Failure{What: what, Kind: "orders", Items: lost, Around: r.around(lost[0])})
-	}
-	if len(claimed) > 0 {
-		out = append(out, Failure{
-			What: "a poison order was reported processed, though its amount cannot be read: report it failed, then park it",
-			Kind: "orders", Items: claimed, Around: r.around(claimed[0]),
-		})
-	}
-	if len(wrongly) > 0 {
-		out = append(out, Failure{
-			What: counted(len(wrongly), "good order was", "good orders were") + " parked in the dead-letter topic: park only what cannot be processed",
-			Kind: "orders", Items: wrongly, Around: r.around(wrongly[0]),
-		})
-	}
-	return out
+	out = r.failOrders(out, what, lost)
+	out = r.failOrders(out, "a poison order was reported processed, though its amount cannot be read: report it failed, then park it", claimed)
+	return r.failOrders(out, counted(len(wrongly), "good order was", "good orders were")+" parked in the dead-letter topic: park only what cannot be processed", wrongly)
 }
 
 // counted is "1 order was" for one, "3 orders were" for more.
