@@ -36,20 +36,12 @@ type ChallengeProgress struct {
 // PassChallenge records that the learner's program passed challenge id
 // on that many schedules.
 func (s *Store) PassChallenge(id string, schedules int) error {
-	unlock, err := s.lock()
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	p, err := s.load()
-	if err != nil {
-		return err
-	}
-	if p.Challenges == nil {
-		p.Challenges = map[string]ChallengeProgress{}
-	}
-	p.Challenges[id] = ChallengeProgress{PassedAt: time.Now().UTC(), Schedules: schedules}
-	return s.save(p)
+	return s.change(func(p *Progress) {
+		if p.Challenges == nil {
+			p.Challenges = map[string]ChallengeProgress{}
+		}
+		p.Challenges[id] = ChallengeProgress{PassedAt: time.Now().UTC(), Schedules: schedules}
+	})
 }
 
 // LessonProgress is one lesson's progress.
@@ -210,20 +202,25 @@ func (s *Store) Learner() (string, error) {
 
 // Reset forgets a lesson's progress.
 func (s *Store) Reset(id string) error {
-	unlock, err := s.lock()
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	p, err := s.load()
-	if err != nil {
-		return err
-	}
-	delete(p.Lessons, id)
-	return s.save(p)
+	return s.change(func(p *Progress) { delete(p.Lessons, id) })
 }
 
+// update changes one lesson's progress, and notes when.
 func (s *Store) update(id string, fn func(*LessonProgress)) error {
+	return s.change(func(p *Progress) {
+		lp := p.Lessons[id]
+		if lp == nil {
+			lp = &LessonProgress{}
+			p.Lessons[id] = lp
+		}
+		fn(lp)
+		lp.Updated = time.Now().UTC()
+	})
+}
+
+// change reads the progress, lets fn change it and writes it back, all
+// under the store's lock.
+func (s *Store) change(fn func(*Progress)) error {
 	unlock, err := s.lock()
 	if err != nil {
 		return err
@@ -233,13 +230,7 @@ func (s *Store) update(id string, fn func(*LessonProgress)) error {
 	if err != nil {
 		return err
 	}
-	lp := p.Lessons[id]
-	if lp == nil {
-		lp = &LessonProgress{}
-		p.Lessons[id] = lp
-	}
-	fn(lp)
-	lp.Updated = time.Now().UTC()
+	fn(&p)
 	return s.save(p)
 }
 
