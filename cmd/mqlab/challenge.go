@@ -215,6 +215,27 @@ var watchScreen = func(l *lab.Lab, opts tui.Options) error {
 	return openScreen(tui.NewLabSource(l), opts)
 }
 
+// watchOptions are the screen's for watching a challenge under seed: what
+// the lab does to the program, and where to look.
+func watchOptions(ch *challenge.Challenge, seed uint64) tui.Options {
+	pauses, tabs := "", "the Groups tab shows your commits"
+	if slices.Contains(ch.Faults, challenge.FaultEffectAhead) {
+		pauses += ", loses its commits on the way"
+	}
+	if slices.Contains(ch.Faults, challenge.FaultPause) {
+		pauses += ", pauses it"
+	}
+	if ch.Schema != "" {
+		tabs += ", and the Services tab your database's tables as your program writes them"
+	}
+	return tui.Options{
+		Title: fmt.Sprintf("Challenge %s, seed %d", ch.ID, seed),
+		About: fmt.Sprintf("Your program runs here as the consumer of group %s, through this lab's Kafka listener. The lab kills it (SIGKILL)%s, and kills leaders at the moments seed %d picks, and the timeline's notes say each; %s. Once the run is over, q leaves the screen and prints the verdict. Leaving earlier stops the run.",
+			ch.Group, pauses, seed, tabs),
+		Commands: tui.LabCommands(),
+	}
+}
+
 // watchChallenge runs one schedule with the lab's screen on it, and prints
 // the verdict once the learner leaves the screen. Leaving before the run
 // ends stops it.
@@ -252,22 +273,7 @@ func watchChallenge(ctx context.Context, out io.Writer, ch *challenge.Challenge,
 	var res outcome
 	select {
 	case l := <-labs:
-		pauses, tabs := "", "the Groups tab shows your commits"
-		if slices.Contains(ch.Faults, challenge.FaultEffectAhead) {
-			pauses += ", loses its commits on the way"
-		}
-		if slices.Contains(ch.Faults, challenge.FaultPause) {
-			pauses += ", pauses it"
-		}
-		if ch.Schema != "" {
-			tabs += ", and the Services tab your database's tables as your program writes them"
-		}
-		screenErr := watchScreen(l, tui.Options{
-			Title: fmt.Sprintf("Challenge %s, seed %d", ch.ID, opts.Seed),
-			About: fmt.Sprintf("Your program runs here as the consumer of group %s, through this lab's Kafka listener. The lab kills it (SIGKILL)%s, and kills leaders at the moments seed %d picks, and the timeline's notes say each; %s. Once the run is over, q leaves the screen and prints the verdict. Leaving earlier stops the run.",
-				ch.Group, pauses, opts.Seed, tabs),
-			Commands: tui.LabCommands(),
-		})
+		screenErr := watchScreen(l, watchOptions(ch, opts.Seed))
 		close(screenDone)
 		if screenErr != nil {
 			cancel()
