@@ -13,9 +13,12 @@
 //     (MQLAB_TOPIC), its group (MQLAB_GROUP), its client id
 //     (MQLAB_CLIENT_ID), the session timeout to ask its group for
 //     (MQLAB_SESSION_MS) and how long each order's work takes
-//     (MQLAB_WORK_MS: sleep that long, then report it);
+//     (MQLAB_WORK_MS: sleep that long, then report it); for a challenge
+//     with a database, its SQLite file (MQLAB_DB), and with a dead-letter
+//     topic, its name (MQLAB_DEAD_LETTERS);
 //   - its standard output carries one line per order it finished,
-//     "processed KEY", and nothing else (it logs to standard error);
+//     "processed KEY", one per attempt that failed, "failed KEY", and
+//     nothing else (it logs to standard error);
 //   - it runs until it is killed.
 package challenge
 
