@@ -196,7 +196,9 @@ func (co *coordinator) persist(group string) error {
 func (co *coordinator) join(ctx context.Context, req groupcoord.JoinRequest) (groupcoord.JoinResult, error) {
 	co.mu.Lock()
 	res, changes, err := co.state.Join(req, time.Now())
-	if len(changes) > 0 {
+	if err == nil || len(changes) > 0 {
+		// An accepted join may complete the generation others wait for,
+		// with no change to report: a Kafka group's leader waits on it.
 		co.broadcastLocked()
 	}
 	co.mu.Unlock()

@@ -114,3 +114,83 @@ func TestClientAssignedGroupRefusesStrangers(t *testing.T) {
 		t.Fatalf("join with another protocol type: %v; want inconsistent strategy", err)
 	}
 }
+
+// A coordinator that takes over a group of Kafka clients from the records
+// the old one persisted admits its members' rejoins and a new member, as
+// Kafka's does: the members' protocols and rebalance timeouts come back
+// with the group, and the next leader sees every member's metadata.
+func TestClientGroupSurvivesItsCoordinator(t *testing.T) {
+	old := newCoord()
+	a := status(t, old, wireJoin(t, old, "sarama", "", "range", "roundrobin"))
+	b := wireJoin(t, old, "kafka-go", "", "range")
+	a = status(t, old, wireJoin(t, old, "sarama", a.MemberID, "range", "roundrobin"))
+	b = status(t, old, b)
+	if _, err := old.Sync("billing", a.MemberID, a.Generation, map[string]SyncAssignment{
+		a.MemberID: {Data: []byte("a-part"), Partitions: []TopicPartition{{"orders", 0}, {"orders", 1}}},
+		b.MemberID: {Data: []byte("b-part"), Partitions: []TopicPartition{{"orders", 2}, {"orders", 3}}},
+	}, t0); err != nil {
+		t.Fatal(err)
+	}
+	var log []Record
+	for _, g := range old.Unpersisted() {
+		md, _ := old.Metadata(g)
+		k, v := EncodeGroupMetadata(md)
+		r, err := DecodeRecord(k, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		log = append(log, r)
+		old.Persisted(g, md.Generation)
+	}
+	if len(log) != 1 {
+		t.Fatalf("%d metadata records persisted; want 1", len(log))
+	}
+	for _, m := range log[0].Metadata.Members {
+		if len(m.Protocols) == 0 || m.RebalanceTimeout != 2*session {
+			t.Fatalf("persisted member %s with protocols %v and rebalance timeout %v; want its protocols and %v", m.ClientID, m.Protocols, m.RebalanceTimeout, 2*session)
+		}
+	}
+
+	c := newCoord()
+	for _, r := range log {
+		c.Load(r)
+	}
+	c.FinishLoad(t0)
+	// A member of the loaded generation rejoins (its client saw the
+	// coordinator change): it keeps its generation.
+	rejoinB := func() JoinResult {
+		t.Helper()
+		r, _, err := c.Join(JoinRequest{Group: "billing", MemberID: b.MemberID, ClientID: "kafka-go", Topics: []string{"orders"}, SessionTimeout: session,
+			ProtocolType: "consumer", Protocols: []Protocol{{Name: "range", Metadata: []byte("kafka-go:range")}}, RebalanceTimeout: 2 * session}, t0)
+		if err != nil {
+			t.Fatalf("a loaded member's rejoin: %v", err)
+		}
+		return r
+	}
+	rejoinB()
+	// A late member joins, and the group rebalances.
+	late, _, err := c.Join(JoinRequest{Group: "billing", ClientID: "librdkafka", Topics: []string{"orders"}, SessionTimeout: session,
+		ProtocolType: "consumer", Protocols: []Protocol{{Name: "range", Metadata: []byte("librdkafka:range")}}, RebalanceTimeout: 2 * session}, t0)
+	if err != nil {
+		t.Fatalf("a late member's join after the coordinator moved: %v", err)
+	}
+	rejoinB()
+	// The loaded leader rejoins too; the generation completes with all three.
+	a2, _, err := c.Join(JoinRequest{Group: "billing", MemberID: a.MemberID, ClientID: "sarama", Topics: []string{"orders"}, SessionTimeout: session,
+		ProtocolType: "consumer", Protocols: []Protocol{{Name: "range", Metadata: []byte("sarama:range")}, {Name: "roundrobin"}}, RebalanceTimeout: 2 * session}, t0)
+	if err != nil {
+		t.Fatalf("the loaded leader's rejoin: %v", err)
+	}
+	a2 = status(t, c, a2)
+	if !a2.Ready || a2.Generation != 3 || a2.Protocol != "range" || len(a2.Members) != 3 {
+		t.Fatalf("leader's join after the takeover = %+v; want generation 3 on range with 3 members", a2)
+	}
+	if late = status(t, c, late); !late.Ready || late.Generation != 3 {
+		t.Fatalf("late member's join = %+v; want it in generation 3", late)
+	}
+	for _, m := range a2.Members {
+		if len(m.Metadata) == 0 {
+			t.Errorf("the leader sees member %s with no metadata", m.ID)
+		}
+	}
+}

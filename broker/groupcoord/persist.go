@@ -39,7 +39,8 @@ func (c *Coordinator) Metadata(groupID string) (md GroupMetadata, ok bool) {
 			continue // joined after this generation was assigned
 		}
 		md.Members = append(md.Members, MemberMetadata{ID: m.id, ClientID: m.clientID, Seq: m.seq, Topics: slices.Clone(m.topics),
-			SessionTimeout: m.session, Assignment: slices.Clone(m.assignment), AssignData: slices.Clone(m.assignData)})
+			SessionTimeout: m.session, Assignment: slices.Clone(m.assignment), AssignData: slices.Clone(m.assignData),
+			Protocols: cloneProtocols(m.protocols), RebalanceTimeout: m.rebalance})
 	}
 	return md, true
 }
@@ -94,7 +95,8 @@ func (c *Coordinator) Load(r Record) {
 		g.members = map[string]*member{}
 		for _, mm := range md.Members {
 			g.members[mm.ID] = &member{id: mm.ID, clientID: mm.ClientID, seq: mm.Seq, topics: slices.Clone(mm.Topics), session: mm.SessionTimeout,
-				assignment: slices.Clone(mm.Assignment), assignData: slices.Clone(mm.AssignData), generation: md.Generation}
+				assignment: slices.Clone(mm.Assignment), assignData: slices.Clone(mm.AssignData), generation: md.Generation,
+				protocols: cloneProtocols(mm.Protocols), rebalance: mm.RebalanceTimeout}
 			g.nextSeq = max(g.nextSeq, mm.Seq+1)
 		}
 		g.state = Stable
@@ -112,4 +114,17 @@ func (c *Coordinator) FinishLoad(now time.Time) {
 			m.lastHeartbeat = now
 		}
 	}
+}
+
+// cloneProtocols copies a member's protocols and their metadata, so a
+// record and the group it was taken from or loaded into share nothing.
+func cloneProtocols(ps []Protocol) []Protocol {
+	if ps == nil {
+		return nil
+	}
+	out := make([]Protocol, len(ps))
+	for i, p := range ps {
+		out[i] = Protocol{Name: p.Name, Metadata: slices.Clone(p.Metadata)}
+	}
+	return out
 }

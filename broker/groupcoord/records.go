@@ -56,6 +56,11 @@ type MemberMetadata struct {
 	SessionTimeout time.Duration
 	Assignment     []TopicPartition
 	AssignData     []byte // a Kafka client's assignment, as its leader sent it
+	// A Kafka client's protocols and rebalance timeout, as it joined: a
+	// coordinator that loads the group admits rejoins and new members by
+	// them, and hands them to the next leader.
+	Protocols        []Protocol
+	RebalanceTimeout time.Duration
 }
 
 // Record is one decoded record of __consumer_offsets.
@@ -75,13 +80,20 @@ type offsetValue struct {
 }
 
 type memberValue struct {
-	ID         string   `json:"id"`
-	Client     string   `json:"client"`
-	Seq        int      `json:"seq"`
-	Topics     []string `json:"topics"`
-	SessionMs  int64    `json:"session_ms"`
-	Assignment []string `json:"assignment"`
-	Data       []byte   `json:"data,omitempty"`
+	ID          string          `json:"id"`
+	Client      string          `json:"client"`
+	Seq         int             `json:"seq"`
+	Topics      []string        `json:"topics"`
+	SessionMs   int64           `json:"session_ms"`
+	Assignment  []string        `json:"assignment"`
+	Data        []byte          `json:"data,omitempty"`
+	Protocols   []protocolValue `json:"protocols,omitempty"`
+	RebalanceMs int64           `json:"rebalance_ms,omitempty"`
+}
+
+type protocolValue struct {
+	Name     string `json:"name"`
+	Metadata []byte `json:"metadata,omitempty"`
 }
 
 type groupValue struct {
@@ -103,7 +115,11 @@ func EncodeOffsetCommit(group string, tp TopicPartition, o Offset) (key, value [
 func EncodeGroupMetadata(md GroupMetadata) (key, value []byte) {
 	gv := groupValue{Generation: md.Generation, Strategy: md.Strategy, Members: []memberValue{}, Protocol: md.ProtocolType, Leader: md.Leader}
 	for _, m := range md.Members {
-		mv := memberValue{ID: m.ID, Client: m.ClientID, Seq: m.Seq, Topics: m.Topics, SessionMs: m.SessionTimeout.Milliseconds(), Assignment: []string{}, Data: m.AssignData}
+		mv := memberValue{ID: m.ID, Client: m.ClientID, Seq: m.Seq, Topics: m.Topics, SessionMs: m.SessionTimeout.Milliseconds(), Assignment: []string{}, Data: m.AssignData,
+			RebalanceMs: m.RebalanceTimeout.Milliseconds()}
+		for _, p := range m.Protocols {
+			mv.Protocols = append(mv.Protocols, protocolValue{Name: p.Name, Metadata: p.Metadata})
+		}
 		for _, tp := range m.Assignment {
 			mv.Assignment = append(mv.Assignment, tp.String())
 		}
@@ -136,7 +152,11 @@ func DecodeRecord(key, value []byte) (Record, error) {
 		}
 		md := GroupMetadata{Group: f[1], Generation: v.Generation, Strategy: v.Strategy, ProtocolType: v.Protocol, Leader: v.Leader}
 		for _, mv := range v.Members {
-			m := MemberMetadata{ID: mv.ID, ClientID: mv.Client, Seq: mv.Seq, Topics: mv.Topics, SessionTimeout: time.Duration(mv.SessionMs) * time.Millisecond, AssignData: mv.Data}
+			m := MemberMetadata{ID: mv.ID, ClientID: mv.Client, Seq: mv.Seq, Topics: mv.Topics, SessionTimeout: time.Duration(mv.SessionMs) * time.Millisecond, AssignData: mv.Data,
+				RebalanceTimeout: time.Duration(mv.RebalanceMs) * time.Millisecond}
+			for _, p := range mv.Protocols {
+				m.Protocols = append(m.Protocols, Protocol{Name: p.Name, Metadata: p.Metadata})
+			}
 			for _, s := range mv.Assignment {
 				tp, err := parseTopicPartition(s)
 				if err != nil {

@@ -69,10 +69,7 @@ func handleJoinGroup(r *request, kr kmsg.Request) (kmsg.Response, error) {
 	for _, p := range req.Protocols {
 		join.Protocols = append(join.Protocols, broker.GroupProtocol{Name: p.Name, Metadata: p.Metadata})
 		if join.Topics == nil && req.ProtocolType == "consumer" {
-			var md kmsg.ConsumerMemberMetadata
-			if md.ReadFrom(p.Metadata) == nil {
-				join.Topics = md.Topics
-			}
+			join.Topics = subscribedTopics(p.Metadata)
 		}
 	}
 	ctx, cancel := r.groupCtx(rebalance)
@@ -339,4 +336,24 @@ func handleListGroups(r *request, kr kmsg.Request) (kmsg.Response, error) {
 		resp.Groups = append(resp.Groups, lg)
 	}
 	return resp, nil
+}
+
+// subscribedTopics reads the topics of a consumer protocol's member
+// metadata, nil when it does not parse. Some clients (kafka-go) label
+// their metadata version 1 but end it after the user data, without the
+// owned partitions version 1 adds; the topics come first in every
+// version, so such metadata is read again as version 0.
+func subscribedTopics(meta []byte) []string {
+	var md kmsg.ConsumerMemberMetadata
+	if md.ReadFrom(meta) == nil {
+		return md.Topics
+	}
+	if len(meta) < 2 {
+		return nil
+	}
+	v0 := append([]byte{0, 0}, meta[2:]...)
+	if md.ReadFrom(v0) == nil {
+		return md.Topics
+	}
+	return nil
 }
