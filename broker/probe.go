@@ -55,7 +55,7 @@ func (p replicaProbe) Offsets() (start, hwm int64, ok bool) {
 }
 
 func (p replicaProbe) LastProduceEntrySize() int {
-	logs := p.rep.disk.logs
+	logs := p.rep.disk.Logs
 	last, _ := logs.LastIndex()
 	first, _ := logs.FirstIndex()
 	for i := last; i >= first && i > 0; i-- {

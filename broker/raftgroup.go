@@ -5,6 +5,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"github.com/mqlab/mqlab/broker/disk"
 	"github.com/mqlab/mqlab/broker/partlog"
 )
 
@@ -34,16 +35,16 @@ type raftGroup struct {
 type stateMachine interface {
 	raft.FSM
 	// logStore is the raft log store the replica keeps on its disk.
-	logStore(d *disk) raft.LogStore
+	logStore(d *disk.Disk) raft.LogStore
 }
 
-func (f *controllerFSM) logStore(d *disk) raft.LogStore { return d.logs }
-func (f *queueFSM) logStore(d *disk) raft.LogStore      { return d.logs }
+func (f *controllerFSM) logStore(d *disk.Disk) raft.LogStore { return d.Logs }
+func (f *queueFSM) logStore(d *disk.Disk) raft.LogStore      { return d.Logs }
 
 // logStore wraps the disk's log so that the replica hears of each entry
 // the leader stores (acks=1 answers once its own log has it).
-func (f *partitionFSM) logStore(d *disk) raft.LogStore {
-	return &hookedLogStore{InmemStore: d.logs, hooks: f.rep}
+func (f *partitionFSM) logStore(d *disk.Disk) raft.LogStore {
+	return &disk.HookedLogStore{InmemStore: d.Logs, Hooks: f.rep}
 }
 
 // newStateMachine builds the state machine of rep's group, by its kind.
