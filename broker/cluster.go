@@ -18,6 +18,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/mqlab/mqlab/broker/disk"
+	"github.com/mqlab/mqlab/broker/partcmd"
 	"github.com/mqlab/mqlab/broker/raftnet"
 )
 
@@ -320,7 +321,7 @@ func (c *Cluster) housekeep() {
 		c.mu.Unlock()
 		for _, g := range groups {
 			if lead := c.leaderOf(g); lead != nil && lead.readyLeader() {
-				lead.raft().Apply(encodeTick(c.now().UnixNano()), c.requestTimeout())
+				lead.raft().Apply(partcmd.EncodeTick(c.now().UnixNano()), c.requestTimeout())
 			}
 		}
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"github.com/mqlab/mqlab/broker/partcmd"
 	"github.com/mqlab/mqlab/broker/partlog"
 )
 
@@ -56,28 +57,28 @@ type applyResult struct {
 // get the leader's entries by reference over raftnet; a LogStore that
 // reused its buffers between GetLog calls would need a copy here).
 func (f *partitionFSM) Apply(l *raft.Log) interface{} {
-	cmd, batch, err := decodeHeader(l.Data)
-	if err == nil && cmd.kind == cmdProduce {
-		err = checkCount(cmd, batch)
+	cmd, batch, err := partcmd.DecodeHeader(l.Data)
+	if err == nil && cmd.Kind == partcmd.Produce {
+		err = partcmd.CheckCount(cmd, batch)
 	}
 	if err != nil {
 		f.mu.Lock()
 		f.applied = l.Index
-		f.skipped.Add(int64(cmd.count))
+		f.skipped.Add(int64(cmd.Count))
 		f.mu.Unlock()
 		return applyResult{err: err}
 	}
 	var out applyResult
 	f.mu.Lock()
 	f.applied = l.Index
-	if cmd.kind == cmdProduce {
+	if cmd.Kind == partcmd.Produce {
 		out.res, out.err = f.log.AppendEncoded(batch, l.Term)
 		if errors.Is(out.err, partlog.ErrCorrupt) {
-			out.err = fmt.Errorf("%w: %v", errBadCommand, out.err)
+			out.err = fmt.Errorf("%w: %v", partcmd.ErrBad, out.err)
 		}
 		out.epoch = l.Term
 		if out.err != nil || out.res.Duplicate {
-			f.skipped.Add(int64(cmd.count))
+			f.skipped.Add(int64(cmd.Count))
 		}
 		if out.err == nil && out.res.Duplicate {
 			if recs, err := f.log.Read(out.res.BaseOffset, 1); err == nil && len(recs) == 1 {
@@ -85,16 +86,16 @@ func (f *partitionFSM) Apply(l *raft.Log) interface{} {
 			}
 		}
 	}
-	deleted := f.log.EnforceRetention(cmd.now)
+	deleted := f.log.EnforceRetention(cmd.Now)
 	hwm, start := f.log.EndOffset(), f.log.StartOffset()
-	if f.grew != nil && cmd.kind == cmdProduce && out.err == nil && !out.res.Duplicate {
+	if f.grew != nil && cmd.Kind == partcmd.Produce && out.err == nil && !out.res.Duplicate {
 		close(f.grew)
 		f.grew = nil
 	}
 	f.mu.Unlock()
 
 	if f.rep.isLeader() {
-		if cmd.kind == cmdProduce && out.err == nil && !out.res.Duplicate {
+		if cmd.Kind == partcmd.Produce && out.err == nil && !out.res.Duplicate {
 			f.rep.emit(Event{Kind: EventCommit, Epoch: l.Term, From: out.res.BaseOffset, To: hwm, lazy: true})
 		}
 		for _, s := range deleted {

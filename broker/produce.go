@@ -6,6 +6,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"github.com/mqlab/mqlab/broker/partcmd"
 	"github.com/mqlab/mqlab/broker/partlog"
 )
 
@@ -70,7 +71,7 @@ func (rep *replica) produce(b partlog.Batch, acks Acks) (produceResponse, error)
 		}
 	}
 	id := rep.c.reqID.Add(1)
-	data := encodeProduceIn(rep.entries.alloc, id, now, b)
+	data := partcmd.EncodeProduceIn(rep.entries.Alloc, id, now, b)
 	var storedCh chan stored
 	if acks == AcksLeader {
 		storedCh = rep.awaitStored(id)

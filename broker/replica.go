@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/mqlab/mqlab/broker/disk"
+	"github.com/mqlab/mqlab/broker/partcmd"
 	"github.com/mqlab/mqlab/broker/raftnet"
 )
 
@@ -34,8 +35,8 @@ type replica struct {
 	ready atomic.Uint64  // the term in which this leader passed its barrier
 	quick atomic.Bool    // a new group's replica on quick-start timeouts until its first leader (pace.go)
 
-	offsets offsetCache // where the last stored produce entry ends
-	entries entrySlab   // the buffers of the produce entries it proposes
+	offsets offsetCache  // where the last stored produce entry ends
+	entries partcmd.Slab // the buffers of the produce entries it proposes
 
 	mu          sync.Mutex
 	waiters     map[uint64]chan stored // acks=1 requests waiting for the leader to store their entry
@@ -286,12 +287,12 @@ func (rep *replica) tailFrom(last uint64) ([]tailEntry, int64, int64) {
 		if err := rep.disk.Logs.GetLog(i, &l); err != nil || l.Type != raft.LogCommand {
 			continue
 		}
-		h, _, err := decodeHeader(l.Data)
-		if err != nil || h.kind != cmdProduce {
+		h, _, err := partcmd.DecodeHeader(l.Data)
+		if err != nil || h.Kind != partcmd.Produce {
 			continue
 		}
-		out = append(out, tailEntry{index: i, epoch: l.Term, base: off, count: h.count, reqID: h.reqID, data: l.Data})
-		off += int64(h.count)
+		out = append(out, tailEntry{index: i, epoch: l.Term, base: off, count: h.Count, reqID: h.ReqID, data: l.Data})
+		off += int64(h.Count)
 	}
 	return out, off, skipped
 }
@@ -364,12 +365,12 @@ func (rep *replica) AfterStore(logs []*raft.Log) {
 		if l.Type != raft.LogCommand {
 			continue
 		}
-		h, _, err := decodeHeader(l.Data)
-		if err != nil || h.kind != cmdProduce {
+		h, _, err := partcmd.DecodeHeader(l.Data)
+		if err != nil || h.Kind != partcmd.Produce {
 			continue
 		}
 		rep.mu.Lock()
-		w := rep.waiters[h.reqID]
+		w := rep.waiters[h.ReqID]
 		rep.mu.Unlock()
 		if w != nil {
 			select {
@@ -377,7 +378,7 @@ func (rep *replica) AfterStore(logs []*raft.Log) {
 			default:
 			}
 		}
-		to += int64(h.count)
+		to += int64(h.Count)
 		epoch = l.Term
 	}
 	c.valid, c.index, c.end = true, logs[len(logs)-1].Index, to

@@ -5,6 +5,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"github.com/mqlab/mqlab/broker/partcmd"
 	"github.com/mqlab/mqlab/broker/partlog"
 	"github.com/mqlab/mqlab/broker/raftnet"
 )
@@ -241,11 +242,11 @@ func (rep *replica) state(window int) ReplicaState {
 	f.mu.RUnlock()
 	skip := max(0, uncommitted-window)
 	for _, e := range tail {
-		cmd, err := decodePartitionCmd(e.data)
+		cmd, err := partcmd.Decode(e.data)
 		if err != nil {
 			continue
 		}
-		for k, r := range cmd.batch.Records {
+		for k, r := range cmd.Batch.Records {
 			if skip > 0 {
 				skip--
 				continue
