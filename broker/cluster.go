@@ -17,6 +17,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 
+	"github.com/mqlab/mqlab/broker/disk"
+	"github.com/mqlab/mqlab/broker/partcmd"
 	"github.com/mqlab/mqlab/broker/raftnet"
 )
 
@@ -75,8 +77,8 @@ type Cluster struct {
 type node struct {
 	id       string
 	up       bool
-	disks    map[string]*disk    // survives Kill
-	replicas map[string]*replica // gone on Kill
+	disks    map[string]*disk.Disk // survives Kill
+	replicas map[string]*replica   // gone on Kill
 }
 
 // NewCluster starts cfg.Nodes nodes named n1…nN and waits for the
@@ -122,7 +124,7 @@ func NewCluster(cfg Config) (*Cluster, error) {
 	for i := 1; i <= cfg.Nodes; i++ {
 		id := fmt.Sprintf("n%d", i)
 		c.nodeIDs = append(c.nodeIDs, id)
-		c.nodes[id] = &node{id: id, up: true, disks: map[string]*disk{}, replicas: map[string]*replica{}}
+		c.nodes[id] = &node{id: id, up: true, disks: map[string]*disk.Disk{}, replicas: map[string]*replica{}}
 		servers = append(servers, raft.Server{ID: raft.ServerID(id), Address: raftnet.Addr(id, controllerGroup)})
 	}
 	for _, id := range c.nodeIDs {
@@ -215,7 +217,7 @@ func (c *Cluster) startOn(nodeID string, g raftGroup, servers []raft.Server) err
 	n := c.nodes[nodeID]
 	d := n.disks[group]
 	if d == nil {
-		d = newDisk()
+		d = disk.New()
 		n.disks[group] = d
 	}
 	c.mu.Unlock()
@@ -319,7 +321,7 @@ func (c *Cluster) housekeep() {
 		c.mu.Unlock()
 		for _, g := range groups {
 			if lead := c.leaderOf(g); lead != nil && lead.readyLeader() {
-				lead.raft().Apply(encodeTick(c.now().UnixNano()), c.requestTimeout())
+				lead.raft().Apply(partcmd.EncodeTick(c.now().UnixNano()), c.requestTimeout())
 			}
 		}
 	}

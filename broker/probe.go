@@ -10,11 +10,12 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/mqlab/mqlab/broker/internal/probe"
+	"github.com/mqlab/mqlab/broker/partcmd"
 )
 
 func init() {
 	probe.Of = func(c any) probe.Cluster { return clusterProbe{c.(*Cluster)} }
-	probe.EncodeProduce = encodeProduce
+	probe.EncodeProduce = partcmd.EncodeProduce
 	probe.Poll = poll
 	probe.FastRaftConfig = func(node string) *raft.Config {
 		c := &Cluster{timing: FastTiming, logger: hclog.NewNullLogger()}
@@ -55,7 +56,7 @@ func (p replicaProbe) Offsets() (start, hwm int64, ok bool) {
 }
 
 func (p replicaProbe) LastProduceEntrySize() int {
-	logs := p.rep.disk.logs
+	logs := p.rep.disk.Logs
 	last, _ := logs.LastIndex()
 	first, _ := logs.FirstIndex()
 	for i := last; i >= first && i > 0; i-- {
@@ -63,7 +64,7 @@ func (p replicaProbe) LastProduceEntrySize() int {
 		if logs.GetLog(i, &l) != nil || l.Type != raft.LogCommand {
 			continue
 		}
-		if h, _, err := decodeHeader(l.Data); err == nil && h.kind == cmdProduce {
+		if h, _, err := partcmd.DecodeHeader(l.Data); err == nil && h.Kind == partcmd.Produce {
 			return len(l.Data)
 		}
 	}

@@ -726,7 +726,7 @@ func TestQueueFollowerCatchesUpBySnapshot(t *testing.T) {
 	sendMany(140) // past the snapshot threshold, with 50 messages in flight
 	waitFor(t, 20*time.Second, "the leader to snapshot and compact its log", func() bool {
 		rep := c.replicaOn(lead, "events")
-		return rep != nil && rep.disk.snaps.index() > 0
+		return rep != nil && rep.disk.Snaps.Index() > 0
 	})
 	if err := c.Restart(follower); err != nil {
 		t.Fatal(err)
@@ -739,7 +739,7 @@ func TestQueueFollowerCatchesUpBySnapshot(t *testing.T) {
 	if err != nil || len(all) != 1230 || all[0].State != "in-flight" || all[len(all)-1].State != "ready" {
 		t.Errorf("QueueMessages: %d messages, %v", len(all), err)
 	}
-	if rep := c.replicaOn(follower, "events"); rep == nil || rep.disk.snaps.index() == 0 {
+	if rep := c.replicaOn(follower, "events"); rep == nil || rep.disk.Snaps.Index() == 0 {
 		t.Errorf("%s came back without a snapshot; the test meant to exercise restore", follower)
 	}
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"github.com/mqlab/mqlab/broker/disk"
+	"github.com/mqlab/mqlab/broker/partcmd"
 	"github.com/mqlab/mqlab/broker/raftnet"
 )
 
@@ -22,7 +24,7 @@ type replica struct {
 	node  string
 	group string // "orders/0", "receipts" or "controller"
 	kind  groupKind
-	disk  *disk
+	disk  *disk.Disk
 
 	r     atomic.Pointer[raft.Raft]
 	trans *raftnet.Transport
@@ -31,10 +33,10 @@ type replica struct {
 	stop  chan struct{}  // closed when the replica shuts down
 	done  sync.WaitGroup // the watch goroutine
 	ready atomic.Uint64  // the term in which this leader passed its barrier
-	quick atomic.Bool    // a new group's replica on quick-start timeouts until its first leader (pace.go)
+	quick atomic.Bool    // a new group's replica on quick-start timeouts until its first leader (timing.go)
 
-	offsets offsetCache // where the last stored produce entry ends
-	entries entrySlab   // the buffers of the produce entries it proposes
+	offsets offsetCache  // where the last stored produce entry ends
+	entries partcmd.Slab // the buffers of the produce entries it proposes
 
 	mu          sync.Mutex
 	waiters     map[uint64]chan stored // acks=1 requests waiting for the leader to store their entry
@@ -81,7 +83,7 @@ func (rep *replica) emit(e Event) {
 // startReplica builds a replica on d and starts its raft instance. A fresh
 // disk is bootstrapped with the given servers (every replica of a new
 // group bootstraps with the same configuration, which raft allows).
-func (c *Cluster) startReplica(node string, g raftGroup, d *disk, servers []raft.Server) (*replica, error) {
+func (c *Cluster) startReplica(node string, g raftGroup, d *disk.Disk, servers []raft.Server) (*replica, error) {
 	group := g.name
 	rep := &replica{c: c, node: node, group: group, kind: g.kind, disk: d, stop: make(chan struct{}), waiters: map[uint64]chan stored{}}
 	sm, err := c.newStateMachine(rep)
@@ -96,7 +98,7 @@ func (c *Cluster) startReplica(node string, g raftGroup, d *disk, servers []raft
 	rep.trans = trans
 	fsm, logs := raft.FSM(sm), sm.logStore(d)
 	conf := c.raftConfig(node)
-	has, err := raft.HasExistingState(logs, d.stable, d.snaps)
+	has, err := raft.HasExistingState(logs, d.Stable, d.Snaps)
 	if err != nil {
 		trans.Close()
 		return nil, err
@@ -105,12 +107,12 @@ func (c *Cluster) startReplica(node string, g raftGroup, d *disk, servers []raft
 		rep.quick.Store(true)
 	}
 	if !has && len(servers) > 0 {
-		if err := raft.BootstrapCluster(conf, logs, d.stable, d.snaps, trans, raft.Configuration{Servers: servers}); err != nil {
+		if err := raft.BootstrapCluster(conf, logs, d.Stable, d.Snaps, trans, raft.Configuration{Servers: servers}); err != nil {
 			trans.Close()
 			return nil, fmt.Errorf("bootstrap %s on %s: %w", group, node, err)
 		}
 	}
-	r, err := raft.NewRaft(conf, fsm, logs, d.stable, d.snaps, trans)
+	r, err := raft.NewRaft(conf, fsm, logs, d.Stable, d.Snaps, trans)
 	if err != nil {
 		trans.Close()
 		return nil, fmt.Errorf("start %s on %s: %w", group, node, err)
@@ -282,15 +284,15 @@ func (rep *replica) tailFrom(last uint64) ([]tailEntry, int64, int64) {
 	var out []tailEntry
 	for i := applied + 1; i <= last; i++ {
 		var l raft.Log
-		if err := rep.disk.logs.GetLog(i, &l); err != nil || l.Type != raft.LogCommand {
+		if err := rep.disk.Logs.GetLog(i, &l); err != nil || l.Type != raft.LogCommand {
 			continue
 		}
-		h, _, err := decodeHeader(l.Data)
-		if err != nil || h.kind != cmdProduce {
+		h, _, err := partcmd.DecodeHeader(l.Data)
+		if err != nil || h.Kind != partcmd.Produce {
 			continue
 		}
-		out = append(out, tailEntry{index: i, epoch: l.Term, base: off, count: h.count, reqID: h.reqID, data: l.Data})
-		off += int64(h.count)
+		out = append(out, tailEntry{index: i, epoch: l.Term, base: off, count: h.Count, reqID: h.ReqID, data: l.Data})
+		off += int64(h.Count)
 	}
 	return out, off, skipped
 }
@@ -312,28 +314,28 @@ func (rep *replica) logEnd() int64 {
 // After a snapshot install raft's own view ends at the snapshot, while
 // stale entries may remain on disk until they are overwritten.
 func (rep *replica) lastIndex() uint64 {
-	last, _ := rep.disk.logs.LastIndex()
+	last, _ := rep.disk.Logs.LastIndex()
 	if r := rep.raft(); r != nil && r.LastIndex() < last {
 		last = r.LastIndex()
 	}
 	return last
 }
 
-// beforeStore notices raft overwriting entries it still has on disk, which
+// BeforeStore notices raft overwriting entries it still has on disk, which
 // happens after a snapshot install replaced a divergent tail without a
 // DeleteRange; that is a truncation too.
-func (rep *replica) beforeStore(logs []*raft.Log) {
+func (rep *replica) BeforeStore(logs []*raft.Log) {
 	if len(logs) == 0 {
 		return
 	}
 	first := logs[0].Index
-	last, _ := rep.disk.logs.LastIndex()
+	last, _ := rep.disk.Logs.LastIndex()
 	if last == 0 || first > last {
 		return
 	}
 	for i := first; i <= last; i++ {
 		var old raft.Log
-		if err := rep.disk.logs.GetLog(i, &old); err != nil {
+		if err := rep.disk.Logs.GetLog(i, &old); err != nil {
 			continue
 		}
 		k := int(i - first)
@@ -344,12 +346,12 @@ func (rep *replica) beforeStore(logs []*raft.Log) {
 			return // the new entries match; what lies beyond is not contradicted
 		}
 		rep.truncate(i, last, "its entries conflict with the leader's after a snapshot install")
-		rep.disk.logs.DeleteRange(i, last)
+		rep.disk.Logs.DeleteRange(i, last)
 		return
 	}
 }
 
-func (rep *replica) afterStore(logs []*raft.Log) {
+func (rep *replica) AfterStore(logs []*raft.Log) {
 	if len(logs) == 0 {
 		return
 	}
@@ -363,12 +365,12 @@ func (rep *replica) afterStore(logs []*raft.Log) {
 		if l.Type != raft.LogCommand {
 			continue
 		}
-		h, _, err := decodeHeader(l.Data)
-		if err != nil || h.kind != cmdProduce {
+		h, _, err := partcmd.DecodeHeader(l.Data)
+		if err != nil || h.Kind != partcmd.Produce {
 			continue
 		}
 		rep.mu.Lock()
-		w := rep.waiters[h.reqID]
+		w := rep.waiters[h.ReqID]
 		rep.mu.Unlock()
 		if w != nil {
 			select {
@@ -376,7 +378,7 @@ func (rep *replica) afterStore(logs []*raft.Log) {
 			default:
 			}
 		}
-		to += int64(h.count)
+		to += int64(h.Count)
 		epoch = l.Term
 	}
 	c.valid, c.index, c.end = true, logs[len(logs)-1].Index, to
@@ -416,11 +418,11 @@ func (c *offsetCache) invalidate() {
 	c.mu.Unlock()
 }
 
-// beforeDelete tells a truncation (a suffix of entries never committed,
+// BeforeDelete tells a truncation (a suffix of entries never committed,
 // cut because the leader's log disagrees) from a compaction (a prefix
 // already in a snapshot). Only entries past the applied index can be cut
 // by a conflict; a compaction never goes past the snapshot.
-func (rep *replica) beforeDelete(min, max uint64) {
+func (rep *replica) BeforeDelete(min, max uint64) {
 	if min <= rep.appliedIndex() {
 		return
 	}

@@ -31,16 +31,39 @@ var (
 	ErrUnknownEpoch = errors.New("unknown leader epoch")
 )
 
-// OutsideRecord is one record an outside client produces: Key, Value,
-// MsgID and Timestamp (unix nanoseconds, 0 for the leader's clock); the
-// partition assigns Offset and Epoch.
-type OutsideRecord = partlog.Record
+// Batch is one batch a producer writes to one partition, as the
+// partition's log keeps it: the producer's id and first sequence number
+// (0 for a producer that is not idempotent) and its records' Key, Value,
+// MsgID, Headers and Timestamp (unix nanoseconds, 0 for the leader's
+// clock); the partition assigns Offset and Epoch.
+type Batch = partlog.Batch
 
-// OutsideBatch is one batch an outside client produces to one partition.
-type OutsideBatch struct {
-	ProducerID int64 // 0: not idempotent
-	BaseSeq    int32
-	Records    []OutsideRecord
+// BatchRecord is one record of a Batch.
+type BatchRecord = partlog.Record
+
+// Front is one node as an outside client addresses it. Every request
+// crosses the fault network from the client to the node, which answers
+// for what it leads and refuses the rest with ErrNotLeader.
+type Front struct {
+	c            *Cluster
+	node, client string
+}
+
+// Front returns node's front for requests on behalf of client.
+func (c *Cluster) Front(node, client string) Front {
+	return Front{c: c, node: node, client: client}
+}
+
+// PartitionFront is one partition of a topic on the Front's node: the
+// requests a client makes of a partition's leader.
+type PartitionFront struct {
+	f  Front
+	tp TopicPartition
+}
+
+// Partition returns the front of tp on the node.
+func (f Front) Partition(tp TopicPartition) PartitionFront {
+	return PartitionFront{f: f, tp: tp}
 }
 
 // ProduceAnswer is a node's answer to an outside produce.
@@ -50,22 +73,22 @@ type ProduceAnswer struct {
 	Duplicate  bool // a repeat of one of the producer's last batches, answered with the original offset
 }
 
-// ProduceOn writes b to tp on node, which must lead tp, on behalf of
-// client. Errors wrap ErrNotLeader (nothing written), ErrUnknownOutcome
+// Produce writes b to the partition on the node, which must lead it.
+// Errors wrap ErrNotLeader (nothing written), ErrUnknownOutcome
 // (maybe written), ErrOutOfOrderSequence, ErrDuplicateSequence, or the
 // network's errors.
-func (c *Cluster) ProduceOn(ctx context.Context, node, client string, tp TopicPartition, b OutsideBatch, acks Acks) (ProduceAnswer, error) {
+func (p PartitionFront) Produce(ctx context.Context, b Batch, acks Acks) (ProduceAnswer, error) {
+	c, node, tp := p.f.c, p.f.node, p.tp
 	if _, err := c.topicPartition(tp); err != nil {
 		return ProduceAnswer{}, err
 	}
-	pb := partlog.Batch{ProducerID: b.ProducerID, BaseSeq: b.BaseSeq, Records: b.Records}
 	var ans ProduceAnswer
-	err := c.net.Call(ctx, client, node, raftnet.RequestData, func() error {
+	err := c.net.Call(ctx, p.f.client, node, raftnet.RequestData, func() error {
 		rep := c.replicaOn(node, tp.String())
 		if rep == nil {
 			return fmt.Errorf("%w: %s has no replica of %s", ErrNotLeader, node, tp)
 		}
-		resp, err := rep.produce(pb, acks)
+		resp, err := rep.produce(b, acks)
 		if err != nil {
 			return err
 		}
@@ -76,15 +99,16 @@ func (c *Cluster) ProduceOn(ctx context.Context, node, client string, tp TopicPa
 	return ans, err
 }
 
-// FetchOn reads committed records of tp from offset on node, which must
-// lead it and be ready, up to about maxBytes of keys and values (at least
+// Fetch reads committed records of the partition from offset on the
+// node, which must lead it and be ready, up to about maxBytes of keys and values (at least
 // one record). A leaderEpoch of -1 skips the epoch check.
-func (c *Cluster) FetchOn(ctx context.Context, node, client string, tp TopicPartition, offset int64, maxBytes int, leaderEpoch int32) (FetchResult, error) {
+func (p PartitionFront) Fetch(ctx context.Context, offset int64, maxBytes int, leaderEpoch int32) (FetchResult, error) {
+	c, node, tp := p.f.c, p.f.node, p.tp
 	if _, err := c.topicPartition(tp); err != nil {
 		return FetchResult{}, err
 	}
 	var out FetchResult
-	err := c.net.Call(ctx, client, node, raftnet.RequestData, func() error {
+	err := c.net.Call(ctx, p.f.client, node, raftnet.RequestData, func() error {
 		rep := c.replicaOn(node, tp.String())
 		if rep == nil || !rep.readyLeader() {
 			return fmt.Errorf("%w: %s does not lead %s", ErrNotLeader, node, tp)
@@ -103,7 +127,7 @@ func (c *Cluster) FetchOn(ctx context.Context, node, client string, tp TopicPart
 	return out, err
 }
 
-// readOn is FetchOn's read, under the partition's lock.
+// readOn is PartitionFront.Fetch's read, under the partition's lock.
 func readOn(rep *replica, tp TopicPartition, offset int64, maxBytes int, term uint64, out *FetchResult) error {
 	f := rep.partition()
 	f.mu.RLock()
@@ -143,10 +167,11 @@ func readOn(rep *replica, tp TopicPartition, offset int64, maxBytes int, term ui
 	return nil
 }
 
-// LogGrowth returns a channel closed when tp's log on node next grows, or
-// nil when node has no replica of it: a long poll waits on it.
-func (c *Cluster) LogGrowth(node string, tp TopicPartition) <-chan struct{} {
-	rep := c.replicaOn(node, tp.String())
+// Growth returns a channel closed when the partition's log on the node
+// next grows, or nil when the node has no replica of it: a long poll
+// waits on it. It asks nothing across the network.
+func (p PartitionFront) Growth() <-chan struct{} {
+	rep := p.f.c.replicaOn(p.f.node, p.tp.String())
 	if rep == nil || rep.partition() == nil {
 		return nil
 	}
@@ -165,21 +190,22 @@ func checkEpoch(tp TopicPartition, want int32, term uint64) error {
 	return nil
 }
 
-// Offset lookups of ListOffsetsOn.
+// Offset lookups of PartitionFront.ListOffset.
 const (
 	OffsetLatest   int64 = -1 // the high-water mark
 	OffsetEarliest int64 = -2 // the log start
 )
 
-// ListOffsetsOn answers where tp starts, ends, or first reaches a
-// timestamp (unix milliseconds; OffsetLatest and OffsetEarliest as Kafka
-// names them), on node, which must lead it. For a timestamp no record
+// ListOffset answers where the partition starts, ends, or first reaches
+// a timestamp (unix milliseconds; OffsetLatest and OffsetEarliest as
+// Kafka names them), on the node, which must lead it. For a timestamp no record
 // reaches, the offset is -1 as in Kafka. It also returns the leader epoch.
-func (c *Cluster) ListOffsetsOn(ctx context.Context, node, client string, tp TopicPartition, at int64, leaderEpoch int32) (offset int64, epoch uint64, err error) {
+func (p PartitionFront) ListOffset(ctx context.Context, at int64, leaderEpoch int32) (offset int64, epoch uint64, err error) {
+	c, node, tp := p.f.c, p.f.node, p.tp
 	if _, err := c.topicPartition(tp); err != nil {
 		return 0, 0, err
 	}
-	err = c.net.Call(ctx, client, node, raftnet.RequestMetadata, func() error {
+	err = c.net.Call(ctx, p.f.client, node, raftnet.RequestMetadata, func() error {
 		rep := c.replicaOn(node, tp.String())
 		if rep == nil || !rep.readyLeader() {
 			return fmt.Errorf("%w: %s does not lead %s", ErrNotLeader, node, tp)
@@ -230,12 +256,13 @@ type ClusterMetadata struct {
 	Topics     []TopicMetadata
 }
 
-// MetadataOn answers a metadata request on node: the live nodes, and the
+// Metadata answers a metadata request on the node: the live nodes, and the
 // topics asked for (all when topics is nil), each partition's leader,
 // replicas and in-sync replicas.
-func (c *Cluster) MetadataOn(ctx context.Context, node, client string, topics []string) (ClusterMetadata, error) {
+func (f Front) Metadata(ctx context.Context, topics []string) (ClusterMetadata, error) {
+	c := f.c
 	var md ClusterMetadata
-	err := c.net.Call(ctx, client, node, raftnet.RequestMetadata, func() error {
+	err := c.net.Call(ctx, f.client, f.node, raftnet.RequestMetadata, func() error {
 		c.mu.Lock()
 		for _, id := range c.nodeIDs {
 			if c.nodes[id].up {
@@ -282,23 +309,23 @@ func (c *Cluster) topicMetadata(rec topicRecord) TopicMetadata {
 	return tm
 }
 
-// InitProducerIDOn hands an idempotent outside producer an id from the
-// controller, asked through node.
-func (c *Cluster) InitProducerIDOn(ctx context.Context, node, client string) (int64, error) {
+// InitProducerID hands an idempotent outside producer an id from the
+// controller, asked through the node.
+func (f Front) InitProducerID(ctx context.Context) (int64, error) {
 	var pid int64
-	err := c.net.Call(ctx, client, node, raftnet.RequestMetadata, func() error {
+	err := f.c.net.Call(ctx, f.client, f.node, raftnet.RequestMetadata, func() error {
 		var err error
-		pid, err = c.allocProducerID(ctx)
+		pid, err = f.c.allocProducerID(ctx)
 		return err
 	})
 	return pid, err
 }
 
-// CreateTopicOn creates a topic at an outside client's request, through
-// node.
-func (c *Cluster) CreateTopicOn(ctx context.Context, node, client string, cfg TopicConfig) error {
-	return c.net.Call(ctx, client, node, raftnet.RequestMetadata, func() error {
-		return c.CreateTopic(ctx, cfg)
+// CreateTopic creates a topic at an outside client's request, through
+// the node.
+func (f Front) CreateTopic(ctx context.Context, cfg TopicConfig) error {
+	return f.c.net.Call(ctx, f.client, f.node, raftnet.RequestMetadata, func() error {
+		return f.c.CreateTopic(ctx, cfg)
 	})
 }
 
@@ -327,8 +354,22 @@ type (
 	GroupDescription = groupcoord.Group
 )
 
-// onCoordinator runs fn on node's coordinator of group, across the network.
-func (c *Cluster) onCoordinator(ctx context.Context, node, client, group string, kind raftnet.RequestKind, fn func(*coordinator) error) error {
+// GroupFront is one consumer group as the Front's node sees it: the
+// requests a client makes of the group's coordinator.
+type GroupFront struct {
+	f     Front
+	group string
+}
+
+// Group returns the front of group on the node.
+func (f Front) Group(group string) GroupFront {
+	return GroupFront{f: f, group: group}
+}
+
+// onCoordinator runs fn on the node's coordinator of the group, across
+// the network on behalf of client.
+func (g GroupFront) onCoordinator(ctx context.Context, client string, kind raftnet.RequestKind, fn func(*coordinator) error) error {
+	c, node, group := g.f.c, g.f.node, g.group
 	p := groupcoord.PartitionFor(group, c.groups.partitions)
 	return c.net.Call(ctx, client, node, kind, func() error {
 		co := c.groups.coordinatorOn(node, p)
@@ -339,16 +380,17 @@ func (c *Cluster) onCoordinator(ctx context.Context, node, client, group string,
 	})
 }
 
-// FindCoordinatorOn asks node which node coordinates group. It fails with
-// ErrNoLeader while the group's partition of __consumer_offsets has no
-// ready leader.
-func (c *Cluster) FindCoordinatorOn(ctx context.Context, node, client, group string) (string, error) {
+// FindCoordinator asks the node which node coordinates the group. It
+// fails with ErrNoLeader while the group's partition of __consumer_offsets
+// has no ready leader.
+func (g GroupFront) FindCoordinator(ctx context.Context) (string, error) {
+	c, group := g.f.c, g.group
 	if err := groupcoord.ValidateGroupName(group); err != nil {
 		return "", gcErr(err)
 	}
 	p := groupcoord.PartitionFor(group, c.groups.partitions)
 	var coord string
-	err := c.net.Call(ctx, client, node, raftnet.RequestMetadata, func() error {
+	err := c.net.Call(ctx, g.f.client, g.f.node, raftnet.RequestMetadata, func() error {
 		co := c.groups.active()[p]
 		if co == nil {
 			return fmt.Errorf("%w for group %s: %s/%d has no leader ready to coordinate", ErrNoLeader, group, OffsetsTopic, p)
@@ -359,11 +401,13 @@ func (c *Cluster) FindCoordinatorOn(ctx context.Context, node, client, group str
 	return coord, err
 }
 
-// JoinGroupOn joins (or rejoins) a group on its coordinator, node, and
-// waits for the rebalance to complete.
-func (c *Cluster) JoinGroupOn(ctx context.Context, node string, req GroupJoin) (GroupJoinAnswer, error) {
+// Join joins (or rejoins) the group on its coordinator, the node, and
+// waits for the rebalance to complete. The request crosses the network on
+// behalf of req.ClientID; req.Group is the group's.
+func (g GroupFront) Join(ctx context.Context, req GroupJoin) (GroupJoinAnswer, error) {
+	req.Group = g.group
 	var ans GroupJoinAnswer
-	err := c.onCoordinator(ctx, node, req.ClientID, req.Group, raftnet.RequestMetadata, func(co *coordinator) error {
+	err := g.onCoordinator(ctx, req.ClientID, raftnet.RequestMetadata, func(co *coordinator) error {
 		var err error
 		ans, err = co.join(ctx, req)
 		return gcErr(err)
@@ -371,58 +415,58 @@ func (c *Cluster) JoinGroupOn(ctx context.Context, node string, req GroupJoin) (
 	return ans, err
 }
 
-// SyncGroupOn hands the coordinator the leader's assignment (the others
-// send none) and waits for the member's own part.
-func (c *Cluster) SyncGroupOn(ctx context.Context, node, client, group, member string, generation int, assignments map[string]GroupAssignment) ([]byte, error) {
+// Sync hands the coordinator the leader's assignment (the others send
+// none) and waits for the member's own part.
+func (g GroupFront) Sync(ctx context.Context, member string, generation int, assignments map[string]GroupAssignment) ([]byte, error) {
 	var data []byte
-	err := c.onCoordinator(ctx, node, client, group, raftnet.RequestMetadata, func(co *coordinator) error {
+	err := g.onCoordinator(ctx, g.f.client, raftnet.RequestMetadata, func(co *coordinator) error {
 		var err error
-		data, err = co.sync(ctx, group, member, generation, assignments)
+		data, err = co.sync(ctx, g.group, member, generation, assignments)
 		return gcErr(err)
 	})
 	return data, err
 }
 
-// HeartbeatOn keeps a member's session alive.
-func (c *Cluster) HeartbeatOn(ctx context.Context, node, client, group, member string, generation int) error {
-	return c.onCoordinator(ctx, node, client, group, raftnet.RequestMetadata, func(co *coordinator) error {
-		_, err := co.heartbeat(group, member, generation)
+// Heartbeat keeps a member's session alive.
+func (g GroupFront) Heartbeat(ctx context.Context, member string, generation int) error {
+	return g.onCoordinator(ctx, g.f.client, raftnet.RequestMetadata, func(co *coordinator) error {
+		_, err := co.heartbeat(g.group, member, generation)
 		return gcErr(err)
 	})
 }
 
-// LeaveGroupOn removes a member at its request.
-func (c *Cluster) LeaveGroupOn(ctx context.Context, node, client, group, member string) error {
-	return c.onCoordinator(ctx, node, client, group, raftnet.RequestMetadata, func(co *coordinator) error {
-		return gcErr(co.leave(group, member))
+// Leave removes a member at its request.
+func (g GroupFront) Leave(ctx context.Context, member string) error {
+	return g.onCoordinator(ctx, g.f.client, raftnet.RequestMetadata, func(co *coordinator) error {
+		return gcErr(co.leave(g.group, member))
 	})
 }
 
-// CommitOn stores a member's offsets, fenced by its member id and
+// Commit stores a member's offsets, fenced by its member id and
 // generation (-1 and "" for a client outside any membership). It is an
-// ack request: an armed lost ack for client drops it.
-func (c *Cluster) CommitOn(ctx context.Context, node, client, group, member string, generation int, offsets map[TopicPartition]int64) error {
-	return c.onCoordinator(ctx, node, client, group, raftnet.RequestAck, func(co *coordinator) error {
-		return co.commit(client, group, member, generation, offsets)
+// ack request: an armed lost ack for the client drops it.
+func (g GroupFront) Commit(ctx context.Context, member string, generation int, offsets map[TopicPartition]int64) error {
+	return g.onCoordinator(ctx, g.f.client, raftnet.RequestAck, func(co *coordinator) error {
+		return co.commit(g.f.client, g.group, member, generation, offsets)
 	})
 }
 
-// CommittedOn returns a group's committed offsets for tps (every one it
+// Committed returns the group's committed offsets for tps (every one it
 // has when tps is nil); -1 for a partition with none.
-func (c *Cluster) CommittedOn(ctx context.Context, node, client, group string, tps []TopicPartition) (map[TopicPartition]int64, error) {
+func (g GroupFront) Committed(ctx context.Context, tps []TopicPartition) (map[TopicPartition]int64, error) {
 	var out map[TopicPartition]int64
-	err := c.onCoordinator(ctx, node, client, group, raftnet.RequestMetadata, func(co *coordinator) error {
+	err := g.onCoordinator(ctx, g.f.client, raftnet.RequestMetadata, func(co *coordinator) error {
 		if tps != nil {
 			var err error
-			out, err = co.committed(group, tps)
+			out, err = co.committed(g.group, tps)
 			return err
 		}
 		if err := co.current(); err != nil {
 			return err
 		}
 		out = map[TopicPartition]int64{}
-		if g, ok := co.describe(group); ok {
-			for tp, o := range g.Offsets {
+		if d, ok := co.describe(g.group); ok {
+			for tp, o := range d.Offsets {
 				out[fromGC(tp)] = o.Offset
 			}
 		}
@@ -431,22 +475,22 @@ func (c *Cluster) CommittedOn(ctx context.Context, node, client, group string, t
 	return out, err
 }
 
-// DescribeGroupOn copies a group's state from its coordinator, node; ok
+// Describe copies the group's state from its coordinator, the node; ok
 // is false for a group it does not know.
-func (c *Cluster) DescribeGroupOn(ctx context.Context, node, client, group string) (g GroupDescription, ok bool, err error) {
-	err = c.onCoordinator(ctx, node, client, group, raftnet.RequestMetadata, func(co *coordinator) error {
-		g, ok = co.describe(group)
+func (g GroupFront) Describe(ctx context.Context) (d GroupDescription, ok bool, err error) {
+	err = g.onCoordinator(ctx, g.f.client, raftnet.RequestMetadata, func(co *coordinator) error {
+		d, ok = co.describe(g.group)
 		return nil
 	})
-	return g, ok, err
+	return d, ok, err
 }
 
-// ListGroupsOn lists the groups node coordinates.
-func (c *Cluster) ListGroupsOn(ctx context.Context, node, client string) ([]GroupDescription, error) {
+// ListGroups lists the groups the node coordinates.
+func (f Front) ListGroups(ctx context.Context) ([]GroupDescription, error) {
 	var out []GroupDescription
-	err := c.net.Call(ctx, client, node, raftnet.RequestMetadata, func() error {
-		for _, co := range c.groups.active() {
-			if co.rep.node == node {
+	err := f.c.net.Call(ctx, f.client, f.node, raftnet.RequestMetadata, func() error {
+		for _, co := range f.c.groups.active() {
+			if co.rep.node == f.node {
 				out = append(out, co.describeAll()...)
 			}
 		}

@@ -72,6 +72,9 @@ type decodedBatches struct {
 	err     error
 }
 
+// front is the node as the request's client addresses it.
+func (r *request) front() broker.Front { return r.cn.s.c.Front(r.cn.node, r.client) }
+
 // Errors a handler returns instead of an answer.
 var (
 	// errUnanswered: the node is up but unreachable (isolated); the client

@@ -3,9 +3,10 @@
 // kafka-python, kafkajs, the Java client — produce and consume against it.
 //
 // Node nI listens on port+I−1. A request is handled by the node it reached,
-// through the broker's node-addressed calls (Cluster.ProduceOn, FetchOn,
-// JoinGroupOn, …): a node answers for the partitions it leads and the groups
-// it coordinates and refuses the rest as a Kafka broker does
+// through the broker's front for that node and client (Cluster.Front),
+// whose partition handles produce, fetch and list offsets and whose group
+// handles carry the coordinator's requests: a node answers for the
+// partitions it leads and the groups it coordinates and refuses the rest as a Kafka broker does
 // (NOT_LEADER_OR_FOLLOWER, NOT_COORDINATOR), and the client refreshes its
 // metadata. Every request crosses the broker's fault network under the
 // client's client.id, so faults reach wire clients as they reach the lab's:

@@ -21,7 +21,7 @@ func handleFetch(r *request, kr kmsg.Request) (kmsg.Response, error) {
 		var growth []<-chan struct{}
 		for _, t := range req.Topics {
 			for _, p := range t.Partitions {
-				if ch := r.cn.s.c.LogGrowth(r.cn.node, broker.TopicPartition{Topic: t.Topic, Partition: int(p.Partition)}); ch != nil {
+				if ch := r.front().Partition(broker.TopicPartition{Topic: t.Topic, Partition: int(p.Partition)}).Growth(); ch != nil {
 					growth = append(growth, ch)
 				}
 			}
@@ -97,7 +97,7 @@ func (r *request) fetchOnce(req *kmsg.FetchRequest) (resp *kmsg.FetchResponse, t
 				rt.Partitions = append(rt.Partitions, rp)
 				continue
 			}
-			res, err := r.cn.s.c.FetchOn(ctx, r.cn.node, r.client, tp, p.FetchOffset, max, p.CurrentLeaderEpoch)
+			res, err := r.front().Partition(tp).Fetch(ctx, p.FetchOffset, max, p.CurrentLeaderEpoch)
 			if ferr := r.netErr(err); ferr != nil {
 				return nil, 0, false, ferr
 			}

@@ -26,7 +26,7 @@ func handleFindCoordinator(r *request, kr kmsg.Request) (kmsg.Response, error) {
 	}
 	ctx, cancel := context.WithTimeout(r.ctx, 30*time.Second)
 	defer cancel()
-	node, err := r.cn.s.c.FindCoordinatorOn(ctx, r.cn.node, r.client, req.CoordinatorKey)
+	node, err := r.front().Group(req.CoordinatorKey).FindCoordinator(ctx)
 	if ferr := r.netErr(err); ferr != nil {
 		return nil, ferr
 	}
@@ -74,7 +74,7 @@ func handleJoinGroup(r *request, kr kmsg.Request) (kmsg.Response, error) {
 	}
 	ctx, cancel := r.groupCtx(rebalance)
 	defer cancel()
-	ans, err := r.cn.s.c.JoinGroupOn(ctx, r.cn.node, join)
+	ans, err := r.front().Group(req.Group).Join(ctx, join)
 	if ferr := r.netErr(err); ferr != nil {
 		return nil, ferr
 	}
@@ -119,7 +119,7 @@ func handleSyncGroup(r *request, kr kmsg.Request) (kmsg.Response, error) {
 	}
 	ctx, cancel := r.groupCtx(0)
 	defer cancel()
-	data, err := r.cn.s.c.SyncGroupOn(ctx, r.cn.node, r.client, req.Group, req.MemberID, int(req.Generation), assign)
+	data, err := r.front().Group(req.Group).Sync(ctx, req.MemberID, int(req.Generation), assign)
 	if ferr := r.netErr(err); ferr != nil {
 		return nil, ferr
 	}
@@ -137,7 +137,7 @@ func handleHeartbeat(r *request, kr kmsg.Request) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.HeartbeatResponse)
 	ctx, cancel := r.groupCtx(0)
 	defer cancel()
-	err := r.cn.s.c.HeartbeatOn(ctx, r.cn.node, r.client, req.Group, req.MemberID, int(req.Generation))
+	err := r.front().Group(req.Group).Heartbeat(ctx, req.MemberID, int(req.Generation))
 	if ferr := r.netErr(err); ferr != nil {
 		return nil, ferr
 	}
@@ -158,7 +158,7 @@ func handleLeaveGroup(r *request, kr kmsg.Request) (kmsg.Response, error) {
 		}
 	}
 	for _, id := range members {
-		err := r.cn.s.c.LeaveGroupOn(ctx, r.cn.node, r.client, req.Group, id)
+		err := r.front().Group(req.Group).Leave(ctx, id)
 		if ferr := r.netErr(err); ferr != nil {
 			return nil, ferr
 		}
@@ -191,7 +191,7 @@ func handleOffsetCommit(r *request, kr kmsg.Request) (kmsg.Response, error) {
 	defer cancel()
 	var err error
 	if len(offsets) > 0 {
-		err = r.cn.s.c.CommitOn(ctx, r.cn.node, r.client, req.Group, req.MemberID, generation, offsets)
+		err = r.front().Group(req.Group).Commit(ctx, req.MemberID, generation, offsets)
 		if ferr := r.netErr(err); ferr != nil {
 			return nil, ferr
 		}
@@ -228,7 +228,7 @@ func handleOffsetFetch(r *request, kr kmsg.Request) (kmsg.Response, error) {
 	}
 	ctx, cancel := r.groupCtx(0)
 	defer cancel()
-	got, err := r.cn.s.c.CommittedOn(ctx, r.cn.node, r.client, req.Group, tps)
+	got, err := r.front().Group(req.Group).Committed(ctx, tps)
 	if ferr := r.netErr(err); ferr != nil {
 		return nil, ferr
 	}
@@ -285,7 +285,7 @@ func handleDescribeGroups(r *request, kr kmsg.Request) (kmsg.Response, error) {
 	for _, name := range req.Groups {
 		rg := kmsg.NewDescribeGroupsResponseGroup()
 		rg.Group = name
-		g, ok, err := r.cn.s.c.DescribeGroupOn(ctx, r.cn.node, r.client, name)
+		g, ok, err := r.front().Group(name).Describe(ctx)
 		if ferr := r.netErr(err); ferr != nil {
 			return nil, ferr
 		}
@@ -322,7 +322,7 @@ func handleListGroups(r *request, kr kmsg.Request) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.ListGroupsResponse)
 	ctx, cancel := r.groupCtx(0)
 	defer cancel()
-	groups, err := r.cn.s.c.ListGroupsOn(ctx, r.cn.node, r.client)
+	groups, err := r.front().ListGroups(ctx)
 	if ferr := r.netErr(err); ferr != nil {
 		return nil, ferr
 	}

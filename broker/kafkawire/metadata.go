@@ -51,7 +51,7 @@ func handleMetadata(r *request, kr kmsg.Request) (kmsg.Response, error) {
 			}
 		}
 	}
-	md, err := s.c.MetadataOn(ctx, r.cn.node, r.client, topics)
+	md, err := r.front().Metadata(ctx, topics)
 	if ferr := r.netErr(err); ferr != nil {
 		return nil, ferr
 	}
@@ -60,7 +60,7 @@ func handleMetadata(r *request, kr kmsg.Request) (kmsg.Response, error) {
 	}
 	if topics != nil && s.cfg.AutoCreate && (r.version < 4 || req.AllowAutoTopicCreation) {
 		if created := r.autoCreate(ctx, topics, md); created {
-			if md, err = s.c.MetadataOn(ctx, r.cn.node, r.client, topics); err != nil {
+			if md, err = r.front().Metadata(ctx, topics); err != nil {
 				return nil, r.netErr(err)
 			}
 		}
@@ -123,7 +123,7 @@ func (r *request) autoCreate(ctx context.Context, topics []string, md broker.Clu
 		if have[name] || broker.IsInternalTopic(name) {
 			continue
 		}
-		err := r.cn.s.c.CreateTopicOn(ctx, r.cn.node, r.client, broker.TopicConfig{Name: name, Partitions: 1})
+		err := r.front().CreateTopic(ctx, broker.TopicConfig{Name: name, Partitions: 1})
 		if err == nil {
 			created = true
 			r.cn.report(fmt.Sprintf("named topic %s, which did not exist: created with 1 partition (auto-create is on)", name))
@@ -150,7 +150,7 @@ func handleListOffsets(r *request, kr kmsg.Request) (kmsg.Response, error) {
 				rt.Partitions = append(rt.Partitions, rp)
 				continue
 			}
-			off, epoch, err := r.cn.s.c.ListOffsetsOn(ctx, r.cn.node, r.client, tp, at, p.CurrentLeaderEpoch)
+			off, epoch, err := r.front().Partition(tp).ListOffset(ctx, at, p.CurrentLeaderEpoch)
 			if ferr := r.netErr(err); ferr != nil {
 				return nil, ferr
 			}
@@ -193,7 +193,7 @@ func handleCreateTopics(r *request, kr kmsg.Request) (kmsg.Response, error) {
 			err = fmt.Errorf("topic names starting with __ are the broker's own")
 		case req.ValidateOnly:
 		default:
-			err = r.cn.s.c.CreateTopicOn(ctx, r.cn.node, r.client, cfg)
+			err = r.front().CreateTopic(ctx, cfg)
 			if ferr := r.netErr(err); ferr != nil {
 				return nil, ferr
 			}

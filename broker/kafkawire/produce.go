@@ -84,13 +84,13 @@ func (r *request) produce(ctx context.Context, tp broker.TopicPartition, records
 	}
 	var first broker.ProduceAnswer
 	for i, b := range batches {
-		ans, err := r.cn.s.c.ProduceOn(ctx, r.cn.node, r.client, tp, b.OutsideBatch, acks)
+		ans, err := r.front().Partition(tp).Produce(ctx, b.Batch, acks)
 		if errors.Is(err, broker.ErrDuplicateSequence) {
 			// Older than the five batches the partition remembers: it was
 			// written, and Kafka answers so without an offset.
 			ans, err = broker.ProduceAnswer{BaseOffset: -1}, nil
 		}
-		r.observeProduce(tp, b.OutsideBatch, acks, ans, err)
+		r.observeProduce(tp, b.Batch, acks, ans, err)
 		if err != nil {
 			return broker.ProduceAnswer{}, err
 		}
@@ -104,7 +104,7 @@ func (r *request) produce(ctx context.Context, tp broker.TopicPartition, records
 // observeProduce tells the observer what the client will learn of a
 // batch: acknowledged with its offsets, refused, or unknown when the
 // answer is lost or the write may or may not have happened.
-func (r *request) observeProduce(tp broker.TopicPartition, b broker.OutsideBatch, acks broker.Acks, ans broker.ProduceAnswer, err error) {
+func (r *request) observeProduce(tp broker.TopicPartition, b broker.Batch, acks broker.Acks, ans broker.ProduceAnswer, err error) {
 	obs := r.cn.s.cfg.Observer
 	if obs == nil {
 		return
@@ -138,7 +138,7 @@ func handleInitProducerID(r *request, kr kmsg.Request) (kmsg.Response, error) {
 	}
 	ctx, cancel := context.WithTimeout(r.ctx, 30*time.Second)
 	defer cancel()
-	pid, err := r.cn.s.c.InitProducerIDOn(ctx, r.cn.node, r.client)
+	pid, err := r.front().InitProducerID(ctx)
 	if ferr := r.netErr(err); ferr != nil {
 		return nil, ferr
 	}

@@ -50,7 +50,7 @@ func batchErr(code int16, format string, args ...any) error {
 
 // producedBatch is one batch a producer sent, decoded.
 type producedBatch struct {
-	broker.OutsideBatch
+	broker.Batch
 	producerEpoch int16
 }
 
@@ -111,7 +111,7 @@ func readBatch(client string, tp broker.TopicPartition, raw []byte) (producedBat
 	if kb.ProducerID >= 0 {
 		pb.ProducerID, pb.BaseSeq = kb.ProducerID, kb.FirstSequence
 	}
-	pb.Records = make([]broker.OutsideRecord, 0, kb.NumRecords)
+	pb.Records = make([]broker.BatchRecord, 0, kb.NumRecords)
 	for i := int32(0); i < kb.NumRecords; i++ {
 		l, n := binary.Varint(records)
 		if n <= 0 || l < 0 || l > int64(len(records)-n) {
@@ -127,7 +127,7 @@ func readBatch(client string, tp broker.TopicPartition, raw []byte) (producedBat
 		if client != "" {
 			id = msgID(client, tp, kr.Key, kr.Value)
 		}
-		rec := broker.OutsideRecord{Key: kr.Key, Value: kr.Value, Timestamp: ts, MsgID: id}
+		rec := broker.BatchRecord{Key: kr.Key, Value: kr.Value, Timestamp: ts, MsgID: id}
 		for _, h := range kr.Headers {
 			rec.Headers = append(rec.Headers, broker.Header{Key: h.Key, Value: h.Value})
 		}

@@ -45,9 +45,21 @@ type Client struct {
 	Conns    int    // open connections
 }
 
+// Broker is all the listener asks of a cluster (a *broker.Cluster): its
+// nodes and news of their kills and restarts, a place to report what
+// outside clients did, and each node's front, whose partition and group
+// handles answer the requests.
+type Broker interface {
+	Nodes() []string
+	NodeUp(node string) bool
+	WatchNodes(fn func(node string, up bool)) (stop func())
+	Report(e broker.Event)
+	Front(node, client string) broker.Front
+}
+
 // Server is the Kafka listener of every node of one cluster.
 type Server struct {
-	c     *broker.Cluster
+	c     Broker
 	cfg   Config
 	index map[string]int32 // node id → Kafka broker id (nI → I)
 	stop  func()           // stops watching node kills and restarts
@@ -64,7 +76,7 @@ type Server struct {
 
 // Listen opens a listener for every node that is up and keeps them in
 // step with kills and restarts until Close.
-func Listen(c *broker.Cluster, cfg Config) (*Server, error) {
+func Listen(c Broker, cfg Config) (*Server, error) {
 	if cfg.Host == "" {
 		cfg.Host = "127.0.0.1"
 	}

@@ -10,39 +10,9 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"github.com/mqlab/mqlab/broker/partcmd"
 	"github.com/mqlab/mqlab/broker/partlog"
 )
-
-func TestProduceCommandHeader(t *testing.T) {
-	b := partlog.Batch{ProducerID: 7, BaseSeq: 40, Records: []partlog.Record{
-		{Timestamp: 5, Key: []byte("k"), Value: []byte("v1"), MsgID: "c:1"},
-		{Timestamp: 9, Value: []byte("v2")},
-		{Timestamp: 7, Value: []byte{}},
-	}}
-	data := encodeProduce(123, 456, b)
-	if len(data) != cap(data) {
-		t.Fatalf("encodeProduce left %d bytes of spare capacity", cap(data)-len(data))
-	}
-	cmd, rest, err := decodeHeader(data)
-	if err != nil || cmd.kind != cmdProduce || cmd.reqID != 123 || cmd.now != 456 || cmd.count != 3 {
-		t.Fatalf("decodeHeader = %+v, %v", cmd, err)
-	}
-	if !bytes.Equal(rest, partlog.EncodeBatch(b)) || &rest[0] != &data[len(data)-len(rest)] {
-		t.Fatal("the batch after the header is not the partlog encoding, in place")
-	}
-	full, err := decodePartitionCmd(data)
-	if err != nil || len(full.batch.Records) != 3 || full.batch.ProducerID != 7 || full.batch.BaseSeq != 40 || string(full.batch.Records[1].Value) != "v2" {
-		t.Fatalf("decodePartitionCmd = %+v, %v", full, err)
-	}
-	// Damage is an error, never a panic.
-	for n := range len(data) {
-		if _, _, err := decodeHeader(data[:n]); err == nil && n > 0 {
-			if _, err := decodePartitionCmd(data[:n]); !errors.Is(err, errBadCommand) {
-				t.Fatalf("truncated to %d bytes: decodePartitionCmd said %v", n, err)
-			}
-		}
-	}
-}
 
 // TestApplyStoresTheEntry checks the FSM path: a produce entry's batch is
 // kept as it is (records read back point into the raft entry), a damaged
@@ -58,7 +28,7 @@ func TestApplyStoresTheEntry(t *testing.T) {
 	for i := range 20 {
 		recs = append(recs, partlog.Record{Timestamp: now, Value: []byte(fmt.Sprintf("value %02d", i)), MsgID: fmt.Sprint("m", i)})
 	}
-	data := encodeProduce(1, now, partlog.Batch{ProducerID: 3, Records: recs})
+	data := partcmd.EncodeProduce(1, now, partlog.Batch{ProducerID: 3, Records: recs})
 	res, ok := f.Apply(&raft.Log{Index: 5, Term: 2, Type: raft.LogCommand, Data: data}).(applyResult)
 	if !ok || res.err != nil || res.res.BaseOffset != 0 || res.res.Count != 20 || res.epoch != 2 {
 		t.Fatalf("Apply = %+v", res)
@@ -84,24 +54,24 @@ func TestApplyStoresTheEntry(t *testing.T) {
 	bad := bytes.Clone(data)
 	bad[len(bad)-1] = 0x80 // the last varint now runs off the end
 	res, _ = f.Apply(&raft.Log{Index: 7, Term: 3, Type: raft.LogCommand, Data: bad}).(applyResult)
-	if !errors.Is(res.err, errBadCommand) {
+	if !errors.Is(res.err, partcmd.ErrBad) {
 		t.Fatalf("damaged entry: %v", res.err)
 	}
 	// So is one whose header counts other records than its batch holds:
 	// the replica's count of its uncommitted tail would be wrong.
-	lie := []byte{cmdProduce}
+	lie := []byte{partcmd.Produce}
 	lie = binary.AppendUvarint(lie, 9)
 	lie = binary.AppendVarint(lie, now)
 	lie = binary.AppendUvarint(lie, 19)
 	lie = append(lie, partlog.EncodeBatch(partlog.Batch{Records: recs})...)
-	if cmd, _, err := decodeHeader(lie); err != nil || cmd.count != 19 {
-		t.Fatalf("decodeHeader of the lying entry: %+v, %v", cmd, err)
+	if cmd, _, err := partcmd.DecodeHeader(lie); err != nil || cmd.Count != 19 {
+		t.Fatalf("partcmd.DecodeHeader of the lying entry: %+v, %v", cmd, err)
 	}
-	if _, err := decodePartitionCmd(lie); !errors.Is(err, errBadCommand) {
-		t.Fatalf("decodePartitionCmd of the lying entry: %v", err)
+	if _, err := partcmd.Decode(lie); !errors.Is(err, partcmd.ErrBad) {
+		t.Fatalf("partcmd.Decode of the lying entry: %v", err)
 	}
 	res, _ = f.Apply(&raft.Log{Index: 8, Term: 3, Type: raft.LogCommand, Data: lie}).(applyResult)
-	if !errors.Is(res.err, errBadCommand) {
+	if !errors.Is(res.err, partcmd.ErrBad) {
 		t.Fatalf("entry with a wrong count: %v", res.err)
 	}
 	if _, hwm, applied := f.state(); hwm != 20 || applied != 8 {

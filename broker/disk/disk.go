@@ -1,4 +1,8 @@
-package broker
+// Package disk is what a replica writes to its node's "disk": the raft
+// log, the stable store (current term, vote) and snapshots. It outlives
+// the replica: a kill drops the replica and keeps its disk, a restart
+// builds a new replica on it.
+package disk
 
 import (
 	"bytes"
@@ -9,57 +13,57 @@ import (
 	"github.com/hashicorp/raft"
 )
 
-// disk is what one replica has written to its node's disk. It outlives the
-// replica: Kill drops the replica and keeps the disk, Restart builds a new
-// replica on it.
-type disk struct {
-	logs   *raft.InmemStore // the raft log
-	stable *raft.InmemStore // current term, vote
-	snaps  *snapshotStore
+// Disk is what one replica has written to its node's disk.
+type Disk struct {
+	Logs   *raft.InmemStore // the raft log
+	Stable *raft.InmemStore // current term, vote
+	Snaps  *SnapshotStore
 }
 
-func newDisk() *disk {
-	return &disk{logs: raft.NewInmemStore(), stable: raft.NewInmemStore(), snaps: &snapshotStore{}}
+// New returns an empty disk.
+func New() *Disk {
+	return &Disk{Logs: raft.NewInmemStore(), Stable: raft.NewInmemStore(), Snaps: &SnapshotStore{}}
 }
 
-// storeHooks is how a replica learns what raft does to its log: which
-// entries it stored (the acks=1 point on a leader) and which it is about to
-// delete (a truncation or a compaction).
-type storeHooks interface {
-	beforeStore(logs []*raft.Log)
-	afterStore(logs []*raft.Log)
-	beforeDelete(min, max uint64)
+// Hooks is how a replica learns what raft does to its log: which entries
+// it stored (the acks=1 point on a leader) and which it is about to delete
+// (a truncation or a compaction).
+type Hooks interface {
+	BeforeStore(logs []*raft.Log)
+	AfterStore(logs []*raft.Log)
+	BeforeDelete(min, max uint64)
 }
 
-// hookedLogStore is the replica's view of its raft log on disk.
-type hookedLogStore struct {
+// HookedLogStore is the replica's view of its raft log on disk: the disk's
+// log, telling Hooks of every store and delete.
+type HookedLogStore struct {
 	*raft.InmemStore
-	hooks storeHooks
+	Hooks Hooks
 }
 
-func (s *hookedLogStore) StoreLog(l *raft.Log) error {
+func (s *HookedLogStore) StoreLog(l *raft.Log) error {
 	return s.StoreLogs([]*raft.Log{l})
 }
 
-func (s *hookedLogStore) StoreLogs(logs []*raft.Log) error {
-	s.hooks.beforeStore(logs)
+func (s *HookedLogStore) StoreLogs(logs []*raft.Log) error {
+	s.Hooks.BeforeStore(logs)
 	if err := s.InmemStore.StoreLogs(logs); err != nil {
 		return err
 	}
-	s.hooks.afterStore(logs)
+	s.Hooks.AfterStore(logs)
 	return nil
 }
 
-func (s *hookedLogStore) DeleteRange(min, max uint64) error {
-	s.hooks.beforeDelete(min, max)
+func (s *HookedLogStore) DeleteRange(min, max uint64) error {
+	s.Hooks.BeforeDelete(min, max)
 	return s.InmemStore.DeleteRange(min, max)
 }
 
-// snapshotStore keeps a replica's latest raft snapshot in memory. Unlike
+// SnapshotStore keeps a replica's latest raft snapshot in memory. Unlike
 // raft.InmemSnapshotStore it keeps the previous snapshot until the new one
 // is closed, so a node killed while snapshotting still has one to restart
 // from.
-type snapshotStore struct {
+type SnapshotStore struct {
 	mu     sync.Mutex
 	latest *storedSnapshot
 	nextID int
@@ -164,7 +168,7 @@ func (c *chunks) reader() io.Reader {
 	return io.MultiReader(rs...)
 }
 
-func (s *snapshotStore) Create(version raft.SnapshotVersion, index, term uint64, configuration raft.Configuration,
+func (s *SnapshotStore) Create(version raft.SnapshotVersion, index, term uint64, configuration raft.Configuration,
 	configurationIndex uint64, _ raft.Transport) (raft.SnapshotSink, error) {
 	s.mu.Lock()
 	s.nextID++
@@ -180,7 +184,7 @@ func (s *snapshotStore) Create(version raft.SnapshotVersion, index, term uint64,
 	}}, nil
 }
 
-func (s *snapshotStore) List() ([]*raft.SnapshotMeta, error) {
+func (s *SnapshotStore) List() ([]*raft.SnapshotMeta, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.latest == nil {
@@ -190,7 +194,7 @@ func (s *snapshotStore) List() ([]*raft.SnapshotMeta, error) {
 	return []*raft.SnapshotMeta{&m}, nil
 }
 
-func (s *snapshotStore) Open(id string) (*raft.SnapshotMeta, io.ReadCloser, error) {
+func (s *SnapshotStore) Open(id string) (*raft.SnapshotMeta, io.ReadCloser, error) {
 	s.mu.Lock()
 	latest := s.latest
 	s.mu.Unlock()
@@ -203,8 +207,8 @@ func (s *snapshotStore) Open(id string) (*raft.SnapshotMeta, io.ReadCloser, erro
 	return &m, io.NopCloser(latest.data.reader()), nil
 }
 
-// index reports the raft index of the latest snapshot, 0 if none.
-func (s *snapshotStore) index() uint64 {
+// Index reports the raft index of the latest snapshot, 0 if none.
+func (s *SnapshotStore) Index() uint64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.latest == nil {
@@ -214,7 +218,7 @@ func (s *snapshotStore) index() uint64 {
 }
 
 type snapshotSink struct {
-	store *snapshotStore
+	store *SnapshotStore
 	meta  raft.SnapshotMeta
 	buf   chunks
 	done  bool

@@ -1,4 +1,4 @@
-package broker
+package partcmd
 
 import (
 	"bytes"
@@ -11,14 +11,14 @@ import (
 // Entries carved from one block never overlap: each is capped at its size,
 // so filling one to the brim and appending to it leaves the next intact.
 func TestEntrySlabKeepsEntriesApart(t *testing.T) {
-	var s entrySlab
+	var s Slab
 	var entries [][]byte
 	for i := range 200 {
 		n := 1 + (i*7919)%(slabMaxEntry/4)
 		if i%50 == 49 {
 			n = slabMaxEntry + 1 // too big to carve: its own allocation
 		}
-		p := s.alloc(n)
+		p := s.Alloc(n)
 		if len(p) != 0 || cap(p) != n {
 			t.Fatalf("alloc(%d): len %d cap %d, want 0 and %d", n, len(p), cap(p), n)
 		}
@@ -38,14 +38,14 @@ func TestEntrySlabKeepsEntriesApart(t *testing.T) {
 // A produce entry built in a slab buffer is byte for byte the one built in
 // its own allocation.
 func TestEncodeProduceInSlab(t *testing.T) {
-	var s entrySlab
+	var s Slab
 	b := partlog.Batch{ProducerID: 3, BaseSeq: 1 << 20}
 	for i := range 5 {
 		b.Records = append(b.Records, partlog.Record{Timestamp: 1e18 + int64(i), Key: []byte{byte(i)}, Value: []byte(fmt.Sprint("v", i)), MsgID: fmt.Sprint("m", i)})
 	}
-	s.alloc(100) // not at the start of a block
-	a := encodeProduce(1<<40, 1e18, b)
-	got := encodeProduceIn(s.alloc, 1<<40, 1e18, b)
+	s.Alloc(100) // not at the start of a block
+	a := EncodeProduce(1<<40, 1e18, b)
+	got := EncodeProduceIn(s.Alloc, 1<<40, 1e18, b)
 	if !bytes.Equal(a, got) || cap(got) != len(got) {
 		t.Fatalf("slab entry %x (cap %d), want %x", got, cap(got), a)
 	}

@@ -1,8 +1,8 @@
-package broker
+package partcmd
 
 import "sync"
 
-// entrySlab hands a partition leader the buffers of its produce entries,
+// Slab hands a partition leader the buffers of its produce entries,
 // carved one after another from larger blocks. Every entry is kept (by
 // raft, by each replica's log, which stores the batch inside it), so each
 // needs memory of its own; taking it from a block costs a slice instead of
@@ -14,7 +14,7 @@ import "sync"
 // memory held beyond what the logs hold is at most about one block per
 // leader. Each entry is capped at its length: appending to one can never
 // reach its neighbour.
-type entrySlab struct {
+type Slab struct {
 	mu   sync.Mutex
 	free []byte // the rest of the current block
 }
@@ -26,8 +26,8 @@ const (
 	slabMaxEntry = slabBlock / 8
 )
 
-// alloc returns a zero-length buffer of capacity n.
-func (s *entrySlab) alloc(n int) []byte {
+// Alloc returns a zero-length buffer of capacity n.
+func (s *Slab) Alloc(n int) []byte {
 	if n > slabMaxEntry {
 		return make([]byte, 0, n)
 	}

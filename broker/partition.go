@@ -1,0 +1,321 @@
+package broker
+
+// One partition replica: the state machine every replica applies
+// committed entries with, over partlog.Log, and the leader's write path
+// that proposes them (Acks says when it answers).
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/mqlab/mqlab/broker/partcmd"
+	"github.com/mqlab/mqlab/broker/partlog"
+)
+
+// partitionFSM is the raft state machine of one partition replica: a thin
+// adapter over partlog.Log, which has the logic and its own tests. Only
+// committed entries reach Apply, so everything in the log is committed and
+// its end offset is this replica's high-water mark.
+type partitionFSM struct {
+	rep *replica
+
+	mu      sync.RWMutex
+	log     *partlog.Log
+	applied uint64 // raft index of the last entry applied
+	// skipped counts records of applied produce entries that took no
+	// offsets (a repeated batch, a refused one). The store hook predicted
+	// offsets for them; it subtracts these to stay exact.
+	skipped atomic.Int64
+	// grew is closed when the log next grows, for readers waiting at its
+	// end (a Kafka long poll); nil until one asks.
+	grew chan struct{}
+}
+
+// growth returns a channel closed when the log next grows.
+func (f *partitionFSM) growth() <-chan struct{} {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.grew == nil {
+		f.grew = make(chan struct{})
+	}
+	return f.grew
+}
+
+type applyResult struct {
+	res   partlog.AppendResult
+	epoch uint64 // the epoch the batch was written in (the original one for a duplicate)
+	err   error
+}
+
+// Apply stores a produce entry's batch without decoding its records: the
+// log keeps the encoded batch, a slice of l.Data, and decodes records only
+// when they are read. That is safe because raft never modifies an entry's
+// Data once it is stored, and nothing in the broker does either (followers
+// get the leader's entries by reference over raftnet; a LogStore that
+// reused its buffers between GetLog calls would need a copy here).
+func (f *partitionFSM) Apply(l *raft.Log) interface{} {
+	cmd, batch, err := partcmd.DecodeHeader(l.Data)
+	if err == nil && cmd.Kind == partcmd.Produce {
+		err = partcmd.CheckCount(cmd, batch)
+	}
+	if err != nil {
+		f.mu.Lock()
+		f.applied = l.Index
+		f.skipped.Add(int64(cmd.Count))
+		f.mu.Unlock()
+		return applyResult{err: err}
+	}
+	var out applyResult
+	f.mu.Lock()
+	f.applied = l.Index
+	if cmd.Kind == partcmd.Produce {
+		out.res, out.err = f.log.AppendEncoded(batch, l.Term)
+		if errors.Is(out.err, partlog.ErrCorrupt) {
+			out.err = fmt.Errorf("%w: %v", partcmd.ErrBad, out.err)
+		}
+		out.epoch = l.Term
+		if out.err != nil || out.res.Duplicate {
+			f.skipped.Add(int64(cmd.Count))
+		}
+		if out.err == nil && out.res.Duplicate {
+			if recs, err := f.log.Read(out.res.BaseOffset, 1); err == nil && len(recs) == 1 {
+				out.epoch = recs[0].Epoch
+			}
+		}
+	}
+	deleted := f.log.EnforceRetention(cmd.Now)
+	hwm, start := f.log.EndOffset(), f.log.StartOffset()
+	if f.grew != nil && cmd.Kind == partcmd.Produce && out.err == nil && !out.res.Duplicate {
+		close(f.grew)
+		f.grew = nil
+	}
+	f.mu.Unlock()
+
+	if f.rep.isLeader() {
+		if cmd.Kind == partcmd.Produce && out.err == nil && !out.res.Duplicate {
+			f.rep.emit(Event{Kind: EventCommit, Epoch: l.Term, From: out.res.BaseOffset, To: hwm, lazy: true})
+		}
+		for _, s := range deleted {
+			f.rep.emit(Event{Kind: EventSegmentDeleted, From: s.BaseOffset, To: s.NextOffset,
+				Text: fmt.Sprintf("%s retention deleted segment %d–%d; log now starts at %d", f.rep.group, s.BaseOffset, s.NextOffset-1, start)})
+		}
+	}
+	return out
+}
+
+// state returns what a reader of this replica sees, consistently.
+func (f *partitionFSM) state() (start, hwm int64, applied uint64) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.log.StartOffset(), f.log.EndOffset(), f.applied
+}
+
+func (f *partitionFSM) Snapshot() (raft.FSMSnapshot, error) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	// A point-in-time copy of the log's structure is cheap; encoding it
+	// happens in Persist, while Apply goes on.
+	return &logSnapshot{applied: f.applied, log: f.log.Snapshot()}, nil
+}
+
+// logSnapshot is a partition replica's state at one raft index.
+type logSnapshot struct {
+	applied uint64
+	log     *partlog.Snapshot
+}
+
+// Persist writes to the sink directly, without a buffer in between: the
+// replica's snapshot store is a partlog.SharingWriter, which keeps the
+// log's stored batches by reference instead of copying the whole log into
+// every snapshot (and any other sink gets partlog's own buffering).
+func (s *logSnapshot) Persist(sink raft.SnapshotSink) error {
+	if _, err := sink.Write(binary.AppendUvarint(nil, s.applied)); err != nil {
+		sink.Cancel()
+		return err
+	}
+	if _, err := s.log.WriteTo(sink); err != nil {
+		sink.Cancel()
+		return err
+	}
+	return sink.Close()
+}
+
+func (s *logSnapshot) Release() {}
+
+func (f *partitionFSM) Restore(rc io.ReadCloser) error {
+	defer rc.Close()
+	br := bufio.NewReader(rc)
+	applied, err := binary.ReadUvarint(br)
+	if err != nil {
+		return fmt.Errorf("restore %s: %w", f.rep.group, err)
+	}
+	l, err := partlog.ReadLog(br)
+	if err != nil {
+		return fmt.Errorf("restore %s: %w", f.rep.group, err)
+	}
+	f.rep.offsets.invalidate()
+	f.mu.Lock()
+	f.log, f.applied = l, applied
+	f.mu.Unlock()
+	return nil
+}
+
+// bytesSnapshot is a state machine snapshot already encoded, so Persist can
+// run while Apply goes on.
+type bytesSnapshot struct{ data []byte }
+
+func (s *bytesSnapshot) Persist(sink raft.SnapshotSink) error {
+	if _, err := sink.Write(s.data); err != nil {
+		sink.Cancel()
+		return err
+	}
+	return sink.Close()
+}
+
+func (s *bytesSnapshot) Release() {}
+
+// Acks says when a leader answers a produce request.
+type Acks int
+
+const (
+	// AcksNone: the producer does not wait for any answer (fire and forget).
+	AcksNone Acks = 0
+	// AcksLeader: the leader answers once it has written the batch to its
+	// own log. The batch is not yet on a majority and a failover can lose it.
+	AcksLeader Acks = 1
+	// AcksAll: the leader answers once a majority of replicas hold the batch:
+	// it is committed.
+	AcksAll Acks = -1
+)
+
+func (a Acks) String() string {
+	switch a {
+	case AcksNone:
+		return "0"
+	case AcksLeader:
+		return "1"
+	case AcksAll:
+		return "all"
+	}
+	return fmt.Sprintf("acks(%d)", int(a))
+}
+
+// ParseAcks reads "0", "1" or "all".
+func ParseAcks(s string) (Acks, error) {
+	switch s {
+	case "0":
+		return AcksNone, nil
+	case "1":
+		return AcksLeader, nil
+	case "all", "-1":
+		return AcksAll, nil
+	}
+	return 0, fmt.Errorf("%w: acks=%s; want 0, 1 or all", ErrInvalid, s)
+}
+
+// produceResponse is a leader's answer to one batch.
+type produceResponse struct {
+	base      int64
+	epoch     uint64
+	duplicate bool
+}
+
+// produce is the leader's handling of one produce request. Errors wrapping
+// ErrNotLeader mean nothing was written; ErrUnknownOutcome means it may
+// have been.
+func (rep *replica) produce(b partlog.Batch, acks Acks) (produceResponse, error) {
+	r := rep.raft()
+	if r == nil || r.State() != raft.Leader {
+		return produceResponse{}, fmt.Errorf("%w: %s on %s", ErrNotLeader, rep.group, rep.node)
+	}
+	now := rep.c.now().UnixNano()
+	for i := range b.Records {
+		if b.Records[i].Timestamp == 0 {
+			b.Records[i].Timestamp = now
+		}
+	}
+	id := rep.c.reqID.Add(1)
+	data := partcmd.EncodeProduceIn(rep.entries.Alloc, id, now, b)
+	var storedCh chan stored
+	if acks == AcksLeader {
+		storedCh = rep.awaitStored(id)
+		defer rep.forget(id)
+	}
+	f := r.Apply(data, rep.c.requestTimeout())
+	switch acks {
+	case AcksNone:
+		return produceResponse{base: -1}, nil
+	case AcksLeader:
+		select {
+		case s, ok := <-storedCh:
+			if ok {
+				return produceResponse{base: s.base, epoch: s.epoch}, nil
+			}
+			return produceResponse{}, fmt.Errorf("%w: %s on %s shut down", ErrUnknownOutcome, rep.group, rep.node)
+		case err := <-rep.await(f):
+			if err != nil {
+				return produceResponse{}, rep.applyError(err)
+			}
+			return resultOf(f)
+		case <-rep.stop:
+			return produceResponse{}, rep.applyError(raft.ErrRaftShutdown)
+		}
+	}
+	if err := rep.wait(f); err != nil {
+		return produceResponse{}, rep.applyError(err)
+	}
+	return resultOf(f)
+}
+
+// await delivers a raft future's error. raft v1.8.0 can leave a future
+// unanswered for good: an entry handed to its FSM goroutine's buffered
+// channel just before shutdown is neither applied nor answered. So a caller
+// also waits for the replica to stop (wait does both), and the goroutine
+// reading the future is left to raft (it ends if raft answers).
+func (rep *replica) await(f raft.Future) <-chan error {
+	answer := make(chan error, 1)
+	go func() { answer <- f.Error() }()
+	return answer
+}
+
+// wait returns a raft future's error, or ErrRaftShutdown once the replica
+// stops. The caller selects on the answer itself rather than through a
+// second goroutine: on the produce path every hand-off between goroutines
+// adds to the latency of each batch.
+func (rep *replica) wait(f raft.Future) error {
+	select {
+	case err := <-rep.await(f):
+		return err
+	case <-rep.stop:
+		return raft.ErrRaftShutdown
+	}
+}
+
+func resultOf(f raft.ApplyFuture) (produceResponse, error) {
+	res, ok := f.Response().(applyResult)
+	if !ok {
+		return produceResponse{}, fmt.Errorf("unexpected apply response %T", f.Response())
+	}
+	if res.err != nil {
+		return produceResponse{}, res.err
+	}
+	return produceResponse{base: res.res.BaseOffset, epoch: res.epoch, duplicate: res.res.Duplicate}, nil
+}
+
+// applyError sorts raft's errors into "nothing written, retry" and
+// "unknown: it may still commit".
+func (rep *replica) applyError(err error) error {
+	switch {
+	case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrLeadershipTransferInProgress), errors.Is(err, raft.ErrEnqueueTimeout):
+		return fmt.Errorf("%w: %s on %s: %v", ErrNotLeader, rep.group, rep.node, err)
+	default: // ErrLeadershipLost, ErrRaftShutdown, ErrAbortedByRestore
+		return fmt.Errorf("%w: %s on %s: %v", ErrUnknownOutcome, rep.group, rep.node, err)
+	}
+}
