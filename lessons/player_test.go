@@ -138,10 +138,10 @@ func TestQuestionHoldsLabTime(t *testing.T) {
 		t.Fatal("lab time runs while the question waits")
 	}
 	before := l.Clock().Now()
-	if err := p.Refuses(command.Resume{}); err == nil || !strings.Contains(err.Error(), "answer the question first") {
+	if err := p.refuses(command.Resume{}); err == nil || !strings.Contains(err.Error(), "answer the question first") {
 		t.Errorf("resume while the question waits: %v", err)
 	}
-	if err := p.Refuses(command.Kill{Node: command.NodeRef{Kind: command.RefNode, Node: "n1"}}); err != nil {
+	if err := p.refuses(command.Kill{Node: command.NodeRef{Kind: command.RefNode, Node: "n1"}}); err != nil {
 		t.Errorf("a kill while the question waits is refused: %v", err)
 	}
 	if now := l.Clock().Now(); !now.Equal(before) {
@@ -153,7 +153,7 @@ func TestQuestionHoldsLabTime(t *testing.T) {
 	if _, paused := l.Clock().Speed(); paused {
 		t.Error("lab time is still paused after the answer")
 	}
-	if err := p.Refuses(command.Resume{}); err != nil {
+	if err := p.refuses(command.Resume{}); err != nil {
 		t.Errorf("resume after the answer: %v", err)
 	}
 
@@ -223,7 +223,7 @@ func TestTaskWaitsForTheLearner(t *testing.T) {
 			t.Fatalf("the task ended as %v before the learner did anything", st.Status)
 		}
 	}
-	p.NoteLearner(ctx, command.Heal{})
+	p.noteLearner(ctx, command.Heal{})
 	if _, err := l.ExecCommand(ctx, command.Heal{}); err != nil {
 		t.Fatal(err)
 	}

@@ -385,7 +385,7 @@ func (r *Runner) Answer(ctx context.Context, choice int) (Reveal, error) {
 		return Reveal{}, errors.New("this question asks for a number, not a choice")
 	}
 	r.pending = nil
-	rv := Reveal{Predict: p, Choice: choice, Correct: choice >= 0 && choice == p.Answer, Why: r.Render(ctx, p.Why)}
+	rv := Reveal{Predict: p, Choice: choice, Correct: Said{Choice: choice}.Right(p.Answer, nil), Why: r.Render(ctx, p.Why)}
 	if p.Number != nil {
 		rv.Answer = p.Number.String()
 	} else {
@@ -408,7 +408,7 @@ func (r *Runner) AnswerNumber(ctx context.Context, x float64) (Reveal, error) {
 		return Reveal{}, errors.New("this question asks for a choice, not a number")
 	}
 	r.pending = nil
-	rv := Reveal{Predict: p, Choice: -1, Number: &x, Correct: p.Number.Within(x), Answer: p.Number.String(), Why: r.Render(ctx, p.Why)}
+	rv := Reveal{Predict: p, Choice: -1, Number: &x, Correct: Said{Choice: -1, Number: x, Numeric: true}.Right(-1, p.Number), Answer: p.Number.String(), Why: r.Render(ctx, p.Why)}
 	if r.opts.Progress != nil {
 		r.noteProgress(r.opts.Progress.AnswerNumber(r.les.ID, p.ID, x, rv.Correct))
 	}
