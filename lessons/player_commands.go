@@ -89,6 +89,7 @@ func (p *Player) ExecCommand(ctx context.Context, cmd command.Command) (string, 
 		}
 		return out, err
 	}
+	p.actedOnHold(ctx, cmd)
 	p.noteLearner(ctx, cmd)
 	return p.execLab(ctx, cmd)
 }
@@ -150,7 +151,7 @@ func (p *Player) turn(ctx context.Context) (context.Context, func(), error) {
 // question waits for its answer, lab time waits with it: speed, pause and
 // resume are refused until the answer.
 func (p *Player) refuses(cmd command.Command) error {
-	if st, _ := p.state(); st.heldTime && command.Clock(cmd) {
+	if st, _ := p.state(); st.held == holdQuestion && command.Clock(cmd) {
 		return errors.New("lab time waits for your answer: answer the question first, and it runs on")
 	}
 	return nil
@@ -205,6 +206,7 @@ func (p *Player) gotoStep(ctx context.Context, step int, reset bool) (string, er
 	}
 	defer done()
 	p.stopPlaying()
+	p.releaseTime(ctx)
 	notice := fmt.Sprintf("Starting step %d on a fresh cluster…", step+1)
 	if step > 0 {
 		notice = fmt.Sprintf("Starting step %d: a live cluster cannot be rewound, so the lab starts a fresh one "+

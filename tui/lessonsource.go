@@ -117,7 +117,9 @@ func (s *LessonSource) Close() {
 // View is the lab's state with the lesson's.
 func (s *LessonSource) View() ViewState {
 	v := s.lab.View()
-	v.Lesson = lessonOf(s.les, s.player.State())
+	st := s.player.State()
+	v.Lesson = lessonOf(s.les, st)
+	v.Clock.Held = st.Held
 	v.Lesson.Next = s.next
 	return v
 }

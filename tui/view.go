@@ -104,6 +104,9 @@ type KafkaClient struct {
 type Clock struct {
 	Speed  float64 // 1 is real time; 0 means 1
 	Paused bool
+	// Held says why a lesson holds the paused clock: "reading — any
+	// command resumes"; "" when it does not.
+	Held string
 }
 
 // Node is one broker node.
