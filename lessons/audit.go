@@ -40,7 +40,12 @@ func (f Finding) String() string { return fmt.Sprintf("%d: %s", f.Line, f.Text) 
 // Conditions that read the checker's fields need a check and are left
 // out of both comparisons; one that reads what does not exist yet reads
 // as absent. An error is a command that could not run.
+//
+// With opts.Reading it plays as a screen does instead (see auditReading).
 func Audit(ctx context.Context, les *Lesson, opts Options) ([]Finding, error) {
+	if opts.Reading > 0 {
+		return auditReading(ctx, les, opts)
+	}
 	r, err := NewRunner(les, opts)
 	if err != nil {
 		return nil, err
@@ -149,13 +154,19 @@ type reading struct {
 // read evaluates conditions against the lab as it is now, with the
 // values the lesson has kept so far.
 func (a *audit) read(ctx context.Context, exps []Expectation) []reading {
+	return readNow(ctx, a.r, exps)
+}
+
+// readNow evaluates conditions against r's lab as it is now, with the
+// values the lesson has kept so far.
+func readNow(ctx context.Context, r *Runner, exps []Expectation) []reading {
 	out := make([]reading, len(exps))
 	for i, e := range exps {
-		line, _ := a.r.recall(command.Line{Num: e.Line, Cmd: command.Expect{Cond: e.Cond}})
+		line, _ := r.recall(command.Line{Num: e.Line, Cmd: command.Expect{Cond: e.Cond}})
 		if hasSaved(line.Cmd.(command.Expect).Cond) {
 			continue // a name not kept yet
 		}
-		held, shown, err := a.r.lab.Holds(ctx, line.Cmd.(command.Expect).Cond)
+		held, shown, err := r.lab.Holds(ctx, line.Cmd.(command.Expect).Cond)
 		switch {
 		case errors.Is(err, lab.ErrNeedsCheck):
 		case err != nil:

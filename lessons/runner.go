@@ -50,6 +50,10 @@ type Options struct {
 	// Alternate does each task that has also: lines the first other way
 	// instead of its do: lines, to show that way meets the goal too.
 	Alternate bool
+	// Reading makes Audit play as a screen does, holds included, and
+	// wait this much wall time at every question, task and step's end
+	// before it answers, acts or moves on, as a person reading would.
+	Reading time.Duration
 }
 
 // Event is what one block did when Runner.Next played it.
