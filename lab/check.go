@@ -33,6 +33,16 @@ func (l *Lab) Check(ctx context.Context) (checker.Report, error) {
 }
 
 func (l *Lab) checkWorld(ctx context.Context, w *world) (checker.Report, error) {
+	rep, err := l.report(ctx, w, true)
+	w.mu.Lock()
+	w.report, w.checked = &rep, l.clock.Now()
+	w.mu.Unlock()
+	return rep, err
+}
+
+// report runs the checker as Check does, without keeping its report as
+// the lab's last check; shown puts the drain on screen as a job.
+func (l *Lab) report(ctx context.Context, w *world, shown bool) (checker.Report, error) {
 	h := w.checkerHistory() // before the logs: whatever it confirmed is committed by the time we read
 	ctx, cancel := w.bind(ctx)
 	defer cancel()
@@ -45,12 +55,16 @@ func (l *Lab) checkWorld(ctx context.Context, w *world) (checker.Report, error) 
 	for _, t := range topics {
 		total += len(t.Partitions)
 	}
-	defer w.drainStart(total)()
+	drainAt := func(int, string) {}
+	if shown {
+		defer w.drainStart(total)()
+		drainAt = w.drainAt
+	}
 	done := 0
 	for _, t := range topics {
 		for _, p := range t.Partitions {
 			tp := broker.TopicPartition{Topic: p.Topic, Partition: p.Partition}
-			w.drainAt(done, tp.String())
+			drainAt(done, tp.String())
 			done++
 			log, err := w.readLog(ctx, tp)
 			if err != nil {
@@ -62,16 +76,13 @@ func (l *Lab) checkWorld(ctx context.Context, w *world) (checker.Report, error) 
 		}
 	}
 	for _, f := range observers {
-		w.drainAt(done, "the services and queues")
+		drainAt(done, "the services and queues")
 		done++
 		if err := f.observe(ctx, w, &h, &obs); err != nil {
 			problems = append(problems, err.Error())
 		}
 	}
 	rep := checker.Check(h, obs)
-	w.mu.Lock()
-	w.report, w.checked = &rep, l.clock.Now()
-	w.mu.Unlock()
 	if len(problems) > 0 {
 		return rep, fmt.Errorf("check: could not read %s", strings.Join(problems, "; "))
 	}

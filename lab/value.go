@@ -34,20 +34,54 @@ func (l *Lab) Holds(ctx context.Context, c command.Condition) (bool, []string, e
 	if err != nil {
 		return false, nil, err
 	}
-	rd := &reader{r: &run{l: l, w: w}, ctx: ctx}
+	r := (&reader{r: &run{l: l, w: w}, ctx: ctx}).holds(c)
+	return r.Held, r.Shown, r.Err
+}
+
+// Reading is a condition as Peek read it: whether it held, the values it
+// read (formatted), or why it could not be read.
+type Reading struct {
+	Held  bool
+	Shown []string
+	Err   error
+}
+
+// Peek evaluates conditions now as Holds does, and reads checker fields
+// too, all from one check that leaves no trace: no job on screen, no
+// report kept as the lab's last check. A check drains, so it can wait up
+// to DrainTimeout for leaders. It serves an audit that compares what a
+// lesson's expectations read at different moments.
+func (l *Lab) Peek(ctx context.Context, conds []command.Condition) []Reading {
+	out := make([]Reading, len(conds))
+	w, err := l.world()
+	if err != nil {
+		for i := range out {
+			out[i].Err = err
+		}
+		return out
+	}
+	rd := &reader{r: &run{l: l, w: w}, ctx: ctx, quiet: true}
+	for i, c := range conds {
+		out[i] = rd.holds(c)
+	}
+	return out
+}
+
+// holds evaluates c with what rd has read so far.
+func (rd *reader) holds(c command.Condition) Reading {
 	var vals [2]any
 	var shown []string
 	for i, e := range []command.Expr{c.Left, c.Right} {
 		v, err := rd.expr(e)
 		if err != nil {
-			return false, nil, err
+			return Reading{Err: err}
 		}
 		vals[i] = v
-		if e.Value.Kind == command.ValLab {
+		if e.Value.Kind == command.ValLab || e.Value.Kind == command.ValField {
 			shown = append(shown, show(v))
 		}
 	}
-	return c.Eval(vals[0], vals[1]), shown, nil
+	return Reading{Held: c.Eval(vals[0], vals[1]), Shown: shown}
 }
 
 // Resolve names the node a reference means now: leader(orders/0) is

@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/mqlab/mqlab/lab"
 	"github.com/mqlab/mqlab/lab/command"
 )
 
@@ -37,10 +36,16 @@ func (f Finding) String() string { return fmt.Sprintf("%d: %s", f.Line, f.Text) 
 //   - an expectation that did not hold when played (with opts.Alternate,
 //     each task done its also: way).
 //
-// Conditions that read the checker's fields need a check and are left
-// out of both comparisons; one that reads what does not exist yet reads
-// as absent. An error is a command that could not run.
+// Conditions that read the checker's fields (lost == 0) are read from a
+// check that leaves no trace on the lab, and compared like any other; one
+// that reads what does not exist yet reads as absent. An error is a
+// command that could not run.
+//
+// With opts.Reading it plays as a screen does instead (see auditReading).
 func Audit(ctx context.Context, les *Lesson, opts Options) ([]Finding, error) {
+	if opts.Reading > 0 {
+		return auditReading(ctx, les, opts)
+	}
 	r, err := NewRunner(les, opts)
 	if err != nil {
 		return nil, err
@@ -136,8 +141,9 @@ type askedAt struct {
 }
 
 // reading is one condition as the lab showed it at a moment. ok is false
-// when it cannot be read without a check (a checker field): it takes no
-// part in the comparisons. A condition about something that does not
+// when it was not read (it compares with a value the lesson has not kept
+// yet): it takes no part in the comparisons. A condition about something
+// that does not
 // exist yet (a group not started) reads as absent: it does not hold, and
 // its becoming present is a change.
 type reading struct {
@@ -149,19 +155,31 @@ type reading struct {
 // read evaluates conditions against the lab as it is now, with the
 // values the lesson has kept so far.
 func (a *audit) read(ctx context.Context, exps []Expectation) []reading {
+	return readNow(ctx, a.r, exps)
+}
+
+// readNow evaluates conditions against r's lab as it is now, with the
+// values the lesson has kept so far. Checker fields are read from one
+// check that leaves no trace on the lab.
+func readNow(ctx context.Context, r *Runner, exps []Expectation) []reading {
 	out := make([]reading, len(exps))
+	var conds []command.Condition
+	var at []int
 	for i, e := range exps {
-		line, _ := a.r.recall(command.Line{Num: e.Line, Cmd: command.Expect{Cond: e.Cond}})
-		if hasSaved(line.Cmd.(command.Expect).Cond) {
+		line, _ := r.recall(command.Line{Num: e.Line, Cmd: command.Expect{Cond: e.Cond}})
+		c := line.Cmd.(command.Expect).Cond
+		if hasSaved(c) {
 			continue // a name not kept yet
 		}
-		held, shown, err := a.r.lab.Holds(ctx, line.Cmd.(command.Expect).Cond)
+		conds, at = append(conds, c), append(at, i)
+	}
+	for k, rd := range r.lab.Peek(ctx, conds) {
+		e := exps[at[k]]
 		switch {
-		case errors.Is(err, lab.ErrNeedsCheck):
-		case err != nil:
-			out[i] = reading{ok: true, shown: e.Text + ": absent"}
+		case rd.Err != nil:
+			out[at[k]] = reading{ok: true, shown: e.Text + ": absent"}
 		default:
-			out[i] = reading{ok: true, held: held, shown: e.Text + ": " + strings.Join(shown, ", ")}
+			out[at[k]] = reading{ok: true, held: rd.Held, shown: e.Text + ": " + strings.Join(rd.Shown, ", ")}
 		}
 	}
 	return out

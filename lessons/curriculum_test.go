@@ -354,6 +354,30 @@ func TestCurriculumAudit(t *testing.T) {
 	})
 }
 
+// ReadingPause is the wall time the curriculum test reads for at every
+// question, task and step's end: longer than a fast-timing election, so
+// an answer that an election brings on screen while a person reads shows.
+const ReadingPause = time.Second
+
+// lesson check --reading finds nothing in the curriculum: played as the
+// screen plays it, at a person's pace, no answer reaches the screen
+// before its question and every task can still be done once it is read.
+func TestCurriculumAtReadingPace(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("-short: every lesson at reading pace takes about a minute")
+	}
+	eachLesson(t, false, func(t *testing.T, les *Lesson) {
+		found, err := Audit(ctxFor(t, 4*LessonTimeLimit), les, Options{Timing: "fast", Reading: ReadingPause})
+		if err != nil {
+			t.Fatalf("lesson check --reading %v: %v", ReadingPause, err)
+		}
+		for _, f := range found {
+			t.Errorf("lesson check --reading %v: %s:%v", ReadingPause, les.File, f)
+		}
+	})
+}
+
 // hasAlso says whether a task of les names another way to its goal.
 func hasAlso(les *Lesson) bool {
 	for _, st := range les.Steps {

@@ -83,6 +83,9 @@ type State struct {
 	Failed []ExpectResult
 	// Err is why the step broke, while Status is StatusBroken.
 	Err error
+	// Held says why the player holds lab time still ("reading — any
+	// command resumes"); "" when it does not.
+	Held string
 }
 
 // PlayerOptions configure a Player.
@@ -184,8 +187,36 @@ type playerState struct {
 	// preview is the step's opening text, shown while the lab replays the
 	// lesson up to the step, so the learner can read on meanwhile
 	preview string
-	// heldTime: the player paused lab time for the open question
-	heldTime bool
+	// held says why the player paused lab time, "" when it did not
+	held hold
+}
+
+// hold is why the player paused lab time. A screen plays a lesson for a
+// person, who reads: the lab holds still from the moment a question, a
+// task or the end of a step is shown, so nothing moves on screen that the
+// text has not asked about or shown yet. A question holds it until the
+// answer; a task and a step's end until the learner acts: any command
+// that changes the lab (a key or a typed line) lets it run, and so does
+// moving to another step. A headless play (Auto) never holds.
+type hold string
+
+const (
+	holdQuestion hold = "question"
+	holdTask     hold = "task"
+	holdReading  hold = "reading"
+)
+
+// words is what the screen says of the hold beside PAUSED.
+func (h hold) words() string {
+	switch h {
+	case holdQuestion:
+		return "the question is open — answer it and time runs on"
+	case holdTask:
+		return "your turn — any command resumes"
+	case holdReading:
+		return "reading — any command resumes"
+	}
+	return ""
 }
 
 func (st *playerState) open(step int, status Status, notice string) {
@@ -271,7 +302,7 @@ func (p *Player) State() State {
 	}
 	p.mu.Unlock()
 	out := State{Step: st.step, Steps: len(p.les.Steps), Status: st.status,
-		Notice: st.notice, Err: st.err, Failed: slices.Clone(st.failed)}
+		Notice: st.notice, Err: st.err, Failed: slices.Clone(st.failed), Held: st.held.words()}
 	if st.step < len(p.les.Steps) {
 		out.StepTitle = p.les.Steps[st.step].Title
 	} else {

@@ -28,8 +28,8 @@ const (
 // Commands are the lesson commands, for a prompt's completion.
 var Commands = []string{CmdLessonNext, CmdLessonPrev, CmdLessonReset, CmdLessonGoto, CmdLessonHint, CmdPredict}
 
-// CommandsHelp is what help adds about the lesson commands.
-const CommandsHelp = "The lesson:\n" +
+// commandsHelp is what help adds about the lesson commands.
+const commandsHelp = "The lesson:\n" +
 	"  lesson next      the next step (n), once this one played and held\n" +
 	"  lesson prev      the step before (p): the lab re-runs the lesson up to it\n" +
 	"  lesson reset     start this step again on a fresh cluster\n" +
@@ -37,22 +37,78 @@ const CommandsHelp = "The lesson:\n" +
 	"  lesson hint      one way to meet the task's goal (t)\n" +
 	"  predict a        answer the open question (a–d), or predict 20 when it asks for a number"
 
-// IsCommand reports whether line is a lesson command (lesson …, predict
+// isCommand reports whether line is a lesson command (lesson …, predict
 // …) rather than a lab command.
-func IsCommand(line string) bool {
+func isCommand(line string) bool {
+	if _, ok := PredictAnswer(line); ok {
+		return true
+	}
 	f := strings.Fields(line)
-	return len(f) > 0 && (f[0] == "lesson" || f[0] == CmdPredict)
+	return len(f) > 0 && f[0] == "lesson"
 }
 
-// Command runs a lesson command and says what it did.
-func (p *Player) Command(ctx context.Context, line string) (string, error) {
+// PredictAnswer reads a "predict b" line: ok says whether the line is the
+// predict command, said is its one answer ("" when it has none, or more
+// than one). It is the one place the predict command is recognised; the
+// answer is read with ParseAnswer.
+func PredictAnswer(line string) (said string, ok bool) {
 	f := strings.Fields(line)
-	if len(f) > 0 && f[0] == CmdPredict {
-		if len(f) != 2 {
+	if len(f) == 0 || f[0] != CmdPredict {
+		return "", false
+	}
+	if len(f) == 2 {
+		said = f[1]
+	}
+	return said, true
+}
+
+// Exec runs a learner's line: a lesson command (lesson next, predict b, …)
+// on the player, any other as a lab command (see ExecCommand).
+func (p *Player) Exec(ctx context.Context, line string) (string, error) {
+	if isCommand(line) {
+		return p.command(ctx, line)
+	}
+	cmd, err := command.Parse(line)
+	if err != nil {
+		return "", err
+	}
+	return p.ExecCommand(ctx, cmd)
+}
+
+// ExecCommand runs a learner's lab command, a key's or a typed line's,
+// on the lab: unless the lesson refuses it now, noted first for the
+// task it may meet; help adds the lesson commands'.
+func (p *Player) ExecCommand(ctx context.Context, cmd command.Command) (string, error) {
+	if err := p.refuses(cmd); err != nil {
+		return "", fmt.Errorf("%s: %w", cmd.Name(), err)
+	}
+	if h, ok := cmd.(command.Help); ok && h.Topic == "" {
+		out, err := p.execLab(ctx, cmd)
+		if err == nil {
+			out += "\n\n" + commandsHelp
+		}
+		return out, err
+	}
+	p.actedOnHold(ctx, cmd)
+	p.noteLearner(ctx, cmd)
+	return p.execLab(ctx, cmd)
+}
+
+// execLab runs cmd on the lab and returns what it said.
+func (p *Player) execLab(ctx context.Context, cmd command.Command) (string, error) {
+	res, err := p.Lab().ExecCommand(ctx, cmd)
+	return strings.Join(res.Lines, "\n"), err
+}
+
+// command runs a lesson command and says what it did.
+func (p *Player) command(ctx context.Context, line string) (string, error) {
+	if said, ok := PredictAnswer(line); ok {
+		if said == "" {
 			return "", errors.New("predict takes one letter, or for a question that asks for a number, one number: predict b, predict 1600")
 		}
-		return p.Predict(ctx, f[1])
+		return p.Predict(ctx, said)
 	}
+	f := strings.Fields(line)
 	usage := errors.New("lesson next, lesson prev, lesson reset, lesson hint or lesson goto N")
 	if len(f) < 2 || f[0] != "lesson" {
 		return "", usage
@@ -91,11 +147,11 @@ func (p *Player) turn(ctx context.Context) (context.Context, func(), error) {
 	return ctx, done, nil
 }
 
-// Refuses says why a learner's command may not run now, or nil. While a
+// refuses says why a learner's command may not run now, or nil. While a
 // question waits for its answer, lab time waits with it: speed, pause and
 // resume are refused until the answer.
-func (p *Player) Refuses(cmd command.Command) error {
-	if st, _ := p.state(); st.heldTime && command.Clock(cmd) {
+func (p *Player) refuses(cmd command.Command) error {
+	if st, _ := p.state(); st.held == holdQuestion && command.Clock(cmd) {
 		return errors.New("lab time waits for your answer: answer the question first, and it runs on")
 	}
 	return nil
@@ -150,6 +206,7 @@ func (p *Player) gotoStep(ctx context.Context, step int, reset bool) (string, er
 	}
 	defer done()
 	p.stopPlaying()
+	p.releaseTime(ctx)
 	notice := fmt.Sprintf("Starting step %d on a fresh cluster…", step+1)
 	if step > 0 {
 		notice = fmt.Sprintf("Starting step %d: a live cluster cannot be rewound, so the lab starts a fresh one "+
@@ -253,8 +310,9 @@ func (p *Player) ShowHint() (string, error) {
 	return "hint: " + hint, nil
 }
 
-// Predict answers the open question with its letter and plays on.
-func (p *Player) Predict(ctx context.Context, letter string) (string, error) {
+// Predict answers the open question with what the learner said (its
+// letter, or a number) and plays on.
+func (p *Player) Predict(ctx context.Context, said string) (string, error) {
 	ctx, done, st, err := p.settledTurn(ctx)
 	if err != nil {
 		return "", err
@@ -270,14 +328,14 @@ func (p *Player) Predict(ctx context.Context, letter string) (string, error) {
 			break
 		}
 	}
-	if pred.Numeric {
-		return p.predictNumber(ctx, letter)
+	a, err := ParseAnswer(said, len(pred.Choices), pred.Numeric)
+	if err != nil {
+		return "", err
 	}
-	n := len(pred.Choices)
-	if len(letter) != 1 || letter[0] < 'a' || int(letter[0]-'a') >= n {
-		return "", fmt.Errorf("predict takes a letter from a to %c, not %q", 'a'+n-1, letter)
+	if a.Numeric {
+		return p.predictNumber(ctx, a.Number)
 	}
-	choice := int(letter[0] - 'a')
+	choice := a.Choice
 	rv, err := p.run.Answer(ctx, pred.file(choice))
 	if err != nil {
 		return "", err
@@ -295,12 +353,8 @@ func (p *Player) Predict(ctx context.Context, letter string) (string, error) {
 }
 
 // predictNumber answers the open numeric question with the number the
-// learner typed, and plays on. The caller holds the turn.
-func (p *Player) predictNumber(ctx context.Context, typed string) (string, error) {
-	x, err := ParseNumber(typed)
-	if err != nil {
-		return "", err
-	}
+// learner gave, and plays on. The caller holds the turn.
+func (p *Player) predictNumber(ctx context.Context, x float64) (string, error) {
 	rv, err := p.run.AnswerNumber(ctx, x)
 	if err != nil {
 		return "", err

@@ -119,9 +119,7 @@ func (p *Player) play(ctx context.Context) {
 		case KindExpect:
 			p.add(Played{Kind: KindExpect, Expects: ev.Expects})
 		case KindPredict:
-			if !p.opts.Auto {
-				p.holdTime(ctx) // before the question shows: the world stays as it was asked about
-			}
+			p.holdTime(ctx, holdQuestion) // before the question shows: the world stays as it was asked about
 			pp := &PlayedPrediction{Question: ev.Text, Chosen: -1, Answer: -1, Numeric: ev.Predict.Number != nil, order: p.choiceOrder(ev.Predict, len(ev.Choices))}
 			for _, i := range pp.order {
 				pp.Choices = append(pp.Choices, ev.Choices[i])
@@ -143,6 +141,7 @@ func (p *Player) play(ctx context.Context) {
 			}
 			p.revealed(-1, rv)
 		case KindTask:
+			p.holdTime(ctx, holdTask) // until the learner acts: what the task needs waits for them
 			p.update(func(st *playerState) {
 				st.blocks = append(st.blocks, Played{Kind: KindTask, Task: &PlayedTask{Text: ev.Text, Hint: ev.Task.Hint()}})
 				st.task = ev.Task
@@ -152,6 +151,7 @@ func (p *Player) play(ctx context.Context) {
 				return
 			}
 		case KindStepEnd:
+			p.holdTime(ctx, holdReading) // while the step is read
 			failed := p.run.Failed()
 			p.update(func(st *playerState) {
 				st.status = StatusStepDone
@@ -222,26 +222,54 @@ func (p *Player) broke(ev Event, err error, what string) {
 	p.observe(Note{Kind: NoteBroken, Step: ev.Step, Event: ev, Err: err})
 }
 
-// holdTime pauses lab time while a question waits for its answer, unless
-// it stands still already: loads, clients and timers that follow lab time
-// stop, so nothing the step goes on to show happens before the answer.
-func (p *Player) holdTime(ctx context.Context) {
+// holdTime pauses lab time for why (see hold), unless the play is
+// headless or the learner paused it: loads, clients and timers that
+// follow lab time stop, so nothing happens that the screen has not asked
+// about or shown yet. A hold already in place takes the new reason.
+func (p *Player) holdTime(ctx context.Context, why hold) {
+	if p.opts.Auto {
+		return
+	}
+	if st, _ := p.state(); st.held != "" {
+		p.update(func(st *playerState) { st.held = why })
+		return
+	}
 	if _, paused := p.Lab().Clock().Speed(); paused {
 		return
 	}
 	if _, err := p.Lab().ExecCommand(ctx, command.Pause{}); err == nil {
-		p.update(func(st *playerState) { st.heldTime = true })
+		p.update(func(st *playerState) { st.held = why })
 	}
 }
 
 // releaseTime lets lab time run again if holdTime stopped it.
 func (p *Player) releaseTime(ctx context.Context) {
 	st, _ := p.state()
-	if !st.heldTime {
+	if st.held == "" {
 		return
 	}
-	p.update(func(st *playerState) { st.heldTime = false })
+	p.update(func(st *playerState) { st.held = "" })
 	p.Lab().ExecCommand(ctx, command.Resume{})
+}
+
+// actedOnHold lets lab time run before a learner's command that changes
+// the lab, while the player holds it for a task or for reading: the
+// learner has acted, and the lab goes on from where they read it. Their
+// own pause or resume makes the clock theirs. Commands that only look
+// leave the hold as it is, and so does anything while a question is open.
+func (p *Player) actedOnHold(ctx context.Context, cmd command.Command) {
+	st, _ := p.state()
+	if st.held == "" || st.held == holdQuestion {
+		return
+	}
+	switch cmd.(type) {
+	case command.Pause, command.Resume:
+		p.update(func(st *playerState) { st.held = "" })
+	default:
+		if !command.ReadOnly(cmd) {
+			p.releaseTime(ctx)
+		}
+	}
 }
 
 // revealed records the answer to the open question.

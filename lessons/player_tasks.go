@@ -13,12 +13,12 @@ import (
 	"github.com/mqlab/mqlab/lab/command"
 )
 
-// NoteLearner remembers a command the learner ran during the step and,
+// noteLearner remembers a command the learner ran during the step and,
 // while a task waits, says so when it is not what the task asks for: the
 // lab may no longer get where the task waits for it to go. Commands that
 // change nothing (the command table's read-only and clock commands) are
 // not noted.
-func (p *Player) NoteLearner(ctx context.Context, cmd command.Command) {
+func (p *Player) noteLearner(ctx context.Context, cmd command.Command) {
 	if command.ReadOnly(cmd) || command.Clock(cmd) {
 		return
 	}

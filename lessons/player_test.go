@@ -138,10 +138,10 @@ func TestQuestionHoldsLabTime(t *testing.T) {
 		t.Fatal("lab time runs while the question waits")
 	}
 	before := l.Clock().Now()
-	if err := p.Refuses(command.Resume{}); err == nil || !strings.Contains(err.Error(), "answer the question first") {
+	if err := p.refuses(command.Resume{}); err == nil || !strings.Contains(err.Error(), "answer the question first") {
 		t.Errorf("resume while the question waits: %v", err)
 	}
-	if err := p.Refuses(command.Kill{Node: command.NodeRef{Kind: command.RefNode, Node: "n1"}}); err != nil {
+	if err := p.refuses(command.Kill{Node: command.NodeRef{Kind: command.RefNode, Node: "n1"}}); err != nil {
 		t.Errorf("a kill while the question waits is refused: %v", err)
 	}
 	if now := l.Clock().Now(); !now.Equal(before) {
@@ -150,10 +150,12 @@ func TestQuestionHoldsLabTime(t *testing.T) {
 	if _, err := p.Predict(ctx, "b"); err != nil {
 		t.Fatal(err)
 	}
-	if _, paused := l.Clock().Speed(); paused {
-		t.Error("lab time is still paused after the answer")
+	// The question's hold gives way to the task's that follows it: time
+	// waits for the learner to act, but the clock is theirs again.
+	if st := p.State(); st.Status != StatusTask || !strings.Contains(st.Held, "your turn") {
+		t.Errorf("after the answer the step is %v, held %q; want the task open and holding for the learner", st.Status, st.Held)
 	}
-	if err := p.Refuses(command.Resume{}); err != nil {
+	if err := p.refuses(command.Resume{}); err != nil {
 		t.Errorf("resume after the answer: %v", err)
 	}
 
@@ -223,7 +225,7 @@ func TestTaskWaitsForTheLearner(t *testing.T) {
 			t.Fatalf("the task ended as %v before the learner did anything", st.Status)
 		}
 	}
-	p.NoteLearner(ctx, command.Heal{})
+	p.noteLearner(ctx, command.Heal{})
 	if _, err := l.ExecCommand(ctx, command.Heal{}); err != nil {
 		t.Fatal(err)
 	}
@@ -316,5 +318,102 @@ func TestNumericPrediction(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "Answer: 20 records (± 10 %)") {
 		t.Errorf("the headless run does not give the answer:\n%s", out.String())
+	}
+}
+
+// The lab holds still while a person reads: from the moment a task opens
+// until the learner acts, and from a step's end until they act or move
+// on. Commands that only look leave it still; the screen is told why it
+// is paused.
+func TestLabHoldsStillWhileRead(t *testing.T) {
+	ctx := ctxFor(t, time.Minute)
+	les, err := Parse("read.md", []byte("---\nid: read\ntitle: Read\nconcepts: [acks]\n---\n\n"+
+		"## A load runs\n\n```lab\ncluster nodes=3\ntopic create orders partitions=1\nwait leader(orders/0) != none\nload orders rate=200/s for=60s\n```\n\n"+
+		"```task\nStop n3.\ndo: kill n3\nwait: state(n3) == down\n```\n\n"+
+		"```expect\nconcept: acks\nstate(n3) == down\n```\n\n"+
+		"## Then\n\n```predict\nconcept: acks\nWhat now?\n- [x] this\n- [ ] that\nwhy: because.\n```\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, l := newTestPlayer(t, les)
+	if _, err := p.Goto(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	still := func(why string) {
+		t.Helper()
+		st := p.State()
+		if _, paused := l.Clock().Speed(); !paused || !strings.Contains(st.Held, why) {
+			t.Fatalf("at %v the lab is paused: %v, held: %q; want it held, saying %q", st.Status, paused, st.Held, why)
+		}
+		before := l.Clock().Now()
+		time.Sleep(50 * time.Millisecond) // time that must not pass in the lab
+		if now := l.Clock().Now(); !now.Equal(before) {
+			t.Fatalf("lab time moved from %v to %v while it was held", before, now)
+		}
+	}
+	if st := p.State(); st.Status != StatusTask {
+		t.Fatalf("the step stopped at %v, not at its task", st.Status)
+	}
+	still("your turn")
+	// Looking changes nothing.
+	if _, err := p.ExecCommand(ctx, command.Help{Topic: "kill"}); err != nil {
+		t.Fatal(err)
+	}
+	still("your turn")
+	// Acting lets the lab run on, and the step plays to its end.
+	if _, err := p.ExecCommand(ctx, command.Kill{Node: command.NodeRef{Kind: command.RefNode, Node: "n3"}}); err != nil {
+		t.Fatal(err)
+	}
+	for end := time.Now().Add(10 * time.Second); p.State().Status != StatusStepDone; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("the step did not end after the task: %v", p.State().Status)
+		}
+	}
+	still("reading")
+	// A pause of the learner's own is theirs: the hold is gone, time stays still.
+	if _, err := p.ExecCommand(ctx, command.Pause{}); err != nil {
+		t.Fatal(err)
+	}
+	if st := p.State(); st.Held != "" {
+		t.Errorf("after the learner's own pause, the player still says it holds time: %q", st.Held)
+	}
+	if _, err := p.ExecCommand(ctx, command.Resume{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, paused := l.Clock().Speed(); paused {
+		t.Fatal("the learner's resume left lab time paused")
+	}
+	// The next step holds for its question, and moving on released the step's hold.
+	if _, err := p.Next(ctx); err != nil {
+		t.Fatal(err)
+	}
+	still("question")
+}
+
+// A learner who acts at the end of a step lets the lab run on.
+func TestActingEndsTheReadingHold(t *testing.T) {
+	ctx := ctxFor(t, time.Minute)
+	les, err := Parse("act.md", []byte("---\nid: act\ntitle: Act\nconcepts: [acks]\n---\n\n"+
+		"## One\n\n```lab\ncluster nodes=3\ntopic create orders partitions=1\nwait leader(orders/0) != none\n```\n\n"+
+		"```expect\nconcept: acks\nhwm(orders/0) == 0\n```\n\n"+
+		"```predict\nconcept: acks\nWhat now?\n- [x] this\n- [ ] that\nwhy: because.\n```\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, l := newTestPlayer(t, les)
+	if _, err := p.Goto(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Predict(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if st := p.State(); st.Status != StatusStepDone || !strings.Contains(st.Held, "reading") {
+		t.Fatalf("after the answer the step is %v, held %q; want it done and held for reading", st.Status, st.Held)
+	}
+	if _, err := p.ExecCommand(ctx, command.Heal{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, paused := l.Clock().Speed(); paused || p.State().Held != "" {
+		t.Fatalf("after a command the lab is still held: paused %v, %q", paused, p.State().Held)
 	}
 }

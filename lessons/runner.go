@@ -50,6 +50,10 @@ type Options struct {
 	// Alternate does each task that has also: lines the first other way
 	// instead of its do: lines, to show that way meets the goal too.
 	Alternate bool
+	// Reading makes Audit play as a screen does, holds included, and
+	// wait this much wall time at every question, task and step's end
+	// before it answers, acts or moves on, as a person reading would.
+	Reading time.Duration
 }
 
 // Event is what one block did when Runner.Next played it.
@@ -385,7 +389,7 @@ func (r *Runner) Answer(ctx context.Context, choice int) (Reveal, error) {
 		return Reveal{}, errors.New("this question asks for a number, not a choice")
 	}
 	r.pending = nil
-	rv := Reveal{Predict: p, Choice: choice, Correct: choice >= 0 && choice == p.Answer, Why: r.Render(ctx, p.Why)}
+	rv := Reveal{Predict: p, Choice: choice, Correct: Said{Choice: choice}.Right(p.Answer, nil), Why: r.Render(ctx, p.Why)}
 	if p.Number != nil {
 		rv.Answer = p.Number.String()
 	} else {
@@ -408,7 +412,7 @@ func (r *Runner) AnswerNumber(ctx context.Context, x float64) (Reveal, error) {
 		return Reveal{}, errors.New("this question asks for a choice, not a number")
 	}
 	r.pending = nil
-	rv := Reveal{Predict: p, Choice: -1, Number: &x, Correct: p.Number.Within(x), Answer: p.Number.String(), Why: r.Render(ctx, p.Why)}
+	rv := Reveal{Predict: p, Choice: -1, Number: &x, Correct: Said{Choice: -1, Number: x, Numeric: true}.Right(-1, p.Number), Answer: p.Number.String(), Why: r.Render(ctx, p.Why)}
 	if r.opts.Progress != nil {
 		r.noteProgress(r.opts.Progress.AnswerNumber(r.les.ID, p.ID, x, rv.Correct))
 	}

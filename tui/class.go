@@ -24,20 +24,13 @@ type Class struct {
 	view    ViewState
 	sharing bool
 	// answers: for each question, each follower's answer.
-	answers map[string]map[string]classAnswer
+	answers map[string]map[string]lessons.Said
 	subs    map[*Follower]chan struct{}
 }
 
 // NewClass makes a class with nothing shared yet.
 func NewClass() *Class {
-	return &Class{answers: map[string]map[string]classAnswer{}, subs: map[*Follower]chan struct{}{}}
-}
-
-// classAnswer is one follower's answer: a choice (as shown), or a number
-// for a question that asks for one.
-type classAnswer struct {
-	choice int
-	number float64
+	return &Class{answers: map[string]map[string]lessons.Said{}, subs: map[*Follower]chan struct{}{}}
 }
 
 // Share returns src as the teacher's screen reads it: every state it
@@ -68,7 +61,7 @@ func (s *Shared) View() ViewState {
 }
 
 // Exec runs the teacher's command.
-func (s *Shared) Exec(ctx context.Context, line string) (string, error) { return s.src.Exec(ctx, line) }
+func (s *Shared) Exec(ctx context.Context, o Order) (string, error) { return s.src.Exec(ctx, o) }
 
 // Changes is the teacher's source's.
 func (s *Shared) Changes() <-chan struct{} { return s.src.Changes() }
@@ -108,10 +101,10 @@ func (c *Class) tally(key string, choices int, numeric bool) *ClassTally {
 	for _, a := range c.answers[key] {
 		switch {
 		case numeric:
-			t.Numbers = append(t.Numbers, a.number)
+			t.Numbers = append(t.Numbers, a.Number)
 			t.Answered++
-		case a.choice >= 0 && a.choice < choices:
-			t.Counts[a.choice]++
+		case a.Choice >= 0 && a.Choice < choices:
+			t.Counts[a.Choice]++
 			t.Answered++
 		}
 	}
@@ -156,7 +149,7 @@ var ErrReadOnly = errors.New("you follow the teacher's lab, which only the teach
 func (f *Follower) View() ViewState {
 	f.c.mu.Lock()
 	v, sharing := f.c.view, f.c.sharing
-	var mine classAnswer
+	var mine lessons.Said
 	var answered bool
 	if v.Lesson != nil && v.Lesson.Prediction != nil {
 		mine, answered = f.c.answers[questionKey(v.Lesson)][f.who]
@@ -172,10 +165,10 @@ func (f *Follower) View() ViewState {
 		p.Chosen, p.Given, p.Correct = -1, "", false
 		switch {
 		case answered && p.Numeric:
-			p.Chosen, p.Given = 0, lessons.FormatNumber(mine.number)
-			p.Correct = p.Number != nil && p.Number.Within(mine.number)
+			p.Chosen, p.Given = 0, lessons.FormatNumber(mine.Number)
+			p.Correct = mine.Right(-1, p.Number)
 		case answered:
-			p.Chosen = mine.choice
+			p.Chosen = mine.Choice
 		}
 		les.Prediction = &p
 		les.Blocks = withPrediction(les.Blocks, &p)
@@ -186,12 +179,11 @@ func (f *Follower) View() ViewState {
 
 // Exec takes one command: the answer to the teacher's open question
 // ("predict b"). Anything else would change the teacher's lab.
-func (f *Follower) Exec(_ context.Context, line string) (string, error) {
-	fields := strings.Fields(line)
-	if len(fields) != 2 || fields[0] != lessons.CmdPredict {
+func (f *Follower) Exec(_ context.Context, o Order) (string, error) {
+	said, ok := lessons.PredictAnswer(o.Line)
+	if !ok || said == "" {
 		return "", ErrReadOnly
 	}
-	said := fields[1]
 	numeric, err := f.c.answer(f.who, said)
 	if err != nil {
 		return "", err
@@ -216,21 +208,13 @@ func (c *Class) answer(who, said string) (numeric bool, err error) {
 		}
 		return false, errors.New("no question is open now")
 	}
-	var a classAnswer
-	if pr.Numeric {
-		if a.number, err = lessons.ParseNumber(said); err != nil {
-			return true, err
-		}
-	} else {
-		n := len(pr.Choices)
-		if len(said) != 1 || said[0] < 'a' || int(said[0]-'a') >= n {
-			return false, fmt.Errorf("predict takes a letter from a to %c, not %q", 'a'+n-1, said)
-		}
-		a.choice = int(said[0] - 'a')
+	a, err := lessons.ParseAnswer(said, len(pr.Choices), pr.Numeric)
+	if err != nil {
+		return pr.Numeric, err
 	}
 	key := questionKey(les)
 	if c.answers[key] == nil {
-		c.answers[key] = map[string]classAnswer{}
+		c.answers[key] = map[string]lessons.Said{}
 	}
 	c.answers[key][who] = a
 	return pr.Numeric, nil

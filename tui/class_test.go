@@ -26,14 +26,14 @@ func TestClassNumericAnswers(t *testing.T) {
 	defer ada.Close()
 	defer bob.Close()
 	defer cy.Close()
-	if _, err := ada.Exec(ctx, "predict b"); err == nil || !strings.Contains(err.Error(), "a number") {
+	if _, err := ada.Exec(ctx, ParseOrder("predict b")); err == nil || !strings.Contains(err.Error(), "a number") {
 		t.Errorf("a letter for a number: %v", err)
 	}
 	for _, a := range []struct {
 		f    *Follower
 		said string
 	}{{ada, "40"}, {bob, "21"}, {cy, "1,600"}} {
-		if out, err := a.f.Exec(ctx, "predict "+a.said); err != nil || !strings.Contains(out, "you said "+a.said) {
+		if out, err := a.f.Exec(ctx, ParseOrder("predict "+a.said)); err != nil || !strings.Contains(out, "you said "+a.said) {
 			t.Fatalf("%s: %q, %v", a.said, out, err)
 		}
 	}

@@ -90,11 +90,11 @@ func TestEndToEndFailover(t *testing.T) {
 // when no leader comes.
 type blockingSource struct{ *fakeSource }
 
-func (b *blockingSource) Exec(ctx context.Context, line string) (string, error) {
-	if !strings.HasPrefix(line, "produce") {
-		return b.fakeSource.Exec(ctx, line)
+func (b *blockingSource) Exec(ctx context.Context, o Order) (string, error) {
+	if !strings.HasPrefix(o.Line, "produce") {
+		return b.fakeSource.Exec(ctx, o)
 	}
-	b.fakeSource.Exec(ctx, line)
+	b.fakeSource.Exec(ctx, o)
 	<-ctx.Done()
 	return "producer-1 orders → failed: no leader", nil
 }

@@ -79,7 +79,8 @@ func (f *fakeSource) View() ViewState {
 	return f.state
 }
 
-func (f *fakeSource) Exec(_ context.Context, line string) (string, error) {
+func (f *fakeSource) Exec(_ context.Context, o Order) (string, error) {
+	line := o.Line
 	f.mu.Lock()
 	f.lines = append(f.lines, line)
 	reply := f.reply

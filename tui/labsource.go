@@ -96,18 +96,12 @@ func (s *LabSource) Close() {
 // Changes signals, coalesced, that the lab has moved.
 func (s *LabSource) Changes() <-chan struct{} { return s.ch }
 
-// Exec runs one command line on the lab and returns what it said.
-func (s *LabSource) Exec(ctx context.Context, line string) (string, error) {
-	cmd, err := command.Parse(line)
-	if err != nil {
-		return "", err
+// Exec runs an order's lab command on the lab and returns what it said.
+func (s *LabSource) Exec(ctx context.Context, o Order) (string, error) {
+	if o.Cmd == nil {
+		return "", o.notOwn()
 	}
-	return s.ExecCommand(ctx, cmd)
-}
-
-// ExecCommand runs a parsed command on the lab and returns what it said.
-func (s *LabSource) ExecCommand(ctx context.Context, cmd command.Command) (string, error) {
-	res, err := s.lab.ExecCommand(ctx, cmd)
+	res, err := s.lab.ExecCommand(ctx, o.Cmd)
 	return strings.Join(res.Lines, "\n"), err
 }
 

@@ -52,7 +52,7 @@ func mustExec(t testing.TB, src Source, line string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	out, err := src.Exec(ctx, line)
+	out, err := src.Exec(ctx, ParseOrder(line))
 	if err != nil {
 		t.Fatalf("%s: %v", line, err)
 	}
@@ -388,10 +388,10 @@ func TestReplay(t *testing.T) {
 	for range start {
 		mustExec(t, rp, CmdStepBack)
 	}
-	if out, _ := rp.Exec(context.Background(), CmdStepBack); !strings.Contains(out, "the start of the recording") {
+	if out, _ := rp.Exec(context.Background(), ParseOrder(CmdStepBack)); !strings.Contains(out, "the start of the recording") {
 		t.Errorf("a step back at the start said %q", out)
 	}
-	if _, err := rp.Exec(context.Background(), "kill n2"); err == nil || !strings.Contains(err.Error(), "cannot be changed") {
+	if _, err := rp.Exec(context.Background(), ParseOrder("kill n2")); err == nil || !strings.Contains(err.Error(), "cannot be changed") {
 		t.Errorf("kill on a recording: %v", err)
 	}
 	mustExec(t, rp, "speed 100x")
@@ -411,7 +411,7 @@ func TestReplay(t *testing.T) {
 	if len(last.Timeline) == 0 || !slices.ContainsFunc(last.Timeline, func(l TimelineLine) bool { return l.Kind == "node-killed" }) {
 		t.Errorf("the last frame's timeline misses the kill: %+v", last.Timeline)
 	}
-	if _, err := rp.Exec(context.Background(), "resume"); err == nil {
+	if _, err := rp.Exec(context.Background(), ParseOrder("resume")); err == nil {
 		t.Error("resume at the end of the recording said nothing")
 	}
 	mustExec(t, rp, "pause")

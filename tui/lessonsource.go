@@ -2,11 +2,9 @@ package tui
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"sync"
 
-	"github.com/mqlab/mqlab/lab/command"
 	"github.com/mqlab/mqlab/lessons"
 )
 
@@ -119,33 +117,21 @@ func (s *LessonSource) Close() {
 // View is the lab's state with the lesson's.
 func (s *LessonSource) View() ViewState {
 	v := s.lab.View()
-	v.Lesson = lessonOf(s.les, s.player.State())
+	st := s.player.State()
+	v.Lesson = lessonOf(s.les, st)
+	v.Clock.Held = st.Held
 	v.Lesson.Next = s.next
 	return v
 }
 
-// Exec runs one line: a lesson command, or a lab command (the learner's
-// key or typed line), parsed once, noted for the player and run on the lab.
-func (s *LessonSource) Exec(ctx context.Context, line string) (string, error) {
-	if lessons.IsCommand(line) {
-		return s.player.Command(ctx, line)
+// Exec gives an order to the player: a lab command (the learner's key
+// or typed line, parsed once) or a line of the lesson's own (lesson next,
+// predict b).
+func (s *LessonSource) Exec(ctx context.Context, o Order) (string, error) {
+	if o.Cmd != nil {
+		return s.player.ExecCommand(ctx, o.Cmd)
 	}
-	cmd, err := command.Parse(line)
-	if err != nil {
-		return "", err
-	}
-	if err := s.player.Refuses(cmd); err != nil {
-		return "", fmt.Errorf("%s: %w", cmd.Name(), err)
-	}
-	if h, ok := cmd.(command.Help); ok && h.Topic == "" {
-		out, err := s.lab.ExecCommand(ctx, cmd)
-		if err == nil {
-			out += "\n\n" + lessons.CommandsHelp
-		}
-		return out, err
-	}
-	s.player.NoteLearner(ctx, cmd)
-	return s.lab.ExecCommand(ctx, cmd)
+	return s.player.Exec(ctx, o.Line)
 }
 
 // lessonOf draws the player's state as the pane's Lesson.

@@ -42,7 +42,7 @@ func execErr(t *testing.T, src Source, line, want string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	_, err := src.Exec(ctx, line)
+	_, err := src.Exec(ctx, ParseOrder(line))
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("%s: error %v, want one saying %q", line, err, want)
 	}
@@ -300,7 +300,7 @@ func TestLessonSourceCloses(t *testing.T) {
 
 	done := make(chan error, 1)
 	go func() {
-		_, err := src.Exec(context.Background(), "lesson goto 3")
+		_, err := src.Exec(context.Background(), ParseOrder("lesson goto 3"))
 		done <- err
 	}()
 	src.Close()

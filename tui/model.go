@@ -9,6 +9,8 @@ import (
 	"github.com/charmbracelet/bubbles/help"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
+
+	"github.com/mqlab/mqlab/lab/command"
 )
 
 // Options configure the lab screen.
@@ -79,9 +81,10 @@ type Model struct {
 
 	status     string
 	statusKind statusKind
-	running    string
-	queued     []string // lines waiting for the running one
-	quiet      []string // startup lines not yet done: their output stays out of the way
+	running    string          // the running order's line
+	runningCmd command.Command // and its lab command, or nil
+	queued     []Order         // orders waiting for the running one
+	quiet      []string        // startup lines not yet done: their output stays out of the way
 	cancel     context.CancelFunc
 
 	output      []string // a multi-line result, shown over the body
@@ -213,7 +216,7 @@ func (m *Model) Init() tea.Cmd {
 	var cmds []tea.Cmd
 	m.quiet = append([]string(nil), m.opts.Startup...)
 	for _, line := range m.opts.Startup {
-		cmds = append(cmds, m.run(line))
+		cmds = append(cmds, m.run(ParseOrder(line)))
 	}
 	return tea.Batch(append(cmds, m.waitChange(0))...)
 }

@@ -252,6 +252,12 @@ func (m *Model) headerRight(level int, timing bool) line {
 	}
 	if s.Clock.Paused {
 		r.add(&st.Warn, "‖ PAUSED")
+		if why, _, _ := strings.Cut(s.Clock.Held, " — "); why != "" && level <= 2 {
+			if level == 0 {
+				why = s.Clock.Held
+			}
+			r.add(&st.Muted, " · "+why)
+		}
 	} else {
 		r.add(&st.OK, "▶ running")
 		r.add(&st.Text, " "+speedWord(speed))

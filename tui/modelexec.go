@@ -18,24 +18,25 @@ import (
 	"github.com/mqlab/mqlab/lessons"
 )
 
-// run sends one command line to the source, unless the screen is showing
-// the past, a recording, or another command is still running.
-func (m *Model) run(line string) tea.Cmd {
+// run sends one order to the source, unless the screen is showing the
+// past, a recording, or another command is still running.
+func (m *Model) run(o Order) tea.Cmd {
+	line := o.Line
 	switch {
-	case m.opts.ReadOnly && !clockLine(line):
+	case m.opts.ReadOnly && !clockOrder(o):
 		m.setStatus(statusErr, "a recording cannot be changed: "+line+" was not run")
 		return nil
-	case m.opts.Follow && !strings.HasPrefix(line, lessons.CmdPredict+" "):
+	case m.opts.Follow && !predictOrder(o):
 		m.setStatus(statusErr, line+" was not run: "+ErrReadOnly.Error())
 		return nil
 	case !m.hist.live() && !m.opts.ReadOnly:
 		m.setStatus(statusErr, fmt.Sprintf("%s is the past and cannot change: esc returns to live, then try %q again",
 			m.ctx.State.Time.Format("15:04:05.000"), line))
 		return nil
-	case m.running != "" && faultLine(line) && len(m.queued) == 0 && besideable(m.running):
+	case m.running != "" && faultOrder(o) && len(m.queued) == 0 && besideable(m.runningCmd):
 		// A teacher's kill or restart acts at once, also while a produce
 		// waits for a leader that only the restart can bring back.
-		return m.startAside(line)
+		return m.startAside(o)
 	case m.running != "":
 		// One command at a time, in the order given: keys pressed quickly
 		// wait their turn rather than being lost.
@@ -43,57 +44,65 @@ func (m *Model) run(line string) tea.Cmd {
 			m.setStatus(statusErr, fmt.Sprintf("still running %q with %d waiting: esc cancels them", m.running, len(m.queued)))
 			return nil
 		}
-		m.queued = append(m.queued, line)
-		m.setStatus(statusBusy, fmt.Sprintf("%s, then %s", m.running, strings.Join(m.queued, ", ")))
+		m.queued = append(m.queued, o)
+		waiting := make([]string, len(m.queued))
+		for i, q := range m.queued {
+			waiting[i] = q.Line
+		}
+		m.setStatus(statusBusy, fmt.Sprintf("%s, then %s", m.running, strings.Join(waiting, ", ")))
 		return nil
 	}
-	return m.start(line)
+	return m.start(o)
 }
 
-// clockLine says whether a line only paces time (pause, resume, speed):
-// a recording accepts those.
-func clockLine(line string) bool {
-	if line == CmdStepForward || line == CmdStepBack {
+// clockOrder says whether an order only paces time (pause, resume,
+// speed): a recording accepts those.
+func clockOrder(o Order) bool {
+	if o.Line == CmdStepForward || o.Line == CmdStepBack {
 		return true // a recording's own
 	}
-	cmd, err := command.Parse(line)
-	return err == nil && command.Clock(cmd)
+	return o.Cmd != nil && command.Clock(o.Cmd)
 }
 
-// besideable says whether a fault may run beside the running line: a lab
-// command that works on the cluster there is. Not beside one that makes a
-// new cluster (cluster, or a lesson's step, which replays the lesson on a
-// fresh one), nor ahead of lines still waiting their turn: there a fault
-// would hit a cluster about to be replaced, or run before what set it up.
-func besideable(running string) bool {
-	cmd, err := command.Parse(running)
-	return err == nil && cmd.Name() != "cluster"
+// predictOrder says whether an order answers a question: all a follower
+// may send.
+func predictOrder(o Order) bool {
+	said, ok := lessons.PredictAnswer(o.Line)
+	return ok && said != ""
 }
 
-// faultLine says whether a line breaks or mends the cluster.
-func faultLine(line string) bool {
-	cmd, err := command.Parse(line)
-	return err == nil && command.Fault(cmd)
+// besideable says whether a fault may run beside the running command: a
+// lab command that works on the cluster there is. Not beside one that
+// makes a new cluster (cluster, or a lesson's step, which replays the
+// lesson on a fresh one), nor ahead of lines still waiting their turn:
+// there a fault would hit a cluster about to be replaced, or run before
+// what set it up.
+func besideable(running command.Command) bool {
+	return running != nil && running.Name() != "cluster"
 }
 
-// start runs a line now.
-func (m *Model) start(line string) tea.Cmd {
+// faultOrder says whether an order breaks or mends the cluster.
+func faultOrder(o Order) bool { return o.Cmd != nil && command.Fault(o.Cmd) }
+
+// start runs an order now.
+func (m *Model) start(o Order) tea.Cmd {
 	ctx, cancel := context.WithCancel(m.base)
-	m.running, m.cancel = line, cancel
-	m.setStatus(statusBusy, line)
-	return m.exec(ctx, cancel, line, false)
+	m.running, m.runningCmd, m.cancel = o.Line, o.Cmd, cancel
+	m.setStatus(statusBusy, o.Line)
+	return m.exec(ctx, cancel, o, false)
 }
 
-// startAside runs a fault line now, beside the command that is running,
-// which keeps the status line's "running" and esc.
-func (m *Model) startAside(line string) tea.Cmd {
+// startAside runs a fault now, beside the command that is running, which
+// keeps the status line's "running" and esc.
+func (m *Model) startAside(o Order) tea.Cmd {
 	ctx, cancel := context.WithCancel(m.base)
-	m.setStatus(statusBusy, line+" (while "+m.running+" runs)")
-	return m.exec(ctx, cancel, line, true)
+	m.setStatus(statusBusy, o.Line+" (while "+m.running+" runs)")
+	return m.exec(ctx, cancel, o, true)
 }
 
-func (m *Model) exec(ctx context.Context, cancel context.CancelFunc, line string, aside bool) tea.Cmd {
+func (m *Model) exec(ctx context.Context, cancel context.CancelFunc, o Order, aside bool) tea.Cmd {
 	src := m.ctx.Src
+	line := o.Line
 	return func() (msg tea.Msg) {
 		defer func() {
 			if r := recover(); r != nil {
@@ -101,7 +110,7 @@ func (m *Model) exec(ctx context.Context, cancel context.CancelFunc, line string
 			}
 			cancel()
 		}()
-		out, err := src.Exec(ctx, line)
+		out, err := src.Exec(ctx, o)
 		if err == nil && ctx.Err() != nil && m.base.Err() == nil {
 			// Esc stopped it part-way: what it managed is no success.
 			err = errCancelled
@@ -121,7 +130,7 @@ func (m *Model) execDone(msg execDoneMsg) tea.Cmd {
 	if msg.aside {
 		return m.report(msg)
 	}
-	m.running, m.cancel = "", nil
+	m.running, m.runningCmd, m.cancel = "", nil, nil
 	cmd := m.report(msg)
 	if len(m.queued) > 0 && (m.hist.live() || m.opts.ReadOnly) {
 		next := m.queued[0]

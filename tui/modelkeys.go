@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/mqlab/mqlab/lab/command"
 	"github.com/mqlab/mqlab/lessons"
 )
 
@@ -62,7 +64,7 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 			if line == "q" || line == "quit" {
 				return m.quit()
 			}
-			return m.run(line)
+			return m.run(ParseOrder(line))
 		}
 		return cmd
 	}
@@ -114,9 +116,9 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		}
 		m.toLive()
 	case m.opts.ReadOnly && (key.Matches(msg, k.Back) || key.Matches(msg, k.BackEvent)):
-		return m.run(CmdStepBack)
+		return m.run(LineOrder(CmdStepBack))
 	case m.opts.ReadOnly && (key.Matches(msg, k.Forward) || key.Matches(msg, k.NextEvent)):
-		return m.run(CmdStepForward)
+		return m.run(LineOrder(CmdStepForward))
 	case key.Matches(msg, k.Back):
 		if m.hist.back() {
 			m.ctx.State = m.hist.current()
@@ -177,49 +179,49 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		}
 		m.selectNode(i - 1)
 	case key.Matches(msg, k.Kill):
-		return m.nodeCmd("kill")
+		return m.nodeCmd(killNode)
 	case key.Matches(msg, k.KillLeader):
 		p := leaderTarget(m.ctx.State, m.ctx.SelectedNode())
 		if p == "" {
 			m.setStatus(statusErr, "no partition or queue has a leader to kill now")
 			return nil
 		}
-		return m.run("kill leader(" + p + ")")
+		return m.run(CommandOrder(command.Kill{Node: leaderRef(p)}))
 	case key.Matches(msg, k.Restart):
-		return m.nodeCmd("restart")
+		return m.nodeCmd(restartNode)
 	case key.Matches(msg, k.Isolate):
-		return m.nodeCmd("isolate")
+		return m.nodeCmd(isolateNode)
 	case key.Matches(msg, k.Heal):
-		return m.run("heal")
+		return m.run(CommandOrder(command.Heal{}))
 	case key.Matches(msg, k.Pause):
 		if m.ctx.State.Clock.Paused {
-			return m.run("resume")
+			return m.run(CommandOrder(command.Resume{}))
 		}
-		return m.run("pause")
+		return m.run(CommandOrder(command.Pause{}))
 	case key.Matches(msg, k.Faster):
-		return m.run("speed " + speedWord(nextSpeed(m.ctx.State.Clock.Speed, +1)))
+		return m.run(CommandOrder(command.Speed{Factor: nextSpeed(m.ctx.State.Clock.Speed, +1)}))
 	case key.Matches(msg, k.Slower):
-		return m.run("speed " + speedWord(nextSpeed(m.ctx.State.Clock.Speed, -1)))
+		return m.run(CommandOrder(command.Speed{Factor: nextSpeed(m.ctx.State.Clock.Speed, -1)}))
 	case key.Matches(msg, k.Kafka):
 		if m.ctx.State.Kafka != nil {
-			return m.run("kafka stop")
+			return m.run(CommandOrder(command.KafkaStop{}))
 		}
-		return m.run("kafka listen")
+		return m.run(CommandOrder(command.KafkaListen{}))
 	case key.Matches(msg, k.Lessons):
 		m.back = true // at once: keys typed after it are the picker's
 	case key.Matches(msg, k.NextStep):
-		return m.run(CmdLessonNext)
+		return m.run(LineOrder(CmdLessonNext))
 	case key.Matches(msg, k.PrevStep):
-		return m.run(CmdLessonPrev)
+		return m.run(LineOrder(CmdLessonPrev))
 	case key.Matches(msg, k.Hint):
-		return m.run(CmdLessonHint)
+		return m.run(LineOrder(CmdLessonHint))
 	case key.Matches(msg, k.Answer):
 		n := len(m.ctx.State.Lesson.Prediction.Choices)
-		if c := msg.String(); int(c[0]-'a') >= n {
+		if _, err := lessons.ParseAnswer(msg.String(), n, false); err != nil {
 			m.setStatus(statusErr, fmt.Sprintf("there are only %d choices: a–%c", n, 'a'+n-1))
 			return nil
 		}
-		return m.run(CmdPredict + " " + msg.String())
+		return m.run(LineOrder(CmdPredict + " " + msg.String()))
 	case key.Matches(msg, k.Filter):
 		if f := m.timeline.cycleFilter(); f == "" {
 			m.setStatus(statusInfo, "timeline: every kind of event")
@@ -277,13 +279,30 @@ func leaderTarget(v *ViewState, selected string) string {
 	return ""
 }
 
-func (m *Model) nodeCmd(verb string) tea.Cmd {
+// nodeCmd runs the command build makes for the selected node.
+func (m *Model) nodeCmd(build func(command.NodeRef) command.Command) tea.Cmd {
 	id := m.ctx.SelectedNode()
 	if id == "" {
 		m.setStatus(statusErr, "select a node first (←/→ or 1–9)")
 		return nil
 	}
-	return m.run(verb + " " + id)
+	return m.run(CommandOrder(build(command.NodeRef{Kind: command.RefNode, Node: id})))
+}
+
+// The node commands the keys build.
+func killNode(n command.NodeRef) command.Command    { return command.Kill{Node: n} }
+func restartNode(n command.NodeRef) command.Command { return command.Restart{Node: n} }
+func isolateNode(n command.NodeRef) command.Command { return command.Isolate{Node: n} }
+
+// leaderRef is leader(name): of a partition ("orders/0") or a queue.
+func leaderRef(name string) command.NodeRef {
+	t := command.Target{Name: name}
+	if topic, part, ok := strings.Cut(name, "/"); ok {
+		if p, err := strconv.Atoi(part); err == nil {
+			t = command.Target{Name: topic, Partition: p, IsPartition: true}
+		}
+	}
+	return command.NodeRef{Kind: command.RefLeader, Of: t}
 }
 
 // mouse: a click focuses the panel under it, picks a tab, or selects a

@@ -152,3 +152,15 @@ func (p *prompt) view(st *Styles, w int) string {
 	l.add(&st.Faint, cut(hint, hw))
 	return l.fit(w)
 }
+
+// ParseOrder reads a typed line once: a lab command, or a line the source
+// may read itself (a lesson command, a recording's step), with why it is
+// no lab command. The screen classifies and runs what it returns and
+// never parses the line again.
+func ParseOrder(line string) Order {
+	cmd, err := command.Parse(line)
+	if err != nil {
+		return Order{Line: line, Err: err}
+	}
+	return Order{Line: line, Cmd: cmd}
+}

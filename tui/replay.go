@@ -213,13 +213,13 @@ const (
 // Exec paces the playback: pause, resume and speed, and step forward and
 // step back. A recording cannot be changed, so every other command is
 // refused.
-func (s *ReplaySource) Exec(_ context.Context, line string) (string, error) {
-	if line == CmdStepForward || line == CmdStepBack {
-		return s.step(line == CmdStepForward), nil
+func (s *ReplaySource) Exec(_ context.Context, o Order) (string, error) {
+	if o.Line == CmdStepForward || o.Line == CmdStepBack {
+		return s.step(o.Line == CmdStepForward), nil
 	}
-	cmd, err := command.Parse(line)
-	if err != nil {
-		return "", err
+	cmd := o.Cmd
+	if cmd == nil {
+		return "", o.notOwn()
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -246,7 +246,7 @@ func (s *ReplaySource) Exec(_ context.Context, line string) (string, error) {
 		s.rec, s.anchor, s.speed = s.playedLocked(), time.Now(), c.Factor
 		return fmt.Sprintf("the replay runs at %sx", trimSpeed(c.Factor)), nil
 	}
-	return "", fmt.Errorf("a recording cannot be changed: %s was not run", line)
+	return "", fmt.Errorf("a recording cannot be changed: %s was not run", o.Line)
 }
 
 func trimSpeed(f float64) string { return fmt.Sprintf("%g", f) }

@@ -2,29 +2,62 @@ package tui
 
 import (
 	"context"
+	"fmt"
 	"time"
 
+	"github.com/mqlab/mqlab/lab/command"
 	"github.com/mqlab/mqlab/lessons"
 )
 
 // Source is everything the screen needs from a running lab (or a
 // recording). The TUI never reaches past it: the lab adapter turns a lab
 // snapshot into a ViewState, and every key that changes the lab becomes one
-// command line for Exec, the same line a learner could type at the ':' prompt.
+// lab command for Exec, the same command a learner could type at the ':'
+// prompt.
 type Source interface {
 	// View returns the state to draw now, as plain values the TUI may keep:
 	// it is stored in the history ring, so it must share no memory that the
 	// source later changes.
 	View() ViewState
-	// Exec runs one command line ("kill n2", "speed 2x", "lesson next") and
-	// returns its output. An error is shown to the learner as it is, so it
-	// should read as a sentence.
-	Exec(ctx context.Context, line string) (string, error)
+	// Exec runs one order (kill n2, speed 2x, lesson next) and returns its
+	// output. An error is shown to the learner as it is, so it should read
+	// as a sentence.
+	Exec(ctx context.Context, o Order) (string, error)
 	// Changes signals that View has something new. The source coalesces:
 	// a buffered channel of one, sent to without blocking, is enough. The
 	// TUI re-reads View at most about 20 times a second. Nil means the state
 	// never changes (a fixed picture).
 	Changes() <-chan struct{}
+}
+
+// Order is one command for a Source: a lab command, parsed once (by the
+// prompt) or built by a key, or a line the source reads itself (a
+// lesson's "lesson next" and "predict b", a recording's "step back").
+type Order struct {
+	// Line is the command as typed, or as a key would type it: the status
+	// line shows it.
+	Line string
+	// Cmd is the lab command; nil for a line of the source's own.
+	Cmd command.Command
+	// Err says why Line is no lab command, when the prompt could not parse
+	// it: a source that does not read the line itself answers with it.
+	Err error
+}
+
+// CommandOrder is the order for a lab command a key builds.
+func CommandOrder(cmd command.Command) Order { return Order{Line: cmd.String(), Cmd: cmd} }
+
+// LineOrder is the order for a line of the source's own, which is no lab
+// command (lesson next, step back).
+func LineOrder(line string) Order { return Order{Line: line} }
+
+// notOwn is a source's answer to an order that is neither a lab command
+// nor a line it reads itself.
+func (o Order) notOwn() error {
+	if o.Err != nil {
+		return o.Err
+	}
+	return fmt.Errorf("%q is not a lab command", o.Line)
 }
 
 // ViewState is one moment of the lab as the panels show it. Every slice is
@@ -71,6 +104,9 @@ type KafkaClient struct {
 type Clock struct {
 	Speed  float64 // 1 is real time; 0 means 1
 	Paused bool
+	// Held says why a lesson holds the paused clock: "reading — any
+	// command resumes"; "" when it does not.
+	Held string
 }
 
 // Node is one broker node.

@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -65,6 +66,8 @@ func lessonCmd() *cobra.Command {
 		Short: "Work on lesson files",
 	}
 	var play bool
+	var reading time.Duration
+	var timing string
 	check := &cobra.Command{
 		Use:   "check FILE...",
 		Short: "Validate lesson files and report every problem with its line",
@@ -83,18 +86,35 @@ reports what only playing shows: a prediction whose answer is already on
 screen when it is asked (its expect block reads the same values then), an
 expect block that held before anything in its step happened (unless it
 says why with holds-before: REASON), a task whose goal held before the
-learner was asked, and an expectation that did not hold.`,
+learner was asked, and an expectation that did not hold.
+
+With --reading DURATION (which implies --play) it plays each lesson as the
+screen does, with the lab held still while a step is read, and waits that
+much wall time at every question, task and step's end before it answers,
+acts or moves on, as a person reading would. It then also reports a
+question whose answer arrived on screen during that pause (an election
+runs on raft's own timers while the lab clock waits), and a task whose
+goal could no longer be met once it had been read. It plays at the
+screen's classroom timing unless --timing says otherwise.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return checkLessons(cmd.Context(), cmd.OutOrStdout(), args, play)
+			if reading < 0 {
+				return fmt.Errorf("--reading %v: a reading pause cannot be negative; try --reading 20s", reading)
+			}
+			if timing == "" && reading > 0 {
+				timing = "classroom" // the screen's
+			}
+			return checkLessons(cmd.Context(), cmd.OutOrStdout(), args, play || reading > 0, lessons.Options{Reading: reading, Timing: timing})
 		},
 	}
 	check.Flags().BoolVar(&play, "play", false, "also play each lesson and report spoiled questions, expectations that held before their step, and tasks done before the learner acts")
+	check.Flags().DurationVar(&reading, "reading", 0, "play as the screen does, pausing this long at every question, task and step's end (e.g. 20s)")
+	check.Flags().StringVar(&timing, "timing", "", "raft timing preset to play at: fast (--play's default) or classroom (--reading's)")
 	lesson.AddCommand(check)
 	return lesson
 }
 
-func checkLessons(ctx context.Context, out io.Writer, paths []string, play bool) error {
+func checkLessons(ctx context.Context, out io.Writer, paths []string, play bool, opts lessons.Options) error {
 	bad := 0
 	for _, p := range paths {
 		src, err := os.ReadFile(p)
@@ -131,7 +151,7 @@ func checkLessons(ctx context.Context, out io.Writer, paths []string, play bool)
 		if !play {
 			continue
 		}
-		found, err := lessons.Audit(ctx, les, lessons.Options{})
+		found, err := lessons.Audit(ctx, les, opts)
 		for _, f := range found {
 			fmt.Fprintf(out, "%s:%v\n", p, f)
 		}
@@ -141,7 +161,11 @@ func checkLessons(ctx context.Context, out io.Writer, paths []string, play bool)
 		if err != nil || len(found) > 0 {
 			bad++
 		} else {
-			fmt.Fprintf(out, "%s: played: no question answered before it is asked, no expectation held before its step, every expectation held\n", p)
+			pace := ""
+			if opts.Reading > 0 {
+				pace = fmt.Sprintf(" at reading pace (%v a pause, %s timing)", opts.Reading, opts.Timing)
+			}
+			fmt.Fprintf(out, "%s: played%s: no question answered before it is asked, no expectation held before its step, every expectation held\n", p, pace)
 		}
 	}
 	if bad > 0 {

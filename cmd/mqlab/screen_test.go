@@ -79,7 +79,7 @@ func TestReplayARecording(t *testing.T) {
 		t.Fatalf("the replay opens on %+v, clock %+v; want its first frame, paused", v.Jobs, v.Clock)
 	}
 	for _, line := range []string{"speed 50x", "resume"} {
-		if _, err := src.Exec(context.Background(), line); err != nil {
+		if _, err := src.Exec(context.Background(), tui.ParseOrder(line)); err != nil {
 			t.Fatal(err)
 		}
 	}

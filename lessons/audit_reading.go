@@ -1,0 +1,248 @@
+package lessons
+
+// Audit at reading pace: the lesson played as a screen plays it, with a
+// person's pause at every question, task and step's end. A headless play
+// answers at machine speed, so it cannot see what moves while someone
+// reads: a question whose answer arrives on screen during the pause
+// before it (an election runs on raft's own timers, whatever the lab
+// clock does), or a task whose goal slips out of reach while its text is
+// read.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// TaskReach bounds, in wall time, how long a reading audit waits for a
+// task's goal after it typed the task's commands.
+const TaskReach = 30 * time.Second
+
+// readingAudit plays a lesson on a Player and keeps what it finds. The
+// player's goroutine reports blocks through note; the audit's own loop
+// answers, acts and moves on.
+type readingAudit struct {
+	p       *Player
+	reading time.Duration
+
+	mu     sync.Mutex
+	found  []Finding
+	blocks []Block
+	before map[int][]reading // expect block → readings at the step's start
+	asked  map[int]askedAt   // revealing expect block → readings when its question was shown
+	starts bool              // the step starts a fresh cluster
+	ask    int               // the open question's block, -1 when none
+	task   *Task             // the open task, nil when none
+}
+
+func (a *readingAudit) add(line int, format string, args ...any) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.found = append(a.found, Finding{Line: line, Text: fmt.Sprintf(format, args...)})
+}
+
+// auditReading plays les as Audit does, but on a Player as the screen
+// plays it, holds included, pausing opts.Reading of wall time at every
+// question (before its answer), task (before its commands) and step's end
+// (before the next step). It reports with line numbers what Audit does,
+// and a task whose goal is not met within TaskReach of its commands.
+func auditReading(ctx context.Context, les *Lesson, opts Options) ([]Finding, error) {
+	a := &readingAudit{reading: opts.Reading, ask: -1}
+	p, err := NewPlayer(les, PlayerOptions{Timing: opts.Timing, Nodes: opts.Nodes, Sandbox: true, Observe: a.note})
+	if err != nil {
+		return nil, err
+	}
+	defer p.Close()
+	a.p = p
+	if _, err := p.Goto(ctx, 0); err != nil {
+		return a.found, err
+	}
+	for {
+		st := p.State()
+		var err error
+		switch st.Status {
+		case StatusPredict:
+			err = a.answer(ctx)
+		case StatusTask:
+			err = a.doTask(ctx)
+		case StatusStepDone, StatusFailed:
+			for _, f := range st.Failed {
+				a.add(f.Line, "the expectation did not hold when played at reading pace: %s (%s)", f.Cond, f.Observed)
+			}
+			if err = a.pause(ctx); err == nil {
+				_, err = p.Next(ctx)
+			}
+		case StatusBroken:
+			return a.found, fmt.Errorf("step %d: %v", st.Step+1, st.Err)
+		case StatusFinished:
+			return a.found, nil
+		default: // playing on its own: a task's goal being met
+			err = a.settle(ctx)
+		}
+		if err != nil {
+			return a.found, err
+		}
+	}
+}
+
+// pause is a person reading: wall time passes, the lab does whatever it
+// does meanwhile.
+func (a *readingAudit) pause(ctx context.Context) error {
+	select {
+	case <-time.After(a.reading):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// settle waits until the player stops playing on its own.
+func (a *readingAudit) settle(ctx context.Context) error {
+	for {
+		switch a.p.State().Status {
+		case StatusPlaying, StatusStarting:
+		default:
+			return nil
+		}
+		select {
+		case <-a.p.Changes():
+		case <-time.After(20 * time.Millisecond):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// answer reads what the question's revealing block reads once the
+// question has been read, then answers it.
+func (a *readingAudit) answer(ctx context.Context) error {
+	if err := a.pause(ctx); err != nil {
+		return err
+	}
+	a.mu.Lock()
+	ask, blocks := a.ask, a.blocks
+	a.mu.Unlock()
+	said := "a"
+	if ask >= 0 && ask < len(blocks) {
+		pr := blocks[ask].Predict
+		if pr != nil && pr.Number != nil {
+			said = FormatNumber(pr.Number.Value)
+		}
+		if i := nextExpect(blocks, ask); i >= 0 {
+			rs := readNow(ctx, a.p.run, blocks[i].Expects)
+			a.mu.Lock()
+			a.asked[i] = askedAt{line: pr.Line, readings: rs}
+			a.mu.Unlock()
+		}
+	}
+	_, err := a.p.Exec(ctx, CmdPredict+" "+said)
+	return err
+}
+
+// doTask types the open task's commands once it has been read, and waits
+// for its goal.
+func (a *readingAudit) doTask(ctx context.Context) error {
+	if err := a.pause(ctx); err != nil {
+		return err
+	}
+	a.mu.Lock()
+	task := a.task
+	a.mu.Unlock()
+	if task == nil || a.p.State().Status != StatusTask {
+		return nil
+	}
+	for _, d := range task.Do {
+		line, _ := a.p.run.recall(d)
+		if _, err := a.p.ExecCommand(ctx, line.Cmd); err != nil {
+			return fmt.Errorf("line %d: %s: %w", d.Num, d.Text, err)
+		}
+	}
+	deadline := time.Now().Add(TaskReach)
+	for {
+		st := a.p.State()
+		if st.Status != StatusTask {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			waiting := "its goal"
+			if t := lastOpenTask(st.Blocks); t != nil && t.Waiting != "" {
+				waiting = t.Waiting
+			}
+			a.add(task.Line, "at reading pace the task's goal was not met within %v of its commands: %s", TaskReach, waiting)
+			return errors.New("a task could not be done: the rest of the lesson cannot play")
+		}
+		select {
+		case <-a.p.Changes():
+		case <-time.After(50 * time.Millisecond):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// note hears of the player's steps and blocks, on the goroutine that
+// plays them: it reads the step's expect blocks when the step begins
+// (after its fresh cluster, if it starts one), notes the open question and
+// task, and compares each expect block with its earlier readings.
+func (a *readingAudit) note(n Note) {
+	ctx := a.p.base
+	run := a.p.run
+	switch n.Kind {
+	case NoteStep:
+		blocks := a.p.les.Steps[n.Step].Blocks
+		starts := len(blocks) > 0 && blocks[0].Kind == KindLab && len(blocks[0].Commands) > 0 && isCluster(blocks[0].Commands[0].Cmd)
+		a.mu.Lock()
+		a.blocks, a.starts, a.ask, a.task = blocks, starts, -1, nil
+		a.before, a.asked = map[int][]reading{}, map[int]askedAt{}
+		a.mu.Unlock()
+		if !starts {
+			a.readBefore(ctx, run, blocks)
+		}
+	case NoteBlock:
+		ev := n.Event
+		a.mu.Lock()
+		blocks, starts := a.blocks, a.starts
+		a.mu.Unlock()
+		switch ev.Kind {
+		case KindLab:
+			if ev.Block == 0 && starts {
+				a.readBefore(ctx, run, blocks)
+			}
+		case KindPredict:
+			a.mu.Lock()
+			a.ask = ev.Block
+			a.mu.Unlock()
+		case KindTask:
+			a.mu.Lock()
+			a.task = ev.Task
+			a.mu.Unlock()
+		case KindExpect:
+			b := blocks[ev.Block]
+			now := readNow(ctx, run, b.Expects)
+			a.mu.Lock()
+			q, asked := a.asked[ev.Block]
+			before := a.before[ev.Block]
+			a.mu.Unlock()
+			if asked && sameReadings(q.readings, now) {
+				a.add(q.line, "at reading pace the answer was on screen when the question was asked: the expect block at line %d read the same then (%s)", b.Line, shownOf(q.readings))
+			}
+			if b.HoldsBefore == "" && allHeld(before) {
+				a.add(b.Line, "every condition held when the step began (%s): the block would pass with the behaviour broken; change the scene, or say why with holds-before: REASON", shownOf(before))
+			}
+		}
+	}
+}
+
+func (a *readingAudit) readBefore(ctx context.Context, run *Runner, blocks []Block) {
+	before := map[int][]reading{}
+	for i, b := range blocks {
+		if b.Kind == KindExpect {
+			before[i] = readNow(ctx, run, b.Expects)
+		}
+	}
+	a.mu.Lock()
+	a.before = before
+	a.mu.Unlock()
+}
