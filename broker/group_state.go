@@ -128,6 +128,9 @@ func (c *Cluster) groupView(g groupcoord.Group, node string, p int, s Snapshot) 
 		}
 		gs.Members = append(gs.Members, ms)
 	}
+	for _, t := range g.Topics {
+		topics[t] = true // read by members that have left
+	}
 	tps := map[TopicPartition]bool{}
 	for t := range topics {
 		for i := range c.partitionCount(t) {

@@ -65,6 +65,10 @@ type group struct {
 	nextSeq    int
 	deadline   time.Time // of the rebalance in progress
 	reason     string    // why it rebalances
+	// topics are those its members have subscribed to, kept after they
+	// leave: a group whose consumers all died before a commit is still
+	// behind on them, and its lag says so.
+	topics []string
 
 	// A group of Kafka clients (see clientassign.go): its members send
 	// protocols and the leader member computes the assignment.
@@ -139,6 +143,9 @@ type Group struct {
 	// then its leader member's id.
 	ProtocolType string
 	Leader       string
+	// Topics are those the group's members have subscribed to, sorted,
+	// including members that have left.
+	Topics []string
 }
 
 // Member is a copy of one member.
@@ -160,7 +167,7 @@ func (c *Coordinator) Describe(groupID string) (Group, bool) {
 		return Group{}, false
 	}
 	out := Group{ID: g.id, State: g.state, Generation: g.generation, Strategy: g.strategy, Offsets: make(map[TopicPartition]Offset, len(g.offsets)),
-		ProtocolType: g.protocolType, Leader: g.leader}
+		ProtocolType: g.protocolType, Leader: g.leader, Topics: slices.Clone(g.topics)}
 	if g.state == PreparingRebalance {
 		out.RebalanceReason, out.RebalanceDeadline = g.reason, g.deadline
 	}
@@ -182,4 +189,13 @@ func (c *Coordinator) Groups() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// subscribe adds topics to those the group has read.
+func (g *group) subscribe(topics []string) {
+	for _, t := range topics {
+		if i, found := slices.BinarySearch(g.topics, t); !found {
+			g.topics = slices.Insert(g.topics, i, t)
+		}
+	}
 }

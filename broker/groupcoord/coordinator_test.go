@@ -325,6 +325,9 @@ func TestLoadRebuildsGroups(t *testing.T) {
 	if d.State != Stable || d.Generation != 2 || len(d.Members) != 2 {
 		t.Fatalf("rebuilt: %s generation %d with %d members", d.State, d.Generation, len(d.Members))
 	}
+	if !reflect.DeepEqual(d.Topics, []string{"orders"}) {
+		t.Errorf("rebuilt group reads topics %v; want the members' [orders]", d.Topics)
+	}
 	if got := c.Committed("billing", tps("orders/0", "orders/1", "orders/3")); !reflect.DeepEqual(got, map[TopicPartition]int64{{"orders", 0}: 12, {"orders", 1}: -1, {"orders", 3}: 7}) {
 		t.Errorf("rebuilt offsets: %v", got)
 	}

@@ -115,6 +115,7 @@ func (c *Coordinator) Join(req JoinRequest, now time.Time) (JoinResult, []Change
 		}
 		m.topics = topics
 	}
+	g.subscribe(topics)
 	if wire {
 		m.protocols, m.rebalance = slices.Clone(req.Protocols), req.RebalanceTimeout
 		g.protocolType = req.ProtocolType

@@ -33,7 +33,7 @@ func (c *Coordinator) Metadata(groupID string) (md GroupMetadata, ok bool) {
 	if g == nil || g.generation <= g.persisted || (g.wire() && !g.synced) {
 		return GroupMetadata{}, false
 	}
-	md = GroupMetadata{Group: g.id, Generation: g.generation, Strategy: g.strategy, ProtocolType: g.protocolType, Leader: g.leader}
+	md = GroupMetadata{Group: g.id, Generation: g.generation, Strategy: g.strategy, ProtocolType: g.protocolType, Leader: g.leader, Topics: slices.Clone(g.topics)}
 	for _, m := range g.sortedMembers() {
 		if m.generation != g.generation {
 			continue // joined after this generation was assigned
@@ -92,6 +92,8 @@ func (c *Coordinator) Load(r Record) {
 		md := r.Metadata
 		g.generation, g.persisted, g.strategy = md.Generation, md.Generation, md.Strategy
 		g.protocolType, g.leader, g.synced = md.ProtocolType, md.Leader, true
+		g.topics = nil
+		g.subscribe(md.Topics)
 		g.members = map[string]*member{}
 		for _, mm := range md.Members {
 			g.members[mm.ID] = &member{id: mm.ID, clientID: mm.ClientID, seq: mm.Seq, topics: slices.Clone(mm.Topics), session: mm.SessionTimeout,

@@ -45,6 +45,9 @@ type GroupMetadata struct {
 	// A group of Kafka clients: its protocol type and leader member.
 	ProtocolType string
 	Leader       string
+	// Topics are those the group's members have subscribed to, including
+	// members that have left.
+	Topics []string
 }
 
 // MemberMetadata is one member of a generation.
@@ -102,6 +105,7 @@ type groupValue struct {
 	Members    []memberValue `json:"members"`
 	Protocol   string        `json:"protocol_type,omitempty"`
 	Leader     string        `json:"leader,omitempty"`
+	Topics     []string      `json:"topics,omitempty"`
 }
 
 // EncodeOffsetCommit returns the key and value of an offset commit record.
@@ -113,7 +117,7 @@ func EncodeOffsetCommit(group string, tp TopicPartition, o Offset) (key, value [
 
 // EncodeGroupMetadata returns the key and value of a group metadata record.
 func EncodeGroupMetadata(md GroupMetadata) (key, value []byte) {
-	gv := groupValue{Generation: md.Generation, Strategy: md.Strategy, Members: []memberValue{}, Protocol: md.ProtocolType, Leader: md.Leader}
+	gv := groupValue{Generation: md.Generation, Strategy: md.Strategy, Members: []memberValue{}, Protocol: md.ProtocolType, Leader: md.Leader, Topics: md.Topics}
 	for _, m := range md.Members {
 		mv := memberValue{ID: m.ID, Client: m.ClientID, Seq: m.Seq, Topics: m.Topics, SessionMs: m.SessionTimeout.Milliseconds(), Assignment: []string{}, Data: m.AssignData,
 			RebalanceMs: m.RebalanceTimeout.Milliseconds()}
@@ -150,7 +154,7 @@ func DecodeRecord(key, value []byte) (Record, error) {
 		if err := json.Unmarshal(value, &v); err != nil {
 			return Record{}, fmt.Errorf("group metadata record %q: %v", key, err)
 		}
-		md := GroupMetadata{Group: f[1], Generation: v.Generation, Strategy: v.Strategy, ProtocolType: v.Protocol, Leader: v.Leader}
+		md := GroupMetadata{Group: f[1], Generation: v.Generation, Strategy: v.Strategy, ProtocolType: v.Protocol, Leader: v.Leader, Topics: v.Topics}
 		for _, mv := range v.Members {
 			m := MemberMetadata{ID: mv.ID, ClientID: mv.Client, Seq: mv.Seq, Topics: mv.Topics, SessionTimeout: time.Duration(mv.SessionMs) * time.Millisecond, AssignData: mv.Data,
 				RebalanceTimeout: time.Duration(mv.RebalanceMs) * time.Millisecond}
