@@ -202,8 +202,11 @@ func (p *parser) predict(f *fence, step *Step) (*Predict, string) {
 	inWhy, sawAnswer := false, false
 	concept := ""
 	for _, l := range f.lines {
-		if k, rest, _ := key(l.text, "why", "concept", "answer"); k != "" {
+		if k, rest, _ := key(l.text, "why", "concept", "answer", "recall"); k != "" {
 			switch k {
+			case "recall":
+				pr.Recall = rest
+				continue
 			case "concept":
 				concept = p.conceptTag(l.num, rest, concept)
 				continue

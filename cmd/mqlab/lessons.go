@@ -96,6 +96,12 @@ learner was asked, and an expectation that did not hold.`,
 
 func checkLessons(ctx context.Context, out io.Writer, paths []string, play bool) error {
 	bad := 0
+	var parsed []*lessons.Lesson
+	defer func() {
+		for _, r := range lessons.FindRecall(parsed) {
+			fmt.Fprintf(out, "warning: %v\n", r)
+		}
+	}()
 	for _, p := range paths {
 		src, err := os.ReadFile(p)
 		if err != nil {
@@ -113,6 +119,7 @@ func checkLessons(ctx context.Context, out io.Writer, paths []string, play bool)
 			bad++
 			continue
 		}
+		parsed = append(parsed, les)
 		var cmds, predicts, expects int
 		for _, s := range les.Steps {
 			for _, b := range s.Blocks {
