@@ -31,6 +31,12 @@
 // lesson with one concept need not say). Other fenced blocks (```sql) are
 // narrative.
 //
+// lesson check warns about a prediction a learner could answer without
+// reasoning: its right choice's words, or its number, already stand in
+// its step's text before it, its step's heading or its own question, or
+// another question asks nearly the same. A predict block that says
+// recall: REASON is meant to be recalled and is not warned about.
+//
 // Narrative can show what the lab measured. A placeholder is filled when
 // its paragraph is reached, so it shows the values after the blocks above
 // it ran:

@@ -120,6 +120,7 @@ type Predict struct {
 	Answer   int // -1 for a number
 	Number   *Number
 	Why      string
+	Recall   string // why recalling the answer is the point, or "" (see FindRecall)
 }
 
 // Number is the answer to a numeric prediction: a value, and how far

@@ -202,7 +202,7 @@ func (p *parser) predict(f *fence, step *Step) (*Predict, string) {
 	}
 	r.pr.ID = fmt.Sprintf("s%d.p%d", len(p.les.Steps), n)
 	for _, l := range f.lines {
-		if k, rest, _ := key(l.text, "why", "concept", "answer"); k != "" {
+		if k, rest, _ := key(l.text, "why", "concept", "answer", "recall"); k != "" {
 			r.keyLine(l, k, rest)
 		} else if m := choiceRE.FindStringSubmatch(l.text); m != nil {
 			r.choice(l, m[1] != " ", strings.TrimSpace(m[2]))
@@ -224,9 +224,11 @@ type predictReader struct {
 	concept       string
 }
 
-// keyLine reads a concept:, answer: or why: line.
+// keyLine reads a concept:, recall:, answer: or why: line.
 func (r *predictReader) keyLine(l srcLine, k, rest string) {
 	switch {
+	case k == "recall":
+		r.pr.Recall = rest
 	case k == "concept":
 		r.concept = r.p.conceptTag(l.num, rest, r.concept)
 	case k == "why":

@@ -116,6 +116,12 @@ screen's classroom timing unless --timing says otherwise.`,
 
 func checkLessons(ctx context.Context, out io.Writer, paths []string, play bool, opts lessons.Options) error {
 	bad := 0
+	var parsed []*lessons.Lesson
+	defer func() {
+		for _, r := range lessons.FindRecall(parsed) {
+			fmt.Fprintf(out, "warning: %v\n", r)
+		}
+	}()
 	for _, p := range paths {
 		src, err := os.ReadFile(p)
 		if err != nil {
@@ -133,6 +139,7 @@ func checkLessons(ctx context.Context, out io.Writer, paths []string, play bool,
 			bad++
 			continue
 		}
+		parsed = append(parsed, les)
 		var cmds, predicts, expects int
 		for _, s := range les.Steps {
 			for _, b := range s.Blocks {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -130,5 +131,25 @@ func TestRunCompletesAndNumbers(t *testing.T) {
 	les, err := lessons.Resolve("3")
 	if err != nil || les.ID != "queues" {
 		t.Errorf("lesson 3: %v, %v", les, err)
+	}
+}
+
+// lesson check warns about a question its step's heading answers, and
+// the warning alone does not fail the check.
+func TestLessonCheckWarnsOfRecall(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "recall.md")
+	src := "---\nid: recall\ntitle: Recall\nconcepts: [dlq]\n---\n\n## Permanent failures go straight to the dead-letter queue\n\n" +
+		"```lab\ncluster nodes=3\n```\n\n```predict\nThe gateway rejects a payment as invalid. How many times is it tried?\n" +
+		"- [ ] 5 times, with backoff\n- [x] once: a permanent failure goes to the dead-letter queue\nwhy: it can never succeed.\n```\n\n" +
+		"```expect\nlost == 0\n```\n"
+	if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := checkLessons(context.Background(), &out, []string{p}, false, lessons.Options{}); err != nil {
+		t.Fatalf("err %v:\n%s", err, out.String())
+	}
+	if want := "warning: " + p + ":13: the right choice's words dead-letter, failure, permanent, queue stand in the step's heading"; !strings.Contains(out.String(), want) {
+		t.Errorf("output lacks %q:\n%s", want, out.String())
 	}
 }

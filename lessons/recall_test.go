@@ -1,0 +1,95 @@
+package lessons
+
+import (
+	"strings"
+	"testing"
+)
+
+const recallLesson = `---
+id: recall
+title: Recall
+concepts: [dlq]
+---
+
+## Permanent failures go straight to the dead-letter queue
+
+A worker that sorts its errors parks a bad request at once.
+
+` + "```predict" + `
+The gateway rejects a payment as invalid. How many times is it tried?
+- [ ] 5 times, with backoff
+- [x] once: a permanent failure goes to the dead-letter queue
+why: it can never succeed.
+` + "```" + `
+
+## Receipt 881 waits
+
+The queue hides a received message for its visibility timeout, here 2 s.
+
+` + "```predict" + `
+A worker takes receipt 881 at 10 s and dies. At what second can another worker get it?
+answer: 12 ± 0.5 s
+why: 10 + 2.
+` + "```" + `
+
+` + "```predict" + `
+The queue's timeout is 3 s here. When is the message visible again?
+answer: 3 ± 0.5 s
+why: the question said so.
+` + "```" + `
+
+` + "```predict" + `
+recall: the learner names the rule back before using it
+The gateway rejects a payment as invalid. How many times is it tried?
+- [ ] 5 times, with backoff
+- [x] once: a permanent failure goes to the dead-letter queue
+why: as before.
+` + "```" + `
+
+` + "```expect" + `
+lost == 0
+` + "```" + `
+`
+
+func TestFindRecall(t *testing.T) {
+	les, err := Parse("recall.md", []byte(recallLesson))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := les.Steps[1].Blocks[3].Predict.Recall; got != "the learner names the rule back before using it" {
+		t.Fatalf("recall: read as %q", got)
+	}
+	var got []string
+	for _, r := range FindRecall([]*Lesson{les}) {
+		got = append(got, r.String())
+	}
+	for _, want := range []string{
+		"recall.md:11: the right choice's words dead-letter, failure, permanent, queue stand in the step's heading",
+		"recall.md:28: the answer 3 stands in the question itself",
+		"recall.md:34: asks nearly what recall.md:11 asked",
+	} {
+		found := false
+		for _, g := range got {
+			found = found || strings.HasPrefix(g, want)
+		}
+		if !found {
+			t.Errorf("no warning %q in\n%s", want, strings.Join(got, "\n"))
+		}
+	}
+	for _, g := range got {
+		// 10 + 2 is worked out, not read; a recall: question warns only as a repeat.
+		if strings.HasPrefix(g, "recall.md:22:") || strings.HasPrefix(g, "recall.md:34:") && !strings.Contains(g, "asks nearly") {
+			t.Errorf("warning for a question that reasons or says why it recalls: %s", g)
+		}
+	}
+	if len(got) != 3 {
+		t.Errorf("%d warnings, want 3:\n%s", len(got), strings.Join(got, "\n"))
+	}
+}
+
+func TestWordsFoldsFormsAndNumbers(t *testing.T) {
+	got := strings.Join(words("The failures, 36,000 orders: it is Dead-Letter queues!"), " ")
+	if want := "failure 36000 order dead-letter queue"; got != want {
+		t.Errorf("words = %q, want %q", got, want)
+	}
+}
