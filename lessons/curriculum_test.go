@@ -85,7 +85,7 @@ var mutations = map[string]struct{ old, new, why string }{
 	},
 	"your-own-client": {
 		old: `value="order {n} after the kill" count=20`, new: `value="order {n} after the kill" count=10`,
-		why: "the new leader takes the writes after the kill: with fewer, hwm(orders/0) >= 25 fails",
+		why: "the new leader takes the writes after the kill: with fewer, hwm(orders/0) >= hwm_before + 21 fails",
 	},
 }
 
