@@ -11,6 +11,8 @@ import (
 	"github.com/mqlab/mqlab/lab"
 	"github.com/mqlab/mqlab/lab/command"
 	"github.com/mqlab/mqlab/lessons"
+	"github.com/mqlab/mqlab/tui/source"
+	"github.com/mqlab/mqlab/tui/view"
 )
 
 // AppOptions configure the whole program: the lesson picker and the lab
@@ -38,7 +40,7 @@ type AppOptions struct {
 	Renderer *lipgloss.Renderer
 	// Class, when set, shares every screen this program opens with the
 	// students who follow it (see Class).
-	Class *Class
+	Class *source.Class
 	// Notice is shown on the lesson picker when it opens: how students
 	// reach a served lab.
 	Notice string
@@ -230,8 +232,8 @@ func (a *App) request(e pickerEntry, over bool) tea.Cmd {
 // it, or at step 1 when over) or the sandbox.
 func (a *App) open(e pickerEntry, over bool) tea.Cmd {
 	<-a.closing // the last screen's runner must be off the lab
-	labSrc := NewLabSource(a.lab)
-	var src Source = labSrc
+	labSrc := source.NewLabSource(a.lab)
+	var src view.Source = labSrc
 	closers := []func(){labSrc.Close}
 	opts := Options{
 		Commands:      LabCommands(),
@@ -240,7 +242,7 @@ func (a *App) open(e pickerEntry, over bool) tea.Cmd {
 		Renderer:      a.opts.Renderer,
 	}
 	if e.les != nil {
-		ls, err := NewLessonSource(e.les, labSrc, LessonOptions{Progress: a.opts.Progress, Next: a.picker.nextName(e.les)})
+		ls, err := source.NewLessonSource(e.les, labSrc, source.LessonOptions{Progress: a.opts.Progress, Next: a.picker.nextName(e.les)})
 		if err != nil {
 			labSrc.Close()
 			a.picker.setStatus(err.Error(), false)
@@ -250,10 +252,10 @@ func (a *App) open(e pickerEntry, over bool) tea.Cmd {
 		closers = append([]func(){ls.Close}, closers...)
 		step := 1
 		if !over {
-			step = StartStep(e.les, a.opts.Progress)
+			step = source.StartStep(e.les, a.opts.Progress)
 		}
-		opts.Commands = append(opts.Commands, LessonCommands...)
-		opts.Startup = []string{fmt.Sprintf("%s %d", CmdLessonGoto, step)}
+		opts.Commands = append(opts.Commands, source.LessonCommands...)
+		opts.Startup = []string{fmt.Sprintf("%s %d", source.CmdLessonGoto, step)}
 	} else {
 		if a.labUsed {
 			opts.Startup = append(opts.Startup, "cluster nodes=3")

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mqlab/mqlab/tui/view"
 )
 
 // chartPanel draws what a picture says better than numbers: backlog and
@@ -71,7 +73,7 @@ func (p *chartPanel) View() string {
 // newest value at the right edge, and when a series is longer than the
 // width, every column the highest of the values it stands for (a peak
 // never disappears by being squeezed).
-func (p *chartPanel) series(ss []Series, k int) []string {
+func (p *chartPanel) series(ss []view.Series, k int) []string {
 	st := p.ctx.Styles
 	yw := 1
 	longest, every := 0, time.Duration(0)
@@ -194,7 +196,7 @@ func barsRow(vals []float64, peak float64, k, r int, zero string) string {
 	return b.String()
 }
 
-func (p *chartPanel) retries(spreads []RetrySpread, k int) []string {
+func (p *chartPanel) retries(spreads []view.RetrySpread, k int) []string {
 	st := p.ctx.Styles
 	var maxT time.Duration
 	for _, s := range spreads {

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mqlab/mqlab/tui/view"
 )
 
 // clusterPanel draws the nodes and, per partition, every replica's log as
@@ -127,7 +129,7 @@ func (p *clusterPanel) nodeRows() []string {
 func leadsCount(leads []string) int { return len(leads) }
 
 // nodeLabel writes "› n1 ✗ down" with the selection marked by a symbol.
-func (p *clusterPanel) nodeLabel(l *line, i int, n Node) {
+func (p *clusterPanel) nodeLabel(l *line, i int, n view.Node) {
 	st := p.ctx.Styles
 	if i == p.ctx.Selected {
 		l.add(&st.Accent, symSelected)
@@ -223,7 +225,7 @@ func (p *clusterPanel) partitionRows(avail int) []string {
 }
 
 // height is how many rows partition draws for pt.
-func (p *clusterPanel) height(pt Partition) int {
+func (p *clusterPanel) height(pt view.Partition) int {
 	h := 1 + len(pt.Replicas)
 	for _, r := range pt.Replicas {
 		if p.truncShown(pt, r) {
@@ -235,7 +237,7 @@ func (p *clusterPanel) height(pt Partition) int {
 
 // truncShown says whether a replica's last truncation is named: while it
 // flashes, and for a while after in lab time.
-func (p *clusterPanel) truncShown(pt Partition, r Replica) bool {
+func (p *clusterPanel) truncShown(pt view.Partition, r view.Replica) bool {
 	t := r.Truncation
 	if t == nil {
 		return false
@@ -260,7 +262,7 @@ func groupHead(l *line, st *Styles, name, leader string) bool {
 
 // partition draws one partition: a header with the leader, epoch and an
 // offset ruler, then one row per replica.
-func (p *clusterPanel) partition(pt Partition, w int) []string {
+func (p *clusterPanel) partition(pt view.Partition, w int) []string {
 	st := p.ctx.Styles
 	lay := layoutStrip(pt, w)
 	rows := make([]string, 0, 1+len(pt.Replicas))
@@ -314,7 +316,7 @@ type stripLayout struct {
 	infoW  int   // the column after the strip
 }
 
-func layoutStrip(pt Partition, w int) stripLayout {
+func layoutStrip(pt view.Partition, w int) stripLayout {
 	var lay stripLayout
 	nodeW := 2
 	var end int64
@@ -371,7 +373,7 @@ func (p *clusterPanel) ruler(h *line, lay stripLayout, w int) string {
 
 // replica draws one replica: label, cells, then its numbers; while its
 // last truncation is recent, a second row says what was cut.
-func (p *clusterPanel) replica(pt Partition, r Replica, lay stripLayout, w int) (string, string) {
+func (p *clusterPanel) replica(pt view.Partition, r view.Replica, lay stripLayout, w int) (string, string) {
 	st := p.ctx.Styles
 	var l line
 	if r.Node == p.ctx.SelectedNode() {
@@ -404,7 +406,7 @@ func (p *clusterPanel) replica(pt Partition, r Replica, lay stripLayout, w int) 
 	l.pad(lay.labelW)
 
 	// Truncation: flashing now, or named while recent.
-	var trunc *Truncation
+	var trunc *view.Truncation
 	var flashOn, flashActive bool
 	if p.truncShown(pt, r) {
 		trunc = r.Truncation
@@ -439,7 +441,7 @@ func (p *clusterPanel) replica(pt Partition, r Replica, lay stripLayout, w int) 
 	return l.fit(w), c.fit(w)
 }
 
-func truncWords(t *Truncation) string {
+func truncWords(t *view.Truncation) string {
 	n := t.To - t.From
 	what := fmt.Sprintf("cut %d uncommitted", n)
 	if n == 1 {
@@ -463,7 +465,7 @@ func truncWords(t *Truncation) string {
 
 // cells draws the strip. Runs of cells in one style are rendered in one
 // call: a wide screen draws a few hundred cells per frame.
-func (p *clusterPanel) cells(l *line, r Replica, lay stripLayout, trunc *Truncation, flashActive, flashOn bool) {
+func (p *clusterPanel) cells(l *line, r view.Replica, lay stripLayout, trunc *view.Truncation, flashActive, flashOn bool) {
 	st := p.ctx.Styles
 	var run strings.Builder
 	var runStyle *style
@@ -490,10 +492,10 @@ func (p *clusterPanel) cells(l *line, r Replica, lay stripLayout, trunc *Truncat
 	}
 	// Entries are in offset order and usually contiguous: index directly,
 	// search when there are gaps.
-	entryAt := func(off int64) (Entry, bool) {
+	entryAt := func(off int64) (view.Entry, bool) {
 		es := r.Entries
 		if len(es) == 0 {
-			return Entry{}, false
+			return view.Entry{}, false
 		}
 		i := int(off - es[0].Offset)
 		if i >= 0 && i < len(es) && es[i].Offset == off {
@@ -503,7 +505,7 @@ func (p *clusterPanel) cells(l *line, r Replica, lay stripLayout, trunc *Truncat
 		if j < len(es) && es[j].Offset == off {
 			return es[j], true
 		}
-		return Entry{}, false
+		return view.Entry{}, false
 	}
 	epochW := lay.epochW
 	blankCell := spaces(1 + epochW)
@@ -561,7 +563,7 @@ func (p *clusterPanel) cells(l *line, r Replica, lay stripLayout, trunc *Truncat
 	flush()
 }
 
-func cutEpoch(t *Truncation, off int64) uint64 {
+func cutEpoch(t *view.Truncation, off int64) uint64 {
 	i := int(off - t.From)
 	if i >= 0 && i < len(t.Epochs) {
 		return t.Epochs[i]

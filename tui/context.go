@@ -3,6 +3,8 @@ package tui
 import (
 	"fmt"
 	"strings"
+
+	"github.com/mqlab/mqlab/tui/view"
 )
 
 // Context is what every panel shares, held by pointer: the screen size,
@@ -12,11 +14,11 @@ type Context struct {
 	Width, Height int
 	Styles        *Styles
 	Keys          *KeyMap
-	Src           Source
+	Src           view.Source
 
 	// State is the moment the panels draw: the live state, or a past one
 	// while the learner looks back in history.
-	State *ViewState
+	State *view.State
 	// InHistory is true while State is a past moment.
 	InHistory bool
 	// Selected is the index of the selected node in State.Nodes.
@@ -45,12 +47,12 @@ type epochChange struct {
 	Frames   int
 }
 
-func newContext(src Source, st *Styles, keys *KeyMap) *Context {
+func newContext(src view.Source, st *Styles, keys *KeyMap) *Context {
 	return &Context{
 		Src:        src,
 		Styles:     st,
 		Keys:       keys,
-		State:      &ViewState{},
+		State:      &view.State{},
 		Title:      "Sandbox",
 		truncFlash: map[string]int{},
 		epochFlash: map[string]epochChange{},
@@ -65,7 +67,7 @@ func (c *Context) SelectedNode() string {
 	return c.State.Nodes[c.Selected].ID
 }
 
-func truncKey(part, node string, t *Truncation) string {
+func truncKey(part, node string, t *view.Truncation) string {
 	return fmt.Sprintf("%s@%s#%d/%d-%d", part, node, t.At.UnixNano(), t.From, t.To)
 }
 

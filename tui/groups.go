@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/mqlab/mqlab/tui/view"
 )
 
 // groupsPanel draws consumer groups: members and what each is assigned,
@@ -98,7 +100,7 @@ func (p *groupsPanel) View() string {
 
 // offsets is the group's table: committed offset, hwm and lag per
 // partition, columns as wide as their numbers.
-func (p *groupsPanel) offsets(os []GroupOffset) []string {
+func (p *groupsPanel) offsets(os []view.GroupOffset) []string {
 	st := p.ctx.Styles
 	cells := make([][5]string, len(os))
 	ws := [5]int{len("partition"), len("committed"), len("hwm"), len("lag"), len("lag s")}

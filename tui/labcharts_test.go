@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/mqlab/mqlab/lab"
+	"github.com/mqlab/mqlab/tui/source"
+	"github.com/mqlab/mqlab/tui/view"
 )
 
 // flashSale is a lab snapshot after a burst of orders: billing's lag rose
@@ -48,7 +50,7 @@ func flashSale() lab.Snapshot {
 
 func TestViewOfCharts(t *testing.T) {
 	snap := flashSale()
-	v := viewOf(&snap, truncTimes{})
+	v := source.ViewOf(&snap)
 	s := v.Charts.Series
 	if len(s) != 1 || s[0].Name != "lag(billing)" {
 		t.Fatalf("series %v: want lag(billing), which moved, and not depth(receipts), which stayed at 0", names(s))
@@ -79,17 +81,17 @@ func TestViewOfCharts(t *testing.T) {
 	}
 	// When nothing moved, every series is drawn: flat at zero.
 	calm := lab.Snapshot{Series: snap.Series[:1]}
-	if got := viewOf(&calm, truncTimes{}).Charts.Series; len(got) != 1 || got[0].Name != "depth(receipts)" {
+	if got := source.ViewOf(&calm).Charts.Series; len(got) != 1 || got[0].Name != "depth(receipts)" {
 		t.Errorf("an empty queue alone: %v, want depth(receipts) drawn", names(got))
 	}
 	// A message whose first retry left the window is not measured.
 	late := lab.Snapshot{Retries: []lab.RetryState{{Client: "w", Message: "m", Attempt: 3, Failed: demoStart, Delay: time.Second}}}
-	if got := viewOf(&late, truncTimes{}).Charts.Retries; len(got) != 0 {
+	if got := source.ViewOf(&late).Charts.Retries; len(got) != 0 {
 		t.Errorf("a lone attempt 3 gave %+v, want nothing to draw", got)
 	}
 }
 
-func names(ss []Series) []string {
+func names(ss []view.Series) []string {
 	var out []string
 	for _, s := range ss {
 		out = append(out, s.Name)
@@ -103,7 +105,7 @@ func names(ss []Series) []string {
 // screens.
 func TestChartGoldens(t *testing.T) {
 	snap := flashSale()
-	v := viewOf(&snap, truncTimes{})
+	v := source.ViewOf(&snap)
 	ctx := newContext(newFakeSource(v), NewStyles(DefaultTheme), DefaultKeyMap())
 	ctx.State = &v
 	for _, c := range []struct{ w, h int }{{38, 10}, {58, 18}, {58, 5}} {
@@ -129,8 +131,8 @@ func TestSqueeze(t *testing.T) {
 // A running check shows as a job with its progress.
 func TestDrainJob(t *testing.T) {
 	snap := lab.Snapshot{Drain: &lab.DrainState{Done: 2, Total: 5, Reading: "orders/2"}}
-	jobs := viewOf(&snap, truncTimes{}).Jobs
-	if len(jobs) != 1 || jobs[0] != (Job{Name: "check: draining orders/2", Done: 2, Total: 5}) {
+	jobs := source.ViewOf(&snap).Jobs
+	if len(jobs) != 1 || jobs[0] != (view.Job{Name: "check: draining orders/2", Done: 2, Total: 5}) {
 		t.Errorf("jobs %+v, want the check draining orders/2 at 2 of 5", jobs)
 	}
 }
@@ -138,7 +140,7 @@ func TestDrainJob(t *testing.T) {
 // Jobs show their progress in the header; at 80 columns they shrink so
 // the clock stays in view.
 func TestHeaderJobs(t *testing.T) {
-	v := ViewState{Time: demoStart, Clock: Clock{Speed: 1}, Timing: "classroom", Jobs: []Job{
+	v := view.State{Time: demoStart, Clock: view.Clock{Speed: 1}, Timing: "classroom", Jobs: []view.Job{
 		{Name: "load orders", Done: 800, Total: 2000},
 		{Name: "check: draining orders/2", Done: 2, Total: 5},
 	}}
@@ -168,7 +170,7 @@ func TestLabSourceChartsAndTables(t *testing.T) {
 	_, src := newTestLab(t, "topic create orders partitions=1", "produce orders count=30",
 		"consumer start c1 group=billing topic=orders rate=40/s",
 		"service start orders mode=outbox", "order 881 count=2")
-	v := eventually(t, src, "lag(billing) to rise and drain back to 0", func(v ViewState) bool {
+	v := eventually(t, src, "lag(billing) to rise and drain back to 0", func(v view.State) bool {
 		for _, s := range v.Charts.Series {
 			if s.Name == "lag(billing)" && len(s.Values) > 0 && slices.Max(s.Values) >= 5 && s.Values[len(s.Values)-1] == 0 {
 				return true
@@ -179,7 +181,7 @@ func TestLabSourceChartsAndTables(t *testing.T) {
 	if s := v.Charts.Series[0]; s.Every != lab.SeriesEvery || s.Unit != "msgs" {
 		t.Errorf("series %s every %v in %q, want every %v in msgs", s.Name, s.Every, s.Unit, lab.SeriesEvery)
 	}
-	var outbox *Table
+	var outbox *view.Table
 	for i := range v.Tables {
 		if v.Tables[i].Name == "orders.outbox" {
 			outbox = &v.Tables[i]
@@ -199,7 +201,7 @@ func TestLabSourceRetryWaves(t *testing.T) {
 		"send payments count=10 as=checkout",
 		"worker start pay-1 queue=payments fail=transient:1 retry=backoff base=200ms jitter=none max-attempts=3",
 		"wait depth(payments-dlq) == 10 timeout=20s")
-	v := eventually(t, src, "pay-1's 20 retries", func(v ViewState) bool {
+	v := eventually(t, src, "pay-1's 20 retries", func(v view.State) bool {
 		return len(v.Charts.Retries) == 1 && len(v.Charts.Retries[0].Times) == 20
 	})
 	r := v.Charts.Retries[0]
@@ -224,9 +226,9 @@ func TestLabSourceRetryWaves(t *testing.T) {
 // two states, and its own copy of one that did.
 func TestHistorySharesSeries(t *testing.T) {
 	snap := flashSale()
-	a, b := viewOf(&snap, truncTimes{}), viewOf(&snap, truncTimes{})
+	a, b := source.ViewOf(&snap), source.ViewOf(&snap)
 	snap.Series[1].Values = append(snap.Series[1].Values, 5)
-	c := viewOf(&snap, truncTimes{})
+	c := source.ViewOf(&snap)
 	h := newHistory(10)
 	h.push(&a)
 	h.push(&b)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/mqlab/mqlab/lab"
+	"github.com/mqlab/mqlab/tui/source"
 )
 
 // outboxSnapshot is a lab snapshot with the orders service in outbox mode
@@ -38,7 +39,7 @@ func outboxSnapshot() lab.Snapshot {
 
 func TestViewOfTables(t *testing.T) {
 	snap := outboxSnapshot()
-	ts := viewOf(&snap, truncTimes{}).Tables
+	ts := source.ViewOf(&snap).Tables
 	var got []string
 	for _, tb := range ts {
 		got = append(got, tb.Name)
@@ -67,7 +68,7 @@ func TestViewOfTables(t *testing.T) {
 // the outbox keeps its status column, and says how many columns it hides.
 func TestServicesGoldens(t *testing.T) {
 	snap := outboxSnapshot()
-	v := viewOf(&snap, truncTimes{})
+	v := source.ViewOf(&snap)
 	ctx := newContext(newFakeSource(v), NewStyles(DefaultTheme), DefaultKeyMap())
 	ctx.State = &v
 	for _, c := range []struct{ w, h int }{{38, 24}, {58, 24}} {

@@ -11,24 +11,26 @@ import (
 
 	"github.com/mqlab/mqlab/broker"
 	"github.com/mqlab/mqlab/lab"
+	"github.com/mqlab/mqlab/tui/source"
+	"github.com/mqlab/mqlab/tui/view"
 )
 
 // labShapedState is what the lab adapter gives after the leader of
 // orders/0 was killed: the dead node reports nothing (its memory is gone),
 // and a check has run.
-func labShapedState() ViewState {
-	entries := func(epoch uint64) []Entry {
-		return []Entry{{Offset: 0, Epoch: epoch, Committed: true}, {Offset: 1, Epoch: epoch, Committed: true}, {Offset: 2, Epoch: epoch, Committed: true}}
+func labShapedState() view.State {
+	entries := func(epoch uint64) []view.Entry {
+		return []view.Entry{{Offset: 0, Epoch: epoch, Committed: true}, {Offset: 1, Epoch: epoch, Committed: true}, {Offset: 2, Epoch: epoch, Committed: true}}
 	}
-	return ViewState{
-		Time: demoStart, Clock: Clock{Speed: 1}, Timing: "classroom",
-		Nodes: []Node{{ID: "n1"}, {ID: "n2", Up: true, Leads: []string{"controller", "orders/0"}}, {ID: "n3", Up: true}},
-		Partitions: []Partition{{Name: "orders/0", Leader: "n2", Epoch: 4, Replicas: []Replica{
+	return view.State{
+		Time: demoStart, Clock: view.Clock{Speed: 1}, Timing: "classroom",
+		Nodes: []view.Node{{ID: "n1"}, {ID: "n2", Up: true, Leads: []string{"controller", "orders/0"}}, {ID: "n3", Up: true}},
+		Partitions: []view.Partition{{Name: "orders/0", Leader: "n2", Epoch: 4, Replicas: []view.Replica{
 			{Node: "n1", Role: "down"},
 			{Node: "n2", Role: "leader", Epoch: 4, HWM: 3, LEO: 3, Entries: entries(3)},
 			{Node: "n3", Role: "follower", Epoch: 4, HWM: 3, LEO: 3, Entries: entries(3)},
 		}}},
-		Checker: Checker{At: demoStart.Add(-time.Minute), Fields: []CheckField{
+		Checker: view.Checker{At: demoStart.Add(-time.Minute), Fields: []view.CheckField{
 			{Name: "confirmed", Value: 9, OK: true},
 			{Name: "lost", Value: 0, OK: true},
 			{Name: "unknown", Value: 0, OK: true},
@@ -56,7 +58,7 @@ func TestLabShapedGoldens(t *testing.T) {
 	}
 	// A partition: each node's row says what it is cut from, and what it
 	// leads still reads after it.
-	cut := ViewState{Nodes: []Node{
+	cut := view.State{Nodes: []view.Node{
 		{ID: "n1", Up: true, CutFrom: []string{"n2", "n3"}, Leads: []string{"orders/0"}},
 		{ID: "n2", Up: true, CutFrom: []string{"n1"}, Leads: []string{"controller"}},
 		{ID: "n3", Up: true, CutFrom: []string{"n1"}, Latency: 200 * time.Millisecond},
@@ -70,20 +72,20 @@ func TestLabShapedGoldens(t *testing.T) {
 	// Without a leader, the header says why: an election under way, or
 	// too few replicas up to hold one.
 	nl := labShapedState()
-	nl.Nodes = []Node{{ID: "n1"}, {ID: "n2", Up: true, Leads: []string{"controller"}}, {ID: "n3", Up: true}, {ID: "n4"}}
+	nl.Nodes = []view.Node{{ID: "n1"}, {ID: "n2", Up: true, Leads: []string{"controller"}}, {ID: "n3", Up: true}, {ID: "n4"}}
 	p0 := nl.Partitions[0]
-	p0.Leader, p0.Replicas = "", append([]Replica(nil), p0.Replicas...)
+	p0.Leader, p0.Replicas = "", append([]view.Replica(nil), p0.Replicas...)
 	p0.Replicas[1].Role = "follower"
-	p1 := Partition{Name: "orders/1", Epoch: 4, Replicas: []Replica{{Node: "n1", Role: "down"}, p0.Replicas[1], {Node: "n4", Role: "down"}}}
-	nl.Partitions = []Partition{p0, p1}
+	p1 := view.Partition{Name: "orders/1", Epoch: 4, Replicas: []view.Replica{{Node: "n1", Role: "down"}, p0.Replicas[1], {Node: "n4", Role: "down"}}}
+	nl.Partitions = []view.Partition{p0, p1}
 	nctx := newContext(newFakeSource(nl), NewStyles(DefaultTheme), DefaultKeyMap())
 	nctx.State = &nl
 	np := newClusterPanel(nctx)
 	np.SetSize(78, 14)
 	golden(t, "cluster_noleader_78x14", np.View())
 
-	empty := newCheckerPanel(newContext(newFakeSource(ViewState{}), NewStyles(DefaultTheme), DefaultKeyMap()))
-	empty.ctx.State = &ViewState{}
+	empty := newCheckerPanel(newContext(newFakeSource(view.State{}), NewStyles(DefaultTheme), DefaultKeyMap()))
+	empty.ctx.State = &view.State{}
 	empty.SetSize(28, 4)
 	golden(t, "checker_empty_28x4", empty.View())
 }
@@ -120,7 +122,7 @@ func TestViewOfGroupsAndQueues(t *testing.T) {
 	dlq.Counts.Ready = 4
 	snap.Cluster.Queues = []broker.QueueState{q, dlq}
 
-	v := viewOf(&snap, truncTimes{})
+	v := source.ViewOf(&snap)
 	if len(v.Groups) != 1 {
 		t.Fatalf("groups %+v", v.Groups)
 	}
@@ -128,7 +130,7 @@ func TestViewOfGroupsAndQueues(t *testing.T) {
 	if g.Name != "billing" || g.Topic != "orders" || g.Generation != 3 || g.State != "rebalancing" || g.Lag != 7 || g.LagSeconds != 2.5 {
 		t.Errorf("group %+v", g)
 	}
-	wantMembers := []Member{
+	wantMembers := []view.Member{
 		{ID: "c1", Partitions: []string{"orders/0", "orders/1"}, State: "up"},
 		{ID: "c2", State: "crashed"},
 		{ID: "c3", State: "joining"},
@@ -142,7 +144,7 @@ func TestViewOfGroupsAndQueues(t *testing.T) {
 			t.Errorf("member %d = %+v, want %+v", i, got, m)
 		}
 	}
-	if len(g.Offsets) != 2 || g.Offsets[0] != (GroupOffset{Partition: "orders/0", Committed: 5, HWM: 9, Lag: 4, LagSeconds: 2.5}) || g.Offsets[1].Committed != -1 {
+	if len(g.Offsets) != 2 || g.Offsets[0] != (view.GroupOffset{Partition: "orders/0", Committed: 5, HWM: 9, Lag: 4, LagSeconds: 2.5}) || g.Offsets[1].Committed != -1 {
 		t.Errorf("offsets %+v", g.Offsets)
 	}
 
@@ -153,7 +155,7 @@ func TestViewOfGroupsAndQueues(t *testing.T) {
 	if rq.Name != "receipts" || rq.Leader != "n2" || rq.Epoch != 4 || rq.Ready != 2 || rq.InFlight != 1 || rq.DLQ != "receipts-dlq" || rq.DLQDepth != 4 || rq.MaxReceives != 3 || rq.Visibility != 5*time.Second {
 		t.Errorf("queue %+v", rq)
 	}
-	if len(rq.Messages) != 2 || rq.Messages[0] != (QueueMessage{ID: "producer-1", Value: "receipt 881", State: "in-flight", Worker: "w1", Receives: 2, Due: 3 * time.Second}) {
+	if len(rq.Messages) != 2 || rq.Messages[0] != (view.QueueMessage{ID: "producer-1", Value: "receipt 881", State: "in-flight", Worker: "w1", Receives: 2, Due: 3 * time.Second}) {
 		t.Errorf("messages %+v", rq.Messages)
 	}
 	if len(v.Tables) != 0 {

@@ -7,6 +7,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 
 	"github.com/mqlab/mqlab/lessons"
+	"github.com/mqlab/mqlab/tui/view"
 )
 
 // lessonPanel draws the open lesson's step: where it stands, then the
@@ -102,7 +103,7 @@ func (p *lessonPanel) View() string {
 }
 
 // head is where the step stands: the screen's header names the lesson.
-func (p *lessonPanel) head(ls *Lesson) []string {
+func (p *lessonPanel) head(ls *view.Lesson) []string {
 	st := p.ctx.Styles
 	var rows []string
 	var prog line
@@ -139,7 +140,7 @@ func (p *lessonPanel) head(ls *Lesson) []string {
 // body draws the blocks and returns the row each block starts at, and the
 // row to bring to the top when the learner has just acted on it: its
 // start, or for a prediction just answered, the answer.
-func (p *lessonPanel) body(ls *Lesson) (rows []string, starts, tops []int) {
+func (p *lessonPanel) body(ls *view.Lesson) (rows []string, starts, tops []int) {
 	st := p.ctx.Styles
 	w := p.w
 	if p.mdW != w || p.mdCache == nil || len(p.mdCache) > 200 {
@@ -154,14 +155,14 @@ func (p *lessonPanel) body(ls *Lesson) (rows []string, starts, tops []int) {
 		starts = append(starts, len(rows))
 		tops = append(tops, len(rows))
 		switch b.Kind {
-		case BlockText:
+		case view.BlockText:
 			md, ok := p.mdCache[b.Text]
 			if !ok {
 				md = markdown(st, b.Text, w)
 				p.mdCache[b.Text] = md
 			}
 			rows = append(rows, md...)
-		case BlockCommands:
+		case view.BlockCommands:
 			for _, c := range b.Commands {
 				var l line
 				if c.OK {
@@ -177,15 +178,15 @@ func (p *lessonPanel) body(ls *Lesson) (rows []string, starts, tops []int) {
 					rows = append(rows, "  "+st.Fail.Render(s))
 				}
 			}
-		case BlockTask:
+		case view.BlockTask:
 			rows = append(rows, p.task(b.Task)...)
-		case BlockPrediction:
+		case view.BlockPrediction:
 			pr, answer := p.prediction(b.Prediction)
 			if answer > 0 {
 				tops[i] += answer
 			}
 			rows = append(rows, pr...)
-		case BlockExpect:
+		case view.BlockExpect:
 			for _, e := range b.Expectations {
 				rows = append(rows, p.expectation(e)...)
 			}
@@ -194,7 +195,7 @@ func (p *lessonPanel) body(ls *Lesson) (rows []string, starts, tops []int) {
 	return rows, starts, tops
 }
 
-func (p *lessonPanel) task(t *Task) []string {
+func (p *lessonPanel) task(t *view.Task) []string {
 	st := p.ctx.Styles
 	var rows []string
 	mark, ms := "[ ] ", &st.Warn
@@ -231,7 +232,7 @@ func (p *lessonPanel) task(t *Task) []string {
 
 // prediction draws a question, its choices and, once answered, the
 // outcome and why; answer is the row of the outcome (0 before it).
-func (p *lessonPanel) prediction(pr *Prediction) (rows []string, answer int) {
+func (p *lessonPanel) prediction(pr *view.Prediction) (rows []string, answer int) {
 	st := p.ctx.Styles
 	rows = []string{st.Title.Render("Predict")}
 	rows = append(rows, markdown(st, pr.Question, p.w)...)
@@ -262,7 +263,7 @@ func (p *lessonPanel) prediction(pr *Prediction) (rows []string, answer int) {
 
 // numberOutcome is a numeric question's rows below it: what to type while
 // it is open, then the learner's number and, once revealed, the answer.
-func (p *lessonPanel) numberOutcome(pr *Prediction) []string {
+func (p *lessonPanel) numberOutcome(pr *view.Prediction) []string {
 	st := p.ctx.Styles
 	var text string
 	ms := &st.Muted
@@ -286,7 +287,7 @@ func (p *lessonPanel) numberOutcome(pr *Prediction) []string {
 }
 
 // expectation is "✓ what it means", then the condition's values.
-func (p *lessonPanel) expectation(e Expectation) []string {
+func (p *lessonPanel) expectation(e view.Expectation) []string {
 	st := p.ctx.Styles
 	var mark string
 	var ms *style
@@ -343,9 +344,9 @@ func (p *lessonPanel) expectation(e Expectation) []string {
 	return rows
 }
 
-func lastTask(bs []LessonBlock) int {
+func lastTask(bs []view.LessonBlock) int {
 	for i := len(bs) - 1; i >= 0; i-- {
-		if bs[i].Kind == BlockTask {
+		if bs[i].Kind == view.BlockTask {
 			return i
 		}
 	}
@@ -354,7 +355,7 @@ func lastTask(bs []LessonBlock) int {
 
 // foot is the notice, if any, and what the step waits for, in words that
 // name the keys; taskShown says the open task and its hint are in view.
-func (p *lessonPanel) foot(ls *Lesson, taskShown bool) []string {
+func (p *lessonPanel) foot(ls *view.Lesson, taskShown bool) []string {
 	st := p.ctx.Styles
 	k := p.ctx.Keys
 	var rows []string
@@ -389,9 +390,9 @@ func (p *lessonPanel) foot(ls *Lesson, taskShown bool) []string {
 			text = cut("running: "+cmd, p.w-2)
 		}
 	case lessons.StatusTask:
-		var open *Task
+		var open *view.Task
 		for _, b := range ls.Blocks {
-			if b.Kind == BlockTask && !b.Task.Done {
+			if b.Kind == view.BlockTask && !b.Task.Done {
 				open = b.Task
 			}
 		}
@@ -474,7 +475,7 @@ func (p *lessonPanel) runningCommand() string {
 // start of the step, or from the task or question they just did or
 // answered. It shows the newest rows unless that would hide the first of
 // those; the learner's own scrolling holds until the step moves again.
-func (p *lessonPanel) follow(ls *Lesson, tops []int, total, h int) {
+func (p *lessonPanel) follow(ls *view.Lesson, tops []int, total, h int) {
 	n := len(ls.Blocks)
 	if ls.Step == p.seenStep && n == p.seenBlocks && ls.Status == p.seenStatus && h == p.seenH {
 		return // nothing new, and the room is the same: the learner's scrolling holds
@@ -486,7 +487,7 @@ func (p *lessonPanel) follow(ls *Lesson, tops []int, total, h int) {
 	case waited && ls.Status != p.seenStatus && p.seenBlocks > 0:
 		p.anchor = p.seenBlocks - 1 // the block the learner just did or answered
 	}
-	if ls.Status == lessons.StatusPredict && n > 0 && ls.Blocks[n-1].Kind == BlockPrediction && p.anchor < n-1 {
+	if ls.Status == lessons.StatusPredict && n > 0 && ls.Blocks[n-1].Kind == view.BlockPrediction && p.anchor < n-1 {
 		// The learner is asked to answer: the open question is in view,
 		// what led to it one scroll up (a second question in one step
 		// comes after the first one's reveal).
@@ -509,7 +510,7 @@ func (p *lessonPanel) follow(ls *Lesson, tops []int, total, h int) {
 // choices lists a prediction's answers, on one row when they fit, else
 // one a row wrapped under its letter. The chosen one is marked ›, and once
 // revealed the right one ✓ and a wrong choice ✗.
-func (p *lessonPanel) choices(pr *Prediction) []string {
+func (p *lessonPanel) choices(pr *view.Prediction) []string {
 	st := p.ctx.Styles
 	if len(pr.Choices) == 0 {
 		return nil
@@ -557,7 +558,7 @@ func (p *lessonPanel) choices(pr *Prediction) []string {
 
 // taskLine is the current task in one row, for screens too small for the
 // lesson pane beside the cluster.
-func taskLine(st *Styles, ls *Lesson, w int) string {
+func taskLine(st *Styles, ls *view.Lesson, w int) string {
 	if ls == nil {
 		return ""
 	}

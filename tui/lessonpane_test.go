@@ -7,28 +7,29 @@ import (
 	"testing"
 
 	"github.com/mqlab/mqlab/lessons"
+	"github.com/mqlab/mqlab/tui/view"
 )
 
 // lessonBlocksState is a step as a LessonSource shows it, played to its
 // end: narrative, the lab's commands, a wrong prediction revealed, a task
 // done, expectations of which one failed, and the notice that says so.
-func lessonBlocksState() *Lesson {
-	return &Lesson{
+func lessonBlocksState() *view.Lesson {
+	return &view.Lesson{
 		ID: "failover", Title: "Leader failover: epochs, truncation and the repeat",
 		Step: 2, Steps: 5, StepTitle: "A batch only the leader holds",
 		Status: lessons.StatusFailed,
 		Notice: "This step did not go as the lesson expects: hwm(orders/0) == 2000 (hwm(orders/0) is 1500) does not hold. " +
 			"During this step you ran: kill n2. :lesson reset starts the step again on a fresh cluster.",
-		Blocks: []LessonBlock{
-			{Kind: BlockText, Text: "The next batch, offsets **1,500 to 1,999**, reaches n1 at the worst\nmoment: n1 has just lost contact with both followers."},
-			{Kind: BlockPrediction, Prediction: &Prediction{Question: "What becomes of the batch?",
+		Blocks: []view.LessonBlock{
+			{Kind: view.BlockText, Text: "The next batch, offsets **1,500 to 1,999**, reaches n1 at the worst\nmoment: n1 has just lost contact with both followers."},
+			{Kind: view.BlockPrediction, Prediction: &view.Prediction{Question: "What becomes of the batch?",
 				Choices: []string{"both are lost", "0 to 1,499 survive; the batch is lost", "0 to 1,499 survive; the checkout retries the batch"},
 				Chosen:  1, Answer: 2, Why: "Everything below the high-water mark is on a majority."}},
-			{Kind: BlockCommands, Commands: []CommandLine{{Text: "partition n1 | n2,n3", OK: true},
+			{Kind: view.BlockCommands, Commands: []view.CommandLine{{Text: "partition n1 | n2,n3", OK: true},
 				{Text: "wait hwm(orders/0) == 2000", Note: "timed out after 10s"}}},
-			{Kind: BlockTask, Task: &Task{Text: "Kill n1.", Hint: "key: select n1 and press k · or type: kill n1", Done: true}},
-			{Kind: BlockText, Text: "| acks | told \"ok\" | lost |\n|---|---|---|\n| 1 | 500 | 12 |"},
-			{Kind: BlockExpect, Expectations: []Expectation{
+			{Kind: view.BlockTask, Task: &view.Task{Text: "Kill n1.", Hint: "key: select n1 and press k · or type: kill n1", Done: true}},
+			{Kind: view.BlockText, Text: "| acks | told \"ok\" | lost |\n|---|---|---|\n| 1 | 500 | 12 |"},
+			{Kind: view.BlockExpect, Expectations: []view.Expectation{
 				{Text: "hwm(orders/0) == 2000", Label: "the retried batch is committed", Checked: true, Got: "hwm(orders/0) is 1500"},
 				{Text: "leo(orders/0@n1) == 2000", Label: "n1 holds its own copy of it", Checked: true, OK: true, Got: "leo(orders/0@n1) is 2000"},
 				{Text: "confirmed == 1500", Checked: true, OK: true, Got: "confirmed is 1500"},
@@ -40,27 +41,27 @@ func lessonBlocksState() *Lesson {
 func TestLessonPaneGoldens(t *testing.T) {
 	for _, c := range []struct {
 		name string
-		ls   func() *Lesson
+		ls   func() *view.Lesson
 		w, h int
 	}{
 		{"blocks_failed", lessonBlocksState, 40, 44},
 		{"blocks_failed", lessonBlocksState, 78, 18},
-		{"blocks_task", func() *Lesson {
+		{"blocks_task", func() *view.Lesson {
 			ls := lessonBlocksState()
 			ls.Status, ls.Notice = lessons.StatusTask, "You ran kill n2; this task asks you to press h (or type heal)."
-			ls.Blocks = append(ls.Blocks[:1:1], LessonBlock{Kind: BlockTask, Task: &Task{Text: "Heal the network.", Hint: "key: h · or type: heal"}})
-			ls.Tasks = []Task{*ls.Blocks[1].Task}
+			ls.Blocks = append(ls.Blocks[:1:1], view.LessonBlock{Kind: view.BlockTask, Task: &view.Task{Text: "Heal the network.", Hint: "key: h · or type: heal"}})
+			ls.Tasks = []view.Task{*ls.Blocks[1].Task}
 			ls.Blocks[0].Prediction = nil
-			ls.Blocks[0] = LessonBlock{Kind: BlockText, Text: "n1 still holds offsets 1,500 to 1,999 from the old epoch."}
+			ls.Blocks[0] = view.LessonBlock{Kind: view.BlockText, Text: "n1 still holds offsets 1,500 to 1,999 from the old epoch."}
 			return ls
 		}, 40, 16},
-		{"blocks_finished", func() *Lesson {
-			return &Lesson{Title: "Leader failover", Step: 5, Steps: 5, Status: lessons.StatusFinished}
+		{"blocks_finished", func() *view.Lesson {
+			return &view.Lesson{Title: "Leader failover", Step: 5, Steps: 5, Status: lessons.StatusFinished}
 		}, 40, 6},
 	} {
-		ctx := newContext(newFakeSource(ViewState{}), NewStyles(DefaultTheme), DefaultKeyMap())
+		ctx := newContext(newFakeSource(view.State{}), NewStyles(DefaultTheme), DefaultKeyMap())
 		ctx.Keys.Lessons.SetEnabled(true)
-		ctx.State = &ViewState{Lesson: c.ls()}
+		ctx.State = &view.State{Lesson: c.ls()}
 		p := newLessonPanel(ctx)
 		p.SetSize(c.w, c.h)
 		got := p.View()
@@ -122,16 +123,16 @@ func TestRandomInputLessonAndPicker(t *testing.T) {
 // read from the timeline: a step whose consumers join one rebalance at a
 // time can take many seconds, and a bare "running…" says nothing.
 func TestLessonPaneNamesTheRunningCommand(t *testing.T) {
-	ctx := newContext(newFakeSource(ViewState{}), NewStyles(DefaultTheme), DefaultKeyMap())
-	ls := &Lesson{Title: "How many partitions?", Step: 2, Steps: 4, StepTitle: "Partitions do not do the work", Status: lessons.StatusPlaying,
-		Blocks: []LessonBlock{{Kind: BlockText, Text: "Four workers start."}}}
-	ctx.State = &ViewState{Lesson: ls}
+	ctx := newContext(newFakeSource(view.State{}), NewStyles(DefaultTheme), DefaultKeyMap())
+	ls := &view.Lesson{Title: "How many partitions?", Step: 2, Steps: 4, StepTitle: "Partitions do not do the work", Status: lessons.StatusPlaying,
+		Blocks: []view.LessonBlock{{Kind: view.BlockText, Text: "Four workers start."}}}
+	ctx.State = &view.State{Lesson: ls}
 	p := newLessonPanel(ctx)
 	p.SetSize(60, 12)
 	if got := lines(p.View()); !strings.Contains(strings.Join(got, "\n"), "running the step's commands…") {
 		t.Errorf("with no command in the timeline the pane says:\n%s\nwant the plain running notice", strings.Join(got, "\n"))
 	}
-	ctx.State.Timeline = []TimelineLine{
+	ctx.State.Timeline = []view.TimelineLine{
 		{Kind: "command", Text: "consumer start billing-2 group=billing topic=orders"},
 		{Kind: "leader-elected", Text: "n2 leads orders/3 at epoch 2"},
 		{Kind: "command", Text: "consumer start billing-3 group=billing topic=orders rate=50/s commit=poll"},
@@ -158,19 +159,19 @@ func TestLessonPaneNamesTheRunningCommand(t *testing.T) {
 // the open question in view, in a pane too short for both: the learner is
 // asked to answer it.
 func TestLessonPaneShowsTheOpenQuestion(t *testing.T) {
-	ctx := newContext(newFakeSource(ViewState{}), NewStyles(DefaultTheme), DefaultKeyMap())
-	first := &Prediction{Question: "What becomes of the batch?",
+	ctx := newContext(newFakeSource(view.State{}), NewStyles(DefaultTheme), DefaultKeyMap())
+	first := &view.Prediction{Question: "What becomes of the batch?",
 		Choices: []string{"both are lost", "0 to 1,499 survive; the batch is lost", "0 to 1,499 survive; the checkout retries the batch"},
 		Chosen:  2, Answer: 2, Why: "Everything below the high-water mark is on a majority, so any new leader has it, and the producer retries."}
-	second := &Prediction{Question: "At which epoch does the new leader lead?",
+	second := &view.Prediction{Question: "At which epoch does the new leader lead?",
 		Choices: []string{"one higher", "the same one", "n1's epoch minus one"}, Chosen: -1, Answer: -1}
-	ls := &Lesson{Title: "Leader failover", Step: 2, Steps: 4, StepTitle: "A batch only the leader holds",
+	ls := &view.Lesson{Title: "Leader failover", Step: 2, Steps: 4, StepTitle: "A batch only the leader holds",
 		Status: lessons.StatusPredict, Prediction: first,
-		Blocks: []LessonBlock{
-			{Kind: BlockText, Text: "The next batch, offsets 1,500 to 1,999, reaches n1 at the worst moment: n1 has just lost contact with both followers."},
-			{Kind: BlockPrediction, Prediction: &Prediction{Question: first.Question, Choices: first.Choices, Chosen: -1, Answer: -1}},
+		Blocks: []view.LessonBlock{
+			{Kind: view.BlockText, Text: "The next batch, offsets 1,500 to 1,999, reaches n1 at the worst moment: n1 has just lost contact with both followers."},
+			{Kind: view.BlockPrediction, Prediction: &view.Prediction{Question: first.Question, Choices: first.Choices, Chosen: -1, Answer: -1}},
 		}}
-	ctx.State = &ViewState{Lesson: ls}
+	ctx.State = &view.State{Lesson: ls}
 	p := newLessonPanel(ctx)
 	p.SetSize(40, 16)
 	if got := p.View(); !strings.Contains(got, "What becomes of the batch?") {
@@ -179,8 +180,8 @@ func TestLessonPaneShowsTheOpenQuestion(t *testing.T) {
 	// The first is answered and revealed; the second is asked.
 	ls2 := *ls
 	ls2.Prediction = second
-	ls2.Blocks = []LessonBlock{ls.Blocks[0], {Kind: BlockPrediction, Prediction: first}, {Kind: BlockPrediction, Prediction: second}}
-	ctx.State = &ViewState{Lesson: &ls2}
+	ls2.Blocks = []view.LessonBlock{ls.Blocks[0], {Kind: view.BlockPrediction, Prediction: first}, {Kind: view.BlockPrediction, Prediction: second}}
+	ctx.State = &view.State{Lesson: &ls2}
 	got := p.View()
 	for _, want := range []string{"At which epoch does the new", "n1's epoch minus one"} {
 		if !strings.Contains(got, want) {
@@ -194,9 +195,9 @@ func TestLessonPaneShowsTheOpenQuestion(t *testing.T) {
 // in it would push the whole screen up a row.
 func TestTaskLineIsOneRow(t *testing.T) {
 	st := NewStyles(DefaultTheme)
-	for _, ls := range []*Lesson{
-		{Step: 2, Steps: 4, Status: lessons.StatusPredict, Prediction: &Prediction{Question: "n1 leads at epoch 3. Once n2 and n3 elect a new leader, at\nwhich epoch does it lead?", Choices: []string{"a", "b", "c"}, Chosen: -1, Answer: -1}},
-		{Step: 3, Steps: 4, Status: lessons.StatusTask, Tasks: []Task{{Text: "Heal the network\nso n1 can rejoin.", Hint: "key: h"}}},
+	for _, ls := range []*view.Lesson{
+		{Step: 2, Steps: 4, Status: lessons.StatusPredict, Prediction: &view.Prediction{Question: "n1 leads at epoch 3. Once n2 and n3 elect a new leader, at\nwhich epoch does it lead?", Choices: []string{"a", "b", "c"}, Chosen: -1, Answer: -1}},
+		{Step: 3, Steps: 4, Status: lessons.StatusTask, Tasks: []view.Task{{Text: "Heal the network\nso n1 can rejoin.", Hint: "key: h"}}},
 	} {
 		got := taskLine(st, ls, 80)
 		if strings.Contains(got, "\n") || textWidth(got) != 80 {
@@ -210,8 +211,8 @@ func TestTaskLineIsOneRow(t *testing.T) {
 // number says so instead of listing letters.
 func TestTaskLineHidesTheHintUntilAsked(t *testing.T) {
 	st := NewStyles(DefaultTheme)
-	task := Task{Text: "Let n1 back into the cluster.", Hint: "key: h · or type: heal"}
-	ls := &Lesson{Step: 3, Steps: 4, Status: lessons.StatusTask, Tasks: []Task{task}}
+	task := view.Task{Text: "Let n1 back into the cluster.", Hint: "key: h · or type: heal"}
+	ls := &view.Lesson{Step: 3, Steps: 4, Status: lessons.StatusTask, Tasks: []view.Task{task}}
 	if got := taskLine(st, ls, 100); strings.Contains(got, "heal") || !strings.Contains(got, "(t: a hint)") {
 		t.Errorf("before the hint is asked for: %q", got)
 	}
@@ -219,7 +220,7 @@ func TestTaskLineHidesTheHintUntilAsked(t *testing.T) {
 	if got := taskLine(st, ls, 100); !strings.Contains(got, "key: h · or type: heal") {
 		t.Errorf("after the hint is asked for: %q", got)
 	}
-	num := &Lesson{Step: 1, Steps: 6, Status: lessons.StatusPredict, Prediction: &Prediction{Question: "How many orders wait?", Numeric: true, Chosen: -1, Answer: -1}}
+	num := &view.Lesson{Step: 1, Steps: 6, Status: lessons.StatusPredict, Prediction: &view.Prediction{Question: "How many orders wait?", Numeric: true, Chosen: -1, Answer: -1}}
 	if got := taskLine(st, num, 100); !strings.Contains(got, "How many orders wait? (a number)") {
 		t.Errorf("a numeric question: %q", got)
 	}

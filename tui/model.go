@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/mqlab/mqlab/lab/command"
+	"github.com/mqlab/mqlab/tui/view"
 )
 
 // Options configure the lab screen.
@@ -77,13 +78,13 @@ type Model struct {
 	prompt   *prompt
 
 	hist *history
-	live *ViewState
+	live *view.State
 
 	status     string
 	statusKind statusKind
 	running    string          // the running order's line
 	runningCmd command.Command // and its lab command, or nil
-	queued     []Order         // orders waiting for the running one
+	queued     []view.Order    // orders waiting for the running one
 	quiet      []string        // startup lines not yet done: their output stays out of the way
 	cancel     context.CancelFunc
 
@@ -143,7 +144,7 @@ var screens atomic.Uint64
 
 // New builds the lab screen over a source. It reads the source's first
 // state at once, so the first frame already shows the lab.
-func New(src Source, opts Options) *Model {
+func New(src view.Source, opts Options) *Model {
 	th := DefaultTheme
 	if opts.Theme != nil {
 		th = *opts.Theme
@@ -201,7 +202,7 @@ func (m *Model) Close() { m.stopBase() }
 
 // Run opens the lab screen on the terminal and returns when the learner
 // quits.
-func Run(src Source, opts Options) error {
+func Run(src view.Source, opts Options) error {
 	// Ask the terminal about its background before Bubble Tea owns stdin.
 	lipgloss.HasDarkBackground()
 	m := New(src, opts)

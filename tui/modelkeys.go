@@ -14,6 +14,8 @@ import (
 
 	"github.com/mqlab/mqlab/lab/command"
 	"github.com/mqlab/mqlab/lessons"
+	"github.com/mqlab/mqlab/tui/source"
+	"github.com/mqlab/mqlab/tui/view"
 )
 
 // closeKey closes the help and the output pane; it is always on, unlike
@@ -103,7 +105,7 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.Number):
 		// A question asks for a number: its first digit starts the answer.
 		cmd := m.prompt.open(m.ctx.State.Nodes)
-		m.prompt.in.SetValue(CmdPredict + " " + msg.String())
+		m.prompt.in.SetValue(source.CmdPredict + " " + msg.String())
 		m.prompt.in.CursorEnd()
 		return cmd
 	case key.Matches(msg, k.Live):
@@ -116,9 +118,9 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		}
 		m.toLive()
 	case m.opts.ReadOnly && (key.Matches(msg, k.Back) || key.Matches(msg, k.BackEvent)):
-		return m.run(LineOrder(CmdStepBack))
+		return m.run(view.LineOrder(source.CmdStepBack))
 	case m.opts.ReadOnly && (key.Matches(msg, k.Forward) || key.Matches(msg, k.NextEvent)):
-		return m.run(LineOrder(CmdStepForward))
+		return m.run(view.LineOrder(source.CmdStepForward))
 	case key.Matches(msg, k.Back):
 		if m.hist.back() {
 			m.ctx.State = m.hist.current()
@@ -186,42 +188,42 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 			m.setStatus(statusErr, "no partition or queue has a leader to kill now")
 			return nil
 		}
-		return m.run(CommandOrder(command.Kill{Node: leaderRef(p)}))
+		return m.run(view.CommandOrder(command.Kill{Node: leaderRef(p)}))
 	case key.Matches(msg, k.Restart):
 		return m.nodeCmd(restartNode)
 	case key.Matches(msg, k.Isolate):
 		return m.nodeCmd(isolateNode)
 	case key.Matches(msg, k.Heal):
-		return m.run(CommandOrder(command.Heal{}))
+		return m.run(view.CommandOrder(command.Heal{}))
 	case key.Matches(msg, k.Pause):
 		if m.ctx.State.Clock.Paused {
-			return m.run(CommandOrder(command.Resume{}))
+			return m.run(view.CommandOrder(command.Resume{}))
 		}
-		return m.run(CommandOrder(command.Pause{}))
+		return m.run(view.CommandOrder(command.Pause{}))
 	case key.Matches(msg, k.Faster):
-		return m.run(CommandOrder(command.Speed{Factor: nextSpeed(m.ctx.State.Clock.Speed, +1)}))
+		return m.run(view.CommandOrder(command.Speed{Factor: nextSpeed(m.ctx.State.Clock.Speed, +1)}))
 	case key.Matches(msg, k.Slower):
-		return m.run(CommandOrder(command.Speed{Factor: nextSpeed(m.ctx.State.Clock.Speed, -1)}))
+		return m.run(view.CommandOrder(command.Speed{Factor: nextSpeed(m.ctx.State.Clock.Speed, -1)}))
 	case key.Matches(msg, k.Kafka):
 		if m.ctx.State.Kafka != nil {
-			return m.run(CommandOrder(command.KafkaStop{}))
+			return m.run(view.CommandOrder(command.KafkaStop{}))
 		}
-		return m.run(CommandOrder(command.KafkaListen{}))
+		return m.run(view.CommandOrder(command.KafkaListen{}))
 	case key.Matches(msg, k.Lessons):
 		m.back = true // at once: keys typed after it are the picker's
 	case key.Matches(msg, k.NextStep):
-		return m.run(LineOrder(CmdLessonNext))
+		return m.run(view.LineOrder(source.CmdLessonNext))
 	case key.Matches(msg, k.PrevStep):
-		return m.run(LineOrder(CmdLessonPrev))
+		return m.run(view.LineOrder(source.CmdLessonPrev))
 	case key.Matches(msg, k.Hint):
-		return m.run(LineOrder(CmdLessonHint))
+		return m.run(view.LineOrder(source.CmdLessonHint))
 	case key.Matches(msg, k.Answer):
 		n := len(m.ctx.State.Lesson.Prediction.Choices)
 		if _, err := lessons.ParseAnswer(msg.String(), n, false); err != nil {
 			m.setStatus(statusErr, fmt.Sprintf("there are only %d choices: a–%c", n, 'a'+n-1))
 			return nil
 		}
-		return m.run(LineOrder(CmdPredict + " " + msg.String()))
+		return m.run(view.LineOrder(source.CmdPredict + " " + msg.String()))
 	case key.Matches(msg, k.Filter):
 		if f := m.timeline.cycleFilter(); f == "" {
 			m.setStatus(statusInfo, "timeline: every kind of event")
@@ -260,7 +262,7 @@ func (m *Model) selectNode(i int) {
 // leaderTarget is the partition (or queue) whose leader K kills: the
 // first the selected node leads, else the first on screen with a leader.
 // The lab resolves leader(…) when the kill runs.
-func leaderTarget(v *ViewState, selected string) string {
+func leaderTarget(v *view.State, selected string) string {
 	for _, p := range v.Partitions {
 		if p.Leader != "" && p.Leader == selected {
 			return p.Name
@@ -286,7 +288,7 @@ func (m *Model) nodeCmd(build func(command.NodeRef) command.Command) tea.Cmd {
 		m.setStatus(statusErr, "select a node first (←/→ or 1–9)")
 		return nil
 	}
-	return m.run(CommandOrder(build(command.NodeRef{Kind: command.RefNode, Node: id})))
+	return m.run(view.CommandOrder(build(command.NodeRef{Kind: command.RefNode, Node: id})))
 }
 
 // The node commands the keys build.

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/mqlab/mqlab/tui/view"
 )
 
 // waitChange waits for the source's next signal, no sooner than delay.
@@ -81,7 +83,7 @@ func (m *Model) newStep() {
 
 // noticeChanges starts flashes for truncations not seen before and for
 // partitions whose epoch moved.
-func (m *Model) noticeChanges(v *ViewState) {
+func (m *Model) noticeChanges(v *view.State) {
 	if len(m.seenTrunc) > 10000 {
 		clear(m.seenTrunc)
 		clear(m.firstSeen)

@@ -11,6 +11,7 @@ import (
 	"github.com/muesli/termenv"
 
 	"github.com/mqlab/mqlab/lessons"
+	"github.com/mqlab/mqlab/tui/view"
 )
 
 // panelFixture is a context showing the failover scenario's state.
@@ -71,7 +72,7 @@ func TestPanelGoldens(t *testing.T) {
 
 // Every panel says something useful when there is nothing to show.
 func TestPanelsEmpty(t *testing.T) {
-	ctx := newContext(newFakeSource(ViewState{}), NewStyles(DefaultTheme), DefaultKeyMap())
+	ctx := newContext(newFakeSource(view.State{}), NewStyles(DefaultTheme), DefaultKeyMap())
 	var b strings.Builder
 	for _, p := range []panel{newLessonPanel(ctx), newClusterPanel(ctx), newGroupsPanel(ctx), newQueuesPanel(ctx),
 		newServicesPanel(ctx), newTimelinePanel(ctx), newCheckerPanel(ctx), newChartPanel(ctx)} {
@@ -86,7 +87,7 @@ func TestPanelsEmpty(t *testing.T) {
 // The strip lines the replicas up on one offset axis and marks the
 // committed part, the high-water mark and the truncation in words.
 func TestClusterStrip(t *testing.T) {
-	draw := func(v ViewState) string {
+	draw := func(v view.State) string {
 		ctx := newContext(newFakeSource(v), NewStyles(DefaultTheme), DefaultKeyMap())
 		ctx.State = &v
 		p := newClusterPanel(ctx)
@@ -196,14 +197,14 @@ func TestClusterBigLog(t *testing.T) {
 }
 
 func TestLessonPrediction(t *testing.T) {
-	ctx := newContext(newFakeSource(ViewState{}), NewStyles(DefaultTheme), DefaultKeyMap())
-	task := Task{Text: "Kill the leader", Hint: "press k", Done: true}
-	pred := Prediction{Question: "Which epoch?", Choices: []string{"7", "8", "9"}, Chosen: 2, Answer: 1}
-	exps := []Expectation{{Text: "lost == 0", Checked: true, OK: false, Got: "3"}, {Text: "epoch(orders/0) == 8"}}
-	v := ViewState{Lesson: &Lesson{Title: "Failover", Step: 2, Steps: 4, StepTitle: "Kill the leader", Status: lessons.StatusFailed,
-		Blocks: []LessonBlock{{Kind: BlockText, Text: "The leader dies."}, {Kind: BlockTask, Task: &task},
-			{Kind: BlockPrediction, Prediction: &pred}, {Kind: BlockExpect, Expectations: exps}},
-		Tasks: []Task{task}, Prediction: &pred, Expectations: exps}}
+	ctx := newContext(newFakeSource(view.State{}), NewStyles(DefaultTheme), DefaultKeyMap())
+	task := view.Task{Text: "Kill the leader", Hint: "press k", Done: true}
+	pred := view.Prediction{Question: "Which epoch?", Choices: []string{"7", "8", "9"}, Chosen: 2, Answer: 1}
+	exps := []view.Expectation{{Text: "lost == 0", Checked: true, OK: false, Got: "3"}, {Text: "epoch(orders/0) == 8"}}
+	v := view.State{Lesson: &view.Lesson{Title: "Failover", Step: 2, Steps: 4, StepTitle: "Kill the leader", Status: lessons.StatusFailed,
+		Blocks: []view.LessonBlock{{Kind: view.BlockText, Text: "The leader dies."}, {Kind: view.BlockTask, Task: &task},
+			{Kind: view.BlockPrediction, Prediction: &pred}, {Kind: view.BlockExpect, Expectations: exps}},
+		Tasks: []view.Task{task}, Prediction: &pred, Expectations: exps}}
 	ctx.State = &v
 	p := newLessonPanel(ctx)
 	p.SetSize(40, 22)
@@ -255,7 +256,7 @@ func TestUndatedTruncation(t *testing.T) {
 			tr.At = time.Time{}
 		}
 	}
-	src := newFakeSource(ViewState{Time: v.Time})
+	src := newFakeSource(view.State{Time: v.Time})
 	m := New(src, Options{})
 	t.Cleanup(m.Close)
 	m.Update(teaSize(120, 40))
@@ -275,7 +276,7 @@ func TestUndatedTruncation(t *testing.T) {
 // drawn whole.
 func TestTimelineCutEntryEndsWithEllipsis(t *testing.T) {
 	long := strings.Repeat("the group rebalances and every member must rejoin ", 6)
-	v := ViewState{Timeline: []TimelineLine{{Time: demoStart, Kind: "rebalance", Text: long}, {Time: demoStart, Kind: "command", Text: "kill n1"}}}
+	v := view.State{Timeline: []view.TimelineLine{{Time: demoStart, Kind: "rebalance", Text: long}, {Time: demoStart, Kind: "command", Text: "kill n1"}}}
 	ctx := newContext(newFakeSource(v), NewStyles(DefaultTheme), DefaultKeyMap())
 	ctx.State = &v
 	for _, w := range []int{36, 80} {
@@ -296,14 +297,14 @@ func TestTimelineCutEntryEndsWithEllipsis(t *testing.T) {
 // heartbeats and appends to each follower with their fate, the votes a
 // replica asked for, and how soon a follower would stand for election.
 func TestRaftPanel(t *testing.T) {
-	v := ViewState{Nodes: []Node{{ID: "n1", Up: true}, {ID: "n2", Up: true}, {ID: "n3"}}, Partitions: []Partition{{
-		Name: "orders/0", Leader: "n2", Epoch: 4, Replicas: []Replica{
-			{Node: "n2", Role: "leader", Epoch: 4, Raft: RaftView{ElectionIn: -1, Exchanges: []RaftExchange{
+	v := view.State{Nodes: []view.Node{{ID: "n1", Up: true}, {ID: "n2", Up: true}, {ID: "n3"}}, Partitions: []view.Partition{{
+		Name: "orders/0", Leader: "n2", Epoch: 4, Replicas: []view.Replica{
+			{Node: "n2", Role: "leader", Epoch: 4, Raft: view.RaftView{ElectionIn: -1, Exchanges: []view.RaftExchange{
 				{Kind: "append", Peer: "n1", Entries: 3, OK: true, Ago: 12 * time.Millisecond},
 				{Kind: "append", Peer: "n3", Lost: "unreachable", Ago: 40 * time.Millisecond},
 				{Kind: "vote", Peer: "n1", Term: 4, OK: true, Ago: 2 * time.Second},
 			}}},
-			{Node: "n1", Role: "follower", Epoch: 4, Raft: RaftView{SinceContact: 12 * time.Millisecond, ElectionIn: 988 * time.Millisecond}},
+			{Node: "n1", Role: "follower", Epoch: 4, Raft: view.RaftView{SinceContact: 12 * time.Millisecond, ElectionIn: 988 * time.Millisecond}},
 			{Node: "n3", Role: "down"},
 		}}}}
 	ctx := newContext(newFakeSource(v), NewStyles(DefaultTheme), DefaultKeyMap())

@@ -3,6 +3,8 @@ package tui
 import (
 	"fmt"
 	"time"
+
+	"github.com/mqlab/mqlab/tui/view"
 )
 
 // raftPanel shows one partition's raft, in the spirit of RaftScope: each
@@ -46,7 +48,7 @@ func (p *raftPanel) View() string {
 
 // partition is the one the selected node leads, else the first with a
 // leader, else the first.
-func (p *raftPanel) partition() *Partition {
+func (p *raftPanel) partition() *view.Partition {
 	s := p.ctx.State
 	name := leaderTarget(s, p.ctx.SelectedNode())
 	for i := range s.Partitions {
@@ -60,7 +62,7 @@ func (p *raftPanel) partition() *Partition {
 	return nil
 }
 
-func (p *raftPanel) replica(r Replica) []string {
+func (p *raftPanel) replica(r view.Replica) []string {
 	st := p.ctx.Styles
 	var l line
 	l.add(&st.Text, fmt.Sprintf("%-3s", r.Node))

@@ -13,6 +13,8 @@ import (
 
 	"github.com/mqlab/mqlab/lab"
 	"github.com/mqlab/mqlab/lab/command"
+	"github.com/mqlab/mqlab/tui/source"
+	"github.com/mqlab/mqlab/tui/view"
 )
 
 // The screen's tests draw a real lab: testdata/scene.mqlab, recorded once
@@ -63,12 +65,12 @@ func TestRecordScene(t *testing.T) {
 
 var sceneOnce struct {
 	sync.Once
-	src *ReplaySource
+	src *source.ReplaySource
 	err error
 }
 
 // scene is the recorded scene, read once.
-func scene(t testing.TB) *ReplaySource {
+func scene(t testing.TB) *source.ReplaySource {
 	t.Helper()
 	sceneOnce.Do(func() {
 		f, err := os.Open(sceneRecording)
@@ -82,10 +84,7 @@ func scene(t testing.TB) *ReplaySource {
 			sceneOnce.err = err
 			return
 		}
-		s := &ReplaySource{trunc: truncTimes{}, speed: 1}
-		if sceneOnce.err = s.load(zr); sceneOnce.err == nil {
-			sceneOnce.src = s
-		}
+		sceneOnce.src, sceneOnce.err = source.ReadReplay(zr)
 	})
 	if sceneOnce.err != nil {
 		t.Fatalf("the recorded scene: %v (TestRecordScene -record records it)", sceneOnce.err)
@@ -94,16 +93,16 @@ func scene(t testing.TB) *ReplaySource {
 }
 
 // sceneView draws frame i of the scene afresh: the caller may change it.
-func sceneView(t testing.TB, i int) ViewState {
-	v := scene(t).frameView(i, 0)
-	v.Clock = Clock{Speed: 1}
+func sceneView(t testing.TB, i int) view.State {
+	v := scene(t).Frame(i)
+	v.Clock = view.Clock{Speed: 1}
 	return v
 }
 
 // sceneEnd is the scene's last frame: the leader of orders/0 killed and
 // replaced at a higher epoch, and back with its uncommitted tail cut.
 // Each call returns a copy the caller may change.
-func sceneEnd(t testing.TB) ViewState { return sceneView(t, scene(t).Frames()-1) }
+func sceneEnd(t testing.TB) view.State { return sceneView(t, scene(t).Frames()-1) }
 
 // sceneFrame is the index of the first frame whose timeline has a line
 // of kind that contains text.

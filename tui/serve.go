@@ -26,6 +26,7 @@ import (
 	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/mqlab/mqlab/lessons"
+	"github.com/mqlab/mqlab/tui/source"
 )
 
 // DefaultMaxSessions is how many SSH sessions a server takes at once
@@ -62,7 +63,7 @@ type ServeOptions struct {
 	Theme   *Theme
 	// Class is the teacher's shared lab that "follow" sessions watch; nil
 	// when nobody shares one.
-	Class *Class
+	Class *source.Class
 }
 
 // Server serves mqlab over SSH.

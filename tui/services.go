@@ -3,6 +3,8 @@ package tui
 import (
 	"fmt"
 	"strings"
+
+	"github.com/mqlab/mqlab/tui/view"
 )
 
 // servicesPanel draws the services' SQL tables as they are: the outbox
@@ -71,7 +73,7 @@ func (p *servicesPanel) View() string {
 // the panel is narrow the last columns go first (the source puts the ones
 // a learner watches first), then the widest are shrunk. It returns the
 // rows and how many columns it shows.
-func (p *servicesPanel) table(t Table) ([]string, int) {
+func (p *servicesPanel) table(t view.Table) ([]string, int) {
 	st := p.ctx.Styles
 	if len(t.Columns) == 0 {
 		return nil, 0

@@ -192,3 +192,6 @@ func wrapHanging(s string, w int) []string {
 	}
 	return out
 }
+
+// oneLine joins a text's lines.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -16,6 +16,7 @@ import (
 	"github.com/mqlab/mqlab/lab"
 	"github.com/mqlab/mqlab/lessons"
 	"github.com/mqlab/mqlab/tui"
+	"github.com/mqlab/mqlab/tui/source"
 )
 
 // defaultSeeds is how many schedules a challenge runs without --seed:
@@ -176,7 +177,7 @@ func writeVerdict(out io.Writer, v lessons.Verdict) {
 
 // watchScreen shows a challenge's lab until the learner leaves it.
 var watchScreen = func(l *lab.Lab, opts tui.Options) error {
-	return openScreen(tui.NewLabSource(l), opts)
+	return openScreen(source.NewLabSource(l), opts)
 }
 
 // watchChallenge runs one schedule with the lab's screen on it, and prints

@@ -1,4 +1,4 @@
-package tui
+package source
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/mqlab/mqlab/lab"
 	"github.com/mqlab/mqlab/lab/command"
+	"github.com/mqlab/mqlab/tui/view"
 )
 
 // ReplaySource plays a recording made with `mqlab script --record`: the
@@ -52,8 +53,8 @@ var ErrEmptyRecording = lab.ErrEmptyRecording
 // NewReplay reads a JSONL recording and opens it paused at its first
 // snapshot. Close stops it.
 func NewReplay(r io.Reader) (*ReplaySource, error) {
-	s := &ReplaySource{trunc: truncTimes{}, speed: 1, paused: true}
-	if err := s.load(r); err != nil {
+	s, err := ReadReplay(r)
+	if err != nil {
 		return nil, err
 	}
 	s.tl = s.frames[0].tlEnd
@@ -65,6 +66,19 @@ func NewReplay(r io.Reader) (*ReplaySource, error) {
 	go s.loop()
 	return s, nil
 }
+
+// ReadReplay reads a JSONL recording without playing it: Frame draws its
+// snapshots. NewReplay plays one.
+func ReadReplay(r io.Reader) (*ReplaySource, error) {
+	s := &ReplaySource{trunc: truncTimes{}, speed: 1, paused: true}
+	if err := s.load(r); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Frame draws snapshot i with the timeline up to it.
+func (s *ReplaySource) Frame(i int) view.State { return s.frameView(i, 0) }
 
 // load reads the recording into frames, each with the timeline (its
 // events that are not Detail) up to it.
@@ -172,7 +186,7 @@ func (s *ReplaySource) Changes() <-chan struct{} { return s.ch }
 // View draws the frame being played, with the timeline up to it. Each
 // frame is read at least once before the next comes, so the screen's
 // history holds every one.
-func (s *ReplaySource) View() ViewState {
+func (s *ReplaySource) View() view.State {
 	s.mu.Lock()
 	pos, tl, paused, speed := s.pos, s.tl, s.paused, s.speed
 	if !s.shown {
@@ -182,18 +196,18 @@ func (s *ReplaySource) View() ViewState {
 	s.mu.Unlock()
 
 	v := s.frameView(pos, tl)
-	v.Clock = Clock{Speed: speed, Paused: paused}
+	v.Clock = view.Clock{Speed: speed, Paused: paused}
 	name := "replay"
 	if pos == len(s.frames)-1 && tl == len(s.events) {
 		name = "replay ended"
 	}
-	v.Jobs = append(v.Jobs, Job{Name: name, Done: int64(tl), Total: int64(len(s.events))})
+	v.Jobs = append(v.Jobs, view.Job{Name: name, Done: int64(tl), Total: int64(len(s.events))})
 	return v
 }
 
 // frameView draws frame i with the timeline's first tl events. Frames do
 // not change once loaded, so it needs no lock.
-func (s *ReplaySource) frameView(i, tl int) ViewState {
+func (s *ReplaySource) frameView(i, tl int) view.State {
 	f := &s.frames[i]
 	snap := f.snap
 	tl = min(max(tl, f.tlEnd), len(s.events))
@@ -213,13 +227,13 @@ const (
 // Exec paces the playback: pause, resume and speed, and step forward and
 // step back. A recording cannot be changed, so every other command is
 // refused.
-func (s *ReplaySource) Exec(_ context.Context, o Order) (string, error) {
+func (s *ReplaySource) Exec(_ context.Context, o view.Order) (string, error) {
 	if o.Line == CmdStepForward || o.Line == CmdStepBack {
 		return s.step(o.Line == CmdStepForward), nil
 	}
 	cmd := o.Cmd
 	if cmd == nil {
-		return "", o.notOwn()
+		return "", o.NotLabCommand()
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -1,4 +1,4 @@
-package tui
+package source
 
 import (
 	"slices"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mqlab/mqlab/lab"
+	"github.com/mqlab/mqlab/tui/view"
 )
 
 // tableColumns puts first, for the tables the lessons watch, the columns
@@ -38,8 +39,8 @@ const timeCell = "2006-01-02 15:04:05.000"
 // tablesOf maps the services' SQL tables, in tableRank's order (others
 // in the middle, as the services list them), the columns a learner
 // watches first.
-func tablesOf(snap *lab.Snapshot) []Table {
-	var out []Table
+func tablesOf(snap *lab.Snapshot) []view.Table {
+	var out []view.Table
 	var rank []int
 	for _, svc := range snap.Services {
 		for _, ts := range svc.Tables {
@@ -56,15 +57,15 @@ func tablesOf(snap *lab.Snapshot) []Table {
 		idx[i] = i
 	}
 	sort.SliceStable(idx, func(a, b int) bool { return rank[idx[a]] < rank[idx[b]] })
-	sorted := make([]Table, len(out))
+	sorted := make([]view.Table, len(out))
 	for i, j := range idx {
 		sorted[i] = out[j]
 	}
 	return sorted
 }
 
-func tableOf(svc lab.ServiceState, ts lab.TableState) Table {
-	t := Table{Name: ts.Name, Total: int(ts.Total)}
+func tableOf(svc lab.ServiceState, ts lab.TableState) view.Table {
+	t := view.Table{Name: ts.Name, Total: int(ts.Total)}
 	if ts.DB != "" && ts.DB != svc.Name {
 		t.Name += " (in " + ts.DB + ")"
 	}

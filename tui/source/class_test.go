@@ -1,11 +1,13 @@
-package tui
+package source
 
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/mqlab/mqlab/lessons"
+	"github.com/mqlab/mqlab/tui/view"
 )
 
 // A question that asks for a number takes numbers from the class: the
@@ -14,10 +16,10 @@ import (
 // against its tolerance.
 func TestClassNumericAnswers(t *testing.T) {
 	ctx := context.Background()
-	open := &Prediction{Question: "How many cashbacks a second?", Numeric: true, Chosen: -1, Answer: -1}
-	v := ViewState{Lesson: &Lesson{ID: "back-pressure", Title: "t", Step: 6, Steps: 7, Status: lessons.StatusPredict,
-		Prediction: open, Blocks: []LessonBlock{{Kind: BlockPrediction, Prediction: open}}}}
-	src := newFakeSource(v)
+	open := &view.Prediction{Question: "How many cashbacks a second?", Numeric: true, Chosen: -1, Answer: -1}
+	v := view.State{Lesson: &view.Lesson{ID: "back-pressure", Title: "t", Step: 6, Steps: 7, Status: lessons.StatusPredict,
+		Prediction: open, Blocks: []view.LessonBlock{{Kind: view.BlockPrediction, Prediction: open}}}}
+	src := &stillSource{state: v}
 	class := NewClass()
 	teacher := class.Share(src)
 	defer teacher.Close()
@@ -26,14 +28,14 @@ func TestClassNumericAnswers(t *testing.T) {
 	defer ada.Close()
 	defer bob.Close()
 	defer cy.Close()
-	if _, err := ada.Exec(ctx, ParseOrder("predict b")); err == nil || !strings.Contains(err.Error(), "a number") {
+	if _, err := ada.Exec(ctx, order("predict b")); err == nil || !strings.Contains(err.Error(), "a number") {
 		t.Errorf("a letter for a number: %v", err)
 	}
 	for _, a := range []struct {
 		f    *Follower
 		said string
 	}{{ada, "40"}, {bob, "21"}, {cy, "1,600"}} {
-		if out, err := a.f.Exec(ctx, ParseOrder("predict "+a.said)); err != nil || !strings.Contains(out, "you said "+a.said) {
+		if out, err := a.f.Exec(ctx, order("predict "+a.said)); err != nil || !strings.Contains(out, "you said "+a.said) {
 			t.Fatalf("%s: %q, %v", a.said, out, err)
 		}
 	}
@@ -46,8 +48,8 @@ func TestClassNumericAnswers(t *testing.T) {
 	revealed.Chosen, revealed.Answer, revealed.Given, revealed.Right, revealed.Correct = 0, 0, "20", "20 a second (± 4)", true
 	revealed.Number = &lessons.Number{Value: 20, Tol: 4, Unit: "a second"}
 	src.mu.Lock()
-	src.state.Lesson = &Lesson{ID: "back-pressure", Title: "t", Step: 6, Steps: 7, Status: lessons.StatusPlaying,
-		Prediction: &revealed, Blocks: []LessonBlock{{Kind: BlockPrediction, Prediction: &revealed}}}
+	src.state.Lesson = &view.Lesson{ID: "back-pressure", Title: "t", Step: 6, Steps: 7, Status: lessons.StatusPlaying,
+		Prediction: &revealed, Blocks: []view.LessonBlock{{Kind: view.BlockPrediction, Prediction: &revealed}}}
 	src.mu.Unlock()
 	teacher.View()
 	for _, c := range []struct {
@@ -61,3 +63,19 @@ func TestClassNumericAnswers(t *testing.T) {
 		}
 	}
 }
+
+// stillSource is a teacher's source showing the state the test sets.
+type stillSource struct {
+	mu    sync.Mutex
+	state view.State
+}
+
+func (s *stillSource) View() view.State {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.state
+}
+
+func (s *stillSource) Exec(context.Context, view.Order) (string, error) { return "done", nil }
+
+func (s *stillSource) Changes() <-chan struct{} { return nil }

@@ -1,4 +1,4 @@
-package tui
+package source
 
 // A class: the teacher's screen shared with students who follow it,
 // read-only, and the students' answers to the teacher's questions.
@@ -8,10 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/mqlab/mqlab/lessons"
+	"github.com/mqlab/mqlab/tui/view"
 )
 
 // Class is a teacher's lab shared with the students who follow it. The
@@ -21,7 +21,7 @@ import (
 // is read once a frame, by the teacher's screen.
 type Class struct {
 	mu      sync.Mutex
-	view    ViewState
+	view    view.State
 	sharing bool
 	// answers: for each question, each follower's answer.
 	answers map[string]map[string]lessons.Said
@@ -36,17 +36,17 @@ func NewClass() *Class {
 // Share returns src as the teacher's screen reads it: every state it
 // draws goes to the followers, and an open question carries the class's
 // tally. Close the share when the screen closes.
-func (c *Class) Share(src Source) *Shared { return &Shared{c: c, src: src} }
+func (c *Class) Share(src view.Source) *Shared { return &Shared{c: c, src: src} }
 
 // Shared is the teacher's source, shared with the class.
 type Shared struct {
 	c   *Class
-	src Source
+	src view.Source
 }
 
 // View reads the teacher's lab, publishes it, and adds the class's tally
 // to an open question.
-func (s *Shared) View() ViewState {
+func (s *Shared) View() view.State {
 	v := s.src.View()
 	s.c.publish(ownCopy(v))
 	if pr := openQuestion(v.Lesson); pr != nil {
@@ -61,7 +61,7 @@ func (s *Shared) View() ViewState {
 }
 
 // Exec runs the teacher's command.
-func (s *Shared) Exec(ctx context.Context, o Order) (string, error) { return s.src.Exec(ctx, o) }
+func (s *Shared) Exec(ctx context.Context, o view.Order) (string, error) { return s.src.Exec(ctx, o) }
 
 // Changes is the teacher's source's.
 func (s *Shared) Changes() <-chan struct{} { return s.src.Changes() }
@@ -70,12 +70,12 @@ func (s *Shared) Changes() <-chan struct{} { return s.src.Changes() }
 func (s *Shared) Close() {
 	s.c.mu.Lock()
 	s.c.sharing = false
-	s.c.view = ViewState{}
+	s.c.view = view.State{}
 	s.c.mu.Unlock()
 	s.c.signal()
 }
 
-func (c *Class) publish(v ViewState) {
+func (c *Class) publish(v view.State) {
 	c.mu.Lock()
 	c.view, c.sharing = v, true
 	c.mu.Unlock()
@@ -94,10 +94,10 @@ func (c *Class) signal() {
 }
 
 // tally counts the followers' answers to a question.
-func (c *Class) tally(key string, choices int, numeric bool) *ClassTally {
+func (c *Class) tally(key string, choices int, numeric bool) *view.ClassTally {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	t := &ClassTally{Counts: make([]int, choices), Following: len(c.subs), Numeric: numeric}
+	t := &view.ClassTally{Counts: make([]int, choices), Following: len(c.subs), Numeric: numeric}
 	for _, a := range c.answers[key] {
 		switch {
 		case numeric:
@@ -146,7 +146,7 @@ var ErrReadOnly = errors.New("you follow the teacher's lab, which only the teach
 // View is the teacher's screen as last drawn, with this student's own
 // answer to the open question (and, once the teacher reveals it, whether
 // it was right).
-func (f *Follower) View() ViewState {
+func (f *Follower) View() view.State {
 	f.c.mu.Lock()
 	v, sharing := f.c.view, f.c.sharing
 	var mine lessons.Said
@@ -156,7 +156,7 @@ func (f *Follower) View() ViewState {
 	}
 	f.c.mu.Unlock()
 	if !sharing {
-		return ViewState{}
+		return view.State{}
 	}
 	v = ownCopy(v)
 	if v.Lesson != nil && v.Lesson.Prediction != nil {
@@ -179,7 +179,7 @@ func (f *Follower) View() ViewState {
 
 // Exec takes one command: the answer to the teacher's open question
 // ("predict b"). Anything else would change the teacher's lab.
-func (f *Follower) Exec(_ context.Context, o Order) (string, error) {
+func (f *Follower) Exec(_ context.Context, o view.Order) (string, error) {
 	said, ok := lessons.PredictAnswer(o.Line)
 	if !ok || said == "" {
 		return "", ErrReadOnly
@@ -233,43 +233,9 @@ func (f *Follower) Close() {
 	})
 }
 
-// ClassTally is how the class answered the teacher's open question.
-type ClassTally struct {
-	Counts    []int // per choice, in the order shown
-	Answered  int
-	Following int
-	// Numeric: the question asks for a number; Numbers are the answers,
-	// in order.
-	Numeric bool
-	Numbers []float64
-}
-
-// String is the tally as the teacher's pane shows it: "12 of 20 answered:
-// a 3 · b 7 · c 2", or for a number "12 of 20 answered — from 10 to 40,
-// median 20".
-func (t *ClassTally) String() string {
-	if t.Numeric {
-		s := fmt.Sprintf("class: %d of %d answered", t.Answered, t.Following)
-		if n := len(t.Numbers); n > 0 {
-			med := t.Numbers[n/2]
-			if n%2 == 0 {
-				med = (t.Numbers[n/2-1] + t.Numbers[n/2]) / 2
-			}
-			s += fmt.Sprintf(" — from %s to %s, median %s", lessons.FormatNumber(t.Numbers[0]),
-				lessons.FormatNumber(t.Numbers[n-1]), lessons.FormatNumber(med))
-		}
-		return s
-	}
-	parts := make([]string, len(t.Counts))
-	for i, n := range t.Counts {
-		parts[i] = fmt.Sprintf("%c %d", 'a'+i, n)
-	}
-	return fmt.Sprintf("class: %d of %d answered — %s", t.Answered, t.Following, strings.Join(parts, " · "))
-}
-
 // openQuestion is the lesson's question waiting for the teacher's answer,
 // or nil.
-func openQuestion(les *Lesson) *Prediction {
+func openQuestion(les *view.Lesson) *view.Prediction {
 	if les == nil || les.Prediction == nil || les.Prediction.Chosen >= 0 || les.Prediction.Answer >= 0 {
 		return nil
 	}
@@ -277,15 +243,15 @@ func openQuestion(les *Lesson) *Prediction {
 }
 
 // questionKey names a lesson's question for the tally.
-func questionKey(les *Lesson) string {
+func questionKey(les *view.Lesson) string {
 	return fmt.Sprintf("%s\x00%d\x00%s", les.ID, les.Step, les.Prediction.Question)
 }
 
 // withPrediction is blocks with the last prediction block (the same
 // question) showing p instead; the slice is new, the others shared.
-func withPrediction(blocks []LessonBlock, p *Prediction) []LessonBlock {
+func withPrediction(blocks []view.LessonBlock, p *view.Prediction) []view.LessonBlock {
 	for i := len(blocks) - 1; i >= 0; i-- {
-		if b := blocks[i]; b.Kind == BlockPrediction && b.Prediction != nil && b.Prediction.Question == p.Question {
+		if b := blocks[i]; b.Kind == view.BlockPrediction && b.Prediction != nil && b.Prediction.Question == p.Question {
 			out := slices.Clone(blocks)
 			out[i].Prediction = p
 			return out
@@ -301,7 +267,7 @@ func withPrediction(blocks []LessonBlock, p *Prediction) []LessonBlock {
 // The teacher's screen and every follower's read one published state, so
 // each gets its own containers; the entries, rows and values they hold are
 // never written and stay shared.
-func ownCopy(v ViewState) ViewState {
+func ownCopy(v view.State) view.State {
 	v.Partitions = slices.Clone(v.Partitions)
 	for i := range v.Partitions {
 		p := &v.Partitions[i]

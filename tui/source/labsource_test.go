@@ -1,4 +1,4 @@
-package tui
+package source
 
 import (
 	"bytes"
@@ -9,37 +9,17 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"github.com/mqlab/mqlab/lab"
 	"github.com/mqlab/mqlab/lab/command"
+	"github.com/mqlab/mqlab/tui/internal/labtest"
+	"github.com/mqlab/mqlab/tui/view"
 )
-
-// Goroutines that outlive a test by design. Raft's leadership transfer
-// runs goroutines it does not track; they end within an election timeout.
-var raftLeaks = []goleak.Option{
-	goleak.IgnoreAnyFunction("github.com/hashicorp/raft.(*Raft).leadershipTransfer"),
-	goleak.IgnoreAnyFunction("github.com/hashicorp/raft.(*Raft).leaderLoop.func2"),
-	// teatest waits for a SIGINT for as long as the test binary runs.
-	goleak.IgnoreAnyFunction("github.com/charmbracelet/x/exp/teatest.NewTestModel.func2"),
-}
-
-// checkLeaks fails the test if it leaves goroutines behind; it runs after
-// every other cleanup (the lab's Close among them).
-func checkLeaks(t *testing.T) {
-	opts := append([]goleak.Option{goleak.IgnoreCurrent()}, raftLeaks...)
-	t.Cleanup(func() { goleak.VerifyNone(t, opts...) })
-}
 
 // newTestLab starts a fast lab, runs lines on it, and watches it with a
 // LabSource; both are closed when the test ends.
 func newTestLab(t testing.TB, lines ...string) (*lab.Lab, *LabSource) {
 	t.Helper()
-	l, err := lab.New(lab.Options{Nodes: 3, Timing: "fast"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
+	l := labtest.NewLab(t)
 	src := NewLabSource(l)
 	t.Cleanup(src.Close)
 	for _, line := range lines {
@@ -48,50 +28,23 @@ func newTestLab(t testing.TB, lines ...string) (*lab.Lab, *LabSource) {
 	return l, src
 }
 
-func mustExec(t testing.TB, src Source, line string) string {
+func mustExec(t testing.TB, src view.Source, line string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	out, err := src.Exec(ctx, ParseOrder(line))
-	if err != nil {
-		t.Fatalf("%s: %v", line, err)
-	}
-	return out
+	return labtest.MustExec(t, src, order(line))
 }
 
-// eventually polls the source's view until cond holds, and returns it.
-func eventually(t *testing.T, src Source, what string, cond func(v ViewState) bool) ViewState {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		v := src.View()
-		if cond(v) {
-			return v
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("waited 20s for %s; last view: nodes %+v partitions %+v", what, v.Nodes, v.Partitions)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+// order is the order the screen's prompt makes of a typed line.
+func order(line string) view.Order {
+	cmd, err := command.Parse(line)
+	return view.Order{Line: line, Cmd: cmd, Err: err}
 }
 
-func partitionOf(v ViewState, name string) *Partition {
-	for i := range v.Partitions {
-		if v.Partitions[i].Name == name {
-			return &v.Partitions[i]
-		}
-	}
-	return nil
-}
-
-func nodeOf(v ViewState, id string) *Node {
-	for i := range v.Nodes {
-		if v.Nodes[i].ID == id {
-			return &v.Nodes[i]
-		}
-	}
-	return nil
-}
+var (
+	checkLeaks  = labtest.CheckLeaks
+	eventually  = labtest.Eventually
+	partitionOf = labtest.PartitionOf
+	nodeOf      = labtest.NodeOf
+)
 
 func TestLabSourceMapsCluster(t *testing.T) {
 	checkLeaks(t)
@@ -103,7 +56,7 @@ func TestLabSourceMapsCluster(t *testing.T) {
 
 	// Fast timing elects in tens of milliseconds, and a busy machine can
 	// make a leader step down between two looks: wait for a settled view.
-	v := eventually(t, src, "every replica to hold its 2 messages, committed, under a leader", func(v ViewState) bool {
+	v := eventually(t, src, "every replica to hold its 2 messages, committed, under a leader", func(v view.State) bool {
 		for _, p := range v.Partitions {
 			if p.Leader == "" {
 				return false
@@ -229,16 +182,16 @@ func TestLabSourceFaultsAndClock(t *testing.T) {
 	if len(v.Jobs) != 1 || v.Jobs[0].Name != "load orders" || v.Jobs[0].Total != 1200 {
 		t.Errorf("jobs while loading: %+v", v.Jobs)
 	}
-	eventually(t, src, "the load to make progress", func(v ViewState) bool { return len(v.Jobs) == 1 && v.Jobs[0].Done > 0 })
+	eventually(t, src, "the load to make progress", func(v view.State) bool { return len(v.Jobs) == 1 && v.Jobs[0].Done > 0 })
 	mustExec(t, src, "load stop")
-	eventually(t, src, "the load to stop", func(v ViewState) bool { return len(v.Jobs) == 0 })
+	eventually(t, src, "the load to stop", func(v view.State) bool { return len(v.Jobs) == 0 })
 
 	// Kill the leader: the partition names who leads now, one epoch up,
 	// and the dead replica is down.
-	v = eventually(t, src, "a leader of orders/0", func(v ViewState) bool { return partitionOf(v, "orders/0").Leader != "" })
+	v = eventually(t, src, "a leader of orders/0", func(v view.State) bool { return partitionOf(v, "orders/0").Leader != "" })
 	leader, before := partitionOf(v, "orders/0").Leader, partitionOf(v, "orders/0").Epoch
 	mustExec(t, src, "kill "+leader)
-	v = eventually(t, src, "a new leader of orders/0", func(v ViewState) bool {
+	v = eventually(t, src, "a new leader of orders/0", func(v view.State) bool {
 		p := partitionOf(v, "orders/0")
 		return p.Leader != "" && p.Leader != leader && p.Epoch > before
 	})
@@ -257,7 +210,7 @@ func TestLabSourceFaultsAndClock(t *testing.T) {
 func TestLabSourceTruncationAndChecker(t *testing.T) {
 	checkLeaks(t)
 	l, src := newTestLab(t)
-	b, err := os.ReadFile("../lab/testdata/acks1-loses-on-failover.mqlab")
+	b, err := os.ReadFile("../../lab/testdata/acks1-loses-on-failover.mqlab")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +225,7 @@ func TestLabSourceTruncationAndChecker(t *testing.T) {
 	}
 	mustExec(t, src, "check")
 	v := src.View()
-	var tr *Truncation
+	var tr *view.Truncation
 	for _, r := range partitionOf(v, "orders/0").Replicas {
 		if r.Node == "n1" {
 			tr = r.Truncation
@@ -284,7 +237,7 @@ func TestLabSourceTruncationAndChecker(t *testing.T) {
 	if v.Checker.At.IsZero() || len(v.Checker.Fields) == 0 {
 		t.Fatalf("checker %+v", v.Checker)
 	}
-	byName := map[string]CheckField{}
+	byName := map[string]view.CheckField{}
 	for _, f := range v.Checker.Fields {
 		byName[f.Name] = f
 	}
@@ -330,20 +283,6 @@ func TestLabSourceChanges(t *testing.T) {
 	}
 }
 
-func TestLabCommands(t *testing.T) {
-	cmds := LabCommands()
-	for _, want := range []string{"kill", "topic create", "consumer start", "worker stop", "service start", "drop next reply to", "drop next ack from", "speed", "help"} {
-		if !slices.Contains(cmds, want) {
-			t.Errorf("no %q in %q", want, cmds)
-		}
-	}
-	for _, c := range cmds {
-		if strings.ContainsAny(c, "[]|") || strings.ToLower(c) != c {
-			t.Errorf("%q is not a command name", c)
-		}
-	}
-}
-
 // A recording opens paused at its start, steps one event at a time,
 // plays frame by frame to its end, paces with pause, resume and speed,
 // and refuses everything else.
@@ -355,7 +294,7 @@ func TestReplay(t *testing.T) {
 	for _, line := range []string{"topic create orders partitions=1", "elect n1 orders/0", "produce orders count=3 acks=all", "kill n1"} {
 		mustExec(t, src, line)
 	}
-	eventually(t, src, "a new leader", func(v ViewState) bool {
+	eventually(t, src, "a new leader", func(v view.State) bool {
 		p := partitionOf(v, "orders/0")
 		return p.Leader != "" && p.Leader != "n1"
 	})
@@ -388,10 +327,10 @@ func TestReplay(t *testing.T) {
 	for range start {
 		mustExec(t, rp, CmdStepBack)
 	}
-	if out, _ := rp.Exec(context.Background(), ParseOrder(CmdStepBack)); !strings.Contains(out, "the start of the recording") {
+	if out, _ := rp.Exec(context.Background(), order(CmdStepBack)); !strings.Contains(out, "the start of the recording") {
 		t.Errorf("a step back at the start said %q", out)
 	}
-	if _, err := rp.Exec(context.Background(), ParseOrder("kill n2")); err == nil || !strings.Contains(err.Error(), "cannot be changed") {
+	if _, err := rp.Exec(context.Background(), order("kill n2")); err == nil || !strings.Contains(err.Error(), "cannot be changed") {
 		t.Errorf("kill on a recording: %v", err)
 	}
 	mustExec(t, rp, "speed 100x")
@@ -399,7 +338,7 @@ func TestReplay(t *testing.T) {
 	if c := rp.View().Clock; c.Speed != 100 || c.Paused {
 		t.Errorf("clock after speed: %+v", c)
 	}
-	last := eventually(t, rp, "the end of the recording", func(v ViewState) bool {
+	last := eventually(t, rp, "the end of the recording", func(v view.State) bool {
 		return v.Jobs[0].Name == "replay ended"
 	})
 	if last.Jobs[0].Done != int64(rp.Events()) {
@@ -408,10 +347,10 @@ func TestReplay(t *testing.T) {
 	if p := partitionOf(last, "orders/0"); p == nil || p.Leader == "" || p.Leader == "n1" {
 		t.Errorf("the last frame's orders/0: %+v", p)
 	}
-	if len(last.Timeline) == 0 || !slices.ContainsFunc(last.Timeline, func(l TimelineLine) bool { return l.Kind == "node-killed" }) {
+	if len(last.Timeline) == 0 || !slices.ContainsFunc(last.Timeline, func(l view.TimelineLine) bool { return l.Kind == "node-killed" }) {
 		t.Errorf("the last frame's timeline misses the kill: %+v", last.Timeline)
 	}
-	if _, err := rp.Exec(context.Background(), ParseOrder("resume")); err == nil {
+	if _, err := rp.Exec(context.Background(), order("resume")); err == nil {
 		t.Error("resume at the end of the recording said nothing")
 	}
 	mustExec(t, rp, "pause")
@@ -431,14 +370,14 @@ func TestReplay(t *testing.T) {
 // the leader's high-water mark: they are marked as learning, not as "not
 // yet on a majority". A divergent tail of another epoch is not.
 func TestMarkLearning(t *testing.T) {
-	entries := func(epoch uint64, from, to, committedTo int64) []Entry {
-		var es []Entry
+	entries := func(epoch uint64, from, to, committedTo int64) []view.Entry {
+		var es []view.Entry
 		for o := from; o < to; o++ {
-			es = append(es, Entry{Offset: o, Epoch: epoch, Committed: o < committedTo})
+			es = append(es, view.Entry{Offset: o, Epoch: epoch, Committed: o < committedTo})
 		}
 		return es
 	}
-	p := Partition{Name: "orders/0", Replicas: []Replica{
+	p := view.Partition{Name: "orders/0", Replicas: []view.Replica{
 		{Node: "n2", Role: "leader", HWM: 10, LEO: 10, Entries: entries(2, 0, 10, 10)},
 		{Node: "n3", Role: "follower", HWM: 0, LEO: 10, Entries: entries(2, 0, 10, 0)},
 		{Node: "n1", Role: "follower", HWM: 8, LEO: 10, Entries: append(entries(2, 0, 8, 8), entries(1, 8, 10, 0)...)},

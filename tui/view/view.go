@@ -1,8 +1,9 @@
-package tui
+package view
 
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/mqlab/mqlab/lab/command"
@@ -18,7 +19,7 @@ type Source interface {
 	// View returns the state to draw now, as plain values the TUI may keep:
 	// it is stored in the history ring, so it must share no memory that the
 	// source later changes.
-	View() ViewState
+	View() State
 	// Exec runs one order (kill n2, speed 2x, lesson next) and returns its
 	// output. An error is shown to the learner as it is, so it should read
 	// as a sentence.
@@ -51,9 +52,9 @@ func CommandOrder(cmd command.Command) Order { return Order{Line: cmd.String(), 
 // command (lesson next, step back).
 func LineOrder(line string) Order { return Order{Line: line} }
 
-// notOwn is a source's answer to an order that is neither a lab command
+// NotLabCommand is a source's answer to an order that is neither a lab command
 // nor a line it reads itself.
-func (o Order) notOwn() error {
+func (o Order) NotLabCommand() error {
 	if o.Err != nil {
 		return o.Err
 	}
@@ -63,7 +64,7 @@ func (o Order) notOwn() error {
 // ViewState is one moment of the lab as the panels show it. Every slice is
 // a window chosen by the source (the newest log entries, the last timeline
 // lines, the first rows of a table): the TUI draws windows, never whole logs.
-type ViewState struct {
+type State struct {
 	// Time is the lab clock at this moment; the history banner shows it.
 	Time   time.Time
 	Clock  Clock
@@ -401,4 +402,38 @@ type Expectation struct {
 	Checked bool   // false until it has been evaluated
 	OK      bool
 	Got     string // the values read: "leader(orders/0) is n2"
+}
+
+// ClassTally is how the class answered the teacher's open question.
+type ClassTally struct {
+	Counts    []int // per choice, in the order shown
+	Answered  int
+	Following int
+	// Numeric: the question asks for a number; Numbers are the answers,
+	// in order.
+	Numeric bool
+	Numbers []float64
+}
+
+// String is the tally as the teacher's pane shows it: "12 of 20 answered:
+// a 3 · b 7 · c 2", or for a number "12 of 20 answered — from 10 to 40,
+// median 20".
+func (t *ClassTally) String() string {
+	if t.Numeric {
+		s := fmt.Sprintf("class: %d of %d answered", t.Answered, t.Following)
+		if n := len(t.Numbers); n > 0 {
+			med := t.Numbers[n/2]
+			if n%2 == 0 {
+				med = (t.Numbers[n/2-1] + t.Numbers[n/2]) / 2
+			}
+			s += fmt.Sprintf(" — from %s to %s, median %s", lessons.FormatNumber(t.Numbers[0]),
+				lessons.FormatNumber(t.Numbers[n-1]), lessons.FormatNumber(med))
+		}
+		return s
+	}
+	parts := make([]string, len(t.Counts))
+	for i, n := range t.Counts {
+		parts[i] = fmt.Sprintf("%c %d", 'a'+i, n)
+	}
+	return fmt.Sprintf("class: %d of %d answered — %s", t.Answered, t.Following, strings.Join(parts, " · "))
 }

@@ -1,11 +1,11 @@
-package tui
+package source
 
 import (
 	"context"
-	"strings"
 	"sync"
 
 	"github.com/mqlab/mqlab/lessons"
+	"github.com/mqlab/mqlab/tui/view"
 )
 
 // The lesson commands the TUI's keys send (n, p, a–d) and the screen
@@ -115,7 +115,7 @@ func (s *LessonSource) Close() {
 }
 
 // View is the lab's state with the lesson's.
-func (s *LessonSource) View() ViewState {
+func (s *LessonSource) View() view.State {
 	v := s.lab.View()
 	v.Lesson = lessonOf(s.les, s.player.State())
 	v.Lesson.Next = s.next
@@ -125,7 +125,7 @@ func (s *LessonSource) View() ViewState {
 // Exec gives an order to the player: a lab command (the learner's key
 // or typed line, parsed once) or a line of the lesson's own (lesson next,
 // predict b).
-func (s *LessonSource) Exec(ctx context.Context, o Order) (string, error) {
+func (s *LessonSource) Exec(ctx context.Context, o view.Order) (string, error) {
 	if o.Cmd != nil {
 		return s.player.ExecCommand(ctx, o.Cmd)
 	}
@@ -133,32 +133,32 @@ func (s *LessonSource) Exec(ctx context.Context, o Order) (string, error) {
 }
 
 // lessonOf draws the player's state as the pane's Lesson.
-func lessonOf(les *lessons.Lesson, st lessons.State) *Lesson {
-	ls := &Lesson{ID: les.ID, Title: les.Title, Step: min(st.Step+1, st.Steps), Steps: st.Steps,
+func lessonOf(les *lessons.Lesson, st lessons.State) *view.Lesson {
+	ls := &view.Lesson{ID: les.ID, Title: les.Title, Step: min(st.Step+1, st.Steps), Steps: st.Steps,
 		StepTitle: st.StepTitle, Status: st.Status, Notice: st.Notice}
-	ls.Blocks = make([]LessonBlock, 0, len(st.Blocks))
+	ls.Blocks = make([]view.LessonBlock, 0, len(st.Blocks))
 	for _, b := range st.Blocks {
-		var c LessonBlock
+		var c view.LessonBlock
 		switch b.Kind {
 		case lessons.KindText:
-			c = LessonBlock{Kind: BlockText, Text: b.Text}
+			c = view.LessonBlock{Kind: view.BlockText, Text: b.Text}
 		case lessons.KindLab:
-			c = LessonBlock{Kind: BlockCommands, Commands: commandLines(b.Commands)}
+			c = view.LessonBlock{Kind: view.BlockCommands, Commands: commandLines(b.Commands)}
 		case lessons.KindTask:
-			t := Task{Text: b.Task.Text, Hint: b.Task.Hint, HintShown: b.Task.HintShown, Done: b.Task.Done, Waiting: b.Task.Waiting, Tried: b.Task.Tried}
-			c = LessonBlock{Kind: BlockTask, Task: &t}
+			t := view.Task{Text: b.Task.Text, Hint: b.Task.Hint, HintShown: b.Task.HintShown, Done: b.Task.Done, Waiting: b.Task.Waiting, Tried: b.Task.Tried}
+			c = view.LessonBlock{Kind: view.BlockTask, Task: &t}
 			ls.Tasks = append(ls.Tasks, t)
 		case lessons.KindPredict:
 			pr := b.Prediction
-			p := Prediction{Question: pr.Question, Choices: pr.Choices, Chosen: pr.Chosen, Answer: pr.Answer, Why: pr.Why,
+			p := view.Prediction{Question: pr.Question, Choices: pr.Choices, Chosen: pr.Chosen, Answer: pr.Answer, Why: pr.Why,
 				Numeric: pr.Numeric, Given: pr.Given, Right: pr.Right, Correct: pr.Correct, Number: pr.Number}
-			c = LessonBlock{Kind: BlockPrediction, Prediction: &p}
+			c = view.LessonBlock{Kind: view.BlockPrediction, Prediction: &p}
 			if ls.Prediction == nil || ls.Prediction.Chosen >= 0 {
 				ls.Prediction = &p
 			}
 		case lessons.KindExpect:
 			es := expectations(b.Expects)
-			c = LessonBlock{Kind: BlockExpect, Expectations: es}
+			c = view.LessonBlock{Kind: view.BlockExpect, Expectations: es}
 			ls.Expectations = append(ls.Expectations, es...)
 		default:
 			continue
@@ -168,10 +168,10 @@ func lessonOf(les *lessons.Lesson, st lessons.State) *Lesson {
 	return ls
 }
 
-func commandLines(rs []lessons.CommandResult) []CommandLine {
-	out := make([]CommandLine, len(rs))
+func commandLines(rs []lessons.CommandResult) []view.CommandLine {
+	out := make([]view.CommandLine, len(rs))
 	for i, r := range rs {
-		out[i] = CommandLine{Text: r.Text, OK: r.Err == nil}
+		out[i] = view.CommandLine{Text: r.Text, OK: r.Err == nil}
 		if r.Err != nil {
 			out[i].Note = r.Err.Error()
 		}
@@ -179,13 +179,10 @@ func commandLines(rs []lessons.CommandResult) []CommandLine {
 	return out
 }
 
-func expectations(rs []lessons.ExpectResult) []Expectation {
-	out := make([]Expectation, len(rs))
+func expectations(rs []lessons.ExpectResult) []view.Expectation {
+	out := make([]view.Expectation, len(rs))
 	for i, r := range rs {
-		out[i] = Expectation{Text: r.Cond, Label: r.Label, Checked: true, OK: r.Held, Got: r.Observed}
+		out[i] = view.Expectation{Text: r.Cond, Label: r.Label, Checked: true, OK: r.Held, Got: r.Observed}
 	}
 	return out
 }
-
-// oneLine joins a text's lines.
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -1,4 +1,4 @@
-package tui
+package source
 
 import (
 	"context"
@@ -11,18 +11,11 @@ import (
 	"time"
 
 	"github.com/mqlab/mqlab/lessons"
+	"github.com/mqlab/mqlab/tui/internal/labtest"
+	"github.com/mqlab/mqlab/tui/view"
 )
 
-// testLesson is testdata/kill-the-leader.md: three committed orders; a
-// prediction, then a task to kill the leader; a task to restart it.
-func testLesson(t *testing.T) *lessons.Lesson {
-	t.Helper()
-	les, err := lessons.Load(filepath.Join("testdata", "kill-the-leader.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return les
-}
+var testLesson = labtest.Lesson
 
 // newLessonSource plays the test lesson on a fast lab; everything is
 // closed, and checked for leaks, when the test ends.
@@ -38,33 +31,33 @@ func newLessonSource(t *testing.T, opts LessonOptions) *LessonSource {
 	return src
 }
 
-func execErr(t *testing.T, src Source, line, want string) {
+func execErr(t *testing.T, src view.Source, line, want string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	_, err := src.Exec(ctx, ParseOrder(line))
+	_, err := src.Exec(ctx, order(line))
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("%s: error %v, want one saying %q", line, err, want)
 	}
 }
 
-func lessonIn(t *testing.T, src Source, what string, cond func(ls *Lesson) bool) *Lesson {
+func lessonIn(t *testing.T, src view.Source, what string, cond func(ls *view.Lesson) bool) *view.Lesson {
 	t.Helper()
-	return eventually(t, src, what, func(v ViewState) bool { return v.Lesson != nil && cond(v.Lesson) }).Lesson
+	return eventually(t, src, what, func(v view.State) bool { return v.Lesson != nil && cond(v.Lesson) }).Lesson
 }
 
-func blockKinds(ls *Lesson) []LessonBlockKind {
-	var ks []LessonBlockKind
+func blockKinds(ls *view.Lesson) []view.LessonBlockKind {
+	var ks []view.LessonBlockKind
 	for _, b := range ls.Blocks {
 		ks = append(ks, b.Kind)
 	}
 	return ks
 }
 
-func textOf(ls *Lesson) string {
+func textOf(ls *view.Lesson) string {
 	var b strings.Builder
 	for _, bl := range ls.Blocks {
-		if bl.Kind == BlockText {
+		if bl.Kind == view.BlockText {
 			b.WriteString(bl.Text + "\n")
 		}
 	}
@@ -93,7 +86,7 @@ func TestLessonSourcePlaysALesson(t *testing.T) {
 	if ls.Status != lessons.StatusStepDone || ls.StepTitle != "Three committed orders" {
 		t.Fatalf("step 1: status %v, title %q", ls.Status, ls.StepTitle)
 	}
-	if got, want := blockKinds(ls), []LessonBlockKind{BlockCommands, BlockText, BlockExpect}; !equalKinds(got, want) {
+	if got, want := blockKinds(ls), []view.LessonBlockKind{view.BlockCommands, view.BlockText, view.BlockExpect}; !equalKinds(got, want) {
 		t.Fatalf("step 1 blocks %v, want %v", got, want)
 	}
 	if c := ls.Blocks[0].Commands; len(c) != 4 || c[2].Text != "elect n1 orders/0" || !c[2].OK {
@@ -161,7 +154,7 @@ func TestLessonSourcePlaysALesson(t *testing.T) {
 
 	// The learner's own kill n1 is the task's kill leader(orders/0).
 	mustExec(t, src, "kill n1")
-	ls = lessonIn(t, src, "the task done and the step played to its end", func(ls *Lesson) bool {
+	ls = lessonIn(t, src, "the task done and the step played to its end", func(ls *view.Lesson) bool {
 		return ls.Status == lessons.StatusStepDone
 	})
 	if !ls.Tasks[0].Done || ls.Notice != "" {
@@ -182,12 +175,12 @@ func TestLessonSourcePlaysALesson(t *testing.T) {
 
 	// Step 3: the task restarts the node that is down; no warning for that.
 	mustExec(t, src, CmdLessonNext)
-	ls = lessonIn(t, src, "step 3's task", func(ls *Lesson) bool { return ls.Status == lessons.StatusTask })
+	ls = lessonIn(t, src, "step 3's task", func(ls *view.Lesson) bool { return ls.Status == lessons.StatusTask })
 	if ls.Notice != "" {
 		t.Errorf("step 3 notice %q", ls.Notice)
 	}
 	mustExec(t, src, "restart n1")
-	lessonIn(t, src, "step 3 done", func(ls *Lesson) bool { return ls.Status == lessons.StatusStepDone })
+	lessonIn(t, src, "step 3 done", func(ls *view.Lesson) bool { return ls.Status == lessons.StatusStepDone })
 
 	if out := mustExec(t, src, CmdLessonNext); !strings.Contains(out, "finished") {
 		t.Errorf("the last lesson next said %q", out)
@@ -216,7 +209,7 @@ func TestLessonSourcePlaysALesson(t *testing.T) {
 	}
 }
 
-func equalKinds(a, b []LessonBlockKind) bool {
+func equalKinds(a, b []view.LessonBlockKind) bool {
 	if len(a) != len(b) {
 		return false
 	}
@@ -252,12 +245,12 @@ func epochsIn(t *testing.T, text string) (before, after uint64) {
 func TestLessonSourceFailsAndResets(t *testing.T) {
 	src := newLessonSource(t, LessonOptions{})
 	mustExec(t, src, "lesson goto 2") // the lab replays step 1 first
-	lessonIn(t, src, "step 2's question", func(ls *Lesson) bool { return ls.Status == lessons.StatusPredict && ls.Step == 2 })
+	lessonIn(t, src, "step 2's question", func(ls *view.Lesson) bool { return ls.Status == lessons.StatusPredict && ls.Step == 2 })
 
 	mustExec(t, src, "produce orders count=2 acks=all") // not part of the lesson
 	mustExec(t, src, "predict a")
 	mustExec(t, src, "kill n1")
-	ls := lessonIn(t, src, "the step to end", func(ls *Lesson) bool { return ls.Status == lessons.StatusFailed })
+	ls := lessonIn(t, src, "the step to end", func(ls *view.Lesson) bool { return ls.Status == lessons.StatusFailed })
 	if !strings.Contains(ls.Notice, "hwm(orders/0) == 3 (hwm(orders/0) is 5) does not hold") ||
 		!strings.Contains(ls.Notice, "During this step you ran: produce orders") ||
 		!strings.Contains(ls.Notice, ":lesson reset") {
@@ -283,7 +276,7 @@ func TestLessonSourceFailsAndResets(t *testing.T) {
 func TestLessonSourceSandboxPassesAnyway(t *testing.T) {
 	src := newLessonSource(t, LessonOptions{Sandbox: true})
 	mustExec(t, src, "lesson goto 2")
-	lessonIn(t, src, "step 2's question", func(ls *Lesson) bool { return ls.Status == lessons.StatusPredict })
+	lessonIn(t, src, "step 2's question", func(ls *view.Lesson) bool { return ls.Status == lessons.StatusPredict })
 	// The question and the task are skipped.
 	if out := mustExec(t, src, CmdLessonNext); !strings.Contains(out, "step 3 of 3") {
 		t.Errorf("lesson next in a sandbox said %q", out)
@@ -296,11 +289,11 @@ func TestLessonSourceCloses(t *testing.T) {
 	src := newLessonSource(t, LessonOptions{})
 	mustExec(t, src, "lesson goto 2")
 	mustExec(t, src, "predict b")
-	lessonIn(t, src, "the task", func(ls *Lesson) bool { return ls.Status == lessons.StatusTask })
+	lessonIn(t, src, "the task", func(ls *view.Lesson) bool { return ls.Status == lessons.StatusTask })
 
 	done := make(chan error, 1)
 	go func() {
-		_, err := src.Exec(context.Background(), ParseOrder("lesson goto 3"))
+		_, err := src.Exec(context.Background(), order("lesson goto 3"))
 		done <- err
 	}()
 	src.Close()

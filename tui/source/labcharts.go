@@ -1,10 +1,11 @@
-package tui
+package source
 
 import (
 	"slices"
 	"time"
 
 	"github.com/mqlab/mqlab/lab"
+	"github.com/mqlab/mqlab/tui/view"
 )
 
 // chartSpreads bounds the retry spreads a ViewState carries: the chart
@@ -12,16 +13,16 @@ import (
 const chartSpreads = 3
 
 // chartsOf maps the lab's sampled series and its retries.
-func chartsOf(snap *lab.Snapshot) Charts {
-	return Charts{Series: seriesOf(snap.Series), Retries: retriesOf(snap.Retries)}
+func chartsOf(snap *lab.Snapshot) view.Charts {
+	return view.Charts{Series: seriesOf(snap.Series), Retries: retriesOf(snap.Retries)}
 }
 
 // seriesOf maps lag(G) and depth(Q) over time. When some series moved,
 // those that stayed at zero all along are left out: the chart's rows are
 // few, and a queue that stayed empty says less than a group that fell
 // behind. When none moved, all are drawn, flat: nothing is backlogged.
-func seriesOf(ss []lab.SeriesState) []Series {
-	out := make([]Series, 0, len(ss))
+func seriesOf(ss []lab.SeriesState) []view.Series {
+	out := make([]view.Series, 0, len(ss))
 	moved := map[string]bool{}
 	for _, s := range ss {
 		vals := make([]float64, len(s.Values))
@@ -31,10 +32,10 @@ func seriesOf(ss []lab.SeriesState) []Series {
 				moved[s.Name] = true
 			}
 		}
-		out = append(out, Series{Name: s.Name, Unit: s.Unit, Every: s.Every, Values: vals})
+		out = append(out, view.Series{Name: s.Name, Unit: s.Unit, Every: s.Every, Values: vals})
 	}
 	if len(moved) > 0 {
-		out = slices.DeleteFunc(out, func(s Series) bool { return !moved[s.Name] })
+		out = slices.DeleteFunc(out, func(s view.Series) bool { return !moved[s.Name] })
 	}
 	return out
 }
@@ -46,7 +47,7 @@ func seriesOf(ss []lab.SeriesState) []Series {
 // 1s, 3s, 7s; with full jitter it is smeared over the whole range. A
 // message whose first retry has left the window is left out: its times
 // could not be measured from the same start.
-func retriesOf(rs []lab.RetryState) []RetrySpread {
+func retriesOf(rs []lab.RetryState) []view.RetrySpread {
 	type msg struct{ client, id string }
 	first := map[msg]time.Time{}
 	for _, r := range rs {
@@ -56,7 +57,7 @@ func retriesOf(rs []lab.RetryState) []RetrySpread {
 			}
 		}
 	}
-	var out []RetrySpread
+	var out []view.RetrySpread
 	at := map[string]int{}
 	for _, r := range rs {
 		t0, ok := first[msg{r.Client, r.Message}]
@@ -70,7 +71,7 @@ func retriesOf(rs []lab.RetryState) []RetrySpread {
 			}
 			i = len(out)
 			at[r.Client] = i
-			out = append(out, RetrySpread{Name: "retries of " + r.Client})
+			out = append(out, view.RetrySpread{Name: "retries of " + r.Client})
 		}
 		out[i].Times = append(out[i].Times, max(0, r.Due().Sub(t0)))
 	}
@@ -78,10 +79,10 @@ func retriesOf(rs []lab.RetryState) []RetrySpread {
 }
 
 // drainJob is a running check's progress as a job.
-func drainJob(d *lab.DrainState) Job {
+func drainJob(d *lab.DrainState) view.Job {
 	name := "check: draining"
 	if d.Reading != "" {
 		name += " " + d.Reading
 	}
-	return Job{Name: name, Done: int64(d.Done), Total: int64(d.Total)}
+	return view.Job{Name: name, Done: int64(d.Done), Total: int64(d.Total)}
 }

@@ -1,4 +1,4 @@
-package tui
+package source
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 
 	"github.com/mqlab/mqlab/lab"
 	"github.com/mqlab/mqlab/lab/checker"
-	"github.com/mqlab/mqlab/lab/command"
+	"github.com/mqlab/mqlab/tui/view"
 )
 
 // LabSource is the Source over a running lab: View maps lab.Snapshot into a
@@ -97,63 +97,21 @@ func (s *LabSource) Close() {
 func (s *LabSource) Changes() <-chan struct{} { return s.ch }
 
 // Exec runs an order's lab command on the lab and returns what it said.
-func (s *LabSource) Exec(ctx context.Context, o Order) (string, error) {
+func (s *LabSource) Exec(ctx context.Context, o view.Order) (string, error) {
 	if o.Cmd == nil {
-		return "", o.notOwn()
+		return "", o.NotLabCommand()
 	}
 	res, err := s.lab.ExecCommand(ctx, o.Cmd)
 	return strings.Join(res.Lines, "\n"), err
 }
 
 // View maps the lab's snapshot now.
-func (s *LabSource) View() ViewState {
+func (s *LabSource) View() view.State {
 	snap := s.lab.Snapshot()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.trunc.learn(snap.Timeline)
 	return viewOf(&snap, s.trunc)
-}
-
-// LabCommands are the lab's command names for the prompt's completion,
-// read from the command table, with the words that must follow some of
-// them spelled out ("consumer start", "drop next reply to").
-func LabCommands() []string {
-	var out []string
-	for _, sp := range command.Specs() {
-		first, _, _ := strings.Cut(sp.Args, " ")
-		switch {
-		case first != "" && isWords(first):
-			for _, w := range strings.Split(first, "|") {
-				out = append(out, sp.Name+" "+w)
-			}
-		default:
-			out = append(out, sp.Name)
-		}
-	}
-	return out
-}
-
-// ClockCommands are the commands that only pace lab time, which a
-// recording accepts, for the prompt's completion.
-func ClockCommands() []string {
-	var out []string
-	for _, sp := range command.Specs() {
-		if sp.Traits&command.TraitClock != 0 {
-			out = append(out, sp.Name)
-		}
-	}
-	return out
-}
-
-// isWords says whether an argument is literal words ("start|stop", "to")
-// rather than a placeholder ("NODE", "[COMMAND]").
-func isWords(s string) bool {
-	for _, r := range s {
-		if (r < 'a' || r > 'z') && r != '|' && r != '-' {
-			return false
-		}
-	}
-	return true
 }
 
 // timelineSize is how many timeline lines a ViewState carries.
@@ -182,13 +140,17 @@ func (tt truncTimes) learn(tl []lab.Event) {
 	}
 }
 
+// ViewOf maps one lab snapshot, as a LabSource does, for a picture of
+// the lab at one moment.
+func ViewOf(snap *lab.Snapshot) view.State { return viewOf(snap, truncTimes{}) }
+
 // viewOf maps one lab snapshot. The TUI keeps what it returns in its
 // history, so nothing in it may share memory with snap (the snapshot is
 // already a copy: it may).
-func viewOf(snap *lab.Snapshot, trunc truncTimes) ViewState {
-	v := ViewState{
+func viewOf(snap *lab.Snapshot, trunc truncTimes) view.State {
+	v := view.State{
 		Time:   snap.Time,
-		Clock:  Clock{Speed: snap.Speed, Paused: snap.Paused},
+		Clock:  view.Clock{Speed: snap.Speed, Paused: snap.Paused},
 		Timing: snap.Cluster.Timing,
 	}
 	v.Nodes = nodesOf(snap)
@@ -204,7 +166,7 @@ func viewOf(snap *lab.Snapshot, trunc truncTimes) ViewState {
 	return v
 }
 
-func nodesOf(snap *lab.Snapshot) []Node {
+func nodesOf(snap *lab.Snapshot) []view.Node {
 	isolated := map[string]bool{}
 	for _, n := range snap.Cluster.Nodes {
 		isolated[n.ID] = n.Isolated
@@ -220,9 +182,9 @@ func nodesOf(snap *lab.Snapshot) []Node {
 		cut[a] = appendOnce(cut[a], b)
 		cut[b] = appendOnce(cut[b], a)
 	}
-	out := make([]Node, 0, len(snap.Cluster.Nodes))
+	out := make([]view.Node, 0, len(snap.Cluster.Nodes))
 	for _, n := range snap.Cluster.Nodes {
-		nv := Node{ID: n.ID, Up: n.Up, Isolated: n.Isolated, Latency: n.Latency, CutFrom: cut[n.ID]}
+		nv := view.Node{ID: n.ID, Up: n.Up, Isolated: n.Isolated, Latency: n.Latency, CutFrom: cut[n.ID]}
 		for _, g := range n.Leads {
 			if !lab.InternalName(g) {
 				nv.Leads = append(nv.Leads, g)
@@ -242,35 +204,35 @@ func appendOnce(xs []string, x string) []string {
 	return append(xs, x)
 }
 
-func partitionsOf(snap *lab.Snapshot, trunc truncTimes) []Partition {
-	var out []Partition
+func partitionsOf(snap *lab.Snapshot, trunc truncTimes) []view.Partition {
+	var out []view.Partition
 	for _, t := range snap.Cluster.Topics {
 		if lab.InternalName(t.Config.Name) {
 			continue
 		}
 		for _, p := range t.Partitions {
 			name := fmt.Sprintf("%s/%d", p.Topic, p.Partition)
-			pv := Partition{Name: name, Leader: p.Leader, Epoch: p.Epoch, Replicas: make([]Replica, 0, len(p.Replicas))}
+			pv := view.Partition{Name: name, Leader: p.Leader, Epoch: p.Epoch, Replicas: make([]view.Replica, 0, len(p.Replicas))}
 			for _, r := range p.Replicas {
-				rv := Replica{Node: r.Node, Role: r.Role, Epoch: r.Epoch,
+				rv := view.Replica{Node: r.Node, Role: r.Role, Epoch: r.Epoch,
 					LogStart: r.LogStart, HWM: r.HighWatermark, LEO: r.LogEnd}
-				rv.Raft = RaftView{SinceContact: r.Raft.SinceContact, ElectionIn: r.Raft.ElectionIn}
+				rv.Raft = view.RaftView{SinceContact: r.Raft.SinceContact, ElectionIn: r.Raft.ElectionIn}
 				for _, x := range r.Raft.Exchanges {
-					rv.Raft.Exchanges = append(rv.Raft.Exchanges, RaftExchange{Kind: string(x.Kind), Peer: x.Peer, Ago: x.Ago, Term: x.Term,
+					rv.Raft.Exchanges = append(rv.Raft.Exchanges, view.RaftExchange{Kind: string(x.Kind), Peer: x.Peer, Ago: x.Ago, Term: x.Term,
 						Entries: x.Entries, PreVote: x.PreVote, OK: x.OK, Lost: x.Lost})
 				}
 				if !r.Up {
 					rv.Role = "down"
 				}
 				if len(r.Entries) > 0 {
-					rv.Entries = make([]Entry, len(r.Entries))
+					rv.Entries = make([]view.Entry, len(r.Entries))
 					for i, e := range r.Entries {
-						rv.Entries[i] = Entry{Offset: e.Offset, Epoch: e.Epoch, Key: e.Key, Value: e.Value, Committed: e.Committed}
+						rv.Entries[i] = view.Entry{Offset: e.Offset, Epoch: e.Epoch, Key: e.Key, Value: e.Value, Committed: e.Committed}
 					}
 				}
 				if n := len(r.Truncations); n > 0 {
 					tr := r.Truncations[n-1]
-					rv.Truncation = &Truncation{
+					rv.Truncation = &view.Truncation{
 						At:     trunc[truncID(name, r.Node, tr.From, tr.To)],
 						From:   tr.From,
 						To:     tr.To,
@@ -287,14 +249,14 @@ func partitionsOf(snap *lab.Snapshot, trunc truncTimes) []Partition {
 }
 
 // groupsOf maps the consumer groups the broker reports.
-func groupsOf(snap *lab.Snapshot) []Group {
+func groupsOf(snap *lab.Snapshot) []view.Group {
 	clientState := map[string]string{}
 	for _, c := range snap.Clients {
 		clientState[c.Name] = c.State
 	}
-	var out []Group
+	var out []view.Group
 	for _, g := range snap.Cluster.Groups {
-		gv := Group{Name: g.Group, Generation: g.Generation, Lag: g.Lag, LagSeconds: g.LagSeconds}
+		gv := view.Group{Name: g.Group, Generation: g.Generation, Lag: g.Lag, LagSeconds: g.LagSeconds}
 		switch g.State {
 		case "preparing-rebalance", "completing-rebalance":
 			gv.State = "rebalancing"
@@ -306,7 +268,7 @@ func groupsOf(snap *lab.Snapshot) []Group {
 			if id == "" {
 				id = m.ID
 			}
-			mv := Member{ID: id, State: "up"}
+			mv := view.Member{ID: id, State: "up"}
 			switch {
 			case m.Joining:
 				mv.State = "joining"
@@ -325,7 +287,7 @@ func groupsOf(snap *lab.Snapshot) []Group {
 			if gv.Topic == "" {
 				gv.Topic = p.Topic
 			}
-			gv.Offsets = append(gv.Offsets, GroupOffset{
+			gv.Offsets = append(gv.Offsets, view.GroupOffset{
 				Partition: fmt.Sprintf("%s/%d", p.Topic, p.Partition),
 				Committed: p.Committed, HWM: p.HighWatermark, Lag: p.Lag, LagSeconds: p.LagSeconds,
 			})
@@ -336,14 +298,14 @@ func groupsOf(snap *lab.Snapshot) []Group {
 }
 
 // queuesOf maps the work queues the broker reports.
-func queuesOf(snap *lab.Snapshot) []Queue {
+func queuesOf(snap *lab.Snapshot) []view.Queue {
 	depth := map[string]int{}
 	for _, q := range snap.Cluster.Queues {
 		depth[q.Config.Name] = q.Counts.Ready + q.Counts.InFlight + q.Counts.Delayed
 	}
-	var out []Queue
+	var out []view.Queue
 	for _, q := range snap.Cluster.Queues {
-		qv := Queue{
+		qv := view.Queue{
 			Name: q.Config.Name, Leader: q.Leader, Epoch: q.Epoch,
 			Ready: q.Counts.Ready, InFlight: q.Counts.InFlight, Delayed: q.Counts.Delayed,
 			DLQ: q.Config.DLQ, DLQDepth: depth[q.Config.DLQ],
@@ -353,7 +315,7 @@ func queuesOf(snap *lab.Snapshot) []Queue {
 			if len(qv.Messages) == queueWindow {
 				break
 			}
-			mv := QueueMessage{ID: m.MsgID, Value: m.Body, State: m.State, Worker: m.Consumer, Receives: m.ReceiveCount}
+			mv := view.QueueMessage{ID: m.MsgID, Value: m.Body, State: m.State, Worker: m.Consumer, Receives: m.ReceiveCount}
 			if !m.Deadline.IsZero() {
 				mv.Due = max(0, m.Deadline.Sub(snap.Time))
 			}
@@ -364,9 +326,9 @@ func queuesOf(snap *lab.Snapshot) []Queue {
 	return out
 }
 
-func timelineOf(tl []lab.Event) []TimelineLine {
+func timelineOf(tl []lab.Event) []view.TimelineLine {
 	from := max(0, len(tl)-timelineSize)
-	out := make([]TimelineLine, 0, len(tl)-from)
+	out := make([]view.TimelineLine, 0, len(tl)-from)
 	for _, e := range tl[from:] {
 		if e.Detail {
 			continue
@@ -375,20 +337,20 @@ func timelineOf(tl []lab.Event) []TimelineLine {
 		if e.Broker != nil {
 			kind = string(e.Broker.Kind)
 		}
-		out = append(out, TimelineLine{Time: e.Time, Kind: kind, Text: e.Text})
+		out = append(out, view.TimelineLine{Time: e.Time, Kind: kind, Text: e.Text})
 	}
 	return out
 }
 
-func checkerOf(snap *lab.Snapshot) Checker {
+func checkerOf(snap *lab.Snapshot) view.Checker {
 	r := snap.Report
 	if r == nil {
-		return Checker{}
+		return view.Checker{}
 	}
-	c := Checker{At: snap.Checked}
+	c := view.Checker{At: snap.Checked}
 	for _, name := range checker.Fields() {
 		n, _ := r.Field(name)
-		f := CheckField{Name: name, Value: int64(n), OK: !checker.Anomaly(name) || n == 0}
+		f := view.CheckField{Name: name, Value: int64(n), OK: !checker.Anomaly(name) || n == 0}
 		switch {
 		case name == "lost" && len(r.LostMessages) > 0:
 			f.Note = lostWords(r.LostMessages, r.Lost)
@@ -418,8 +380,8 @@ func lostWords(ms []checker.Missing, total int) string {
 	return s
 }
 
-func jobsOf(snap *lab.Snapshot) []Job {
-	var out []Job
+func jobsOf(snap *lab.Snapshot) []view.Job {
+	var out []view.Job
 	for _, ld := range snap.Loads {
 		if ld.State == lab.LoadStopped {
 			continue
@@ -431,7 +393,7 @@ func jobsOf(snap *lab.Snapshot) []Job {
 		if ld.State == lab.LoadWaiting {
 			name += " (waiting)"
 		}
-		out = append(out, Job{Name: name, Done: int64(ld.Sent), Total: int64(ld.Total)})
+		out = append(out, view.Job{Name: name, Done: int64(ld.Sent), Total: int64(ld.Total)})
 	}
 	if snap.Drain != nil {
 		out = append(out, drainJob(snap.Drain))
@@ -446,7 +408,7 @@ func jobsOf(snap *lab.Snapshot) []Job {
 // heartbeat; until then its committed entries are not "not yet on a
 // majority". An entry of another epoch at such an offset is a divergent
 // tail and stays uncommitted.
-func markLearning(p *Partition) {
+func markLearning(p *view.Partition) {
 	best := -1
 	for i, r := range p.Replicas {
 		if r.Role != "down" && (best < 0 || r.HWM > p.Replicas[best].HWM) {
@@ -471,4 +433,16 @@ func markLearning(p *Partition) {
 			}
 		}
 	}
+}
+
+// kafkaOf is the Kafka listener: its bootstrap list and the clients connected.
+func kafkaOf(snap *lab.Snapshot) *view.Kafka {
+	if snap.Kafka == nil {
+		return nil
+	}
+	k := &view.Kafka{Bootstrap: snap.Kafka.Bootstrap}
+	for _, c := range snap.Kafka.Clients {
+		k.Clients = append(k.Clients, view.KafkaClient{ID: c.ID, Software: c.Software})
+	}
+	return k
 }
