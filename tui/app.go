@@ -11,6 +11,7 @@ import (
 	"github.com/mqlab/mqlab/lab"
 	"github.com/mqlab/mqlab/lab/command"
 	"github.com/mqlab/mqlab/lessons"
+	"github.com/mqlab/mqlab/tui/draw"
 	"github.com/mqlab/mqlab/tui/source"
 	"github.com/mqlab/mqlab/tui/view"
 )
@@ -34,7 +35,7 @@ type AppOptions struct {
 	// Kafka, when set, puts the Kafka protocol on the lab's nodes.
 	Kafka *command.KafkaListen
 	// Theme overrides DefaultTheme.
-	Theme *Theme
+	Theme *draw.Theme
 	// Renderer is the terminal the program draws on (nil: this
 	// process's); a program served over SSH has the session's.
 	Renderer *lipgloss.Renderer
@@ -57,7 +58,7 @@ type AppOptions struct {
 // on a fresh cluster — and Close closes it.
 type App struct {
 	opts   AppOptions
-	st     *Styles
+	st     *draw.Styles
 	picker *picker
 	w, h   int
 
@@ -90,11 +91,11 @@ func NewApp(opts AppOptions) (*App, error) {
 		}
 		opts.Lessons = all
 	}
-	th := DefaultTheme
+	th := draw.DefaultTheme
 	if opts.Theme != nil {
 		th = *opts.Theme
 	}
-	a := &App{opts: opts, st: NewStylesFor(th, opts.Renderer), labDone: make(chan struct{}), closing: make(chan struct{})}
+	a := &App{opts: opts, st: draw.NewStylesFor(th, opts.Renderer), labDone: make(chan struct{}), closing: make(chan struct{})}
 	close(a.closing)
 	var progress lessons.Progress
 	var loadErr error

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mqlab/mqlab/tui/draw"
 	"github.com/mqlab/mqlab/tui/view"
 )
 
@@ -32,7 +33,7 @@ func (p *chartPanel) View() string {
 	c := p.ctx.State.Charts
 	n := len(c.Series) + len(c.Retries)
 	if n == 0 {
-		return block([]string{st.Muted.Render("Nothing to chart yet: a load, a lagging group"),
+		return draw.Block([]string{st.Muted.Render("Nothing to chart yet: a load, a lagging group"),
 			st.Muted.Render("or retries draw here.")}, p.w, p.h)
 	}
 	axes := func() int { // one time axis under the series, one under the spreads
@@ -66,7 +67,7 @@ func (p *chartPanel) View() string {
 	if len(c.Retries) > 0 {
 		rows = append(rows, p.retries(c.Retries, k)...)
 	}
-	return block(rows, p.w, p.h)
+	return draw.Block(rows, p.w, p.h)
 }
 
 // series draws each series as bars k rows tall, on one time axis: the
@@ -98,16 +99,16 @@ func (p *chartPanel) series(ss []view.Series, k int) []string {
 		if len(s.Values) > 0 {
 			last = s.Values[len(s.Values)-1]
 		}
-		var t line
-		t.add(&st.Bold, s.Name)
+		var t draw.Line
+		t.Add(&st.Bold, s.Name)
 		unit := ""
 		if s.Unit != "" {
 			unit = " " + s.Unit
 		}
-		t.add(&st.Muted, fmt.Sprintf("  now %s · peak %s%s", humanNum(last), humanNum(peak), unit))
-		rows = append(rows, t.fit(p.w))
+		t.Add(&st.Muted, fmt.Sprintf("  now %s · peak %s%s", humanNum(last), humanNum(peak), unit))
+		rows = append(rows, t.Fit(p.w))
 		for r := k - 1; r >= 0; r-- {
-			var l line
+			var l draw.Line
 			label := ""
 			switch {
 			case r == k-1 && peak > 0:
@@ -115,10 +116,10 @@ func (p *chartPanel) series(ss []view.Series, k int) []string {
 			case r == 0:
 				label = "0"
 			}
-			l.add(&st.Faint, fmt.Sprintf("%*s┤", yw, label))
-			l.pad(yw + 1 + cols - len(vals)) // every series ends now, under the axis's "now"
-			l.add(&st.Accent, barsRow(vals, peak, k, r, "·"))
-			rows = append(rows, l.fit(p.w))
+			l.Add(&st.Faint, fmt.Sprintf("%*s┤", yw, label))
+			l.Pad(yw + 1 + cols - len(vals)) // every series ends now, under the axis's "now"
+			l.Add(&st.Accent, barsRow(vals, peak, k, r, "·"))
+			rows = append(rows, l.Fit(p.w))
 		}
 	}
 	return append(rows, p.timeAxis(yw, cols, time.Duration(cols*per)*every))
@@ -129,10 +130,10 @@ func (p *chartPanel) series(ss []view.Series, k int) []string {
 // series are shorter than their labels).
 func (p *chartPanel) timeAxis(yw, cols int, span time.Duration) string {
 	st := p.ctx.Styles
-	var ax line
-	ax.add(&st.Faint, spaces(yw)+"└")
+	var ax draw.Line
+	ax.Add(&st.Faint, draw.Spaces(yw)+"└")
 	if span <= 0 {
-		return ax.fit(p.w)
+		return ax.Fit(p.w)
 	}
 	d := span.Round(time.Second)
 	if span < time.Second {
@@ -141,15 +142,15 @@ func (p *chartPanel) timeAxis(yw, cols int, span time.Duration) string {
 	left := "−" + shortDur(d)
 	right := "now"
 	word := " lab time "
-	gap := cols - textWidth(left) - textWidth(right)
+	gap := cols - draw.Width(left) - draw.Width(right)
 	switch {
-	case gap >= textWidth(word)+2:
-		dash := gap - textWidth(word)
-		ax.add(&st.Faint, left+strings.Repeat("─", dash/2)+word+strings.Repeat("─", dash-dash/2)+right)
+	case gap >= draw.Width(word)+2:
+		dash := gap - draw.Width(word)
+		ax.Add(&st.Faint, left+strings.Repeat("─", dash/2)+word+strings.Repeat("─", dash-dash/2)+right)
 	default:
-		ax.add(&st.Faint, left+strings.Repeat("─", max(1, gap))+right+" (lab time)")
+		ax.Add(&st.Faint, left+strings.Repeat("─", max(1, gap))+right+" (lab time)")
 	}
-	return ax.fit(p.w)
+	return ax.Fit(p.w)
 }
 
 // squeeze makes every per values one, the highest of them, counting from
@@ -224,32 +225,32 @@ func (p *chartPanel) retries(spreads []view.RetrySpread, k int) []string {
 	yw = max(yw, len(humanNum(peak)))
 	var rows []string
 	for i, s := range spreads {
-		var t line
-		t.add(&st.Bold, s.Name)
-		t.add(&st.Muted, fmt.Sprintf("  %d retries", len(s.Times)))
-		rows = append(rows, t.fit(p.w))
+		var t draw.Line
+		t.Add(&st.Bold, s.Name)
+		t.Add(&st.Muted, fmt.Sprintf("  %d retries", len(s.Times)))
+		rows = append(rows, t.Fit(p.w))
 		for r := k - 1; r >= 0; r-- {
-			var l line
+			var l draw.Line
 			label := ""
 			if r == k-1 {
 				label = humanNum(peak)
 			}
-			l.add(&st.Faint, fmt.Sprintf("%*s┤", yw, label))
-			l.add(&st.Accent, barsRow(counts[i], peak, k, r, " "))
-			rows = append(rows, l.fit(p.w))
+			l.Add(&st.Faint, fmt.Sprintf("%*s┤", yw, label))
+			l.Add(&st.Accent, barsRow(counts[i], peak, k, r, " "))
+			rows = append(rows, l.Fit(p.w))
 		}
 	}
-	var ax line
-	ax.add(&st.Faint, spaces(yw)+"└ 0s")
+	var ax draw.Line
+	ax.Add(&st.Faint, draw.Spaces(yw)+"└ 0s")
 	span := shortDur(maxT.Round(100 * time.Millisecond))
 	for _, end := range []string{"retry time since the first failure · " + span, "since the first failure · " + span, span} {
-		if ax.w+1+textWidth(end) <= p.w {
-			ax.pad(p.w - textWidth(end))
-			ax.add(&st.Faint, end)
+		if ax.Width()+1+draw.Width(end) <= p.w {
+			ax.Pad(p.w - draw.Width(end))
+			ax.Add(&st.Faint, end)
 			break
 		}
 	}
-	rows = append(rows, ax.fit(p.w))
+	rows = append(rows, ax.Fit(p.w))
 	return rows
 }
 

@@ -3,6 +3,8 @@ package tui
 import (
 	"fmt"
 	"strconv"
+
+	"github.com/mqlab/mqlab/tui/draw"
 )
 
 // checkerPanel draws the checker's invariants, each with ✓ or ✗ and its
@@ -32,11 +34,11 @@ func (p *checkerPanel) View() string {
 			paras = []string{"Not checked yet: the teacher's check shows here."}
 		}
 		for _, para := range paras {
-			for _, s := range wrapText(para, p.w) {
+			for _, s := range draw.Wrap(para, p.w) {
 				rows = append(rows, st.Muted.Render(s))
 			}
 		}
-		return block(rows, p.w, p.h)
+		return draw.Block(rows, p.w, p.h)
 	}
 	ok, bad := 0, 0
 	nameW := 0
@@ -47,57 +49,57 @@ func (p *checkerPanel) View() string {
 		} else {
 			bad++
 		}
-		nameW = max(nameW, textWidth(f.Name))
+		nameW = max(nameW, draw.Width(f.Name))
 		numW = max(numW, len(strconv.FormatInt(f.Value, 10)))
 	}
-	var head line
-	head.add(&st.OK, fmt.Sprintf("%s %d hold", symOK, ok))
-	head.add(&st.Muted, "  ")
+	var head draw.Line
+	head.Add(&st.OK, fmt.Sprintf("%s %d hold", draw.SymOK, ok))
+	head.Add(&st.Muted, "  ")
 	if bad > 0 {
-		head.add(&st.Fail, fmt.Sprintf("%s %d broken", symFail, bad))
+		head.Add(&st.Fail, fmt.Sprintf("%s %d broken", draw.SymFail, bad))
 	} else {
-		head.add(&st.Muted, fmt.Sprintf("%s 0 broken", symFail))
+		head.Add(&st.Muted, fmt.Sprintf("%s 0 broken", draw.SymFail))
 	}
 	var rows []string
 	if !c.At.IsZero() {
 		// When it was checked: beside the counts, or above them on a
 		// narrow panel, never cut.
 		at := "checked " + c.At.Format("15:04:05")
-		if head.w+2+len(at) <= p.w {
-			head.add(&st.Muted, "  "+at)
+		if head.Width()+2+len(at) <= p.w {
+			head.Add(&st.Muted, "  "+at)
 		} else {
-			rows = append(rows, st.Muted.Render(fit(at, p.w)))
+			rows = append(rows, st.Muted.Render(draw.Fit(at, p.w)))
 		}
 	}
-	rows = append(rows, head.fit(p.w))
+	rows = append(rows, head.Fit(p.w))
 	nameW = min(nameW, max(8, p.w-numW-6))
 	for _, f := range c.Fields {
-		var l line
+		var l draw.Line
 		if f.OK {
-			l.add(&st.OK, symOK+" ")
+			l.Add(&st.OK, draw.SymOK+" ")
 		} else {
-			l.add(&st.Fail, symFail+" ")
+			l.Add(&st.Fail, draw.SymFail+" ")
 		}
-		l.add(&st.Text, fit(f.Name, nameW))
+		l.Add(&st.Text, draw.Fit(f.Name, nameW))
 		vs := &st.Bold
 		if !f.OK {
 			vs = &st.Fail
 		}
-		l.add(vs, fmt.Sprintf(" %*d", numW, f.Value))
+		l.Add(vs, fmt.Sprintf(" %*d", numW, f.Value))
 		switch {
 		case f.Note == "":
-			rows = append(rows, l.fit(p.w))
-		case l.w+2+textWidth(f.Note) <= p.w:
-			l.add(&st.Muted, "  "+f.Note)
-			rows = append(rows, l.fit(p.w))
+			rows = append(rows, l.Fit(p.w))
+		case l.Width()+2+draw.Width(f.Note) <= p.w:
+			l.Add(&st.Muted, "  "+f.Note)
+			rows = append(rows, l.Fit(p.w))
 		default: // the note goes under the name
-			rows = append(rows, l.fit(p.w))
-			for _, s := range wrapText(f.Note, p.w-2) {
+			rows = append(rows, l.Fit(p.w))
+			for _, s := range draw.Wrap(f.Note, p.w-2) {
 				rows = append(rows, "  "+st.Muted.Render(s))
 			}
 		}
 	}
 	out, off := window(rows, p.off, p.h, st)
 	p.off = off
-	return block(out, p.w, p.h)
+	return draw.Block(out, p.w, p.h)
 }

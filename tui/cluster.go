@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mqlab/mqlab/tui/draw"
 	"github.com/mqlab/mqlab/tui/view"
 )
 
@@ -52,7 +53,7 @@ func (p *clusterPanel) View() string {
 	s := p.ctx.State
 	p.nodeZones = p.nodeZones[:0]
 	if len(s.Nodes) == 0 && len(s.Partitions) == 0 {
-		return block(emptyHint(p.ctx, p.ctx.noCluster(), "No cluster yet. Start one with  :cluster nodes=3"), p.w, p.h)
+		return draw.Block(emptyHint(p.ctx, p.ctx.noCluster(), "No cluster yet. Start one with  :cluster nodes=3"), p.w, p.h)
 	}
 	rows := p.nodeRows()
 	if s.Kafka != nil {
@@ -61,15 +62,15 @@ func (p *clusterPanel) View() string {
 	if len(s.Partitions) == 0 {
 		rows = append(rows, "")
 		rows = append(rows, emptyHint(p.ctx, "No topics yet.", "No topics yet. Try  :topic create orders partitions=3")...)
-		return block(rows, p.w, p.h)
+		return draw.Block(rows, p.w, p.h)
 	}
 	rows = append(rows, "")
 	avail := p.h - len(rows)
 	if avail < 2 {
-		return block(rows, p.w, p.h)
+		return draw.Block(rows, p.w, p.h)
 	}
 	rows = append(rows, p.partitionRows(avail)...)
-	return block(rows, p.w, p.h)
+	return draw.Block(rows, p.w, p.h)
 }
 
 // nodeRows draws one row per node, or one row for all when space is short.
@@ -78,50 +79,50 @@ func (p *clusterPanel) nodeRows() []string {
 	nodes := p.ctx.State.Nodes
 	inline := len(nodes) > 5 || p.h < len(nodes)+6
 	if inline {
-		var l line
+		var l draw.Line
 		for i, n := range nodes {
 			if i > 0 {
-				l.add(&st.Faint, " │ ")
+				l.Add(&st.Faint, " │ ")
 			}
-			x0 := l.w
+			x0 := l.Width()
 			p.nodeLabel(&l, i, n)
 			if n.Up {
 				if k := leadsCount(n.Leads); k > 0 {
-					l.add(&st.Leader, fmt.Sprintf(" %s%d", symLeader, k))
+					l.Add(&st.Leader, fmt.Sprintf(" %s%d", draw.SymLeader, k))
 				}
 			}
-			p.nodeZones = append(p.nodeZones, zone{row: 0, x0: x0, x1: l.w, index: i})
+			p.nodeZones = append(p.nodeZones, zone{row: 0, x0: x0, x1: l.Width(), index: i})
 		}
-		return []string{l.fit(p.w)}
+		return []string{l.Fit(p.w)}
 	}
 	idW := 2
 	for _, n := range nodes {
-		idW = max(idW, textWidth(n.ID))
+		idW = max(idW, draw.Width(n.ID))
 	}
 	// The leads column starts after the widest label: a long state
 	// ("cut from n2,n3") pushes it along for every node.
-	labels := make([]line, len(nodes))
+	labels := make([]draw.Line, len(nodes))
 	col := idW + 2 + 12
 	for i, n := range nodes {
 		p.nodeLabel(&labels[i], i, n)
-		col = max(col, labels[i].w+2)
+		col = max(col, labels[i].Width()+2)
 	}
 	rows := make([]string, 0, len(nodes))
 	for i, n := range nodes {
 		l := &labels[i]
-		l.pad(col)
+		l.Pad(col)
 		switch {
 		case !n.Up:
-			l.add(&st.Muted, "leads nothing")
+			l.Add(&st.Muted, "leads nothing")
 		case len(n.Leads) == 0:
-			l.add(&st.Muted, "leads nothing")
+			l.Add(&st.Muted, "leads nothing")
 		default:
-			l.add(&st.Muted, "leads ")
-			l.add(&st.Leader, symLeader+" ")
-			l.add(&st.Text, strings.Join(n.Leads, ", "))
+			l.Add(&st.Muted, "leads ")
+			l.Add(&st.Leader, draw.SymLeader+" ")
+			l.Add(&st.Text, strings.Join(n.Leads, ", "))
 		}
 		p.nodeZones = append(p.nodeZones, zone{row: i, x0: 0, x1: p.w, index: i})
-		rows = append(rows, l.fit(p.w))
+		rows = append(rows, l.Fit(p.w))
 	}
 	return rows
 }
@@ -129,29 +130,29 @@ func (p *clusterPanel) nodeRows() []string {
 func leadsCount(leads []string) int { return len(leads) }
 
 // nodeLabel writes "› n1 ✗ down" with the selection marked by a symbol.
-func (p *clusterPanel) nodeLabel(l *line, i int, n view.Node) {
+func (p *clusterPanel) nodeLabel(l *draw.Line, i int, n view.Node) {
 	st := p.ctx.Styles
 	if i == p.ctx.Selected {
-		l.add(&st.Accent, symSelected)
-		l.add(&st.Selected, n.ID)
+		l.Add(&st.Accent, draw.SymSelected)
+		l.Add(&st.Selected, n.ID)
 	} else {
-		l.add(nil, " ")
-		l.add(&st.Bold, n.ID)
+		l.Add(nil, " ")
+		l.Add(&st.Bold, n.ID)
 	}
-	l.add(nil, " ")
+	l.Add(nil, " ")
 	switch {
 	case !n.Up:
-		l.add(&st.Down, symDown+" down")
+		l.Add(&st.Down, draw.SymDown+" down")
 	case n.Isolated:
-		l.add(&st.Isolated, symIsolated+" isolated")
+		l.Add(&st.Isolated, draw.SymIsolated+" isolated")
 	default:
-		l.add(&st.OK, symUp+" up")
+		l.Add(&st.OK, draw.SymUp+" up")
 		if len(n.CutFrom) > 0 {
-			l.add(&st.Isolated, " "+symIsolated+" cut from "+strings.Join(n.CutFrom, ","))
+			l.Add(&st.Isolated, " "+draw.SymIsolated+" cut from "+strings.Join(n.CutFrom, ","))
 		}
 	}
 	if n.Latency > 0 {
-		l.add(&st.Warn, " "+symSlow+n.Latency.String())
+		l.Add(&st.Warn, " "+draw.SymSlow+n.Latency.String())
 	}
 }
 
@@ -210,9 +211,9 @@ func (p *clusterPanel) partitionRows(avail int) []string {
 				b.WriteString(st.Faint.Render("│"))
 			}
 			if r < len(columns[c]) {
-				b.WriteString(fit(columns[c][r], colW))
+				b.WriteString(draw.Fit(columns[c][r], colW))
 			} else {
-				b.WriteString(spaces(colW))
+				b.WriteString(draw.Spaces(colW))
 			}
 		}
 		rows[r] = b.String()
@@ -248,15 +249,15 @@ func (p *clusterPanel) truncShown(pt view.Partition, r view.Replica) bool {
 
 // groupHead starts the header of a raft group (a partition, a queue): its
 // name, then its leader, or that it has none; false when it has none.
-func groupHead(l *line, st *Styles, name, leader string) bool {
-	l.add(&st.Header, name)
-	l.add(nil, "  ")
+func groupHead(l *draw.Line, st *draw.Styles, name, leader string) bool {
+	l.Add(&st.Header, name)
+	l.Add(nil, "  ")
 	if leader == "" {
-		l.add(&st.Fail, symFail+" no leader")
+		l.Add(&st.Fail, draw.SymFail+" no leader")
 		return false
 	}
-	l.add(&st.Muted, "leader ")
-	l.add(&st.Leader, symLeader+" "+leader)
+	l.Add(&st.Muted, "leader ")
+	l.Add(&st.Leader, draw.SymLeader+" "+leader)
 	return true
 }
 
@@ -268,7 +269,7 @@ func (p *clusterPanel) partition(pt view.Partition, w int) []string {
 	rows := make([]string, 0, 1+len(pt.Replicas))
 
 	// Header: name, leader and epoch in words, then the ruler.
-	var h line
+	var h draw.Line
 	if !groupHead(&h, st, pt.Name, pt.Leader) {
 		// Why not, in words: an election takes a majority of replicas.
 		up := 0
@@ -278,21 +279,21 @@ func (p *clusterPanel) partition(pt view.Partition, w int) []string {
 			}
 		}
 		if n := len(pt.Replicas); n > 0 && up*2 > n {
-			h.add(&st.Warn, ", electing")
+			h.Add(&st.Warn, ", electing")
 		} else if n > 0 {
-			h.add(&st.Warn, fmt.Sprintf(", %d of %d up: no majority", up, n))
+			h.Add(&st.Warn, fmt.Sprintf(", %d of %d up: no majority", up, n))
 		}
 	}
-	h.add(&st.Muted, "  epoch ")
+	h.Add(&st.Muted, "  epoch ")
 	ec, changed := p.ctx.epochFlash[pt.Name]
 	if changed && !p.ctx.InHistory && ec.To == pt.Epoch {
 		es := st.Accent
 		if p.ctx.Frame%2 == 0 {
 			es = st.Flash
 		}
-		h.add(&es, fmt.Sprintf("%d (new, was %d)", pt.Epoch, ec.From))
+		h.Add(&es, fmt.Sprintf("%d (new, was %d)", pt.Epoch, ec.From))
 	} else {
-		h.add(&st.Bold, strconv.FormatUint(pt.Epoch, 10))
+		h.Add(&st.Bold, strconv.FormatUint(pt.Epoch, 10))
 	}
 	rows = append(rows, p.ruler(&h, lay, w))
 
@@ -323,7 +324,7 @@ func layoutStrip(pt view.Partition, w int) stripLayout {
 	window := 0
 	var maxEpoch, maxNum uint64 = 1, 1
 	for _, r := range pt.Replicas {
-		nodeW = max(nodeW, textWidth(r.Node))
+		nodeW = max(nodeW, draw.Width(r.Node))
 		end = max(end, r.LEO)
 		window = max(window, len(r.Entries))
 		maxEpoch = max(maxEpoch, r.Epoch)
@@ -350,10 +351,10 @@ func layoutStrip(pt view.Partition, w int) stripLayout {
 }
 
 // ruler writes offset labels above the cells onto the header row.
-func (p *clusterPanel) ruler(h *line, lay stripLayout, w int) string {
+func (p *clusterPanel) ruler(h *draw.Line, lay stripLayout, w int) string {
 	st := p.ctx.Styles
 	pos := lay.labelW + 1 // the mark of the first cell
-	next := h.w + 2
+	next := h.Width() + 2
 	for i := 0; i < lay.n; i++ {
 		x := pos + i*lay.cellW
 		off := lay.start + int64(i)
@@ -364,46 +365,46 @@ func (p *clusterPanel) ruler(h *line, lay stripLayout, w int) string {
 		if x+len(label) > lay.labelW+lay.n*lay.cellW+1 {
 			break
 		}
-		h.pad(x)
-		h.add(&st.Faint, label)
+		h.Pad(x)
+		h.Add(&st.Faint, label)
 		next = x + len(label) + 2
 	}
-	return h.fit(w)
+	return h.Fit(w)
 }
 
 // replica draws one replica: label, cells, then its numbers; while its
 // last truncation is recent, a second row says what was cut.
 func (p *clusterPanel) replica(pt view.Partition, r view.Replica, lay stripLayout, w int) (string, string) {
 	st := p.ctx.Styles
-	var l line
+	var l draw.Line
 	if r.Node == p.ctx.SelectedNode() {
-		l.add(&st.Accent, symSelected)
+		l.Add(&st.Accent, draw.SymSelected)
 	} else {
-		l.add(nil, " ")
+		l.Add(nil, " ")
 	}
-	l.add(&st.Bold, r.Node)
-	l.add(nil, " ")
+	l.Add(&st.Bold, r.Node)
+	l.Add(nil, " ")
 	switch r.Role {
 	case "leader":
-		l.add(&st.Leader, symLeader+" leader")
+		l.Add(&st.Leader, draw.SymLeader+" leader")
 	case "down":
-		l.add(&st.Down, symDown+" down")
+		l.Add(&st.Down, draw.SymDown+" down")
 	case "candidate":
-		l.add(&st.Warn, symCandidate+" candidate")
+		l.Add(&st.Warn, draw.SymCandidate+" candidate")
 	default:
-		l.add(&st.Muted, "  "+r.Role)
+		l.Add(&st.Muted, "  "+r.Role)
 	}
 	if r.Role == "down" && r.Epoch == 0 && r.LEO == 0 && len(r.Entries) == 0 {
 		// A dead node reports nothing: its memory is gone. Say so rather
 		// than draw an empty log of epoch 0 that never existed.
-		l.pad(lay.labelW)
-		l.add(&st.Muted, "not running: its log waits on disk")
-		return l.fit(w), ""
+		l.Pad(lay.labelW)
+		l.Add(&st.Muted, "not running: its log waits on disk")
+		return l.Fit(w), ""
 	}
-	l.pad(lay.labelW - 2 - lay.epochW)
-	l.add(&st.Muted, "e")
-	l.add(&st.Text, strconv.FormatUint(r.Epoch, 10))
-	l.pad(lay.labelW)
+	l.Pad(lay.labelW - 2 - lay.epochW)
+	l.Add(&st.Muted, "e")
+	l.Add(&st.Text, strconv.FormatUint(r.Epoch, 10))
+	l.Pad(lay.labelW)
 
 	// Truncation: flashing now, or named while recent.
 	var trunc *view.Truncation
@@ -413,32 +414,32 @@ func (p *clusterPanel) replica(pt view.Partition, r view.Replica, lay stripLayou
 		flashOn, flashActive = p.ctx.flashing(truncKey(pt.Name, r.Node, trunc))
 	}
 	p.cells(&l, r, lay, trunc, flashActive, flashOn)
-	l.pad(lay.labelW + lay.n*lay.cellW + 1)
+	l.Pad(lay.labelW + lay.n*lay.cellW + 1)
 
 	// Numbers, then the truncation in words.
-	l.add(nil, " ")
+	l.Add(nil, " ")
 	info := lay.infoW - 1
 	full := fmt.Sprintf("hwm %d leo %d", r.HWM, r.LEO)
-	if textWidth(full) > info {
+	if draw.Width(full) > info {
 		full = fmt.Sprintf("%d/%d", r.HWM, r.LEO)
 	}
-	l.add(&st.Muted, full)
-	if r.LogStart > 0 && lay.start > r.LogStart && textWidth(full)+len(" start ")+len(strconv.FormatInt(r.LogStart, 10)) <= info {
-		l.add(&st.Faint, fmt.Sprintf(" start %d", r.LogStart))
+	l.Add(&st.Muted, full)
+	if r.LogStart > 0 && lay.start > r.LogStart && draw.Width(full)+len(" start ")+len(strconv.FormatInt(r.LogStart, 10)) <= info {
+		l.Add(&st.Faint, fmt.Sprintf(" start %d", r.LogStart))
 	}
 	if trunc == nil {
-		return l.fit(w), ""
+		return l.Fit(w), ""
 	}
 	ts := st.Truncated
 	if flashActive && flashOn {
 		ts = st.Flash
 	}
-	var c line
-	c.pad(lay.labelW - 1 - textWidth(symTruncated))
-	c.add(&ts, symTruncated+" "+r.Node+" truncated:")
-	c.add(&st.Truncated, " "+truncWords(trunc))
-	c.add(&st.Muted, ", never committed")
-	return l.fit(w), c.fit(w)
+	var c draw.Line
+	c.Pad(lay.labelW - 1 - draw.Width(draw.SymTruncated))
+	c.Add(&ts, draw.SymTruncated+" "+r.Node+" truncated:")
+	c.Add(&st.Truncated, " "+truncWords(trunc))
+	c.Add(&st.Muted, ", never committed")
+	return l.Fit(w), c.Fit(w)
 }
 
 func truncWords(t *view.Truncation) string {
@@ -465,24 +466,23 @@ func truncWords(t *view.Truncation) string {
 
 // cells draws the strip. Runs of cells in one style are rendered in one
 // call: a wide screen draws a few hundred cells per frame.
-func (p *clusterPanel) cells(l *line, r view.Replica, lay stripLayout, trunc *view.Truncation, flashActive, flashOn bool) {
+func (p *clusterPanel) cells(l *draw.Line, r view.Replica, lay stripLayout, trunc *view.Truncation, flashActive, flashOn bool) {
 	st := p.ctx.Styles
 	var run strings.Builder
-	var runStyle *style
+	var runStyle *draw.Style
 	runW := 0
 	flush := func() {
 		if runW > 0 {
-			l.w += runW
 			if runStyle == nil {
-				l.b.WriteString(run.String())
+				l.AddStyled(run.String(), runW)
 			} else {
-				l.b.WriteString(runStyle.Render(run.String()))
+				l.AddStyled(runStyle.Render(run.String()), runW)
 			}
 		}
 		run.Reset()
 		runW = 0
 	}
-	put := func(s *style, text string, w int) {
+	put := func(s *draw.Style, text string, w int) {
 		if s != runStyle {
 			flush()
 			runStyle = s
@@ -508,7 +508,7 @@ func (p *clusterPanel) cells(l *line, r view.Replica, lay stripLayout, trunc *vi
 		return view.Entry{}, false
 	}
 	epochW := lay.epochW
-	blankCell := spaces(1 + epochW)
+	blankCell := draw.Spaces(1 + epochW)
 	for i := 0; i < lay.n; i++ {
 		off := lay.start + int64(i)
 		// The gap before the cell carries the markers.
@@ -537,22 +537,22 @@ func (p *clusterPanel) cells(l *line, r view.Replica, lay stripLayout, trunc *vi
 				if flashOn {
 					s = &st.Flash
 				}
-				put(s, symTruncated+padEpoch(cutEpoch(trunc, off), epochW), 1+epochW)
+				put(s, draw.SymTruncated+padEpoch(cutEpoch(trunc, off), epochW), 1+epochW)
 			} else {
 				put(nil, blankCell, 1+epochW)
 			}
 		default:
 			e, ok := entryAt(off)
 			if !ok {
-				put(&st.Faint, "·"+spaces(epochW), 1+epochW)
+				put(&st.Faint, "·"+draw.Spaces(epochW), 1+epochW)
 				continue
 			}
-			mark, s := symUncommitted, &st.Uncommitted
+			mark, s := draw.SymUncommitted, &st.Uncommitted
 			switch {
 			case e.Committed:
-				mark, s = symCommitted, &st.Committed
+				mark, s = draw.SymCommitted, &st.Committed
 			case e.Learning:
-				mark, s = symLearning, &st.Committed
+				mark, s = draw.SymLearning, &st.Committed
 			}
 			if inCut && flashOn {
 				s = &st.Flash
@@ -579,5 +579,5 @@ func padEpoch(e uint64, w int) string {
 	if len(s) >= w {
 		return s
 	}
-	return s + spaces(w-len(s))
+	return s + draw.Spaces(w-len(s))
 }

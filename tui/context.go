@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/mqlab/mqlab/tui/draw"
 	"github.com/mqlab/mqlab/tui/view"
 )
 
@@ -12,7 +13,7 @@ import (
 // the selected node and what is flashing.
 type Context struct {
 	Width, Height int
-	Styles        *Styles
+	Styles        *draw.Styles
 	Keys          *KeyMap
 	Src           view.Source
 
@@ -47,7 +48,7 @@ type epochChange struct {
 	Frames   int
 }
 
-func newContext(src view.Source, st *Styles, keys *KeyMap) *Context {
+func newContext(src view.Source, st *draw.Styles, keys *KeyMap) *Context {
 	return &Context{
 		Src:        src,
 		Styles:     st,
@@ -95,7 +96,7 @@ type panel interface {
 
 // frame draws a panel's box: a border whose top line carries the title or
 // the slot's tabs. Focus is a heavy border, so it shows without colour too.
-func frame(st *Styles, tabs []string, active int, focused bool, body string, w, h int) string {
+func frame(st *draw.Styles, tabs []string, active int, focused bool, body string, w, h int) string {
 	bs := st.Border
 	tl, tr, bl, br, hz, vt := "╭", "╮", "╰", "╯", "─", "│"
 	if focused {
@@ -104,11 +105,11 @@ func frame(st *Styles, tabs []string, active int, focused bool, body string, w, 
 	}
 	var b strings.Builder
 	// Top border with tabs.
-	var top line
-	top.add(&bs, tl+hz)
+	var top draw.Line
+	top.Add(&bs, tl+hz)
 	for i, t := range tabs {
 		if i > 0 {
-			top.add(&bs, hz)
+			top.Add(&bs, hz)
 		}
 		switch {
 		case i == active && len(tabs) > 1:
@@ -116,24 +117,24 @@ func frame(st *Styles, tabs []string, active int, focused bool, body string, w, 
 			if focused {
 				ts = st.TitleFocused
 			}
-			top.add(&ts, "["+t+"]")
+			top.Add(&ts, "["+t+"]")
 		case i == active:
 			ts := st.Title
 			if focused {
 				ts = st.TitleFocused
 			}
-			top.add(&bs, " ")
-			top.add(&ts, t)
-			top.add(&bs, " ")
+			top.Add(&bs, " ")
+			top.Add(&ts, t)
+			top.Add(&bs, " ")
 		default:
-			top.add(&st.Tab, " "+t+" ")
+			top.Add(&st.Tab, " "+t+" ")
 		}
 	}
-	if top.w > w-1 {
-		b.WriteString(cutStyled(top.b.String(), w-1))
+	if top.Width() > w-1 {
+		b.WriteString(cutStyled(top.String(), w-1))
 	} else {
-		b.WriteString(top.b.String())
-		b.WriteString(bs.Render(strings.Repeat(hz, w-1-top.w)))
+		b.WriteString(top.String())
+		b.WriteString(bs.Render(strings.Repeat(hz, w-1-top.Width())))
 	}
 	b.WriteString(bs.Render(tr))
 	b.WriteByte('\n')
@@ -142,9 +143,9 @@ func frame(st *Styles, tabs []string, active int, focused bool, body string, w, 
 	for i := 0; i < h-2; i++ {
 		b.WriteString(left)
 		if i < len(rows) {
-			b.WriteString(fit(rows[i], w-2))
+			b.WriteString(draw.Fit(rows[i], w-2))
 		} else {
-			b.WriteString(spaces(w - 2))
+			b.WriteString(draw.Spaces(w - 2))
 		}
 		b.WriteString(right)
 		b.WriteByte('\n')
@@ -162,7 +163,7 @@ func tabSpans(tabs []string, active int) [][2]int {
 		if i > 0 {
 			x++
 		}
-		wd := textWidth(t) + 2
+		wd := draw.Width(t) + 2
 		spans[i] = [2]int{x, x + wd}
 		x += wd
 	}
@@ -170,16 +171,16 @@ func tabSpans(tabs []string, active int) [][2]int {
 	return spans
 }
 
-func cutStyled(s string, w int) string { return cut(s, w) }
+func cutStyled(s string, w int) string { return draw.Cut(s, w) }
 
 // window returns the rows of a scrolled view of h rows and the clamped
 // offset; when rows remain below, the last visible row says how many.
-func window(rows []string, off, h int, st *Styles) ([]string, int) {
+func window(rows []string, off, h int, st *draw.Styles) ([]string, int) {
 	return windowNote(rows, off, h, st, "(focus with tab, scroll ↑/↓)")
 }
 
 // windowNote is window with its own words for how to scroll.
-func windowNote(rows []string, off, h int, st *Styles, how string) ([]string, int) {
+func windowNote(rows []string, off, h int, st *draw.Styles, how string) ([]string, int) {
 	if h <= 0 {
 		return nil, 0
 	}

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mqlab/mqlab/tui/draw"
 	"github.com/mqlab/mqlab/tui/view"
 )
 
@@ -26,68 +27,67 @@ func (p *groupsPanel) View() string {
 	st := p.ctx.Styles
 	gs := p.ctx.State.Groups
 	if len(gs) == 0 {
-		return block(emptyHint(p.ctx, "No consumer groups.", "No consumer groups. Start a consumer with", "  :consumer start c1 group=billing topic=orders"), p.w, p.h)
+		return draw.Block(emptyHint(p.ctx, "No consumer groups.", "No consumer groups. Start a consumer with", "  :consumer start c1 group=billing topic=orders"), p.w, p.h)
 	}
 	var rows []string
 	for gi, g := range gs {
 		if gi > 0 {
 			rows = append(rows, "")
 		}
-		var l line
-		l.add(&st.Header, g.Name)
+		var l draw.Line
+		l.Add(&st.Header, g.Name)
 		if g.Topic != "" {
-			l.add(&st.Muted, " on ")
-			l.add(&st.Text, g.Topic)
+			l.Add(&st.Muted, " on ")
+			l.Add(&st.Text, g.Topic)
 		}
-		l.add(&st.Muted, "  generation ")
-		l.add(&st.Bold, strconv.Itoa(g.Generation))
+		l.Add(&st.Muted, "  generation ")
+		l.Add(&st.Bold, strconv.Itoa(g.Generation))
 		if g.State != "" {
 			s := &st.Muted
 			if g.State == "rebalancing" {
 				s = &st.Warn
 			}
-			l.add(s, "  "+g.State)
+			l.Add(s, "  "+g.State)
 		}
-		var lg line
-		lg.add(&st.Muted, "lag ")
-		lg.add(lagStyle(st, g.Lag), fmt.Sprintf("%d msgs · %s", g.Lag, seconds(g.LagSeconds)))
-		if l.w+2+lg.w <= p.w {
-			l.add(nil, "  ")
-			l.b.WriteString(lg.b.String())
-			l.w += lg.w
-			rows = append(rows, l.fit(p.w))
+		var lg draw.Line
+		lg.Add(&st.Muted, "lag ")
+		lg.Add(lagStyle(st, g.Lag), fmt.Sprintf("%d msgs · %s", g.Lag, seconds(g.LagSeconds)))
+		if l.Width()+2+lg.Width() <= p.w {
+			l.Add(nil, "  ")
+			l.Append(&lg)
+			rows = append(rows, l.Fit(p.w))
 		} else {
-			rows = append(rows, l.fit(p.w), "  "+lg.fit(p.w-2))
+			rows = append(rows, l.Fit(p.w), "  "+lg.Fit(p.w-2))
 		}
 
 		idW := 4
 		for _, m := range g.Members {
-			idW = max(idW, textWidth(m.ID))
+			idW = max(idW, draw.Width(m.ID))
 		}
 		for _, m := range g.Members {
-			var ml line
-			ml.add(nil, "  ")
-			ml.add(&st.Bold, m.ID)
-			ml.pad(2 + idW + 1)
+			var ml draw.Line
+			ml.Add(nil, "  ")
+			ml.Add(&st.Bold, m.ID)
+			ml.Pad(2 + idW + 1)
 			switch m.State {
 			case "crashed":
-				ml.add(&st.Down, symDown+" crashed")
+				ml.Add(&st.Down, draw.SymDown+" crashed")
 			case "stopped":
-				ml.add(&st.Muted, "■ stopped")
+				ml.Add(&st.Muted, "■ stopped")
 			case "joining":
-				ml.add(&st.Warn, symCandidate+" joining")
+				ml.Add(&st.Warn, draw.SymCandidate+" joining")
 			default:
-				ml.add(&st.OK, symUp+" up")
+				ml.Add(&st.OK, draw.SymUp+" up")
 			}
-			ml.pad(2 + idW + 1 + 10)
+			ml.Pad(2 + idW + 1 + 10)
 			if len(m.Partitions) == 0 {
-				ml.add(&st.Warn, "idle")
-				ml.add(&st.Muted, " (no partition)")
+				ml.Add(&st.Warn, "idle")
+				ml.Add(&st.Muted, " (no partition)")
 			} else {
-				ml.add(&st.Muted, "▸ ")
-				ml.add(&st.Text, strings.Join(m.Partitions, ", "))
+				ml.Add(&st.Muted, "▸ ")
+				ml.Add(&st.Text, strings.Join(m.Partitions, ", "))
 			}
-			rows = append(rows, ml.fit(p.w))
+			rows = append(rows, ml.Fit(p.w))
 		}
 		if len(g.Offsets) > 0 {
 			rows = append(rows, p.offsets(g.Offsets)...)
@@ -95,7 +95,7 @@ func (p *groupsPanel) View() string {
 	}
 	out, off := window(rows, p.off, p.h, st)
 	p.off = off
-	return block(out, p.w, p.h)
+	return draw.Block(out, p.w, p.h)
 }
 
 // offsets is the group's table: committed offset, hwm and lag per
@@ -111,38 +111,38 @@ func (p *groupsPanel) offsets(os []view.GroupOffset) []string {
 		}
 		cells[i] = [5]string{o.Partition, committed, strconv.FormatInt(o.HWM, 10), strconv.FormatInt(o.Lag, 10), seconds(o.LagSeconds)}
 		for c := range ws {
-			ws[c] = max(ws[c], textWidth(cells[i][c]))
+			ws[c] = max(ws[c], draw.Width(cells[i][c]))
 		}
 	}
 	cell := func(c int, v string) string {
 		if c == 0 {
-			return fit(v, ws[c])
+			return draw.Fit(v, ws[c])
 		}
-		return spaces(ws[c]-textWidth(v)) + v
+		return draw.Spaces(ws[c]-draw.Width(v)) + v
 	}
-	var hl line
-	hl.add(nil, "  ")
+	var hl draw.Line
+	hl.Add(nil, "  ")
 	for c, h := range []string{"partition", "committed", "hwm", "lag", "lag s"} {
 		if c > 0 {
-			hl.add(nil, "  ")
+			hl.Add(nil, "  ")
 		}
-		hl.add(&st.Faint, cell(c, h))
+		hl.Add(&st.Faint, cell(c, h))
 	}
-	rows := []string{hl.fit(p.w)}
+	rows := []string{hl.Fit(p.w)}
 	for i, o := range os {
-		var l line
-		l.add(nil, "  ")
+		var l draw.Line
+		l.Add(nil, "  ")
 		for c := range ws {
 			if c > 0 {
-				l.add(nil, "  ")
+				l.Add(nil, "  ")
 			}
 			s := &st.Text
 			if c == 3 {
 				s = lagStyle(st, o.Lag)
 			}
-			l.add(s, cell(c, cells[i][c]))
+			l.Add(s, cell(c, cells[i][c]))
 		}
-		rows = append(rows, l.fit(p.w))
+		rows = append(rows, l.Fit(p.w))
 	}
 	return rows
 }
@@ -158,7 +158,7 @@ func seconds(s float64) string {
 	}
 }
 
-func lagStyle(st *Styles, lag int64) *lipglossStyle {
+func lagStyle(st *draw.Styles, lag int64) *draw.Style {
 	if lag > 0 {
 		return &st.Warn
 	}

@@ -3,6 +3,7 @@ package tui
 import (
 	"strings"
 
+	"github.com/mqlab/mqlab/tui/draw"
 	"github.com/mqlab/mqlab/tui/view"
 )
 
@@ -17,23 +18,23 @@ func kafkaSeed(k *view.Kafka) string {
 }
 
 // kafkaRow lists the Kafka clients connected, by client.id.
-func kafkaRow(st *Styles, k *view.Kafka, w int) string {
-	var l line
-	l.add(&st.Accent, "Kafka ")
-	l.add(&st.Text, kafkaSeed(k))
+func kafkaRow(st *draw.Styles, k *view.Kafka, w int) string {
+	var l draw.Line
+	l.Add(&st.Accent, "Kafka ")
+	l.Add(&st.Text, kafkaSeed(k))
 	if len(k.Clients) == 0 {
-		l.add(&st.Muted, " · no client connected · try  kcat -b "+kafkaSeed(k)+" -L")
-		return l.fit(w)
+		l.Add(&st.Muted, " · no client connected · try  kcat -b "+kafkaSeed(k)+" -L")
+		return l.Fit(w)
 	}
-	l.add(&st.Muted, " · clients ")
+	l.Add(&st.Muted, " · clients ")
 	for i, c := range k.Clients {
 		if i > 0 {
-			l.add(&st.Faint, ", ")
+			l.Add(&st.Faint, ", ")
 		}
-		l.add(&st.Text, c.ID)
+		l.Add(&st.Text, c.ID)
 		if c.Software != "" {
-			l.add(&st.Muted, " ("+c.Software+")")
+			l.Add(&st.Muted, " ("+c.Software+")")
 		}
 	}
-	return l.fit(w)
+	return l.Fit(w)
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mqlab/mqlab/lab"
+	"github.com/mqlab/mqlab/tui/draw"
 	"github.com/mqlab/mqlab/tui/source"
 	"github.com/mqlab/mqlab/tui/view"
 )
@@ -106,7 +107,7 @@ func names(ss []view.Series) []string {
 func TestChartGoldens(t *testing.T) {
 	snap := flashSale()
 	v := source.ViewOf(&snap)
-	ctx := newContext(newFakeSource(v), NewStyles(DefaultTheme), DefaultKeyMap())
+	ctx := newContext(newFakeSource(v), draw.NewStyles(draw.DefaultTheme), DefaultKeyMap())
 	ctx.State = &v
 	for _, c := range []struct{ w, h int }{{38, 10}, {58, 18}, {58, 5}} {
 		p := newChartPanel(ctx)
@@ -153,8 +154,8 @@ func TestHeaderJobs(t *testing.T) {
 	} {
 		m, _ := newTestModel(t, v, c.w, 24)
 		head := lines(m.View())[0]
-		if textWidth(head) != c.w {
-			t.Errorf("%d columns: the header is %d wide", c.w, textWidth(head))
+		if draw.Width(head) != c.w {
+			t.Errorf("%d columns: the header is %d wide", c.w, draw.Width(head))
 		}
 		if !containsAll(head, c.want...) {
 			t.Errorf("%d columns: header %q, want %q in it", c.w, head, c.want)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/mqlab/mqlab/lab"
+	"github.com/mqlab/mqlab/tui/draw"
 	"github.com/mqlab/mqlab/tui/source"
 )
 
@@ -69,7 +70,7 @@ func TestViewOfTables(t *testing.T) {
 func TestServicesGoldens(t *testing.T) {
 	snap := outboxSnapshot()
 	v := source.ViewOf(&snap)
-	ctx := newContext(newFakeSource(v), NewStyles(DefaultTheme), DefaultKeyMap())
+	ctx := newContext(newFakeSource(v), draw.NewStyles(draw.DefaultTheme), DefaultKeyMap())
 	ctx.State = &v
 	for _, c := range []struct{ w, h int }{{38, 24}, {58, 24}} {
 		p := newServicesPanel(ctx)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mqlab/mqlab/broker"
 	"github.com/mqlab/mqlab/lab"
+	"github.com/mqlab/mqlab/tui/draw"
 	"github.com/mqlab/mqlab/tui/source"
 	"github.com/mqlab/mqlab/tui/view"
 )
@@ -40,7 +41,7 @@ func labShapedState() view.State {
 
 func TestLabShapedGoldens(t *testing.T) {
 	v := labShapedState()
-	ctx := newContext(newFakeSource(v), NewStyles(DefaultTheme), DefaultKeyMap())
+	ctx := newContext(newFakeSource(v), draw.NewStyles(draw.DefaultTheme), DefaultKeyMap())
 	ctx.State = &v
 	for _, c := range []struct {
 		name string
@@ -63,7 +64,7 @@ func TestLabShapedGoldens(t *testing.T) {
 		{ID: "n2", Up: true, CutFrom: []string{"n1"}, Leads: []string{"controller"}},
 		{ID: "n3", Up: true, CutFrom: []string{"n1"}, Latency: 200 * time.Millisecond},
 	}}
-	cctx := newContext(newFakeSource(cut), NewStyles(DefaultTheme), DefaultKeyMap())
+	cctx := newContext(newFakeSource(cut), draw.NewStyles(draw.DefaultTheme), DefaultKeyMap())
 	cctx.State = &cut
 	cp := newClusterPanel(cctx)
 	cp.SetSize(78, 9)
@@ -78,13 +79,13 @@ func TestLabShapedGoldens(t *testing.T) {
 	p0.Replicas[1].Role = "follower"
 	p1 := view.Partition{Name: "orders/1", Epoch: 4, Replicas: []view.Replica{{Node: "n1", Role: "down"}, p0.Replicas[1], {Node: "n4", Role: "down"}}}
 	nl.Partitions = []view.Partition{p0, p1}
-	nctx := newContext(newFakeSource(nl), NewStyles(DefaultTheme), DefaultKeyMap())
+	nctx := newContext(newFakeSource(nl), draw.NewStyles(draw.DefaultTheme), DefaultKeyMap())
 	nctx.State = &nl
 	np := newClusterPanel(nctx)
 	np.SetSize(78, 14)
 	golden(t, "cluster_noleader_78x14", np.View())
 
-	empty := newCheckerPanel(newContext(newFakeSource(view.State{}), NewStyles(DefaultTheme), DefaultKeyMap()))
+	empty := newCheckerPanel(newContext(newFakeSource(view.State{}), draw.NewStyles(draw.DefaultTheme), DefaultKeyMap()))
 	empty.ctx.State = &view.State{}
 	empty.SetSize(28, 4)
 	golden(t, "checker_empty_28x4", empty.View())

@@ -7,6 +7,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 
 	"github.com/mqlab/mqlab/lessons"
+	"github.com/mqlab/mqlab/tui/draw"
 	"github.com/mqlab/mqlab/tui/view"
 )
 
@@ -44,7 +45,7 @@ func (p *lessonPanel) View() string {
 	st := p.ctx.Styles
 	ls := p.ctx.State.Lesson
 	if ls == nil {
-		rows := []string{st.Header.Render(cut(p.ctx.Title, p.w))}
+		rows := []string{st.Header.Render(draw.Cut(p.ctx.Title, p.w))}
 		rows = append(rows, "")
 		text := "No lesson is open: the lab is yours. Select a node with ←/→ or 1–9 and press k to kill it, r to restart it. Type : for a command (try :help)."
 		if p.ctx.About != "" {
@@ -59,10 +60,10 @@ func (p *lessonPanel) View() string {
 		if p.ctx.Keys.Lessons.Enabled() {
 			text += " " + p.ctx.Keys.Lessons.Help().Key + " goes back to the lessons."
 		}
-		for _, s := range wrapText(text, p.w) {
+		for _, s := range draw.Wrap(text, p.w) {
 			rows = append(rows, st.Text.Render(s))
 		}
-		return block(rows, p.w, p.h)
+		return draw.Block(rows, p.w, p.h)
 	}
 	head := p.head(ls)
 	foot := p.foot(ls, false)
@@ -99,17 +100,17 @@ func (p *lessonPanel) View() string {
 		out = append(out, "")
 	}
 	out = append(out, foot...)
-	return block(out, p.w, p.h)
+	return draw.Block(out, p.w, p.h)
 }
 
 // head is where the step stands: the screen's header names the lesson.
 func (p *lessonPanel) head(ls *view.Lesson) []string {
 	st := p.ctx.Styles
 	var rows []string
-	var prog line
-	prog.add(&st.Muted, fmt.Sprintf("Step %d of %d ", ls.Step, ls.Steps))
+	var prog draw.Line
+	prog.Add(&st.Muted, fmt.Sprintf("Step %d of %d ", ls.Step, ls.Steps))
 	if ls.Steps > 0 {
-		bw := min(ls.Steps*2, max(0, p.w-prog.w-1))
+		bw := min(ls.Steps*2, max(0, p.w-prog.Width()-1))
 		if bw > 0 {
 			done := ls.Step
 			switch ls.Status {
@@ -117,19 +118,18 @@ func (p *lessonPanel) head(ls *view.Lesson) []string {
 			default:
 				done-- // the step being played is not done yet
 			}
-			prog.b.WriteString(bar(p.ctx.Styles, float64(done)/float64(ls.Steps), bw))
-			prog.w += bw
+			prog.AddStyled(draw.Bar(p.ctx.Styles, float64(done)/float64(ls.Steps), bw), bw)
 		}
 	}
 	// The step's title joins the progress row when it fits.
-	if ls.StepTitle != "" && prog.w+3+textWidth(ls.StepTitle) <= p.w {
-		prog.add(&st.Faint, " · ")
-		prog.add(&st.Accent, ls.StepTitle)
-		rows = append(rows, prog.fit(p.w))
+	if ls.StepTitle != "" && prog.Width()+3+draw.Width(ls.StepTitle) <= p.w {
+		prog.Add(&st.Faint, " · ")
+		prog.Add(&st.Accent, ls.StepTitle)
+		rows = append(rows, prog.Fit(p.w))
 	} else {
-		rows = append(rows, prog.fit(p.w))
+		rows = append(rows, prog.Fit(p.w))
 		if ls.StepTitle != "" {
-			for _, s := range wrapText(ls.StepTitle, p.w) {
+			for _, s := range draw.Wrap(ls.StepTitle, p.w) {
 				rows = append(rows, st.Accent.Render(s))
 			}
 		}
@@ -158,23 +158,23 @@ func (p *lessonPanel) body(ls *view.Lesson) (rows []string, starts, tops []int) 
 		case view.BlockText:
 			md, ok := p.mdCache[b.Text]
 			if !ok {
-				md = markdown(st, b.Text, w)
+				md = draw.Markdown(st, b.Text, w)
 				p.mdCache[b.Text] = md
 			}
 			rows = append(rows, md...)
 		case view.BlockCommands:
 			for _, c := range b.Commands {
-				var l line
+				var l draw.Line
 				if c.OK {
-					l.add(&st.Faint, "$ ")
-					l.add(&st.Muted, c.Text)
-					rows = append(rows, l.fit(w))
+					l.Add(&st.Faint, "$ ")
+					l.Add(&st.Muted, c.Text)
+					rows = append(rows, l.Fit(w))
 					continue
 				}
-				l.add(&st.Fail, symFail+" ")
-				l.add(&st.Muted, c.Text)
-				rows = append(rows, l.fit(w))
-				for _, s := range wrapText(oneLine(c.Note), w-2) {
+				l.Add(&st.Fail, draw.SymFail+" ")
+				l.Add(&st.Muted, c.Text)
+				rows = append(rows, l.Fit(w))
+				for _, s := range draw.Wrap(draw.OneLine(c.Note), w-2) {
 					rows = append(rows, "  "+st.Fail.Render(s))
 				}
 			}
@@ -200,30 +200,30 @@ func (p *lessonPanel) task(t *view.Task) []string {
 	var rows []string
 	mark, ms := "[ ] ", &st.Warn
 	if t.Done {
-		mark, ms = "["+symOK+"] ", &st.OK
+		mark, ms = "["+draw.SymOK+"] ", &st.OK
 	}
-	text := oneLine(lessons.PlainInline(t.Text))
-	for i, s := range wrapText(text, p.w-4) {
-		var l line
+	text := draw.OneLine(lessons.PlainInline(t.Text))
+	for i, s := range draw.Wrap(text, p.w-4) {
+		var l draw.Line
 		if i == 0 {
-			l.add(ms, mark)
+			l.Add(ms, mark)
 		} else {
-			l.add(nil, "    ")
+			l.Add(nil, "    ")
 		}
-		l.add(&st.Text, s)
-		rows = append(rows, l.fit(p.w))
+		l.Add(&st.Text, s)
+		rows = append(rows, l.Fit(p.w))
 	}
 	switch {
 	case t.Hint == "" || t.Done:
 	case t.HintShown:
-		for _, s := range wrapText(t.Hint, p.w-4) {
+		for _, s := range draw.Wrap(t.Hint, p.w-4) {
 			rows = append(rows, "    "+st.Key.Render(s))
 		}
 	case !p.ctx.Follow:
-		rows = append(rows, "    "+st.Muted.Render(cut(p.ctx.Keys.Hint.Keys()[0]+": a hint, if you want one", p.w-4)))
+		rows = append(rows, "    "+st.Muted.Render(draw.Cut(p.ctx.Keys.Hint.Keys()[0]+": a hint, if you want one", p.w-4)))
 	}
 	if t.Waiting != "" && !t.Done {
-		for _, s := range wrapText("waits for "+t.Waiting, p.w-4) {
+		for _, s := range draw.Wrap("waits for "+t.Waiting, p.w-4) {
 			rows = append(rows, "    "+st.Muted.Render(s))
 		}
 	}
@@ -235,28 +235,28 @@ func (p *lessonPanel) task(t *view.Task) []string {
 func (p *lessonPanel) prediction(pr *view.Prediction) (rows []string, answer int) {
 	st := p.ctx.Styles
 	rows = []string{st.Title.Render("Predict")}
-	rows = append(rows, markdown(st, pr.Question, p.w)...)
+	rows = append(rows, draw.Markdown(st, pr.Question, p.w)...)
 	rows = append(rows, p.choices(pr)...)
 	if pr.Chosen >= 0 {
 		answer = len(rows)
 	}
 	letter := func(i int) string { return string(rune('a'+i)) + ")" }
 	if pr.Class != nil {
-		rows = append(rows, st.Accent.Render(cut(pr.Class.String(), p.w)))
+		rows = append(rows, st.Accent.Render(draw.Cut(pr.Class.String(), p.w)))
 	}
 	switch {
 	case pr.Numeric:
 		rows = append(rows, p.numberOutcome(pr)...)
 	case pr.Chosen < 0:
 	case pr.Answer < 0:
-		rows = append(rows, st.Muted.Render(cut("You chose "+letter(pr.Chosen)+" Now watch.", p.w)))
+		rows = append(rows, st.Muted.Render(draw.Cut("You chose "+letter(pr.Chosen)+" Now watch.", p.w)))
 	case pr.Answer == pr.Chosen:
-		rows = append(rows, st.OK.Render(cut(symOK+" You chose "+letter(pr.Chosen)+" and predicted it.", p.w)))
+		rows = append(rows, st.OK.Render(draw.Cut(draw.SymOK+" You chose "+letter(pr.Chosen)+" and predicted it.", p.w)))
 	default:
-		rows = append(rows, st.Fail.Render(cut(symFail+" You chose "+letter(pr.Chosen)+"; it was "+letter(pr.Answer), p.w)))
+		rows = append(rows, st.Fail.Render(draw.Cut(draw.SymFail+" You chose "+letter(pr.Chosen)+"; it was "+letter(pr.Answer), p.w)))
 	}
 	if pr.Answer >= 0 && pr.Why != "" {
-		rows = append(rows, wrapRuns(append([]mdRun{{"Why: ", &st.Bold}}, inline(st, oneLine(pr.Why))...), p.w, "")...)
+		rows = append(rows, draw.WrapRuns(append([]draw.Run{{Text: "Why: ", Style: &st.Bold}}, draw.Inline(st, draw.OneLine(pr.Why))...), p.w, "")...)
 	}
 	return rows, answer
 }
@@ -275,12 +275,12 @@ func (p *lessonPanel) numberOutcome(pr *view.Prediction) []string {
 	case pr.Given == "":
 		text = "The answer: " + pr.Right + "."
 	case pr.Correct:
-		text, ms = symOK+" You said "+pr.Given+" and predicted it: "+pr.Right+".", &st.OK
+		text, ms = draw.SymOK+" You said "+pr.Given+" and predicted it: "+pr.Right+".", &st.OK
 	default:
-		text, ms = symFail+" You said "+pr.Given+"; it was "+pr.Right+".", &st.Fail
+		text, ms = draw.SymFail+" You said "+pr.Given+"; it was "+pr.Right+".", &st.Fail
 	}
 	var rows []string
-	for _, s := range wrapText(text, p.w) {
+	for _, s := range draw.Wrap(text, p.w) {
 		rows = append(rows, ms.Render(s))
 	}
 	return rows
@@ -290,14 +290,14 @@ func (p *lessonPanel) numberOutcome(pr *view.Prediction) []string {
 func (p *lessonPanel) expectation(e view.Expectation) []string {
 	st := p.ctx.Styles
 	var mark string
-	var ms *style
+	var ms *draw.Style
 	switch {
 	case !e.Checked:
-		mark, ms = symPending, &st.Muted
+		mark, ms = draw.SymPending, &st.Muted
 	case e.OK:
-		mark, ms = symOK, &st.OK
+		mark, ms = draw.SymOK, &st.OK
 	default:
-		mark, ms = symFail, &st.Fail
+		mark, ms = draw.SymFail, &st.Fail
 	}
 	title := e.Text
 	if e.Label != "" {
@@ -318,26 +318,26 @@ func (p *lessonPanel) expectation(e view.Expectation) []string {
 		ds = &st.Fail
 	}
 	// A bare condition takes its values on the same row when they fit.
-	if e.Label == "" && detail != "" && 2+textWidth(title)+3+textWidth(detail) <= p.w {
-		var l line
-		l.add(ms, mark+" ")
-		l.add(&st.Text, title)
-		l.add(ds, " ("+detail+")")
-		return []string{l.fit(p.w)}
+	if e.Label == "" && detail != "" && 2+draw.Width(title)+3+draw.Width(detail) <= p.w {
+		var l draw.Line
+		l.Add(ms, mark+" ")
+		l.Add(&st.Text, title)
+		l.Add(ds, " ("+detail+")")
+		return []string{l.Fit(p.w)}
 	}
 	var rows []string
-	for i, s := range wrapText(title, p.w-2) {
-		var l line
+	for i, s := range draw.Wrap(title, p.w-2) {
+		var l draw.Line
 		if i == 0 {
-			l.add(ms, mark+" ")
+			l.Add(ms, mark+" ")
 		} else {
-			l.add(nil, "  ")
+			l.Add(nil, "  ")
 		}
-		l.add(&st.Text, s)
-		rows = append(rows, l.fit(p.w))
+		l.Add(&st.Text, s)
+		rows = append(rows, l.Fit(p.w))
 	}
 	if detail != "" {
-		for _, s := range wrapText(detail, p.w-2) {
+		for _, s := range draw.Wrap(detail, p.w-2) {
 			rows = append(rows, "  "+ds.Render(s))
 		}
 	}
@@ -368,7 +368,7 @@ func (p *lessonPanel) foot(ls *view.Lesson, taskShown bool) []string {
 			ns = &st.Muted
 		}
 		rows = append(rows, "")
-		for _, s := range wrapText(ls.Notice, p.w) {
+		for _, s := range draw.Wrap(ls.Notice, p.w) {
 			rows = append(rows, ns.Render(s))
 		}
 	}
@@ -380,14 +380,14 @@ func (p *lessonPanel) foot(ls *view.Lesson, taskShown bool) []string {
 		if ls.Notice != "" {
 			return rows // the notice says it
 		}
-		mark, text, ms = symPending, "starting the step…", &st.Muted
+		mark, text, ms = draw.SymPending, "starting the step…", &st.Muted
 	case lessons.StatusPlaying:
-		mark, text, ms = symPending, "running the step's commands…", &st.Muted
+		mark, text, ms = draw.SymPending, "running the step's commands…", &st.Muted
 		// A step's commands show when they are all done, which can take
 		// many seconds (consumers joining a group one rebalance at a time
 		// under classroom timing); meanwhile say which one is running.
 		if cmd := p.runningCommand(); cmd != "" {
-			text = cut("running: "+cmd, p.w-2)
+			text = draw.Cut("running: "+cmd, p.w-2)
 		}
 	case lessons.StatusTask:
 		var open *view.Task
@@ -398,12 +398,12 @@ func (p *lessonPanel) foot(ls *view.Lesson, taskShown bool) []string {
 		}
 		mark, text = "▶", "Your turn: the task above"
 		if p.ctx.Follow {
-			mark, text, ms = symPending, "The teacher's turn: the task above", &st.Muted
+			mark, text, ms = draw.SymPending, "The teacher's turn: the task above", &st.Muted
 			break
 		}
 		switch {
 		case open != nil && open.Tried && open.Waiting != "":
-			mark, text, ms = symPending, "Done; the lab is getting there: "+open.Waiting, &st.Muted
+			mark, text, ms = draw.SymPending, "Done; the lab is getting there: "+open.Waiting, &st.Muted
 		case open != nil && open.Hint != "" && open.HintShown && !taskShown:
 			text = "Your turn — " + open.Hint
 		case open != nil && !open.HintShown:
@@ -419,10 +419,10 @@ func (p *lessonPanel) foot(ls *view.Lesson, taskShown bool) []string {
 			text = "Your turn: type a number and press enter"
 		}
 		if p.ctx.Follow && ls.Prediction != nil && ls.Prediction.Chosen >= 0 {
-			mark, text, ms = symPending, "Answered; the teacher reveals it when the class is ready", &st.Muted
+			mark, text, ms = draw.SymPending, "Answered; the teacher reveals it when the class is ready", &st.Muted
 		}
 	case lessons.StatusStepDone:
-		mark, ms = symOK, &st.OK
+		mark, ms = draw.SymOK, &st.OK
 		text = "Step done — " + keyOf(k.NextStep) + ": next step"
 		if ls.Step >= ls.Steps {
 			text = "Last step done — " + keyOf(k.NextStep) + ": finish the lesson"
@@ -431,11 +431,11 @@ func (p *lessonPanel) foot(ls *view.Lesson, taskShown bool) []string {
 			text = "Step done: the teacher moves on when the class is ready"
 		}
 	case lessons.StatusFailed:
-		mark, text, ms = symFail, "An expectation failed — :lesson reset", &st.Fail
+		mark, text, ms = draw.SymFail, "An expectation failed — :lesson reset", &st.Fail
 	case lessons.StatusBroken:
-		mark, text, ms = symFail, "The step stopped — :lesson reset", &st.Fail
+		mark, text, ms = draw.SymFail, "The step stopped — :lesson reset", &st.Fail
 	case lessons.StatusFinished:
-		mark, ms = symOK, &st.OK
+		mark, ms = draw.SymOK, &st.OK
 		text = "Lesson finished."
 		switch {
 		case k.Lessons.Enabled() && ls.Next != "":
@@ -449,7 +449,7 @@ func (p *lessonPanel) foot(ls *view.Lesson, taskShown bool) []string {
 	if len(rows) == 0 {
 		rows = append(rows, "")
 	}
-	for i, s := range wrapText(text, p.w-2) {
+	for i, s := range draw.Wrap(text, p.w-2) {
 		if i == 0 {
 			rows = append(rows, ms.Render(mark+" "+s))
 		} else {
@@ -515,40 +515,39 @@ func (p *lessonPanel) choices(pr *view.Prediction) []string {
 	if len(pr.Choices) == 0 {
 		return nil
 	}
-	leads := make([]line, len(pr.Choices))
+	leads := make([]draw.Line, len(pr.Choices))
 	total := 0
 	for i, c := range pr.Choices {
 		mark, ms := " ", &st.Text
 		switch {
 		case pr.Answer >= 0 && i == pr.Answer:
-			mark, ms = symOK, &st.OK
+			mark, ms = draw.SymOK, &st.OK
 		case pr.Answer >= 0 && i == pr.Chosen:
-			mark, ms = symFail, &st.Fail
+			mark, ms = draw.SymFail, &st.Fail
 		case i == pr.Chosen:
-			mark, ms = symSelected, &st.Accent
+			mark, ms = draw.SymSelected, &st.Accent
 		}
-		leads[i].add(ms, mark+string(rune('a'+i))+") ")
-		total += leads[i].w + textWidth(c) + 3
+		leads[i].Add(ms, mark+string(rune('a'+i))+") ")
+		total += leads[i].Width() + draw.Width(c) + 3
 	}
 	if total <= p.w {
-		var l line
+		var l draw.Line
 		for i, c := range pr.Choices {
 			if i > 0 {
-				l.add(nil, "   ")
+				l.Add(nil, "   ")
 			}
-			l.b.WriteString(leads[i].b.String())
-			l.w += leads[i].w
-			l.add(&st.Text, c)
+			l.Append(&leads[i])
+			l.Add(&st.Text, c)
 		}
-		return []string{l.fit(p.w)}
+		return []string{l.Fit(p.w)}
 	}
 	var rows []string
 	for i, c := range pr.Choices {
-		lw := leads[i].w
-		for j, s := range wrapText(oneLine(c), p.w-lw) {
-			lead := spaces(lw)
+		lw := leads[i].Width()
+		for j, s := range draw.Wrap(draw.OneLine(c), p.w-lw) {
+			lead := draw.Spaces(lw)
 			if j == 0 {
-				lead = leads[i].b.String()
+				lead = leads[i].String()
 			}
 			rows = append(rows, lead+st.Text.Render(s))
 		}
@@ -558,35 +557,35 @@ func (p *lessonPanel) choices(pr *view.Prediction) []string {
 
 // taskLine is the current task in one row, for screens too small for the
 // lesson pane beside the cluster.
-func taskLine(st *Styles, ls *view.Lesson, w int) string {
+func taskLine(st *draw.Styles, ls *view.Lesson, w int) string {
 	if ls == nil {
 		return ""
 	}
-	var l line
-	l.add(&st.Muted, fmt.Sprintf("Step %d/%d ", ls.Step, ls.Steps))
+	var l draw.Line
+	l.Add(&st.Muted, fmt.Sprintf("Step %d/%d ", ls.Step, ls.Steps))
 	for _, t := range ls.Tasks {
 		if !t.Done {
-			l.add(&st.Warn, "[ ] ")
-			text := oneLine(t.Text)
+			l.Add(&st.Warn, "[ ] ")
+			text := draw.OneLine(t.Text)
 			switch {
 			case t.Hint != "" && t.HintShown:
 				text += " — " + t.Hint
 			case t.Hint != "":
 				text += " (t: a hint)"
 			}
-			l.add(&st.Text, text)
-			return l.fit(w)
+			l.Add(&st.Text, text)
+			return l.Fit(w)
 		}
 	}
 	if pr := ls.Prediction; pr != nil && pr.Chosen < 0 {
-		l.add(&st.Accent, "Predict: ")
+		l.Add(&st.Accent, "Predict: ")
 		if pr.Numeric {
-			l.add(&st.Text, oneLine(pr.Question)+" (a number)")
+			l.Add(&st.Text, draw.OneLine(pr.Question)+" (a number)")
 		} else {
-			l.add(&st.Text, oneLine(pr.Question)+" (a–"+string(rune('a'+max(0, len(pr.Choices)-1)))+")")
+			l.Add(&st.Text, draw.OneLine(pr.Question)+" (a–"+string(rune('a'+max(0, len(pr.Choices)-1)))+")")
 		}
-		return l.fit(w)
+		return l.Fit(w)
 	}
-	l.add(&st.Text, strings.TrimSpace(ls.StepTitle))
-	return l.fit(w)
+	l.Add(&st.Text, strings.TrimSpace(ls.StepTitle))
+	return l.Fit(w)
 }

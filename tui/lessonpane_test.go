@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mqlab/mqlab/lessons"
+	"github.com/mqlab/mqlab/tui/draw"
 	"github.com/mqlab/mqlab/tui/view"
 )
 
@@ -59,7 +60,7 @@ func TestLessonPaneGoldens(t *testing.T) {
 			return &view.Lesson{Title: "Leader failover", Step: 5, Steps: 5, Status: lessons.StatusFinished}
 		}, 40, 6},
 	} {
-		ctx := newContext(newFakeSource(view.State{}), NewStyles(DefaultTheme), DefaultKeyMap())
+		ctx := newContext(newFakeSource(view.State{}), draw.NewStyles(draw.DefaultTheme), DefaultKeyMap())
 		ctx.Keys.Lessons.SetEnabled(true)
 		ctx.State = &view.State{Lesson: c.ls()}
 		p := newLessonPanel(ctx)
@@ -67,8 +68,8 @@ func TestLessonPaneGoldens(t *testing.T) {
 		got := p.View()
 		golden(t, fmt.Sprintf("lesson_%s_%dx%d", c.name, c.w, c.h), got)
 		for i, l := range lines(got) {
-			if textWidth(l) != c.w {
-				t.Errorf("%s row %d is %d wide", c.name, i, textWidth(l))
+			if draw.Width(l) != c.w {
+				t.Errorf("%s row %d is %d wide", c.name, i, draw.Width(l))
 			}
 		}
 	}
@@ -85,7 +86,7 @@ func TestRandomInputLessonAndPicker(t *testing.T) {
 	src := newFakeSource(v)
 	m := New(src, Options{BackToLessons: true})
 	t.Cleanup(m.Close)
-	p := newPicker(NewStyles(DefaultTheme), pickerLessons(), pickerProgress(), "")
+	p := newPicker(draw.NewStyles(draw.DefaultTheme), pickerLessons(), pickerProgress(), "")
 	w, h := 100, 30
 	m.Update(teaSize(w, h))
 	p.setSize(w, h)
@@ -123,7 +124,7 @@ func TestRandomInputLessonAndPicker(t *testing.T) {
 // read from the timeline: a step whose consumers join one rebalance at a
 // time can take many seconds, and a bare "running…" says nothing.
 func TestLessonPaneNamesTheRunningCommand(t *testing.T) {
-	ctx := newContext(newFakeSource(view.State{}), NewStyles(DefaultTheme), DefaultKeyMap())
+	ctx := newContext(newFakeSource(view.State{}), draw.NewStyles(draw.DefaultTheme), DefaultKeyMap())
 	ls := &view.Lesson{Title: "How many partitions?", Step: 2, Steps: 4, StepTitle: "Partitions do not do the work", Status: lessons.StatusPlaying,
 		Blocks: []view.LessonBlock{{Kind: view.BlockText, Text: "Four workers start."}}}
 	ctx.State = &view.State{Lesson: ls}
@@ -149,8 +150,8 @@ func TestLessonPaneNamesTheRunningCommand(t *testing.T) {
 		t.Errorf("the pane's last row is %q; want it to name the newest command, billing-3's start", last)
 	}
 	for i, l := range got {
-		if textWidth(l) != 60 {
-			t.Errorf("row %d is %d wide, want 60", i, textWidth(l))
+		if draw.Width(l) != 60 {
+			t.Errorf("row %d is %d wide, want 60", i, draw.Width(l))
 		}
 	}
 }
@@ -159,7 +160,7 @@ func TestLessonPaneNamesTheRunningCommand(t *testing.T) {
 // the open question in view, in a pane too short for both: the learner is
 // asked to answer it.
 func TestLessonPaneShowsTheOpenQuestion(t *testing.T) {
-	ctx := newContext(newFakeSource(view.State{}), NewStyles(DefaultTheme), DefaultKeyMap())
+	ctx := newContext(newFakeSource(view.State{}), draw.NewStyles(draw.DefaultTheme), DefaultKeyMap())
 	first := &view.Prediction{Question: "What becomes of the batch?",
 		Choices: []string{"both are lost", "0 to 1,499 survive; the batch is lost", "0 to 1,499 survive; the checkout retries the batch"},
 		Chosen:  2, Answer: 2, Why: "Everything below the high-water mark is on a majority, so any new leader has it, and the producer retries."}
@@ -194,14 +195,14 @@ func TestLessonPaneShowsTheOpenQuestion(t *testing.T) {
 // written over several lines in its lesson file on one row: a line break
 // in it would push the whole screen up a row.
 func TestTaskLineIsOneRow(t *testing.T) {
-	st := NewStyles(DefaultTheme)
+	st := draw.NewStyles(draw.DefaultTheme)
 	for _, ls := range []*view.Lesson{
 		{Step: 2, Steps: 4, Status: lessons.StatusPredict, Prediction: &view.Prediction{Question: "n1 leads at epoch 3. Once n2 and n3 elect a new leader, at\nwhich epoch does it lead?", Choices: []string{"a", "b", "c"}, Chosen: -1, Answer: -1}},
 		{Step: 3, Steps: 4, Status: lessons.StatusTask, Tasks: []view.Task{{Text: "Heal the network\nso n1 can rejoin.", Hint: "key: h"}}},
 	} {
 		got := taskLine(st, ls, 80)
-		if strings.Contains(got, "\n") || textWidth(got) != 80 {
-			t.Errorf("task line %q: %d wide, want one row of 80", got, textWidth(got))
+		if strings.Contains(got, "\n") || draw.Width(got) != 80 {
+			t.Errorf("task line %q: %d wide, want one row of 80", got, draw.Width(got))
 		}
 	}
 }
@@ -210,7 +211,7 @@ func TestTaskLineIsOneRow(t *testing.T) {
 // hint, and the hint itself only once asked; a question that asks for a
 // number says so instead of listing letters.
 func TestTaskLineHidesTheHintUntilAsked(t *testing.T) {
-	st := NewStyles(DefaultTheme)
+	st := draw.NewStyles(draw.DefaultTheme)
 	task := view.Task{Text: "Let n1 back into the cluster.", Hint: "key: h · or type: heal"}
 	ls := &view.Lesson{Step: 3, Steps: 4, Status: lessons.StatusTask, Tasks: []view.Task{task}}
 	if got := taskLine(st, ls, 100); strings.Contains(got, "heal") || !strings.Contains(got, "(t: a hint)") {

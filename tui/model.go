@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/mqlab/mqlab/lab/command"
+	"github.com/mqlab/mqlab/tui/draw"
 	"github.com/mqlab/mqlab/tui/view"
 )
 
@@ -38,7 +39,7 @@ type Options struct {
 	// key (backspace) sets WantsBack, and the picker takes over.
 	BackToLessons bool
 	// Theme overrides DefaultTheme.
-	Theme *Theme
+	Theme *draw.Theme
 	// Renderer is the terminal the screen draws on (nil: this process's);
 	// a screen served over SSH has the session's.
 	Renderer *lipgloss.Renderer
@@ -145,11 +146,11 @@ var screens atomic.Uint64
 // New builds the lab screen over a source. It reads the source's first
 // state at once, so the first frame already shows the lab.
 func New(src view.Source, opts Options) *Model {
-	th := DefaultTheme
+	th := draw.DefaultTheme
 	if opts.Theme != nil {
 		th = *opts.Theme
 	}
-	st := NewStylesFor(th, opts.Renderer)
+	st := draw.NewStylesFor(th, opts.Renderer)
 	ctx := newContext(src, st, DefaultKeyMap())
 	ctx.About = opts.About
 	if opts.Title != "" {

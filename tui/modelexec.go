@@ -16,6 +16,7 @@ import (
 
 	"github.com/mqlab/mqlab/lab/command"
 	"github.com/mqlab/mqlab/lessons"
+	"github.com/mqlab/mqlab/tui/draw"
 	"github.com/mqlab/mqlab/tui/source"
 	"github.com/mqlab/mqlab/tui/view"
 )
@@ -117,7 +118,7 @@ func (m *Model) exec(ctx context.Context, cancel context.CancelFunc, o view.Orde
 			// Esc stopped it part-way: what it managed is no success.
 			err = errCancelled
 			if out = strings.TrimSpace(out); out != "" {
-				err = fmt.Errorf("%w; before that: %s", errCancelled, oneLine(out))
+				err = fmt.Errorf("%w; before that: %s", errCancelled, draw.OneLine(out))
 			}
 			out = ""
 		}
@@ -160,9 +161,9 @@ func (m *Model) report(msg execDoneMsg) tea.Cmd {
 		m.setStatus(statusErr, text)
 		// What does not fit the status line opens above it, wrapped: the
 		// end of an error is often the part that says what would be right.
-		if strings.Contains(text, "\n") || textWidth(text)+2 > m.ctx.Width {
+		if strings.Contains(text, "\n") || draw.Width(text)+2 > m.ctx.Width {
 			m.showOutput(msg.line, text)
-			m.setStatus(statusErr, oneLine(text))
+			m.setStatus(statusErr, draw.OneLine(text))
 		}
 		return nil
 	}

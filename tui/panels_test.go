@@ -11,6 +11,7 @@ import (
 	"github.com/muesli/termenv"
 
 	"github.com/mqlab/mqlab/lessons"
+	"github.com/mqlab/mqlab/tui/draw"
 	"github.com/mqlab/mqlab/tui/view"
 )
 
@@ -18,7 +19,7 @@ import (
 func panelFixture(t *testing.T) *Context {
 	t.Helper()
 	v := sceneEnd(t)
-	ctx := newContext(newFakeSource(v), NewStyles(DefaultTheme), DefaultKeyMap())
+	ctx := newContext(newFakeSource(v), draw.NewStyles(draw.DefaultTheme), DefaultKeyMap())
 	ctx.State = &v
 	return ctx
 }
@@ -31,7 +32,7 @@ func checkSize(t *testing.T, name, view string, w, h int) {
 		t.Errorf("%s: %d rows, want %d", name, len(rows), h)
 	}
 	for i, r := range rows {
-		if got := textWidth(r); got != w {
+		if got := draw.Width(r); got != w {
 			t.Errorf("%s: row %d is %d cells wide, want %d: %q", name, i, got, w, r)
 		}
 	}
@@ -72,7 +73,7 @@ func TestPanelGoldens(t *testing.T) {
 
 // Every panel says something useful when there is nothing to show.
 func TestPanelsEmpty(t *testing.T) {
-	ctx := newContext(newFakeSource(view.State{}), NewStyles(DefaultTheme), DefaultKeyMap())
+	ctx := newContext(newFakeSource(view.State{}), draw.NewStyles(draw.DefaultTheme), DefaultKeyMap())
 	var b strings.Builder
 	for _, p := range []panel{newLessonPanel(ctx), newClusterPanel(ctx), newGroupsPanel(ctx), newQueuesPanel(ctx),
 		newServicesPanel(ctx), newTimelinePanel(ctx), newCheckerPanel(ctx), newChartPanel(ctx)} {
@@ -88,7 +89,7 @@ func TestPanelsEmpty(t *testing.T) {
 // committed part, the high-water mark and the truncation in words.
 func TestClusterStrip(t *testing.T) {
 	draw := func(v view.State) string {
-		ctx := newContext(newFakeSource(v), NewStyles(DefaultTheme), DefaultKeyMap())
+		ctx := newContext(newFakeSource(v), draw.NewStyles(draw.DefaultTheme), DefaultKeyMap())
 		ctx.State = &v
 		p := newClusterPanel(ctx)
 		p.SetSize(100, 20)
@@ -177,7 +178,7 @@ func TestTruncationFlash(t *testing.T) {
 // costs, and offsets line up with the ruler.
 func TestClusterBigLog(t *testing.T) {
 	v := bigState(256)
-	ctx := newContext(newFakeSource(v), NewStyles(DefaultTheme), DefaultKeyMap())
+	ctx := newContext(newFakeSource(v), draw.NewStyles(draw.DefaultTheme), DefaultKeyMap())
 	ctx.State = &v
 	p := newClusterPanel(ctx)
 	p.SetSize(130, 50)
@@ -197,7 +198,7 @@ func TestClusterBigLog(t *testing.T) {
 }
 
 func TestLessonPrediction(t *testing.T) {
-	ctx := newContext(newFakeSource(view.State{}), NewStyles(DefaultTheme), DefaultKeyMap())
+	ctx := newContext(newFakeSource(view.State{}), draw.NewStyles(draw.DefaultTheme), DefaultKeyMap())
 	task := view.Task{Text: "Kill the leader", Hint: "press k", Done: true}
 	pred := view.Prediction{Question: "Which epoch?", Choices: []string{"7", "8", "9"}, Chosen: 2, Answer: 1}
 	exps := []view.Expectation{{Text: "lost == 0", Checked: true, OK: false, Got: "3"}, {Text: "epoch(orders/0) == 8"}}
@@ -215,8 +216,8 @@ func TestLessonPrediction(t *testing.T) {
 func TestStyleFastPath(t *testing.T) {
 	for _, p := range []termenv.Profile{termenv.TrueColor, termenv.ANSI256, termenv.ANSI, termenv.Ascii} {
 		lipgloss.SetColorProfile(p)
-		st := NewStyles(DefaultTheme)
-		for _, s := range []*style{&st.Committed, &st.Flash, &st.Leader, &st.TabActive, &st.Text} {
+		st := draw.NewStyles(draw.DefaultTheme)
+		for _, s := range []*draw.Style{&st.Committed, &st.Flash, &st.Leader, &st.TabActive, &st.Text} {
 			for _, text := range []string{"●7", "hwm 1509 leo 1510", " ", "✂ n1 truncated"} {
 				if got, want := s.Render(text), s.Style.Render(text); got != want {
 					t.Errorf("profile %v: %q drawn as %q, lipgloss draws %q", p, text, got, want)
@@ -277,7 +278,7 @@ func TestUndatedTruncation(t *testing.T) {
 func TestTimelineCutEntryEndsWithEllipsis(t *testing.T) {
 	long := strings.Repeat("the group rebalances and every member must rejoin ", 6)
 	v := view.State{Timeline: []view.TimelineLine{{Time: demoStart, Kind: "rebalance", Text: long}, {Time: demoStart, Kind: "command", Text: "kill n1"}}}
-	ctx := newContext(newFakeSource(v), NewStyles(DefaultTheme), DefaultKeyMap())
+	ctx := newContext(newFakeSource(v), draw.NewStyles(draw.DefaultTheme), DefaultKeyMap())
 	ctx.State = &v
 	for _, w := range []int{36, 80} {
 		p := newTimelinePanel(ctx)
@@ -307,7 +308,7 @@ func TestRaftPanel(t *testing.T) {
 			{Node: "n1", Role: "follower", Epoch: 4, Raft: view.RaftView{SinceContact: 12 * time.Millisecond, ElectionIn: 988 * time.Millisecond}},
 			{Node: "n3", Role: "down"},
 		}}}}
-	ctx := newContext(newFakeSource(v), NewStyles(DefaultTheme), DefaultKeyMap())
+	ctx := newContext(newFakeSource(v), draw.NewStyles(draw.DefaultTheme), DefaultKeyMap())
 	ctx.State = &v
 	p := newRaftPanel(ctx)
 	p.SetSize(70, 12)

@@ -9,6 +9,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/mqlab/mqlab/lab/command"
+	"github.com/mqlab/mqlab/tui/draw"
 	"github.com/mqlab/mqlab/tui/source"
 	"github.com/mqlab/mqlab/tui/view"
 )
@@ -28,7 +29,7 @@ type promptKeys struct {
 	Submit, Cancel, Older, Newer key.Binding
 }
 
-func newPrompt(st *Styles, commands []string) *prompt {
+func newPrompt(st *draw.Styles, commands []string) *prompt {
 	in := textinput.New()
 	in.Prompt = ": "
 	in.PromptStyle = st.Key.Style
@@ -138,21 +139,20 @@ func (p *prompt) update(msg tea.Msg) (promptResult, string, tea.Cmd) {
 // view draws the prompt in one row of w cells, with what tab would
 // complete to spelled out (the inline completion is faint, and without
 // colour faint is invisible).
-func (p *prompt) view(st *Styles, w int) string {
+func (p *prompt) view(st *draw.Styles, w int) string {
 	hint := ""
 	if m := p.in.MatchedSuggestions(); len(m) > 0 && p.in.Value() != "" && m[0] != p.in.Value() {
 		hint = "tab → " + p.in.CurrentSuggestion()
 	} else {
 		hint = "enter runs · esc cancels · ↑/↓ history"
 	}
-	hw := min(textWidth(hint), w/2)
+	hw := min(draw.Width(hint), w/2)
 	p.in.Width = max(1, w-hw-4)
-	var l line
-	l.b.WriteString(p.in.View())
-	l.w = textWidth(p.in.View())
-	l.pad(w - hw)
-	l.add(&st.Faint, cut(hint, hw))
-	return l.fit(w)
+	var l draw.Line
+	l.AddStyled(p.in.View(), draw.Width(p.in.View()))
+	l.Pad(w - hw)
+	l.Add(&st.Faint, draw.Cut(hint, hw))
+	return l.Fit(w)
 }
 
 // ParseOrder reads a typed line once: a lab command, or a line the source

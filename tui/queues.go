@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/mqlab/mqlab/tui/draw"
 )
 
 // queuesPanel draws work queues: how many messages are ready, in flight
@@ -25,54 +27,54 @@ func (p *queuesPanel) View() string {
 	st := p.ctx.Styles
 	qs := p.ctx.State.Queues
 	if len(qs) == 0 {
-		return block(emptyHint(p.ctx, "No queues.", "No queues. Create one with", "  :queue create receipts visibility=5s"), p.w, p.h)
+		return draw.Block(emptyHint(p.ctx, "No queues.", "No queues. Create one with", "  :queue create receipts visibility=5s"), p.w, p.h)
 	}
 	var rows []string
 	for qi, q := range qs {
 		if qi > 0 {
 			rows = append(rows, "")
 		}
-		var l line
+		var l draw.Line
 		groupHead(&l, st, q.Name, q.Leader)
-		l.add(&st.Muted, fmt.Sprintf("  epoch %d", q.Epoch))
+		l.Add(&st.Muted, fmt.Sprintf("  epoch %d", q.Epoch))
 		if q.Visibility > 0 {
-			l.add(&st.Faint, "  visibility "+shortDur(q.Visibility))
+			l.Add(&st.Faint, "  visibility "+shortDur(q.Visibility))
 		}
 		if q.MaxReceives > 0 {
-			l.add(&st.Faint, fmt.Sprintf("  max receives %d", q.MaxReceives))
+			l.Add(&st.Faint, fmt.Sprintf("  max receives %d", q.MaxReceives))
 		}
-		rows = append(rows, l.fit(p.w))
+		rows = append(rows, l.Fit(p.w))
 
-		var c line
-		c.add(nil, "  ")
-		c.add(&st.Muted, "ready ")
-		c.add(&st.Bold, strconv.Itoa(q.Ready))
-		c.add(&st.Muted, " · in flight ")
-		c.add(&st.Bold, strconv.Itoa(q.InFlight))
-		c.add(&st.Muted, " · delayed ")
-		c.add(&st.Bold, strconv.Itoa(q.Delayed))
+		var c draw.Line
+		c.Add(nil, "  ")
+		c.Add(&st.Muted, "ready ")
+		c.Add(&st.Bold, strconv.Itoa(q.Ready))
+		c.Add(&st.Muted, " · in flight ")
+		c.Add(&st.Bold, strconv.Itoa(q.InFlight))
+		c.Add(&st.Muted, " · delayed ")
+		c.Add(&st.Bold, strconv.Itoa(q.Delayed))
 		if q.DLQ != "" {
-			c.add(&st.Muted, " · DLQ "+q.DLQ+" ")
+			c.Add(&st.Muted, " · DLQ "+q.DLQ+" ")
 			s := &st.Bold
 			if q.DLQDepth > 0 {
 				s = &st.Fail
 			}
-			c.add(s, strconv.Itoa(q.DLQDepth))
+			c.Add(s, strconv.Itoa(q.DLQDepth))
 		}
-		rows = append(rows, c.fit(p.w))
+		rows = append(rows, c.Fit(p.w))
 
 		idW, wkW, dueW := 4, 0, 0
 		for _, m := range q.Messages {
-			idW = max(idW, textWidth(m.ID))
-			wkW = max(wkW, textWidth(m.Worker))
+			idW = max(idW, draw.Width(m.ID))
+			wkW = max(wkW, draw.Width(m.Worker))
 			dueW = max(dueW, len("ready in ")+len(countdown(m.Due)))
 		}
 		idW = min(idW, 16)
 		for _, m := range q.Messages {
-			var ml line
-			ml.add(nil, "  ")
-			ml.add(&st.Text, fit(m.ID, idW))
-			ml.add(nil, " ")
+			var ml draw.Line
+			ml.Add(nil, "  ")
+			ml.Add(&st.Text, draw.Fit(m.ID, idW))
+			ml.Add(nil, " ")
 			var state, due string
 			ss := &st.OK
 			switch m.State {
@@ -83,27 +85,27 @@ func (p *queuesPanel) View() string {
 			default:
 				state = "● ready"
 			}
-			ml.add(ss, fit(state, 12))
+			ml.Add(ss, draw.Fit(state, 12))
 			if wkW > 0 {
-				ml.add(&st.Text, fit(m.Worker, wkW+1))
+				ml.Add(&st.Text, draw.Fit(m.Worker, wkW+1))
 			}
 			if dueW > 0 {
-				ml.add(&st.Muted, fit(due, dueW+1))
+				ml.Add(&st.Muted, draw.Fit(due, dueW+1))
 			}
 			rs := &st.Muted
 			if q.MaxReceives > 0 && m.Receives >= q.MaxReceives-1 && m.Receives > 1 {
 				rs = &st.Fail
 			}
-			ml.add(rs, fmt.Sprintf("recv %d×", m.Receives))
+			ml.Add(rs, fmt.Sprintf("recv %d×", m.Receives))
 			if m.Value != "" {
-				ml.add(&st.Faint, "  "+m.Value)
+				ml.Add(&st.Faint, "  "+m.Value)
 			}
-			rows = append(rows, ml.fit(p.w))
+			rows = append(rows, ml.Fit(p.w))
 		}
 	}
 	out, off := window(rows, p.off, p.h, st)
 	p.off = off
-	return block(out, p.w, p.h)
+	return draw.Block(out, p.w, p.h)
 }
 
 func countdown(d time.Duration) string {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mqlab/mqlab/tui/draw"
 	"github.com/mqlab/mqlab/tui/view"
 )
 
@@ -30,20 +31,20 @@ func (p *raftPanel) View() string {
 	s := p.ctx.State
 	pt := p.partition()
 	if pt == nil {
-		return block(emptyHint(p.ctx, "No partition.", "No partition yet. Try  :topic create orders partitions=1"), p.w, p.h)
+		return draw.Block(emptyHint(p.ctx, "No partition.", "No partition yet. Try  :topic create orders partitions=1"), p.w, p.h)
 	}
-	var head line
+	var head draw.Line
 	groupHead(&head, st, pt.Name, pt.Leader)
-	head.add(&st.Muted, fmt.Sprintf("  epoch %d", pt.Epoch))
+	head.Add(&st.Muted, fmt.Sprintf("  epoch %d", pt.Epoch))
 	if len(s.Partitions) > 1 {
-		head.add(&st.Faint, "  · ←/→ picks another")
+		head.Add(&st.Faint, "  · ←/→ picks another")
 	}
-	rows := []string{head.fit(p.w)}
+	rows := []string{head.Fit(p.w)}
 	for _, r := range pt.Replicas {
 		rows = append(rows, p.replica(r)...)
 	}
 	rows, p.off = window(rows, p.off, p.h, st)
-	return block(rows, p.w, p.h)
+	return draw.Block(rows, p.w, p.h)
 }
 
 // partition is the one the selected node leads, else the first with a
@@ -64,57 +65,57 @@ func (p *raftPanel) partition() *view.Partition {
 
 func (p *raftPanel) replica(r view.Replica) []string {
 	st := p.ctx.Styles
-	var l line
-	l.add(&st.Text, fmt.Sprintf("%-3s", r.Node))
+	var l draw.Line
+	l.Add(&st.Text, fmt.Sprintf("%-3s", r.Node))
 	switch r.Role {
 	case "leader":
-		l.add(&st.Leader, fmt.Sprintf(" %s %-9s", symLeader, r.Role))
+		l.Add(&st.Leader, fmt.Sprintf(" %s %-9s", draw.SymLeader, r.Role))
 	case "down":
-		l.add(&st.Fail, fmt.Sprintf(" %s %-9s", symFail, r.Role))
-		return []string{l.fit(p.w)}
+		l.Add(&st.Fail, fmt.Sprintf(" %s %-9s", draw.SymFail, r.Role))
+		return []string{l.Fit(p.w)}
 	default:
-		l.add(&st.Muted, fmt.Sprintf("   %-9s", r.Role))
+		l.Add(&st.Muted, fmt.Sprintf("   %-9s", r.Role))
 	}
-	l.add(&st.Text, fmt.Sprintf("term %d", r.Epoch))
+	l.Add(&st.Text, fmt.Sprintf("term %d", r.Epoch))
 	if rv := r.Raft; rv.ElectionIn >= 0 && r.Role != "leader" {
-		l.add(&st.Muted, "  heard a leader "+ago(rv.SinceContact))
+		l.Add(&st.Muted, "  heard a leader "+ago(rv.SinceContact))
 		if rv.ElectionIn == 0 {
-			l.add(&st.Warn, " · stands for election now")
+			l.Add(&st.Warn, " · stands for election now")
 		} else {
-			l.add(&st.Muted, " · stands in ≥"+brief(rv.ElectionIn))
+			l.Add(&st.Muted, " · stands in ≥"+brief(rv.ElectionIn))
 		}
 	}
-	rows := []string{l.fit(p.w)}
+	rows := []string{l.Fit(p.w)}
 	for _, x := range r.Raft.Exchanges {
 		if r.Role != "leader" && x.Kind == "append" {
 			continue // an old append from when it led
 		}
-		var e line
-		e.add(&st.Faint, "      → "+x.Peer+" ")
+		var e draw.Line
+		e.Add(&st.Faint, "      → "+x.Peer+" ")
 		switch {
 		case x.Kind == "append" && x.Entries == 0:
-			e.add(&st.Text, "heartbeat")
+			e.Add(&st.Text, "heartbeat")
 		case x.Kind == "append":
-			e.add(&st.Text, fmt.Sprintf("append %d entr%s", x.Entries, plural(x.Entries, "y", "ies")))
+			e.Add(&st.Text, fmt.Sprintf("append %d entr%s", x.Entries, plural(x.Entries, "y", "ies")))
 		case x.PreVote:
-			e.add(&st.Text, fmt.Sprintf("pre-vote for term %d", x.Term))
+			e.Add(&st.Text, fmt.Sprintf("pre-vote for term %d", x.Term))
 		default:
-			e.add(&st.Text, fmt.Sprintf("vote for term %d", x.Term))
+			e.Add(&st.Text, fmt.Sprintf("vote for term %d", x.Term))
 		}
 		switch {
 		case x.Lost != "":
-			e.add(&st.Fail, " "+symFail+" "+x.Lost)
+			e.Add(&st.Fail, " "+draw.SymFail+" "+x.Lost)
 		case x.OK && x.Kind == "vote":
-			e.add(&st.OK, " "+symOK+" granted")
+			e.Add(&st.OK, " "+draw.SymOK+" granted")
 		case x.OK:
-			e.add(&st.OK, " "+symOK)
+			e.Add(&st.OK, " "+draw.SymOK)
 		case x.Kind == "vote":
-			e.add(&st.Fail, " "+symFail+" refused")
+			e.Add(&st.Fail, " "+draw.SymFail+" refused")
 		default:
-			e.add(&st.Fail, " "+symFail+" refused (log mismatch or stale term)")
+			e.Add(&st.Fail, " "+draw.SymFail+" refused (log mismatch or stale term)")
 		}
-		e.add(&st.Faint, " "+ago(x.Ago))
-		rows = append(rows, e.fit(p.w))
+		e.Add(&st.Faint, " "+ago(x.Ago))
+		rows = append(rows, e.Fit(p.w))
 	}
 	return rows
 }

@@ -26,6 +26,7 @@ import (
 	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/mqlab/mqlab/lessons"
+	"github.com/mqlab/mqlab/tui/draw"
 	"github.com/mqlab/mqlab/tui/source"
 )
 
@@ -60,7 +61,7 @@ type ServeOptions struct {
 	Timing  string
 	Lessons []*lessons.Lesson
 	Sandbox []string
-	Theme   *Theme
+	Theme   *draw.Theme
 	// Class is the teacher's shared lab that "follow" sessions watch; nil
 	// when nobody shares one.
 	Class *source.Class

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/mqlab/mqlab/tui/draw"
 	"github.com/mqlab/mqlab/tui/view"
 )
 
@@ -25,18 +26,18 @@ func (p *servicesPanel) View() string {
 	st := p.ctx.Styles
 	ts := p.ctx.State.Tables
 	if len(ts) == 0 {
-		return block(emptyHint(p.ctx, "No services running.", "No services running. Start one with", "  :service start orders mode=outbox"), p.w, p.h)
+		return draw.Block(emptyHint(p.ctx, "No services running.", "No services running. Start one with", "  :service start orders mode=outbox"), p.w, p.h)
 	}
 	var rows []string
 	for ti, t := range ts {
 		if ti > 0 {
 			rows = append(rows, "")
 		}
-		var l line
-		l.add(&st.Header, t.Name)
+		var l draw.Line
+		l.Add(&st.Header, t.Name)
 		if t.Note != "" {
-			rows = append(rows, l.fit(p.w))
-			for _, s := range wrapText(t.Note, p.w-2) {
+			rows = append(rows, l.Fit(p.w))
+			for _, s := range draw.Wrap(t.Note, p.w-2) {
 				rows = append(rows, "  "+st.Muted.Render(s))
 			}
 			continue
@@ -55,18 +56,18 @@ func (p *servicesPanel) View() string {
 		body, shown := p.table(t)
 		if shown < len(t.Columns) {
 			cols := fmt.Sprintf(" · %d of %d columns", shown, len(t.Columns))
-			if l.w+textWidth(count+cols) > p.w {
+			if l.Width()+draw.Width(count+cols) > p.w {
 				cols = fmt.Sprintf(" · %d/%d cols", shown, len(t.Columns))
 			}
 			count += cols
 		}
-		l.add(&st.Muted, count)
-		rows = append(rows, l.fit(p.w))
+		l.Add(&st.Muted, count)
+		rows = append(rows, l.Fit(p.w))
 		rows = append(rows, body...)
 	}
 	out, off := window(rows, p.off, p.h, st)
 	p.off = off
-	return block(out, p.w, p.h)
+	return draw.Block(out, p.w, p.h)
 }
 
 // table lays the columns out to fit: each as wide as its widest cell; when
@@ -80,11 +81,11 @@ func (p *servicesPanel) table(t view.Table) ([]string, int) {
 	}
 	ws := make([]int, len(t.Columns))
 	for i, c := range t.Columns {
-		ws[i] = textWidth(c)
+		ws[i] = draw.Width(c)
 	}
 	for _, r := range t.Rows {
 		for i := 0; i < len(r) && i < len(ws); i++ {
-			ws[i] = max(ws[i], min(textWidth(r[i]), 40))
+			ws[i] = max(ws[i], min(draw.Width(r[i]), 40))
 		}
 	}
 	// Keep the columns that fit at up to minCol cells each.
@@ -112,12 +113,12 @@ func (p *servicesPanel) table(t view.Table) ([]string, int) {
 		}
 		ws[wi]--
 	}
-	render := func(cells []string, s *lipglossStyle) string {
-		var l line
-		l.add(nil, "  ")
+	render := func(cells []string, s *draw.Style) string {
+		var l draw.Line
+		l.Add(nil, "  ")
 		for i := range ws {
 			if i > 0 {
-				l.add(nil, " ")
+				l.Add(nil, " ")
 			}
 			v := ""
 			if i < len(cells) {
@@ -127,9 +128,9 @@ func (p *servicesPanel) table(t view.Table) ([]string, int) {
 			if s == nil {
 				cs = cellStyle(st, v)
 			}
-			l.add(cs, fit(v, ws[i]))
+			l.Add(cs, draw.Fit(v, ws[i]))
 		}
-		return l.fit(p.w)
+		return l.Fit(p.w)
 	}
 	rows := []string{render(t.Columns, &st.Faint)}
 	for _, r := range t.Rows {
@@ -140,7 +141,7 @@ func (p *servicesPanel) table(t view.Table) ([]string, int) {
 
 // cellStyle colours the words a learner watches for; the word itself is
 // always there.
-func cellStyle(st *Styles, v string) *lipglossStyle {
+func cellStyle(st *draw.Styles, v string) *draw.Style {
 	switch strings.ToLower(v) {
 	case "pending":
 		return &st.Warn

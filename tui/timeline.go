@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/mqlab/mqlab/tui/draw"
 )
 
 // timelinePanel draws the lab's events newest first. f cycles a filter
@@ -63,22 +65,22 @@ func (p *timelinePanel) cycleFilter() string {
 func (p *timelinePanel) View() string {
 	st := p.ctx.Styles
 	tl := p.ctx.State.Timeline
-	var head line
+	var head draw.Line
 	if p.filter == "" {
-		head.add(&st.Muted, "all events, newest first")
+		head.Add(&st.Muted, "all events, newest first")
 	} else {
-		head.add(&st.Muted, "only ")
-		head.add(&st.Accent, p.filter)
+		head.Add(&st.Muted, "only ")
+		head.Add(&st.Accent, p.filter)
 	}
-	head.add(&st.Faint, " · f filters")
-	rows := []string{head.fit(p.w)}
+	head.Add(&st.Faint, " · f filters")
+	rows := []string{head.Fit(p.w)}
 	if len(tl) == 0 {
 		rows = append(rows, st.Muted.Render("Nothing has happened yet."))
-		return block(rows, p.w, p.h)
+		return draw.Block(rows, p.w, p.h)
 	}
 	kindW := 0
 	for _, t := range tl {
-		kindW = max(kindW, textWidth(t.Kind))
+		kindW = max(kindW, draw.Width(t.Kind))
 	}
 	kindW = min(kindW, 16)
 	timeW := len("15:04:05.000")
@@ -100,28 +102,28 @@ func (p *timelinePanel) View() string {
 			continue
 		}
 		drawn++
-		var l line
+		var l draw.Line
 		if narrow { // time and kind above, the sentence below
-			l.add(&st.Faint, t.Time.Format("15:04:05.0")+" ")
-			l.add(kindStyle(st, t.Kind), t.Kind)
-			body = append(body, l.fit(p.w))
-			for _, s := range firstLines(wrapText(t.Text, p.w-2), 2, p.w-2) {
+			l.Add(&st.Faint, t.Time.Format("15:04:05.0")+" ")
+			l.Add(kindStyle(st, t.Kind), t.Kind)
+			body = append(body, l.Fit(p.w))
+			for _, s := range firstLines(draw.Wrap(t.Text, p.w-2), 2, p.w-2) {
 				body = append(body, "  "+st.Text.Render(s))
 			}
 			continue
 		}
-		l.add(&st.Faint, t.Time.Format("15:04:05.000")+" ")
-		l.add(kindStyle(st, t.Kind), fit(t.Kind, kindW)+" ")
+		l.Add(&st.Faint, t.Time.Format("15:04:05.000")+" ")
+		l.Add(kindStyle(st, t.Kind), draw.Fit(t.Kind, kindW)+" ")
 		// Long sentences wrap under the text column.
 		indent := timeW + 1 + kindW + 1
-		lines := firstLines(wrapText(t.Text, p.w-indent), 3, p.w-indent)
+		lines := firstLines(draw.Wrap(t.Text, p.w-indent), 3, p.w-indent)
 		if len(lines) == 0 {
 			lines = []string{""}
 		}
-		l.add(&st.Text, lines[0])
-		body = append(body, l.fit(p.w))
+		l.Add(&st.Text, lines[0])
+		body = append(body, l.Fit(p.w))
 		for _, more := range lines[1:] {
-			body = append(body, spaces(indent)+st.Text.Render(more))
+			body = append(body, draw.Spaces(indent)+st.Text.Render(more))
 		}
 	}
 	if p.off > 0 && skipped < p.off {
@@ -134,11 +136,11 @@ func (p *timelinePanel) View() string {
 		body[len(body)-1] = st.Muted.Render(fmt.Sprintf("↓ %d older (↑/↓ to scroll)", rest))
 	}
 	rows = append(rows, body...)
-	return block(rows, p.w, p.h)
+	return draw.Block(rows, p.w, p.h)
 }
 
 // kindStyle colours a kind by what it means; the kind's name is the word.
-func kindStyle(st *Styles, kind string) *lipglossStyle {
+func kindStyle(st *draw.Styles, kind string) *draw.Style {
 	k := strings.ToLower(kind)
 	switch {
 	case strings.Contains(k, "trunc"), strings.Contains(k, "lost"), strings.Contains(k, "dead"),
@@ -172,7 +174,7 @@ func firstLines(lines []string, n, w int) []string {
 	}
 	out := append([]string(nil), lines[:n]...)
 	last := out[n-1]
-	if textWidth(last) >= w {
+	if draw.Width(last) >= w {
 		last = ansi.Truncate(last, max(0, w-1), "")
 	}
 	out[n-1] = last + "…"

@@ -1,4 +1,4 @@
-package tui
+package draw
 
 import (
 	"strings"
@@ -12,14 +12,14 @@ import (
 // renderer does not: a table too wide for the pane becomes one small
 // record per row instead of a broken grid.
 
-// mdRun is a stretch of inline text in one style.
-type mdRun struct {
-	text string
-	st   *style
+// Run is a stretch of inline text in one style.
+type Run struct {
+	Text  string
+	Style *Style
 }
 
 // markdown renders Markdown to rows of at most w cells.
-func markdown(st *Styles, src string, w int) []string {
+func Markdown(st *Styles, src string, w int) []string {
 	if w <= 0 {
 		return nil
 	}
@@ -45,25 +45,25 @@ func markdown(st *Styles, src string, w int) []string {
 		case lessons.MDTable:
 			out = append(out, mdTable(st, b.Rows, w)...)
 		case lessons.MDHeading:
-			out = append(out, wrapRuns([]mdRun{{lessons.PlainInline(b.Text), &st.Header}}, w, "")...)
+			out = append(out, WrapRuns([]Run{{lessons.PlainInline(b.Text), &st.Header}}, w, "")...)
 		case lessons.MDItem:
 			bullet := "• "
 			if b.Numbered() {
 				bullet = b.Marker + " "
 			}
-			for j, r := range wrapRuns(inline(st, b.Text), w-textWidth(bullet), "") {
+			for j, r := range WrapRuns(Inline(st, b.Text), w-Width(bullet), "") {
 				if j == 0 {
 					out = append(out, st.Muted.Render(bullet)+r)
 				} else {
-					out = append(out, spaces(textWidth(bullet))+r)
+					out = append(out, Spaces(Width(bullet))+r)
 				}
 			}
 		case lessons.MDQuote:
-			for _, r := range wrapRuns(inline(st, b.Text), w-2, "") {
+			for _, r := range WrapRuns(Inline(st, b.Text), w-2, "") {
 				out = append(out, st.Faint.Render("│ ")+r)
 			}
 		default:
-			out = append(out, wrapRuns(inline(st, b.Text), w, "")...)
+			out = append(out, WrapRuns(Inline(st, b.Text), w, "")...)
 		}
 	}
 	return out
@@ -71,9 +71,9 @@ func markdown(st *Styles, src string, w int) []string {
 
 // inline styles a paragraph's spans: bold, code in the accent, the rest
 // as text.
-func inline(st *Styles, s string) []mdRun {
+func Inline(st *Styles, s string) []Run {
 	spans := lessons.Inline(s)
-	runs := make([]mdRun, len(spans))
+	runs := make([]Run, len(spans))
 	for i, sp := range spans {
 		sty := &st.Text
 		switch sp.Kind {
@@ -82,45 +82,45 @@ func inline(st *Styles, s string) []mdRun {
 		case lessons.SpanCode:
 			sty = &st.Accent
 		}
-		runs[i] = mdRun{sp.Text, sty}
+		runs[i] = Run{sp.Text, sty}
 	}
 	return runs
 }
 
 // wrapRuns word-wraps styled runs to w cells; a word longer than a row is
 // broken. indent starts every row after the first.
-func wrapRuns(runs []mdRun, w int, indent string) []string {
+func WrapRuns(runs []Run, w int, indent string) []string {
 	type word struct {
-		parts []mdRun
+		parts []Run
 		w     int
 	}
 	var words []word
 	var cur word
 	for _, r := range runs {
-		for i, f := range strings.Split(r.text, " ") {
+		for i, f := range strings.Split(r.Text, " ") {
 			if i > 0 && cur.w > 0 {
 				words = append(words, cur)
 				cur = word{}
 			}
 			if f != "" {
-				cur.parts = append(cur.parts, mdRun{f, r.st})
-				cur.w += textWidth(f)
+				cur.parts = append(cur.parts, Run{f, r.Style})
+				cur.w += Width(f)
 			}
 		}
 	}
 	if cur.w > 0 {
 		words = append(words, cur)
 	}
-	if textWidth(indent) >= w {
+	if Width(indent) >= w {
 		indent = ""
 	}
 	var rows []string
-	var l line
+	var l Line
 	start := 0 // the row's lead: nothing on the first, the indent after
 	newRow := func() {
 		rows = append(rows, l.b.String())
-		l = line{}
-		l.add(nil, indent)
+		l = Line{}
+		l.Add(nil, indent)
 		start = l.w
 	}
 	for _, wd := range words {
@@ -128,20 +128,20 @@ func wrapRuns(runs []mdRun, w int, indent string) []string {
 			newRow()
 		}
 		if l.w > start {
-			l.add(nil, " ")
+			l.Add(nil, " ")
 		}
 		for _, p := range wd.parts {
-			text := p.text
-			for text != "" && l.w+textWidth(text) > w {
+			text := p.Text
+			for text != "" && l.w+Width(text) > w {
 				head, rest := splitAt(text, w-l.w)
 				if head == "" && l.w == start { // a wide rune in a row too narrow for it
-					head, rest = splitAt(text, textWidth(text[:len(string([]rune(text)[0]))]))
+					head, rest = splitAt(text, Width(text[:len(string([]rune(text)[0]))]))
 				}
-				l.add(p.st, head)
+				l.Add(p.Style, head)
 				text = rest
 				newRow()
 			}
-			l.add(p.st, text)
+			l.Add(p.Style, text)
 		}
 	}
 	if l.w > start || len(rows) == 0 {
@@ -154,7 +154,7 @@ func wrapRuns(runs []mdRun, w int, indent string) []string {
 func splitAt(s string, n int) (string, string) {
 	w := 0
 	for i, r := range s {
-		rw := textWidth(string(r))
+		rw := Width(string(r))
 		if w+rw > n {
 			return s[:i], s[i:]
 		}
@@ -169,7 +169,7 @@ func hardWrap(s string, w int) []string {
 		return nil
 	}
 	var out []string
-	for textWidth(s) > w {
+	for Width(s) > w {
 		head, rest := splitAt(s, w)
 		out = append(out, head)
 		s = rest
@@ -216,7 +216,7 @@ func mdTable(st *Styles, rows []string, w int) []string {
 			if c < len(r) {
 				v = r[c]
 			}
-			widths[c] = max(widths[c], textWidth(v))
+			widths[c] = max(widths[c], Width(v))
 			if ri > 0 && v != "" && !isNumberCell(v) {
 				numeric[c] = false
 			}
@@ -235,10 +235,10 @@ func mdTable(st *Styles, rows []string, w int) []string {
 	var out []string
 	if total <= w {
 		for ri, r := range cells {
-			var l line
+			var l Line
 			for c := 0; c < cols; c++ {
 				if c > 0 {
-					l.add(&st.Faint, " │ ")
+					l.Add(&st.Faint, " │ ")
 				}
 				v := cell(r, c)
 				sty := &st.Text
@@ -246,12 +246,12 @@ func mdTable(st *Styles, rows []string, w int) []string {
 					sty = &st.Bold
 				}
 				if numeric[c] && ri > 0 {
-					l.add(nil, spaces(widths[c]-textWidth(v)))
-					l.add(sty, v)
+					l.Add(nil, Spaces(widths[c]-Width(v)))
+					l.Add(sty, v)
 				} else {
-					l.add(sty, v)
+					l.Add(sty, v)
 					if c < cols-1 {
-						l.add(nil, spaces(widths[c]-textWidth(v)))
+						l.Add(nil, Spaces(widths[c]-Width(v)))
 					}
 				}
 			}
@@ -275,10 +275,10 @@ func mdTable(st *Styles, rows []string, w int) []string {
 		if h := cell(head, 0); h != "" {
 			title = h + " " + title
 		}
-		out = append(out, wrapRuns([]mdRun{{title, &st.Bold}}, w, "")...)
+		out = append(out, WrapRuns([]Run{{title, &st.Bold}}, w, "")...)
 		for c := 1; c < cols; c++ {
-			runs := []mdRun{{cell(head, c) + ":", &st.Muted}, {" " + cell(r, c), &st.Text}}
-			for _, s := range wrapRuns(runs, w-2, "  ") {
+			runs := []Run{{cell(head, c) + ":", &st.Muted}, {" " + cell(r, c), &st.Text}}
+			for _, s := range WrapRuns(runs, w-2, "  ") {
 				out = append(out, "  "+s)
 			}
 		}

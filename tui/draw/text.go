@@ -1,4 +1,4 @@
-package tui
+package draw
 
 import (
 	"strings"
@@ -8,7 +8,7 @@ import (
 )
 
 // textWidth is the number of terminal cells s takes, escape codes excluded.
-func textWidth(s string) int {
+func Width(s string) int {
 	if isPlainASCII(s) {
 		return len(s)
 	}
@@ -25,27 +25,27 @@ func isPlainASCII(s string) bool {
 }
 
 // fit pads or cuts s to exactly w cells; a cut ends in "…".
-func fit(s string, w int) string {
+func Fit(s string, w int) string {
 	if w <= 0 {
 		return ""
 	}
-	sw := textWidth(s)
+	sw := Width(s)
 	switch {
 	case sw == w:
 		return s
 	case sw < w:
-		return s + spaces(w-sw)
+		return s + Spaces(w-sw)
 	default:
 		return ansi.Truncate(s, w, "…")
 	}
 }
 
 // cut shortens s to at most w cells, ending in "…" when it had to.
-func cut(s string, w int) string {
+func Cut(s string, w int) string {
 	if w <= 0 {
 		return ""
 	}
-	if textWidth(s) <= w {
+	if Width(s) <= w {
 		return s
 	}
 	return ansi.Truncate(s, w, "…")
@@ -53,7 +53,7 @@ func cut(s string, w int) string {
 
 const blanks = "                                                                                                                                                                                                                                                                "
 
-func spaces(n int) string {
+func Spaces(n int) string {
 	if n <= 0 {
 		return ""
 	}
@@ -65,17 +65,17 @@ func spaces(n int) string {
 
 // line builds one row of styled text and keeps its width as it goes, so
 // a panel never measures a styled string twice.
-type line struct {
+type Line struct {
 	b strings.Builder
 	w int
 }
 
 // add appends s drawn with st (nil: plain).
-func (l *line) add(st *style, s string) *line {
+func (l *Line) Add(st *Style, s string) *Line {
 	if s == "" {
 		return l
 	}
-	l.w += textWidth(s)
+	l.w += Width(s)
 	if st == nil {
 		l.b.WriteString(s)
 	} else {
@@ -85,36 +85,36 @@ func (l *line) add(st *style, s string) *line {
 }
 
 // pad appends spaces up to column w.
-func (l *line) pad(w int) *line {
+func (l *Line) Pad(w int) *Line {
 	if l.w < w {
-		l.b.WriteString(spaces(w - l.w))
+		l.b.WriteString(Spaces(w - l.w))
 		l.w = w
 	}
 	return l
 }
 
 // String returns the row fitted to exactly w cells.
-func (l *line) fit(w int) string {
+func (l *Line) Fit(w int) string {
 	if l.w == w {
 		return l.b.String()
 	}
 	if l.w < w {
-		return l.b.String() + spaces(w-l.w)
+		return l.b.String() + Spaces(w-l.w)
 	}
 	return ansi.Truncate(l.b.String(), w, "…")
 }
 
 // block is a panel's content: exactly h rows of exactly w cells.
-func block(rows []string, w, h int) string {
+func Block(rows []string, w, h int) string {
 	var b strings.Builder
 	for i := 0; i < h; i++ {
 		if i > 0 {
 			b.WriteByte('\n')
 		}
 		if i < len(rows) {
-			b.WriteString(fit(rows[i], w))
+			b.WriteString(Fit(rows[i], w))
 		} else {
-			b.WriteString(spaces(w))
+			b.WriteString(Spaces(w))
 		}
 	}
 	return b.String()
@@ -122,7 +122,7 @@ func block(rows []string, w, h int) string {
 
 // wrapText word-wraps plain text to w cells, keeping blank lines between
 // paragraphs.
-func wrapText(s string, w int) []string {
+func Wrap(s string, w int) []string {
 	if w <= 0 {
 		return nil
 	}
@@ -141,7 +141,7 @@ func wrapText(s string, w int) []string {
 
 // bar draws a progress bar of w cells, with the fraction also as text by
 // its side (so the bar is never the only carrier).
-func bar(st *Styles, frac float64, w int) string {
+func Bar(st *Styles, frac float64, w int) string {
 	if w <= 0 {
 		return ""
 	}
@@ -155,18 +155,15 @@ func bar(st *Styles, frac float64, w int) string {
 	return st.Bar.Render(strings.Repeat("▰", full)) + st.BarEmpty.Render(strings.Repeat("▱", w-full))
 }
 
-// lipglossStyle keeps signatures short where a style pointer is returned.
-type lipglossStyle = style
-
 // wrapHanging word-wraps one line of a command's output to w cells. The
 // lines it continues on are indented to where its text starts — past the
 // leading spaces, and past an option's name in a table like help's
 // ("  key=TEXT     the key; …") — so a wrapped entry still reads as one.
-func wrapHanging(s string, w int) []string {
+func WrapHanging(s string, w int) []string {
 	if w <= 0 {
 		return nil
 	}
-	if textWidth(s) <= w {
+	if Width(s) <= w {
 		return []string{s}
 	}
 	hang := len(s) - len(strings.TrimLeft(s, " "))
@@ -175,8 +172,8 @@ func wrapHanging(s string, w int) []string {
 		for j < len(s) && s[j] == ' ' {
 			j++
 		}
-		if j < len(s) && textWidth(s[:j]) < w/2 {
-			hang = textWidth(s[:j])
+		if j < len(s) && Width(s[:j]) < w/2 {
+			hang = Width(s[:j])
 		}
 	}
 	if hang >= w/2 {
@@ -187,11 +184,27 @@ func wrapHanging(s string, w int) []string {
 	out := []string{lines[0]}
 	rest := strings.TrimSpace(strings.Join(lines[1:], " "))
 	pad := strings.Repeat(" ", hang)
-	for _, l := range wrapText(rest, w-hang) {
+	for _, l := range Wrap(rest, w-hang) {
 		out = append(out, pad+l)
 	}
 	return out
 }
 
 // oneLine joins a text's lines.
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+func OneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// Width is how many cells the line takes so far.
+func (l *Line) Width() int { return l.w }
+
+// String is the line as drawn so far.
+func (l *Line) String() string { return l.b.String() }
+
+// AddStyled adds text that is styled already and takes w cells.
+func (l *Line) AddStyled(s string, w int) *Line {
+	l.b.WriteString(s)
+	l.w += w
+	return l
+}
+
+// Append adds another line's text.
+func (l *Line) Append(o *Line) *Line { return l.AddStyled(o.String(), o.w) }

@@ -1,4 +1,4 @@
-package tui
+package draw
 
 import (
 	"strings"
@@ -6,7 +6,7 @@ import (
 )
 
 func mdPlain(src string, w int) string {
-	return strings.Join(markdown(NewStyles(DefaultTheme), src, w), "\n")
+	return strings.Join(Markdown(NewStyles(DefaultTheme), src, w), "\n")
 }
 
 func TestMarkdown(t *testing.T) {
@@ -37,8 +37,8 @@ func TestMarkdown(t *testing.T) {
 		if got := mdPlain(c.src, c.w); got != c.want {
 			t.Errorf("%s:\n--- got\n%s\n--- want\n%s", c.name, got, c.want)
 		}
-		for _, r := range markdown(NewStyles(DefaultTheme), c.src, c.w) {
-			if w := textWidth(r); w > c.w {
+		for _, r := range Markdown(NewStyles(DefaultTheme), c.src, c.w) {
+			if w := Width(r); w > c.w {
 				t.Errorf("%s: row %q is %d wide, more than %d", c.name, r, w, c.w)
 			}
 		}

@@ -1,4 +1,4 @@
-package tui
+package draw
 
 import (
 	"strings"
@@ -53,26 +53,26 @@ var DefaultTheme = Theme{
 
 // Styles are every style the screen draws with, built once from a Theme.
 type Styles struct {
-	Text, Muted, Faint, Bold style
-	Accent                   style
-	Title, TitleFocused      style
-	Tab, TabActive           style
-	Border, BorderFocused    style
-	OK, Fail, Warn           style
-	Leader, Down, Isolated   style
-	Committed, Uncommitted   style
-	Truncated, Flash         style
-	Selected                 style
-	Banner                   style
-	Header, Key              style
-	Bar, BarEmpty            style
+	Text, Muted, Faint, Bold Style
+	Accent                   Style
+	Title, TitleFocused      Style
+	Tab, TabActive           Style
+	Border, BorderFocused    Style
+	OK, Fail, Warn           Style
+	Leader, Down, Isolated   Style
+	Committed, Uncommitted   Style
+	Truncated, Flash         Style
+	Selected                 Style
+	Banner                   Style
+	Header, Key              Style
+	Bar, BarEmpty            Style
 	Help                     help.Styles // the help bubble's, from the same theme
 }
 
 // style is a lipgloss style with its escape codes worked out once: a wide
 // frame draws hundreds of short runs, and lipgloss's Render costs
 // microseconds each where two concatenations cost nanoseconds.
-type style struct {
+type Style struct {
 	lipgloss.Style
 	pre, post string
 	slow      bool // underlined: lipgloss treats spaces apart
@@ -81,20 +81,20 @@ type style struct {
 // sentinel is a private-use rune no text of ours contains.
 const sentinel = "\uE000"
 
-func mkStyle(s lipgloss.Style) style {
+func mkStyle(s lipgloss.Style) Style {
 	if s.GetUnderline() || s.GetStrikethrough() {
-		return style{Style: s, slow: true}
+		return Style{Style: s, slow: true}
 	}
 	r := s.Render(sentinel)
 	i := strings.Index(r, sentinel)
 	if i < 0 {
-		return style{Style: s}
+		return Style{Style: s}
 	}
-	return style{Style: s, pre: r[:i], post: r[i+len(sentinel):]}
+	return Style{Style: s, pre: r[:i], post: r[i+len(sentinel):]}
 }
 
 // Render draws one line of text in the style.
-func (s *style) Render(text string) string {
+func (s *Style) Render(text string) string {
 	if s.slow || strings.IndexByte(text, '\n') >= 0 {
 		return s.Style.Render(text)
 	}
@@ -154,18 +154,18 @@ func NewStylesFor(t Theme, r *lipgloss.Renderer) *Styles {
 
 // Symbols carry every state without colour.
 const (
-	symLeader      = "▲"
-	symDown        = "✗"
-	symUp          = "●"
-	symCommitted   = "●"
-	symUncommitted = "○"
-	symLearning    = "◐" // committed; this replica has not heard so yet
-	symTruncated   = "✂"
-	symIsolated    = "⊘"
-	symSlow        = "~"
-	symOK          = "✓"
-	symFail        = "✗"
-	symPending     = "…"
-	symSelected    = "›"
-	symCandidate   = "◇"
+	SymLeader      = "▲"
+	SymDown        = "✗"
+	SymUp          = "●"
+	SymCommitted   = "●"
+	SymUncommitted = "○"
+	SymLearning    = "◐" // committed; this replica has not heard so yet
+	SymTruncated   = "✂"
+	SymIsolated    = "⊘"
+	SymSlow        = "~"
+	SymOK          = "✓"
+	SymFail        = "✗"
+	SymPending     = "…"
+	SymSelected    = "›"
+	SymCandidate   = "◇"
 )
