@@ -1,8 +1,6 @@
 package tui
 
 import (
-	"fmt"
-	"math/rand"
 	"slices"
 	"testing"
 	"time"
@@ -12,42 +10,6 @@ import (
 	"github.com/mqlab/mqlab/tui/source"
 	"github.com/mqlab/mqlab/tui/view"
 )
-
-// flashSale is a lab snapshot after a burst of orders: billing's lag rose
-// while the load ran faster than the consumer, then drained; a queue
-// stayed empty; two workers retried the same failures, one without
-// jitter and one with full jitter.
-func flashSale() lab.Snapshot {
-	t0 := demoStart.Add(-20 * time.Second)
-	var lag, empty []int64
-	for i := 0; i < 80; i++ { // 20 s of lab time: 10 s of load, then the drain
-		v := int64(i * 60)
-		if i >= 40 {
-			v = max(0, 2400-int64(i-40)*70)
-		}
-		lag = append(lag, v)
-		empty = append(empty, 0)
-	}
-	snap := lab.Snapshot{Time: demoStart, Series: []lab.SeriesState{
-		{Name: "depth(receipts)", Func: "depth", Of: "receipts", Unit: "msgs", Start: t0, Every: lab.SeriesEvery, Values: empty},
-		{Name: "lag(billing)", Func: "lag", Of: "billing", Unit: "msgs", Start: t0, Every: lab.SeriesEvery, Values: lag},
-	}}
-	rnd := rand.New(rand.NewSource(3))
-	for m := 0; m < 30; m++ {
-		for _, c := range []string{"w-plain", "w-jitter"} {
-			failed := t0 // every message failed at once: the payments service went down
-			for a := 2; a <= 4; a++ {
-				d := time.Second << (a - 2)
-				if c == "w-jitter" {
-					d = time.Duration(rnd.Int63n(int64(d)))
-				}
-				snap.Retries = append(snap.Retries, lab.RetryState{Client: c, Message: fmt.Sprintf("%s-%d", c, m), Attempt: a, Failed: failed, Delay: d})
-				failed = failed.Add(d + 10*time.Millisecond) // the retry ran and failed again
-			}
-		}
-	}
-	return snap
-}
 
 func TestViewOfCharts(t *testing.T) {
 	snap := flashSale()
@@ -98,35 +60,6 @@ func names(ss []view.Series) []string {
 		out = append(out, s.Name)
 	}
 	return out
-}
-
-// The chart of a flash sale: billing's lag rises while the load runs and
-// drains after, on an axis in lab seconds; retries come in waves without
-// jitter and spread with it. At the width of the 80- and 120-column
-// screens.
-func TestChartGoldens(t *testing.T) {
-	snap := flashSale()
-	v := source.ViewOf(&snap)
-	ctx := newContext(newFakeSource(v), draw.NewStyles(draw.DefaultTheme), DefaultKeyMap())
-	ctx.State = &v
-	for _, c := range []struct{ w, h int }{{38, 10}, {58, 18}, {58, 5}} {
-		p := newChartPanel(ctx)
-		p.SetSize(c.w, c.h)
-		got := p.View()
-		checkSize(t, "chart", got, c.w, c.h)
-		golden(t, fmtName("chart_flash", c.w, c.h), got)
-	}
-}
-
-// squeeze keeps every peak and ends with the newest value.
-func TestSqueeze(t *testing.T) {
-	vals := []float64{1, 9, 2, 3, 4, 0, 7}
-	if got, want := squeeze(vals, 3), []float64{1, 9, 7}; !slices.Equal(got, want) {
-		t.Errorf("squeeze by 3: %v, want %v", got, want)
-	}
-	if got := squeeze(vals, 1); !slices.Equal(got, vals) {
-		t.Errorf("squeeze by 1: %v, want it unchanged", got)
-	}
 }
 
 // A running check shows as a job with its progress.

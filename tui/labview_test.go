@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -11,89 +10,9 @@ import (
 
 	"github.com/mqlab/mqlab/broker"
 	"github.com/mqlab/mqlab/lab"
-	"github.com/mqlab/mqlab/tui/draw"
 	"github.com/mqlab/mqlab/tui/source"
 	"github.com/mqlab/mqlab/tui/view"
 )
-
-// labShapedState is what the lab adapter gives after the leader of
-// orders/0 was killed: the dead node reports nothing (its memory is gone),
-// and a check has run.
-func labShapedState() view.State {
-	entries := func(epoch uint64) []view.Entry {
-		return []view.Entry{{Offset: 0, Epoch: epoch, Committed: true}, {Offset: 1, Epoch: epoch, Committed: true}, {Offset: 2, Epoch: epoch, Committed: true}}
-	}
-	return view.State{
-		Time: demoStart, Clock: view.Clock{Speed: 1}, Timing: "classroom",
-		Nodes: []view.Node{{ID: "n1"}, {ID: "n2", Up: true, Leads: []string{"controller", "orders/0"}}, {ID: "n3", Up: true}},
-		Partitions: []view.Partition{{Name: "orders/0", Leader: "n2", Epoch: 4, Replicas: []view.Replica{
-			{Node: "n1", Role: "down"},
-			{Node: "n2", Role: "leader", Epoch: 4, HWM: 3, LEO: 3, Entries: entries(3)},
-			{Node: "n3", Role: "follower", Epoch: 4, HWM: 3, LEO: 3, Entries: entries(3)},
-		}}},
-		Checker: view.Checker{At: demoStart.Add(-time.Minute), Fields: []view.CheckField{
-			{Name: "confirmed", Value: 9, OK: true},
-			{Name: "lost", Value: 0, OK: true},
-			{Name: "unknown", Value: 0, OK: true},
-		}},
-	}
-}
-
-func TestLabShapedGoldens(t *testing.T) {
-	v := labShapedState()
-	ctx := newContext(newFakeSource(v), draw.NewStyles(draw.DefaultTheme), DefaultKeyMap())
-	ctx.State = &v
-	for _, c := range []struct {
-		name string
-		p    panel
-		w, h int
-	}{
-		{"cluster_dead", newClusterPanel(ctx), 78, 9},
-		{"checker_checked", newCheckerPanel(ctx), 28, 5},
-		{"checker_checked", newCheckerPanel(ctx), 44, 5},
-	} {
-		c.p.SetSize(c.w, c.h)
-		got := c.p.View()
-		checkSize(t, c.name, got, c.w, c.h)
-		golden(t, fmtName(c.name, c.w, c.h), got)
-	}
-	// A partition: each node's row says what it is cut from, and what it
-	// leads still reads after it.
-	cut := view.State{Nodes: []view.Node{
-		{ID: "n1", Up: true, CutFrom: []string{"n2", "n3"}, Leads: []string{"orders/0"}},
-		{ID: "n2", Up: true, CutFrom: []string{"n1"}, Leads: []string{"controller"}},
-		{ID: "n3", Up: true, CutFrom: []string{"n1"}, Latency: 200 * time.Millisecond},
-	}}
-	cctx := newContext(newFakeSource(cut), draw.NewStyles(draw.DefaultTheme), DefaultKeyMap())
-	cctx.State = &cut
-	cp := newClusterPanel(cctx)
-	cp.SetSize(78, 9)
-	golden(t, "cluster_cut_78x9", cp.View())
-
-	// Without a leader, the header says why: an election under way, or
-	// too few replicas up to hold one.
-	nl := labShapedState()
-	nl.Nodes = []view.Node{{ID: "n1"}, {ID: "n2", Up: true, Leads: []string{"controller"}}, {ID: "n3", Up: true}, {ID: "n4"}}
-	p0 := nl.Partitions[0]
-	p0.Leader, p0.Replicas = "", append([]view.Replica(nil), p0.Replicas...)
-	p0.Replicas[1].Role = "follower"
-	p1 := view.Partition{Name: "orders/1", Epoch: 4, Replicas: []view.Replica{{Node: "n1", Role: "down"}, p0.Replicas[1], {Node: "n4", Role: "down"}}}
-	nl.Partitions = []view.Partition{p0, p1}
-	nctx := newContext(newFakeSource(nl), draw.NewStyles(draw.DefaultTheme), DefaultKeyMap())
-	nctx.State = &nl
-	np := newClusterPanel(nctx)
-	np.SetSize(78, 14)
-	golden(t, "cluster_noleader_78x14", np.View())
-
-	empty := newCheckerPanel(newContext(newFakeSource(view.State{}), draw.NewStyles(draw.DefaultTheme), DefaultKeyMap()))
-	empty.ctx.State = &view.State{}
-	empty.SetSize(28, 4)
-	golden(t, "checker_empty_28x4", empty.View())
-}
-
-func fmtName(name string, w, h int) string {
-	return name + "_" + strconv.Itoa(w) + "x" + strconv.Itoa(h)
-}
 
 // Consumer groups and queues, as the broker reports them, map onto the
 // panels' types (the lab does not drive them yet; the broker has them).

@@ -2,6 +2,8 @@ package tui
 
 import (
 	"context"
+	"github.com/mqlab/mqlab/tui/keys"
+	"github.com/mqlab/mqlab/tui/panel"
 	"io"
 	"sync/atomic"
 	"time"
@@ -60,15 +62,15 @@ type Model struct {
 	// id marks the messages of this screen's own commands, so that a
 	// screen that replaced another ignores what was meant for the old one.
 	id     uint64
-	ctx    *Context
+	ctx    *panel.Context
 	opts   Options
-	panels [numPanels]panel
+	panels [panel.Count]panel.Component
 
-	cluster  *clusterPanel
-	timeline *timelinePanel
+	cluster  *panel.Cluster
+	timeline *panel.Timeline
 
 	lay      layout
-	focus    panelID
+	focus    panel.ID
 	tooSmall bool
 	// chosen: the learner picked a panel (tab or click); until then a
 	// side slot shows whatever part of the lab has something to show.
@@ -151,7 +153,7 @@ func New(src view.Source, opts Options) *Model {
 		th = *opts.Theme
 	}
 	st := draw.NewStylesFor(th, opts.Renderer)
-	ctx := newContext(src, st, DefaultKeyMap())
+	ctx := panel.NewContext(src, st, keys.Default())
 	ctx.About = opts.About
 	if opts.Title != "" {
 		ctx.Title = opts.Title
@@ -162,7 +164,7 @@ func New(src view.Source, opts Options) *Model {
 		id:        screens.Add(1),
 		ctx:       ctx,
 		opts:      opts,
-		focus:     pCluster,
+		focus:     panel.ClusterID,
 		prompt:    newPrompt(st, opts.Commands),
 		hist:      newHistory(opts.HistorySize),
 		seenTrunc: map[string]bool{},
@@ -173,23 +175,23 @@ func New(src view.Source, opts Options) *Model {
 	m.help = help.New()
 	m.help.Styles = st.Help
 
-	m.cluster = newClusterPanel(ctx)
-	m.timeline = newTimelinePanel(ctx)
-	m.panels = [numPanels]panel{
-		pLesson:   newLessonPanel(ctx),
-		pCluster:  m.cluster,
-		pGroups:   newGroupsPanel(ctx),
-		pQueues:   newQueuesPanel(ctx),
-		pServices: newServicesPanel(ctx),
-		pTimeline: m.timeline,
-		pChecker:  newCheckerPanel(ctx),
-		pChart:    newChartPanel(ctx),
-		pRaft:     newRaftPanel(ctx),
+	m.cluster = panel.NewCluster(ctx)
+	m.timeline = panel.NewTimeline(ctx)
+	m.panels = [panel.Count]panel.Component{
+		panel.LessonID:   panel.NewLesson(ctx),
+		panel.ClusterID:  m.cluster,
+		panel.GroupsID:   panel.NewGroups(ctx),
+		panel.QueuesID:   panel.NewQueues(ctx),
+		panel.ServicesID: panel.NewServices(ctx),
+		panel.TimelineID: m.timeline,
+		panel.CheckerID:  panel.NewChecker(ctx),
+		panel.ChartID:    panel.NewChart(ctx),
+		panel.RaftID:     panel.NewRaft(ctx),
 	}
 	ctx.Keys.Lessons.SetEnabled(opts.BackToLessons)
 	m.pull()
 	if m.live != nil && m.live.Lesson != nil {
-		m.focus = pLesson // a lesson is read first; ↑/↓ scroll it
+		m.focus = panel.LessonID // a lesson is read first; ↑/↓ scroll it
 	}
 	m.resize(MinWidth, MinHeight)
 	if opts.ReadOnly {

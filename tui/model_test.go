@@ -12,6 +12,8 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/mqlab/mqlab/lessons"
+	"github.com/mqlab/mqlab/tui/draw"
+	"github.com/mqlab/mqlab/tui/panel"
 	"github.com/mqlab/mqlab/tui/source"
 	"github.com/mqlab/mqlab/tui/view"
 )
@@ -392,7 +394,7 @@ func TestRootGoldens(t *testing.T) {
 // Clicking a node selects it; clicking a tab shows its panel.
 func TestMouse(t *testing.T) {
 	m, src := newTestModel(t, sceneEnd(t), 120, 40)
-	si, _ := m.lay.slotOf(pCluster)
+	si, _ := m.lay.slotOf(panel.ClusterID)
 	r := m.lay.slots[si].r
 	m.View()
 	m.Update(tea.MouseMsg{X: r.x + 4, Y: r.y + 1 + 2, Button: tea.MouseButtonLeft, Action: tea.MouseActionPress})
@@ -403,23 +405,23 @@ func TestMouse(t *testing.T) {
 	if !src.has("kill n3") {
 		t.Errorf("k after the click sent %q", src.got())
 	}
-	gi, _ := m.lay.slotOf(pQueues)
+	gi, _ := m.lay.slotOf(panel.QueuesID)
 	g := m.lay.slots[gi]
-	spans := tabSpans(m.tabs(&g), g.active)
+	spans := draw.TabSpans(m.tabs(&g), g.active)
 	m.Update(tea.MouseMsg{X: g.r.x + spans[1][0] + 1, Y: g.r.y, Button: tea.MouseButtonLeft, Action: tea.MouseActionPress})
-	if !m.lay.visible(pQueues) || m.focus != pQueues {
+	if !m.lay.visible(panel.QueuesID) || m.focus != panel.QueuesID {
 		t.Error("clicking the Queues tab does not show it")
 	}
 	// The wheel scrolls the pane under the pointer, and the output pane
 	// when one is open.
-	ti, _ := m.lay.slotOf(pTimeline)
+	ti, _ := m.lay.slotOf(panel.TimelineID)
 	tr := m.lay.slots[ti].r
-	_, tp := m.lay.slotOf(pTimeline)
+	_, tp := m.lay.slotOf(panel.TimelineID)
 	m.lay.slots[ti].active = tp
-	before := m.timeline.off
+	before := m.timeline.Offset()
 	m.Update(tea.MouseMsg{X: tr.x + 2, Y: tr.y + 2, Button: tea.MouseButtonWheelDown, Action: tea.MouseActionPress})
-	if m.timeline.off != before+1 {
-		t.Errorf("the wheel over the timeline moved it from %d to %d", before, m.timeline.off)
+	if m.timeline.Offset() != before+1 {
+		t.Errorf("the wheel over the timeline moved it from %d to %d", before, m.timeline.Offset())
 	}
 	m.showOutput("help", strings.Repeat("line\n", 200))
 	m.Update(tea.MouseMsg{X: 5, Y: 5, Button: tea.MouseButtonWheelDown, Action: tea.MouseActionPress})
@@ -477,13 +479,13 @@ func TestSideSlotShowsWhatTheLabHas(t *testing.T) {
 	for _, size := range [][2]int{{100, 30}, {120, 40}} {
 		m, src := newTestModel(t, v, size[0], size[1])
 		m.pull()
-		if si, _ := m.lay.slotOf(pCluster); !m.lay.visible(pQueues) || len(m.lay.slots[si].panels) > 1 && m.lay.visible(pCluster) {
+		if si, _ := m.lay.slotOf(panel.ClusterID); !m.lay.visible(panel.QueuesID) || len(m.lay.slots[si].panels) > 1 && m.lay.visible(panel.ClusterID) {
 			t.Fatalf("%v, queues but no topics: the slots are %v; want the queues in front", size, m.lay.slots)
 		}
 		// A topic appears: the queues stay in front, nothing flickers.
 		src.set(func(v *view.State) { v.Partitions = []view.Partition{{Name: "orders/0", Leader: "n1", Epoch: 1}} })
 		m.pull()
-		if !m.lay.visible(pQueues) {
+		if !m.lay.visible(panel.QueuesID) {
 			t.Errorf("%v: a new topic moved the queues away: %v", size, m.lay.slots)
 		}
 	}
@@ -492,7 +494,7 @@ func TestSideSlotShowsWhatTheLabHas(t *testing.T) {
 	for _, size := range [][2]int{{80, 24}, {100, 30}, {120, 40}} {
 		m, _ := newTestModel(t, view.State{Nodes: v.Nodes}, size[0], size[1])
 		m.pull()
-		if !m.lay.visible(pCluster) {
+		if !m.lay.visible(panel.ClusterID) {
 			t.Errorf("%v: a fresh sandbox opens on %v, not the cluster", size, m.lay.slots)
 		}
 	}
@@ -602,14 +604,16 @@ func TestNewStepBringsTheLessonForward(t *testing.T) {
 	v.Lesson = &view.Lesson{ID: "t", Title: "t", Step: 1, Steps: 3, Status: lessons.StatusStepDone}
 	m, src := newTestModel(t, v, 80, 24)
 	press(m, "tab", "tab", "tab")
-	m.timeline.filter = "command"
-	if m.focus == pLesson {
+	if m.timeline.CycleFilter() == "" {
+		t.Fatal("the timeline has no kind of event to filter by")
+	}
+	if m.focus == panel.LessonID {
 		t.Fatal("tab did not move the focus off the lesson")
 	}
 	src.set(func(s *view.State) { s.Lesson = &view.Lesson{ID: "t", Title: "t", Step: 2, Steps: 3} })
 	m.pull()
-	if m.focus != pLesson || m.timeline.filter != "" {
-		t.Errorf("after the step changed, focus is on panel %d with the timeline filter %q", m.focus, m.timeline.filter)
+	if m.focus != panel.LessonID || m.timeline.Filter() != "" {
+		t.Errorf("after the step changed, focus is on panel %d with the timeline filter %q", m.focus, m.timeline.Filter())
 	}
 	if !strings.Contains(m.View(), "┏━[Lesson]") && !strings.Contains(m.View(), "[Lesson]") {
 		t.Errorf("the lesson is not in front:\n%s", m.View())

@@ -6,6 +6,7 @@ package tui
 
 import (
 	"fmt"
+	"github.com/mqlab/mqlab/tui/panel"
 	"sort"
 	"strings"
 
@@ -44,22 +45,22 @@ func (m *Model) showContent() {
 		return
 	}
 	s := m.ctx.State
-	has := func(id panelID) bool {
+	has := func(id panel.ID) bool {
 		switch id {
-		case pCluster:
+		case panel.ClusterID:
 			// Its nodes are the thing to act on while the lab has nothing
 			// else (a fresh sandbox); a queue, a group or a table comes
 			// before "No topics yet".
 			return len(s.Partitions) > 0 || len(s.Nodes) > 0 && len(s.Queues)+len(s.Groups)+len(s.Tables) == 0
-		case pGroups:
+		case panel.GroupsID:
 			return len(s.Groups) > 0
-		case pQueues:
+		case panel.QueuesID:
 			return len(s.Queues) > 0
-		case pServices:
+		case panel.ServicesID:
 			return len(s.Tables) > 0
-		case pChart:
+		case panel.ChartID:
 			return len(s.Charts.Series)+len(s.Charts.Retries) > 0
-		case pRaft:
+		case panel.RaftID:
 			return len(s.Partitions) > 0
 		}
 		return true
@@ -108,7 +109,7 @@ func (m *Model) View() string {
 	rows := make([]string, 0, h)
 	rows = append(rows, m.header(w))
 	if m.lay.taskLine {
-		rows = append(rows, taskLine(st, m.ctx.State.Lesson, w))
+		rows = append(rows, panel.TaskLine(st, m.ctx.State.Lesson, w))
 	}
 	rows = append(rows, m.body()...)
 	rows = append(rows, m.statusLine(w))
@@ -265,7 +266,7 @@ func (m *Model) headerRight(level int, timing bool) draw.Line {
 	}
 	if s.Kafka != nil && level <= 1 {
 		r.Add(&st.Faint, "  kafka ")
-		r.Add(&st.Text, kafkaSeed(s.Kafka))
+		r.Add(&st.Text, panel.KafkaSeed(s.Kafka))
 	}
 	return r
 }
@@ -317,23 +318,23 @@ func (m *Model) body() []string {
 	b := m.lay.body
 	switch {
 	case m.showHelp:
-		return strings.Split(frame(m.ctx.Styles, []string{"Help"}, 0, true, m.helpView(b.w-2, b.h-2), b.w, b.h), "\n")
+		return strings.Split(draw.Frame(m.ctx.Styles, []string{"Help"}, 0, true, m.helpView(b.w-2, b.h-2), b.w, b.h), "\n")
 	case m.output != nil:
 		var wrapped []string
 		for _, l := range m.output {
 			wrapped = append(wrapped, draw.WrapHanging(l, b.w-2)...)
 		}
-		rows, off := window(wrapped, m.outputOff, b.h-2, m.ctx.Styles)
+		rows, off := draw.Window(wrapped, m.outputOff, b.h-2, m.ctx.Styles)
 		m.outputOff = off
 		body := draw.Block(rows, b.w-2, b.h-2)
-		return strings.Split(frame(m.ctx.Styles, []string{m.outputTitle + " · esc closes"}, 0, true, body, b.w, b.h), "\n")
+		return strings.Split(draw.Frame(m.ctx.Styles, []string{m.outputTitle + " · esc closes"}, 0, true, body, b.w, b.h), "\n")
 	}
 	frames := make([][]string, len(m.lay.slots))
 	for si := range m.lay.slots {
 		s := &m.lay.slots[si]
 		id := s.panels[s.active]
 		p := m.panels[id]
-		frames[si] = strings.Split(frame(m.ctx.Styles, m.tabs(s), s.active, id == m.focus, p.View(), s.r.w, s.r.h), "\n")
+		frames[si] = strings.Split(draw.Frame(m.ctx.Styles, m.tabs(s), s.active, id == m.focus, p.View(), s.r.w, s.r.h), "\n")
 	}
 	// Every row of the body is covered by slots side by side.
 	order := make([]int, len(m.lay.slots))

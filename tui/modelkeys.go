@@ -5,6 +5,8 @@ package tui
 
 import (
 	"fmt"
+	"github.com/mqlab/mqlab/tui/draw"
+	"github.com/mqlab/mqlab/tui/panel"
 	"slices"
 	"strconv"
 	"strings"
@@ -37,7 +39,7 @@ func (m *Model) syncKeys() {
 	} else {
 		k.Live.SetHelp("esc", "back to live")
 	}
-	k.Filter.SetEnabled(!m.tooSmall && m.lay.visible(pTimeline))
+	k.Filter.SetEnabled(!m.tooSmall && m.lay.visible(panel.TimelineID))
 	k.NextStep.SetEnabled(m.live != nil && m.live.Lesson != nil)
 	k.PrevStep.SetEnabled(m.live != nil && m.live.Lesson != nil)
 	if m.opts.ReadOnly {
@@ -158,11 +160,11 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 			m.ctx.State = m.hist.current()
 		}
 	case key.Matches(msg, k.Focus):
-		m.focus = (m.focus + 1) % numPanels
+		m.focus = (m.focus + 1) % panel.Count
 		m.chosen = true
 		m.showFocus()
 	case key.Matches(msg, k.FocusPrev):
-		m.focus = (m.focus + numPanels - 1) % numPanels
+		m.focus = (m.focus + panel.Count - 1) % panel.Count
 		m.chosen = true
 		m.showFocus()
 	case key.Matches(msg, k.ScrollUp):
@@ -183,7 +185,7 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.Kill):
 		return m.nodeCmd(killNode)
 	case key.Matches(msg, k.KillLeader):
-		p := leaderTarget(m.ctx.State, m.ctx.SelectedNode())
+		p := panel.LeaderTarget(m.ctx.State, m.ctx.SelectedNode())
 		if p == "" {
 			m.setStatus(statusErr, "no partition or queue has a leader to kill now")
 			return nil
@@ -225,7 +227,7 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		}
 		return m.run(view.LineOrder(source.CmdPredict + " " + msg.String()))
 	case key.Matches(msg, k.Filter):
-		if f := m.timeline.cycleFilter(); f == "" {
+		if f := m.timeline.CycleFilter(); f == "" {
 			m.setStatus(statusInfo, "timeline: every kind of event")
 		} else {
 			m.setStatus(statusInfo, "timeline: only "+f+" (f for the next kind)")
@@ -257,28 +259,6 @@ func (m *Model) selectNode(i int) {
 		return
 	}
 	m.ctx.Selected = (i%n + n) % n
-}
-
-// leaderTarget is the partition (or queue) whose leader K kills: the
-// first the selected node leads, else the first on screen with a leader.
-// The lab resolves leader(…) when the kill runs.
-func leaderTarget(v *view.State, selected string) string {
-	for _, p := range v.Partitions {
-		if p.Leader != "" && p.Leader == selected {
-			return p.Name
-		}
-	}
-	for _, p := range v.Partitions {
-		if p.Leader != "" {
-			return p.Name
-		}
-	}
-	for _, q := range v.Queues {
-		if q.Leader != "" {
-			return q.Name
-		}
-	}
-	return ""
 }
 
 // nodeCmd runs the command build makes for the selected node.
@@ -336,7 +316,7 @@ func (m *Model) mouse(msg tea.MouseMsg) {
 			m.panels[id].Scroll(1)
 		case msg.Button == tea.MouseButtonLeft && msg.Action == tea.MouseActionPress:
 			if msg.Y == s.r.y && len(s.panels) > 1 {
-				for pi, sp := range tabSpans(m.tabs(s), s.active) {
+				for pi, sp := range draw.TabSpans(m.tabs(s), s.active) {
 					if msg.X-s.r.x >= sp[0] && msg.X-s.r.x < sp[1] {
 						s.active = pi
 						id = s.panels[pi]
@@ -345,8 +325,8 @@ func (m *Model) mouse(msg tea.MouseMsg) {
 				}
 			}
 			m.focus = id
-			if id == pCluster {
-				if i, ok := m.cluster.nodeAt(msg.X-s.r.x-1, msg.Y-s.r.y-1); ok {
+			if id == panel.ClusterID {
+				if i, ok := m.cluster.NodeAt(msg.X-s.r.x-1, msg.Y-s.r.y-1); ok {
 					m.selectNode(i)
 				}
 			}

@@ -5,6 +5,7 @@ package tui
 
 import (
 	"fmt"
+	"github.com/mqlab/mqlab/tui/panel"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -74,11 +75,11 @@ func (m *Model) pull() {
 // every kind of event again, so a new step never opens on a panel that
 // hides it.
 func (m *Model) newStep() {
-	m.focus = pLesson
+	m.focus = panel.LessonID
 	m.chosen = false
 	m.showFocus()
-	m.panels[pLesson].Scroll(-1 << 20)
-	m.timeline.filter = ""
+	m.panels[panel.LessonID].Scroll(-1 << 20)
+	m.timeline.ShowAll()
 }
 
 // noticeChanges starts flashes for truncations not seen before and for
@@ -90,7 +91,7 @@ func (m *Model) noticeChanges(v *view.State) {
 	}
 	for _, p := range v.Partitions {
 		if old, ok := m.epochs[p.Name]; ok && old != p.Epoch && p.Epoch > old && m.pulled {
-			m.ctx.epochFlash[p.Name] = epochChange{From: old, To: p.Epoch, Frames: epochFlashFrames}
+			m.ctx.EpochFlash[p.Name] = panel.EpochChange{From: old, To: p.Epoch, Frames: epochFlashFrames}
 		}
 		m.epochs[p.Name] = p.Epoch
 		for _, r := range p.Replicas {
@@ -107,11 +108,11 @@ func (m *Model) noticeChanges(v *view.State) {
 				}
 				r.Truncation.At = at
 			}
-			k := truncKey(p.Name, r.Node, r.Truncation)
+			k := panel.TruncKey(p.Name, r.Node, r.Truncation)
 			if !m.seenTrunc[k] {
 				m.seenTrunc[k] = true
 				if m.pulled {
-					m.ctx.truncFlash[k] = truncFlashFrames
+					m.ctx.TruncFlash[k] = truncFlashFrames
 				}
 			}
 		}
@@ -119,7 +120,7 @@ func (m *Model) noticeChanges(v *view.State) {
 }
 
 func (m *Model) flashCmd() tea.Cmd {
-	if m.ticking || (len(m.ctx.truncFlash) == 0 && len(m.ctx.epochFlash) == 0) {
+	if m.ticking || (len(m.ctx.TruncFlash) == 0 && len(m.ctx.EpochFlash) == 0) {
 		return nil
 	}
 	m.ticking = true
@@ -128,19 +129,19 @@ func (m *Model) flashCmd() tea.Cmd {
 
 func (m *Model) tickFlashes() {
 	m.ctx.Frame++
-	for k, n := range m.ctx.truncFlash {
+	for k, n := range m.ctx.TruncFlash {
 		if n <= 1 {
-			delete(m.ctx.truncFlash, k)
+			delete(m.ctx.TruncFlash, k)
 		} else {
-			m.ctx.truncFlash[k] = n - 1
+			m.ctx.TruncFlash[k] = n - 1
 		}
 	}
-	for k, e := range m.ctx.epochFlash {
+	for k, e := range m.ctx.EpochFlash {
 		if e.Frames <= 1 {
-			delete(m.ctx.epochFlash, k)
+			delete(m.ctx.EpochFlash, k)
 		} else {
 			e.Frames--
-			m.ctx.epochFlash[k] = e
+			m.ctx.EpochFlash[k] = e
 		}
 	}
 }

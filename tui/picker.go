@@ -263,15 +263,15 @@ func (p *picker) View() string {
 	rows := []string{p.header(w)}
 	body := h - 1 - len(status) // the header, the status, the help row
 	if p.showHelp {
-		rows = append(rows, strings.Split(frame(st, []string{"Help"}, 0, true, p.helpView(w-2, body-3), w, body-1), "\n")...)
+		rows = append(rows, strings.Split(draw.Frame(st, []string{"Help"}, 0, true, p.helpView(w-2, body-3), w, body-1), "\n")...)
 	} else {
 		// The details take what they need, up to a third of the screen;
 		// the list the rest.
 		title, detail := p.detail(w-2, max(3, h/3-2))
 		detailH := len(detail) + 2
 		listH := body - detailH - 1
-		rows = append(rows, strings.Split(frame(st, []string{"Lessons"}, 0, true, p.list(w-2, listH-2), w, listH), "\n")...)
-		rows = append(rows, strings.Split(frame(st, []string{title}, 0, false, draw.Block(detail, w-2, detailH-2), w, detailH), "\n")...)
+		rows = append(rows, strings.Split(draw.Frame(st, []string{"Lessons"}, 0, true, p.list(w-2, listH-2), w, listH), "\n")...)
+		rows = append(rows, strings.Split(draw.Frame(st, []string{title}, 0, false, draw.Block(detail, w-2, detailH-2), w, detailH), "\n")...)
 	}
 	rows = append(rows, status...)
 	rows = append(rows, draw.Fit(p.help.ShortHelpView(p.keys.ShortHelp()), w))
@@ -390,7 +390,7 @@ func (p *picker) list(w, h int) string {
 	if selRow+1 >= p.off+h {
 		p.off = min(selRow+2-h, max(0, len(rows)-h))
 	}
-	out, off := windowNote(rows, p.off, h, st, "(↑/↓)")
+	out, off := draw.WindowNote(rows, p.off, h, st, "(↑/↓)")
 	p.off = off
 	p.rowEntry = append(p.rowEntry[:0], entryOf[off:off+len(out)]...)
 	if off > 0 && len(out) > 1 { // the rows windowNote wrote its notes on

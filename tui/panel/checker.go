@@ -1,4 +1,4 @@
-package tui
+package panel
 
 import (
 	"fmt"
@@ -7,21 +7,21 @@ import (
 	"github.com/mqlab/mqlab/tui/draw"
 )
 
-// checkerPanel draws the checker's invariants, each with ✓ or ✗ and its
+// Checker draws the checker's invariants, each with ✓ or ✗ and its
 // count, and how many hold.
-type checkerPanel struct {
+type Checker struct {
 	ctx  *Context
 	w, h int
 	off  int
 }
 
-func newCheckerPanel(ctx *Context) *checkerPanel { return &checkerPanel{ctx: ctx} }
+func NewChecker(ctx *Context) *Checker { return &Checker{ctx: ctx} }
 
-func (p *checkerPanel) Title() string    { return "Checker" }
-func (p *checkerPanel) SetSize(w, h int) { p.w, p.h = w, h }
-func (p *checkerPanel) Scroll(d int)     { p.off = max(0, p.off+d) }
+func (p *Checker) Title() string    { return "Checker" }
+func (p *Checker) SetSize(w, h int) { p.w, p.h = w, h }
+func (p *Checker) Scroll(d int)     { p.off = max(0, p.off+d) }
 
-func (p *checkerPanel) View() string {
+func (p *Checker) View() string {
 	st := p.ctx.Styles
 	c := p.ctx.State.Checker
 	if len(c.Fields) == 0 {
@@ -99,7 +99,7 @@ func (p *checkerPanel) View() string {
 			}
 		}
 	}
-	out, off := window(rows, p.off, p.h, st)
+	out, off := draw.Window(rows, p.off, p.h, st)
 	p.off = off
 	return draw.Block(out, p.w, p.h)
 }

@@ -1,4 +1,4 @@
-package tui
+package panel
 
 import (
 	"strings"
@@ -10,9 +10,9 @@ import (
 // The Kafka listener as the screen shows it: the address to point a
 // client at, in the header, and the clients connected, under the nodes.
 
-// kafkaSeed is the first address of the bootstrap list: one is enough
+// KafkaSeed is the first address of the bootstrap list: one is enough
 // for a client, and it fits a header.
-func kafkaSeed(k *view.Kafka) string {
+func KafkaSeed(k *view.Kafka) string {
 	seed, _, _ := strings.Cut(k.Bootstrap, ",")
 	return seed
 }
@@ -21,9 +21,9 @@ func kafkaSeed(k *view.Kafka) string {
 func kafkaRow(st *draw.Styles, k *view.Kafka, w int) string {
 	var l draw.Line
 	l.Add(&st.Accent, "Kafka ")
-	l.Add(&st.Text, kafkaSeed(k))
+	l.Add(&st.Text, KafkaSeed(k))
 	if len(k.Clients) == 0 {
-		l.Add(&st.Muted, " · no client connected · try  kcat -b "+kafkaSeed(k)+" -L")
+		l.Add(&st.Muted, " · no client connected · try  kcat -b "+KafkaSeed(k)+" -L")
 		return l.Fit(w)
 	}
 	l.Add(&st.Muted, " · clients ")

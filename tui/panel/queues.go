@@ -1,4 +1,4 @@
-package tui
+package panel
 
 import (
 	"fmt"
@@ -8,22 +8,22 @@ import (
 	"github.com/mqlab/mqlab/tui/draw"
 )
 
-// queuesPanel draws work queues: how many messages are ready, in flight
+// Queues draws work queues: how many messages are ready, in flight
 // (with the time until each comes back), delayed and dead-lettered, and how
 // often each has been received.
-type queuesPanel struct {
+type Queues struct {
 	ctx  *Context
 	w, h int
 	off  int
 }
 
-func newQueuesPanel(ctx *Context) *queuesPanel { return &queuesPanel{ctx: ctx} }
+func NewQueues(ctx *Context) *Queues { return &Queues{ctx: ctx} }
 
-func (p *queuesPanel) Title() string    { return "Queues" }
-func (p *queuesPanel) SetSize(w, h int) { p.w, p.h = w, h }
-func (p *queuesPanel) Scroll(d int)     { p.off = max(0, p.off+d) }
+func (p *Queues) Title() string    { return "Queues" }
+func (p *Queues) SetSize(w, h int) { p.w, p.h = w, h }
+func (p *Queues) Scroll(d int)     { p.off = max(0, p.off+d) }
 
-func (p *queuesPanel) View() string {
+func (p *Queues) View() string {
 	st := p.ctx.Styles
 	qs := p.ctx.State.Queues
 	if len(qs) == 0 {
@@ -103,7 +103,7 @@ func (p *queuesPanel) View() string {
 			rows = append(rows, ml.Fit(p.w))
 		}
 	}
-	out, off := window(rows, p.off, p.h, st)
+	out, off := draw.Window(rows, p.off, p.h, st)
 	p.off = off
 	return draw.Block(out, p.w, p.h)
 }

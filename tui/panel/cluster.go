@@ -1,4 +1,4 @@
-package tui
+package panel
 
 import (
 	"fmt"
@@ -11,10 +11,10 @@ import (
 	"github.com/mqlab/mqlab/tui/view"
 )
 
-// clusterPanel draws the nodes and, per partition, every replica's log as
+// Cluster draws the nodes and, per partition, every replica's log as
 // a strip of cells on one shared offset axis, so a follower that is behind
 // or a tail about to be cut lines up under the leader's log.
-type clusterPanel struct {
+type Cluster struct {
 	ctx  *Context
 	w, h int
 	off  int // first partition shown
@@ -32,14 +32,14 @@ type zone struct {
 // last truncation.
 const truncationRecent = 30 * time.Second
 
-func newClusterPanel(ctx *Context) *clusterPanel { return &clusterPanel{ctx: ctx} }
+func NewCluster(ctx *Context) *Cluster { return &Cluster{ctx: ctx} }
 
-func (p *clusterPanel) Title() string    { return "Cluster" }
-func (p *clusterPanel) SetSize(w, h int) { p.w, p.h = w, h }
-func (p *clusterPanel) Scroll(d int)     { p.off = max(0, p.off+d) }
+func (p *Cluster) Title() string    { return "Cluster" }
+func (p *Cluster) SetSize(w, h int) { p.w, p.h = w, h }
+func (p *Cluster) Scroll(d int)     { p.off = max(0, p.off+d) }
 
-// nodeAt returns the node drawn at a content position.
-func (p *clusterPanel) nodeAt(x, y int) (int, bool) {
+// NodeAt returns the node drawn at a content position.
+func (p *Cluster) NodeAt(x, y int) (int, bool) {
 	for _, z := range p.nodeZones {
 		if z.row == y && x >= z.x0 && x < z.x1 {
 			return z.index, true
@@ -48,7 +48,7 @@ func (p *clusterPanel) nodeAt(x, y int) (int, bool) {
 	return 0, false
 }
 
-func (p *clusterPanel) View() string {
+func (p *Cluster) View() string {
 	st := p.ctx.Styles
 	s := p.ctx.State
 	p.nodeZones = p.nodeZones[:0]
@@ -74,7 +74,7 @@ func (p *clusterPanel) View() string {
 }
 
 // nodeRows draws one row per node, or one row for all when space is short.
-func (p *clusterPanel) nodeRows() []string {
+func (p *Cluster) nodeRows() []string {
 	st := p.ctx.Styles
 	nodes := p.ctx.State.Nodes
 	inline := len(nodes) > 5 || p.h < len(nodes)+6
@@ -130,7 +130,7 @@ func (p *clusterPanel) nodeRows() []string {
 func leadsCount(leads []string) int { return len(leads) }
 
 // nodeLabel writes "› n1 ✗ down" with the selection marked by a symbol.
-func (p *clusterPanel) nodeLabel(l *draw.Line, i int, n view.Node) {
+func (p *Cluster) nodeLabel(l *draw.Line, i int, n view.Node) {
 	st := p.ctx.Styles
 	if i == p.ctx.Selected {
 		l.Add(&st.Accent, draw.SymSelected)
@@ -158,7 +158,7 @@ func (p *clusterPanel) nodeLabel(l *draw.Line, i int, n view.Node) {
 
 // partitionRows draws as many partitions as fit in avail rows, in one or
 // more columns, starting at the scroll offset.
-func (p *clusterPanel) partitionRows(avail int) []string {
+func (p *Cluster) partitionRows(avail int) []string {
 	st := p.ctx.Styles
 	parts := p.ctx.State.Partitions
 	if p.off >= len(parts) {
@@ -226,7 +226,7 @@ func (p *clusterPanel) partitionRows(avail int) []string {
 }
 
 // height is how many rows partition draws for pt.
-func (p *clusterPanel) height(pt view.Partition) int {
+func (p *Cluster) height(pt view.Partition) int {
 	h := 1 + len(pt.Replicas)
 	for _, r := range pt.Replicas {
 		if p.truncShown(pt, r) {
@@ -238,12 +238,12 @@ func (p *clusterPanel) height(pt view.Partition) int {
 
 // truncShown says whether a replica's last truncation is named: while it
 // flashes, and for a while after in lab time.
-func (p *clusterPanel) truncShown(pt view.Partition, r view.Replica) bool {
+func (p *Cluster) truncShown(pt view.Partition, r view.Replica) bool {
 	t := r.Truncation
 	if t == nil {
 		return false
 	}
-	_, active := p.ctx.flashing(truncKey(pt.Name, r.Node, t))
+	_, active := p.ctx.flashing(TruncKey(pt.Name, r.Node, t))
 	return active || p.ctx.State.Time.Sub(t.At) < truncationRecent
 }
 
@@ -263,7 +263,7 @@ func groupHead(l *draw.Line, st *draw.Styles, name, leader string) bool {
 
 // partition draws one partition: a header with the leader, epoch and an
 // offset ruler, then one row per replica.
-func (p *clusterPanel) partition(pt view.Partition, w int) []string {
+func (p *Cluster) partition(pt view.Partition, w int) []string {
 	st := p.ctx.Styles
 	lay := layoutStrip(pt, w)
 	rows := make([]string, 0, 1+len(pt.Replicas))
@@ -285,7 +285,7 @@ func (p *clusterPanel) partition(pt view.Partition, w int) []string {
 		}
 	}
 	h.Add(&st.Muted, "  epoch ")
-	ec, changed := p.ctx.epochFlash[pt.Name]
+	ec, changed := p.ctx.EpochFlash[pt.Name]
 	if changed && !p.ctx.InHistory && ec.To == pt.Epoch {
 		es := st.Accent
 		if p.ctx.Frame%2 == 0 {
@@ -351,7 +351,7 @@ func layoutStrip(pt view.Partition, w int) stripLayout {
 }
 
 // ruler writes offset labels above the cells onto the header row.
-func (p *clusterPanel) ruler(h *draw.Line, lay stripLayout, w int) string {
+func (p *Cluster) ruler(h *draw.Line, lay stripLayout, w int) string {
 	st := p.ctx.Styles
 	pos := lay.labelW + 1 // the mark of the first cell
 	next := h.Width() + 2
@@ -374,7 +374,7 @@ func (p *clusterPanel) ruler(h *draw.Line, lay stripLayout, w int) string {
 
 // replica draws one replica: label, cells, then its numbers; while its
 // last truncation is recent, a second row says what was cut.
-func (p *clusterPanel) replica(pt view.Partition, r view.Replica, lay stripLayout, w int) (string, string) {
+func (p *Cluster) replica(pt view.Partition, r view.Replica, lay stripLayout, w int) (string, string) {
 	st := p.ctx.Styles
 	var l draw.Line
 	if r.Node == p.ctx.SelectedNode() {
@@ -411,7 +411,7 @@ func (p *clusterPanel) replica(pt view.Partition, r view.Replica, lay stripLayou
 	var flashOn, flashActive bool
 	if p.truncShown(pt, r) {
 		trunc = r.Truncation
-		flashOn, flashActive = p.ctx.flashing(truncKey(pt.Name, r.Node, trunc))
+		flashOn, flashActive = p.ctx.flashing(TruncKey(pt.Name, r.Node, trunc))
 	}
 	p.cells(&l, r, lay, trunc, flashActive, flashOn)
 	l.Pad(lay.labelW + lay.n*lay.cellW + 1)
@@ -465,8 +465,8 @@ func truncWords(t *view.Truncation) string {
 }
 
 // cells draws the strip. Runs of cells in one style are rendered in one
-// call: a wide screen draws a few hundred cells per frame.
-func (p *clusterPanel) cells(l *draw.Line, r view.Replica, lay stripLayout, trunc *view.Truncation, flashActive, flashOn bool) {
+// call: a wide screen draws a few hundred cells per Frame.
+func (p *Cluster) cells(l *draw.Line, r view.Replica, lay stripLayout, trunc *view.Truncation, flashActive, flashOn bool) {
 	st := p.ctx.Styles
 	var run strings.Builder
 	var runStyle *draw.Style

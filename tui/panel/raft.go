@@ -1,4 +1,4 @@
-package tui
+package panel
 
 import (
 	"fmt"
@@ -8,25 +8,25 @@ import (
 	"github.com/mqlab/mqlab/tui/view"
 )
 
-// raftPanel shows one partition's raft, in the spirit of RaftScope: each
+// Raft shows one partition's raft, in the spirit of RaftScope: each
 // replica's term and role, how long a follower has gone without hearing a
 // leader and how soon it would stand for election, and the last
 // AppendEntries and vote it sent each peer with what came back, as the
 // fault network carried them. The partition is the one the selected node
 // leads, else the first with a leader.
-type raftPanel struct {
+type Raft struct {
 	ctx  *Context
 	w, h int
 	off  int
 }
 
-func newRaftPanel(ctx *Context) *raftPanel { return &raftPanel{ctx: ctx} }
+func NewRaft(ctx *Context) *Raft { return &Raft{ctx: ctx} }
 
-func (p *raftPanel) Title() string    { return "Raft" }
-func (p *raftPanel) SetSize(w, h int) { p.w, p.h = w, h }
-func (p *raftPanel) Scroll(d int)     { p.off = max(0, p.off+d) }
+func (p *Raft) Title() string    { return "Raft" }
+func (p *Raft) SetSize(w, h int) { p.w, p.h = w, h }
+func (p *Raft) Scroll(d int)     { p.off = max(0, p.off+d) }
 
-func (p *raftPanel) View() string {
+func (p *Raft) View() string {
 	st := p.ctx.Styles
 	s := p.ctx.State
 	pt := p.partition()
@@ -43,15 +43,15 @@ func (p *raftPanel) View() string {
 	for _, r := range pt.Replicas {
 		rows = append(rows, p.replica(r)...)
 	}
-	rows, p.off = window(rows, p.off, p.h, st)
+	rows, p.off = draw.Window(rows, p.off, p.h, st)
 	return draw.Block(rows, p.w, p.h)
 }
 
 // partition is the one the selected node leads, else the first with a
 // leader, else the first.
-func (p *raftPanel) partition() *view.Partition {
+func (p *Raft) partition() *view.Partition {
 	s := p.ctx.State
-	name := leaderTarget(s, p.ctx.SelectedNode())
+	name := LeaderTarget(s, p.ctx.SelectedNode())
 	for i := range s.Partitions {
 		if s.Partitions[i].Name == name {
 			return &s.Partitions[i]
@@ -63,7 +63,7 @@ func (p *raftPanel) partition() *view.Partition {
 	return nil
 }
 
-func (p *raftPanel) replica(r view.Replica) []string {
+func (p *Raft) replica(r view.Replica) []string {
 	st := p.ctx.Styles
 	var l draw.Line
 	l.Add(&st.Text, fmt.Sprintf("%-3s", r.Node))
@@ -135,4 +135,26 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// LeaderTarget is the partition (or queue) whose leader K kills: the
+// first the selected node leads, else the first on screen with a leader.
+// The lab resolves leader(…) when the kill runs.
+func LeaderTarget(v *view.State, selected string) string {
+	for _, p := range v.Partitions {
+		if p.Leader != "" && p.Leader == selected {
+			return p.Name
+		}
+	}
+	for _, p := range v.Partitions {
+		if p.Leader != "" {
+			return p.Name
+		}
+	}
+	for _, q := range v.Queues {
+		if q.Leader != "" {
+			return q.Name
+		}
+	}
+	return ""
 }

@@ -1,4 +1,4 @@
-package tui
+package panel
 
 import (
 	"fmt"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/mqlab/mqlab/lessons"
 	"github.com/mqlab/mqlab/tui/draw"
+	"github.com/mqlab/mqlab/tui/keys"
 	"github.com/mqlab/mqlab/tui/view"
 )
 
@@ -19,46 +20,32 @@ import (
 func panelFixture(t *testing.T) *Context {
 	t.Helper()
 	v := sceneEnd(t)
-	ctx := newContext(newFakeSource(v), draw.NewStyles(draw.DefaultTheme), DefaultKeyMap())
+	ctx := NewContext(nil, draw.NewStyles(draw.DefaultTheme), keys.Default())
 	ctx.State = &v
 	return ctx
-}
-
-// checkSize fails when a view is not exactly w×h cells.
-func checkSize(t *testing.T, name, view string, w, h int) {
-	t.Helper()
-	rows := lines(view)
-	if len(rows) != h {
-		t.Errorf("%s: %d rows, want %d", name, len(rows), h)
-	}
-	for i, r := range rows {
-		if got := draw.Width(r); got != w {
-			t.Errorf("%s: row %d is %d cells wide, want %d: %q", name, i, got, w, r)
-		}
-	}
 }
 
 func TestPanelGoldens(t *testing.T) {
 	ctx := panelFixture(t)
 	cases := []struct {
 		name string
-		p    panel
+		p    Component
 		w, h int
 	}{
-		{"cluster", newClusterPanel(ctx), 78, 19},
-		{"cluster", newClusterPanel(ctx), 118, 24},
-		{"cluster", newClusterPanel(ctx), 60, 12},
-		{"groups", newGroupsPanel(ctx), 60, 10},
-		{"groups", newGroupsPanel(ctx), 44, 12},
-		{"queues", newQueuesPanel(ctx), 70, 8},
-		{"services", newServicesPanel(ctx), 60, 18},
-		{"timeline", newTimelinePanel(ctx), 80, 12},
-		{"timeline", newTimelinePanel(ctx), 36, 12},
-		{"checker", newCheckerPanel(ctx), 40, 10},
-		{"checker", newCheckerPanel(ctx), 28, 12},
-		{"chart", newChartPanel(ctx), 60, 16},
-		{"chart", newChartPanel(ctx), 60, 6},
-		{"lesson", newLessonPanel(ctx), 40, 20},
+		{"cluster", NewCluster(ctx), 78, 19},
+		{"cluster", NewCluster(ctx), 118, 24},
+		{"cluster", NewCluster(ctx), 60, 12},
+		{"groups", NewGroups(ctx), 60, 10},
+		{"groups", NewGroups(ctx), 44, 12},
+		{"queues", NewQueues(ctx), 70, 8},
+		{"services", NewServices(ctx), 60, 18},
+		{"timeline", NewTimeline(ctx), 80, 12},
+		{"timeline", NewTimeline(ctx), 36, 12},
+		{"checker", NewChecker(ctx), 40, 10},
+		{"checker", NewChecker(ctx), 28, 12},
+		{"chart", NewChart(ctx), 60, 16},
+		{"chart", NewChart(ctx), 60, 6},
+		{"lesson", NewLesson(ctx), 40, 20},
 	}
 	for _, c := range cases {
 		name := fmt.Sprintf("%s_%dx%d", c.name, c.w, c.h)
@@ -73,10 +60,10 @@ func TestPanelGoldens(t *testing.T) {
 
 // Every panel says something useful when there is nothing to show.
 func TestPanelsEmpty(t *testing.T) {
-	ctx := newContext(newFakeSource(view.State{}), draw.NewStyles(draw.DefaultTheme), DefaultKeyMap())
+	ctx := NewContext(nil, draw.NewStyles(draw.DefaultTheme), keys.Default())
 	var b strings.Builder
-	for _, p := range []panel{newLessonPanel(ctx), newClusterPanel(ctx), newGroupsPanel(ctx), newQueuesPanel(ctx),
-		newServicesPanel(ctx), newTimelinePanel(ctx), newCheckerPanel(ctx), newChartPanel(ctx)} {
+	for _, p := range []Component{NewLesson(ctx), NewCluster(ctx), NewGroups(ctx), NewQueues(ctx),
+		NewServices(ctx), NewTimeline(ctx), NewChecker(ctx), NewChart(ctx)} {
 		p.SetSize(50, 4)
 		v := p.View()
 		checkSize(t, p.Title(), v, 50, 4)
@@ -89,9 +76,9 @@ func TestPanelsEmpty(t *testing.T) {
 // committed part, the high-water mark and the truncation in words.
 func TestClusterStrip(t *testing.T) {
 	draw := func(v view.State) string {
-		ctx := newContext(newFakeSource(v), draw.NewStyles(draw.DefaultTheme), DefaultKeyMap())
+		ctx := NewContext(nil, draw.NewStyles(draw.DefaultTheme), keys.Default())
 		ctx.State = &v
-		p := newClusterPanel(ctx)
+		p := NewCluster(ctx)
 		p.SetSize(100, 20)
 		return p.View()
 	}
@@ -128,59 +115,13 @@ func TestClusterStrip(t *testing.T) {
 	}
 }
 
-// A truncation flashes for a few frames: the cut cells show ✂ and the
-// row alternates; the words stay after the flash.
-func TestTruncationFlash(t *testing.T) {
-	// The scene's first new epoch of orders/0 after n1 was cut off.
-	cut := sceneFrame(t, "command", "partition n1")
-	before, after := 0, 0
-	for i := cut; i < scene(t).Frames() && after == 0; i++ {
-		if v := sceneView(t, i); v.Partitions[0].Leader != "" && v.Partitions[0].Leader != "n1" {
-			before, after = i-1, i
-		}
-	}
-	if after == 0 {
-		t.Fatal("the scene has no new leader of orders/0")
-	}
-	from, to := sceneView(t, before).Partitions[0].Epoch, sceneView(t, after).Partitions[0].Epoch
-	d := newSceneSource(t, before)
-	m := New(d, Options{})
-	m.Update(teaSize(120, 40))
-	m.pull()
-	d.goTo(after)
-	m.pull()
-	if ec, ok := m.ctx.epochFlash["orders/0"]; !ok || ec.From != from || ec.To != to || to <= from {
-		t.Fatalf("epoch change of orders/0 from %d to %d not noticed: %+v", from, to, m.ctx.epochFlash)
-	}
-	if want := fmt.Sprintf("epoch %d (new, was %d)", to, from); !strings.Contains(m.View(), want) {
-		t.Errorf("the new epoch is not named %q:\n%s", want, m.View())
-	}
-	d.goTo(sceneFrame(t, "truncation", "orders/0 on n1"))
-	m.pull()
-	if len(m.ctx.truncFlash) == 0 {
-		t.Fatal("the truncation does not flash")
-	}
-	if cmd := m.flashCmd(); cmd == nil && !m.ticking {
-		t.Fatal("no flash ticks scheduled")
-	}
-	for i := 0; i < truncFlashFrames+1; i++ {
-		m.Update(flashTickMsg{})
-	}
-	if len(m.ctx.truncFlash) != 0 {
-		t.Errorf("the flash does not end: %v", m.ctx.truncFlash)
-	}
-	if !strings.Contains(m.View(), "truncated:") {
-		t.Errorf("after the flash the truncation is no longer named:\n%s", m.View())
-	}
-}
-
 // Only the window is drawn: a million-offset log costs what its window
 // costs, and offsets line up with the ruler.
 func TestClusterBigLog(t *testing.T) {
 	v := bigState(256)
-	ctx := newContext(newFakeSource(v), draw.NewStyles(draw.DefaultTheme), DefaultKeyMap())
+	ctx := NewContext(nil, draw.NewStyles(draw.DefaultTheme), keys.Default())
 	ctx.State = &v
-	p := newClusterPanel(ctx)
+	p := NewCluster(ctx)
 	p.SetSize(130, 50)
 	out := p.View()
 	checkSize(t, "cluster big", out, 130, 50)
@@ -198,7 +139,7 @@ func TestClusterBigLog(t *testing.T) {
 }
 
 func TestLessonPrediction(t *testing.T) {
-	ctx := newContext(newFakeSource(view.State{}), draw.NewStyles(draw.DefaultTheme), DefaultKeyMap())
+	ctx := NewContext(nil, draw.NewStyles(draw.DefaultTheme), keys.Default())
 	task := view.Task{Text: "Kill the leader", Hint: "press k", Done: true}
 	pred := view.Prediction{Question: "Which epoch?", Choices: []string{"7", "8", "9"}, Chosen: 2, Answer: 1}
 	exps := []view.Expectation{{Text: "lost == 0", Checked: true, OK: false, Got: "3"}, {Text: "epoch(orders/0) == 8"}}
@@ -207,7 +148,7 @@ func TestLessonPrediction(t *testing.T) {
 			{Kind: view.BlockPrediction, Prediction: &pred}, {Kind: view.BlockExpect, Expectations: exps}},
 		Tasks: []view.Task{task}, Prediction: &pred, Expectations: exps}}
 	ctx.State = &v
-	p := newLessonPanel(ctx)
+	p := NewLesson(ctx)
 	p.SetSize(40, 22)
 	golden(t, "lesson_answered_40x22", p.View())
 }
@@ -230,10 +171,10 @@ func TestStyleFastPath(t *testing.T) {
 
 func TestTimelineFilter(t *testing.T) {
 	ctx := panelFixture(t)
-	p := newTimelinePanel(ctx)
+	p := NewTimeline(ctx)
 	p.SetSize(80, 12)
 	seen := map[string]bool{}
-	for f := p.cycleFilter(); f != ""; f = p.cycleFilter() {
+	for f := p.CycleFilter(); f != ""; f = p.CycleFilter() {
 		seen[f] = true
 		v := p.View()
 		for _, row := range lines(v) {
@@ -248,40 +189,15 @@ func TestTimelineFilter(t *testing.T) {
 	}
 }
 
-// A source that does not date its truncations still gets the flash and
-// the words: the TUI dates them by when it first saw them.
-func TestUndatedTruncation(t *testing.T) {
-	v := sceneEnd(t)
-	for i := range v.Partitions[0].Replicas {
-		if tr := v.Partitions[0].Replicas[i].Truncation; tr != nil {
-			tr.At = time.Time{}
-		}
-	}
-	src := newFakeSource(view.State{Time: v.Time})
-	m := New(src, Options{})
-	t.Cleanup(m.Close)
-	m.Update(teaSize(120, 40))
-	src.mu.Lock()
-	src.state = v
-	src.mu.Unlock()
-	m.Update(changeMsg{})
-	if len(m.ctx.truncFlash) == 0 {
-		t.Error("an undated truncation does not flash")
-	}
-	if !strings.Contains(m.View(), "n1 truncated:") {
-		t.Errorf("an undated truncation is not named:\n%s", m.View())
-	}
-}
-
 // A timeline entry too long for its rows ends with "…"; one that fits is
 // drawn whole.
 func TestTimelineCutEntryEndsWithEllipsis(t *testing.T) {
 	long := strings.Repeat("the group rebalances and every member must rejoin ", 6)
 	v := view.State{Timeline: []view.TimelineLine{{Time: demoStart, Kind: "rebalance", Text: long}, {Time: demoStart, Kind: "command", Text: "kill n1"}}}
-	ctx := newContext(newFakeSource(v), draw.NewStyles(draw.DefaultTheme), DefaultKeyMap())
+	ctx := NewContext(nil, draw.NewStyles(draw.DefaultTheme), keys.Default())
 	ctx.State = &v
 	for _, w := range []int{36, 80} {
-		p := newTimelinePanel(ctx)
+		p := NewTimeline(ctx)
 		p.SetSize(w, 12)
 		out := p.View()
 		if !strings.Contains(out, "…") {
@@ -308,9 +224,9 @@ func TestRaftPanel(t *testing.T) {
 			{Node: "n1", Role: "follower", Epoch: 4, Raft: view.RaftView{SinceContact: 12 * time.Millisecond, ElectionIn: 988 * time.Millisecond}},
 			{Node: "n3", Role: "down"},
 		}}}}
-	ctx := newContext(newFakeSource(v), draw.NewStyles(draw.DefaultTheme), DefaultKeyMap())
+	ctx := NewContext(nil, draw.NewStyles(draw.DefaultTheme), keys.Default())
 	ctx.State = &v
-	p := newRaftPanel(ctx)
+	p := NewRaft(ctx)
 	p.SetSize(70, 12)
 	out := ansi.Strip(p.View())
 	for _, want := range []string{"orders/0", "n2  ▲ leader", "→ n1 append 3 entries ✓ 12ms ago", "→ n3 heartbeat ✗ unreachable 40ms ago",

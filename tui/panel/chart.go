@@ -1,4 +1,4 @@
-package tui
+package panel
 
 import (
 	"fmt"
@@ -11,24 +11,24 @@ import (
 	"github.com/mqlab/mqlab/tui/view"
 )
 
-// chartPanel draws what a picture says better than numbers: backlog and
+// Chart draws what a picture says better than numbers: backlog and
 // lag over time (a flash sale's queue growing, then draining), and when
 // retries fired (backoff without jitter comes in waves; with full jitter,
 // spread out).
-type chartPanel struct {
+type Chart struct {
 	ctx  *Context
 	w, h int
 }
 
-func newChartPanel(ctx *Context) *chartPanel { return &chartPanel{ctx: ctx} }
+func NewChart(ctx *Context) *Chart { return &Chart{ctx: ctx} }
 
-func (p *chartPanel) Title() string    { return "Chart" }
-func (p *chartPanel) SetSize(w, h int) { p.w, p.h = w, h }
-func (p *chartPanel) Scroll(int)       {}
+func (p *Chart) Title() string    { return "Chart" }
+func (p *Chart) SetSize(w, h int) { p.w, p.h = w, h }
+func (p *Chart) Scroll(int)       {}
 
 var eighths = []string{" ", "▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"}
 
-func (p *chartPanel) View() string {
+func (p *Chart) View() string {
 	st := p.ctx.Styles
 	c := p.ctx.State.Charts
 	n := len(c.Series) + len(c.Retries)
@@ -74,7 +74,7 @@ func (p *chartPanel) View() string {
 // newest value at the right edge, and when a series is longer than the
 // width, every column the highest of the values it stands for (a peak
 // never disappears by being squeezed).
-func (p *chartPanel) series(ss []view.Series, k int) []string {
+func (p *Chart) series(ss []view.Series, k int) []string {
 	st := p.ctx.Styles
 	yw := 1
 	longest, every := 0, time.Duration(0)
@@ -128,7 +128,7 @@ func (p *chartPanel) series(ss []view.Series, k int) []string {
 // timeAxis labels the cols columns of bars in lab time: how long ago the
 // first one was, and "now" under the last (or just after it, while the
 // series are shorter than their labels).
-func (p *chartPanel) timeAxis(yw, cols int, span time.Duration) string {
+func (p *Chart) timeAxis(yw, cols int, span time.Duration) string {
 	st := p.ctx.Styles
 	var ax draw.Line
 	ax.Add(&st.Faint, draw.Spaces(yw)+"└")
@@ -197,7 +197,7 @@ func barsRow(vals []float64, peak float64, k, r int, zero string) string {
 	return b.String()
 }
 
-func (p *chartPanel) retries(spreads []view.RetrySpread, k int) []string {
+func (p *Chart) retries(spreads []view.RetrySpread, k int) []string {
 	st := p.ctx.Styles
 	var maxT time.Duration
 	for _, s := range spreads {

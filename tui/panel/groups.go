@@ -1,4 +1,4 @@
-package tui
+package panel
 
 import (
 	"fmt"
@@ -9,21 +9,21 @@ import (
 	"github.com/mqlab/mqlab/tui/view"
 )
 
-// groupsPanel draws consumer groups: members and what each is assigned,
+// Groups draws consumer groups: members and what each is assigned,
 // the generation, and per partition the committed offset and the lag.
-type groupsPanel struct {
+type Groups struct {
 	ctx  *Context
 	w, h int
 	off  int
 }
 
-func newGroupsPanel(ctx *Context) *groupsPanel { return &groupsPanel{ctx: ctx} }
+func NewGroups(ctx *Context) *Groups { return &Groups{ctx: ctx} }
 
-func (p *groupsPanel) Title() string    { return "Groups" }
-func (p *groupsPanel) SetSize(w, h int) { p.w, p.h = w, h }
-func (p *groupsPanel) Scroll(d int)     { p.off = max(0, p.off+d) }
+func (p *Groups) Title() string    { return "Groups" }
+func (p *Groups) SetSize(w, h int) { p.w, p.h = w, h }
+func (p *Groups) Scroll(d int)     { p.off = max(0, p.off+d) }
 
-func (p *groupsPanel) View() string {
+func (p *Groups) View() string {
 	st := p.ctx.Styles
 	gs := p.ctx.State.Groups
 	if len(gs) == 0 {
@@ -93,14 +93,14 @@ func (p *groupsPanel) View() string {
 			rows = append(rows, p.offsets(g.Offsets)...)
 		}
 	}
-	out, off := window(rows, p.off, p.h, st)
+	out, off := draw.Window(rows, p.off, p.h, st)
 	p.off = off
 	return draw.Block(out, p.w, p.h)
 }
 
 // offsets is the group's table: committed offset, hwm and lag per
 // partition, columns as wide as their numbers.
-func (p *groupsPanel) offsets(os []view.GroupOffset) []string {
+func (p *Groups) offsets(os []view.GroupOffset) []string {
 	st := p.ctx.Styles
 	cells := make([][5]string, len(os))
 	ws := [5]int{len("partition"), len("committed"), len("hwm"), len("lag"), len("lag s")}

@@ -1,4 +1,4 @@
-package tui
+package keys
 
 import "github.com/charmbracelet/bubbles/key"
 
@@ -43,8 +43,8 @@ type KeyMap struct {
 	Quit       key.Binding
 }
 
-// DefaultKeyMap returns the lab screen's keys.
-func DefaultKeyMap() *KeyMap {
+// Default returns the lab screen's keys.
+func Default() *KeyMap {
 	return &KeyMap{
 		NodeNext: key.NewBinding(key.WithKeys("right"), key.WithHelp("←/→", "select node")),
 		NodePrev: key.NewBinding(key.WithKeys("left"), key.WithHelp("←", "previous node")),

@@ -1,43 +1,15 @@
-package tui
+package panel
 
 import (
 	"fmt"
-	"math/rand"
 	"strings"
 	"testing"
 
 	"github.com/mqlab/mqlab/lessons"
 	"github.com/mqlab/mqlab/tui/draw"
+	"github.com/mqlab/mqlab/tui/keys"
 	"github.com/mqlab/mqlab/tui/view"
 )
-
-// lessonBlocksState is a step as a LessonSource shows it, played to its
-// end: narrative, the lab's commands, a wrong prediction revealed, a task
-// done, expectations of which one failed, and the notice that says so.
-func lessonBlocksState() *view.Lesson {
-	return &view.Lesson{
-		ID: "failover", Title: "Leader failover: epochs, truncation and the repeat",
-		Step: 2, Steps: 5, StepTitle: "A batch only the leader holds",
-		Status: lessons.StatusFailed,
-		Notice: "This step did not go as the lesson expects: hwm(orders/0) == 2000 (hwm(orders/0) is 1500) does not hold. " +
-			"During this step you ran: kill n2. :lesson reset starts the step again on a fresh cluster.",
-		Blocks: []view.LessonBlock{
-			{Kind: view.BlockText, Text: "The next batch, offsets **1,500 to 1,999**, reaches n1 at the worst\nmoment: n1 has just lost contact with both followers."},
-			{Kind: view.BlockPrediction, Prediction: &view.Prediction{Question: "What becomes of the batch?",
-				Choices: []string{"both are lost", "0 to 1,499 survive; the batch is lost", "0 to 1,499 survive; the checkout retries the batch"},
-				Chosen:  1, Answer: 2, Why: "Everything below the high-water mark is on a majority."}},
-			{Kind: view.BlockCommands, Commands: []view.CommandLine{{Text: "partition n1 | n2,n3", OK: true},
-				{Text: "wait hwm(orders/0) == 2000", Note: "timed out after 10s"}}},
-			{Kind: view.BlockTask, Task: &view.Task{Text: "Kill n1.", Hint: "key: select n1 and press k · or type: kill n1", Done: true}},
-			{Kind: view.BlockText, Text: "| acks | told \"ok\" | lost |\n|---|---|---|\n| 1 | 500 | 12 |"},
-			{Kind: view.BlockExpect, Expectations: []view.Expectation{
-				{Text: "hwm(orders/0) == 2000", Label: "the retried batch is committed", Checked: true, Got: "hwm(orders/0) is 1500"},
-				{Text: "leo(orders/0@n1) == 2000", Label: "n1 holds its own copy of it", Checked: true, OK: true, Got: "leo(orders/0@n1) is 2000"},
-				{Text: "confirmed == 1500", Checked: true, OK: true, Got: "confirmed is 1500"},
-			}},
-		},
-	}
-}
 
 func TestLessonPaneGoldens(t *testing.T) {
 	for _, c := range []struct {
@@ -60,10 +32,10 @@ func TestLessonPaneGoldens(t *testing.T) {
 			return &view.Lesson{Title: "Leader failover", Step: 5, Steps: 5, Status: lessons.StatusFinished}
 		}, 40, 6},
 	} {
-		ctx := newContext(newFakeSource(view.State{}), draw.NewStyles(draw.DefaultTheme), DefaultKeyMap())
+		ctx := NewContext(nil, draw.NewStyles(draw.DefaultTheme), keys.Default())
 		ctx.Keys.Lessons.SetEnabled(true)
 		ctx.State = &view.State{Lesson: c.ls()}
-		p := newLessonPanel(ctx)
+		p := NewLesson(ctx)
 		p.SetSize(c.w, c.h)
 		got := p.View()
 		golden(t, fmt.Sprintf("lesson_%s_%dx%d", c.name, c.w, c.h), got)
@@ -75,60 +47,15 @@ func TestLessonPaneGoldens(t *testing.T) {
 	}
 }
 
-// Random keys and sizes over the lesson pane in every status, and over the
-// picker: nothing panics and every frame fills the window exactly.
-func TestRandomInputLessonAndPicker(t *testing.T) {
-	rnd := rand.New(rand.NewSource(7))
-	keys := []string{"n", "p", "a", "b", "c", "k", "tab", "shift+tab", "up", "down", "enter", "esc", "?", "backspace",
-		"r", "j", "g", "G", "x", "home", "end"}
-	v := sceneEnd(t)
-	v.Lesson = lessonBlocksState()
-	src := newFakeSource(v)
-	m := New(src, Options{BackToLessons: true})
-	t.Cleanup(m.Close)
-	p := newPicker(draw.NewStyles(draw.DefaultTheme), pickerLessons(), pickerProgress(), "")
-	w, h := 100, 30
-	m.Update(teaSize(w, h))
-	p.setSize(w, h)
-	for i := 0; i < 4000; i++ {
-		if rnd.Intn(10) == 0 {
-			w, h = 20+rnd.Intn(200), 5+rnd.Intn(70)
-			m.Update(teaSize(w, h))
-			p.setSize(w, h)
-		}
-		if rnd.Intn(20) == 0 {
-			src.mu.Lock()
-			ls := lessonBlocksState()
-			ls.Status = lessons.Status(rnd.Intn(int(lessons.StatusFinished) + 1))
-			ls.Blocks = ls.Blocks[:rnd.Intn(len(ls.Blocks)+1)]
-			src.state.Lesson = ls
-			src.mu.Unlock()
-			m.Update(changeMsg{})
-		}
-		k := keyMsg(keys[rnd.Intn(len(keys))])
-		m.Update(k)
-		p.update(k)
-		if i%5 == 0 {
-			if w >= MinWidth && h >= MinHeight {
-				checkSize(t, "lesson screen", m.View(), w, h)
-				checkSize(t, "picker", p.View(), w, h)
-			} else {
-				m.View()
-				p.View()
-			}
-		}
-	}
-}
-
 // While a step's commands run, the pane's last row names the one running,
 // read from the timeline: a step whose consumers join one rebalance at a
 // time can take many seconds, and a bare "running…" says nothing.
 func TestLessonPaneNamesTheRunningCommand(t *testing.T) {
-	ctx := newContext(newFakeSource(view.State{}), draw.NewStyles(draw.DefaultTheme), DefaultKeyMap())
+	ctx := NewContext(nil, draw.NewStyles(draw.DefaultTheme), keys.Default())
 	ls := &view.Lesson{Title: "How many partitions?", Step: 2, Steps: 4, StepTitle: "Partitions do not do the work", Status: lessons.StatusPlaying,
 		Blocks: []view.LessonBlock{{Kind: view.BlockText, Text: "Four workers start."}}}
 	ctx.State = &view.State{Lesson: ls}
-	p := newLessonPanel(ctx)
+	p := NewLesson(ctx)
 	p.SetSize(60, 12)
 	if got := lines(p.View()); !strings.Contains(strings.Join(got, "\n"), "running the step's commands…") {
 		t.Errorf("with no command in the timeline the pane says:\n%s\nwant the plain running notice", strings.Join(got, "\n"))
@@ -160,7 +87,7 @@ func TestLessonPaneNamesTheRunningCommand(t *testing.T) {
 // the open question in view, in a pane too short for both: the learner is
 // asked to answer it.
 func TestLessonPaneShowsTheOpenQuestion(t *testing.T) {
-	ctx := newContext(newFakeSource(view.State{}), draw.NewStyles(draw.DefaultTheme), DefaultKeyMap())
+	ctx := NewContext(nil, draw.NewStyles(draw.DefaultTheme), keys.Default())
 	first := &view.Prediction{Question: "What becomes of the batch?",
 		Choices: []string{"both are lost", "0 to 1,499 survive; the batch is lost", "0 to 1,499 survive; the checkout retries the batch"},
 		Chosen:  2, Answer: 2, Why: "Everything below the high-water mark is on a majority, so any new leader has it, and the producer retries."}
@@ -173,7 +100,7 @@ func TestLessonPaneShowsTheOpenQuestion(t *testing.T) {
 			{Kind: view.BlockPrediction, Prediction: &view.Prediction{Question: first.Question, Choices: first.Choices, Chosen: -1, Answer: -1}},
 		}}
 	ctx.State = &view.State{Lesson: ls}
-	p := newLessonPanel(ctx)
+	p := NewLesson(ctx)
 	p.SetSize(40, 16)
 	if got := p.View(); !strings.Contains(got, "What becomes of the batch?") {
 		t.Fatalf("the first question is not in view:\n%s", got)
@@ -200,7 +127,7 @@ func TestTaskLineIsOneRow(t *testing.T) {
 		{Step: 2, Steps: 4, Status: lessons.StatusPredict, Prediction: &view.Prediction{Question: "n1 leads at epoch 3. Once n2 and n3 elect a new leader, at\nwhich epoch does it lead?", Choices: []string{"a", "b", "c"}, Chosen: -1, Answer: -1}},
 		{Step: 3, Steps: 4, Status: lessons.StatusTask, Tasks: []view.Task{{Text: "Heal the network\nso n1 can rejoin.", Hint: "key: h"}}},
 	} {
-		got := taskLine(st, ls, 80)
+		got := TaskLine(st, ls, 80)
 		if strings.Contains(got, "\n") || draw.Width(got) != 80 {
 			t.Errorf("task line %q: %d wide, want one row of 80", got, draw.Width(got))
 		}
@@ -214,15 +141,15 @@ func TestTaskLineHidesTheHintUntilAsked(t *testing.T) {
 	st := draw.NewStyles(draw.DefaultTheme)
 	task := view.Task{Text: "Let n1 back into the cluster.", Hint: "key: h · or type: heal"}
 	ls := &view.Lesson{Step: 3, Steps: 4, Status: lessons.StatusTask, Tasks: []view.Task{task}}
-	if got := taskLine(st, ls, 100); strings.Contains(got, "heal") || !strings.Contains(got, "(t: a hint)") {
+	if got := TaskLine(st, ls, 100); strings.Contains(got, "heal") || !strings.Contains(got, "(t: a hint)") {
 		t.Errorf("before the hint is asked for: %q", got)
 	}
 	ls.Tasks[0].HintShown = true
-	if got := taskLine(st, ls, 100); !strings.Contains(got, "key: h · or type: heal") {
+	if got := TaskLine(st, ls, 100); !strings.Contains(got, "key: h · or type: heal") {
 		t.Errorf("after the hint is asked for: %q", got)
 	}
 	num := &view.Lesson{Step: 1, Steps: 6, Status: lessons.StatusPredict, Prediction: &view.Prediction{Question: "How many orders wait?", Numeric: true, Chosen: -1, Answer: -1}}
-	if got := taskLine(st, num, 100); !strings.Contains(got, "How many orders wait? (a number)") {
+	if got := TaskLine(st, num, 100); !strings.Contains(got, "How many orders wait? (a number)") {
 		t.Errorf("a numeric question: %q", got)
 	}
 }

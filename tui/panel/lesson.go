@@ -1,4 +1,4 @@
-package tui
+package panel
 
 import (
 	"fmt"
@@ -11,7 +11,7 @@ import (
 	"github.com/mqlab/mqlab/tui/view"
 )
 
-// lessonPanel draws the open lesson's step: where it stands, then the
+// Lesson draws the open lesson's step: where it stands, then the
 // step as it has played — narrative, the lab's commands, tasks, the
 // prediction, the expectations with ✓/✗ — in the lesson's order, and at
 // the bottom, always in view, what the step waits for and any notice.
@@ -19,7 +19,7 @@ import (
 // New content is brought into view without skipping what the learner has
 // not read: the view scrolls down to show what just played, but never past
 // its first row; the learner's own scrolling holds until more plays.
-type lessonPanel struct {
+type Lesson struct {
 	ctx  *Context
 	w, h int
 	off  int
@@ -35,13 +35,13 @@ type lessonPanel struct {
 	anchor     int
 }
 
-func newLessonPanel(ctx *Context) *lessonPanel { return &lessonPanel{ctx: ctx} }
+func NewLesson(ctx *Context) *Lesson { return &Lesson{ctx: ctx} }
 
-func (p *lessonPanel) Title() string    { return "Lesson" }
-func (p *lessonPanel) SetSize(w, h int) { p.w, p.h = w, h }
-func (p *lessonPanel) Scroll(d int)     { p.off = max(0, p.off+d) }
+func (p *Lesson) Title() string    { return "Lesson" }
+func (p *Lesson) SetSize(w, h int) { p.w, p.h = w, h }
+func (p *Lesson) Scroll(d int)     { p.off = max(0, p.off+d) }
 
-func (p *lessonPanel) View() string {
+func (p *Lesson) View() string {
 	st := p.ctx.Styles
 	ls := p.ctx.State.Lesson
 	if ls == nil {
@@ -78,10 +78,10 @@ func (p *lessonPanel) View() string {
 	bodyH := max(0, p.h-len(head)-len(foot))
 	p.follow(ls, tops, len(body), bodyH)
 	how := "(tab to the lesson, then ↑/↓)"
-	if p.ctx.Focus == pLesson {
+	if p.ctx.Focus == LessonID {
 		how = "(↑/↓ scroll)"
 	}
-	rows, off := windowNote(body, p.off, bodyH, st, how)
+	rows, off := draw.WindowNote(body, p.off, bodyH, st, how)
 	p.off = off
 	// While the open task shows, the last row need not repeat its hint.
 	if ls.Status == lessons.StatusTask {
@@ -104,7 +104,7 @@ func (p *lessonPanel) View() string {
 }
 
 // head is where the step stands: the screen's header names the lesson.
-func (p *lessonPanel) head(ls *view.Lesson) []string {
+func (p *Lesson) head(ls *view.Lesson) []string {
 	st := p.ctx.Styles
 	var rows []string
 	var prog draw.Line
@@ -140,7 +140,7 @@ func (p *lessonPanel) head(ls *view.Lesson) []string {
 // body draws the blocks and returns the row each block starts at, and the
 // row to bring to the top when the learner has just acted on it: its
 // start, or for a prediction just answered, the answer.
-func (p *lessonPanel) body(ls *view.Lesson) (rows []string, starts, tops []int) {
+func (p *Lesson) body(ls *view.Lesson) (rows []string, starts, tops []int) {
 	st := p.ctx.Styles
 	w := p.w
 	if p.mdW != w || p.mdCache == nil || len(p.mdCache) > 200 {
@@ -195,7 +195,7 @@ func (p *lessonPanel) body(ls *view.Lesson) (rows []string, starts, tops []int) 
 	return rows, starts, tops
 }
 
-func (p *lessonPanel) task(t *view.Task) []string {
+func (p *Lesson) task(t *view.Task) []string {
 	st := p.ctx.Styles
 	var rows []string
 	mark, ms := "[ ] ", &st.Warn
@@ -232,7 +232,7 @@ func (p *lessonPanel) task(t *view.Task) []string {
 
 // prediction draws a question, its choices and, once answered, the
 // outcome and why; answer is the row of the outcome (0 before it).
-func (p *lessonPanel) prediction(pr *view.Prediction) (rows []string, answer int) {
+func (p *Lesson) prediction(pr *view.Prediction) (rows []string, answer int) {
 	st := p.ctx.Styles
 	rows = []string{st.Title.Render("Predict")}
 	rows = append(rows, draw.Markdown(st, pr.Question, p.w)...)
@@ -263,7 +263,7 @@ func (p *lessonPanel) prediction(pr *view.Prediction) (rows []string, answer int
 
 // numberOutcome is a numeric question's rows below it: what to type while
 // it is open, then the learner's number and, once revealed, the answer.
-func (p *lessonPanel) numberOutcome(pr *view.Prediction) []string {
+func (p *Lesson) numberOutcome(pr *view.Prediction) []string {
 	st := p.ctx.Styles
 	var text string
 	ms := &st.Muted
@@ -287,7 +287,7 @@ func (p *lessonPanel) numberOutcome(pr *view.Prediction) []string {
 }
 
 // expectation is "✓ what it means", then the condition's values.
-func (p *lessonPanel) expectation(e view.Expectation) []string {
+func (p *Lesson) expectation(e view.Expectation) []string {
 	st := p.ctx.Styles
 	var mark string
 	var ms *draw.Style
@@ -355,7 +355,7 @@ func lastTask(bs []view.LessonBlock) int {
 
 // foot is the notice, if any, and what the step waits for, in words that
 // name the keys; taskShown says the open task and its hint are in view.
-func (p *lessonPanel) foot(ls *view.Lesson, taskShown bool) []string {
+func (p *Lesson) foot(ls *view.Lesson, taskShown bool) []string {
 	st := p.ctx.Styles
 	k := p.ctx.Keys
 	var rows []string
@@ -461,7 +461,7 @@ func (p *lessonPanel) foot(ls *view.Lesson, taskShown bool) []string {
 
 // runningCommand is the lab's newest command as the timeline has it: while
 // a step plays, the one running now.
-func (p *lessonPanel) runningCommand() string {
+func (p *Lesson) runningCommand() string {
 	tl := p.ctx.State.Timeline
 	for i := len(tl) - 1; i >= 0; i-- {
 		if tl[i].Kind == "command" {
@@ -475,7 +475,7 @@ func (p *lessonPanel) runningCommand() string {
 // start of the step, or from the task or question they just did or
 // answered. It shows the newest rows unless that would hide the first of
 // those; the learner's own scrolling holds until the step moves again.
-func (p *lessonPanel) follow(ls *view.Lesson, tops []int, total, h int) {
+func (p *Lesson) follow(ls *view.Lesson, tops []int, total, h int) {
 	n := len(ls.Blocks)
 	if ls.Step == p.seenStep && n == p.seenBlocks && ls.Status == p.seenStatus && h == p.seenH {
 		return // nothing new, and the room is the same: the learner's scrolling holds
@@ -497,7 +497,7 @@ func (p *lessonPanel) follow(ls *view.Lesson, tops []int, total, h int) {
 	if p.anchor >= len(tops) || h <= 0 {
 		return
 	}
-	// window() writes "↑ N above" over the top row: start a row higher.
+	// draw.Window() writes "↑ N above" over the top row: start a row higher.
 	first := max(0, tops[p.anchor]-1)
 	if total-p.off > h { // the end is out of view
 		p.off = min(first, total-h)
@@ -510,7 +510,7 @@ func (p *lessonPanel) follow(ls *view.Lesson, tops []int, total, h int) {
 // choices lists a prediction's answers, on one row when they fit, else
 // one a row wrapped under its letter. The chosen one is marked ›, and once
 // revealed the right one ✓ and a wrong choice ✗.
-func (p *lessonPanel) choices(pr *view.Prediction) []string {
+func (p *Lesson) choices(pr *view.Prediction) []string {
 	st := p.ctx.Styles
 	if len(pr.Choices) == 0 {
 		return nil
@@ -555,9 +555,9 @@ func (p *lessonPanel) choices(pr *view.Prediction) []string {
 	return rows
 }
 
-// taskLine is the current task in one row, for screens too small for the
+// TaskLine is the current task in one row, for screens too small for the
 // lesson pane beside the cluster.
-func taskLine(st *draw.Styles, ls *view.Lesson, w int) string {
+func TaskLine(st *draw.Styles, ls *view.Lesson, w int) string {
 	if ls == nil {
 		return ""
 	}

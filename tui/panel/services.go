@@ -1,4 +1,4 @@
-package tui
+package panel
 
 import (
 	"fmt"
@@ -8,21 +8,21 @@ import (
 	"github.com/mqlab/mqlab/tui/view"
 )
 
-// servicesPanel draws the services' SQL tables as they are: the outbox
+// Services draws the services' SQL tables as they are: the outbox
 // rows going pending → sent, processed_messages, wallets, charges.
-type servicesPanel struct {
+type Services struct {
 	ctx  *Context
 	w, h int
 	off  int
 }
 
-func newServicesPanel(ctx *Context) *servicesPanel { return &servicesPanel{ctx: ctx} }
+func NewServices(ctx *Context) *Services { return &Services{ctx: ctx} }
 
-func (p *servicesPanel) Title() string    { return "Services" }
-func (p *servicesPanel) SetSize(w, h int) { p.w, p.h = w, h }
-func (p *servicesPanel) Scroll(d int)     { p.off = max(0, p.off+d) }
+func (p *Services) Title() string    { return "Services" }
+func (p *Services) SetSize(w, h int) { p.w, p.h = w, h }
+func (p *Services) Scroll(d int)     { p.off = max(0, p.off+d) }
 
-func (p *servicesPanel) View() string {
+func (p *Services) View() string {
 	st := p.ctx.Styles
 	ts := p.ctx.State.Tables
 	if len(ts) == 0 {
@@ -65,7 +65,7 @@ func (p *servicesPanel) View() string {
 		rows = append(rows, l.Fit(p.w))
 		rows = append(rows, body...)
 	}
-	out, off := window(rows, p.off, p.h, st)
+	out, off := draw.Window(rows, p.off, p.h, st)
 	p.off = off
 	return draw.Block(out, p.w, p.h)
 }
@@ -74,7 +74,7 @@ func (p *servicesPanel) View() string {
 // the panel is narrow the last columns go first (the source puts the ones
 // a learner watches first), then the widest are shrunk. It returns the
 // rows and how many columns it shows.
-func (p *servicesPanel) table(t view.Table) ([]string, int) {
+func (p *Services) table(t view.Table) ([]string, int) {
 	st := p.ctx.Styles
 	if len(t.Columns) == 0 {
 		return nil, 0

@@ -1,4 +1,4 @@
-package tui
+package panel
 
 import (
 	"fmt"
@@ -10,23 +10,23 @@ import (
 	"github.com/mqlab/mqlab/tui/draw"
 )
 
-// timelinePanel draws the lab's events newest first. f cycles a filter
+// Timeline draws the lab's events newest first. f cycles a filter
 // through the kinds present, so "what got truncated?" is one key away.
-type timelinePanel struct {
+type Timeline struct {
 	ctx    *Context
 	w, h   int
 	off    int
 	filter string // "" shows every kind
 }
 
-func newTimelinePanel(ctx *Context) *timelinePanel { return &timelinePanel{ctx: ctx} }
+func NewTimeline(ctx *Context) *Timeline { return &Timeline{ctx: ctx} }
 
-func (p *timelinePanel) Title() string    { return "Timeline" }
-func (p *timelinePanel) SetSize(w, h int) { p.w, p.h = w, h }
-func (p *timelinePanel) Scroll(d int)     { p.off = max(0, p.off+d) }
+func (p *Timeline) Title() string    { return "Timeline" }
+func (p *Timeline) SetSize(w, h int) { p.w, p.h = w, h }
+func (p *Timeline) Scroll(d int)     { p.off = max(0, p.off+d) }
 
 // kinds lists the kinds present, sorted.
-func (p *timelinePanel) kinds() []string {
+func (p *Timeline) kinds() []string {
 	seen := map[string]bool{}
 	var ks []string
 	for _, t := range p.ctx.State.Timeline {
@@ -39,9 +39,9 @@ func (p *timelinePanel) kinds() []string {
 	return ks
 }
 
-// cycleFilter moves to the next kind, then back to all; it returns the
+// CycleFilter moves to the next kind, then back to all; it returns the
 // filter now in force ("" for all).
-func (p *timelinePanel) cycleFilter() string {
+func (p *Timeline) CycleFilter() string {
 	ks := p.kinds()
 	next := ""
 	if p.filter == "" {
@@ -62,7 +62,7 @@ func (p *timelinePanel) cycleFilter() string {
 	return next
 }
 
-func (p *timelinePanel) View() string {
+func (p *Timeline) View() string {
 	st := p.ctx.Styles
 	tl := p.ctx.State.Timeline
 	var head draw.Line
@@ -180,3 +180,12 @@ func firstLines(lines []string, n, w int) []string {
 	out[n-1] = last + "…"
 	return out
 }
+
+// ShowAll shows every kind of event again.
+func (p *Timeline) ShowAll() { p.filter = "" }
+
+// Filter is the kind of event shown, or "" for every kind.
+func (p *Timeline) Filter() string { return p.filter }
+
+// Offset is how many rows the timeline is scrolled down.
+func (p *Timeline) Offset() int { return p.off }
