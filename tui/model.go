@@ -171,6 +171,7 @@ func New(src view.Source, opts Options) *Model {
 		firstSeen: map[string]time.Time{},
 		epochs:    map[string]uint64{},
 	}
+	ctx.Notify = func(text string) { m.setStatus(statusInfo, text) }
 	m.base, m.stopBase = context.WithCancel(context.Background())
 	m.help = help.New()
 	m.help.Styles = st.Help

@@ -125,7 +125,7 @@ func (m *Model) tooSmallView(w, h int) string { return tooSmall(w, h) }
 func (m *Model) footer(w int) string {
 	k := m.ctx.Keys
 	var keep, rest []key.Binding
-	for _, b := range k.ShortHelp() {
+	for _, b := range m.ShortHelp() {
 		switch {
 		case !b.Enabled():
 		case b.Help() == k.Prompt.Help() || b.Help() == k.Help.Help():
@@ -365,7 +365,7 @@ func (m *Model) helpView(w, h int) string {
 	hm := m.help
 	hm.Width = w
 	// The full help lists every key, also those that mean nothing now.
-	groups := m.ctx.Keys.FullHelp()
+	groups := m.FullHelp()
 	for _, g := range groups {
 		for i := range g {
 			// The way back to the lessons is there only when the screen came from them.

@@ -5,8 +5,6 @@ package tui
 
 import (
 	"fmt"
-	"github.com/mqlab/mqlab/tui/draw"
-	"github.com/mqlab/mqlab/tui/panel"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,6 +14,9 @@ import (
 
 	"github.com/mqlab/mqlab/lab/command"
 	"github.com/mqlab/mqlab/lessons"
+	"github.com/mqlab/mqlab/tui/draw"
+	"github.com/mqlab/mqlab/tui/keys"
+	"github.com/mqlab/mqlab/tui/panel"
 	"github.com/mqlab/mqlab/tui/source"
 	"github.com/mqlab/mqlab/tui/view"
 )
@@ -39,7 +40,7 @@ func (m *Model) syncKeys() {
 	} else {
 		k.Live.SetHelp("esc", "back to live")
 	}
-	k.Filter.SetEnabled(!m.tooSmall && m.lay.visible(panel.TimelineID))
+	m.timeline.Keys.Filter.SetEnabled(!m.tooSmall && m.lay.visible(panel.TimelineID))
 	k.NextStep.SetEnabled(m.live != nil && m.live.Lesson != nil)
 	k.PrevStep.SetEnabled(m.live != nil && m.live.Lesson != nil)
 	if m.opts.ReadOnly {
@@ -80,10 +81,10 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 	}
 	if m.output != nil {
 		switch {
-		case key.Matches(msg, k.ScrollUp):
+		case key.Matches(msg, m.ctx.Scroll.Up):
 			m.outputOff = max(0, m.outputOff-1)
 			return nil
-		case key.Matches(msg, k.ScrollDown):
+		case key.Matches(msg, m.ctx.Scroll.Down):
 			m.outputOff++
 			return nil
 		case key.Matches(msg, closeKey):
@@ -98,6 +99,9 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 			return nil
 		}
 		m.showHelp = false
+	}
+	if m.panelKey(msg) {
+		return nil
 	}
 	switch {
 	case key.Matches(msg, k.Help):
@@ -167,10 +171,6 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		m.focus = (m.focus + panel.Count - 1) % panel.Count
 		m.chosen = true
 		m.showFocus()
-	case key.Matches(msg, k.ScrollUp):
-		m.panels[m.focus].Scroll(-1)
-	case key.Matches(msg, k.ScrollDown):
-		m.panels[m.focus].Scroll(1)
 	case key.Matches(msg, k.NodeNext):
 		m.selectNode(m.ctx.Selected + 1)
 	case key.Matches(msg, k.NodePrev):
@@ -226,14 +226,56 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 			return nil
 		}
 		return m.run(view.LineOrder(source.CmdPredict + " " + msg.String()))
-	case key.Matches(msg, k.Filter):
-		if f := m.timeline.CycleFilter(); f == "" {
-			m.setStatus(statusInfo, "timeline: every kind of event")
-		} else {
-			m.setStatus(statusInfo, "timeline: only "+f+" (f for the next kind)")
-		}
 	}
 	return nil
+}
+
+// panelKey offers a key to the focused panel, then to the panels on
+// screen that take keys without the focus; true when one took it.
+func (m *Model) panelKey(msg tea.KeyMsg) bool {
+	if m.panels[m.focus].Update(msg, true) {
+		return true
+	}
+	for id, p := range m.panels {
+		if panel.ID(id) != m.focus && m.lay.visible(panel.ID(id)) && p.Update(msg, false) {
+			return true
+		}
+	}
+	return false
+}
+
+// ShortHelp is the help bar: the screen's keys, with its panels' keys
+// before the last few.
+func (m *Model) ShortHelp() []key.Binding {
+	own := m.ctx.Keys.ShortHelp()
+	cut := len(own) - keys.ShortTail
+	out := append([]key.Binding(nil), own[:cut]...)
+	for _, p := range m.panels {
+		out = append(out, p.ShortHelp()...)
+	}
+	return append(out, own[cut:]...)
+}
+
+// FullHelp is the '?' screen: the screen's columns, with its panels' keys
+// in the last one, each once.
+func (m *Model) FullHelp() [][]key.Binding {
+	cols := m.ctx.Keys.FullHelp()
+	last := cols[len(cols)-1]
+	cut := len(last) - keys.FullTail
+	col := append([]key.Binding(nil), last[:cut]...)
+	seen := map[key.Help]bool{}
+	for _, p := range m.panels {
+		for _, g := range p.FullHelp() {
+			for _, b := range g {
+				if !seen[b.Help()] {
+					seen[b.Help()] = true
+					col = append(col, b)
+				}
+			}
+		}
+	}
+	cols[len(cols)-1] = append(col, last[cut:]...)
+	return cols
 }
 
 func (m *Model) quit() tea.Cmd {

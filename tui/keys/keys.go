@@ -33,14 +33,11 @@ type KeyMap struct {
 	NextEvent key.Binding
 	Live      key.Binding
 	// The screen.
-	Prompt     key.Binding
-	Focus      key.Binding
-	FocusPrev  key.Binding
-	ScrollUp   key.Binding
-	ScrollDown key.Binding
-	Filter     key.Binding
-	Help       key.Binding
-	Quit       key.Binding
+	Prompt    key.Binding
+	Focus     key.Binding
+	FocusPrev key.Binding
+	Help      key.Binding
+	Quit      key.Binding
 }
 
 // Default returns the lab screen's keys.
@@ -68,33 +65,39 @@ func Default() *KeyMap {
 			key.WithHelp("0–9", "answer a number"), key.WithDisabled()),
 		Lessons: key.NewBinding(key.WithKeys("backspace"), key.WithHelp("backspace", "back to the lessons"),
 			key.WithDisabled()),
-		Back:       key.NewBinding(key.WithKeys("["), key.WithHelp("[/]", "back/forward in time")),
-		Forward:    key.NewBinding(key.WithKeys("]"), key.WithHelp("]", "forward in history")),
-		BackEvent:  key.NewBinding(key.WithKeys("{"), key.WithHelp("{/}", "jump by event")),
-		NextEvent:  key.NewBinding(key.WithKeys("}"), key.WithHelp("}", "next event")),
-		Live:       key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back to live"), key.WithDisabled()),
-		Prompt:     key.NewBinding(key.WithKeys(":"), key.WithHelp(":", "command")),
-		Focus:      key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next panel")),
-		FocusPrev:  key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "previous panel")),
-		ScrollUp:   key.NewBinding(key.WithKeys("up", "pgup"), key.WithHelp("↑/↓", "scroll the panel")),
-		ScrollDown: key.NewBinding(key.WithKeys("down", "pgdown"), key.WithHelp("↓", "scroll down")),
-		Filter:     key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "filter timeline"), key.WithDisabled()),
-		Help:       key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
-		Quit:       key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+		Back:      key.NewBinding(key.WithKeys("["), key.WithHelp("[/]", "back/forward in time")),
+		Forward:   key.NewBinding(key.WithKeys("]"), key.WithHelp("]", "forward in history")),
+		BackEvent: key.NewBinding(key.WithKeys("{"), key.WithHelp("{/}", "jump by event")),
+		NextEvent: key.NewBinding(key.WithKeys("}"), key.WithHelp("}", "next event")),
+		Live:      key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back to live"), key.WithDisabled()),
+		Prompt:    key.NewBinding(key.WithKeys(":"), key.WithHelp(":", "command")),
+		Focus:     key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next panel")),
+		FocusPrev: key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "previous panel")),
+		Help:      key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
+		Quit:      key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
 	}
 }
 
-// ShortHelp is the help bar: the keys a learner needs first.
+// ShortHelp is the help bar: the keys a learner needs first. The
+// screen adds its panels' keys before the last ShortTail of them.
 func (k *KeyMap) ShortHelp() []key.Binding {
 	return []key.Binding{k.NodeNext, k.Kill, k.KillLeader, k.Restart, k.Isolate, k.Heal, k.Pause,
-		k.Answer, k.Number, k.Hint, k.NextStep, k.Back, k.Live, k.Filter, k.Prompt, k.Focus, k.Help, k.Quit}
+		k.Answer, k.Number, k.Hint, k.NextStep, k.Back, k.Live, k.Prompt, k.Focus, k.Help, k.Quit}
 }
 
-// FullHelp is the '?' screen, one column per kind of key.
+// ShortTail and FullTail are how many of the screen's keys end the help
+// bar and the full help's last column, after the panels' keys.
+const (
+	ShortTail = 4
+	FullTail  = 2
+)
+
+// FullHelp is the '?' screen, one column per kind of key; the screen
+// adds its panels' keys to the last column, before the last FullTail.
 func (k *KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.NodeNext, k.NodeN, k.Kill, k.KillLeader, k.Restart, k.Isolate, k.Heal},
 		{k.Pause, k.Faster, k.Kafka, k.NextStep, k.Answer, k.Number, k.Hint, k.Prompt, k.Help},
-		{k.Back, k.BackEvent, k.Live, k.Focus, k.FocusPrev, k.ScrollUp, k.Filter, k.Lessons, k.Quit},
+		{k.Back, k.BackEvent, k.Live, k.Focus, k.FocusPrev, k.Lessons, k.Quit},
 	}
 }

@@ -2,6 +2,8 @@ package panel
 
 import (
 	"fmt"
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
 	"math"
 	"strconv"
 	"strings"
@@ -25,6 +27,13 @@ func NewChart(ctx *Context) *Chart { return &Chart{ctx: ctx} }
 func (p *Chart) Title() string    { return "Chart" }
 func (p *Chart) SetSize(w, h int) { p.w, p.h = w, h }
 func (p *Chart) Scroll(int)       {}
+
+// Update takes no key: the chart fits its panel and does not scroll.
+func (p *Chart) Update(tea.Msg, bool) bool { return false }
+
+// ShortHelp and FullHelp are empty: the chart has no keys.
+func (p *Chart) ShortHelp() []key.Binding  { return nil }
+func (p *Chart) FullHelp() [][]key.Binding { return nil }
 
 var eighths = []string{" ", "▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"}
 

@@ -12,14 +12,15 @@ import (
 type Checker struct {
 	ctx  *Context
 	w, h int
-	off  int
+	scrolled
 }
 
-func NewChecker(ctx *Context) *Checker { return &Checker{ctx: ctx} }
+func NewChecker(ctx *Context) *Checker {
+	return &Checker{ctx: ctx, scrolled: scrolled{keys: ctx.Scroll}}
+}
 
 func (p *Checker) Title() string    { return "Checker" }
 func (p *Checker) SetSize(w, h int) { p.w, p.h = w, h }
-func (p *Checker) Scroll(d int)     { p.off = max(0, p.off+d) }
 
 func (p *Checker) View() string {
 	st := p.ctx.Styles

@@ -17,7 +17,7 @@ import (
 type Cluster struct {
 	ctx  *Context
 	w, h int
-	off  int // first partition shown
+	scrolled
 	// nodeZones records where each node was drawn (row, [x0, x1)) for
 	// mouse clicks, relative to the panel's content.
 	nodeZones []zone
@@ -32,11 +32,12 @@ type zone struct {
 // last truncation.
 const truncationRecent = 30 * time.Second
 
-func NewCluster(ctx *Context) *Cluster { return &Cluster{ctx: ctx} }
+func NewCluster(ctx *Context) *Cluster {
+	return &Cluster{ctx: ctx, scrolled: scrolled{keys: ctx.Scroll}}
+}
 
 func (p *Cluster) Title() string    { return "Cluster" }
 func (p *Cluster) SetSize(w, h int) { p.w, p.h = w, h }
-func (p *Cluster) Scroll(d int)     { p.off = max(0, p.off+d) }
 
 // NodeAt returns the node drawn at a content position.
 func (p *Cluster) NodeAt(x, y int) (int, bool) {

@@ -2,6 +2,8 @@ package panel
 
 import (
 	"fmt"
+	"github.com/charmbracelet/bubbles/help"
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/mqlab/mqlab/tui/keys"
 
 	"github.com/mqlab/mqlab/tui/draw"
@@ -15,7 +17,12 @@ type Context struct {
 	Width, Height int
 	Styles        *draw.Styles
 	Keys          *keys.KeyMap
-	Src           view.Source
+	// Scroll are the keys every panel scrolls with.
+	Scroll *ScrollKeys
+	Src    view.Source
+	// Notify, when set, shows a panel's word about what a key did in the
+	// screen's status line.
+	Notify func(text string)
 
 	// State is the moment the panels draw: the live state, or a past one
 	// while the learner looks back in history.
@@ -53,10 +60,18 @@ func NewContext(src view.Source, st *draw.Styles, keys *keys.KeyMap) *Context {
 		Src:        src,
 		Styles:     st,
 		Keys:       keys,
+		Scroll:     DefaultScrollKeys(),
 		State:      &view.State{},
 		Title:      "Sandbox",
 		TruncFlash: map[string]int{},
 		EpochFlash: map[string]EpochChange{},
+	}
+}
+
+// notify passes a panel's word on to the screen.
+func (c *Context) notify(text string) {
+	if c.Notify != nil {
+		c.Notify(text)
 	}
 }
 
@@ -84,14 +99,22 @@ func (c *Context) flashing(key string) (on, active bool) {
 	return c.Frame%2 == 0, true
 }
 
-// panel is one component of the lab screen.
+// Component is one panel of the lab screen: it draws itself at the size
+// it is given and takes its own keys.
 type Component interface {
 	Title() string
 	SetSize(w, h int)
 	// View draws exactly the size set, w cells by h rows.
 	View() string
-	// Scroll moves the panel's view by whole rows (or items).
+	// Scroll moves the panel's view by whole rows (or items): the mouse
+	// wheel, and a new lesson step bringing the lesson to its top.
 	Scroll(delta int)
+	// Update takes a message for the panel and says whether it was one of
+	// the panel's keys. focused: the panel has the focus; without it a
+	// panel takes only the keys that act wherever it is on screen.
+	Update(msg tea.Msg, focused bool) bool
+	// ShortHelp and FullHelp are the panel's keys, for the help.
+	help.KeyMap
 }
 
 // emptyHint is what an empty panel says: with a live lab, how to fill it

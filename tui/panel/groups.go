@@ -14,14 +14,13 @@ import (
 type Groups struct {
 	ctx  *Context
 	w, h int
-	off  int
+	scrolled
 }
 
-func NewGroups(ctx *Context) *Groups { return &Groups{ctx: ctx} }
+func NewGroups(ctx *Context) *Groups { return &Groups{ctx: ctx, scrolled: scrolled{keys: ctx.Scroll}} }
 
 func (p *Groups) Title() string    { return "Groups" }
 func (p *Groups) SetSize(w, h int) { p.w, p.h = w, h }
-func (p *Groups) Scroll(d int)     { p.off = max(0, p.off+d) }
 
 func (p *Groups) View() string {
 	st := p.ctx.Styles

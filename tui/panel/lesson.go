@@ -22,7 +22,7 @@ import (
 type Lesson struct {
 	ctx  *Context
 	w, h int
-	off  int
+	scrolled
 	// Markdown rendering is the costly part: keep it per block text.
 	mdW     int
 	mdCache map[string][]string
@@ -35,11 +35,10 @@ type Lesson struct {
 	anchor     int
 }
 
-func NewLesson(ctx *Context) *Lesson { return &Lesson{ctx: ctx} }
+func NewLesson(ctx *Context) *Lesson { return &Lesson{ctx: ctx, scrolled: scrolled{keys: ctx.Scroll}} }
 
 func (p *Lesson) Title() string    { return "Lesson" }
 func (p *Lesson) SetSize(w, h int) { p.w, p.h = w, h }
-func (p *Lesson) Scroll(d int)     { p.off = max(0, p.off+d) }
 
 func (p *Lesson) View() string {
 	st := p.ctx.Styles

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/muesli/termenv"
@@ -234,5 +235,31 @@ func TestRaftPanel(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("the raft panel lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// The timeline's own keys: f filters it whether it has the focus or not,
+// and says so; ↑/↓ scroll it only with the focus.
+func TestTimelineKeys(t *testing.T) {
+	v := sceneEnd(t)
+	ctx := NewContext(nil, draw.NewStyles(draw.DefaultTheme), keys.Default())
+	ctx.State = &v
+	var said string
+	ctx.Notify = func(s string) { said = s }
+	p := NewTimeline(ctx)
+	p.SetSize(80, 12)
+	p.Keys.Filter.SetEnabled(true)
+	if !p.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("f")}, false) || p.Filter() == "" ||
+		!strings.HasPrefix(said, "timeline: only "+p.Filter()) {
+		t.Errorf("f on the timeline without the focus: filter %q, said %q", p.Filter(), said)
+	}
+	if p.Update(tea.KeyMsg{Type: tea.KeyDown}, false) || p.Offset() != 0 {
+		t.Error("the timeline scrolled without the focus")
+	}
+	if !p.Update(tea.KeyMsg{Type: tea.KeyDown}, true) || p.Offset() != 1 {
+		t.Errorf("↓ with the focus left the timeline at %d", p.Offset())
+	}
+	if NewChart(ctx).Update(tea.KeyMsg{Type: tea.KeyDown}, true) {
+		t.Error("the chart took a key it has not")
 	}
 }

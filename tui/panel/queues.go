@@ -14,14 +14,13 @@ import (
 type Queues struct {
 	ctx  *Context
 	w, h int
-	off  int
+	scrolled
 }
 
-func NewQueues(ctx *Context) *Queues { return &Queues{ctx: ctx} }
+func NewQueues(ctx *Context) *Queues { return &Queues{ctx: ctx, scrolled: scrolled{keys: ctx.Scroll}} }
 
 func (p *Queues) Title() string    { return "Queues" }
 func (p *Queues) SetSize(w, h int) { p.w, p.h = w, h }
-func (p *Queues) Scroll(d int)     { p.off = max(0, p.off+d) }
 
 func (p *Queues) View() string {
 	st := p.ctx.Styles

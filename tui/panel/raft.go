@@ -17,14 +17,13 @@ import (
 type Raft struct {
 	ctx  *Context
 	w, h int
-	off  int
+	scrolled
 }
 
-func NewRaft(ctx *Context) *Raft { return &Raft{ctx: ctx} }
+func NewRaft(ctx *Context) *Raft { return &Raft{ctx: ctx, scrolled: scrolled{keys: ctx.Scroll}} }
 
 func (p *Raft) Title() string    { return "Raft" }
 func (p *Raft) SetSize(w, h int) { p.w, p.h = w, h }
-func (p *Raft) Scroll(d int)     { p.off = max(0, p.off+d) }
 
 func (p *Raft) View() string {
 	st := p.ctx.Styles

@@ -13,14 +13,15 @@ import (
 type Services struct {
 	ctx  *Context
 	w, h int
-	off  int
+	scrolled
 }
 
-func NewServices(ctx *Context) *Services { return &Services{ctx: ctx} }
+func NewServices(ctx *Context) *Services {
+	return &Services{ctx: ctx, scrolled: scrolled{keys: ctx.Scroll}}
+}
 
 func (p *Services) Title() string    { return "Services" }
 func (p *Services) SetSize(w, h int) { p.w, p.h = w, h }
-func (p *Services) Scroll(d int)     { p.off = max(0, p.off+d) }
 
 func (p *Services) View() string {
 	st := p.ctx.Styles

@@ -2,6 +2,8 @@ package panel
 
 import (
 	"fmt"
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
 	"sort"
 	"strings"
 
@@ -13,17 +15,45 @@ import (
 // Timeline draws the lab's events newest first. f cycles a filter
 // through the kinds present, so "what got truncated?" is one key away.
 type Timeline struct {
-	ctx    *Context
-	w, h   int
-	off    int
+	ctx  *Context
+	w, h int
+	scrolled
 	filter string // "" shows every kind
+	// Keys are the timeline's own; the screen enables the filter while the
+	// timeline is on screen.
+	Keys TimelineKeys
 }
 
-func NewTimeline(ctx *Context) *Timeline { return &Timeline{ctx: ctx} }
+func NewTimeline(ctx *Context) *Timeline {
+	return &Timeline{ctx: ctx, scrolled: scrolled{keys: ctx.Scroll}, Keys: TimelineKeys{
+		Filter: key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "filter timeline"), key.WithDisabled()),
+	}}
+}
+
+// Update cycles the filter on f, focused or not, and scrolls while
+// focused; it says whether the key was the timeline's.
+func (p *Timeline) Update(msg tea.Msg, focused bool) bool {
+	if km, ok := msg.(tea.KeyMsg); ok && key.Matches(km, p.Keys.Filter) {
+		if f := p.CycleFilter(); f == "" {
+			p.ctx.notify("timeline: every kind of event")
+		} else {
+			p.ctx.notify("timeline: only " + f + " (f for the next kind)")
+		}
+		return true
+	}
+	return p.scrolled.Update(msg, focused)
+}
+
+// ShortHelp is the filter.
+func (p *Timeline) ShortHelp() []key.Binding { return p.Keys.ShortHelp() }
+
+// FullHelp is scrolling and the filter.
+func (p *Timeline) FullHelp() [][]key.Binding {
+	return append(p.scrolled.FullHelp(), p.Keys.FullHelp()...)
+}
 
 func (p *Timeline) Title() string    { return "Timeline" }
 func (p *Timeline) SetSize(w, h int) { p.w, p.h = w, h }
-func (p *Timeline) Scroll(d int)     { p.off = max(0, p.off+d) }
 
 // kinds lists the kinds present, sorted.
 func (p *Timeline) kinds() []string {
