@@ -103,30 +103,72 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 	if m.panelKey(msg) {
 		return nil
 	}
+	for _, handle := range []func(tea.KeyMsg) (tea.Cmd, bool){m.screenKey, m.timeKey, m.labKey, m.lessonKey} {
+		if cmd, ok := handle(msg); ok {
+			return cmd
+		}
+	}
+	return nil
+}
+
+// screenKey handles the screen's own keys: help, the prompt, esc, focus
+// and the selected node; false when the key is none of them.
+func (m *Model) screenKey(msg tea.KeyMsg) (tea.Cmd, bool) {
+	k := m.ctx.Keys
 	switch {
 	case key.Matches(msg, k.Help):
 		m.showHelp = true
 	case key.Matches(msg, k.Prompt):
-		return m.prompt.open(m.ctx.State.Nodes)
+		return m.prompt.open(m.ctx.State.Nodes), true
 	case key.Matches(msg, k.Number):
 		// A question asks for a number: its first digit starts the answer.
 		cmd := m.prompt.open(m.ctx.State.Nodes)
 		m.prompt.in.SetValue(source.CmdPredict + " " + msg.String())
 		m.prompt.in.CursorEnd()
-		return cmd
+		return cmd, true
 	case key.Matches(msg, k.Live):
 		if m.running != "" && m.cancel != nil {
 			m.cancel()
 			m.queued = nil
 			m.quiet = slices.DeleteFunc(m.quiet, func(l string) bool { return l != m.running })
 			m.setStatus(statusInfo, "cancelling "+m.running+"…")
-			return nil
+			return nil, true
 		}
 		m.toLive()
+	case key.Matches(msg, k.Focus):
+		m.focus = (m.focus + 1) % panel.Count
+		m.chosen = true
+		m.showFocus()
+	case key.Matches(msg, k.FocusPrev):
+		m.focus = (m.focus + panel.Count - 1) % panel.Count
+		m.chosen = true
+		m.showFocus()
+	case key.Matches(msg, k.NodeNext):
+		m.selectNode(m.ctx.Selected + 1)
+	case key.Matches(msg, k.NodePrev):
+		m.selectNode(m.ctx.Selected - 1)
+	case key.Matches(msg, k.NodeN):
+		i, _ := strconv.Atoi(msg.String())
+		if i-1 >= len(m.ctx.State.Nodes) {
+			m.setStatus(statusErr, fmt.Sprintf("there is no node %d: this cluster has %d", i, len(m.ctx.State.Nodes)))
+			return nil, true
+		}
+		m.selectNode(i - 1)
+	default:
+		return nil, false
+	}
+	return nil, true
+}
+
+// timeKey handles moving through history, or through a recording; false
+// when the key is none of them.
+func (m *Model) timeKey(msg tea.KeyMsg) (tea.Cmd, bool) {
+	k := m.ctx.Keys
+	switch {
 	case m.opts.ReadOnly && (key.Matches(msg, k.Back) || key.Matches(msg, k.BackEvent)):
-		return m.run(view.LineOrder(source.CmdStepBack))
+		return m.run(view.LineOrder(source.CmdStepBack)), true
 	case m.opts.ReadOnly && (key.Matches(msg, k.Forward) || key.Matches(msg, k.NextEvent)):
-		return m.run(view.LineOrder(source.CmdStepForward))
+		return m.run(view.LineOrder(source.CmdStepForward)), true
 	case key.Matches(msg, k.Back):
 		if m.hist.back() {
 			m.ctx.State = m.hist.current()
@@ -137,7 +179,7 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.Forward):
 		if m.hist.live() {
 			m.setStatus(statusInfo, "already live: [ steps back in time")
-			return nil
+			return nil, true
 		}
 		m.hist.forward()
 		if m.hist.live() {
@@ -155,7 +197,7 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.NextEvent):
 		if m.hist.live() {
 			m.setStatus(statusInfo, "already live: { jumps back to the last event")
-			return nil
+			return nil, true
 		}
 		m.hist.forwardEvent()
 		if m.hist.live() {
@@ -163,71 +205,74 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		} else {
 			m.ctx.State = m.hist.current()
 		}
-	case key.Matches(msg, k.Focus):
-		m.focus = (m.focus + 1) % panel.Count
-		m.chosen = true
-		m.showFocus()
-	case key.Matches(msg, k.FocusPrev):
-		m.focus = (m.focus + panel.Count - 1) % panel.Count
-		m.chosen = true
-		m.showFocus()
-	case key.Matches(msg, k.NodeNext):
-		m.selectNode(m.ctx.Selected + 1)
-	case key.Matches(msg, k.NodePrev):
-		m.selectNode(m.ctx.Selected - 1)
-	case key.Matches(msg, k.NodeN):
-		i, _ := strconv.Atoi(msg.String())
-		if i-1 >= len(m.ctx.State.Nodes) {
-			m.setStatus(statusErr, fmt.Sprintf("there is no node %d: this cluster has %d", i, len(m.ctx.State.Nodes)))
-			return nil
-		}
-		m.selectNode(i - 1)
+	default:
+		return nil, false
+	}
+	return nil, true
+}
+
+// labKey handles the keys that change the lab, each by the lab command
+// the prompt would run; false when the key is none of them.
+func (m *Model) labKey(msg tea.KeyMsg) (tea.Cmd, bool) {
+	k := m.ctx.Keys
+	switch {
 	case key.Matches(msg, k.Kill):
-		return m.nodeCmd(killNode)
+		return m.nodeCmd(killNode), true
 	case key.Matches(msg, k.KillLeader):
 		p := panel.LeaderTarget(m.ctx.State, m.ctx.SelectedNode())
 		if p == "" {
 			m.setStatus(statusErr, "no partition or queue has a leader to kill now")
-			return nil
+			return nil, true
 		}
-		return m.run(view.CommandOrder(command.Kill{Node: leaderRef(p)}))
+		return m.run(view.CommandOrder(command.Kill{Node: leaderRef(p)})), true
 	case key.Matches(msg, k.Restart):
-		return m.nodeCmd(restartNode)
+		return m.nodeCmd(restartNode), true
 	case key.Matches(msg, k.Isolate):
-		return m.nodeCmd(isolateNode)
+		return m.nodeCmd(isolateNode), true
 	case key.Matches(msg, k.Heal):
-		return m.run(view.CommandOrder(command.Heal{}))
+		return m.run(view.CommandOrder(command.Heal{})), true
 	case key.Matches(msg, k.Pause):
 		if m.ctx.State.Clock.Paused {
-			return m.run(view.CommandOrder(command.Resume{}))
+			return m.run(view.CommandOrder(command.Resume{})), true
 		}
-		return m.run(view.CommandOrder(command.Pause{}))
+		return m.run(view.CommandOrder(command.Pause{})), true
 	case key.Matches(msg, k.Faster):
-		return m.run(view.CommandOrder(command.Speed{Factor: nextSpeed(m.ctx.State.Clock.Speed, +1)}))
+		return m.run(view.CommandOrder(command.Speed{Factor: nextSpeed(m.ctx.State.Clock.Speed, +1)})), true
 	case key.Matches(msg, k.Slower):
-		return m.run(view.CommandOrder(command.Speed{Factor: nextSpeed(m.ctx.State.Clock.Speed, -1)}))
+		return m.run(view.CommandOrder(command.Speed{Factor: nextSpeed(m.ctx.State.Clock.Speed, -1)})), true
 	case key.Matches(msg, k.Kafka):
 		if m.ctx.State.Kafka != nil {
-			return m.run(view.CommandOrder(command.KafkaStop{}))
+			return m.run(view.CommandOrder(command.KafkaStop{})), true
 		}
-		return m.run(view.CommandOrder(command.KafkaListen{}))
+		return m.run(view.CommandOrder(command.KafkaListen{})), true
+	}
+	return nil, false
+}
+
+// lessonKey handles the lesson's keys: its steps, a hint, an answer, back
+// to the lessons; false when the key is none of them.
+func (m *Model) lessonKey(msg tea.KeyMsg) (tea.Cmd, bool) {
+	k := m.ctx.Keys
+	switch {
 	case key.Matches(msg, k.Lessons):
 		m.back = true // at once: keys typed after it are the picker's
 	case key.Matches(msg, k.NextStep):
-		return m.run(view.LineOrder(source.CmdLessonNext))
+		return m.run(view.LineOrder(source.CmdLessonNext)), true
 	case key.Matches(msg, k.PrevStep):
-		return m.run(view.LineOrder(source.CmdLessonPrev))
+		return m.run(view.LineOrder(source.CmdLessonPrev)), true
 	case key.Matches(msg, k.Hint):
-		return m.run(view.LineOrder(source.CmdLessonHint))
+		return m.run(view.LineOrder(source.CmdLessonHint)), true
 	case key.Matches(msg, k.Answer):
 		n := len(m.ctx.State.Lesson.Prediction.Choices)
 		if _, err := lessons.ParseAnswer(msg.String(), n, false); err != nil {
 			m.setStatus(statusErr, fmt.Sprintf("there are only %d choices: a–%c", n, 'a'+n-1))
-			return nil
+			return nil, true
 		}
-		return m.run(view.LineOrder(source.CmdPredict + " " + msg.String()))
+		return m.run(view.LineOrder(source.CmdPredict + " " + msg.String())), true
+	default:
+		return nil, false
 	}
-	return nil
+	return nil, true
 }
 
 // panelKey offers a key to the focused panel, then to the panels on
