@@ -304,30 +304,7 @@ func (p *picker) header(w int) string {
 // the learner is at.
 func (p *picker) list(w, h int) string {
 	st := p.st
-	numW := 2
-	for _, e := range p.entries {
-		numW = max(numW, draw.Width(e.num))
-	}
-	const minW = 6 // "15 min"
-	stateW := 6    // "✓ done"
-	for _, e := range p.entries {
-		if e.les != nil && p.stepOf(e.les) > 0 {
-			stateW = max(stateW, draw.Width(fmt.Sprintf("▸ step %d/%d", p.stepOf(e.les), len(e.les.Steps))))
-		}
-	}
-	titleW := 0
-	for _, e := range p.entries {
-		if e.les != nil {
-			titleW = max(titleW, draw.Width(e.les.Title))
-		}
-	}
-	rest := w - 2 - numW - 2 - 2 - minW - 2 - stateW - 1
-	conceptsW := 0
-	if rest-titleW >= 24 {
-		conceptsW = rest - titleW - 2
-	} else {
-		titleW = min(titleW, rest)
-	}
+	cw := p.listColumns(w)
 	var rows []string
 	var entryOf []int
 	selRow := 0
@@ -345,43 +322,7 @@ func (p *picker) list(w, h int) string {
 		if i == p.sel {
 			selRow = len(rows)
 		}
-		var l draw.Line
-		mark, ms := "  ", &st.Text
-		if i == p.sel {
-			mark, ms = draw.SymSelected+" ", &st.Accent
-		}
-		l.Add(ms, mark)
-		if e.ch != nil {
-			p.challengeRow(&l, e, i == p.sel, numW, titleW, conceptsW)
-			rows = append(rows, l.Fit(w))
-			continue
-		}
-		if e.les == nil {
-			l.Add(nil, draw.Spaces(numW+2))
-			l.Add(&st.Bold, "Sandbox")
-			l.Add(&st.Muted, " — a free lab with no lesson")
-			rows = append(rows, l.Fit(w))
-			continue
-		}
-		p.numberAndTitle(&l, e.num, e.les.Title, i == p.sel, numW, titleW)
-		if conceptsW > 0 {
-			l.Add(&st.Faint, draw.Cut(strings.Join(e.les.Concepts, " · "), conceptsW))
-			l.Pad(2 + numW + 2 + titleW + 2 + conceptsW + 2)
-		}
-		if e.les.Minutes > 0 {
-			m := fmt.Sprintf("%d min", e.les.Minutes)
-			l.Add(&st.Muted, draw.Spaces(minW-draw.Width(m))+m)
-		} else {
-			l.Add(nil, draw.Spaces(minW))
-		}
-		l.Add(nil, "  ")
-		switch n := p.stepOf(e.les); {
-		case p.finished(e.les) && n <= 1:
-			l.Add(&st.OK, draw.SymOK+" done")
-		case n > 0:
-			l.Add(&st.Warn, fmt.Sprintf("▸ step %d/%d", n, len(e.les.Steps)))
-		}
-		rows = append(rows, l.Fit(w))
+		rows = append(rows, p.entryRow(i, cw, w))
 	}
 	// Keep the selected row in view, with a row of context when there is one.
 	if selRow-1 < p.off {
@@ -400,6 +341,73 @@ func (p *picker) list(w, h int) string {
 		p.rowEntry[len(out)-1] = -1
 	}
 	return draw.Block(out, w, h)
+}
+
+// listColumns are the widths of the list's columns at width w: the
+// number, the title, the concepts (0 when they do not fit), the minutes
+// and the state.
+type listColumns struct{ num, title, concepts, min, state int }
+
+func (p *picker) listColumns(w int) listColumns {
+	cw := listColumns{num: 2, min: 6 /* "15 min" */, state: 6 /* "✓ done" */}
+	for _, e := range p.entries {
+		cw.num = max(cw.num, draw.Width(e.num))
+		if e.les != nil {
+			cw.title = max(cw.title, draw.Width(e.les.Title))
+			if p.stepOf(e.les) > 0 {
+				cw.state = max(cw.state, draw.Width(fmt.Sprintf("▸ step %d/%d", p.stepOf(e.les), len(e.les.Steps))))
+			}
+		}
+	}
+	rest := w - 2 - cw.num - 2 - 2 - cw.min - 2 - cw.state - 1
+	if rest-cw.title >= 24 {
+		cw.concepts = rest - cw.title - 2
+	} else {
+		cw.title = min(cw.title, rest)
+	}
+	return cw
+}
+
+// entryRow draws entry i of the list: a lesson, a challenge or the
+// sandbox.
+func (p *picker) entryRow(i int, cw listColumns, w int) string {
+	st := p.st
+	e := p.entries[i]
+	var l draw.Line
+	mark, ms := "  ", &st.Text
+	if i == p.sel {
+		mark, ms = draw.SymSelected+" ", &st.Accent
+	}
+	l.Add(ms, mark)
+	if e.ch != nil {
+		p.challengeRow(&l, e, i == p.sel, cw.num, cw.title, cw.concepts)
+		return l.Fit(w)
+	}
+	if e.les == nil {
+		l.Add(nil, draw.Spaces(cw.num+2))
+		l.Add(&st.Bold, "Sandbox")
+		l.Add(&st.Muted, " — a free lab with no lesson")
+		return l.Fit(w)
+	}
+	p.numberAndTitle(&l, e.num, e.les.Title, i == p.sel, cw.num, cw.title)
+	if cw.concepts > 0 {
+		l.Add(&st.Faint, draw.Cut(strings.Join(e.les.Concepts, " · "), cw.concepts))
+		l.Pad(2 + cw.num + 2 + cw.title + 2 + cw.concepts + 2)
+	}
+	if e.les.Minutes > 0 {
+		m := fmt.Sprintf("%d min", e.les.Minutes)
+		l.Add(&st.Muted, draw.Spaces(cw.min-draw.Width(m))+m)
+	} else {
+		l.Add(nil, draw.Spaces(cw.min))
+	}
+	l.Add(nil, "  ")
+	switch n := p.stepOf(e.les); {
+	case p.finished(e.les) && n <= 1:
+		l.Add(&st.OK, draw.SymOK+" done")
+	case n > 0:
+		l.Add(&st.Warn, fmt.Sprintf("▸ step %d/%d", n, len(e.les.Steps)))
+	}
+	return l.Fit(w)
 }
 
 // numberAndTitle draws an entry's number and title after its mark, the

@@ -181,6 +181,24 @@ func hardWrap(s string, w int) []string {
 // one record per row — the first cell as its title, then "header: cell"
 // lines — so a narrow pane still reads every value.
 func mdTable(st *Styles, rows []string, w int) []string {
+	cells := tableCells(rows)
+	if len(cells) == 0 {
+		return nil
+	}
+	t := measureTable(cells)
+	total := 3 * (t.cols - 1)
+	for _, cw := range t.widths {
+		total += cw
+	}
+	if total <= w {
+		return t.grid(st)
+	}
+	return t.records(st, w)
+}
+
+// tableCells reads a Markdown table's rows into cells, leaving out the
+// |---|---| line.
+func tableCells(rows []string) [][]string {
 	var cells [][]string
 	for _, r := range rows {
 		r = strings.TrimPrefix(strings.TrimSuffix(r, "|"), "|")
@@ -198,86 +216,99 @@ func mdTable(st *Styles, rows []string, w int) []string {
 		}
 		cells = append(cells, row)
 	}
-	if len(cells) == 0 {
-		return nil
-	}
-	cols := 0
+	return cells
+}
+
+// table is a Markdown table's cells with each column's width and whether
+// it holds only numbers (which line up on the right).
+type table struct {
+	cells   [][]string
+	cols    int
+	widths  []int
+	numeric []bool
+}
+
+func measureTable(cells [][]string) table {
+	t := table{cells: cells}
 	for _, r := range cells {
-		cols = max(cols, len(r))
+		t.cols = max(t.cols, len(r))
 	}
-	widths := make([]int, cols)
-	numeric := make([]bool, cols)
-	for c := range numeric {
-		numeric[c] = true
+	t.widths = make([]int, t.cols)
+	t.numeric = make([]bool, t.cols)
+	for c := range t.numeric {
+		t.numeric[c] = true
 	}
 	for ri, r := range cells {
-		for c := 0; c < cols; c++ {
-			v := ""
-			if c < len(r) {
-				v = r[c]
-			}
-			widths[c] = max(widths[c], Width(v))
+		for c := 0; c < t.cols; c++ {
+			v := cellAt(r, c)
+			t.widths[c] = max(t.widths[c], Width(v))
 			if ri > 0 && v != "" && !isNumberCell(v) {
-				numeric[c] = false
+				t.numeric[c] = false
 			}
 		}
 	}
-	total := 3 * (cols - 1)
-	for _, cw := range widths {
-		total += cw
+	return t
+}
+
+func cellAt(r []string, c int) string {
+	if c < len(r) {
+		return r[c]
 	}
-	cell := func(r []string, c int) string {
-		if c < len(r) {
-			return r[c]
-		}
-		return ""
-	}
+	return ""
+}
+
+// grid draws a table that fits as columns, its header ruled off.
+func (t table) grid(st *Styles) []string {
 	var out []string
-	if total <= w {
-		for ri, r := range cells {
-			var l Line
-			for c := 0; c < cols; c++ {
-				if c > 0 {
-					l.Add(&st.Faint, " │ ")
-				}
-				v := cell(r, c)
-				sty := &st.Text
-				if ri == 0 {
-					sty = &st.Bold
-				}
-				if numeric[c] && ri > 0 {
-					l.Add(nil, Spaces(widths[c]-Width(v)))
-					l.Add(sty, v)
-				} else {
-					l.Add(sty, v)
-					if c < cols-1 {
-						l.Add(nil, Spaces(widths[c]-Width(v)))
-					}
-				}
+	for ri, r := range t.cells {
+		var l Line
+		for c := 0; c < t.cols; c++ {
+			if c > 0 {
+				l.Add(&st.Faint, " │ ")
 			}
-			out = append(out, l.b.String())
+			v := cellAt(r, c)
+			sty := &st.Text
 			if ri == 0 {
-				var rule []string
-				for _, cw := range widths {
-					rule = append(rule, strings.Repeat("─", cw))
+				sty = &st.Bold
+			}
+			if t.numeric[c] && ri > 0 {
+				l.Add(nil, Spaces(t.widths[c]-Width(v)))
+				l.Add(sty, v)
+			} else {
+				l.Add(sty, v)
+				if c < t.cols-1 {
+					l.Add(nil, Spaces(t.widths[c]-Width(v)))
 				}
-				out = append(out, st.Faint.Render(strings.Join(rule, "─┼─")))
 			}
 		}
-		return out
+		out = append(out, l.b.String())
+		if ri == 0 {
+			var rule []string
+			for _, cw := range t.widths {
+				rule = append(rule, strings.Repeat("─", cw))
+			}
+			out = append(out, st.Faint.Render(strings.Join(rule, "─┼─")))
+		}
 	}
-	head := cells[0]
-	for ri, r := range cells[1:] {
+	return out
+}
+
+// records draws a table too wide for its columns as one record a row:
+// the first cell as a title, then each other under its header's name.
+func (t table) records(st *Styles, w int) []string {
+	var out []string
+	head := t.cells[0]
+	for ri, r := range t.cells[1:] {
 		if ri > 0 {
 			out = append(out, "")
 		}
-		title := cell(r, 0)
-		if h := cell(head, 0); h != "" {
+		title := cellAt(r, 0)
+		if h := cellAt(head, 0); h != "" {
 			title = h + " " + title
 		}
-		out = append(out, WrapRuns([]Run{{title, &st.Bold}}, w, "")...)
-		for c := 1; c < cols; c++ {
-			runs := []Run{{cell(head, c) + ":", &st.Muted}, {" " + cell(r, c), &st.Text}}
+		out = append(out, WrapRuns([]Run{{Text: title, Style: &st.Bold}}, w, "")...)
+		for c := 1; c < t.cols; c++ {
+			runs := []Run{{Text: cellAt(head, c) + ":", Style: &st.Muted}, {Text: " " + cellAt(r, c), Style: &st.Text}}
 			for _, s := range WrapRuns(runs, w-2, "  ") {
 				out = append(out, "  "+s)
 			}

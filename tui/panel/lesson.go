@@ -355,8 +355,28 @@ func lastTask(bs []view.LessonBlock) int {
 // foot is the notice, if any, and what the step waits for, in words that
 // name the keys; taskShown says the open task and its hint are in view.
 func (p *Lesson) foot(ls *view.Lesson, taskShown bool) []string {
+	rows := p.notice(ls)
+	mark, text, ms, ok := p.waitsFor(ls, taskShown)
+	if !ok {
+		return rows
+	}
+	if len(rows) == 0 {
+		rows = append(rows, "")
+	}
+	for i, s := range draw.Wrap(text, p.w-2) {
+		if i == 0 {
+			rows = append(rows, ms.Render(mark+" "+s))
+		} else {
+			rows = append(rows, ms.Render("  "+s))
+		}
+	}
+	return rows
+}
+
+// notice is the player's notice, coloured by how bad it is, after a blank
+// row; nothing when there is none.
+func (p *Lesson) notice(ls *view.Lesson) []string {
 	st := p.ctx.Styles
-	k := p.ctx.Keys
 	var rows []string
 	if ls.Notice != "" {
 		ns := &st.Warn
@@ -371,13 +391,19 @@ func (p *Lesson) foot(ls *view.Lesson, taskShown bool) []string {
 			rows = append(rows, ns.Render(s))
 		}
 	}
-	keyOf := func(b key.Binding) string { return b.Keys()[0] }
-	var mark, text string
-	ms := &st.Accent
+	return rows
+}
+
+// waitsFor is what the step waits for, in words that name the keys, with
+// its mark and style; false when the pane says nothing more.
+func (p *Lesson) waitsFor(ls *view.Lesson, taskShown bool) (mark, text string, ms *draw.Style, ok bool) {
+	st := p.ctx.Styles
+	k := p.ctx.Keys
+	mark, ms = "", &st.Accent
 	switch ls.Status {
 	case lessons.StatusStarting:
 		if ls.Notice != "" {
-			return rows // the notice says it
+			return "", "", nil, false // the notice says it
 		}
 		mark, text, ms = draw.SymPending, "starting the step…", &st.Muted
 	case lessons.StatusPlaying:
@@ -443,20 +469,13 @@ func (p *Lesson) foot(ls *view.Lesson, taskShown bool) []string {
 			text += " " + keyOf(k.Lessons) + ": back to the lessons"
 		}
 	default:
-		return rows
+		return "", "", nil, false
 	}
-	if len(rows) == 0 {
-		rows = append(rows, "")
-	}
-	for i, s := range draw.Wrap(text, p.w-2) {
-		if i == 0 {
-			rows = append(rows, ms.Render(mark+" "+s))
-		} else {
-			rows = append(rows, ms.Render("  "+s))
-		}
-	}
-	return rows
+	return mark, text, ms, true
 }
+
+// keyOf is the first key of a binding, as the pane names it.
+func keyOf(b key.Binding) string { return b.Keys()[0] }
 
 // runningCommand is the lab's newest command as the timeline has it: while
 // a step plays, the one running now.
