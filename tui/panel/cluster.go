@@ -469,83 +469,37 @@ func truncWords(t *view.Truncation) string {
 // call: a wide screen draws a few hundred cells per Frame.
 func (p *Cluster) cells(l *draw.Line, r view.Replica, lay stripLayout, trunc *view.Truncation, flashActive, flashOn bool) {
 	st := p.ctx.Styles
-	var run strings.Builder
-	var runStyle *draw.Style
-	runW := 0
-	flush := func() {
-		if runW > 0 {
-			if runStyle == nil {
-				l.AddStyled(run.String(), runW)
-			} else {
-				l.AddStyled(runStyle.Render(run.String()), runW)
-			}
-		}
-		run.Reset()
-		runW = 0
-	}
-	put := func(s *draw.Style, text string, w int) {
-		if s != runStyle {
-			flush()
-			runStyle = s
-		}
-		run.WriteString(text)
-		runW += w
-	}
-	// Entries are in offset order and usually contiguous: index directly,
-	// search when there are gaps.
-	entryAt := func(off int64) (view.Entry, bool) {
-		es := r.Entries
-		if len(es) == 0 {
-			return view.Entry{}, false
-		}
-		i := int(off - es[0].Offset)
-		if i >= 0 && i < len(es) && es[i].Offset == off {
-			return es[i], true
-		}
-		j := sort.Search(len(es), func(k int) bool { return es[k].Offset >= off })
-		if j < len(es) && es[j].Offset == off {
-			return es[j], true
-		}
-		return view.Entry{}, false
-	}
+	run := styledRun{l: l}
 	epochW := lay.epochW
 	blankCell := draw.Spaces(1 + epochW)
 	for i := 0; i < lay.n; i++ {
 		off := lay.start + int64(i)
 		// The gap before the cell carries the markers.
-		gap := " "
-		switch {
-		case off == r.LogStart && off < r.LEO:
-			gap = "["
-		case i == 0 && off > r.LogStart && off < r.LEO:
-			gap = "…"
-		case off == r.HWM && off < r.LEO && off > r.LogStart:
-			gap = "|"
-		}
+		gap := gapMark(r, off, i == 0)
 		gs := &st.Faint
 		if gap == "|" {
 			gs = &st.Committed
 		}
-		put(gs, gap, 1)
+		run.put(gs, gap, 1)
 
 		inCut := trunc != nil && flashActive && off >= trunc.From && off < trunc.To
 		switch {
 		case off < r.LogStart:
-			put(nil, blankCell, 1+epochW)
+			run.put(nil, blankCell, 1+epochW)
 		case off >= r.LEO:
 			if inCut {
 				s := &st.Truncated
 				if flashOn {
 					s = &st.Flash
 				}
-				put(s, draw.SymTruncated+padEpoch(cutEpoch(trunc, off), epochW), 1+epochW)
+				run.put(s, draw.SymTruncated+padEpoch(cutEpoch(trunc, off), epochW), 1+epochW)
 			} else {
-				put(nil, blankCell, 1+epochW)
+				run.put(nil, blankCell, 1+epochW)
 			}
 		default:
-			e, ok := entryAt(off)
+			e, ok := entryAt(r.Entries, off)
 			if !ok {
-				put(&st.Faint, "·"+draw.Spaces(epochW), 1+epochW)
+				run.put(&st.Faint, "·"+draw.Spaces(epochW), 1+epochW)
 				continue
 			}
 			mark, s := draw.SymUncommitted, &st.Uncommitted
@@ -558,10 +512,71 @@ func (p *Cluster) cells(l *draw.Line, r view.Replica, lay stripLayout, trunc *vi
 			if inCut && flashOn {
 				s = &st.Flash
 			}
-			put(s, mark+padEpoch(e.Epoch, epochW), 1+epochW)
+			run.put(s, mark+padEpoch(e.Epoch, epochW), 1+epochW)
 		}
 	}
-	flush()
+	run.flush()
+}
+
+// gapMark is the marker in the gap before the cell at off: the log's
+// start, more before the strip's first cell, or the high-water mark.
+func gapMark(r view.Replica, off int64, first bool) string {
+	switch {
+	case off == r.LogStart && off < r.LEO:
+		return "["
+	case first && off > r.LogStart && off < r.LEO:
+		return "…"
+	case off == r.HWM && off < r.LEO && off > r.LogStart:
+		return "|"
+	}
+	return " "
+}
+
+// entryAt is the entry at offset off. Entries are in offset order and
+// usually contiguous: index directly, search when there are gaps.
+func entryAt(es []view.Entry, off int64) (view.Entry, bool) {
+	if len(es) == 0 {
+		return view.Entry{}, false
+	}
+	i := int(off - es[0].Offset)
+	if i >= 0 && i < len(es) && es[i].Offset == off {
+		return es[i], true
+	}
+	j := sort.Search(len(es), func(k int) bool { return es[k].Offset >= off })
+	if j < len(es) && es[j].Offset == off {
+		return es[j], true
+	}
+	return view.Entry{}, false
+}
+
+// styledRun gathers cells of one style and adds them to a line in one
+// render call.
+type styledRun struct {
+	l     *draw.Line
+	b     strings.Builder
+	style *draw.Style
+	w     int
+}
+
+func (r *styledRun) put(s *draw.Style, text string, w int) {
+	if s != r.style {
+		r.flush()
+		r.style = s
+	}
+	r.b.WriteString(text)
+	r.w += w
+}
+
+func (r *styledRun) flush() {
+	if r.w > 0 {
+		if r.style == nil {
+			r.l.AddStyled(r.b.String(), r.w)
+		} else {
+			r.l.AddStyled(r.style.Render(r.b.String()), r.w)
+		}
+	}
+	r.b.Reset()
+	r.w = 0
 }
 
 func cutEpoch(t *view.Truncation, off int64) uint64 {
