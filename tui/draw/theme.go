@@ -1,3 +1,5 @@
+// Package draw is how the screen draws text: the theme and its styles,
+// lines fitted to a width, wrapping, Markdown, and the boxes panels sit in.
 package draw
 
 import (

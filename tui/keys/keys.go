@@ -1,3 +1,5 @@
+// Package keys is the lab screen's own keys, declared once: the help bar
+// and the full help read them, so they cannot drift from what the keys do.
 package keys
 
 import "github.com/charmbracelet/bubbles/key"
