@@ -334,7 +334,7 @@ func (p *picker) list(w, h int) string {
 	out, off := draw.WindowNote(rows, p.off, h, st, "(↑/↓)")
 	p.off = off
 	p.rowEntry = append(p.rowEntry[:0], entryOf[off:off+len(out)]...)
-	if off > 0 && len(out) > 1 { // the rows windowNote wrote its notes on
+	if off > 0 && len(out) > 1 { // the rows WindowNote wrote its notes on
 		p.rowEntry[0] = -1
 	}
 	if off+len(out) < len(rows) && len(out) > 0 {

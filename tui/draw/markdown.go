@@ -18,7 +18,7 @@ type Run struct {
 	Style *Style
 }
 
-// markdown renders Markdown to rows of at most w cells.
+// Markdown renders Markdown to rows of at most w cells.
 func Markdown(st *Styles, src string, w int) []string {
 	if w <= 0 {
 		return nil
@@ -69,7 +69,7 @@ func Markdown(st *Styles, src string, w int) []string {
 	return out
 }
 
-// inline styles a paragraph's spans: bold, code in the accent, the rest
+// Inline styles a paragraph's spans: bold, code in the accent, the rest
 // as text.
 func Inline(st *Styles, s string) []Run {
 	spans := lessons.Inline(s)
@@ -87,7 +87,7 @@ func Inline(st *Styles, s string) []Run {
 	return runs
 }
 
-// wrapRuns word-wraps styled runs to w cells; a word longer than a row is
+// WrapRuns word-wraps styled runs to w cells; a word longer than a row is
 // broken. indent starts every row after the first.
 func WrapRuns(runs []Run, w int, indent string) []string {
 	type word struct {

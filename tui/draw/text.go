@@ -7,7 +7,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 )
 
-// textWidth is the number of terminal cells s takes, escape codes excluded.
+// Width is the number of terminal cells s takes, escape codes excluded.
 func Width(s string) int {
 	if isPlainASCII(s) {
 		return len(s)
@@ -24,7 +24,7 @@ func isPlainASCII(s string) bool {
 	return true
 }
 
-// fit pads or cuts s to exactly w cells; a cut ends in "…".
+// Fit pads or cuts s to exactly w cells; a cut ends in "…".
 func Fit(s string, w int) string {
 	if w <= 0 {
 		return ""
@@ -40,7 +40,7 @@ func Fit(s string, w int) string {
 	}
 }
 
-// cut shortens s to at most w cells, ending in "…" when it had to.
+// Cut shortens s to at most w cells, ending in "…" when it had to.
 func Cut(s string, w int) string {
 	if w <= 0 {
 		return ""
@@ -63,14 +63,14 @@ func Spaces(n int) string {
 	return strings.Repeat(" ", n)
 }
 
-// line builds one row of styled text and keeps its width as it goes, so
+// Line builds one row of styled text and keeps its width as it goes, so
 // a panel never measures a styled string twice.
 type Line struct {
 	b strings.Builder
 	w int
 }
 
-// add appends s drawn with st (nil: plain).
+// Add appends s drawn with st (nil: plain).
 func (l *Line) Add(st *Style, s string) *Line {
 	if s == "" {
 		return l
@@ -84,7 +84,7 @@ func (l *Line) Add(st *Style, s string) *Line {
 	return l
 }
 
-// pad appends spaces up to column w.
+// Pad appends spaces up to column w.
 func (l *Line) Pad(w int) *Line {
 	if l.w < w {
 		l.b.WriteString(Spaces(w - l.w))
@@ -93,7 +93,7 @@ func (l *Line) Pad(w int) *Line {
 	return l
 }
 
-// String returns the row fitted to exactly w cells.
+// Fit returns the row fitted to exactly w cells.
 func (l *Line) Fit(w int) string {
 	if l.w == w {
 		return l.b.String()
@@ -104,7 +104,7 @@ func (l *Line) Fit(w int) string {
 	return ansi.Truncate(l.b.String(), w, "…")
 }
 
-// block is a panel's content: exactly h rows of exactly w cells.
+// Block is a panel's content: exactly h rows of exactly w cells.
 func Block(rows []string, w, h int) string {
 	var b strings.Builder
 	for i := 0; i < h; i++ {
@@ -120,7 +120,7 @@ func Block(rows []string, w, h int) string {
 	return b.String()
 }
 
-// wrapText word-wraps plain text to w cells, keeping blank lines between
+// Wrap word-wraps plain text to w cells, keeping blank lines between
 // paragraphs.
 func Wrap(s string, w int) []string {
 	if w <= 0 {
@@ -139,7 +139,7 @@ func Wrap(s string, w int) []string {
 	return out
 }
 
-// bar draws a progress bar of w cells, with the fraction also as text by
+// Bar draws a progress bar of w cells, with the fraction also as text by
 // its side (so the bar is never the only carrier).
 func Bar(st *Styles, frac float64, w int) string {
 	if w <= 0 {
@@ -155,7 +155,7 @@ func Bar(st *Styles, frac float64, w int) string {
 	return st.Bar.Render(strings.Repeat("▰", full)) + st.BarEmpty.Render(strings.Repeat("▱", w-full))
 }
 
-// wrapHanging word-wraps one line of a command's output to w cells. The
+// WrapHanging word-wraps one line of a command's output to w cells. The
 // lines it continues on are indented to where its text starts — past the
 // leading spaces, and past an option's name in a table like help's
 // ("  key=TEXT     the key; …") — so a wrapped entry still reads as one.
@@ -190,7 +190,7 @@ func WrapHanging(s string, w int) []string {
 	return out
 }
 
-// oneLine joins a text's lines.
+// OneLine joins a text's lines.
 func OneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // Width is how many cells the line takes so far.

@@ -71,7 +71,7 @@ type Styles struct {
 	Help                     help.Styles // the help bubble's, from the same theme
 }
 
-// style is a lipgloss style with its escape codes worked out once: a wide
+// Style is a lipgloss style with its escape codes worked out once: a wide
 // frame draws hundreds of short runs, and lipgloss's Render costs
 // microseconds each where two concatenations cost nanoseconds.
 type Style struct {

@@ -8,7 +8,7 @@ import (
 	"github.com/mqlab/mqlab/tui/view"
 )
 
-// chartSpreads bounds the retry spreads a ViewState carries: the chart
+// chartSpreads bounds the retry spreads a view.State carries: the chart
 // has room for a few histograms, one above the other.
 const chartSpreads = 3
 

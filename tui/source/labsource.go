@@ -13,7 +13,7 @@ import (
 )
 
 // LabSource is the Source over a running lab: View maps lab.Snapshot into a
-// ViewState, Exec runs lines through lab.Exec, and Changes turns the lab's
+// view.State, Exec runs orders through lab.ExecCommand, and Changes turns the lab's
 // event stream (and a slow tick, for what moves with the clock alone) into
 // coalesced signals. It does not own the lab: Close stops the signals, the
 // caller closes the lab.
@@ -114,10 +114,10 @@ func (s *LabSource) View() view.State {
 	return viewOf(&snap, s.trunc)
 }
 
-// timelineSize is how many timeline lines a ViewState carries.
+// timelineSize is how many timeline lines a view.State carries.
 const timelineSize = 200
 
-// queueWindow bounds the messages of one queue a ViewState carries.
+// queueWindow bounds the messages of one queue a view.State carries.
 const queueWindow = 20
 
 // truncTimes remembers when each truncation happened, read from the

@@ -12,7 +12,7 @@ import (
 
 // Source is everything the screen needs from a running lab (or a
 // recording). The TUI never reaches past it: the lab adapter turns a lab
-// snapshot into a ViewState, and every key that changes the lab becomes one
+// snapshot into a State, and every key that changes the lab becomes one
 // lab command for Exec, the same command a learner could type at the ':'
 // prompt.
 type Source interface {
@@ -61,7 +61,7 @@ func (o Order) NotLabCommand() error {
 	return fmt.Errorf("%q is not a lab command", o.Line)
 }
 
-// ViewState is one moment of the lab as the panels show it. Every slice is
+// State is one moment of the lab as the panels show it. Every slice is
 // a window chosen by the source (the newest log entries, the last timeline
 // lines, the first rows of a table): the TUI draws windows, never whole logs.
 type State struct {
