@@ -127,10 +127,10 @@ var (
 	sceneEnd          = screentest.End
 	sceneView         = screentest.View
 	sceneFrame        = screentest.FrameOf
-	demoStart         = screentest.DemoStart
+	demoStart         = labtest.DemoStart
 	labShapedState    = screentest.LabShaped
 	lessonBlocksState = screentest.LessonBlocks
-	flashSale         = screentest.FlashSale
-	outboxSnapshot    = screentest.Outbox
+	flashSale         = labtest.FlashSale
+	outboxSnapshot    = labtest.Outbox
 	bigState          = screentest.Big
 )

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mqlab/mqlab/tui/internal/labtest"
 	"github.com/mqlab/mqlab/tui/internal/screentest"
 )
 
@@ -17,11 +18,11 @@ var (
 	sceneEnd          = screentest.End
 	sceneView         = screentest.View
 	sceneFrame        = screentest.FrameOf
-	demoStart         = screentest.DemoStart
+	demoStart         = labtest.DemoStart
 	labShapedState    = screentest.LabShaped
 	lessonBlocksState = screentest.LessonBlocks
-	flashSale         = screentest.FlashSale
-	outboxSnapshot    = screentest.Outbox
+	flashSale         = labtest.FlashSale
+	outboxSnapshot    = labtest.Outbox
 	bigState          = screentest.Big
 )
 

@@ -5,6 +5,8 @@ package labtest
 
 import (
 	"context"
+	"fmt"
+	"math/rand"
 	"path/filepath"
 	"runtime"
 	"testing"
@@ -103,4 +105,71 @@ func Lesson(t testing.TB) *lessons.Lesson {
 		t.Fatal(err)
 	}
 	return les
+}
+
+// DemoStart is the fixed clock of the hand-built states some tests draw.
+var DemoStart = time.Date(2025, 3, 14, 12, 3, 30, 0, time.UTC)
+
+// FlashSale is a lab snapshot after a burst of orders: billing's lag rose
+// while the load ran faster than the consumer, then drained; a queue
+// stayed empty; two workers retried the same failures, one without
+// jitter and one with full jitter.
+func FlashSale() lab.Snapshot {
+	t0 := DemoStart.Add(-20 * time.Second)
+	var lag, empty []int64
+	for i := 0; i < 80; i++ { // 20 s of lab time: 10 s of load, then the drain
+		v := int64(i * 60)
+		if i >= 40 {
+			v = max(0, 2400-int64(i-40)*70)
+		}
+		lag = append(lag, v)
+		empty = append(empty, 0)
+	}
+	snap := lab.Snapshot{Time: DemoStart, Series: []lab.SeriesState{
+		{Name: "depth(receipts)", Func: "depth", Of: "receipts", Unit: "msgs", Start: t0, Every: lab.SeriesEvery, Values: empty},
+		{Name: "lag(billing)", Func: "lag", Of: "billing", Unit: "msgs", Start: t0, Every: lab.SeriesEvery, Values: lag},
+	}}
+	rnd := rand.New(rand.NewSource(3))
+	for m := 0; m < 30; m++ {
+		for _, c := range []string{"w-plain", "w-jitter"} {
+			failed := t0 // every message failed at once: the payments service went down
+			for a := 2; a <= 4; a++ {
+				d := time.Second << (a - 2)
+				if c == "w-jitter" {
+					d = time.Duration(rnd.Int63n(int64(d)))
+				}
+				snap.Retries = append(snap.Retries, lab.RetryState{Client: c, Message: fmt.Sprintf("%s-%d", c, m), Attempt: a, Failed: failed, Delay: d})
+				failed = failed.Add(d + 10*time.Millisecond) // the retry ran and failed again
+			}
+		}
+	}
+	return snap
+}
+
+// Outbox is a lab snapshot with the orders service in outbox mode
+// (its relay has sent two of three rows), a wallet that keeps its dedupe
+// table in a second database, and a crashed payments service.
+func Outbox() lab.Snapshot {
+	outboxCols := []string{"id", "message_id", "topic", "msg_key", "payload", "status", "attempts", "created_at", "sent_at", "last_error"}
+	return lab.Snapshot{Services: []lab.ServiceState{
+		{Name: "orders", State: "up", Mode: "outbox", Tables: []lab.TableState{
+			{Name: "orders.customers", DB: "orders", Columns: []string{"id", "name"}, Rows: [][]string{{"7", "Asha"}}, Total: 1},
+			{Name: "orders.orders", DB: "orders", Columns: []string{"id", "user_id", "item", "amount", "status", "created_at"},
+				Rows: [][]string{{"881", "7", "phone", "450", "placed", "2026-11-30 05:01:02.345"}}, Total: 1},
+			{Name: "orders.outbox", DB: "orders", Columns: outboxCols, Rows: [][]string{
+				{"1", "orders-1", "orders", "881", `{"order":881,"amount":450}`, "sent", "1", "2026-11-30 05:01:02.345", "2026-11-30 05:01:02.401", "NULL"},
+				{"2", "orders-2", "orders", "882", `{"order":882,"amount":120}`, "sent", "2", "2026-11-30 05:01:02.500", "2026-11-30 05:01:03.010", "reply lost"},
+				{"3", "orders-3", "orders", "883", `{"order":883,"amount":99}`, "pending", "0", "2026-11-30 05:01:03.200", "NULL", "NULL"},
+			}, Total: 3},
+		}},
+		{Name: "wallet", State: "up", Mode: "dedupe-elsewhere", Tables: []lab.TableState{
+			{Name: "wallet.wallets", DB: "wallet", Columns: []string{"user_id", "balance", "version", "updated_at"},
+				Rows: [][]string{{"7", "45", "1", "2026-11-30 05:01:04.000"}}, Total: 1},
+			{Name: "wallet.processed_messages", DB: "wallet-dedupe", Columns: []string{"message_id", "processed_at"},
+				Rows: [][]string{{"orders-1", "2026-11-30 05:01:04.000"}}, Total: 1},
+		}},
+		{Name: "payments", State: "crashed", Tables: []lab.TableState{
+			{Name: "payments.charges", DB: "payments", Error: "database is closed"},
+		}},
+	}}
 }

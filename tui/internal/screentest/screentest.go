@@ -6,7 +6,6 @@ package screentest
 import (
 	"compress/gzip"
 	"fmt"
-	"math/rand"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -15,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mqlab/mqlab/lab"
 	"github.com/mqlab/mqlab/lessons"
+	"github.com/mqlab/mqlab/tui/internal/labtest"
 	"github.com/mqlab/mqlab/tui/source"
 	"github.com/mqlab/mqlab/tui/view"
 )
@@ -39,9 +38,6 @@ func Recording() string { return filepath.Join(dir(), "testdata", "scene.jsonl.g
 
 // Script is the scene's script.
 func Script() string { return filepath.Join(dir(), "testdata", "scene.mqlab") }
-
-// DemoStart is the fixed clock of the hand-built states some tests draw.
-var DemoStart = time.Date(2025, 3, 14, 12, 3, 30, 0, time.UTC)
 
 var sceneOnce struct {
 	sync.Once
@@ -99,75 +95,11 @@ func FrameOf(t testing.TB, kind, text string) int {
 	return 0
 }
 
-// FlashSale is a lab snapshot after a burst of orders: billing's lag rose
-// while the load ran faster than the consumer, then drained; a queue
-// stayed empty; two workers retried the same failures, one without
-// jitter and one with full jitter.
-func FlashSale() lab.Snapshot {
-	t0 := DemoStart.Add(-20 * time.Second)
-	var lag, empty []int64
-	for i := 0; i < 80; i++ { // 20 s of lab time: 10 s of load, then the drain
-		v := int64(i * 60)
-		if i >= 40 {
-			v = max(0, 2400-int64(i-40)*70)
-		}
-		lag = append(lag, v)
-		empty = append(empty, 0)
-	}
-	snap := lab.Snapshot{Time: DemoStart, Series: []lab.SeriesState{
-		{Name: "depth(receipts)", Func: "depth", Of: "receipts", Unit: "msgs", Start: t0, Every: lab.SeriesEvery, Values: empty},
-		{Name: "lag(billing)", Func: "lag", Of: "billing", Unit: "msgs", Start: t0, Every: lab.SeriesEvery, Values: lag},
-	}}
-	rnd := rand.New(rand.NewSource(3))
-	for m := 0; m < 30; m++ {
-		for _, c := range []string{"w-plain", "w-jitter"} {
-			failed := t0 // every message failed at once: the payments service went down
-			for a := 2; a <= 4; a++ {
-				d := time.Second << (a - 2)
-				if c == "w-jitter" {
-					d = time.Duration(rnd.Int63n(int64(d)))
-				}
-				snap.Retries = append(snap.Retries, lab.RetryState{Client: c, Message: fmt.Sprintf("%s-%d", c, m), Attempt: a, Failed: failed, Delay: d})
-				failed = failed.Add(d + 10*time.Millisecond) // the retry ran and failed again
-			}
-		}
-	}
-	return snap
-}
-
-// Outbox is a lab snapshot with the orders service in outbox mode
-// (its relay has sent two of three rows), a wallet that keeps its dedupe
-// table in a second database, and a crashed payments service.
-func Outbox() lab.Snapshot {
-	outboxCols := []string{"id", "message_id", "topic", "msg_key", "payload", "status", "attempts", "created_at", "sent_at", "last_error"}
-	return lab.Snapshot{Services: []lab.ServiceState{
-		{Name: "orders", State: "up", Mode: "outbox", Tables: []lab.TableState{
-			{Name: "orders.customers", DB: "orders", Columns: []string{"id", "name"}, Rows: [][]string{{"7", "Asha"}}, Total: 1},
-			{Name: "orders.orders", DB: "orders", Columns: []string{"id", "user_id", "item", "amount", "status", "created_at"},
-				Rows: [][]string{{"881", "7", "phone", "450", "placed", "2026-11-30 05:01:02.345"}}, Total: 1},
-			{Name: "orders.outbox", DB: "orders", Columns: outboxCols, Rows: [][]string{
-				{"1", "orders-1", "orders", "881", `{"order":881,"amount":450}`, "sent", "1", "2026-11-30 05:01:02.345", "2026-11-30 05:01:02.401", "NULL"},
-				{"2", "orders-2", "orders", "882", `{"order":882,"amount":120}`, "sent", "2", "2026-11-30 05:01:02.500", "2026-11-30 05:01:03.010", "reply lost"},
-				{"3", "orders-3", "orders", "883", `{"order":883,"amount":99}`, "pending", "0", "2026-11-30 05:01:03.200", "NULL", "NULL"},
-			}, Total: 3},
-		}},
-		{Name: "wallet", State: "up", Mode: "dedupe-elsewhere", Tables: []lab.TableState{
-			{Name: "wallet.wallets", DB: "wallet", Columns: []string{"user_id", "balance", "version", "updated_at"},
-				Rows: [][]string{{"7", "45", "1", "2026-11-30 05:01:04.000"}}, Total: 1},
-			{Name: "wallet.processed_messages", DB: "wallet-dedupe", Columns: []string{"message_id", "processed_at"},
-				Rows: [][]string{{"orders-1", "2026-11-30 05:01:04.000"}}, Total: 1},
-		}},
-		{Name: "payments", State: "crashed", Tables: []lab.TableState{
-			{Name: "payments.charges", DB: "payments", Error: "database is closed"},
-		}},
-	}}
-}
-
 // Big is 3 nodes and 12 partitions whose logs each hold a million
 // retained messages, of which the source sends a window.
 func Big(window int) view.State {
 	const leo = 1_000_000
-	v := view.State{Time: DemoStart, Clock: view.Clock{Speed: 1}, Timing: "classroom"}
+	v := view.State{Time: labtest.DemoStart, Clock: view.Clock{Speed: 1}, Timing: "classroom"}
 	for i := 1; i <= 3; i++ {
 		v.Nodes = append(v.Nodes, view.Node{ID: fmt.Sprintf("n%d", i), Up: true})
 	}
@@ -197,7 +129,7 @@ func Big(window int) view.State {
 		v.Partitions = append(v.Partitions, pt)
 	}
 	for i := 0; i < 200; i++ {
-		v.Timeline = append(v.Timeline, view.TimelineLine{Time: DemoStart.Add(time.Duration(i) * time.Second), Kind: "append",
+		v.Timeline = append(v.Timeline, view.TimelineLine{Time: labtest.DemoStart.Add(time.Duration(i) * time.Second), Kind: "append",
 			Text: fmt.Sprintf("n1 stored offsets %d–%d of orders/%d", i*10, i*10+9, i%12)})
 	}
 	return v
@@ -211,14 +143,14 @@ func LabShaped() view.State {
 		return []view.Entry{{Offset: 0, Epoch: epoch, Committed: true}, {Offset: 1, Epoch: epoch, Committed: true}, {Offset: 2, Epoch: epoch, Committed: true}}
 	}
 	return view.State{
-		Time: DemoStart, Clock: view.Clock{Speed: 1}, Timing: "classroom",
+		Time: labtest.DemoStart, Clock: view.Clock{Speed: 1}, Timing: "classroom",
 		Nodes: []view.Node{{ID: "n1"}, {ID: "n2", Up: true, Leads: []string{"controller", "orders/0"}}, {ID: "n3", Up: true}},
 		Partitions: []view.Partition{{Name: "orders/0", Leader: "n2", Epoch: 4, Replicas: []view.Replica{
 			{Node: "n1", Role: "down"},
 			{Node: "n2", Role: "leader", Epoch: 4, HWM: 3, LEO: 3, Entries: entries(3)},
 			{Node: "n3", Role: "follower", Epoch: 4, HWM: 3, LEO: 3, Entries: entries(3)},
 		}}},
-		Checker: view.Checker{At: DemoStart.Add(-time.Minute), Fields: []view.CheckField{
+		Checker: view.Checker{At: labtest.DemoStart.Add(-time.Minute), Fields: []view.CheckField{
 			{Name: "confirmed", Value: 9, OK: true},
 			{Name: "lost", Value: 0, OK: true},
 			{Name: "unknown", Value: 0, OK: true},

@@ -1,16 +1,16 @@
-package tui
+package source
 
 import (
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/mqlab/mqlab/tui/source"
+	"github.com/mqlab/mqlab/tui/internal/labtest"
 )
 
 func TestViewOfTables(t *testing.T) {
-	snap := outboxSnapshot()
-	ts := source.ViewOf(&snap).Tables
+	snap := labtest.Outbox()
+	ts := ViewOf(&snap).Tables
 	var got []string
 	for _, tb := range ts {
 		got = append(got, tb.Name)
