@@ -417,3 +417,42 @@ func TestActingEndsTheReadingHold(t *testing.T) {
 		t.Fatalf("after a command the lab is still held: paused %v, %q", paused, p.State().Held)
 	}
 }
+
+// A learner's answer is read one way everywhere: a letter among the
+// choices shown, or a number for a question that asks for one; and the
+// predict command is told from the lab's language in one place.
+func TestParseAnswer(t *testing.T) {
+	for _, c := range []struct {
+		said    string
+		choices int
+		numeric bool
+		want    Said
+		err     string
+	}{
+		{"b", 3, false, Said{Choice: 1}, ""},
+		{"d", 3, false, Said{}, "a letter from a to c"},
+		{"bb", 3, false, Said{}, "a letter from a to c"},
+		{"1,600", 0, true, Said{Choice: -1, Number: 1600, Numeric: true}, ""},
+		{"b", 0, true, Said{}, "the answer is a number"},
+	} {
+		got, err := ParseAnswer(c.said, c.choices, c.numeric)
+		switch {
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("%q: %v, want an error saying %q", c.said, err, c.err)
+		case c.err == "" && (err != nil || got != c.want):
+			t.Errorf("%q: %+v, %v; want %+v", c.said, got, err, c.want)
+		}
+	}
+	n := &Number{Value: 20, Tol: 10, Percent: true}
+	if !(Said{Choice: -1, Number: 21, Numeric: true}).Right(-1, n) || (Said{Choice: 2}).Right(1, nil) || !(Said{Choice: 1}).Right(1, nil) {
+		t.Error("Right grades a number by its tolerance and a choice by the right one")
+	}
+	for line, want := range map[string]string{"predict b": "b", "predict": "", "predict  20 ": "20", "predict a b": ""} {
+		if said, ok := PredictAnswer(line); !ok || said != want {
+			t.Errorf("PredictAnswer(%q) = %q, %v; want %q", line, said, ok, want)
+		}
+	}
+	if _, ok := PredictAnswer("produce orders"); ok || isCommand("kill n1") || !isCommand("lesson next") || !isCommand("predict b") {
+		t.Error("a lab command is taken for a lesson command, or the other way")
+	}
+}

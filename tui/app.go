@@ -11,6 +11,9 @@ import (
 	"github.com/mqlab/mqlab/lab"
 	"github.com/mqlab/mqlab/lab/command"
 	"github.com/mqlab/mqlab/lessons"
+	"github.com/mqlab/mqlab/tui/draw"
+	"github.com/mqlab/mqlab/tui/source"
+	"github.com/mqlab/mqlab/tui/view"
 )
 
 // AppOptions configure the whole program: the lesson picker and the lab
@@ -32,13 +35,13 @@ type AppOptions struct {
 	// Kafka, when set, puts the Kafka protocol on the lab's nodes.
 	Kafka *command.KafkaListen
 	// Theme overrides DefaultTheme.
-	Theme *Theme
+	Theme *draw.Theme
 	// Renderer is the terminal the program draws on (nil: this
 	// process's); a program served over SSH has the session's.
 	Renderer *lipgloss.Renderer
 	// Class, when set, shares every screen this program opens with the
 	// students who follow it (see Class).
-	Class *Class
+	Class *source.Class
 	// Notice is shown on the lesson picker when it opens: how students
 	// reach a served lab.
 	Notice string
@@ -55,7 +58,7 @@ type AppOptions struct {
 // on a fresh cluster — and Close closes it.
 type App struct {
 	opts   AppOptions
-	st     *Styles
+	st     *draw.Styles
 	picker *picker
 	w, h   int
 
@@ -88,11 +91,11 @@ func NewApp(opts AppOptions) (*App, error) {
 		}
 		opts.Lessons = all
 	}
-	th := DefaultTheme
+	th := draw.DefaultTheme
 	if opts.Theme != nil {
 		th = *opts.Theme
 	}
-	a := &App{opts: opts, st: NewStylesFor(th, opts.Renderer), labDone: make(chan struct{}), closing: make(chan struct{})}
+	a := &App{opts: opts, st: draw.NewStylesFor(th, opts.Renderer), labDone: make(chan struct{}), closing: make(chan struct{})}
 	close(a.closing)
 	var progress lessons.Progress
 	var loadErr error
@@ -230,8 +233,8 @@ func (a *App) request(e pickerEntry, over bool) tea.Cmd {
 // it, or at step 1 when over) or the sandbox.
 func (a *App) open(e pickerEntry, over bool) tea.Cmd {
 	<-a.closing // the last screen's runner must be off the lab
-	labSrc := NewLabSource(a.lab)
-	var src Source = labSrc
+	labSrc := source.NewLabSource(a.lab)
+	var src view.Source = labSrc
 	closers := []func(){labSrc.Close}
 	opts := Options{
 		Commands:      LabCommands(),
@@ -240,7 +243,7 @@ func (a *App) open(e pickerEntry, over bool) tea.Cmd {
 		Renderer:      a.opts.Renderer,
 	}
 	if e.les != nil {
-		ls, err := NewLessonSource(e.les, labSrc, LessonOptions{Progress: a.opts.Progress, Next: a.picker.nextName(e.les)})
+		ls, err := source.NewLessonSource(e.les, labSrc, source.LessonOptions{Progress: a.opts.Progress, Next: a.picker.nextName(e.les)})
 		if err != nil {
 			labSrc.Close()
 			a.picker.setStatus(err.Error(), false)
@@ -250,10 +253,10 @@ func (a *App) open(e pickerEntry, over bool) tea.Cmd {
 		closers = append([]func(){ls.Close}, closers...)
 		step := 1
 		if !over {
-			step = StartStep(e.les, a.opts.Progress)
+			step = source.StartStep(e.les, a.opts.Progress)
 		}
-		opts.Commands = append(opts.Commands, LessonCommands...)
-		opts.Startup = []string{fmt.Sprintf("%s %d", CmdLessonGoto, step)}
+		opts.Commands = append(opts.Commands, source.LessonCommands...)
+		opts.Startup = []string{fmt.Sprintf("%s %d", source.CmdLessonGoto, step)}
 	} else {
 		if a.labUsed {
 			opts.Startup = append(opts.Startup, "cluster nodes=3")

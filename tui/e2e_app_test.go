@@ -13,6 +13,7 @@ import (
 	"github.com/charmbracelet/x/exp/teatest"
 
 	"github.com/mqlab/mqlab/lessons"
+	"github.com/mqlab/mqlab/tui/draw"
 )
 
 func pressKeys(tm *teatest.TestModel, keys ...string) {
@@ -86,7 +87,7 @@ func TestEndToEndLessonFromThePicker(t *testing.T) {
 			was, _ := strconv.Atoi(string(sm[3]))
 			sawHeader = sawHeader || now > was
 		}
-		return sawHeader && containsAll(string(b), "["+symOK+"] Kill the leader, n1.", "Step done — n: next step")
+		return sawHeader && containsAll(string(b), "["+draw.SymOK+"] Kill the leader, n1.", "Step done — n: next step")
 	}, teatest.WithDuration(30*time.Second), teatest.WithCheckInterval(20*time.Millisecond))
 
 	pressKeys(tm, "backspace")

@@ -11,6 +11,8 @@ import (
 	"github.com/charmbracelet/x/exp/teatest"
 
 	"github.com/mqlab/mqlab/lessons"
+	"github.com/mqlab/mqlab/tui/source"
+	"github.com/mqlab/mqlab/tui/view"
 )
 
 func waitText(t *testing.T, tm *teatest.TestModel, texts ...string) {
@@ -40,8 +42,8 @@ func waitExec(t *testing.T, src *fakeSource, line string) {
 // lines, and resizing down to the minimum and below redraws.
 func TestEndToEnd(t *testing.T) {
 	v := sceneEnd(t)
-	v.Lesson = &Lesson{ID: "t", Title: "Failover", Step: 1, Steps: 2, StepTitle: "The leader dies", Status: lessons.StatusStepDone,
-		Blocks: []LessonBlock{{Kind: BlockText, Text: "n1 led orders/0; it died, and another node leads."}}}
+	v.Lesson = &view.Lesson{ID: "t", Title: "Failover", Step: 1, Steps: 2, StepTitle: "The leader dies", Status: lessons.StatusStepDone,
+		Blocks: []view.LessonBlock{{Kind: view.BlockText, Text: "n1 led orders/0; it died, and another node leads."}}}
 	src := newFakeSource(v)
 	m := New(src, Options{})
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 40))
@@ -70,8 +72,8 @@ func TestEndToEnd(t *testing.T) {
 // A lesson on a real lab: answer the question, kill the leader with k, and
 // the screen shows who leads now and at what epoch, without the timeline.
 func TestEndToEndFailover(t *testing.T) {
-	src := newLessonSource(t, LessonOptions{})
-	m := New(src, Options{Startup: []string{CmdLessonGoto + " 2"}, Commands: append(LabCommands(), LessonCommands...)})
+	src := newLessonSource(t, source.LessonOptions{})
+	m := New(src, Options{Startup: []string{source.CmdLessonGoto + " 2"}, Commands: append(LabCommands(), source.LessonCommands...)})
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 40))
 
 	waitText(t, tm, "Test: the leader dies", "n1 dies. At which epoch")
@@ -90,7 +92,7 @@ func TestEndToEndFailover(t *testing.T) {
 // when no leader comes.
 type blockingSource struct{ *fakeSource }
 
-func (b *blockingSource) Exec(ctx context.Context, o Order) (string, error) {
+func (b *blockingSource) Exec(ctx context.Context, o view.Order) (string, error) {
 	if !strings.HasPrefix(o.Line, "produce") {
 		return b.fakeSource.Exec(ctx, o)
 	}

@@ -1,6 +1,10 @@
 package tui
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/mqlab/mqlab/tui/view"
+)
 
 // DefaultHistory is how many past states the history ring keeps.
 const DefaultHistory = 2000
@@ -10,8 +14,8 @@ const DefaultHistory = 2000
 // table rows that did not change, so 2,000 states cost little more than
 // the changes between them.
 type history struct {
-	states []*ViewState // oldest first
-	first  int          // absolute index of states[0]
+	states []*view.State // oldest first
+	first  int           // absolute index of states[0]
 	limit  int
 	// cursor is the absolute index being looked at, or -1 for live.
 	cursor int
@@ -29,7 +33,7 @@ func newHistory(limit int) *history {
 }
 
 // push adds the newest state.
-func (h *history) push(v *ViewState) {
+func (h *history) push(v *view.State) {
 	if n := len(h.states); n > 0 {
 		share(h.states[n-1], v)
 	}
@@ -80,14 +84,14 @@ func (h *history) forward() {
 func (h *history) toLive() { h.cursor = -1 }
 
 // lastEvent is the newest timeline line of a state: what had just happened.
-func lastEvent(v *ViewState) TimelineLine {
+func lastEvent(v *view.State) view.TimelineLine {
 	if len(v.Timeline) == 0 {
-		return TimelineLine{}
+		return view.TimelineLine{}
 	}
 	return v.Timeline[len(v.Timeline)-1]
 }
 
-func (h *history) at(i int) *ViewState { return h.states[i-h.first] }
+func (h *history) at(i int) *view.State { return h.states[i-h.first] }
 
 // backEvent jumps to the moment the shown event happened (the first state
 // where it is the newest), or if already there, to the one before it.
@@ -139,7 +143,7 @@ func (h *history) forwardEvent() {
 }
 
 // current is the state under the cursor (nil when live or empty).
-func (h *history) current() *ViewState {
+func (h *history) current() *view.State {
 	if h.cursor < 0 || len(h.states) == 0 {
 		return nil
 	}
@@ -157,8 +161,8 @@ func (h *history) stepsBack() int {
 
 // share makes next reuse prev's slices where they are equal, so the ring
 // keeps one copy of a log window that did not move.
-func share(prev, next *ViewState) {
-	pp := make(map[string]*Partition, len(prev.Partitions))
+func share(prev, next *view.State) {
+	pp := make(map[string]*view.Partition, len(prev.Partitions))
 	for i := range prev.Partitions {
 		pp[prev.Partitions[i].Name] = &prev.Partitions[i]
 	}
@@ -204,4 +208,4 @@ func share(prev, next *ViewState) {
 	}
 }
 
-func sameEntry(a, b Entry) bool { return a == b }
+func sameEntry(a, b view.Entry) bool { return a == b }

@@ -1,25 +1,11 @@
 package tui
 
+import "github.com/mqlab/mqlab/tui/panel"
+
 // The smallest screen the lab draws on; below it, one notice.
 const (
 	MinWidth  = 80
 	MinHeight = 24
-)
-
-// panelID names a panel; the order is the order tab moves focus in.
-type panelID int
-
-const (
-	pLesson panelID = iota
-	pCluster
-	pGroups
-	pQueues
-	pServices
-	pTimeline
-	pChecker
-	pChart
-	pRaft
-	numPanels
 )
 
 type rect struct{ x, y, w, h int }
@@ -32,7 +18,7 @@ func (r rect) contains(x, y int) bool {
 // it shows one at a time and names the others on its top border.
 type slot struct {
 	r      rect
-	panels []panelID
+	panels []panel.ID
 	active int
 }
 
@@ -62,7 +48,7 @@ func computeLayout(w, h int, hasLesson bool) layout {
 			bh--
 		}
 		lay.body = rect{0, bodyY, w, bh}
-		first := pCluster
+		first := panel.ClusterID
 		lay.slots = []slot{{r: lay.body, panels: allPanels(), active: int(first)}}
 	case w < 120 || bh < 34:
 		lay.name = "medium"
@@ -72,8 +58,8 @@ func computeLayout(w, h int, hasLesson bool) layout {
 			lw = clamp(w*42/100, 38, 52)
 		}
 		lay.slots = []slot{
-			{r: rect{0, bodyY, lw, bh}, panels: []panelID{pLesson, pChecker, pTimeline}},
-			{r: rect{lw, bodyY, w - lw, bh}, panels: []panelID{pCluster, pGroups, pQueues, pServices, pChart, pRaft}},
+			{r: rect{0, bodyY, lw, bh}, panels: []panel.ID{panel.LessonID, panel.CheckerID, panel.TimelineID}},
+			{r: rect{lw, bodyY, w - lw, bh}, panels: []panel.ID{panel.ClusterID, panel.GroupsID, panel.QueuesID, panel.ServicesID, panel.ChartID, panel.RaftID}},
 		}
 	case w < 180 || bh < 48:
 		lay.name = "large"
@@ -88,11 +74,11 @@ func computeLayout(w, h int, hasLesson bool) layout {
 		top := bh * 60 / 100
 		bw := rw * 62 / 100
 		lay.slots = []slot{
-			{r: rect{0, bodyY, lw, lessonH}, panels: []panelID{pLesson}},
-			{r: rect{0, bodyY + lessonH, lw, bh - lessonH}, panels: []panelID{pTimeline}},
-			{r: rect{lw, bodyY, rw, top}, panels: []panelID{pCluster}},
-			{r: rect{lw, bodyY + top, bw, bh - top}, panels: []panelID{pGroups, pQueues, pServices, pChart, pRaft}},
-			{r: rect{lw + bw, bodyY + top, rw - bw, bh - top}, panels: []panelID{pChecker}},
+			{r: rect{0, bodyY, lw, lessonH}, panels: []panel.ID{panel.LessonID}},
+			{r: rect{0, bodyY + lessonH, lw, bh - lessonH}, panels: []panel.ID{panel.TimelineID}},
+			{r: rect{lw, bodyY, rw, top}, panels: []panel.ID{panel.ClusterID}},
+			{r: rect{lw, bodyY + top, bw, bh - top}, panels: []panel.ID{panel.GroupsID, panel.QueuesID, panel.ServicesID, panel.ChartID, panel.RaftID}},
+			{r: rect{lw + bw, bodyY + top, rw - bw, bh - top}, panels: []panel.ID{panel.CheckerID}},
 		}
 	default:
 		lay.name = "huge"
@@ -105,28 +91,28 @@ func computeLayout(w, h int, hasLesson bool) layout {
 		tlH := bh * 42 / 100
 		qH := bh * 24 / 100
 		lay.slots = []slot{
-			{r: rect{0, bodyY, lw, lessonH}, panels: []panelID{pLesson}},
-			{r: rect{0, bodyY + lessonH, lw, bh - lessonH}, panels: []panelID{pChecker}},
-			{r: rect{lw, bodyY, mw, clusterH}, panels: []panelID{pCluster}},
-			{r: rect{lw, bodyY + clusterH, mw, bh - clusterH}, panels: []panelID{pGroups}},
-			{r: rect{lw + mw, bodyY, rw, tlH}, panels: []panelID{pTimeline}},
-			{r: rect{lw + mw, bodyY + tlH, rw, qH}, panels: []panelID{pQueues}},
-			{r: rect{lw + mw, bodyY + tlH + qH, rw, bh - tlH - qH}, panels: []panelID{pServices, pChart, pRaft}},
+			{r: rect{0, bodyY, lw, lessonH}, panels: []panel.ID{panel.LessonID}},
+			{r: rect{0, bodyY + lessonH, lw, bh - lessonH}, panels: []panel.ID{panel.CheckerID}},
+			{r: rect{lw, bodyY, mw, clusterH}, panels: []panel.ID{panel.ClusterID}},
+			{r: rect{lw, bodyY + clusterH, mw, bh - clusterH}, panels: []panel.ID{panel.GroupsID}},
+			{r: rect{lw + mw, bodyY, rw, tlH}, panels: []panel.ID{panel.TimelineID}},
+			{r: rect{lw + mw, bodyY + tlH, rw, qH}, panels: []panel.ID{panel.QueuesID}},
+			{r: rect{lw + mw, bodyY + tlH + qH, rw, bh - tlH - qH}, panels: []panel.ID{panel.ServicesID, panel.ChartID, panel.RaftID}},
 		}
 	}
 	return lay
 }
 
-func allPanels() []panelID {
-	ps := make([]panelID, numPanels)
+func allPanels() []panel.ID {
+	ps := make([]panel.ID, panel.Count)
 	for i := range ps {
-		ps[i] = panelID(i)
+		ps[i] = panel.ID(i)
 	}
 	return ps
 }
 
 // slotOf returns the slot showing a panel and its index in the slot.
-func (l *layout) slotOf(id panelID) (int, int) {
+func (l *layout) slotOf(id panel.ID) (int, int) {
 	for si, s := range l.slots {
 		for pi, p := range s.panels {
 			if p == id {
@@ -138,7 +124,7 @@ func (l *layout) slotOf(id panelID) (int, int) {
 }
 
 // visible says whether a panel is on screen now.
-func (l *layout) visible(id panelID) bool {
+func (l *layout) visible(id panel.ID) bool {
 	si, pi := l.slotOf(id)
 	return si >= 0 && l.slots[si].active == pi
 }

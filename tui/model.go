@@ -2,6 +2,8 @@ package tui
 
 import (
 	"context"
+	"github.com/mqlab/mqlab/tui/keys"
+	"github.com/mqlab/mqlab/tui/panel"
 	"io"
 	"sync/atomic"
 	"time"
@@ -11,6 +13,8 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/mqlab/mqlab/lab/command"
+	"github.com/mqlab/mqlab/tui/draw"
+	"github.com/mqlab/mqlab/tui/view"
 )
 
 // Options configure the lab screen.
@@ -37,7 +41,7 @@ type Options struct {
 	// key (backspace) sets WantsBack, and the picker takes over.
 	BackToLessons bool
 	// Theme overrides DefaultTheme.
-	Theme *Theme
+	Theme *draw.Theme
 	// Renderer is the terminal the screen draws on (nil: this process's);
 	// a screen served over SSH has the session's.
 	Renderer *lipgloss.Renderer
@@ -58,15 +62,15 @@ type Model struct {
 	// id marks the messages of this screen's own commands, so that a
 	// screen that replaced another ignores what was meant for the old one.
 	id     uint64
-	ctx    *Context
+	ctx    *panel.Context
 	opts   Options
-	panels [numPanels]panel
+	panels [panel.Count]panel.Component
 
-	cluster  *clusterPanel
-	timeline *timelinePanel
+	cluster  *panel.Cluster
+	timeline *panel.Timeline
 
 	lay      layout
-	focus    panelID
+	focus    panel.ID
 	tooSmall bool
 	// chosen: the learner picked a panel (tab or click); until then a
 	// side slot shows whatever part of the lab has something to show.
@@ -77,13 +81,13 @@ type Model struct {
 	prompt   *prompt
 
 	hist *history
-	live *ViewState
+	live *view.State
 
 	status     string
 	statusKind statusKind
 	running    string          // the running order's line
 	runningCmd command.Command // and its lab command, or nil
-	queued     []Order         // orders waiting for the running one
+	queued     []view.Order    // orders waiting for the running one
 	quiet      []string        // startup lines not yet done: their output stays out of the way
 	cancel     context.CancelFunc
 
@@ -143,13 +147,13 @@ var screens atomic.Uint64
 
 // New builds the lab screen over a source. It reads the source's first
 // state at once, so the first frame already shows the lab.
-func New(src Source, opts Options) *Model {
-	th := DefaultTheme
+func New(src view.Source, opts Options) *Model {
+	th := draw.DefaultTheme
 	if opts.Theme != nil {
 		th = *opts.Theme
 	}
-	st := NewStylesFor(th, opts.Renderer)
-	ctx := newContext(src, st, DefaultKeyMap())
+	st := draw.NewStylesFor(th, opts.Renderer)
+	ctx := panel.NewContext(src, st, keys.Default())
 	ctx.About = opts.About
 	if opts.Title != "" {
 		ctx.Title = opts.Title
@@ -160,34 +164,35 @@ func New(src Source, opts Options) *Model {
 		id:        screens.Add(1),
 		ctx:       ctx,
 		opts:      opts,
-		focus:     pCluster,
+		focus:     panel.ClusterID,
 		prompt:    newPrompt(st, opts.Commands),
 		hist:      newHistory(opts.HistorySize),
 		seenTrunc: map[string]bool{},
 		firstSeen: map[string]time.Time{},
 		epochs:    map[string]uint64{},
 	}
+	ctx.Notify = func(text string) { m.setStatus(statusInfo, text) }
 	m.base, m.stopBase = context.WithCancel(context.Background())
 	m.help = help.New()
 	m.help.Styles = st.Help
 
-	m.cluster = newClusterPanel(ctx)
-	m.timeline = newTimelinePanel(ctx)
-	m.panels = [numPanels]panel{
-		pLesson:   newLessonPanel(ctx),
-		pCluster:  m.cluster,
-		pGroups:   newGroupsPanel(ctx),
-		pQueues:   newQueuesPanel(ctx),
-		pServices: newServicesPanel(ctx),
-		pTimeline: m.timeline,
-		pChecker:  newCheckerPanel(ctx),
-		pChart:    newChartPanel(ctx),
-		pRaft:     newRaftPanel(ctx),
+	m.cluster = panel.NewCluster(ctx)
+	m.timeline = panel.NewTimeline(ctx)
+	m.panels = [panel.Count]panel.Component{
+		panel.LessonID:   panel.NewLesson(ctx),
+		panel.ClusterID:  m.cluster,
+		panel.GroupsID:   panel.NewGroups(ctx),
+		panel.QueuesID:   panel.NewQueues(ctx),
+		panel.ServicesID: panel.NewServices(ctx),
+		panel.TimelineID: m.timeline,
+		panel.CheckerID:  panel.NewChecker(ctx),
+		panel.ChartID:    panel.NewChart(ctx),
+		panel.RaftID:     panel.NewRaft(ctx),
 	}
 	ctx.Keys.Lessons.SetEnabled(opts.BackToLessons)
 	m.pull()
 	if m.live != nil && m.live.Lesson != nil {
-		m.focus = pLesson // a lesson is read first; ↑/↓ scroll it
+		m.focus = panel.LessonID // a lesson is read first; ↑/↓ scroll it
 	}
 	m.resize(MinWidth, MinHeight)
 	if opts.ReadOnly {
@@ -201,7 +206,7 @@ func (m *Model) Close() { m.stopBase() }
 
 // Run opens the lab screen on the terminal and returns when the learner
 // quits.
-func Run(src Source, opts Options) error {
+func Run(src view.Source, opts Options) error {
 	// Ask the terminal about its background before Bubble Tea owns stdin.
 	lipgloss.HasDarkBackground()
 	m := New(src, opts)

@@ -12,6 +12,10 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/mqlab/mqlab/lessons"
+	"github.com/mqlab/mqlab/tui/draw"
+	"github.com/mqlab/mqlab/tui/panel"
+	"github.com/mqlab/mqlab/tui/source"
+	"github.com/mqlab/mqlab/tui/view"
 )
 
 func keyMsg(s string) tea.KeyMsg {
@@ -53,7 +57,7 @@ func press(m *Model, keys ...string) {
 	}
 }
 
-func newTestModel(t *testing.T, v ViewState, w, h int) (*Model, *fakeSource) {
+func newTestModel(t *testing.T, v view.State, w, h int) (*Model, *fakeSource) {
 	t.Helper()
 	src := newFakeSource(v)
 	m := New(src, Options{})
@@ -65,7 +69,7 @@ func newTestModel(t *testing.T, v ViewState, w, h int) (*Model, *fakeSource) {
 // Every key that changes the lab sends the line the prompt would run.
 func TestKeysSendCommands(t *testing.T) {
 	v := sceneEnd(t)
-	v.Lesson = &Lesson{ID: "t", Title: "t", Step: 2, Steps: 3, Status: lessons.StatusStepDone}
+	v.Lesson = &view.Lesson{ID: "t", Title: "t", Step: 2, Steps: 3, Status: lessons.StatusStepDone}
 	cases := []struct {
 		keys []string
 		want string
@@ -81,8 +85,8 @@ func TestKeysSendCommands(t *testing.T) {
 		{[]string{"+"}, "speed 2x"},
 		{[]string{"-"}, "speed 0.5x"},
 		{[]string{"L"}, "kafka listen"},
-		{[]string{"n"}, CmdLessonNext},
-		{[]string{"p"}, CmdLessonPrev},
+		{[]string{"n"}, source.CmdLessonNext},
+		{[]string{"p"}, source.CmdLessonPrev},
 	}
 	for _, c := range cases {
 		t.Run(c.want, func(t *testing.T) {
@@ -104,7 +108,7 @@ func TestKeysSendCommands(t *testing.T) {
 	})
 	t.Run("stop listening when listening", func(t *testing.T) {
 		kv := v
-		kv.Kafka = &Kafka{Bootstrap: "127.0.0.1:9092"}
+		kv.Kafka = &view.Kafka{Bootstrap: "127.0.0.1:9092"}
 		m, src := newTestModel(t, kv, 120, 40)
 		press(m, "L")
 		if !src.has("kafka stop") {
@@ -113,9 +117,9 @@ func TestKeysSendCommands(t *testing.T) {
 	})
 	t.Run("answer a prediction", func(t *testing.T) {
 		pv := v
-		pred := &Prediction{Question: "q", Choices: []string{"7", "8", "9"}, Chosen: -1, Answer: -1}
-		pv.Lesson = &Lesson{Title: "t", Step: 2, Steps: 3, Status: lessons.StatusPredict, Prediction: pred,
-			Blocks: []LessonBlock{{Kind: BlockPrediction, Prediction: pred}}}
+		pred := &view.Prediction{Question: "q", Choices: []string{"7", "8", "9"}, Chosen: -1, Answer: -1}
+		pv.Lesson = &view.Lesson{Title: "t", Step: 2, Steps: 3, Status: lessons.StatusPredict, Prediction: pred,
+			Blocks: []view.LessonBlock{{Kind: view.BlockPrediction, Prediction: pred}}}
 		m, src := newTestModel(t, pv, 120, 40)
 		press(m, "b")
 		if !src.has("predict b") {
@@ -124,9 +128,9 @@ func TestKeysSendCommands(t *testing.T) {
 	})
 	t.Run("answer with a number", func(t *testing.T) {
 		pv := v
-		pred := &Prediction{Question: "How many a second?", Numeric: true, Chosen: -1, Answer: -1}
-		pv.Lesson = &Lesson{Title: "t", Step: 2, Steps: 3, Status: lessons.StatusPredict, Prediction: pred,
-			Blocks: []LessonBlock{{Kind: BlockPrediction, Prediction: pred}}}
+		pred := &view.Prediction{Question: "How many a second?", Numeric: true, Chosen: -1, Answer: -1}
+		pv.Lesson = &view.Lesson{Title: "t", Step: 2, Steps: 3, Status: lessons.StatusPredict, Prediction: pred,
+			Blocks: []view.LessonBlock{{Kind: view.BlockPrediction, Prediction: pred}}}
 		m, src := newTestModel(t, pv, 120, 40)
 		if v := m.View(); !strings.Contains(v, "type a number and press enter") {
 			t.Errorf("the open numeric question does not say how to answer:\n%s", v)
@@ -270,8 +274,8 @@ func TestHistoryEvents(t *testing.T) {
 	}
 	// Moment by moment, { walks back to the one where the kill first shows
 	// (a recorded state can hold several events: the kill is in it).
-	killed := func(v *ViewState) bool {
-		return slices.ContainsFunc(v.Timeline, func(l TimelineLine) bool { return l.Kind == "node-killed" })
+	killed := func(v *view.State) bool {
+		return slices.ContainsFunc(v.Timeline, func(l view.TimelineLine) bool { return l.Kind == "node-killed" })
 	}
 	atKill := func() bool {
 		i := m.hist.cursor
@@ -298,7 +302,7 @@ func TestHistoryEvents(t *testing.T) {
 func TestHistoryRingBounded(t *testing.T) {
 	h := newHistory(5)
 	for i := 0; i < 12; i++ {
-		v := &ViewState{Time: demoStart.Add(time.Duration(i) * time.Second)}
+		v := &view.State{Time: demoStart.Add(time.Duration(i) * time.Second)}
 		h.push(v)
 	}
 	if len(h.states) != 5 {
@@ -312,7 +316,7 @@ func TestHistoryRingBounded(t *testing.T) {
 		t.Errorf("stepped back %d times to %v", n, h.current().Time)
 	}
 	// The oldest state falls out of the ring under the cursor: it moves on.
-	h.push(&ViewState{Time: demoStart.Add(12 * time.Second)})
+	h.push(&view.State{Time: demoStart.Add(12 * time.Second)})
 	if !h.current().Time.Equal(demoStart.Add(8 * time.Second)) {
 		t.Errorf("cursor at %v after the oldest was dropped", h.current().Time)
 	}
@@ -390,7 +394,7 @@ func TestRootGoldens(t *testing.T) {
 // Clicking a node selects it; clicking a tab shows its panel.
 func TestMouse(t *testing.T) {
 	m, src := newTestModel(t, sceneEnd(t), 120, 40)
-	si, _ := m.lay.slotOf(pCluster)
+	si, _ := m.lay.slotOf(panel.ClusterID)
 	r := m.lay.slots[si].r
 	m.View()
 	m.Update(tea.MouseMsg{X: r.x + 4, Y: r.y + 1 + 2, Button: tea.MouseButtonLeft, Action: tea.MouseActionPress})
@@ -401,23 +405,23 @@ func TestMouse(t *testing.T) {
 	if !src.has("kill n3") {
 		t.Errorf("k after the click sent %q", src.got())
 	}
-	gi, _ := m.lay.slotOf(pQueues)
+	gi, _ := m.lay.slotOf(panel.QueuesID)
 	g := m.lay.slots[gi]
-	spans := tabSpans(m.tabs(&g), g.active)
+	spans := draw.TabSpans(m.tabs(&g), g.active)
 	m.Update(tea.MouseMsg{X: g.r.x + spans[1][0] + 1, Y: g.r.y, Button: tea.MouseButtonLeft, Action: tea.MouseActionPress})
-	if !m.lay.visible(pQueues) || m.focus != pQueues {
+	if !m.lay.visible(panel.QueuesID) || m.focus != panel.QueuesID {
 		t.Error("clicking the Queues tab does not show it")
 	}
 	// The wheel scrolls the pane under the pointer, and the output pane
 	// when one is open.
-	ti, _ := m.lay.slotOf(pTimeline)
+	ti, _ := m.lay.slotOf(panel.TimelineID)
 	tr := m.lay.slots[ti].r
-	_, tp := m.lay.slotOf(pTimeline)
+	_, tp := m.lay.slotOf(panel.TimelineID)
 	m.lay.slots[ti].active = tp
-	before := m.timeline.off
+	before := m.timeline.Offset()
 	m.Update(tea.MouseMsg{X: tr.x + 2, Y: tr.y + 2, Button: tea.MouseButtonWheelDown, Action: tea.MouseActionPress})
-	if m.timeline.off != before+1 {
-		t.Errorf("the wheel over the timeline moved it from %d to %d", before, m.timeline.off)
+	if m.timeline.Offset() != before+1 {
+		t.Errorf("the wheel over the timeline moved it from %d to %d", before, m.timeline.Offset())
 	}
 	m.showOutput("help", strings.Repeat("line\n", 200))
 	m.Update(tea.MouseMsg{X: 5, Y: 5, Button: tea.MouseButtonWheelDown, Action: tea.MouseActionPress})
@@ -471,35 +475,35 @@ func TestRandomInput(t *testing.T) {
 // A side slot shows a panel with something in it, until the learner
 // picks a panel themselves.
 func TestSideSlotShowsWhatTheLabHas(t *testing.T) {
-	v := ViewState{Nodes: []Node{{ID: "n1", Up: true}}, Queues: []Queue{{Name: "receipts", Leader: "n1", Epoch: 1}}}
+	v := view.State{Nodes: []view.Node{{ID: "n1", Up: true}}, Queues: []view.Queue{{Name: "receipts", Leader: "n1", Epoch: 1}}}
 	for _, size := range [][2]int{{100, 30}, {120, 40}} {
 		m, src := newTestModel(t, v, size[0], size[1])
 		m.pull()
-		if si, _ := m.lay.slotOf(pCluster); !m.lay.visible(pQueues) || len(m.lay.slots[si].panels) > 1 && m.lay.visible(pCluster) {
+		if si, _ := m.lay.slotOf(panel.ClusterID); !m.lay.visible(panel.QueuesID) || len(m.lay.slots[si].panels) > 1 && m.lay.visible(panel.ClusterID) {
 			t.Fatalf("%v, queues but no topics: the slots are %v; want the queues in front", size, m.lay.slots)
 		}
 		// A topic appears: the queues stay in front, nothing flickers.
-		src.set(func(v *ViewState) { v.Partitions = []Partition{{Name: "orders/0", Leader: "n1", Epoch: 1}} })
+		src.set(func(v *view.State) { v.Partitions = []view.Partition{{Name: "orders/0", Leader: "n1", Epoch: 1}} })
 		m.pull()
-		if !m.lay.visible(pQueues) {
+		if !m.lay.visible(panel.QueuesID) {
 			t.Errorf("%v: a new topic moved the queues away: %v", size, m.lay.slots)
 		}
 	}
 	// A fresh sandbox, nodes and nothing else: the cluster at every size,
 	// also where every panel shares one row of tabs.
 	for _, size := range [][2]int{{80, 24}, {100, 30}, {120, 40}} {
-		m, _ := newTestModel(t, ViewState{Nodes: v.Nodes}, size[0], size[1])
+		m, _ := newTestModel(t, view.State{Nodes: v.Nodes}, size[0], size[1])
 		m.pull()
-		if !m.lay.visible(pCluster) {
+		if !m.lay.visible(panel.ClusterID) {
 			t.Errorf("%v: a fresh sandbox opens on %v, not the cluster", size, m.lay.slots)
 		}
 	}
 	// Once the learner picks a panel, an empty one stays in front.
-	m, src := newTestModel(t, ViewState{Nodes: v.Nodes}, 100, 30)
+	m, src := newTestModel(t, view.State{Nodes: v.Nodes}, 100, 30)
 	m.pull()
 	press(m, "tab") // from the lesson's slot to the cluster
 	focus := m.focus
-	src.set(func(v *ViewState) { v.Queues = []Queue{{Name: "receipts", Leader: "n1", Epoch: 1}} })
+	src.set(func(v *view.State) { v.Queues = []view.Queue{{Name: "receipts", Leader: "n1", Epoch: 1}} })
 	m.pull()
 	if !m.lay.visible(focus) {
 		t.Errorf("after tab the learner's panel %v must stay in front: %v", focus, m.lay.slots)
@@ -512,7 +516,7 @@ func TestHistoryHoldsStill(t *testing.T) {
 	h := newHistory(100)
 	push := func(n int) {
 		for i := 0; i < n; i++ {
-			h.push(&ViewState{Time: demoStart.Add(time.Duration(len(h.states)) * time.Second)})
+			h.push(&view.State{Time: demoStart.Add(time.Duration(len(h.states)) * time.Second)})
 		}
 	}
 	push(10)
@@ -545,8 +549,8 @@ func TestHistoryHoldsStill(t *testing.T) {
 // readable: the jobs shorten first. The footer keeps : and ? at every size.
 func TestHeaderAndFooterKeepWhatMatters(t *testing.T) {
 	v := sceneEnd(t)
-	v.Lesson = &Lesson{ID: "flash-sale", Title: "The flash sale: a backlog you can watch grow", Step: 2, Steps: 5, Status: lessons.StatusStepDone}
-	v.Jobs = []Job{{Name: "load orders as checkout (waiting)", Done: 300, Total: 1000}, {Name: "load orders as storefront", Done: 10, Total: 100}}
+	v.Lesson = &view.Lesson{ID: "flash-sale", Title: "The flash sale: a backlog you can watch grow", Step: 2, Steps: 5, Status: lessons.StatusStepDone}
+	v.Jobs = []view.Job{{Name: "load orders as checkout (waiting)", Done: 300, Total: 1000}, {Name: "load orders as storefront", Done: 10, Total: 100}}
 	for _, size := range [][2]int{{80, 24}, {100, 30}, {120, 40}} {
 		m, _ := newTestModel(t, v, size[0], size[1])
 		rows := strings.Split(m.View(), "\n")
@@ -597,17 +601,19 @@ func TestOutputWrapsToThePane(t *testing.T) {
 // showing every kind of event again, however the step changed.
 func TestNewStepBringsTheLessonForward(t *testing.T) {
 	v := sceneEnd(t)
-	v.Lesson = &Lesson{ID: "t", Title: "t", Step: 1, Steps: 3, Status: lessons.StatusStepDone}
+	v.Lesson = &view.Lesson{ID: "t", Title: "t", Step: 1, Steps: 3, Status: lessons.StatusStepDone}
 	m, src := newTestModel(t, v, 80, 24)
 	press(m, "tab", "tab", "tab")
-	m.timeline.filter = "command"
-	if m.focus == pLesson {
+	if m.timeline.CycleFilter() == "" {
+		t.Fatal("the timeline has no kind of event to filter by")
+	}
+	if m.focus == panel.LessonID {
 		t.Fatal("tab did not move the focus off the lesson")
 	}
-	src.set(func(s *ViewState) { s.Lesson = &Lesson{ID: "t", Title: "t", Step: 2, Steps: 3} })
+	src.set(func(s *view.State) { s.Lesson = &view.Lesson{ID: "t", Title: "t", Step: 2, Steps: 3} })
 	m.pull()
-	if m.focus != pLesson || m.timeline.filter != "" {
-		t.Errorf("after the step changed, focus is on panel %d with the timeline filter %q", m.focus, m.timeline.filter)
+	if m.focus != panel.LessonID || m.timeline.Filter() != "" {
+		t.Errorf("after the step changed, focus is on panel %d with the timeline filter %q", m.focus, m.timeline.Filter())
 	}
 	if !strings.Contains(m.View(), "┏━[Lesson]") && !strings.Contains(m.View(), "[Lesson]") {
 		t.Errorf("the lesson is not in front:\n%s", m.View())
@@ -617,7 +623,7 @@ func TestNewStepBringsTheLessonForward(t *testing.T) {
 // A finished lesson offers the next one.
 func TestFinishedLessonOffersTheNext(t *testing.T) {
 	v := sceneEnd(t)
-	v.Lesson = &Lesson{ID: "t", Title: "t", Step: 3, Steps: 3, Status: lessons.StatusFinished, Next: "5 · Idempotency keys"}
+	v.Lesson = &view.Lesson{ID: "t", Title: "t", Step: 3, Steps: 3, Status: lessons.StatusFinished, Next: "5 · Idempotency keys"}
 	src := newFakeSource(v)
 	m := New(src, Options{BackToLessons: true})
 	t.Cleanup(m.Close)

@@ -6,10 +6,13 @@ package tui
 
 import (
 	"fmt"
+	"github.com/mqlab/mqlab/tui/panel"
 	"sort"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
+
+	"github.com/mqlab/mqlab/tui/draw"
 )
 
 // resize computes the layout once for a window size and gives every panel
@@ -42,22 +45,22 @@ func (m *Model) showContent() {
 		return
 	}
 	s := m.ctx.State
-	has := func(id panelID) bool {
+	has := func(id panel.ID) bool {
 		switch id {
-		case pCluster:
+		case panel.ClusterID:
 			// Its nodes are the thing to act on while the lab has nothing
 			// else (a fresh sandbox); a queue, a group or a table comes
 			// before "No topics yet".
 			return len(s.Partitions) > 0 || len(s.Nodes) > 0 && len(s.Queues)+len(s.Groups)+len(s.Tables) == 0
-		case pGroups:
+		case panel.GroupsID:
 			return len(s.Groups) > 0
-		case pQueues:
+		case panel.QueuesID:
 			return len(s.Queues) > 0
-		case pServices:
+		case panel.ServicesID:
 			return len(s.Tables) > 0
-		case pChart:
+		case panel.ChartID:
 			return len(s.Charts.Series)+len(s.Charts.Retries) > 0
-		case pRaft:
+		case panel.RaftID:
 			return len(s.Partitions) > 0
 		}
 		return true
@@ -106,7 +109,7 @@ func (m *Model) View() string {
 	rows := make([]string, 0, h)
 	rows = append(rows, m.header(w))
 	if m.lay.taskLine {
-		rows = append(rows, taskLine(st, m.ctx.State.Lesson, w))
+		rows = append(rows, panel.TaskLine(st, m.ctx.State.Lesson, w))
 	}
 	rows = append(rows, m.body()...)
 	rows = append(rows, m.statusLine(w))
@@ -122,7 +125,7 @@ func (m *Model) tooSmallView(w, h int) string { return tooSmall(w, h) }
 func (m *Model) footer(w int) string {
 	k := m.ctx.Keys
 	var keep, rest []key.Binding
-	for _, b := range k.ShortHelp() {
+	for _, b := range m.ShortHelp() {
 		switch {
 		case !b.Enabled():
 		case b.Help() == k.Prompt.Help() || b.Help() == k.Help.Help():
@@ -136,29 +139,29 @@ func (m *Model) footer(w int) string {
 	sep := hm.Styles.ShortSeparator.Inline(true).Render(hm.ShortSeparator)
 	more := hm.Styles.Ellipsis.Inline(true).Render(hm.Ellipsis)
 	tail := hm.ShortHelpView(keep)
-	room := w - textWidth(tail) - textWidth(sep)
+	room := w - draw.Width(tail) - draw.Width(sep)
 	var head []string
 	used := 0
 	for i, b := range rest {
 		item := hm.ShortHelpView([]key.Binding{b})
-		need := textWidth(item)
+		need := draw.Width(item)
 		if len(head) > 0 {
-			need += textWidth(sep)
+			need += draw.Width(sep)
 		}
 		if i < len(rest)-1 {
-			need += textWidth(sep) + textWidth(more) // room to say more follow
+			need += draw.Width(sep) + draw.Width(more) // room to say more follow
 		}
 		if used+need > room {
 			head = append(head, more)
 			break
 		}
 		head = append(head, item)
-		used += textWidth(item) + textWidth(sep)
+		used += draw.Width(item) + draw.Width(sep)
 	}
 	if len(head) == 0 {
-		return fit(tail, w)
+		return draw.Fit(tail, w)
 	}
-	return fit(strings.Join(head, sep)+sep+tail, w)
+	return draw.Fit(strings.Join(head, sep)+sep+tail, w)
 }
 
 // header: what is open, and the lab clock; in history, the banner.
@@ -168,10 +171,10 @@ func (m *Model) header(w int) string {
 	if m.ctx.InHistory {
 		text := fmt.Sprintf(" ◀ HISTORY %s — %d back — press ] to step forward, esc to return to live ",
 			s.Time.Format("15:04:05.000"), m.hist.stepsBack())
-		if ev := lastEvent(s); ev.Text != "" && textWidth(text)+10 < w {
+		if ev := lastEvent(s); ev.Text != "" && draw.Width(text)+10 < w {
 			text += "· last event: " + ev.Text + " "
 		}
-		return st.Banner.Render(fit(text, w))
+		return st.Banner.Render(draw.Fit(text, w))
 	}
 	// The right side: the jobs, the clock, the timing. At narrow widths the
 	// jobs shrink (shorter names and bars, then only the first) before
@@ -189,46 +192,46 @@ func (m *Model) header(w int) string {
 	}
 	// The left side keeps "mqlab │ ", the warning and enough of the title
 	// to read: the jobs shorten and go before the title does.
-	room := w - 10 - textWidth(warn) - min(textWidth(title), 28) - textWidth(tail)
-	var r line
+	room := w - 10 - draw.Width(warn) - min(draw.Width(title), 28) - draw.Width(tail)
+	var r draw.Line
 	for _, form := range []struct {
 		level  int
 		timing bool
 	}{{0, true}, {1, true}, {2, true}, {2, false}, {3, false}} {
 		r = m.headerRight(form.level, form.timing)
-		if r.w <= room {
+		if r.Width() <= room {
 			break
 		}
 	}
 	// The left side: what is open. A long title gives way before the step
 	// number and the right side's clock.
-	rw := min(r.w, room)
-	var l line
-	l.add(&st.Accent, "mqlab")
-	l.add(&st.Faint, " │ ")
-	l.add(&st.Header, cut(title, max(8, w-rw-2-l.w-textWidth(tail)-textWidth(warn))))
-	l.add(&st.Muted, tail)
-	l.add(&st.Warn, warn)
-	if l.w+r.w+2 > w {
-		return l.fit(w-rw-2) + "  " + fit(r.b.String(), rw)
+	rw := min(r.Width(), room)
+	var l draw.Line
+	l.Add(&st.Accent, "mqlab")
+	l.Add(&st.Faint, " │ ")
+	l.Add(&st.Header, draw.Cut(title, max(8, w-rw-2-l.Width()-draw.Width(tail)-draw.Width(warn))))
+	l.Add(&st.Muted, tail)
+	l.Add(&st.Warn, warn)
+	if l.Width()+r.Width()+2 > w {
+		return l.Fit(w-rw-2) + "  " + draw.Fit(r.String(), rw)
 	}
-	l.pad(w - r.w)
-	l.b.WriteString(r.b.String())
-	return l.b.String()
+	l.Pad(w - r.Width())
+	l.Append(&r)
+	return l.String()
 }
 
 // headerRight is the header's right side: the jobs with their progress,
 // whether the clock runs and how fast, the lab time, the timing preset.
 // level 0 draws every job in full; 1 shortens names and bars; 2 draws
 // the first job only, with how many more run; 3 draws no job.
-func (m *Model) headerRight(level int, timing bool) line {
+func (m *Model) headerRight(level int, timing bool) draw.Line {
 	st := m.ctx.Styles
 	s := m.ctx.State
-	var r line
+	var r draw.Line
 	for i, j := range s.Jobs {
 		if level >= 3 || level == 2 && i > 0 {
 			if level == 2 {
-				r.add(&st.Muted, fmt.Sprintf("+%d more  ", len(s.Jobs)-1))
+				r.Add(&st.Muted, fmt.Sprintf("+%d more  ", len(s.Jobs)-1))
 			}
 			break
 		}
@@ -236,14 +239,13 @@ func (m *Model) headerRight(level int, timing bool) line {
 		if level >= 1 {
 			name, bw = shortJob(name), 5
 		}
-		r.add(&st.Muted, name+" ")
+		r.Add(&st.Muted, name+" ")
 		if j.Total > 0 {
 			f := float64(j.Done) / float64(j.Total)
-			r.b.WriteString(bar(st, f, bw))
-			r.w += bw
-			r.add(&st.Muted, fmt.Sprintf(" %d%%  ", int(f*100)))
+			r.AddStyled(draw.Bar(st, f, bw), bw)
+			r.Add(&st.Muted, fmt.Sprintf(" %d%%  ", int(f*100)))
 		} else {
-			r.add(&st.Muted, fmt.Sprintf("%d  ", j.Done))
+			r.Add(&st.Muted, fmt.Sprintf("%d  ", j.Done))
 		}
 	}
 	speed := s.Clock.Speed
@@ -251,26 +253,26 @@ func (m *Model) headerRight(level int, timing bool) line {
 		speed = 1
 	}
 	if s.Clock.Paused {
-		r.add(&st.Warn, "‖ PAUSED")
+		r.Add(&st.Warn, "‖ PAUSED")
 		if why, _, _ := strings.Cut(s.Clock.Held, " — "); why != "" && level <= 2 {
 			if level == 0 {
 				why = s.Clock.Held
 			}
-			r.add(&st.Muted, " · "+why)
+			r.Add(&st.Muted, " · "+why)
 		}
 	} else {
-		r.add(&st.OK, "▶ running")
-		r.add(&st.Text, " "+speedWord(speed))
+		r.Add(&st.OK, "▶ running")
+		r.Add(&st.Text, " "+speedWord(speed))
 	}
 	if !s.Time.IsZero() {
-		r.add(&st.Muted, "  "+s.Time.Format("15:04:05.0"))
+		r.Add(&st.Muted, "  "+s.Time.Format("15:04:05.0"))
 	}
 	if s.Timing != "" && timing {
-		r.add(&st.Faint, "  "+s.Timing)
+		r.Add(&st.Faint, "  "+s.Timing)
 	}
 	if s.Kafka != nil && level <= 1 {
-		r.add(&st.Faint, "  kafka ")
-		r.add(&st.Text, kafkaSeed(s.Kafka))
+		r.Add(&st.Faint, "  kafka ")
+		r.Add(&st.Text, panel.KafkaSeed(s.Kafka))
 	}
 	return r
 }
@@ -295,26 +297,26 @@ func (m *Model) statusLine(w int) string {
 	if m.prompt.active() {
 		return m.prompt.view(st, w)
 	}
-	var l line
+	var l draw.Line
 	switch m.statusKind {
 	case statusOK:
-		l.add(&st.OK, symOK+" ")
-		l.add(&st.Text, m.status)
+		l.Add(&st.OK, draw.SymOK+" ")
+		l.Add(&st.Text, m.status)
 	case statusErr:
-		l.add(&st.Fail, symFail+" ")
-		l.add(&st.Fail, m.status)
+		l.Add(&st.Fail, draw.SymFail+" ")
+		l.Add(&st.Fail, m.status)
 	case statusBusy:
-		l.add(&st.Warn, symPending+" running ")
-		l.add(&st.Text, m.status)
-		l.add(&st.Faint, "  (esc cancels)")
+		l.Add(&st.Warn, draw.SymPending+" running ")
+		l.Add(&st.Text, m.status)
+		l.Add(&st.Faint, "  (esc cancels)")
 	default:
 		if m.status == "" {
-			l.add(&st.Faint, "press : to type a command, ? for every key")
+			l.Add(&st.Faint, "press : to type a command, ? for every key")
 		} else {
-			l.add(&st.Muted, m.status)
+			l.Add(&st.Muted, m.status)
 		}
 	}
-	return l.fit(w)
+	return l.Fit(w)
 }
 
 // body draws the slots, or the full help or a command's output over them.
@@ -322,23 +324,23 @@ func (m *Model) body() []string {
 	b := m.lay.body
 	switch {
 	case m.showHelp:
-		return strings.Split(frame(m.ctx.Styles, []string{"Help"}, 0, true, m.helpView(b.w-2, b.h-2), b.w, b.h), "\n")
+		return strings.Split(draw.Frame(m.ctx.Styles, []string{"Help"}, 0, true, m.helpView(b.w-2, b.h-2), b.w, b.h), "\n")
 	case m.output != nil:
 		var wrapped []string
 		for _, l := range m.output {
-			wrapped = append(wrapped, wrapHanging(l, b.w-2)...)
+			wrapped = append(wrapped, draw.WrapHanging(l, b.w-2)...)
 		}
-		rows, off := window(wrapped, m.outputOff, b.h-2, m.ctx.Styles)
+		rows, off := draw.Window(wrapped, m.outputOff, b.h-2, m.ctx.Styles)
 		m.outputOff = off
-		body := block(rows, b.w-2, b.h-2)
-		return strings.Split(frame(m.ctx.Styles, []string{m.outputTitle + " · esc closes"}, 0, true, body, b.w, b.h), "\n")
+		body := draw.Block(rows, b.w-2, b.h-2)
+		return strings.Split(draw.Frame(m.ctx.Styles, []string{m.outputTitle + " · esc closes"}, 0, true, body, b.w, b.h), "\n")
 	}
 	frames := make([][]string, len(m.lay.slots))
 	for si := range m.lay.slots {
 		s := &m.lay.slots[si]
 		id := s.panels[s.active]
 		p := m.panels[id]
-		frames[si] = strings.Split(frame(m.ctx.Styles, m.tabs(s), s.active, id == m.focus, p.View(), s.r.w, s.r.h), "\n")
+		frames[si] = strings.Split(draw.Frame(m.ctx.Styles, m.tabs(s), s.active, id == m.focus, p.View(), s.r.w, s.r.h), "\n")
 	}
 	// Every row of the body is covered by slots side by side.
 	order := make([]int, len(m.lay.slots))
@@ -369,7 +371,7 @@ func (m *Model) helpView(w, h int) string {
 	hm := m.help
 	hm.Width = w
 	// The full help lists every key, also those that mean nothing now.
-	groups := m.ctx.Keys.FullHelp()
+	groups := m.FullHelp()
 	for _, g := range groups {
 		for i := range g {
 			// The way back to the lessons is there only when the screen came from them.
@@ -381,17 +383,17 @@ func (m *Model) helpView(w, h int) string {
 	rows := strings.Split(hm.FullHelpView(groups), "\n")
 	rows = append(rows, "", st.Title.Render("What the symbols mean"))
 	legend := [][2]string{
-		{symLeader, "leader of a partition (the word says it too)"},
-		{symCommitted + "7 " + symUncommitted + "7 " + symLearning + "7", "committed / not yet on a majority / committed, not yet heard here"},
+		{draw.SymLeader, "leader of a partition (the word says it too)"},
+		{draw.SymCommitted + "7 " + draw.SymUncommitted + "7 " + draw.SymLearning + "7", "committed / not yet on a majority / committed, not yet heard here"},
 		{"[ | …", "the log's first offset / the high-water mark / more before"},
-		{symTruncated, "a replica cut its uncommitted tail: those entries are gone"},
-		{symOK + " " + symFail, "holds / fails; " + symFail + " also marks a node that is down"},
-		{symIsolated, "a node cut off from its peers (and clients, when isolated)"},
-		{symSelected, "the selected node: k, r and i act on it"},
+		{draw.SymTruncated, "a replica cut its uncommitted tail: those entries are gone"},
+		{draw.SymOK + " " + draw.SymFail, "holds / fails; " + draw.SymFail + " also marks a node that is down"},
+		{draw.SymIsolated, "a node cut off from its peers (and clients, when isolated)"},
+		{draw.SymSelected, "the selected node: k, r and i act on it"},
 		{"┏━┓", "the focused panel: tab moves focus, ↑/↓ scroll it"},
 	}
 	for _, l := range legend {
-		rows = append(rows, "  "+st.Key.Render(fit(l[0], 8))+" "+st.Text.Render(l[1]))
+		rows = append(rows, "  "+st.Key.Render(draw.Fit(l[0], 8))+" "+st.Text.Render(l[1]))
 	}
 	notes := []string{"Every key runs a lab command you could type at ':' — k on n2 is  :kill n2.",
 		"Type :help for the commands. ? or esc closes this."}
@@ -403,5 +405,5 @@ func (m *Model) helpView(w, h int) string {
 	for len(rows) > h && rows[len(rows)-1] != "" { // short screens lose the notes first
 		rows = rows[:len(rows)-1]
 	}
-	return block(rows, w, h)
+	return draw.Block(rows, w, h)
 }

@@ -16,18 +16,21 @@ import (
 
 	"github.com/mqlab/mqlab/lab/command"
 	"github.com/mqlab/mqlab/lessons"
+	"github.com/mqlab/mqlab/tui/draw"
+	"github.com/mqlab/mqlab/tui/source"
+	"github.com/mqlab/mqlab/tui/view"
 )
 
 // run sends one order to the source, unless the screen is showing the
 // past, a recording, or another command is still running.
-func (m *Model) run(o Order) tea.Cmd {
+func (m *Model) run(o view.Order) tea.Cmd {
 	line := o.Line
 	switch {
 	case m.opts.ReadOnly && !clockOrder(o):
 		m.setStatus(statusErr, "a recording cannot be changed: "+line+" was not run")
 		return nil
 	case m.opts.Follow && !predictOrder(o):
-		m.setStatus(statusErr, line+" was not run: "+ErrReadOnly.Error())
+		m.setStatus(statusErr, line+" was not run: "+source.ErrReadOnly.Error())
 		return nil
 	case !m.hist.live() && !m.opts.ReadOnly:
 		m.setStatus(statusErr, fmt.Sprintf("%s is the past and cannot change: esc returns to live, then try %q again",
@@ -57,8 +60,8 @@ func (m *Model) run(o Order) tea.Cmd {
 
 // clockOrder says whether an order only paces time (pause, resume,
 // speed): a recording accepts those.
-func clockOrder(o Order) bool {
-	if o.Line == CmdStepForward || o.Line == CmdStepBack {
+func clockOrder(o view.Order) bool {
+	if o.Line == source.CmdStepForward || o.Line == source.CmdStepBack {
 		return true // a recording's own
 	}
 	return o.Cmd != nil && command.Clock(o.Cmd)
@@ -66,7 +69,7 @@ func clockOrder(o Order) bool {
 
 // predictOrder says whether an order answers a question: all a follower
 // may send.
-func predictOrder(o Order) bool {
+func predictOrder(o view.Order) bool {
 	said, ok := lessons.PredictAnswer(o.Line)
 	return ok && said != ""
 }
@@ -82,10 +85,10 @@ func besideable(running command.Command) bool {
 }
 
 // faultOrder says whether an order breaks or mends the cluster.
-func faultOrder(o Order) bool { return o.Cmd != nil && command.Fault(o.Cmd) }
+func faultOrder(o view.Order) bool { return o.Cmd != nil && command.Fault(o.Cmd) }
 
 // start runs an order now.
-func (m *Model) start(o Order) tea.Cmd {
+func (m *Model) start(o view.Order) tea.Cmd {
 	ctx, cancel := context.WithCancel(m.base)
 	m.running, m.runningCmd, m.cancel = o.Line, o.Cmd, cancel
 	m.setStatus(statusBusy, o.Line)
@@ -94,13 +97,13 @@ func (m *Model) start(o Order) tea.Cmd {
 
 // startAside runs a fault now, beside the command that is running, which
 // keeps the status line's "running" and esc.
-func (m *Model) startAside(o Order) tea.Cmd {
+func (m *Model) startAside(o view.Order) tea.Cmd {
 	ctx, cancel := context.WithCancel(m.base)
 	m.setStatus(statusBusy, o.Line+" (while "+m.running+" runs)")
 	return m.exec(ctx, cancel, o, true)
 }
 
-func (m *Model) exec(ctx context.Context, cancel context.CancelFunc, o Order, aside bool) tea.Cmd {
+func (m *Model) exec(ctx context.Context, cancel context.CancelFunc, o view.Order, aside bool) tea.Cmd {
 	src := m.ctx.Src
 	line := o.Line
 	return func() (msg tea.Msg) {
@@ -115,7 +118,7 @@ func (m *Model) exec(ctx context.Context, cancel context.CancelFunc, o Order, as
 			// Esc stopped it part-way: what it managed is no success.
 			err = errCancelled
 			if out = strings.TrimSpace(out); out != "" {
-				err = fmt.Errorf("%w; before that: %s", errCancelled, oneLine(out))
+				err = fmt.Errorf("%w; before that: %s", errCancelled, draw.OneLine(out))
 			}
 			out = ""
 		}
@@ -158,9 +161,9 @@ func (m *Model) report(msg execDoneMsg) tea.Cmd {
 		m.setStatus(statusErr, text)
 		// What does not fit the status line opens above it, wrapped: the
 		// end of an error is often the part that says what would be right.
-		if strings.Contains(text, "\n") || textWidth(text)+2 > m.ctx.Width {
+		if strings.Contains(text, "\n") || draw.Width(text)+2 > m.ctx.Width {
 			m.showOutput(msg.line, text)
-			m.setStatus(statusErr, oneLine(text))
+			m.setStatus(statusErr, draw.OneLine(text))
 		}
 		return nil
 	}

@@ -14,6 +14,11 @@ import (
 
 	"github.com/mqlab/mqlab/lab/command"
 	"github.com/mqlab/mqlab/lessons"
+	"github.com/mqlab/mqlab/tui/draw"
+	"github.com/mqlab/mqlab/tui/keys"
+	"github.com/mqlab/mqlab/tui/panel"
+	"github.com/mqlab/mqlab/tui/source"
+	"github.com/mqlab/mqlab/tui/view"
 )
 
 // closeKey closes the help and the output pane; it is always on, unlike
@@ -35,7 +40,7 @@ func (m *Model) syncKeys() {
 	} else {
 		k.Live.SetHelp("esc", "back to live")
 	}
-	k.Filter.SetEnabled(!m.tooSmall && m.lay.visible(pTimeline))
+	m.timeline.Keys.Filter.SetEnabled(!m.tooSmall && m.lay.visible(panel.TimelineID))
 	k.NextStep.SetEnabled(m.live != nil && m.live.Lesson != nil)
 	k.PrevStep.SetEnabled(m.live != nil && m.live.Lesson != nil)
 	if m.opts.ReadOnly {
@@ -76,10 +81,10 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 	}
 	if m.output != nil {
 		switch {
-		case key.Matches(msg, k.ScrollUp):
+		case key.Matches(msg, m.ctx.Scroll.Up):
 			m.outputOff = max(0, m.outputOff-1)
 			return nil
-		case key.Matches(msg, k.ScrollDown):
+		case key.Matches(msg, m.ctx.Scroll.Down):
 			m.outputOff++
 			return nil
 		case key.Matches(msg, closeKey):
@@ -95,30 +100,75 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		}
 		m.showHelp = false
 	}
+	if m.panelKey(msg) {
+		return nil
+	}
+	for _, handle := range []func(tea.KeyMsg) (tea.Cmd, bool){m.screenKey, m.timeKey, m.labKey, m.lessonKey} {
+		if cmd, ok := handle(msg); ok {
+			return cmd
+		}
+	}
+	return nil
+}
+
+// screenKey handles the screen's own keys: help, the prompt, esc, focus
+// and the selected node; false when the key is none of them.
+func (m *Model) screenKey(msg tea.KeyMsg) (tea.Cmd, bool) {
+	k := m.ctx.Keys
 	switch {
 	case key.Matches(msg, k.Help):
 		m.showHelp = true
 	case key.Matches(msg, k.Prompt):
-		return m.prompt.open(m.ctx.State.Nodes)
+		return m.prompt.open(m.ctx.State.Nodes), true
 	case key.Matches(msg, k.Number):
 		// A question asks for a number: its first digit starts the answer.
 		cmd := m.prompt.open(m.ctx.State.Nodes)
-		m.prompt.in.SetValue(CmdPredict + " " + msg.String())
+		m.prompt.in.SetValue(source.CmdPredict + " " + msg.String())
 		m.prompt.in.CursorEnd()
-		return cmd
+		return cmd, true
 	case key.Matches(msg, k.Live):
 		if m.running != "" && m.cancel != nil {
 			m.cancel()
 			m.queued = nil
 			m.quiet = slices.DeleteFunc(m.quiet, func(l string) bool { return l != m.running })
 			m.setStatus(statusInfo, "cancelling "+m.running+"…")
-			return nil
+			return nil, true
 		}
 		m.toLive()
+	case key.Matches(msg, k.Focus):
+		m.focus = (m.focus + 1) % panel.Count
+		m.chosen = true
+		m.showFocus()
+	case key.Matches(msg, k.FocusPrev):
+		m.focus = (m.focus + panel.Count - 1) % panel.Count
+		m.chosen = true
+		m.showFocus()
+	case key.Matches(msg, k.NodeNext):
+		m.selectNode(m.ctx.Selected + 1)
+	case key.Matches(msg, k.NodePrev):
+		m.selectNode(m.ctx.Selected - 1)
+	case key.Matches(msg, k.NodeN):
+		i, _ := strconv.Atoi(msg.String())
+		if i-1 >= len(m.ctx.State.Nodes) {
+			m.setStatus(statusErr, fmt.Sprintf("there is no node %d: this cluster has %d", i, len(m.ctx.State.Nodes)))
+			return nil, true
+		}
+		m.selectNode(i - 1)
+	default:
+		return nil, false
+	}
+	return nil, true
+}
+
+// timeKey handles moving through history, or through a recording; false
+// when the key is none of them.
+func (m *Model) timeKey(msg tea.KeyMsg) (tea.Cmd, bool) {
+	k := m.ctx.Keys
+	switch {
 	case m.opts.ReadOnly && (key.Matches(msg, k.Back) || key.Matches(msg, k.BackEvent)):
-		return m.run(LineOrder(CmdStepBack))
+		return m.run(view.LineOrder(source.CmdStepBack)), true
 	case m.opts.ReadOnly && (key.Matches(msg, k.Forward) || key.Matches(msg, k.NextEvent)):
-		return m.run(LineOrder(CmdStepForward))
+		return m.run(view.LineOrder(source.CmdStepForward)), true
 	case key.Matches(msg, k.Back):
 		if m.hist.back() {
 			m.ctx.State = m.hist.current()
@@ -129,7 +179,7 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.Forward):
 		if m.hist.live() {
 			m.setStatus(statusInfo, "already live: [ steps back in time")
-			return nil
+			return nil, true
 		}
 		m.hist.forward()
 		if m.hist.live() {
@@ -147,7 +197,7 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.NextEvent):
 		if m.hist.live() {
 			m.setStatus(statusInfo, "already live: { jumps back to the last event")
-			return nil
+			return nil, true
 		}
 		m.hist.forwardEvent()
 		if m.hist.live() {
@@ -155,81 +205,122 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		} else {
 			m.ctx.State = m.hist.current()
 		}
-	case key.Matches(msg, k.Focus):
-		m.focus = (m.focus + 1) % numPanels
-		m.chosen = true
-		m.showFocus()
-	case key.Matches(msg, k.FocusPrev):
-		m.focus = (m.focus + numPanels - 1) % numPanels
-		m.chosen = true
-		m.showFocus()
-	case key.Matches(msg, k.ScrollUp):
-		m.panels[m.focus].Scroll(-1)
-	case key.Matches(msg, k.ScrollDown):
-		m.panels[m.focus].Scroll(1)
-	case key.Matches(msg, k.NodeNext):
-		m.selectNode(m.ctx.Selected + 1)
-	case key.Matches(msg, k.NodePrev):
-		m.selectNode(m.ctx.Selected - 1)
-	case key.Matches(msg, k.NodeN):
-		i, _ := strconv.Atoi(msg.String())
-		if i-1 >= len(m.ctx.State.Nodes) {
-			m.setStatus(statusErr, fmt.Sprintf("there is no node %d: this cluster has %d", i, len(m.ctx.State.Nodes)))
-			return nil
-		}
-		m.selectNode(i - 1)
+	default:
+		return nil, false
+	}
+	return nil, true
+}
+
+// labKey handles the keys that change the lab, each by the lab command
+// the prompt would run; false when the key is none of them.
+func (m *Model) labKey(msg tea.KeyMsg) (tea.Cmd, bool) {
+	k := m.ctx.Keys
+	switch {
 	case key.Matches(msg, k.Kill):
-		return m.nodeCmd(killNode)
+		return m.nodeCmd(killNode), true
 	case key.Matches(msg, k.KillLeader):
-		p := leaderTarget(m.ctx.State, m.ctx.SelectedNode())
+		p := panel.LeaderTarget(m.ctx.State, m.ctx.SelectedNode())
 		if p == "" {
 			m.setStatus(statusErr, "no partition or queue has a leader to kill now")
-			return nil
+			return nil, true
 		}
-		return m.run(CommandOrder(command.Kill{Node: leaderRef(p)}))
+		return m.run(view.CommandOrder(command.Kill{Node: leaderRef(p)})), true
 	case key.Matches(msg, k.Restart):
-		return m.nodeCmd(restartNode)
+		return m.nodeCmd(restartNode), true
 	case key.Matches(msg, k.Isolate):
-		return m.nodeCmd(isolateNode)
+		return m.nodeCmd(isolateNode), true
 	case key.Matches(msg, k.Heal):
-		return m.run(CommandOrder(command.Heal{}))
+		return m.run(view.CommandOrder(command.Heal{})), true
 	case key.Matches(msg, k.Pause):
 		if m.ctx.State.Clock.Paused {
-			return m.run(CommandOrder(command.Resume{}))
+			return m.run(view.CommandOrder(command.Resume{})), true
 		}
-		return m.run(CommandOrder(command.Pause{}))
+		return m.run(view.CommandOrder(command.Pause{})), true
 	case key.Matches(msg, k.Faster):
-		return m.run(CommandOrder(command.Speed{Factor: nextSpeed(m.ctx.State.Clock.Speed, +1)}))
+		return m.run(view.CommandOrder(command.Speed{Factor: nextSpeed(m.ctx.State.Clock.Speed, +1)})), true
 	case key.Matches(msg, k.Slower):
-		return m.run(CommandOrder(command.Speed{Factor: nextSpeed(m.ctx.State.Clock.Speed, -1)}))
+		return m.run(view.CommandOrder(command.Speed{Factor: nextSpeed(m.ctx.State.Clock.Speed, -1)})), true
 	case key.Matches(msg, k.Kafka):
 		if m.ctx.State.Kafka != nil {
-			return m.run(CommandOrder(command.KafkaStop{}))
+			return m.run(view.CommandOrder(command.KafkaStop{})), true
 		}
-		return m.run(CommandOrder(command.KafkaListen{}))
+		return m.run(view.CommandOrder(command.KafkaListen{})), true
+	}
+	return nil, false
+}
+
+// lessonKey handles the lesson's keys: its steps, a hint, an answer, back
+// to the lessons; false when the key is none of them.
+func (m *Model) lessonKey(msg tea.KeyMsg) (tea.Cmd, bool) {
+	k := m.ctx.Keys
+	switch {
 	case key.Matches(msg, k.Lessons):
 		m.back = true // at once: keys typed after it are the picker's
 	case key.Matches(msg, k.NextStep):
-		return m.run(LineOrder(CmdLessonNext))
+		return m.run(view.LineOrder(source.CmdLessonNext)), true
 	case key.Matches(msg, k.PrevStep):
-		return m.run(LineOrder(CmdLessonPrev))
+		return m.run(view.LineOrder(source.CmdLessonPrev)), true
 	case key.Matches(msg, k.Hint):
-		return m.run(LineOrder(CmdLessonHint))
+		return m.run(view.LineOrder(source.CmdLessonHint)), true
 	case key.Matches(msg, k.Answer):
 		n := len(m.ctx.State.Lesson.Prediction.Choices)
 		if _, err := lessons.ParseAnswer(msg.String(), n, false); err != nil {
 			m.setStatus(statusErr, fmt.Sprintf("there are only %d choices: a–%c", n, 'a'+n-1))
-			return nil
+			return nil, true
 		}
-		return m.run(LineOrder(CmdPredict + " " + msg.String()))
-	case key.Matches(msg, k.Filter):
-		if f := m.timeline.cycleFilter(); f == "" {
-			m.setStatus(statusInfo, "timeline: every kind of event")
-		} else {
-			m.setStatus(statusInfo, "timeline: only "+f+" (f for the next kind)")
+		return m.run(view.LineOrder(source.CmdPredict + " " + msg.String())), true
+	default:
+		return nil, false
+	}
+	return nil, true
+}
+
+// panelKey offers a key to the focused panel, then to the panels on
+// screen that take keys without the focus; true when one took it.
+func (m *Model) panelKey(msg tea.KeyMsg) bool {
+	if m.panels[m.focus].Update(msg, true) {
+		return true
+	}
+	for id, p := range m.panels {
+		if panel.ID(id) != m.focus && m.lay.visible(panel.ID(id)) && p.Update(msg, false) {
+			return true
 		}
 	}
-	return nil
+	return false
+}
+
+// ShortHelp is the help bar: the screen's keys, with its panels' keys
+// before the last few.
+func (m *Model) ShortHelp() []key.Binding {
+	own := m.ctx.Keys.ShortHelp()
+	cut := len(own) - keys.ShortTail
+	out := append([]key.Binding(nil), own[:cut]...)
+	for _, p := range m.panels {
+		out = append(out, p.ShortHelp()...)
+	}
+	return append(out, own[cut:]...)
+}
+
+// FullHelp is the '?' screen: the screen's columns, with its panels' keys
+// in the last one, each once.
+func (m *Model) FullHelp() [][]key.Binding {
+	cols := m.ctx.Keys.FullHelp()
+	last := cols[len(cols)-1]
+	cut := len(last) - keys.FullTail
+	col := append([]key.Binding(nil), last[:cut]...)
+	seen := map[key.Help]bool{}
+	for _, p := range m.panels {
+		for _, g := range p.FullHelp() {
+			for _, b := range g {
+				if !seen[b.Help()] {
+					seen[b.Help()] = true
+					col = append(col, b)
+				}
+			}
+		}
+	}
+	cols[len(cols)-1] = append(col, last[cut:]...)
+	return cols
 }
 
 func (m *Model) quit() tea.Cmd {
@@ -257,28 +348,6 @@ func (m *Model) selectNode(i int) {
 	m.ctx.Selected = (i%n + n) % n
 }
 
-// leaderTarget is the partition (or queue) whose leader K kills: the
-// first the selected node leads, else the first on screen with a leader.
-// The lab resolves leader(…) when the kill runs.
-func leaderTarget(v *ViewState, selected string) string {
-	for _, p := range v.Partitions {
-		if p.Leader != "" && p.Leader == selected {
-			return p.Name
-		}
-	}
-	for _, p := range v.Partitions {
-		if p.Leader != "" {
-			return p.Name
-		}
-	}
-	for _, q := range v.Queues {
-		if q.Leader != "" {
-			return q.Name
-		}
-	}
-	return ""
-}
-
 // nodeCmd runs the command build makes for the selected node.
 func (m *Model) nodeCmd(build func(command.NodeRef) command.Command) tea.Cmd {
 	id := m.ctx.SelectedNode()
@@ -286,7 +355,7 @@ func (m *Model) nodeCmd(build func(command.NodeRef) command.Command) tea.Cmd {
 		m.setStatus(statusErr, "select a node first (←/→ or 1–9)")
 		return nil
 	}
-	return m.run(CommandOrder(build(command.NodeRef{Kind: command.RefNode, Node: id})))
+	return m.run(view.CommandOrder(build(command.NodeRef{Kind: command.RefNode, Node: id})))
 }
 
 // The node commands the keys build.
@@ -334,7 +403,7 @@ func (m *Model) mouse(msg tea.MouseMsg) {
 			m.panels[id].Scroll(1)
 		case msg.Button == tea.MouseButtonLeft && msg.Action == tea.MouseActionPress:
 			if msg.Y == s.r.y && len(s.panels) > 1 {
-				for pi, sp := range tabSpans(m.tabs(s), s.active) {
+				for pi, sp := range draw.TabSpans(m.tabs(s), s.active) {
 					if msg.X-s.r.x >= sp[0] && msg.X-s.r.x < sp[1] {
 						s.active = pi
 						id = s.panels[pi]
@@ -343,8 +412,8 @@ func (m *Model) mouse(msg tea.MouseMsg) {
 				}
 			}
 			m.focus = id
-			if id == pCluster {
-				if i, ok := m.cluster.nodeAt(msg.X-s.r.x-1, msg.Y-s.r.y-1); ok {
+			if id == panel.ClusterID {
+				if i, ok := m.cluster.NodeAt(msg.X-s.r.x-1, msg.Y-s.r.y-1); ok {
 					m.selectNode(i)
 				}
 			}

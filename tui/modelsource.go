@@ -5,9 +5,12 @@ package tui
 
 import (
 	"fmt"
+	"github.com/mqlab/mqlab/tui/panel"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/mqlab/mqlab/tui/view"
 )
 
 // waitChange waits for the source's next signal, no sooner than delay.
@@ -72,23 +75,23 @@ func (m *Model) pull() {
 // every kind of event again, so a new step never opens on a panel that
 // hides it.
 func (m *Model) newStep() {
-	m.focus = pLesson
+	m.focus = panel.LessonID
 	m.chosen = false
 	m.showFocus()
-	m.panels[pLesson].Scroll(-1 << 20)
-	m.timeline.filter = ""
+	m.panels[panel.LessonID].Scroll(-1 << 20)
+	m.timeline.ShowAll()
 }
 
 // noticeChanges starts flashes for truncations not seen before and for
 // partitions whose epoch moved.
-func (m *Model) noticeChanges(v *ViewState) {
+func (m *Model) noticeChanges(v *view.State) {
 	if len(m.seenTrunc) > 10000 {
 		clear(m.seenTrunc)
 		clear(m.firstSeen)
 	}
 	for _, p := range v.Partitions {
 		if old, ok := m.epochs[p.Name]; ok && old != p.Epoch && p.Epoch > old && m.pulled {
-			m.ctx.epochFlash[p.Name] = epochChange{From: old, To: p.Epoch, Frames: epochFlashFrames}
+			m.ctx.EpochFlash[p.Name] = panel.EpochChange{From: old, To: p.Epoch, Frames: epochFlashFrames}
 		}
 		m.epochs[p.Name] = p.Epoch
 		for _, r := range p.Replicas {
@@ -105,11 +108,11 @@ func (m *Model) noticeChanges(v *ViewState) {
 				}
 				r.Truncation.At = at
 			}
-			k := truncKey(p.Name, r.Node, r.Truncation)
+			k := panel.TruncKey(p.Name, r.Node, r.Truncation)
 			if !m.seenTrunc[k] {
 				m.seenTrunc[k] = true
 				if m.pulled {
-					m.ctx.truncFlash[k] = truncFlashFrames
+					m.ctx.TruncFlash[k] = truncFlashFrames
 				}
 			}
 		}
@@ -117,7 +120,7 @@ func (m *Model) noticeChanges(v *ViewState) {
 }
 
 func (m *Model) flashCmd() tea.Cmd {
-	if m.ticking || (len(m.ctx.truncFlash) == 0 && len(m.ctx.epochFlash) == 0) {
+	if m.ticking || (len(m.ctx.TruncFlash) == 0 && len(m.ctx.EpochFlash) == 0) {
 		return nil
 	}
 	m.ticking = true
@@ -126,19 +129,19 @@ func (m *Model) flashCmd() tea.Cmd {
 
 func (m *Model) tickFlashes() {
 	m.ctx.Frame++
-	for k, n := range m.ctx.truncFlash {
+	for k, n := range m.ctx.TruncFlash {
 		if n <= 1 {
-			delete(m.ctx.truncFlash, k)
+			delete(m.ctx.TruncFlash, k)
 		} else {
-			m.ctx.truncFlash[k] = n - 1
+			m.ctx.TruncFlash[k] = n - 1
 		}
 	}
-	for k, e := range m.ctx.epochFlash {
+	for k, e := range m.ctx.EpochFlash {
 		if e.Frames <= 1 {
-			delete(m.ctx.epochFlash, k)
+			delete(m.ctx.EpochFlash, k)
 		} else {
 			e.Frames--
-			m.ctx.epochFlash[k] = e
+			m.ctx.EpochFlash[k] = e
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mqlab/mqlab/lessons"
 	"github.com/mqlab/mqlab/lessons/challenge"
+	"github.com/mqlab/mqlab/tui/draw"
 )
 
 // PickerKeyMap is every key of the lesson picker, declared once.
@@ -60,7 +61,7 @@ func (e pickerEntry) sandbox() bool { return e.les == nil && e.ch == nil }
 // picker is the opening screen: the curriculum, with each lesson's
 // progress, and the sandbox.
 type picker struct {
-	st       *Styles
+	st       *draw.Styles
 	keys     *PickerKeyMap
 	help     help.Model
 	showHelp bool
@@ -87,7 +88,7 @@ const (
 	pickQuit
 )
 
-func newPicker(st *Styles, les []*lessons.Lesson, progress lessons.Progress, store string) *picker {
+func newPicker(st *draw.Styles, les []*lessons.Lesson, progress lessons.Progress, store string) *picker {
 	p := &picker{st: st, keys: DefaultPickerKeyMap(), store: store, progress: progress}
 	p.help = help.New()
 	p.help.Styles = st.Help
@@ -247,43 +248,43 @@ func (p *picker) View() string {
 	var status []string
 	switch {
 	case p.status == "" && p.selected().ch != nil:
-		status = []string{st.Faint.Render(fit("enter says how to run the challenge", w))}
+		status = []string{st.Faint.Render(draw.Fit("enter says how to run the challenge", w))}
 	case p.status == "":
-		status = []string{st.Faint.Render(fit("enter opens the lesson on a live three-node cluster", w))}
+		status = []string{st.Faint.Render(draw.Fit("enter opens the lesson on a live three-node cluster", w))}
 	case p.statusOK:
-		for _, s := range wrapText(p.status, w) {
-			status = append(status, st.Muted.Render(fit(s, w)))
+		for _, s := range draw.Wrap(p.status, w) {
+			status = append(status, st.Muted.Render(draw.Fit(s, w)))
 		}
 	default:
-		for _, s := range wrapText(symFail+" "+p.status, w) {
-			status = append(status, st.Fail.Render(fit(s, w)))
+		for _, s := range draw.Wrap(draw.SymFail+" "+p.status, w) {
+			status = append(status, st.Fail.Render(draw.Fit(s, w)))
 		}
 	}
 	status = status[:min(len(status), 3)]
 	rows := []string{p.header(w)}
 	body := h - 1 - len(status) // the header, the status, the help row
 	if p.showHelp {
-		rows = append(rows, strings.Split(frame(st, []string{"Help"}, 0, true, p.helpView(w-2, body-3), w, body-1), "\n")...)
+		rows = append(rows, strings.Split(draw.Frame(st, []string{"Help"}, 0, true, p.helpView(w-2, body-3), w, body-1), "\n")...)
 	} else {
 		// The details take what they need, up to a third of the screen;
 		// the list the rest.
 		title, detail := p.detail(w-2, max(3, h/3-2))
 		detailH := len(detail) + 2
 		listH := body - detailH - 1
-		rows = append(rows, strings.Split(frame(st, []string{"Lessons"}, 0, true, p.list(w-2, listH-2), w, listH), "\n")...)
-		rows = append(rows, strings.Split(frame(st, []string{title}, 0, false, block(detail, w-2, detailH-2), w, detailH), "\n")...)
+		rows = append(rows, strings.Split(draw.Frame(st, []string{"Lessons"}, 0, true, p.list(w-2, listH-2), w, listH), "\n")...)
+		rows = append(rows, strings.Split(draw.Frame(st, []string{title}, 0, false, draw.Block(detail, w-2, detailH-2), w, detailH), "\n")...)
 	}
 	rows = append(rows, status...)
-	rows = append(rows, fit(p.help.ShortHelpView(p.keys.ShortHelp()), w))
+	rows = append(rows, draw.Fit(p.help.ShortHelpView(p.keys.ShortHelp()), w))
 	return strings.Join(rows, "\n")
 }
 
 func (p *picker) header(w int) string {
 	st := p.st
-	var l line
-	l.add(&st.Accent, "mqlab")
-	l.add(&st.Faint, " │ ")
-	l.add(&st.Header, "Lessons")
+	var l draw.Line
+	l.Add(&st.Accent, "mqlab")
+	l.Add(&st.Faint, " │ ")
+	l.Add(&st.Header, "Lessons")
 	done, all := 0, 0
 	for _, e := range p.entries {
 		if e.les != nil {
@@ -294,9 +295,9 @@ func (p *picker) header(w int) string {
 		}
 	}
 	right := fmt.Sprintf("%d of %d done", done, all)
-	l.pad(w - textWidth(right))
-	l.add(&st.Muted, right)
-	return l.fit(w)
+	l.Pad(w - draw.Width(right))
+	l.Add(&st.Muted, right)
+	return l.Fit(w)
 }
 
 // list draws the entries, scrolled so the selected one shows: number,
@@ -304,30 +305,7 @@ func (p *picker) header(w int) string {
 // the learner is at.
 func (p *picker) list(w, h int) string {
 	st := p.st
-	numW := 2
-	for _, e := range p.entries {
-		numW = max(numW, textWidth(e.num))
-	}
-	const minW = 6 // "15 min"
-	stateW := 6    // "✓ done"
-	for _, e := range p.entries {
-		if e.les != nil && p.stepOf(e.les) > 0 {
-			stateW = max(stateW, textWidth(fmt.Sprintf("▸ step %d/%d", p.stepOf(e.les), len(e.les.Steps))))
-		}
-	}
-	titleW := 0
-	for _, e := range p.entries {
-		if e.les != nil {
-			titleW = max(titleW, textWidth(e.les.Title))
-		}
-	}
-	rest := w - 2 - numW - 2 - 2 - minW - 2 - stateW - 1
-	conceptsW := 0
-	if rest-titleW >= 24 {
-		conceptsW = rest - titleW - 2
-	} else {
-		titleW = min(titleW, rest)
-	}
+	cw := p.listColumns(w)
 	var rows []string
 	var entryOf []int
 	selRow := 0
@@ -338,50 +316,14 @@ func (p *picker) list(w, h int) string {
 			entryOf = append(entryOf, -1)
 		}
 		if first {
-			rows = append(rows, fit("  "+st.Muted.Render("Challenges")+st.Faint.Render(" — your own consumer, in any language, under real crashes"), w))
+			rows = append(rows, draw.Fit("  "+st.Muted.Render("Challenges")+st.Faint.Render(" — your own consumer, in any language, under real crashes"), w))
 			entryOf = append(entryOf, -1)
 		}
 		entryOf = append(entryOf, i)
 		if i == p.sel {
 			selRow = len(rows)
 		}
-		var l line
-		mark, ms := "  ", &st.Text
-		if i == p.sel {
-			mark, ms = symSelected+" ", &st.Accent
-		}
-		l.add(ms, mark)
-		if e.ch != nil {
-			p.challengeRow(&l, e, i == p.sel, numW, titleW, conceptsW)
-			rows = append(rows, l.fit(w))
-			continue
-		}
-		if e.les == nil {
-			l.add(nil, spaces(numW+2))
-			l.add(&st.Bold, "Sandbox")
-			l.add(&st.Muted, " — a free lab with no lesson")
-			rows = append(rows, l.fit(w))
-			continue
-		}
-		p.numberAndTitle(&l, e.num, e.les.Title, i == p.sel, numW, titleW)
-		if conceptsW > 0 {
-			l.add(&st.Faint, cut(strings.Join(e.les.Concepts, " · "), conceptsW))
-			l.pad(2 + numW + 2 + titleW + 2 + conceptsW + 2)
-		}
-		if e.les.Minutes > 0 {
-			m := fmt.Sprintf("%d min", e.les.Minutes)
-			l.add(&st.Muted, spaces(minW-textWidth(m))+m)
-		} else {
-			l.add(nil, spaces(minW))
-		}
-		l.add(nil, "  ")
-		switch n := p.stepOf(e.les); {
-		case p.finished(e.les) && n <= 1:
-			l.add(&st.OK, symOK+" done")
-		case n > 0:
-			l.add(&st.Warn, fmt.Sprintf("▸ step %d/%d", n, len(e.les.Steps)))
-		}
-		rows = append(rows, l.fit(w))
+		rows = append(rows, p.entryRow(i, cw, w))
 	}
 	// Keep the selected row in view, with a row of context when there is one.
 	if selRow-1 < p.off {
@@ -390,29 +332,96 @@ func (p *picker) list(w, h int) string {
 	if selRow+1 >= p.off+h {
 		p.off = min(selRow+2-h, max(0, len(rows)-h))
 	}
-	out, off := windowNote(rows, p.off, h, st, "(↑/↓)")
+	out, off := draw.WindowNote(rows, p.off, h, st, "(↑/↓)")
 	p.off = off
 	p.rowEntry = append(p.rowEntry[:0], entryOf[off:off+len(out)]...)
-	if off > 0 && len(out) > 1 { // the rows windowNote wrote its notes on
+	if off > 0 && len(out) > 1 { // the rows WindowNote wrote its notes on
 		p.rowEntry[0] = -1
 	}
 	if off+len(out) < len(rows) && len(out) > 0 {
 		p.rowEntry[len(out)-1] = -1
 	}
-	return block(out, w, h)
+	return draw.Block(out, w, h)
+}
+
+// listColumns are the widths of the list's columns at width w: the
+// number, the title, the concepts (0 when they do not fit), the minutes
+// and the state.
+type listColumns struct{ num, title, concepts, min, state int }
+
+func (p *picker) listColumns(w int) listColumns {
+	cw := listColumns{num: 2, min: 6 /* "15 min" */, state: 6 /* "✓ done" */}
+	for _, e := range p.entries {
+		cw.num = max(cw.num, draw.Width(e.num))
+		if e.les != nil {
+			cw.title = max(cw.title, draw.Width(e.les.Title))
+			if p.stepOf(e.les) > 0 {
+				cw.state = max(cw.state, draw.Width(fmt.Sprintf("▸ step %d/%d", p.stepOf(e.les), len(e.les.Steps))))
+			}
+		}
+	}
+	rest := w - 2 - cw.num - 2 - 2 - cw.min - 2 - cw.state - 1
+	if rest-cw.title >= 24 {
+		cw.concepts = rest - cw.title - 2
+	} else {
+		cw.title = min(cw.title, rest)
+	}
+	return cw
+}
+
+// entryRow draws entry i of the list: a lesson, a challenge or the
+// sandbox.
+func (p *picker) entryRow(i int, cw listColumns, w int) string {
+	st := p.st
+	e := p.entries[i]
+	var l draw.Line
+	mark, ms := "  ", &st.Text
+	if i == p.sel {
+		mark, ms = draw.SymSelected+" ", &st.Accent
+	}
+	l.Add(ms, mark)
+	if e.ch != nil {
+		p.challengeRow(&l, e, i == p.sel, cw.num, cw.title, cw.concepts)
+		return l.Fit(w)
+	}
+	if e.les == nil {
+		l.Add(nil, draw.Spaces(cw.num+2))
+		l.Add(&st.Bold, "Sandbox")
+		l.Add(&st.Muted, " — a free lab with no lesson")
+		return l.Fit(w)
+	}
+	p.numberAndTitle(&l, e.num, e.les.Title, i == p.sel, cw.num, cw.title)
+	if cw.concepts > 0 {
+		l.Add(&st.Faint, draw.Cut(strings.Join(e.les.Concepts, " · "), cw.concepts))
+		l.Pad(2 + cw.num + 2 + cw.title + 2 + cw.concepts + 2)
+	}
+	if e.les.Minutes > 0 {
+		m := fmt.Sprintf("%d min", e.les.Minutes)
+		l.Add(&st.Muted, draw.Spaces(cw.min-draw.Width(m))+m)
+	} else {
+		l.Add(nil, draw.Spaces(cw.min))
+	}
+	l.Add(nil, "  ")
+	switch n := p.stepOf(e.les); {
+	case p.finished(e.les) && n <= 1:
+		l.Add(&st.OK, draw.SymOK+" done")
+	case n > 0:
+		l.Add(&st.Warn, fmt.Sprintf("▸ step %d/%d", n, len(e.les.Steps)))
+	}
+	return l.Fit(w)
 }
 
 // numberAndTitle draws an entry's number and title after its mark, the
 // title bold when selected, and pads to the column after them.
-func (p *picker) numberAndTitle(l *line, num, title string, selected bool, numW, titleW int) {
+func (p *picker) numberAndTitle(l *draw.Line, num, title string, selected bool, numW, titleW int) {
 	st := p.st
-	l.add(&st.Muted, spaces(numW-textWidth(num))+num+"  ")
+	l.Add(&st.Muted, draw.Spaces(numW-draw.Width(num))+num+"  ")
 	ts := &st.Text
 	if selected {
 		ts = &st.Bold
 	}
-	l.add(ts, cut(title, titleW))
-	l.pad(2 + numW + 2 + titleW + 2)
+	l.Add(ts, draw.Cut(title, titleW))
+	l.Pad(2 + numW + 2 + titleW + 2)
 }
 
 // pickerListTop is the screen row of the list's first entry: below the
@@ -459,50 +468,50 @@ func (p *picker) detail(w, room int) (string, []string) {
 	if e.les == nil {
 		text := "Three nodes and a topic orders of three partitions, nothing scripted: kill, isolate and heal with single keys, or type any command of the lab at the : prompt. Progress is not kept."
 		var rows []string
-		for _, s := range wrapText(text, w) {
+		for _, s := range draw.Wrap(text, w) {
 			rows = append(rows, st.Text.Render(s))
 		}
 		return "Sandbox", rows
 	}
 	l := e.les
 	var summary []string
-	if s := oneLine(l.Summary); s != "" {
-		summary = wrapRuns(inline(st, s), w, "")
+	if s := draw.OneLine(l.Summary); s != "" {
+		summary = draw.WrapRuns(draw.Inline(st, s), w, "")
 	}
-	var c line
-	c.add(&st.Muted, "Concepts: ")
-	c.add(&st.Text, strings.Join(l.Concepts, " · "))
-	var pr line
+	var c draw.Line
+	c.Add(&st.Muted, "Concepts: ")
+	c.Add(&st.Text, strings.Join(l.Concepts, " · "))
+	var pr draw.Line
 	n := p.stepOf(l)
 	switch {
 	case n > 1:
-		pr.add(&st.Warn, fmt.Sprintf("▸ You are at step %d of %d: ", n, len(l.Steps)))
-		pr.add(&st.Text, fmt.Sprintf("%s goes on from there, %s starts over.", k.Open.Help().Key, k.StartOver.Help().Key))
+		pr.Add(&st.Warn, fmt.Sprintf("▸ You are at step %d of %d: ", n, len(l.Steps)))
+		pr.Add(&st.Text, fmt.Sprintf("%s goes on from there, %s starts over.", k.Open.Help().Key, k.StartOver.Help().Key))
 	case p.finished(l):
-		pr.add(&st.OK, symOK+" Done. ")
-		pr.add(&st.Text, fmt.Sprintf("%s plays it again from step 1.", k.Open.Help().Key))
+		pr.Add(&st.OK, draw.SymOK+" Done. ")
+		pr.Add(&st.Text, fmt.Sprintf("%s plays it again from step 1.", k.Open.Help().Key))
 	default:
-		pr.add(&st.Text, fmt.Sprintf("%d steps", len(l.Steps)))
+		pr.Add(&st.Text, fmt.Sprintf("%d steps", len(l.Steps)))
 		if l.Minutes > 0 {
-			pr.add(&st.Text, fmt.Sprintf(", about %d minutes", l.Minutes))
+			pr.Add(&st.Text, fmt.Sprintf(", about %d minutes", l.Minutes))
 		}
-		pr.add(&st.Text, fmt.Sprintf(". %s opens it.", k.Open.Help().Key))
+		pr.Add(&st.Text, fmt.Sprintf(". %s opens it.", k.Open.Help().Key))
 	}
 	if keep := max(0, room-2); len(summary) > keep {
 		summary = summary[:keep]
 		if keep > 0 {
-			summary[keep-1] = cut(summary[keep-1], w-1) + st.Text.Render("…")
+			summary[keep-1] = draw.Cut(summary[keep-1], w-1) + st.Text.Render("…")
 		}
 	}
-	rows := append(summary, c.fit(w))
+	rows := append(summary, c.Fit(w))
 	// The steps, when there is room for all of them: ✓ those done, ▸ the
 	// one the learner is at.
-	runs := []mdRun{{"Steps:", &st.Muted}}
+	runs := []draw.Run{{Text: "Steps:", Style: &st.Muted}}
 	for i, stp := range l.Steps {
 		mark, ms := "", &st.Text
 		switch {
 		case p.finished(l) && n <= 1 || i+1 < n:
-			mark, ms = symOK+" ", &st.OK
+			mark, ms = draw.SymOK+" ", &st.OK
 		case i+1 == n:
 			mark, ms = "▸ ", &st.Warn
 		}
@@ -510,12 +519,12 @@ func (p *picker) detail(w, room int) (string, []string) {
 		if i == 0 {
 			sep = " "
 		}
-		runs = append(runs, mdRun{sep, &st.Faint}, mdRun{mark + strconv.Itoa(i+1) + " " + stp.Title, ms})
+		runs = append(runs, draw.Run{Text: sep, Style: &st.Faint}, draw.Run{Text: mark + strconv.Itoa(i+1) + " " + stp.Title, Style: ms})
 	}
-	if steps := wrapRuns(runs, w, "       "); len(l.Steps) > 0 && len(rows)+len(steps)+1 <= room {
+	if steps := draw.WrapRuns(runs, w, "       "); len(l.Steps) > 0 && len(rows)+len(steps)+1 <= room {
 		rows = append(rows, steps...)
 	}
-	return l.Title, append(rows, pr.fit(w))
+	return l.Title, append(rows, pr.Fit(w))
 }
 
 func (p *picker) helpView(w, h int) string {
@@ -534,12 +543,12 @@ func (p *picker) helpView(w, h int) string {
 	}
 	text = append(text, "? or esc closes this.")
 	for _, t := range text {
-		for _, s := range wrapText(t, w) {
+		for _, s := range draw.Wrap(t, w) {
 			rows = append(rows, st.Text.Render(s))
 		}
 		rows = append(rows, "")
 	}
-	return block(rows, w, h)
+	return draw.Block(rows, w, h)
 }
 
 // tooSmall is the notice drawn instead of a screen below 80×24.
@@ -557,8 +566,8 @@ func tooSmall(w, h int) string {
 	for i := range out {
 		j := i - top
 		if j >= 0 && j < len(msg) {
-			s := cut(msg[j], w)
-			out[i] = spaces(max(0, (w-textWidth(s))/2)) + s
+			s := draw.Cut(msg[j], w)
+			out[i] = draw.Spaces(max(0, (w-draw.Width(s))/2)) + s
 		}
 	}
 	return strings.Join(out, "\n")

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/mqlab/mqlab/lessons/challenge"
+	"github.com/mqlab/mqlab/tui/draw"
 )
 
 // open opens the selected entry. A challenge runs the learner's own
@@ -27,19 +28,19 @@ func challengePage(c *challenge.Challenge) string {
 
 // challengeRow draws a challenge's row after its mark: its number, title,
 // summary (when there is room) and whether it was passed.
-func (p *picker) challengeRow(l *line, e pickerEntry, selected bool, numW, titleW, conceptsW int) {
+func (p *picker) challengeRow(l *draw.Line, e pickerEntry, selected bool, numW, titleW, conceptsW int) {
 	st := p.st
 	name, _, _ := strings.Cut(e.ch.Title, ":") // the rest is in the box below
 	p.numberAndTitle(l, e.num, name, selected, numW, titleW)
 	// The summary takes the lessons' concepts and minutes columns.
 	at := 2 + numW + 2 + titleW + 2
 	if conceptsW > 0 {
-		l.add(&st.Faint, cut(e.ch.Summary, conceptsW+2+6))
+		l.Add(&st.Faint, draw.Cut(e.ch.Summary, conceptsW+2+6))
 		at += conceptsW + 2
 	}
-	l.pad(at + 6 + 2)
+	l.Pad(at + 6 + 2)
 	if _, ok := p.progress.Challenges[e.ch.ID]; ok {
-		l.add(&st.OK, symOK+" passed")
+		l.Add(&st.OK, draw.SymOK+" passed")
 	}
 }
 
@@ -48,14 +49,14 @@ func (p *picker) challengeRow(l *line, e pickerEntry, selected bool, numW, title
 func (p *picker) challengeDetail(c *challenge.Challenge, w int) (string, []string) {
 	st := p.st
 	summary := strings.ToUpper(c.Summary[:1]) + c.Summary[1:] + "."
-	rows := wrapRuns([]mdRun{{summary, &st.Text}}, w, "")
-	rows = append(rows, wrapRuns([]mdRun{{"Run it from a shell: ", &st.Muted}, {"mqlab challenge " + c.ID + " -- COMMAND", &st.Accent}}, w, "")...)
-	rows = append(rows, wrapRuns([]mdRun{{"The page, with starters in Go and Python: ", &st.Muted}, {challengePage(c), &st.Text}}, w, "")...)
-	var pr []mdRun
+	rows := draw.WrapRuns([]draw.Run{{Text: summary, Style: &st.Text}}, w, "")
+	rows = append(rows, draw.WrapRuns([]draw.Run{{Text: "Run it from a shell: ", Style: &st.Muted}, {Text: "mqlab challenge " + c.ID + " -- COMMAND", Style: &st.Accent}}, w, "")...)
+	rows = append(rows, draw.WrapRuns([]draw.Run{{Text: "The page, with starters in Go and Python: ", Style: &st.Muted}, {Text: challengePage(c), Style: &st.Text}}, w, "")...)
+	var pr []draw.Run
 	if cp, ok := p.progress.Challenges[c.ID]; ok {
-		pr = []mdRun{{symOK + " Passed ", &st.OK}, {fmt.Sprintf("on %d schedules, %s.", cp.Schedules, cp.PassedAt.Local().Format("2006-01-02")), &st.Text}}
+		pr = []draw.Run{{Text: draw.SymOK + " Passed ", Style: &st.OK}, {Text: fmt.Sprintf("on %d schedules, %s.", cp.Schedules, cp.PassedAt.Local().Format("2006-01-02")), Style: &st.Text}}
 	} else {
-		pr = []mdRun{{fmt.Sprintf("Level %d; passed once your program passes %d schedules.", c.Level, challenge.PassSchedules), &st.Text}}
+		pr = []draw.Run{{Text: fmt.Sprintf("Level %d; passed once your program passes %d schedules.", c.Level, challenge.PassSchedules), Style: &st.Text}}
 	}
-	return c.Title, append(rows, wrapRuns(pr, w, "")...)
+	return c.Title, append(rows, draw.WrapRuns(pr, w, "")...)
 }

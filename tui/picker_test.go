@@ -9,6 +9,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/mqlab/mqlab/lessons"
+	"github.com/mqlab/mqlab/tui/draw"
 )
 
 // pickerLessons is a fixed curriculum for the picker's goldens: the
@@ -69,12 +70,12 @@ func pickerProgress() lessons.Progress {
 // selected lesson's summary; it opens on the lesson worked on last.
 func TestPickerGoldens(t *testing.T) {
 	for _, sz := range [][2]int{{80, 24}, {120, 40}} {
-		p := newPicker(NewStyles(DefaultTheme), pickerLessons(), pickerProgress(), "/home/learner/.local/state/mqlab/progress.json")
+		p := newPicker(draw.NewStyles(draw.DefaultTheme), pickerLessons(), pickerProgress(), "/home/learner/.local/state/mqlab/progress.json")
 		p.setSize(sz[0], sz[1])
 		got := p.View()
 		golden(t, fmt.Sprintf("picker_%dx%d", sz[0], sz[1]), got)
 		for i, l := range lines(got) {
-			if w := textWidth(l); w != sz[0] {
+			if w := draw.Width(l); w != sz[0] {
 				t.Errorf("%dx%d row %d is %d wide", sz[0], sz[1], i, w)
 			}
 		}
@@ -85,7 +86,7 @@ func TestPickerGoldens(t *testing.T) {
 }
 
 func TestPickerKeys(t *testing.T) {
-	p := newPicker(NewStyles(DefaultTheme), pickerLessons(), pickerProgress(), "")
+	p := newPicker(draw.NewStyles(draw.DefaultTheme), pickerLessons(), pickerProgress(), "")
 	p.setSize(80, 24)
 	if e := p.selected(); e.les == nil || e.les.ID != "lesson-15" {
 		t.Fatalf("opens on %+v, not the lesson worked on last", e.les)
@@ -163,7 +164,7 @@ func containsAll(s string, subs ...string) bool {
 // wheel moves the selection; clicks elsewhere do nothing.
 func TestPickerMouse(t *testing.T) {
 	for _, sz := range [][2]int{{80, 24}, {120, 40}} {
-		p := newPicker(NewStyles(DefaultTheme), pickerLessons(), pickerProgress(), "")
+		p := newPicker(draw.NewStyles(draw.DefaultTheme), pickerLessons(), pickerProgress(), "")
 		p.setSize(sz[0], sz[1])
 		click := func(x, y int) pickerAction {
 			return p.mouse(tea.MouseMsg{X: x, Y: y, Button: tea.MouseButtonLeft, Action: tea.MouseActionPress})
@@ -221,7 +222,7 @@ func TestPickerMouse(t *testing.T) {
 // has moved on to the next lesson not done.
 func TestPickerMovesOnFromAFinishedLesson(t *testing.T) {
 	les := pickerLessons()
-	p := newPicker(NewStyles(DefaultTheme), les, pickerProgress(), "")
+	p := newPicker(draw.NewStyles(draw.DefaultTheme), les, pickerProgress(), "")
 	if got := p.nextName(les[14]); got != "16 · Choosing: a work queue, pub/sub or a log" {
 		t.Errorf("the lesson after the 15th is named %q", got)
 	}

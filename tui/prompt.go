@@ -4,11 +4,14 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/mqlab/mqlab/lab/command"
-
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/mqlab/mqlab/lab/command"
+	"github.com/mqlab/mqlab/tui/draw"
+	"github.com/mqlab/mqlab/tui/source"
+	"github.com/mqlab/mqlab/tui/view"
 )
 
 // prompt is the ':' command line: a text input with a history of what was
@@ -26,7 +29,7 @@ type promptKeys struct {
 	Submit, Cancel, Older, Newer key.Binding
 }
 
-func newPrompt(st *Styles, commands []string) *prompt {
+func newPrompt(st *draw.Styles, commands []string) *prompt {
 	in := textinput.New()
 	in.Prompt = ": "
 	in.PromptStyle = st.Key.Style
@@ -40,7 +43,7 @@ func newPrompt(st *Styles, commands []string) *prompt {
 	in.KeyMap.NextSuggestion = key.NewBinding(key.WithKeys("ctrl+n"))
 	in.KeyMap.PrevSuggestion = key.NewBinding(key.WithKeys("ctrl+p"))
 	if len(commands) == 0 {
-		commands = append(LabCommands(), LessonCommands...)
+		commands = append(LabCommands(), source.LessonCommands...)
 	}
 	return &prompt{
 		in:       in,
@@ -59,7 +62,7 @@ func (p *prompt) active() bool { return p.in.Focused() }
 // open focuses the input, with completions for these nodes: the
 // prompt's commands that take a node first complete "kill n2" as well as
 // "kill".
-func (p *prompt) open(nodes []Node) tea.Cmd {
+func (p *prompt) open(nodes []view.Node) tea.Cmd {
 	sug := append([]string(nil), p.commands...)
 	for _, sp := range command.Specs() {
 		if !strings.HasPrefix(sp.Args, "NODE") || !slices.Contains(p.commands, sp.Name) {
@@ -136,31 +139,72 @@ func (p *prompt) update(msg tea.Msg) (promptResult, string, tea.Cmd) {
 // view draws the prompt in one row of w cells, with what tab would
 // complete to spelled out (the inline completion is faint, and without
 // colour faint is invisible).
-func (p *prompt) view(st *Styles, w int) string {
+func (p *prompt) view(st *draw.Styles, w int) string {
 	hint := ""
 	if m := p.in.MatchedSuggestions(); len(m) > 0 && p.in.Value() != "" && m[0] != p.in.Value() {
 		hint = "tab → " + p.in.CurrentSuggestion()
 	} else {
 		hint = "enter runs · esc cancels · ↑/↓ history"
 	}
-	hw := min(textWidth(hint), w/2)
+	hw := min(draw.Width(hint), w/2)
 	p.in.Width = max(1, w-hw-4)
-	var l line
-	l.b.WriteString(p.in.View())
-	l.w = textWidth(p.in.View())
-	l.pad(w - hw)
-	l.add(&st.Faint, cut(hint, hw))
-	return l.fit(w)
+	var l draw.Line
+	l.AddStyled(p.in.View(), draw.Width(p.in.View()))
+	l.Pad(w - hw)
+	l.Add(&st.Faint, draw.Cut(hint, hw))
+	return l.Fit(w)
 }
 
 // ParseOrder reads a typed line once: a lab command, or a line the source
 // may read itself (a lesson command, a recording's step), with why it is
 // no lab command. The screen classifies and runs what it returns and
 // never parses the line again.
-func ParseOrder(line string) Order {
+func ParseOrder(line string) view.Order {
 	cmd, err := command.Parse(line)
 	if err != nil {
-		return Order{Line: line, Err: err}
+		return view.Order{Line: line, Err: err}
 	}
-	return Order{Line: line, Cmd: cmd}
+	return view.Order{Line: line, Cmd: cmd}
+}
+
+// LabCommands are the lab's command names for the prompt's completion,
+// read from the command table, with the words that must follow some of
+// them spelled out ("consumer start", "drop next reply to").
+func LabCommands() []string {
+	var out []string
+	for _, sp := range command.Specs() {
+		first, _, _ := strings.Cut(sp.Args, " ")
+		switch {
+		case first != "" && isWords(first):
+			for _, w := range strings.Split(first, "|") {
+				out = append(out, sp.Name+" "+w)
+			}
+		default:
+			out = append(out, sp.Name)
+		}
+	}
+	return out
+}
+
+// ClockCommands are the commands that only pace lab time, which a
+// recording accepts, for the prompt's completion.
+func ClockCommands() []string {
+	var out []string
+	for _, sp := range command.Specs() {
+		if sp.Traits&command.TraitClock != 0 {
+			out = append(out, sp.Name)
+		}
+	}
+	return out
+}
+
+// isWords says whether an argument is literal words ("start|stop", "to")
+// rather than a placeholder ("NODE", "[COMMAND]").
+func isWords(s string) bool {
+	for _, r := range s {
+		if (r < 'a' || r > 'z') && r != '|' && r != '-' {
+			return false
+		}
+	}
+	return true
 }

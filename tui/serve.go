@@ -26,6 +26,8 @@ import (
 	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/mqlab/mqlab/lessons"
+	"github.com/mqlab/mqlab/tui/draw"
+	"github.com/mqlab/mqlab/tui/source"
 )
 
 // DefaultMaxSessions is how many SSH sessions a server takes at once
@@ -59,10 +61,10 @@ type ServeOptions struct {
 	Timing  string
 	Lessons []*lessons.Lesson
 	Sandbox []string
-	Theme   *Theme
+	Theme   *draw.Theme
 	// Class is the teacher's shared lab that "follow" sessions watch; nil
 	// when nobody shares one.
-	Class *Class
+	Class *source.Class
 }
 
 // Server serves mqlab over SSH.

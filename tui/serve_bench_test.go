@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/mqlab/mqlab/tui/source"
+	"github.com/mqlab/mqlab/tui/view"
 )
 
 // The teacher's screen with 0 and with 30 students following it over SSH,
@@ -58,9 +61,9 @@ func BenchmarkClassTeacherKill(b *testing.B) {
 
 // classWithFollowers is a teacher's screen at 100x30 over a lab with a
 // topic, shared with n students connected over SSH, each showing it.
-func classWithFollowers(b *testing.B, n int) (*Model, Source) {
+func classWithFollowers(b *testing.B, n int) (*Model, view.Source) {
 	b.Helper()
-	class := NewClass()
+	class := source.NewClass()
 	_, src := newTestLab(b, "topic create orders partitions=3", "produce orders count=30 acks=all")
 	sh := class.Share(src)
 	m := New(sh, Options{})

@@ -10,13 +10,16 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 	gossh "golang.org/x/crypto/ssh"
+
+	"github.com/mqlab/mqlab/tui/source"
+	"github.com/mqlab/mqlab/tui/view"
 )
 
 const testCode = "open-sesame"
 
 // newTestServer serves mqlab on a free loopback port with the join code
 // testCode; it is closed when the test ends.
-func newTestServer(t testing.TB, class *Class) *Server {
+func newTestServer(t testing.TB, class *source.Class) *Server {
 	t.Helper()
 	s, err := NewServer(ServeOptions{Addr: "127.0.0.1:0", Code: testCode, Timing: "fast",
 		StateDir: t.TempDir(), Class: class})
@@ -223,7 +226,7 @@ func TestServeRefusesTheWrongCode(t *testing.T) {
 
 // Past the limit a session is refused with a word of why.
 func TestServeRefusesPastTheLimit(t *testing.T) {
-	s, err := NewServer(ServeOptions{Addr: "127.0.0.1:0", Code: testCode, Timing: "fast", MaxSessions: 1, Class: NewClass()})
+	s, err := NewServer(ServeOptions{Addr: "127.0.0.1:0", Code: testCode, Timing: "fast", MaxSessions: 1, Class: source.NewClass()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,7 +248,7 @@ func TestServeRefusesPastTheLimit(t *testing.T) {
 
 // teacherScreen shares a lab the way the teacher's screen does: it reads
 // the source every time it changes, which publishes to the class.
-func teacherScreen(t testing.TB, class *Class, src Source) *Shared {
+func teacherScreen(t testing.TB, class *source.Class, src view.Source) *source.Shared {
 	t.Helper()
 	sh := class.Share(src)
 	sh.View() // the teacher's first frame
@@ -269,7 +272,7 @@ func teacherScreen(t testing.TB, class *Class, src Source) *Shared {
 // A follower sees the teacher's lab live: the teacher's kill shows on its
 // screen within a second. Its own k, and a typed kill, change nothing.
 func TestServeFollowerWatchesTheTeachersLab(t *testing.T) {
-	class := NewClass()
+	class := source.NewClass()
 	l, labSrc := newTestLab(t, "topic create orders partitions=1")
 	teacherScreen(t, class, labSrc)
 	s := newTestServer(t, class)
@@ -295,8 +298,8 @@ func TestServeFollowerWatchesTheTeachersLab(t *testing.T) {
 // The students' answers to the teacher's open question are tallied on the
 // teacher's screen, before the reveal; each follower sees its own choice.
 func TestServeClassTally(t *testing.T) {
-	class := NewClass()
-	src := newLessonSource(t, LessonOptions{})
+	class := source.NewClass()
+	src := newLessonSource(t, source.LessonOptions{})
 	mustExec(t, src, "lesson goto 2")
 	teacher := teacherScreen(t, class, src)
 	s := newTestServer(t, class)
@@ -309,7 +312,7 @@ func TestServeClassTally(t *testing.T) {
 	bob.send(t, "a")
 	ada.waitFor(t, 10*time.Second, "You chose b)")
 	bob.waitFor(t, 10*time.Second, "You chose a)")
-	var got *ClassTally
+	var got *view.ClassTally
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		if pr := teacher.View().Lesson.Prediction; pr != nil && pr.Class != nil {

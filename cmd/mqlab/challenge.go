@@ -17,6 +17,7 @@ import (
 	"github.com/mqlab/mqlab/lessons"
 	"github.com/mqlab/mqlab/lessons/challenge"
 	"github.com/mqlab/mqlab/tui"
+	"github.com/mqlab/mqlab/tui/source"
 )
 
 // defaultSeeds is how many schedules a challenge runs without --seed:
@@ -212,7 +213,7 @@ func writeVerdict(out io.Writer, v challenge.Verdict) {
 
 // watchScreen shows a challenge's lab until the learner leaves it.
 var watchScreen = func(l *lab.Lab, opts tui.Options) error {
-	return openScreen(tui.NewLabSource(l), opts)
+	return openScreen(source.NewLabSource(l), opts)
 }
 
 // watchOptions are the screen's for watching a challenge under seed: what

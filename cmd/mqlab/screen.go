@@ -16,6 +16,8 @@ import (
 	"github.com/mqlab/mqlab/lab/command"
 	"github.com/mqlab/mqlab/lessons"
 	"github.com/mqlab/mqlab/tui"
+	"github.com/mqlab/mqlab/tui/source"
+	"github.com/mqlab/mqlab/tui/view"
 )
 
 // sandboxSetup is what the sandbox runs when it opens, so the first
@@ -38,7 +40,7 @@ func isTerminal(w io.Writer) bool {
 
 // openScreen runs the lab screen over a source until the learner quits:
 // a replay comes through here; lessons and the sandbox through runApp.
-func openScreen(src tui.Source, opts tui.Options) error {
+func openScreen(src view.Source, opts tui.Options) error {
 	return tui.Run(src, opts)
 }
 
@@ -88,7 +90,7 @@ func runReplay(path string) error {
 	if err != nil {
 		return err
 	}
-	src, err := tui.NewReplay(f)
+	src, err := source.NewReplay(f)
 	f.Close()
 	if err != nil {
 		return notARecording(path, err)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mqlab/mqlab/tui"
+	"github.com/mqlab/mqlab/tui/source"
 )
 
 // Without a terminal, mqlab prints the failover scene.
@@ -69,7 +70,7 @@ func TestReplayARecording(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src, err := tui.NewReplay(f)
+	src, err := source.NewReplay(f)
 	f.Close()
 	if err != nil {
 		t.Fatal(err)

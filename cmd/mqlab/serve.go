@@ -12,6 +12,7 @@ import (
 
 	"github.com/mqlab/mqlab/lessons"
 	"github.com/mqlab/mqlab/tui"
+	"github.com/mqlab/mqlab/tui/source"
 )
 
 type serveFlags struct {
@@ -65,9 +66,9 @@ func serve(cmd *cobra.Command, o serveFlags) error {
 		return err
 	}
 	state := filepath.Dir(progress)
-	var class *tui.Class
+	var class *source.Class
 	if o.share {
-		class = tui.NewClass()
+		class = source.NewClass()
 	}
 	srv, err := tui.NewServer(tui.ServeOptions{Addr: o.ssh, Code: o.code, AuthorizedKeys: o.keys, MaxSessions: o.max,
 		HostKeyPath: filepath.Join(state, "ssh_host_ed25519"), StateDir: filepath.Join(state, "ssh"),

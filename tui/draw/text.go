@@ -1,0 +1,210 @@
+package draw
+
+import (
+	"strings"
+	"unicode/utf8"
+
+	"github.com/charmbracelet/x/ansi"
+)
+
+// Width is the number of terminal cells s takes, escape codes excluded.
+func Width(s string) int {
+	if isPlainASCII(s) {
+		return len(s)
+	}
+	return ansi.StringWidth(s)
+}
+
+func isPlainASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= utf8.RuneSelf || c < 0x20 {
+			return false
+		}
+	}
+	return true
+}
+
+// Fit pads or cuts s to exactly w cells; a cut ends in "…".
+func Fit(s string, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	sw := Width(s)
+	switch {
+	case sw == w:
+		return s
+	case sw < w:
+		return s + Spaces(w-sw)
+	default:
+		return ansi.Truncate(s, w, "…")
+	}
+}
+
+// Cut shortens s to at most w cells, ending in "…" when it had to.
+func Cut(s string, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	if Width(s) <= w {
+		return s
+	}
+	return ansi.Truncate(s, w, "…")
+}
+
+const blanks = "                                                                                                                                                                                                                                                                "
+
+func Spaces(n int) string {
+	if n <= 0 {
+		return ""
+	}
+	if n <= len(blanks) {
+		return blanks[:n]
+	}
+	return strings.Repeat(" ", n)
+}
+
+// Line builds one row of styled text and keeps its width as it goes, so
+// a panel never measures a styled string twice.
+type Line struct {
+	b strings.Builder
+	w int
+}
+
+// Add appends s drawn with st (nil: plain).
+func (l *Line) Add(st *Style, s string) *Line {
+	if s == "" {
+		return l
+	}
+	l.w += Width(s)
+	if st == nil {
+		l.b.WriteString(s)
+	} else {
+		l.b.WriteString(st.Render(s))
+	}
+	return l
+}
+
+// Pad appends spaces up to column w.
+func (l *Line) Pad(w int) *Line {
+	if l.w < w {
+		l.b.WriteString(Spaces(w - l.w))
+		l.w = w
+	}
+	return l
+}
+
+// Fit returns the row fitted to exactly w cells.
+func (l *Line) Fit(w int) string {
+	if l.w == w {
+		return l.b.String()
+	}
+	if l.w < w {
+		return l.b.String() + Spaces(w-l.w)
+	}
+	return ansi.Truncate(l.b.String(), w, "…")
+}
+
+// Block is a panel's content: exactly h rows of exactly w cells.
+func Block(rows []string, w, h int) string {
+	var b strings.Builder
+	for i := 0; i < h; i++ {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		if i < len(rows) {
+			b.WriteString(Fit(rows[i], w))
+		} else {
+			b.WriteString(Spaces(w))
+		}
+	}
+	return b.String()
+}
+
+// Wrap word-wraps plain text to w cells, keeping blank lines between
+// paragraphs.
+func Wrap(s string, w int) []string {
+	if w <= 0 {
+		return nil
+	}
+	var out []string
+	for _, para := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
+		para = strings.TrimRight(para, " ")
+		if para == "" {
+			out = append(out, "")
+			continue
+		}
+		wrapped := ansi.Hardwrap(ansi.Wordwrap(para, w, ""), w, true)
+		out = append(out, strings.Split(wrapped, "\n")...)
+	}
+	return out
+}
+
+// Bar draws a progress bar of w cells, with the fraction also as text by
+// its side (so the bar is never the only carrier).
+func Bar(st *Styles, frac float64, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	if frac < 0 {
+		frac = 0
+	}
+	if frac > 1 {
+		frac = 1
+	}
+	full := int(frac*float64(w) + 0.5)
+	return st.Bar.Render(strings.Repeat("▰", full)) + st.BarEmpty.Render(strings.Repeat("▱", w-full))
+}
+
+// WrapHanging word-wraps one line of a command's output to w cells. The
+// lines it continues on are indented to where its text starts — past the
+// leading spaces, and past an option's name in a table like help's
+// ("  key=TEXT     the key; …") — so a wrapped entry still reads as one.
+func WrapHanging(s string, w int) []string {
+	if w <= 0 {
+		return nil
+	}
+	if Width(s) <= w {
+		return []string{s}
+	}
+	hang := len(s) - len(strings.TrimLeft(s, " "))
+	if i := strings.Index(s[hang:], "  "); i > 0 {
+		j := hang + i
+		for j < len(s) && s[j] == ' ' {
+			j++
+		}
+		if j < len(s) && Width(s[:j]) < w/2 {
+			hang = Width(s[:j])
+		}
+	}
+	if hang >= w/2 {
+		hang = 2
+	}
+	first := ansi.Hardwrap(ansi.Wordwrap(s, w, ""), w, true)
+	lines := strings.Split(first, "\n")
+	out := []string{lines[0]}
+	rest := strings.TrimSpace(strings.Join(lines[1:], " "))
+	pad := strings.Repeat(" ", hang)
+	for _, l := range Wrap(rest, w-hang) {
+		out = append(out, pad+l)
+	}
+	return out
+}
+
+// OneLine joins a text's lines.
+func OneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// Width is how many cells the line takes so far.
+func (l *Line) Width() int { return l.w }
+
+// String is the line as drawn so far.
+func (l *Line) String() string { return l.b.String() }
+
+// AddStyled adds text that is styled already and takes w cells.
+func (l *Line) AddStyled(s string, w int) *Line {
+	l.b.WriteString(s)
+	l.w += w
+	return l
+}
+
+// Append adds another line's text.
+func (l *Line) Append(o *Line) *Line { return l.AddStyled(o.String(), o.w) }

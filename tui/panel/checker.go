@@ -1,0 +1,127 @@
+package panel
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/mqlab/mqlab/tui/draw"
+	"github.com/mqlab/mqlab/tui/view"
+)
+
+// Checker draws the checker's invariants, each with ✓ or ✗ and its
+// count, and how many hold.
+type Checker struct {
+	ctx  *Context
+	w, h int
+	scrolled
+}
+
+func NewChecker(ctx *Context) *Checker {
+	return &Checker{ctx: ctx, scrolled: scrolled{keys: ctx.Scroll}}
+}
+
+func (p *Checker) Title() string    { return "Checker" }
+func (p *Checker) SetSize(w, h int) { p.w, p.h = w, h }
+
+func (p *Checker) View() string {
+	st := p.ctx.Styles
+	c := p.ctx.State.Checker
+	if len(c.Fields) == 0 {
+		return draw.Block(p.unchecked(), p.w, p.h)
+	}
+	nameW, numW := 0, 1
+	for _, f := range c.Fields {
+		nameW = max(nameW, draw.Width(f.Name))
+		numW = max(numW, len(strconv.FormatInt(f.Value, 10)))
+	}
+	rows := p.counts(c)
+	nameW = min(nameW, max(8, p.w-numW-6))
+	for _, f := range c.Fields {
+		rows = append(rows, p.field(f, nameW, numW)...)
+	}
+	out, off := draw.Window(rows, p.off, p.h, st)
+	p.off = off
+	return draw.Block(out, p.w, p.h)
+}
+
+// unchecked is what the panel says before a check.
+func (p *Checker) unchecked() []string {
+	st := p.ctx.Styles
+	var rows []string
+	paras := []string{"Not checked yet.", "Run  :check  to drain and count."}
+	switch {
+	case p.ctx.ReadOnly:
+		paras = []string{"Not checked in this recording."}
+	case p.ctx.Follow:
+		paras = []string{"Not checked yet: the teacher's check shows here."}
+	}
+	for _, para := range paras {
+		for _, s := range draw.Wrap(para, p.w) {
+			rows = append(rows, st.Muted.Render(s))
+		}
+	}
+	return rows
+}
+
+// counts is how many invariants hold and how many are broken, and when
+// they were checked.
+func (p *Checker) counts(c view.Checker) []string {
+	st := p.ctx.Styles
+	ok, bad := 0, 0
+	for _, f := range c.Fields {
+		if f.OK {
+			ok++
+		} else {
+			bad++
+		}
+	}
+	var head draw.Line
+	head.Add(&st.OK, fmt.Sprintf("%s %d hold", draw.SymOK, ok))
+	head.Add(&st.Muted, "  ")
+	if bad > 0 {
+		head.Add(&st.Fail, fmt.Sprintf("%s %d broken", draw.SymFail, bad))
+	} else {
+		head.Add(&st.Muted, fmt.Sprintf("%s 0 broken", draw.SymFail))
+	}
+	var rows []string
+	if !c.At.IsZero() {
+		// When it was checked: beside the counts, or above them on a
+		// narrow panel, never cut.
+		at := "checked " + c.At.Format("15:04:05")
+		if head.Width()+2+len(at) <= p.w {
+			head.Add(&st.Muted, "  "+at)
+		} else {
+			rows = append(rows, st.Muted.Render(draw.Fit(at, p.w)))
+		}
+	}
+	return append(rows, head.Fit(p.w))
+}
+
+// field is one invariant's row, with its note beside it or under it.
+func (p *Checker) field(f view.CheckField, nameW, numW int) []string {
+	st := p.ctx.Styles
+	var l draw.Line
+	if f.OK {
+		l.Add(&st.OK, draw.SymOK+" ")
+	} else {
+		l.Add(&st.Fail, draw.SymFail+" ")
+	}
+	l.Add(&st.Text, draw.Fit(f.Name, nameW))
+	vs := &st.Bold
+	if !f.OK {
+		vs = &st.Fail
+	}
+	l.Add(vs, fmt.Sprintf(" %*d", numW, f.Value))
+	switch {
+	case f.Note == "":
+		return []string{l.Fit(p.w)}
+	case l.Width()+2+draw.Width(f.Note) <= p.w:
+		l.Add(&st.Muted, "  "+f.Note)
+		return []string{l.Fit(p.w)}
+	}
+	rows := []string{l.Fit(p.w)} // the note goes under the name
+	for _, s := range draw.Wrap(f.Note, p.w-2) {
+		rows = append(rows, "  "+st.Muted.Render(s))
+	}
+	return rows
+}

@@ -1,0 +1,40 @@
+package panel
+
+import (
+	"strings"
+
+	"github.com/mqlab/mqlab/tui/draw"
+	"github.com/mqlab/mqlab/tui/view"
+)
+
+// The Kafka listener as the screen shows it: the address to point a
+// client at, in the header, and the clients connected, under the nodes.
+
+// KafkaSeed is the first address of the bootstrap list: one is enough
+// for a client, and it fits a header.
+func KafkaSeed(k *view.Kafka) string {
+	seed, _, _ := strings.Cut(k.Bootstrap, ",")
+	return seed
+}
+
+// kafkaRow lists the Kafka clients connected, by client.id.
+func kafkaRow(st *draw.Styles, k *view.Kafka, w int) string {
+	var l draw.Line
+	l.Add(&st.Accent, "Kafka ")
+	l.Add(&st.Text, KafkaSeed(k))
+	if len(k.Clients) == 0 {
+		l.Add(&st.Muted, " · no client connected · try  kcat -b "+KafkaSeed(k)+" -L")
+		return l.Fit(w)
+	}
+	l.Add(&st.Muted, " · clients ")
+	for i, c := range k.Clients {
+		if i > 0 {
+			l.Add(&st.Faint, ", ")
+		}
+		l.Add(&st.Text, c.ID)
+		if c.Software != "" {
+			l.Add(&st.Muted, " ("+c.Software+")")
+		}
+	}
+	return l.Fit(w)
+}

@@ -1,0 +1,609 @@
+package panel
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+
+	"github.com/mqlab/mqlab/lessons"
+	"github.com/mqlab/mqlab/tui/draw"
+	"github.com/mqlab/mqlab/tui/view"
+)
+
+// Lesson draws the open lesson's step: where it stands, then the
+// step as it has played — narrative, the lab's commands, tasks, the
+// prediction, the expectations with ✓/✗ — in the lesson's order, and at
+// the bottom, always in view, what the step waits for and any notice.
+//
+// New content is brought into view without skipping what the learner has
+// not read: the view scrolls down to show what just played, but never past
+// its first row; the learner's own scrolling holds until more plays.
+type Lesson struct {
+	ctx  *Context
+	w, h int
+	scrolled
+	// Markdown rendering is the costly part: keep it per block text.
+	mdW     int
+	mdCache map[string][]string
+	// What was on screen at the last draw, to tell what is new, and the
+	// block from which the step has played since the learner last acted.
+	seenStep   int
+	seenBlocks int
+	seenStatus lessons.Status
+	seenH      int
+	anchor     int
+}
+
+func NewLesson(ctx *Context) *Lesson { return &Lesson{ctx: ctx, scrolled: scrolled{keys: ctx.Scroll}} }
+
+func (p *Lesson) Title() string    { return "Lesson" }
+func (p *Lesson) SetSize(w, h int) { p.w, p.h = w, h }
+
+func (p *Lesson) View() string {
+	st := p.ctx.Styles
+	ls := p.ctx.State.Lesson
+	if ls == nil {
+		rows := []string{st.Header.Render(draw.Cut(p.ctx.Title, p.w))}
+		rows = append(rows, "")
+		text := "No lesson is open: the lab is yours. Select a node with ←/→ or 1–9 and press k to kill it, r to restart it. Type : for a command (try :help)."
+		if p.ctx.About != "" {
+			text = p.ctx.About
+		}
+		if p.ctx.Follow {
+			text = "You follow the teacher's lab: it changes as the teacher works, and only the teacher changes it. [ and ] step back and forward through what happened; when the teacher asks a question, answer it with its letter."
+		}
+		if p.ctx.ReadOnly {
+			text = "A recording plays here as it happened; nothing in it can be changed. It opens paused at its start: space plays and pauses it, + and - change its speed, ] and [ step one event forward and back."
+		}
+		if p.ctx.Keys.Lessons.Enabled() {
+			text += " " + p.ctx.Keys.Lessons.Help().Key + " goes back to the lessons."
+		}
+		for _, s := range draw.Wrap(text, p.w) {
+			rows = append(rows, st.Text.Render(s))
+		}
+		return draw.Block(rows, p.w, p.h)
+	}
+	head := p.head(ls)
+	foot := p.foot(ls, false)
+	// A short pane keeps at least a few rows of the step.
+	for len(head)+len(foot)+3 > p.h && len(foot) > 1 {
+		foot = foot[1:]
+	}
+	body, starts, tops := p.body(ls)
+	if len(foot) > 0 && foot[0] == "" && len(head)+len(body)+len(foot) > p.h {
+		foot = foot[1:] // a full pane spends no row on the spacer
+	}
+	bodyH := max(0, p.h-len(head)-len(foot))
+	p.follow(ls, tops, len(body), bodyH)
+	how := "(tab to the lesson, then ↑/↓)"
+	if p.ctx.Focus == LessonID {
+		how = "(↑/↓ scroll)"
+	}
+	rows, off := draw.WindowNote(body, p.off, bodyH, st, how)
+	p.off = off
+	// While the open task shows, the last row need not repeat its hint.
+	if ls.Status == lessons.StatusTask {
+		if i := lastTask(ls.Blocks); i >= 0 && starts[i] >= off && starts[i]+2 <= off+bodyH {
+			short := p.foot(ls, true)
+			for len(short) > len(foot) && short[0] == "" {
+				short = short[1:]
+			}
+			if len(short) <= len(foot) {
+				foot = short
+			}
+		}
+	}
+	out := append(head, rows...)
+	for len(out) < p.h-len(foot) {
+		out = append(out, "")
+	}
+	out = append(out, foot...)
+	return draw.Block(out, p.w, p.h)
+}
+
+// head is where the step stands: the screen's header names the lesson.
+func (p *Lesson) head(ls *view.Lesson) []string {
+	st := p.ctx.Styles
+	var rows []string
+	var prog draw.Line
+	prog.Add(&st.Muted, fmt.Sprintf("Step %d of %d ", ls.Step, ls.Steps))
+	if ls.Steps > 0 {
+		bw := min(ls.Steps*2, max(0, p.w-prog.Width()-1))
+		if bw > 0 {
+			done := ls.Step
+			switch ls.Status {
+			case lessons.StatusStepDone, lessons.StatusFinished:
+			default:
+				done-- // the step being played is not done yet
+			}
+			prog.AddStyled(draw.Bar(p.ctx.Styles, float64(done)/float64(ls.Steps), bw), bw)
+		}
+	}
+	// The step's title joins the progress row when it fits.
+	if ls.StepTitle != "" && prog.Width()+3+draw.Width(ls.StepTitle) <= p.w {
+		prog.Add(&st.Faint, " · ")
+		prog.Add(&st.Accent, ls.StepTitle)
+		rows = append(rows, prog.Fit(p.w))
+	} else {
+		rows = append(rows, prog.Fit(p.w))
+		if ls.StepTitle != "" {
+			for _, s := range draw.Wrap(ls.StepTitle, p.w) {
+				rows = append(rows, st.Accent.Render(s))
+			}
+		}
+	}
+	return rows
+}
+
+// body draws the blocks and returns the row each block starts at, and the
+// row to bring to the top when the learner has just acted on it: its
+// start, or for a prediction just answered, the answer.
+func (p *Lesson) body(ls *view.Lesson) (rows []string, starts, tops []int) {
+	st := p.ctx.Styles
+	w := p.w
+	if p.mdW != w || p.mdCache == nil || len(p.mdCache) > 200 {
+		p.mdW, p.mdCache = w, map[string][]string{}
+	}
+	rows = []string{""}
+	bs := ls.Blocks
+	for i, b := range bs {
+		if i > 0 {
+			rows = append(rows, "")
+		}
+		starts = append(starts, len(rows))
+		tops = append(tops, len(rows))
+		switch b.Kind {
+		case view.BlockText:
+			md, ok := p.mdCache[b.Text]
+			if !ok {
+				md = draw.Markdown(st, b.Text, w)
+				p.mdCache[b.Text] = md
+			}
+			rows = append(rows, md...)
+		case view.BlockCommands:
+			for _, c := range b.Commands {
+				var l draw.Line
+				if c.OK {
+					l.Add(&st.Faint, "$ ")
+					l.Add(&st.Muted, c.Text)
+					rows = append(rows, l.Fit(w))
+					continue
+				}
+				l.Add(&st.Fail, draw.SymFail+" ")
+				l.Add(&st.Muted, c.Text)
+				rows = append(rows, l.Fit(w))
+				for _, s := range draw.Wrap(draw.OneLine(c.Note), w-2) {
+					rows = append(rows, "  "+st.Fail.Render(s))
+				}
+			}
+		case view.BlockTask:
+			rows = append(rows, p.task(b.Task)...)
+		case view.BlockPrediction:
+			pr, answer := p.prediction(b.Prediction)
+			if answer > 0 {
+				tops[i] += answer
+			}
+			rows = append(rows, pr...)
+		case view.BlockExpect:
+			for _, e := range b.Expectations {
+				rows = append(rows, p.expectation(e)...)
+			}
+		}
+	}
+	return rows, starts, tops
+}
+
+func (p *Lesson) task(t *view.Task) []string {
+	st := p.ctx.Styles
+	var rows []string
+	mark, ms := "[ ] ", &st.Warn
+	if t.Done {
+		mark, ms = "["+draw.SymOK+"] ", &st.OK
+	}
+	text := draw.OneLine(lessons.PlainInline(t.Text))
+	for i, s := range draw.Wrap(text, p.w-4) {
+		var l draw.Line
+		if i == 0 {
+			l.Add(ms, mark)
+		} else {
+			l.Add(nil, "    ")
+		}
+		l.Add(&st.Text, s)
+		rows = append(rows, l.Fit(p.w))
+	}
+	switch {
+	case t.Hint == "" || t.Done:
+	case t.HintShown:
+		for _, s := range draw.Wrap(t.Hint, p.w-4) {
+			rows = append(rows, "    "+st.Key.Render(s))
+		}
+	case !p.ctx.Follow:
+		rows = append(rows, "    "+st.Muted.Render(draw.Cut(p.ctx.Keys.Hint.Keys()[0]+": a hint, if you want one", p.w-4)))
+	}
+	if t.Waiting != "" && !t.Done {
+		for _, s := range draw.Wrap("waits for "+t.Waiting, p.w-4) {
+			rows = append(rows, "    "+st.Muted.Render(s))
+		}
+	}
+	return rows
+}
+
+// prediction draws a question, its choices and, once answered, the
+// outcome and why; answer is the row of the outcome (0 before it).
+func (p *Lesson) prediction(pr *view.Prediction) (rows []string, answer int) {
+	st := p.ctx.Styles
+	rows = []string{st.Title.Render("Predict")}
+	rows = append(rows, draw.Markdown(st, pr.Question, p.w)...)
+	rows = append(rows, p.choices(pr)...)
+	if pr.Chosen >= 0 {
+		answer = len(rows)
+	}
+	letter := func(i int) string { return string(rune('a'+i)) + ")" }
+	if pr.Class != nil {
+		rows = append(rows, st.Accent.Render(draw.Cut(pr.Class.String(), p.w)))
+	}
+	switch {
+	case pr.Numeric:
+		rows = append(rows, p.numberOutcome(pr)...)
+	case pr.Chosen < 0:
+	case pr.Answer < 0:
+		rows = append(rows, st.Muted.Render(draw.Cut("You chose "+letter(pr.Chosen)+" Now watch.", p.w)))
+	case pr.Answer == pr.Chosen:
+		rows = append(rows, st.OK.Render(draw.Cut(draw.SymOK+" You chose "+letter(pr.Chosen)+" and predicted it.", p.w)))
+	default:
+		rows = append(rows, st.Fail.Render(draw.Cut(draw.SymFail+" You chose "+letter(pr.Chosen)+"; it was "+letter(pr.Answer), p.w)))
+	}
+	if pr.Answer >= 0 && pr.Why != "" {
+		rows = append(rows, draw.WrapRuns(append([]draw.Run{{Text: "Why: ", Style: &st.Bold}}, draw.Inline(st, draw.OneLine(pr.Why))...), p.w, "")...)
+	}
+	return rows, answer
+}
+
+// numberOutcome is a numeric question's rows below it: what to type while
+// it is open, then the learner's number and, once revealed, the answer.
+func (p *Lesson) numberOutcome(pr *view.Prediction) []string {
+	st := p.ctx.Styles
+	var text string
+	ms := &st.Muted
+	switch {
+	case pr.Chosen < 0:
+		text = "Answer with a number."
+	case pr.Answer < 0:
+		text = "You said " + pr.Given + ". Now watch."
+	case pr.Given == "":
+		text = "The answer: " + pr.Right + "."
+	case pr.Correct:
+		text, ms = draw.SymOK+" You said "+pr.Given+" and predicted it: "+pr.Right+".", &st.OK
+	default:
+		text, ms = draw.SymFail+" You said "+pr.Given+"; it was "+pr.Right+".", &st.Fail
+	}
+	var rows []string
+	for _, s := range draw.Wrap(text, p.w) {
+		rows = append(rows, ms.Render(s))
+	}
+	return rows
+}
+
+// expectation is "✓ what it means", then the condition's values.
+func (p *Lesson) expectation(e view.Expectation) []string {
+	st := p.ctx.Styles
+	var mark string
+	var ms *draw.Style
+	switch {
+	case !e.Checked:
+		mark, ms = draw.SymPending, &st.Muted
+	case e.OK:
+		mark, ms = draw.SymOK, &st.OK
+	default:
+		mark, ms = draw.SymFail, &st.Fail
+	}
+	title := e.Text
+	if e.Label != "" {
+		title = e.Label
+	}
+	var detail string
+	switch {
+	case !e.Checked || e.Got == "":
+	case e.Label != "" && !e.OK:
+		detail = e.Text + ", but " + e.Got
+	case !e.OK:
+		detail = "got " + e.Got
+	default:
+		detail = e.Got
+	}
+	ds := &st.Muted
+	if !e.OK {
+		ds = &st.Fail
+	}
+	// A bare condition takes its values on the same row when they fit.
+	if e.Label == "" && detail != "" && 2+draw.Width(title)+3+draw.Width(detail) <= p.w {
+		var l draw.Line
+		l.Add(ms, mark+" ")
+		l.Add(&st.Text, title)
+		l.Add(ds, " ("+detail+")")
+		return []string{l.Fit(p.w)}
+	}
+	var rows []string
+	for i, s := range draw.Wrap(title, p.w-2) {
+		var l draw.Line
+		if i == 0 {
+			l.Add(ms, mark+" ")
+		} else {
+			l.Add(nil, "  ")
+		}
+		l.Add(&st.Text, s)
+		rows = append(rows, l.Fit(p.w))
+	}
+	if detail != "" {
+		for _, s := range draw.Wrap(detail, p.w-2) {
+			rows = append(rows, "  "+ds.Render(s))
+		}
+	}
+	return rows
+}
+
+func lastTask(bs []view.LessonBlock) int {
+	for i := len(bs) - 1; i >= 0; i-- {
+		if bs[i].Kind == view.BlockTask {
+			return i
+		}
+	}
+	return -1
+}
+
+// foot is the notice, if any, and what the step waits for, in words that
+// name the keys; taskShown says the open task and its hint are in view.
+func (p *Lesson) foot(ls *view.Lesson, taskShown bool) []string {
+	rows := p.notice(ls)
+	mark, text, ms, ok := p.waitsFor(ls, taskShown)
+	if !ok {
+		return rows
+	}
+	if len(rows) == 0 {
+		rows = append(rows, "")
+	}
+	for i, s := range draw.Wrap(text, p.w-2) {
+		if i == 0 {
+			rows = append(rows, ms.Render(mark+" "+s))
+		} else {
+			rows = append(rows, ms.Render("  "+s))
+		}
+	}
+	return rows
+}
+
+// notice is the player's notice, coloured by how bad it is, after a blank
+// row; nothing when there is none.
+func (p *Lesson) notice(ls *view.Lesson) []string {
+	st := p.ctx.Styles
+	var rows []string
+	if ls.Notice != "" {
+		ns := &st.Warn
+		switch ls.Status {
+		case lessons.StatusFailed, lessons.StatusBroken:
+			ns = &st.Fail
+		case lessons.StatusStarting:
+			ns = &st.Muted
+		}
+		rows = append(rows, "")
+		for _, s := range draw.Wrap(ls.Notice, p.w) {
+			rows = append(rows, ns.Render(s))
+		}
+	}
+	return rows
+}
+
+// waitsFor is what the step waits for, in words that name the keys, with
+// its mark and style; false when the pane says nothing more.
+func (p *Lesson) waitsFor(ls *view.Lesson, taskShown bool) (mark, text string, ms *draw.Style, ok bool) {
+	st := p.ctx.Styles
+	k := p.ctx.Keys
+	mark, ms = "", &st.Accent
+	switch ls.Status {
+	case lessons.StatusStarting:
+		if ls.Notice != "" {
+			return "", "", nil, false // the notice says it
+		}
+		mark, text, ms = draw.SymPending, "starting the step…", &st.Muted
+	case lessons.StatusPlaying:
+		mark, text, ms = draw.SymPending, "running the step's commands…", &st.Muted
+		// A step's commands show when they are all done, which can take
+		// many seconds (consumers joining a group one rebalance at a time
+		// under classroom timing); meanwhile say which one is running.
+		if cmd := p.runningCommand(); cmd != "" {
+			text = draw.Cut("running: "+cmd, p.w-2)
+		}
+	case lessons.StatusTask:
+		var open *view.Task
+		for _, b := range ls.Blocks {
+			if b.Kind == view.BlockTask && !b.Task.Done {
+				open = b.Task
+			}
+		}
+		mark, text = "▶", "Your turn: the task above"
+		if p.ctx.Follow {
+			mark, text, ms = draw.SymPending, "The teacher's turn: the task above", &st.Muted
+			break
+		}
+		switch {
+		case open != nil && open.Tried && open.Waiting != "":
+			mark, text, ms = draw.SymPending, "Done; the lab is getting there: "+open.Waiting, &st.Muted
+		case open != nil && open.Hint != "" && open.HintShown && !taskShown:
+			text = "Your turn — " + open.Hint
+		case open != nil && !open.HintShown:
+			text = "Your turn: the task above — " + keyOf(k.Hint) + " for a hint"
+		}
+	case lessons.StatusPredict:
+		n := 0
+		if ls.Prediction != nil {
+			n = len(ls.Prediction.Choices)
+		}
+		mark, text = "▶", fmt.Sprintf("Your turn: press a–%c to predict", 'a'+max(0, n-1))
+		if ls.Prediction != nil && ls.Prediction.Numeric {
+			text = "Your turn: type a number and press enter"
+		}
+		if p.ctx.Follow && ls.Prediction != nil && ls.Prediction.Chosen >= 0 {
+			mark, text, ms = draw.SymPending, "Answered; the teacher reveals it when the class is ready", &st.Muted
+		}
+	case lessons.StatusStepDone:
+		mark, ms = draw.SymOK, &st.OK
+		text = "Step done — " + keyOf(k.NextStep) + ": next step"
+		if ls.Step >= ls.Steps {
+			text = "Last step done — " + keyOf(k.NextStep) + ": finish the lesson"
+		}
+		if p.ctx.Follow {
+			text = "Step done: the teacher moves on when the class is ready"
+		}
+	case lessons.StatusFailed:
+		mark, text, ms = draw.SymFail, "An expectation failed — :lesson reset", &st.Fail
+	case lessons.StatusBroken:
+		mark, text, ms = draw.SymFail, "The step stopped — :lesson reset", &st.Fail
+	case lessons.StatusFinished:
+		mark, ms = draw.SymOK, &st.OK
+		text = "Lesson finished."
+		switch {
+		case k.Lessons.Enabled() && ls.Next != "":
+			text += " Next: " + ls.Next + " — " + keyOf(k.Lessons) + " goes back to the lessons with it selected, enter opens it."
+		case k.Lessons.Enabled():
+			text += " " + keyOf(k.Lessons) + ": back to the lessons"
+		}
+	default:
+		return "", "", nil, false
+	}
+	return mark, text, ms, true
+}
+
+// keyOf is the first key of a binding, as the pane names it.
+func keyOf(b key.Binding) string { return b.Keys()[0] }
+
+// runningCommand is the lab's newest command as the timeline has it: while
+// a step plays, the one running now.
+func (p *Lesson) runningCommand() string {
+	tl := p.ctx.State.Timeline
+	for i := len(tl) - 1; i >= 0; i-- {
+		if tl[i].Kind == "command" {
+			return tl[i].Text
+		}
+	}
+	return ""
+}
+
+// follow scrolls to what played since the learner last acted: from the
+// start of the step, or from the task or question they just did or
+// answered. It shows the newest rows unless that would hide the first of
+// those; the learner's own scrolling holds until the step moves again.
+func (p *Lesson) follow(ls *view.Lesson, tops []int, total, h int) {
+	n := len(ls.Blocks)
+	if ls.Step == p.seenStep && n == p.seenBlocks && ls.Status == p.seenStatus && h == p.seenH {
+		return // nothing new, and the room is the same: the learner's scrolling holds
+	}
+	waited := p.seenStatus == lessons.StatusTask || p.seenStatus == lessons.StatusPredict
+	switch {
+	case ls.Step != p.seenStep || n < p.seenBlocks:
+		p.anchor, p.off = 0, 0
+	case waited && ls.Status != p.seenStatus && p.seenBlocks > 0:
+		p.anchor = p.seenBlocks - 1 // the block the learner just did or answered
+	}
+	if ls.Status == lessons.StatusPredict && n > 0 && ls.Blocks[n-1].Kind == view.BlockPrediction && p.anchor < n-1 {
+		// The learner is asked to answer: the open question is in view,
+		// what led to it one scroll up (a second question in one step
+		// comes after the first one's reveal).
+		p.anchor = n - 1
+	}
+	p.seenStep, p.seenBlocks, p.seenStatus, p.seenH = ls.Step, n, ls.Status, h
+	if p.anchor >= len(tops) || h <= 0 {
+		return
+	}
+	// draw.Window() writes "↑ N above" over the top row: start a row higher.
+	first := max(0, tops[p.anchor]-1)
+	if total-p.off > h { // the end is out of view
+		p.off = min(first, total-h)
+	}
+	if first < p.off {
+		p.off = first
+	}
+}
+
+// choices lists a prediction's answers, on one row when they fit, else
+// one a row wrapped under its letter. The chosen one is marked ›, and once
+// revealed the right one ✓ and a wrong choice ✗.
+func (p *Lesson) choices(pr *view.Prediction) []string {
+	st := p.ctx.Styles
+	if len(pr.Choices) == 0 {
+		return nil
+	}
+	leads := make([]draw.Line, len(pr.Choices))
+	total := 0
+	for i, c := range pr.Choices {
+		mark, ms := " ", &st.Text
+		switch {
+		case pr.Answer >= 0 && i == pr.Answer:
+			mark, ms = draw.SymOK, &st.OK
+		case pr.Answer >= 0 && i == pr.Chosen:
+			mark, ms = draw.SymFail, &st.Fail
+		case i == pr.Chosen:
+			mark, ms = draw.SymSelected, &st.Accent
+		}
+		leads[i].Add(ms, mark+string(rune('a'+i))+") ")
+		total += leads[i].Width() + draw.Width(c) + 3
+	}
+	if total <= p.w {
+		var l draw.Line
+		for i, c := range pr.Choices {
+			if i > 0 {
+				l.Add(nil, "   ")
+			}
+			l.Append(&leads[i])
+			l.Add(&st.Text, c)
+		}
+		return []string{l.Fit(p.w)}
+	}
+	var rows []string
+	for i, c := range pr.Choices {
+		lw := leads[i].Width()
+		for j, s := range draw.Wrap(draw.OneLine(c), p.w-lw) {
+			lead := draw.Spaces(lw)
+			if j == 0 {
+				lead = leads[i].String()
+			}
+			rows = append(rows, lead+st.Text.Render(s))
+		}
+	}
+	return rows
+}
+
+// TaskLine is the current task in one row, for screens too small for the
+// lesson pane beside the cluster.
+func TaskLine(st *draw.Styles, ls *view.Lesson, w int) string {
+	if ls == nil {
+		return ""
+	}
+	var l draw.Line
+	l.Add(&st.Muted, fmt.Sprintf("Step %d/%d ", ls.Step, ls.Steps))
+	for _, t := range ls.Tasks {
+		if !t.Done {
+			l.Add(&st.Warn, "[ ] ")
+			text := draw.OneLine(t.Text)
+			switch {
+			case t.Hint != "" && t.HintShown:
+				text += " — " + t.Hint
+			case t.Hint != "":
+				text += " (t: a hint)"
+			}
+			l.Add(&st.Text, text)
+			return l.Fit(w)
+		}
+	}
+	if pr := ls.Prediction; pr != nil && pr.Chosen < 0 {
+		l.Add(&st.Accent, "Predict: ")
+		if pr.Numeric {
+			l.Add(&st.Text, draw.OneLine(pr.Question)+" (a number)")
+		} else {
+			l.Add(&st.Text, draw.OneLine(pr.Question)+" (a–"+string(rune('a'+max(0, len(pr.Choices)-1)))+")")
+		}
+		return l.Fit(w)
+	}
+	l.Add(&st.Text, strings.TrimSpace(ls.StepTitle))
+	return l.Fit(w)
+}

@@ -1,0 +1,155 @@
+package panel
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/mqlab/mqlab/lessons"
+	"github.com/mqlab/mqlab/tui/draw"
+	"github.com/mqlab/mqlab/tui/keys"
+	"github.com/mqlab/mqlab/tui/view"
+)
+
+func TestLessonPaneGoldens(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		ls   func() *view.Lesson
+		w, h int
+	}{
+		{"blocks_failed", lessonBlocksState, 40, 44},
+		{"blocks_failed", lessonBlocksState, 78, 18},
+		{"blocks_task", func() *view.Lesson {
+			ls := lessonBlocksState()
+			ls.Status, ls.Notice = lessons.StatusTask, "You ran kill n2; this task asks you to press h (or type heal)."
+			ls.Blocks = append(ls.Blocks[:1:1], view.LessonBlock{Kind: view.BlockTask, Task: &view.Task{Text: "Heal the network.", Hint: "key: h · or type: heal"}})
+			ls.Tasks = []view.Task{*ls.Blocks[1].Task}
+			ls.Blocks[0].Prediction = nil
+			ls.Blocks[0] = view.LessonBlock{Kind: view.BlockText, Text: "n1 still holds offsets 1,500 to 1,999 from the old epoch."}
+			return ls
+		}, 40, 16},
+		{"blocks_finished", func() *view.Lesson {
+			return &view.Lesson{Title: "Leader failover", Step: 5, Steps: 5, Status: lessons.StatusFinished}
+		}, 40, 6},
+	} {
+		ctx := NewContext(nil, draw.NewStyles(draw.DefaultTheme), keys.Default())
+		ctx.Keys.Lessons.SetEnabled(true)
+		ctx.State = &view.State{Lesson: c.ls()}
+		p := NewLesson(ctx)
+		p.SetSize(c.w, c.h)
+		got := p.View()
+		golden(t, fmt.Sprintf("lesson_%s_%dx%d", c.name, c.w, c.h), got)
+		for i, l := range lines(got) {
+			if draw.Width(l) != c.w {
+				t.Errorf("%s row %d is %d wide", c.name, i, draw.Width(l))
+			}
+		}
+	}
+}
+
+// While a step's commands run, the pane's last row names the one running,
+// read from the timeline: a step whose consumers join one rebalance at a
+// time can take many seconds, and a bare "running…" says nothing.
+func TestLessonPaneNamesTheRunningCommand(t *testing.T) {
+	ctx := NewContext(nil, draw.NewStyles(draw.DefaultTheme), keys.Default())
+	ls := &view.Lesson{Title: "How many partitions?", Step: 2, Steps: 4, StepTitle: "Partitions do not do the work", Status: lessons.StatusPlaying,
+		Blocks: []view.LessonBlock{{Kind: view.BlockText, Text: "Four workers start."}}}
+	ctx.State = &view.State{Lesson: ls}
+	p := NewLesson(ctx)
+	p.SetSize(60, 12)
+	if got := lines(p.View()); !strings.Contains(strings.Join(got, "\n"), "running the step's commands…") {
+		t.Errorf("with no command in the timeline the pane says:\n%s\nwant the plain running notice", strings.Join(got, "\n"))
+	}
+	ctx.State.Timeline = []view.TimelineLine{
+		{Kind: "command", Text: "consumer start billing-2 group=billing topic=orders"},
+		{Kind: "leader-elected", Text: "n2 leads orders/3 at epoch 2"},
+		{Kind: "command", Text: "consumer start billing-3 group=billing topic=orders rate=50/s commit=poll"},
+		{Kind: "outcome", Text: "billing-2 joined group billing"},
+	}
+	got := lines(p.View())
+	last := ""
+	for _, l := range got {
+		if strings.TrimSpace(l) != "" {
+			last = l
+		}
+	}
+	if !strings.Contains(last, "running: consumer start billing-3") || strings.Contains(last, "billing-2") {
+		t.Errorf("the pane's last row is %q; want it to name the newest command, billing-3's start", last)
+	}
+	for i, l := range got {
+		if draw.Width(l) != 60 {
+			t.Errorf("row %d is %d wide, want 60", i, draw.Width(l))
+		}
+	}
+}
+
+// A step that asks a second question after the first one's reveal keeps
+// the open question in view, in a pane too short for both: the learner is
+// asked to answer it.
+func TestLessonPaneShowsTheOpenQuestion(t *testing.T) {
+	ctx := NewContext(nil, draw.NewStyles(draw.DefaultTheme), keys.Default())
+	first := &view.Prediction{Question: "What becomes of the batch?",
+		Choices: []string{"both are lost", "0 to 1,499 survive; the batch is lost", "0 to 1,499 survive; the checkout retries the batch"},
+		Chosen:  2, Answer: 2, Why: "Everything below the high-water mark is on a majority, so any new leader has it, and the producer retries."}
+	second := &view.Prediction{Question: "At which epoch does the new leader lead?",
+		Choices: []string{"one higher", "the same one", "n1's epoch minus one"}, Chosen: -1, Answer: -1}
+	ls := &view.Lesson{Title: "Leader failover", Step: 2, Steps: 4, StepTitle: "A batch only the leader holds",
+		Status: lessons.StatusPredict, Prediction: first,
+		Blocks: []view.LessonBlock{
+			{Kind: view.BlockText, Text: "The next batch, offsets 1,500 to 1,999, reaches n1 at the worst moment: n1 has just lost contact with both followers."},
+			{Kind: view.BlockPrediction, Prediction: &view.Prediction{Question: first.Question, Choices: first.Choices, Chosen: -1, Answer: -1}},
+		}}
+	ctx.State = &view.State{Lesson: ls}
+	p := NewLesson(ctx)
+	p.SetSize(40, 16)
+	if got := p.View(); !strings.Contains(got, "What becomes of the batch?") {
+		t.Fatalf("the first question is not in view:\n%s", got)
+	}
+	// The first is answered and revealed; the second is asked.
+	ls2 := *ls
+	ls2.Prediction = second
+	ls2.Blocks = []view.LessonBlock{ls.Blocks[0], {Kind: view.BlockPrediction, Prediction: first}, {Kind: view.BlockPrediction, Prediction: second}}
+	ctx.State = &view.State{Lesson: &ls2}
+	got := p.View()
+	for _, want := range []string{"At which epoch does the new", "n1's epoch minus one"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the open question is not in view (%q missing):\n%s", want, got)
+		}
+	}
+}
+
+// The one-row task line of a small screen holds a question or task
+// written over several lines in its lesson file on one row: a line break
+// in it would push the whole screen up a row.
+func TestTaskLineIsOneRow(t *testing.T) {
+	st := draw.NewStyles(draw.DefaultTheme)
+	for _, ls := range []*view.Lesson{
+		{Step: 2, Steps: 4, Status: lessons.StatusPredict, Prediction: &view.Prediction{Question: "n1 leads at epoch 3. Once n2 and n3 elect a new leader, at\nwhich epoch does it lead?", Choices: []string{"a", "b", "c"}, Chosen: -1, Answer: -1}},
+		{Step: 3, Steps: 4, Status: lessons.StatusTask, Tasks: []view.Task{{Text: "Heal the network\nso n1 can rejoin.", Hint: "key: h"}}},
+	} {
+		got := TaskLine(st, ls, 80)
+		if strings.Contains(got, "\n") || draw.Width(got) != 80 {
+			t.Errorf("task line %q: %d wide, want one row of 80", got, draw.Width(got))
+		}
+	}
+}
+
+// The small screen's task line gives the goal and how to ask for the
+// hint, and the hint itself only once asked; a question that asks for a
+// number says so instead of listing letters.
+func TestTaskLineHidesTheHintUntilAsked(t *testing.T) {
+	st := draw.NewStyles(draw.DefaultTheme)
+	task := view.Task{Text: "Let n1 back into the cluster.", Hint: "key: h · or type: heal"}
+	ls := &view.Lesson{Step: 3, Steps: 4, Status: lessons.StatusTask, Tasks: []view.Task{task}}
+	if got := TaskLine(st, ls, 100); strings.Contains(got, "heal") || !strings.Contains(got, "(t: a hint)") {
+		t.Errorf("before the hint is asked for: %q", got)
+	}
+	ls.Tasks[0].HintShown = true
+	if got := TaskLine(st, ls, 100); !strings.Contains(got, "key: h · or type: heal") {
+		t.Errorf("after the hint is asked for: %q", got)
+	}
+	num := &view.Lesson{Step: 1, Steps: 6, Status: lessons.StatusPredict, Prediction: &view.Prediction{Question: "How many orders wait?", Numeric: true, Chosen: -1, Answer: -1}}
+	if got := TaskLine(st, num, 100); !strings.Contains(got, "How many orders wait? (a number)") {
+		t.Errorf("a numeric question: %q", got)
+	}
+}

@@ -1,0 +1,265 @@
+package panel
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/muesli/termenv"
+
+	"github.com/mqlab/mqlab/lessons"
+	"github.com/mqlab/mqlab/tui/draw"
+	"github.com/mqlab/mqlab/tui/keys"
+	"github.com/mqlab/mqlab/tui/view"
+)
+
+// panelFixture is a context showing the failover scenario's state.
+func panelFixture(t *testing.T) *Context {
+	t.Helper()
+	v := sceneEnd(t)
+	ctx := NewContext(nil, draw.NewStyles(draw.DefaultTheme), keys.Default())
+	ctx.State = &v
+	return ctx
+}
+
+func TestPanelGoldens(t *testing.T) {
+	ctx := panelFixture(t)
+	cases := []struct {
+		name string
+		p    Component
+		w, h int
+	}{
+		{"cluster", NewCluster(ctx), 78, 19},
+		{"cluster", NewCluster(ctx), 118, 24},
+		{"cluster", NewCluster(ctx), 60, 12},
+		{"groups", NewGroups(ctx), 60, 10},
+		{"groups", NewGroups(ctx), 44, 12},
+		{"queues", NewQueues(ctx), 70, 8},
+		{"services", NewServices(ctx), 60, 18},
+		{"timeline", NewTimeline(ctx), 80, 12},
+		{"timeline", NewTimeline(ctx), 36, 12},
+		{"checker", NewChecker(ctx), 40, 10},
+		{"checker", NewChecker(ctx), 28, 12},
+		{"chart", NewChart(ctx), 60, 16},
+		{"chart", NewChart(ctx), 60, 6},
+		{"lesson", NewLesson(ctx), 40, 20},
+	}
+	for _, c := range cases {
+		name := fmt.Sprintf("%s_%dx%d", c.name, c.w, c.h)
+		t.Run(name, func(t *testing.T) {
+			c.p.SetSize(c.w, c.h)
+			got := c.p.View()
+			checkSize(t, name, got, c.w, c.h)
+			golden(t, name, got)
+		})
+	}
+}
+
+// Every panel says something useful when there is nothing to show.
+func TestPanelsEmpty(t *testing.T) {
+	ctx := NewContext(nil, draw.NewStyles(draw.DefaultTheme), keys.Default())
+	var b strings.Builder
+	for _, p := range []Component{NewLesson(ctx), NewCluster(ctx), NewGroups(ctx), NewQueues(ctx),
+		NewServices(ctx), NewTimeline(ctx), NewChecker(ctx), NewChart(ctx)} {
+		p.SetSize(50, 4)
+		v := p.View()
+		checkSize(t, p.Title(), v, 50, 4)
+		fmt.Fprintf(&b, "== %s\n%s\n", p.Title(), v)
+	}
+	golden(t, "empty_50x4", b.String())
+}
+
+// The strip lines the replicas up on one offset axis and marks the
+// committed part, the high-water mark and the truncation in words.
+func TestClusterStrip(t *testing.T) {
+	draw := func(v view.State) string {
+		ctx := NewContext(nil, draw.NewStyles(draw.DefaultTheme), keys.Default())
+		ctx.State = &v
+		p := NewCluster(ctx)
+		p.SetSize(100, 20)
+		return p.View()
+	}
+	// While n1 is cut off it holds a write of its old epoch that no
+	// majority has; the new leader writes at the next epoch.
+	cut := sceneView(t, sceneFrame(t, "command", "kill n1")-1)
+	old := cut.Partitions[0].Replicas[0]
+	if old.Node != "n1" || old.LEO <= old.HWM {
+		t.Fatalf("the scene's n1 holds nothing uncommitted before the kill: %+v", old)
+	}
+	v := draw(cut)
+	for _, want := range []string{
+		fmt.Sprintf("|○%d", old.Epoch),              // the hwm marker, then the uncommitted entry
+		fmt.Sprintf("●%d", cut.Partitions[0].Epoch), // committed at the new epoch
+	} {
+		if !strings.Contains(v, want) {
+			t.Errorf("cluster panel lacks %q:\n%s", want, v)
+		}
+	}
+	end := sceneEnd(t)
+	p0 := end.Partitions[0]
+	v = draw(end)
+	for _, want := range []string{
+		fmt.Sprintf("orders/0  leader ▲ %s  epoch %d", p0.Leader, p0.Epoch), // who leads now, and at what epoch, in words
+		"✂ n1 truncated:", // the cut, in words
+		"never committed",
+	} {
+		if !strings.Contains(v, want) {
+			t.Errorf("cluster panel lacks %q:\n%s", want, v)
+		}
+	}
+	if strings.Contains(v, "✗ down") {
+		t.Errorf("n1 is back up, but the panel says a node is down:\n%s", v)
+	}
+}
+
+// Only the window is drawn: a million-offset log costs what its window
+// costs, and offsets line up with the ruler.
+func TestClusterBigLog(t *testing.T) {
+	v := bigState(256)
+	ctx := NewContext(nil, draw.NewStyles(draw.DefaultTheme), keys.Default())
+	ctx.State = &v
+	p := NewCluster(ctx)
+	p.SetSize(130, 50)
+	out := p.View()
+	checkSize(t, "cluster big", out, 130, 50)
+	if !strings.Contains(out, "hwm 999997 leo 1000000") {
+		t.Errorf("numbers missing:\n%s", out)
+	}
+	if !strings.Contains(out, "partitions 1–") {
+		t.Errorf("no hint that more partitions are below:\n%s", out)
+	}
+	p.Scroll(100)
+	out = p.View()
+	if !strings.Contains(out, "orders/11") {
+		t.Errorf("scrolling does not reach the last partition:\n%s", out)
+	}
+}
+
+func TestLessonPrediction(t *testing.T) {
+	ctx := NewContext(nil, draw.NewStyles(draw.DefaultTheme), keys.Default())
+	task := view.Task{Text: "Kill the leader", Hint: "press k", Done: true}
+	pred := view.Prediction{Question: "Which epoch?", Choices: []string{"7", "8", "9"}, Chosen: 2, Answer: 1}
+	exps := []view.Expectation{{Text: "lost == 0", Checked: true, OK: false, Got: "3"}, {Text: "epoch(orders/0) == 8"}}
+	v := view.State{Lesson: &view.Lesson{Title: "Failover", Step: 2, Steps: 4, StepTitle: "Kill the leader", Status: lessons.StatusFailed,
+		Blocks: []view.LessonBlock{{Kind: view.BlockText, Text: "The leader dies."}, {Kind: view.BlockTask, Task: &task},
+			{Kind: view.BlockPrediction, Prediction: &pred}, {Kind: view.BlockExpect, Expectations: exps}},
+		Tasks: []view.Task{task}, Prediction: &pred, Expectations: exps}}
+	ctx.State = &v
+	p := NewLesson(ctx)
+	p.SetSize(40, 22)
+	golden(t, "lesson_answered_40x22", p.View())
+}
+
+// The precomputed escape codes draw exactly what lipgloss draws.
+func TestStyleFastPath(t *testing.T) {
+	for _, p := range []termenv.Profile{termenv.TrueColor, termenv.ANSI256, termenv.ANSI, termenv.Ascii} {
+		lipgloss.SetColorProfile(p)
+		st := draw.NewStyles(draw.DefaultTheme)
+		for _, s := range []*draw.Style{&st.Committed, &st.Flash, &st.Leader, &st.TabActive, &st.Text} {
+			for _, text := range []string{"●7", "hwm 1509 leo 1510", " ", "✂ n1 truncated"} {
+				if got, want := s.Render(text), s.Style.Render(text); got != want {
+					t.Errorf("profile %v: %q drawn as %q, lipgloss draws %q", p, text, got, want)
+				}
+			}
+		}
+	}
+	lipgloss.SetColorProfile(termenv.Ascii)
+}
+
+func TestTimelineFilter(t *testing.T) {
+	ctx := panelFixture(t)
+	p := NewTimeline(ctx)
+	p.SetSize(80, 12)
+	seen := map[string]bool{}
+	for f := p.CycleFilter(); f != ""; f = p.CycleFilter() {
+		seen[f] = true
+		v := p.View()
+		for _, row := range lines(v) {
+			// An entry's first row is its time, then its kind.
+			if w := strings.Fields(row); len(w) >= 2 && strings.Count(w[0], ":") == 2 && w[1] != f {
+				t.Errorf("filter %q shows a %q line:\n%s", f, w[1], v)
+			}
+		}
+	}
+	if !seen["truncation"] || !seen["leader-elected"] {
+		t.Errorf("the filter does not cycle through every kind: %v", seen)
+	}
+}
+
+// A timeline entry too long for its rows ends with "…"; one that fits is
+// drawn whole.
+func TestTimelineCutEntryEndsWithEllipsis(t *testing.T) {
+	long := strings.Repeat("the group rebalances and every member must rejoin ", 6)
+	v := view.State{Timeline: []view.TimelineLine{{Time: demoStart, Kind: "rebalance", Text: long}, {Time: demoStart, Kind: "command", Text: "kill n1"}}}
+	ctx := NewContext(nil, draw.NewStyles(draw.DefaultTheme), keys.Default())
+	ctx.State = &v
+	for _, w := range []int{36, 80} {
+		p := NewTimeline(ctx)
+		p.SetSize(w, 12)
+		out := p.View()
+		if !strings.Contains(out, "…") {
+			t.Errorf("%d wide: the cut entry has no …:\n%s", w, out)
+		}
+		if !strings.Contains(out, "kill n1") || strings.Contains(out, "kill n1…") {
+			t.Errorf("%d wide: the short entry is not whole:\n%s", w, out)
+		}
+		checkSize(t, "timeline", out, w, 12)
+	}
+}
+
+// The raft panel reads what the fault network carried: the leader's
+// heartbeats and appends to each follower with their fate, the votes a
+// replica asked for, and how soon a follower would stand for election.
+func TestRaftPanel(t *testing.T) {
+	v := view.State{Nodes: []view.Node{{ID: "n1", Up: true}, {ID: "n2", Up: true}, {ID: "n3"}}, Partitions: []view.Partition{{
+		Name: "orders/0", Leader: "n2", Epoch: 4, Replicas: []view.Replica{
+			{Node: "n2", Role: "leader", Epoch: 4, Raft: view.RaftView{ElectionIn: -1, Exchanges: []view.RaftExchange{
+				{Kind: "append", Peer: "n1", Entries: 3, OK: true, Ago: 12 * time.Millisecond},
+				{Kind: "append", Peer: "n3", Lost: "unreachable", Ago: 40 * time.Millisecond},
+				{Kind: "vote", Peer: "n1", Term: 4, OK: true, Ago: 2 * time.Second},
+			}}},
+			{Node: "n1", Role: "follower", Epoch: 4, Raft: view.RaftView{SinceContact: 12 * time.Millisecond, ElectionIn: 988 * time.Millisecond}},
+			{Node: "n3", Role: "down"},
+		}}}}
+	ctx := NewContext(nil, draw.NewStyles(draw.DefaultTheme), keys.Default())
+	ctx.State = &v
+	p := NewRaft(ctx)
+	p.SetSize(70, 12)
+	out := ansi.Strip(p.View())
+	for _, want := range []string{"orders/0", "n2  ▲ leader", "→ n1 append 3 entries ✓ 12ms ago", "→ n3 heartbeat ✗ unreachable 40ms ago",
+		"→ n1 vote for term 4 ✓ granted 2.0s ago", "heard a leader 12ms ago · stands in ≥988ms", "n3  ✗ down"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the raft panel lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// The timeline's own keys: f filters it whether it has the focus or not,
+// and says so; ↑/↓ scroll it only with the focus.
+func TestTimelineKeys(t *testing.T) {
+	v := sceneEnd(t)
+	ctx := NewContext(nil, draw.NewStyles(draw.DefaultTheme), keys.Default())
+	ctx.State = &v
+	var said string
+	ctx.Notify = func(s string) { said = s }
+	p := NewTimeline(ctx)
+	p.SetSize(80, 12)
+	p.Keys.Filter.SetEnabled(true)
+	if !p.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("f")}, false) || p.Filter() == "" ||
+		!strings.HasPrefix(said, "timeline: only "+p.Filter()) {
+		t.Errorf("f on the timeline without the focus: filter %q, said %q", p.Filter(), said)
+	}
+	if p.Update(tea.KeyMsg{Type: tea.KeyDown}, false) || p.Offset() != 0 {
+		t.Error("the timeline scrolled without the focus")
+	}
+	if !p.Update(tea.KeyMsg{Type: tea.KeyDown}, true) || p.Offset() != 1 {
+		t.Errorf("↓ with the focus left the timeline at %d", p.Offset())
+	}
+	if NewChart(ctx).Update(tea.KeyMsg{Type: tea.KeyDown}, true) {
+		t.Error("the chart took a key it has not")
+	}
+}

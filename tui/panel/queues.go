@@ -1,0 +1,141 @@
+package panel
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/mqlab/mqlab/tui/draw"
+	"github.com/mqlab/mqlab/tui/view"
+)
+
+// Queues draws work queues: how many messages are ready, in flight
+// (with the time until each comes back), delayed and dead-lettered, and how
+// often each has been received.
+type Queues struct {
+	ctx  *Context
+	w, h int
+	scrolled
+}
+
+func NewQueues(ctx *Context) *Queues { return &Queues{ctx: ctx, scrolled: scrolled{keys: ctx.Scroll}} }
+
+func (p *Queues) Title() string    { return "Queues" }
+func (p *Queues) SetSize(w, h int) { p.w, p.h = w, h }
+
+func (p *Queues) View() string {
+	st := p.ctx.Styles
+	qs := p.ctx.State.Queues
+	if len(qs) == 0 {
+		return draw.Block(emptyHint(p.ctx, "No queues.", "No queues. Create one with", "  :queue create receipts visibility=5s"), p.w, p.h)
+	}
+	var rows []string
+	for qi, q := range qs {
+		if qi > 0 {
+			rows = append(rows, "")
+		}
+		rows = append(rows, p.queueHead(q)...)
+		rows = append(rows, p.messages(q)...)
+	}
+	out, off := draw.Window(rows, p.off, p.h, st)
+	p.off = off
+	return draw.Block(out, p.w, p.h)
+}
+
+// queueHead is a queue's two rows: its name, leader and settings, then
+// its counts.
+func (p *Queues) queueHead(q view.Queue) []string {
+	st := p.ctx.Styles
+	var rows []string
+	var l draw.Line
+	groupHead(&l, st, q.Name, q.Leader)
+	l.Add(&st.Muted, fmt.Sprintf("  epoch %d", q.Epoch))
+	if q.Visibility > 0 {
+		l.Add(&st.Faint, "  visibility "+shortDur(q.Visibility))
+	}
+	if q.MaxReceives > 0 {
+		l.Add(&st.Faint, fmt.Sprintf("  max receives %d", q.MaxReceives))
+	}
+	rows = append(rows, l.Fit(p.w))
+
+	var c draw.Line
+	c.Add(nil, "  ")
+	c.Add(&st.Muted, "ready ")
+	c.Add(&st.Bold, strconv.Itoa(q.Ready))
+	c.Add(&st.Muted, " · in flight ")
+	c.Add(&st.Bold, strconv.Itoa(q.InFlight))
+	c.Add(&st.Muted, " · delayed ")
+	c.Add(&st.Bold, strconv.Itoa(q.Delayed))
+	if q.DLQ != "" {
+		c.Add(&st.Muted, " · DLQ "+q.DLQ+" ")
+		s := &st.Bold
+		if q.DLQDepth > 0 {
+			s = &st.Fail
+		}
+		c.Add(s, strconv.Itoa(q.DLQDepth))
+	}
+	rows = append(rows, c.Fit(p.w))
+
+	return rows
+}
+
+// messages is a row per message the queue holds: its state, the worker
+// holding it, when it comes back, and how often it was received.
+func (p *Queues) messages(q view.Queue) []string {
+	st := p.ctx.Styles
+	var rows []string
+	idW, wkW, dueW := 4, 0, 0
+	for _, m := range q.Messages {
+		idW = max(idW, draw.Width(m.ID))
+		wkW = max(wkW, draw.Width(m.Worker))
+		dueW = max(dueW, len("ready in ")+len(countdown(m.Due)))
+	}
+	idW = min(idW, 16)
+	for _, m := range q.Messages {
+		var ml draw.Line
+		ml.Add(nil, "  ")
+		ml.Add(&st.Text, draw.Fit(m.ID, idW))
+		ml.Add(nil, " ")
+		var state, due string
+		ss := &st.OK
+		switch m.State {
+		case "in-flight":
+			state, due, ss = "◔ in flight", "back in "+countdown(m.Due), &st.Warn
+		case "delayed":
+			state, due, ss = "◷ delayed", "ready in "+countdown(m.Due), &st.Muted
+		default:
+			state = "● ready"
+		}
+		ml.Add(ss, draw.Fit(state, 12))
+		if wkW > 0 {
+			ml.Add(&st.Text, draw.Fit(m.Worker, wkW+1))
+		}
+		if dueW > 0 {
+			ml.Add(&st.Muted, draw.Fit(due, dueW+1))
+		}
+		rs := &st.Muted
+		if q.MaxReceives > 0 && m.Receives >= q.MaxReceives-1 && m.Receives > 1 {
+			rs = &st.Fail
+		}
+		ml.Add(rs, fmt.Sprintf("recv %d×", m.Receives))
+		if m.Value != "" {
+			ml.Add(&st.Faint, "  "+m.Value)
+		}
+		rows = append(rows, ml.Fit(p.w))
+	}
+	return rows
+}
+
+func countdown(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	return strconv.FormatFloat(d.Seconds(), 'f', 1, 64) + "s"
+}
+
+func shortDur(d time.Duration) string {
+	if d%time.Second == 0 {
+		return strconv.Itoa(int(d/time.Second)) + "s"
+	}
+	return d.String()
+}

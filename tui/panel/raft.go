@@ -1,0 +1,159 @@
+package panel
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/mqlab/mqlab/tui/draw"
+	"github.com/mqlab/mqlab/tui/view"
+)
+
+// Raft shows one partition's raft, in the spirit of RaftScope: each
+// replica's term and role, how long a follower has gone without hearing a
+// leader and how soon it would stand for election, and the last
+// AppendEntries and vote it sent each peer with what came back, as the
+// fault network carried them. The partition is the one the selected node
+// leads, else the first with a leader.
+type Raft struct {
+	ctx  *Context
+	w, h int
+	scrolled
+}
+
+func NewRaft(ctx *Context) *Raft { return &Raft{ctx: ctx, scrolled: scrolled{keys: ctx.Scroll}} }
+
+func (p *Raft) Title() string    { return "Raft" }
+func (p *Raft) SetSize(w, h int) { p.w, p.h = w, h }
+
+func (p *Raft) View() string {
+	st := p.ctx.Styles
+	s := p.ctx.State
+	pt := p.partition()
+	if pt == nil {
+		return draw.Block(emptyHint(p.ctx, "No partition.", "No partition yet. Try  :topic create orders partitions=1"), p.w, p.h)
+	}
+	var head draw.Line
+	groupHead(&head, st, pt.Name, pt.Leader)
+	head.Add(&st.Muted, fmt.Sprintf("  epoch %d", pt.Epoch))
+	if len(s.Partitions) > 1 {
+		head.Add(&st.Faint, "  · ←/→ picks another")
+	}
+	rows := []string{head.Fit(p.w)}
+	for _, r := range pt.Replicas {
+		rows = append(rows, p.replica(r)...)
+	}
+	rows, p.off = draw.Window(rows, p.off, p.h, st)
+	return draw.Block(rows, p.w, p.h)
+}
+
+// partition is the one the selected node leads, else the first with a
+// leader, else the first.
+func (p *Raft) partition() *view.Partition {
+	s := p.ctx.State
+	name := LeaderTarget(s, p.ctx.SelectedNode())
+	for i := range s.Partitions {
+		if s.Partitions[i].Name == name {
+			return &s.Partitions[i]
+		}
+	}
+	if len(s.Partitions) > 0 {
+		return &s.Partitions[0]
+	}
+	return nil
+}
+
+func (p *Raft) replica(r view.Replica) []string {
+	st := p.ctx.Styles
+	var l draw.Line
+	l.Add(&st.Text, fmt.Sprintf("%-3s", r.Node))
+	switch r.Role {
+	case "leader":
+		l.Add(&st.Leader, fmt.Sprintf(" %s %-9s", draw.SymLeader, r.Role))
+	case "down":
+		l.Add(&st.Fail, fmt.Sprintf(" %s %-9s", draw.SymFail, r.Role))
+		return []string{l.Fit(p.w)}
+	default:
+		l.Add(&st.Muted, fmt.Sprintf("   %-9s", r.Role))
+	}
+	l.Add(&st.Text, fmt.Sprintf("term %d", r.Epoch))
+	if rv := r.Raft; rv.ElectionIn >= 0 && r.Role != "leader" {
+		l.Add(&st.Muted, "  heard a leader "+ago(rv.SinceContact))
+		if rv.ElectionIn == 0 {
+			l.Add(&st.Warn, " · stands for election now")
+		} else {
+			l.Add(&st.Muted, " · stands in ≥"+brief(rv.ElectionIn))
+		}
+	}
+	rows := []string{l.Fit(p.w)}
+	for _, x := range r.Raft.Exchanges {
+		if r.Role != "leader" && x.Kind == "append" {
+			continue // an old append from when it led
+		}
+		var e draw.Line
+		e.Add(&st.Faint, "      → "+x.Peer+" ")
+		switch {
+		case x.Kind == "append" && x.Entries == 0:
+			e.Add(&st.Text, "heartbeat")
+		case x.Kind == "append":
+			e.Add(&st.Text, fmt.Sprintf("append %d entr%s", x.Entries, plural(x.Entries, "y", "ies")))
+		case x.PreVote:
+			e.Add(&st.Text, fmt.Sprintf("pre-vote for term %d", x.Term))
+		default:
+			e.Add(&st.Text, fmt.Sprintf("vote for term %d", x.Term))
+		}
+		switch {
+		case x.Lost != "":
+			e.Add(&st.Fail, " "+draw.SymFail+" "+x.Lost)
+		case x.OK && x.Kind == "vote":
+			e.Add(&st.OK, " "+draw.SymOK+" granted")
+		case x.OK:
+			e.Add(&st.OK, " "+draw.SymOK)
+		case x.Kind == "vote":
+			e.Add(&st.Fail, " "+draw.SymFail+" refused")
+		default:
+			e.Add(&st.Fail, " "+draw.SymFail+" refused (log mismatch or stale term)")
+		}
+		e.Add(&st.Faint, " "+ago(x.Ago))
+		rows = append(rows, e.Fit(p.w))
+	}
+	return rows
+}
+
+func ago(d time.Duration) string { return brief(d) + " ago" }
+
+// brief writes a duration the way a glance reads it: 7ms, 340ms, 1.2s.
+func brief(d time.Duration) string {
+	if d < time.Second {
+		return fmt.Sprintf("%dms", d.Milliseconds())
+	}
+	return fmt.Sprintf("%.1fs", d.Seconds())
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// LeaderTarget is the partition (or queue) whose leader K kills: the
+// first the selected node leads, else the first on screen with a leader.
+// The lab resolves leader(…) when the kill runs.
+func LeaderTarget(v *view.State, selected string) string {
+	for _, p := range v.Partitions {
+		if p.Leader != "" && p.Leader == selected {
+			return p.Name
+		}
+	}
+	for _, p := range v.Partitions {
+		if p.Leader != "" {
+			return p.Name
+		}
+	}
+	for _, q := range v.Queues {
+		if q.Leader != "" {
+			return q.Name
+		}
+	}
+	return ""
+}

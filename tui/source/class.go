@@ -1,0 +1,286 @@
+package source
+
+// A class: the teacher's screen shared with students who follow it,
+// read-only, and the students' answers to the teacher's questions.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/mqlab/mqlab/lessons"
+	"github.com/mqlab/mqlab/tui/view"
+)
+
+// Class is a teacher's lab shared with the students who follow it. The
+// teacher's screen reads its source through Share, which hands every
+// state it draws to the class; a follower's screen reads that same state
+// through Follow and never reaches the lab. However many follow, the lab
+// is read once a frame, by the teacher's screen.
+type Class struct {
+	mu      sync.Mutex
+	view    view.State
+	sharing bool
+	// answers: for each question, each follower's answer.
+	answers map[string]map[string]lessons.Said
+	subs    map[*Follower]chan struct{}
+}
+
+// NewClass makes a class with nothing shared yet.
+func NewClass() *Class {
+	return &Class{answers: map[string]map[string]lessons.Said{}, subs: map[*Follower]chan struct{}{}}
+}
+
+// Share returns src as the teacher's screen reads it: every state it
+// draws goes to the followers, and an open question carries the class's
+// tally. Close the share when the screen closes.
+func (c *Class) Share(src view.Source) *Shared { return &Shared{c: c, src: src} }
+
+// Shared is the teacher's source, shared with the class.
+type Shared struct {
+	c   *Class
+	src view.Source
+}
+
+// View reads the teacher's lab, publishes it, and adds the class's tally
+// to an open question.
+func (s *Shared) View() view.State {
+	v := s.src.View()
+	s.c.publish(ownCopy(v))
+	if pr := openQuestion(v.Lesson); pr != nil {
+		les := *v.Lesson
+		p := *pr
+		p.Class = s.c.tally(questionKey(&les), len(p.Choices), p.Numeric)
+		les.Prediction = &p
+		les.Blocks = withPrediction(les.Blocks, &p)
+		v.Lesson = &les
+	}
+	return v
+}
+
+// Exec runs the teacher's command.
+func (s *Shared) Exec(ctx context.Context, o view.Order) (string, error) { return s.src.Exec(ctx, o) }
+
+// Changes is the teacher's source's.
+func (s *Shared) Changes() <-chan struct{} { return s.src.Changes() }
+
+// Close stops sharing: followers see that the teacher has no lab open.
+func (s *Shared) Close() {
+	s.c.mu.Lock()
+	s.c.sharing = false
+	s.c.view = view.State{}
+	s.c.mu.Unlock()
+	s.c.signal()
+}
+
+func (c *Class) publish(v view.State) {
+	c.mu.Lock()
+	c.view, c.sharing = v, true
+	c.mu.Unlock()
+	c.signal()
+}
+
+func (c *Class) signal() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, ch := range c.subs {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// tally counts the followers' answers to a question.
+func (c *Class) tally(key string, choices int, numeric bool) *view.ClassTally {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := &view.ClassTally{Counts: make([]int, choices), Following: len(c.subs), Numeric: numeric}
+	for _, a := range c.answers[key] {
+		switch {
+		case numeric:
+			t.Numbers = append(t.Numbers, a.Number)
+			t.Answered++
+		case a.Choice >= 0 && a.Choice < choices:
+			t.Counts[a.Choice]++
+			t.Answered++
+		}
+	}
+	slices.Sort(t.Numbers)
+	return t
+}
+
+// Followers is how many students follow the class now.
+func (c *Class) Followers() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.subs)
+}
+
+// Follow adds a student, named who (their SSH user and address), to the
+// class: their screen reads the teacher's through the Follower, which
+// they Close when they leave.
+func (c *Class) Follow(who string) *Follower {
+	f := &Follower{c: c, who: who, ch: make(chan struct{}, 1)}
+	c.mu.Lock()
+	c.subs[f] = f.ch
+	c.mu.Unlock()
+	c.signal() // the teacher's tally counts one more
+	return f
+}
+
+// Follower is a student's source: the teacher's screen, read-only.
+type Follower struct {
+	c    *Class
+	who  string
+	ch   chan struct{}
+	once sync.Once
+}
+
+// ErrReadOnly is what a follower's command gets: the lab is the teacher's.
+var ErrReadOnly = errors.New("you follow the teacher's lab, which only the teacher changes: " +
+	"watch, step back through history with [ and ], and answer the questions with their letters or numbers")
+
+// View is the teacher's screen as last drawn, with this student's own
+// answer to the open question (and, once the teacher reveals it, whether
+// it was right).
+func (f *Follower) View() view.State {
+	f.c.mu.Lock()
+	v, sharing := f.c.view, f.c.sharing
+	var mine lessons.Said
+	var answered bool
+	if v.Lesson != nil && v.Lesson.Prediction != nil {
+		mine, answered = f.c.answers[questionKey(v.Lesson)][f.who]
+	}
+	f.c.mu.Unlock()
+	if !sharing {
+		return view.State{}
+	}
+	v = ownCopy(v)
+	if v.Lesson != nil && v.Lesson.Prediction != nil {
+		les := *v.Lesson
+		p := *les.Prediction
+		p.Chosen, p.Given, p.Correct = -1, "", false
+		switch {
+		case answered && p.Numeric:
+			p.Chosen, p.Given = 0, lessons.FormatNumber(mine.Number)
+			p.Correct = mine.Right(-1, p.Number)
+		case answered:
+			p.Chosen = mine.Choice
+		}
+		les.Prediction = &p
+		les.Blocks = withPrediction(les.Blocks, &p)
+		v.Lesson = &les
+	}
+	return v
+}
+
+// Exec takes one command: the answer to the teacher's open question
+// ("predict b"). Anything else would change the teacher's lab.
+func (f *Follower) Exec(_ context.Context, o view.Order) (string, error) {
+	said, ok := lessons.PredictAnswer(o.Line)
+	if !ok || said == "" {
+		return "", ErrReadOnly
+	}
+	numeric, err := f.c.answer(f.who, said)
+	if err != nil {
+		return "", err
+	}
+	f.c.signal() // the teacher's tally and this screen both change
+	if numeric {
+		return fmt.Sprintf("you said %s — the teacher reveals the answer", said), nil
+	}
+	return fmt.Sprintf("you chose %s) — the teacher reveals the answer", said), nil
+}
+
+// answer records who's answer to the open question: a letter, or a
+// number when it asks for one (numeric says which it was).
+func (c *Class) answer(who, said string) (numeric bool, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	les := c.view.Lesson
+	pr := openQuestion(les)
+	if pr == nil {
+		if les != nil && les.Prediction != nil {
+			return false, errors.New("the teacher has revealed this question's answer already")
+		}
+		return false, errors.New("no question is open now")
+	}
+	a, err := lessons.ParseAnswer(said, len(pr.Choices), pr.Numeric)
+	if err != nil {
+		return pr.Numeric, err
+	}
+	key := questionKey(les)
+	if c.answers[key] == nil {
+		c.answers[key] = map[string]lessons.Said{}
+	}
+	c.answers[key][who] = a
+	return pr.Numeric, nil
+}
+
+// Changes signals a new state of the teacher's screen.
+func (f *Follower) Changes() <-chan struct{} { return f.ch }
+
+// Close takes the student out of the class.
+func (f *Follower) Close() {
+	f.once.Do(func() {
+		f.c.mu.Lock()
+		delete(f.c.subs, f)
+		f.c.mu.Unlock()
+		f.c.signal()
+	})
+}
+
+// openQuestion is the lesson's question waiting for the teacher's answer,
+// or nil.
+func openQuestion(les *view.Lesson) *view.Prediction {
+	if les == nil || les.Prediction == nil || les.Prediction.Chosen >= 0 || les.Prediction.Answer >= 0 {
+		return nil
+	}
+	return les.Prediction
+}
+
+// questionKey names a lesson's question for the tally.
+func questionKey(les *view.Lesson) string {
+	return fmt.Sprintf("%s\x00%d\x00%s", les.ID, les.Step, les.Prediction.Question)
+}
+
+// withPrediction is blocks with the last prediction block (the same
+// question) showing p instead; the slice is new, the others shared.
+func withPrediction(blocks []view.LessonBlock, p *view.Prediction) []view.LessonBlock {
+	for i := len(blocks) - 1; i >= 0; i-- {
+		if b := blocks[i]; b.Kind == view.BlockPrediction && b.Prediction != nil && b.Prediction.Question == p.Question {
+			out := slices.Clone(blocks)
+			out[i].Prediction = p
+			return out
+		}
+	}
+	return blocks
+}
+
+// ownCopy is v with its own copy of everything a screen changes in the
+// state it reads: the history ring points a new state's unchanged log
+// windows, table rows and series at the last state's (history.share), and
+// a screen dates an undated truncation in place (Model.noticeChanges).
+// The teacher's screen and every follower's read one published state, so
+// each gets its own containers; the entries, rows and values they hold are
+// never written and stay shared.
+func ownCopy(v view.State) view.State {
+	v.Partitions = slices.Clone(v.Partitions)
+	for i := range v.Partitions {
+		p := &v.Partitions[i]
+		p.Replicas = slices.Clone(p.Replicas)
+		for j := range p.Replicas {
+			if t := p.Replicas[j].Truncation; t != nil {
+				tc := *t
+				p.Replicas[j].Truncation = &tc
+			}
+		}
+	}
+	v.Tables = slices.Clone(v.Tables)
+	v.Charts.Series = slices.Clone(v.Charts.Series)
+	v.Charts.Retries = slices.Clone(v.Charts.Retries)
+	return v
+}

@@ -1,0 +1,81 @@
+package source
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mqlab/mqlab/lessons"
+	"github.com/mqlab/mqlab/tui/view"
+)
+
+// A question that asks for a number takes numbers from the class: the
+// teacher's tally gives their range and median, a letter is refused, and
+// once the teacher reveals the answer each follower's number is graded
+// against its tolerance.
+func TestClassNumericAnswers(t *testing.T) {
+	ctx := context.Background()
+	open := &view.Prediction{Question: "How many cashbacks a second?", Numeric: true, Chosen: -1, Answer: -1}
+	v := view.State{Lesson: &view.Lesson{ID: "back-pressure", Title: "t", Step: 6, Steps: 7, Status: lessons.StatusPredict,
+		Prediction: open, Blocks: []view.LessonBlock{{Kind: view.BlockPrediction, Prediction: open}}}}
+	src := &stillSource{state: v}
+	class := NewClass()
+	teacher := class.Share(src)
+	defer teacher.Close()
+	teacher.View() // shares the open question
+	ada, bob, cy := class.Follow("ada"), class.Follow("bob"), class.Follow("cy")
+	defer ada.Close()
+	defer bob.Close()
+	defer cy.Close()
+	if _, err := ada.Exec(ctx, order("predict b")); err == nil || !strings.Contains(err.Error(), "a number") {
+		t.Errorf("a letter for a number: %v", err)
+	}
+	for _, a := range []struct {
+		f    *Follower
+		said string
+	}{{ada, "40"}, {bob, "21"}, {cy, "1,600"}} {
+		if out, err := a.f.Exec(ctx, order("predict "+a.said)); err != nil || !strings.Contains(out, "you said "+a.said) {
+			t.Fatalf("%s: %q, %v", a.said, out, err)
+		}
+	}
+	tally := teacher.View().Lesson.Prediction.Class
+	if want := "class: 3 of 3 answered — from 21 to 1,600, median 40"; tally == nil || tally.String() != want {
+		t.Errorf("the tally reads %v; want %q", tally, want)
+	}
+
+	revealed := *open
+	revealed.Chosen, revealed.Answer, revealed.Given, revealed.Right, revealed.Correct = 0, 0, "20", "20 a second (± 4)", true
+	revealed.Number = &lessons.Number{Value: 20, Tol: 4, Unit: "a second"}
+	src.mu.Lock()
+	src.state.Lesson = &view.Lesson{ID: "back-pressure", Title: "t", Step: 6, Steps: 7, Status: lessons.StatusPlaying,
+		Prediction: &revealed, Blocks: []view.LessonBlock{{Kind: view.BlockPrediction, Prediction: &revealed}}}
+	src.mu.Unlock()
+	teacher.View()
+	for _, c := range []struct {
+		f       *Follower
+		given   string
+		correct bool
+	}{{ada, "40", false}, {bob, "21", true}, {cy, "1,600", false}} {
+		pr := c.f.View().Lesson.Prediction
+		if pr.Given != c.given || pr.Correct != c.correct {
+			t.Errorf("%s's screen says they gave %q, right %v; want %q, %v", c.f.who, pr.Given, pr.Correct, c.given, c.correct)
+		}
+	}
+}
+
+// stillSource is a teacher's source showing the state the test sets.
+type stillSource struct {
+	mu    sync.Mutex
+	state view.State
+}
+
+func (s *stillSource) View() view.State {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.state
+}
+
+func (s *stillSource) Exec(context.Context, view.Order) (string, error) { return "done", nil }
+
+func (s *stillSource) Changes() <-chan struct{} { return nil }

@@ -1,0 +1,131 @@
+package source
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/mqlab/mqlab/lab"
+	"github.com/mqlab/mqlab/tui/internal/labtest"
+	"github.com/mqlab/mqlab/tui/view"
+)
+
+func TestViewOfCharts(t *testing.T) {
+	snap := labtest.FlashSale()
+	v := ViewOf(&snap)
+	s := v.Charts.Series
+	if len(s) != 1 || s[0].Name != "lag(billing)" {
+		t.Fatalf("series %v: want lag(billing), which moved, and not depth(receipts), which stayed at 0", names(s))
+	}
+	if s[0].Unit != "msgs" || s[0].Every != lab.SeriesEvery || len(s[0].Values) != 80 || s[0].Values[40] != 2400 {
+		t.Errorf("lag(billing): %s every %v, %d values, peak %v; want msgs every %v, 80 values, 2400 at step 40",
+			s[0].Unit, s[0].Every, len(s[0].Values), slices.Max(s[0].Values), lab.SeriesEvery)
+	}
+	r := v.Charts.Retries
+	if len(r) != 2 || r[0].Name != "retries of w-plain" || r[1].Name != "retries of w-jitter" {
+		t.Fatalf("spreads %+v: want one per worker", r)
+	}
+	// Without jitter every message retries at 1s, 3s and 7s after its
+	// first failure (plus the time the attempts took): three waves.
+	waves := map[time.Duration]int{}
+	for _, d := range r[0].Times {
+		waves[d.Round(time.Second)]++
+	}
+	if len(r[0].Times) != 90 || waves[time.Second] != 30 || waves[3*time.Second] != 30 || waves[7*time.Second] != 30 {
+		t.Errorf("retries without jitter fire at %v; want 30 each at 1s, 3s, 7s", waves)
+	}
+	spread := map[time.Duration]bool{}
+	for _, d := range r[1].Times {
+		spread[d.Round(100*time.Millisecond)] = true
+	}
+	if len(spread) < 20 {
+		t.Errorf("retries with full jitter fall on %d tenths of a second; want them spread over many", len(spread))
+	}
+	// When nothing moved, every series is drawn: flat at zero.
+	calm := lab.Snapshot{Series: snap.Series[:1]}
+	if got := ViewOf(&calm).Charts.Series; len(got) != 1 || got[0].Name != "depth(receipts)" {
+		t.Errorf("an empty queue alone: %v, want depth(receipts) drawn", names(got))
+	}
+	// A message whose first retry left the window is not measured.
+	late := lab.Snapshot{Retries: []lab.RetryState{{Client: "w", Message: "m", Attempt: 3, Failed: labtest.DemoStart, Delay: time.Second}}}
+	if got := ViewOf(&late).Charts.Retries; len(got) != 0 {
+		t.Errorf("a lone attempt 3 gave %+v, want nothing to draw", got)
+	}
+}
+
+// A running check shows as a job with its progress.
+func TestDrainJob(t *testing.T) {
+	snap := lab.Snapshot{Drain: &lab.DrainState{Done: 2, Total: 5, Reading: "orders/2"}}
+	jobs := ViewOf(&snap).Jobs
+	if len(jobs) != 1 || jobs[0] != (view.Job{Name: "check: draining orders/2", Done: 2, Total: 5}) {
+		t.Errorf("jobs %+v, want the check draining orders/2 at 2 of 5", jobs)
+	}
+}
+
+// On a live lab, a group that falls behind and catches up draws as a
+// series that rose and came back to zero, and the outbox rows of the
+// orders service reach the services panel.
+func TestLabSourceChartsAndTables(t *testing.T) {
+	checkLeaks(t)
+	_, src := newTestLab(t, "topic create orders partitions=1", "produce orders count=30",
+		"consumer start c1 group=billing topic=orders rate=40/s",
+		"service start orders mode=outbox", "order 881 count=2")
+	v := eventually(t, src, "lag(billing) to rise and drain back to 0", func(v view.State) bool {
+		for _, s := range v.Charts.Series {
+			if s.Name == "lag(billing)" && len(s.Values) > 0 && slices.Max(s.Values) >= 5 && s.Values[len(s.Values)-1] == 0 {
+				return true
+			}
+		}
+		return false
+	})
+	if s := v.Charts.Series[0]; s.Every != lab.SeriesEvery || s.Unit != "msgs" {
+		t.Errorf("series %s every %v in %q, want every %v in msgs", s.Name, s.Every, s.Unit, lab.SeriesEvery)
+	}
+	var outbox *view.Table
+	for i := range v.Tables {
+		if v.Tables[i].Name == "orders.outbox" {
+			outbox = &v.Tables[i]
+		}
+	}
+	if outbox == nil || outbox.Total != 2 || len(outbox.Rows) != 2 || outbox.Columns[2] != "status" {
+		t.Fatalf("orders.outbox %+v: want its 2 rows, status third", outbox)
+	}
+}
+
+// On a live lab, a worker that retries without jitter draws as waves:
+// every message's retries fall due at the same times after its first
+// failure.
+func TestLabSourceRetryWaves(t *testing.T) {
+	checkLeaks(t)
+	_, src := newTestLab(t, "queue create payments visibility=30s dlq=payments-dlq",
+		"send payments count=10 as=checkout",
+		"worker start pay-1 queue=payments fail=transient:1 retry=backoff base=200ms jitter=none max-attempts=3",
+		"wait depth(payments-dlq) == 10 timeout=20s")
+	v := eventually(t, src, "pay-1's 20 retries", func(v view.State) bool {
+		return len(v.Charts.Retries) == 1 && len(v.Charts.Retries[0].Times) == 20
+	})
+	r := v.Charts.Retries[0]
+	if r.Name != "retries of pay-1" {
+		t.Errorf("spread %q, want retries of pay-1", r.Name)
+	}
+	first, second := 0, 0
+	for _, d := range r.Times {
+		switch {
+		case d >= 200*time.Millisecond && d < 450*time.Millisecond: // 200ms after the first failure
+			first++
+		case d >= 600*time.Millisecond && d < 1200*time.Millisecond: // 200ms, the attempt, then 400ms
+			second++
+		}
+	}
+	if first != 10 || second != 10 {
+		t.Errorf("retries at %v: want two waves of 10, near 200ms and 600ms", r.Times)
+	}
+}
+
+func names(ss []view.Series) []string {
+	var out []string
+	for _, s := range ss {
+		out = append(out, s.Name)
+	}
+	return out
+}
