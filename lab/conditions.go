@@ -107,9 +107,10 @@ func (rd *reader) value(v command.Value) (any, error) {
 	case "requests", "recognised", "latency", "produce_rate", "speedup":
 		return rd.r.w.produceValue(v)
 	}
-	if f, ok := valueFeatures[v.Func]; ok {
-		val, _, err := f.value(rd.ctx, rd.r.w, v)
-		return val, err
+	for _, f := range valueFamilies {
+		if val, ok, err := f.value(rd.ctx, rd.r.w, v); ok {
+			return val, err
+		}
 	}
 	return nil, fmt.Errorf("%s: the lab cannot read this value", v)
 }

@@ -90,14 +90,12 @@ func (w *world) resolveQueue(ref command.NodeRef) (string, error) {
 func (queuesFeature) value(_ context.Context, w *world, v command.Value) (any, bool, error) {
 	qs := w.queues
 	switch v.Func {
-	case "depth", "inflight", "oldest_age", "throughput":
+	case "depth", "inflight", "oldest_age":
 		q, err := w.queueState(v.Arg)
 		if err != nil {
 			return nil, true, fmt.Errorf("%s: %w", v, err)
 		}
 		switch v.Func {
-		case "throughput":
-			return qs.finished.perSecond(v.Arg, qs.l.clock.Now()), true, nil
 		case "depth":
 			return float64(q.Counts.Depth()), true, nil
 		case "inflight":

@@ -51,34 +51,13 @@ var features = map[string]feature{
 	"kafka stop":   kafkaWire,
 }
 
-// valueFeatures maps lab value functions to the family that reads them.
-var valueFeatures = map[string]feature{
-	"lag":         consumerGroups,
-	"lag_seconds": consumerGroups,
-	"delivered":   consumerGroups,
-	"processed":   consumerGroups,
-	"idle":        consumerGroups,
-	"workers":     consumerGroups,
-	"depth":       queues,
-	"inflight":    queues,
-	"oldest_age":  queues,
-	"throughput":  backPressure,
-	"members":     backPressure,
-	"rows":        serviceFamily,
-	"retries":     retryValues,
-	"retry_peak":  retryValues,
-	// The checkout's measurements: p99(checkout), errors(checkout), …
-	"p50":                checkoutFamily,
-	"p99":                checkoutFamily,
-	"arrived":            checkoutFamily,
-	"answered":           checkoutFamily,
-	"served":             checkoutFamily,
-	"errors":             checkoutFamily,
-	"no_thread":          checkoutFamily,
-	"charged_but_failed": checkoutFamily,
-	"busy":               checkoutFamily,
-	"waiting":            checkoutFamily,
-}
+// valueFamilies are asked, in order, for a lab value the lab does not read
+// itself; the first whose value answers ok reads it. Which names a family
+// reads is its own: package command lists the language's names, and each
+// family's value says which of them are its. Consumer groups come before
+// queues: delivered(X), processed(X) and workers(X) read a group, or hand
+// over to the queues when X is a queue.
+var valueFamilies = []feature{consumerGroups, queues, backPressure, serviceFamily, retryValues, checkoutFamily}
 
 // stateFeatures are asked, in order, for state(X) when X is neither a node
 // nor a load, before a plain client is reported up: a service that
