@@ -191,42 +191,23 @@ func (r *run) electRound(ctx context.Context, tp broker.TopicPartition, id strin
 	return fmt.Errorf("elect %s %s epoch=%d: the epoch did not get there", id, tp, want)
 }
 
-// nodeUp resolves a reference and checks the node is in the state a
-// command needs, before anything happens.
-func (r *run) nodeIn(ref command.NodeRef, verb string, wantUp bool) (string, error) {
-	id, err := r.w.resolve(ref)
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", verb, err)
-	}
-	n, err := r.w.node(id)
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", verb, err)
-	}
-	if n.Up != wantUp {
-		if wantUp {
-			return "", fmt.Errorf("%s %s: %w already; restart it first", verb, id, broker.ErrNodeDown)
-		}
-		return "", fmt.Errorf("%s %s: %w already; kill it first", verb, id, broker.ErrNodeUp)
-	}
-	return id, nil
-}
-
+// kill and restart leave the node's state to the broker, which checks it
+// (down already, up already) under its own lock and says so in the words
+// the learner sees.
 func (r *run) kill(c command.Kill) error {
-	id, err := r.nodeIn(c.Node, "kill", true)
+	id, err := r.w.resolve(c.Node)
 	if err != nil {
-		return err
+		return fmt.Errorf("kill: %w", err)
 	}
-	r.begin("kill " + resolved(c.Node, id))
-	return r.w.cluster.Kill(id)
+	return r.act("kill "+resolved(c.Node, id), func() error { return r.w.cluster.Kill(id) })
 }
 
 func (r *run) restart(c command.Restart) error {
-	id, err := r.nodeIn(c.Node, "restart", false)
+	id, err := r.w.resolve(c.Node)
 	if err != nil {
-		return err
+		return fmt.Errorf("restart: %w", err)
 	}
-	r.begin("restart " + resolved(c.Node, id))
-	return r.w.cluster.Restart(id)
+	return r.act("restart "+resolved(c.Node, id), func() error { return r.w.cluster.Restart(id) })
 }
 
 func (r *run) isolate(c command.Isolate) error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -225,6 +226,31 @@ func (r *run) begin(text string) {
 	r.began = true
 	r.l.syncBroker(r.w) // what the broker did before the command comes before it
 	r.l.tl.add(Event{Time: r.l.clock.Now(), Kind: EventCommand, Text: text, Line: r.line})
+}
+
+// act runs a broker action that checks its own preconditions. The command
+// enters the timeline before the first broker event that comes after it,
+// or when the action succeeds, and not at all when the action refuses
+// before anything happened: like begin, it leaves no trace of a command
+// that cannot run.
+func (r *run) act(text string, do func() error) error {
+	r.l.syncBroker(r.w)
+	e := &Event{Time: r.l.clock.Now(), Kind: EventCommand, Text: text, Line: r.line}
+	r.l.tl.mu.Lock()
+	r.w.pending = append(r.w.pending, e)
+	r.l.tl.mu.Unlock()
+	err := do()
+	r.l.tl.mu.Lock()
+	i := slices.Index(r.w.pending, e)
+	if i >= 0 {
+		r.w.pending = slices.Delete(r.w.pending, i, i+1)
+	}
+	r.began = i < 0 || err == nil // shown already, or shown now
+	if i >= 0 && err == nil && !r.w.retired {
+		r.l.tl.addLocked(*e)
+	}
+	r.l.tl.mu.Unlock()
+	return err
 }
 
 func (r *run) say(kind EventKind, format string, args ...any) {

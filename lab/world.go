@@ -46,6 +46,7 @@ type world struct {
 	// Guarded by the lab's timeline lock.
 	brokerSeq uint64
 	retired   bool
+	pending   []*Event // commands acting now, shown before the next broker event (see run.act)
 
 	// loadClients holds the names of the clients loads send as: their
 	// messages are too many to list one by one (see fromLoad).
@@ -134,6 +135,10 @@ func (l *Lab) addBroker(w *world, e broker.Event) {
 		return
 	}
 	w.brokerSeq = e.Seq
+	for _, c := range w.pending {
+		l.tl.addLocked(*c)
+	}
+	w.pending = w.pending[:0]
 	w.queues.note(e)
 	detail := detailKinds[e.Kind] || w.buyers.routine(e) || w.fromLoad(e.MsgID)
 	l.tl.addLocked(Event{Time: e.Time, Kind: EventBroker, Text: e.Text, Detail: detail, Broker: &e})
