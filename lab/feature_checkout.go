@@ -199,7 +199,7 @@ func (l *Lab) runBuyers(w *world, br *buyerRun) {
 			default:
 			}
 			if co, err := w.checkout(); err == nil && co != nil {
-				l.tl.add(Event{Time: l.clock.Now(), Kind: EventLoad, Text: progressText(next.Sub(start), co.Stats())})
+				l.tl.Add(Event{Time: l.clock.Now(), Kind: EventLoad, Text: progressText(next.Sub(start), co.Stats())})
 			}
 		}
 	}()
@@ -261,7 +261,7 @@ func (l *Lab) runBuyers(w *world, br *buyerRun) {
 		st := co.Stats()
 		text += fmt.Sprintf("; checkout p50 %s, p99 %s", roundMS(st.Latency.P50), roundMS(st.Latency.P99))
 	}
-	l.tl.add(Event{Time: l.clock.Now(), Kind: EventLoad, Text: text})
+	l.tl.Add(Event{Time: l.clock.Now(), Kind: EventLoad, Text: text})
 }
 
 // progressText is one line of a buyers run: where the checkout stands.

@@ -40,10 +40,6 @@ import (
 	"github.com/mqlab/mqlab/lab/command"
 )
 
-// EventClient is what a background client did: a crash, a record it gave
-// up on, a failed commit; its deliveries and retries are Detail events.
-const EventClient EventKind = "client"
-
 // Consumer client states, as state(CONSUMER) reads them.
 const (
 	ClientUp      = "up"

@@ -63,22 +63,6 @@ type TableState struct {
 	Error   string     `json:"error,omitempty"` // why the table could not be read
 }
 
-// ServiceEvent is what a service reported: one SQL statement it ran, with
-// its arguments, or a step of its work.
-type ServiceEvent struct {
-	Service      string `json:"service"`
-	DB           string `json:"db,omitempty"`
-	Kind         string `json:"kind"` // sql, order-placed, published, effect, crashed, …
-	SQL          string `json:"sql,omitempty"`
-	Args         []any  `json:"args,omitempty"`
-	RowsAffected int64  `json:"rows_affected,omitempty"` // writes; -1 when not known
-	Rows         int    `json:"rows,omitempty"`          // reads: rows returned
-	MsgID        string `json:"msg_id,omitempty"`
-	Key          string `json:"key,omitempty"`
-	Detail       string `json:"detail,omitempty"`
-	Err          string `json:"error,omitempty"`
-}
-
 // servicesFeature is the services' family of commands and values.
 type servicesFeature struct{}
 

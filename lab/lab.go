@@ -11,6 +11,7 @@ import (
 	"github.com/mqlab/mqlab/broker"
 	"github.com/mqlab/mqlab/broker/kafkawire"
 	"github.com/mqlab/mqlab/lab/command"
+	"github.com/mqlab/mqlab/lab/timeline"
 )
 
 // Options configure a lab.
@@ -35,7 +36,7 @@ type Options struct {
 type Lab struct {
 	opts  Options
 	clock *Clock
-	tl    *timeline
+	tl    *timeline.Timeline
 
 	swap  sync.Mutex  // serialises the cluster command
 	hurry atomic.Bool // raft on the fast preset's timeouts (see Hurry)
@@ -90,7 +91,7 @@ func New(opts Options) (*Lab, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lab: %w", err)
 	}
-	l := &Lab{opts: opts, clock: NewClock(), tl: newTimeline(opts.TimelineSize)}
+	l := &Lab{opts: opts, clock: NewClock(), tl: timeline.New(opts.TimelineSize)}
 	w, err := l.newWorld(opts.Nodes, timing)
 	if err != nil {
 		return nil, fmt.Errorf("lab: %w", err)
@@ -120,7 +121,7 @@ func (l *Lab) Close() error {
 	w := l.w
 	l.mu.Unlock()
 	l.retire(w)
-	l.tl.close()
+	l.tl.Close()
 	return nil
 }
 
@@ -131,7 +132,7 @@ func (l *Lab) Clock() *Clock { return l.clock }
 // lab from outside its commands did, such as a challenge killing the
 // learner's program.
 func (l *Lab) Note(text string) {
-	l.tl.add(Event{Time: l.clock.Now(), Kind: EventNote, Text: text})
+	l.tl.Add(Event{Time: l.clock.Now(), Kind: EventNote, Text: text})
 }
 
 // LoseAcks loses every offset commit (and ack, and delete) the client
@@ -154,7 +155,7 @@ func (l *Lab) LoseAcks(client string) (lost func() int, stop func(), err error) 
 
 // Subscribe streams every timeline event from now on, Detail ones included.
 // Close the subscription when done.
-func (l *Lab) Subscribe(buffer int) *Subscription { return l.tl.subscribe(buffer) }
+func (l *Lab) Subscribe(buffer int) *Subscription { return l.tl.Subscribe(buffer) }
 
 // world returns the current world.
 func (l *Lab) world() (*world, error) {
@@ -170,9 +171,9 @@ func (l *Lab) world() (*world, error) {
 // timeline, later ones are ignored, and its cluster stops.
 func (l *Lab) retire(w *world) {
 	l.syncBroker(w)
-	l.tl.mu.Lock()
+	l.tl.Lock()
 	w.retired = true
-	l.tl.mu.Unlock()
+	l.tl.Unlock()
 	w.close()
 }
 
@@ -203,7 +204,7 @@ func (l *Lab) exec(ctx context.Context, cmd command.Command, line int) (Result, 
 	l.syncBroker(r.w)
 	var ee *ExpectationError
 	if err != nil && r.began && !errors.As(err, &ee) {
-		l.tl.add(Event{Time: l.clock.Now(), Kind: EventError, Text: err.Error()})
+		l.tl.Add(Event{Time: l.clock.Now(), Kind: EventError, Text: err.Error()})
 	}
 	return Result{Command: cmd, Lines: r.lines, Observed: r.observed}, err
 }
@@ -225,7 +226,7 @@ type run struct {
 func (r *run) begin(text string) {
 	r.began = true
 	r.l.syncBroker(r.w) // what the broker did before the command comes before it
-	r.l.tl.add(Event{Time: r.l.clock.Now(), Kind: EventCommand, Text: text, Line: r.line})
+	r.l.tl.Add(Event{Time: r.l.clock.Now(), Kind: EventCommand, Text: text, Line: r.line})
 }
 
 // act runs a broker action that checks its own preconditions. The command
@@ -236,20 +237,20 @@ func (r *run) begin(text string) {
 func (r *run) act(text string, do func() error) error {
 	r.l.syncBroker(r.w)
 	e := &Event{Time: r.l.clock.Now(), Kind: EventCommand, Text: text, Line: r.line}
-	r.l.tl.mu.Lock()
+	r.l.tl.Lock()
 	r.w.pending = append(r.w.pending, e)
-	r.l.tl.mu.Unlock()
+	r.l.tl.Unlock()
 	err := do()
-	r.l.tl.mu.Lock()
+	r.l.tl.Lock()
 	i := slices.Index(r.w.pending, e)
 	if i >= 0 {
 		r.w.pending = slices.Delete(r.w.pending, i, i+1)
 	}
 	r.began = i < 0 || err == nil // shown already, or shown now
 	if i >= 0 && err == nil && !r.w.retired {
-		r.l.tl.addLocked(*e)
+		r.l.tl.AddLocked(*e)
 	}
-	r.l.tl.mu.Unlock()
+	r.l.tl.Unlock()
 	return err
 }
 
@@ -257,7 +258,7 @@ func (r *run) say(kind EventKind, format string, args ...any) {
 	text := fmt.Sprintf(format, args...)
 	r.lines = append(r.lines, text)
 	r.l.syncBroker(r.w)
-	r.l.tl.add(Event{Time: r.l.clock.Now(), Kind: kind, Text: text})
+	r.l.tl.Add(Event{Time: r.l.clock.Now(), Kind: kind, Text: text})
 }
 
 // dispatch sends each command to its handler; a family's commands go to

@@ -198,7 +198,7 @@ func TestNodeRefsResolveAtExecution(t *testing.T) {
 	if got := l.Snapshot().Cluster.Topics[0].Partitions[0].Leader; got != want {
 		t.Errorf("elect follower(orders/0) with %s leading: %s leads; want the first follower, %s", lead, got, want)
 	}
-	ev := l.tl.recent(100)
+	ev := l.tl.Recent(100)
 	found := false
 	for _, e := range ev {
 		found = found || e.Kind == EventCommand && e.Text == "elect follower(orders/0) → "+want+" orders/0"
@@ -245,7 +245,7 @@ func TestWaitWhileAnotherCommandRuns(t *testing.T) {
 		_, werr = l.Exec(ctxFor(t, 30*time.Second), "wait leader(orders/0) != n1 timeout=20s")
 	}()
 	waitFor(t, 5*time.Second, "the wait to begin", func() bool {
-		for _, e := range l.tl.recent(50) {
+		for _, e := range l.tl.Recent(50) {
 			if e.Kind == EventCommand && strings.HasPrefix(e.Text, "wait ") {
 				return true
 			}

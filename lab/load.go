@@ -134,7 +134,7 @@ func (l *Lab) produceBatches(w *world, ld *load, cl *client, p *broker.Producer)
 				if r.Duplicate {
 					// Rare, and the point of an idempotent producer: said
 					// even though a load's messages are not told one by one.
-					l.tl.add(Event{Time: l.clock.Now(), Kind: EventLoad, Text: fmt.Sprintf(
+					l.tl.Add(Event{Time: l.clock.Now(), Kind: EventLoad, Text: fmt.Sprintf(
 						"load %s as %s: %s took %d attempts; the partition recognised the retry and answered with the original offset %d",
 						c.Topic, ld.client, msgs[i].MsgID, r.Attempts, r.Offset)})
 				}
@@ -158,7 +158,7 @@ func (l *Lab) runLoad(w *world, ld *load, batch sendBatch) {
 		ld.state = LoadStopped
 		text := fmt.Sprintf("load %s as %s stopped: %d of %d sent; %s", ld.cmd.Topic, ld.client, ld.sent, ld.total, countText(ld.counts))
 		ld.mu.Unlock()
-		l.tl.add(Event{Time: l.clock.Now(), Kind: EventLoad, Text: text})
+		l.tl.Add(Event{Time: l.clock.Now(), Kind: EventLoad, Text: text})
 	}()
 	if ld.cmd.After > 0 {
 		if l.clock.Sleep(gen, ld.cmd.After) != nil {

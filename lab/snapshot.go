@@ -61,7 +61,7 @@ type ClientState struct {
 // moment the snapshot says it shows.
 func (l *Lab) Snapshot() (s Snapshot) {
 	speed, paused := l.clock.Speed()
-	s = Snapshot{Speed: speed, Paused: paused, Timeline: l.tl.recent(l.opts.TimelineSize)}
+	s = Snapshot{Speed: speed, Paused: paused, Timeline: l.tl.Recent(l.opts.TimelineSize)}
 	defer func() { s.Time = l.clock.Now() }()
 	w, err := l.world()
 	if err != nil {

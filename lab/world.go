@@ -13,6 +13,7 @@ import (
 	"github.com/mqlab/mqlab/broker/kafkawire"
 	"github.com/mqlab/mqlab/lab/checker"
 	"github.com/mqlab/mqlab/lab/command"
+	"github.com/mqlab/mqlab/lab/timeline"
 )
 
 // world is everything one cluster command creates: the cluster, the
@@ -120,36 +121,36 @@ func (w *world) bind(ctx context.Context) (context.Context, context.CancelFunc) 
 // addFor puts an event of world w in the timeline, unless w has been
 // retired: a client or service of an old cluster says nothing more.
 func (l *Lab) addFor(w *world, e Event) {
-	l.tl.mu.Lock()
-	defer l.tl.mu.Unlock()
+	l.tl.Lock()
+	defer l.tl.Unlock()
 	if !w.retired {
-		l.tl.addLocked(e)
+		l.tl.AddLocked(e)
 	}
 }
 
 // addBroker puts one broker event in the timeline, once, in broker order.
 func (l *Lab) addBroker(w *world, e broker.Event) {
-	l.tl.mu.Lock()
-	defer l.tl.mu.Unlock()
+	l.tl.Lock()
+	defer l.tl.Unlock()
 	if w.retired || e.Seq <= w.brokerSeq {
 		return
 	}
 	w.brokerSeq = e.Seq
 	for _, c := range w.pending {
-		l.tl.addLocked(*c)
+		l.tl.AddLocked(*c)
 	}
 	w.pending = w.pending[:0]
 	w.queues.note(e)
-	detail := detailKinds[e.Kind] || w.buyers.routine(e) || w.fromLoad(e.MsgID)
-	l.tl.addLocked(Event{Time: e.Time, Kind: EventBroker, Text: e.Text, Detail: detail, Broker: &e})
+	detail := timeline.DetailKind(e.Kind) || w.buyers.routine(e) || w.fromLoad(e.MsgID)
+	l.tl.AddLocked(Event{Time: e.Time, Kind: EventBroker, Text: e.Text, Detail: detail, Broker: &e})
 }
 
 // syncBroker pulls the broker's retained events the pump has not delivered
 // yet, so that a command's events are in the timeline when it returns.
 func (l *Lab) syncBroker(w *world) {
-	l.tl.mu.Lock()
+	l.tl.Lock()
 	since := w.brokerSeq
-	l.tl.mu.Unlock()
+	l.tl.Unlock()
 	for _, e := range w.cluster.Events(since) {
 		l.addBroker(w, e)
 	}

@@ -1,0 +1,40 @@
+package lab
+
+import "github.com/mqlab/mqlab/lab/timeline"
+
+// The timeline's types under the names the lab has always given them
+// (package lab/timeline keeps them).
+type (
+	// Event is one line of the timeline.
+	Event = timeline.Event
+	// EventKind says where a timeline event comes from.
+	EventKind = timeline.Kind
+	// ServiceEvent is what a service reported: one SQL statement it ran,
+	// with its arguments, or a step of its work.
+	ServiceEvent = timeline.ServiceEvent
+	// Subscription delivers every timeline event, Detail ones included, as
+	// it happens. A subscriber that falls behind loses events rather than
+	// slowing the lab; Dropped counts them.
+	Subscription = timeline.Subscription
+)
+
+// Kinds of timeline event.
+const (
+	EventBroker  = timeline.Broker
+	EventCommand = timeline.Command
+	EventOutcome = timeline.Outcome
+	EventLoad    = timeline.Load
+	EventClock   = timeline.Clock
+	EventWait    = timeline.Wait
+	EventExpect  = timeline.Expect
+	EventCheck   = timeline.Check
+	EventError   = timeline.Error
+	EventSQL     = timeline.SQL
+	EventService = timeline.Service
+	EventNote    = timeline.Note
+	EventClient  = timeline.Client
+)
+
+// InternalName reports whether a topic, partition or raft group's name is
+// one of the broker's internal topics ("__consumer_offsets/0").
+func InternalName(name string) bool { return timeline.InternalName(name) }
