@@ -190,7 +190,7 @@ func (l *Lab) runBuyers(w *world, br *buyerRun) {
 				return
 			default:
 			}
-			if l.clock.sleepUntil(ctx, next, done) != nil {
+			if l.clock.SleepUntilOrWake(ctx, next, done) != nil {
 				return
 			}
 			select {

@@ -183,7 +183,7 @@ func (s *serviceSet) runRelay(ctx context.Context, o *services.Orders, rl *relay
 	defer close(rl.done)
 	backoff := time.Duration(0)
 	for {
-		if err := s.l.clock.sleepOrWake(ctx, backoff, rl.kick); err != nil {
+		if err := s.l.clock.SleepOrWake(ctx, backoff, rl.kick); err != nil {
 			return
 		}
 		for {

@@ -1,6 +1,19 @@
 package lab
 
-import "github.com/mqlab/mqlab/lab/timeline"
+// The names lab has always exported for types its sub-packages now keep:
+// the screens, lessons and commands read them as before.
+
+import (
+	"github.com/mqlab/mqlab/lab/clock"
+	"github.com/mqlab/mqlab/lab/timeline"
+)
+
+// Clock is the lab's time: wall time scaled by a speed factor, which can
+// be paused (package lab/clock keeps it).
+type Clock = clock.Clock
+
+// NewClock starts a clock at the current wall time, running at 1x.
+func NewClock() *Clock { return clock.New() }
 
 // The timeline's types under the names the lab has always given them
 // (package lab/timeline keeps them).
