@@ -5,6 +5,7 @@ package lab
 
 import (
 	"github.com/mqlab/mqlab/lab/clock"
+	"github.com/mqlab/mqlab/lab/kafka"
 	"github.com/mqlab/mqlab/lab/timeline"
 )
 
@@ -30,6 +31,10 @@ type (
 	// slowing the lab; Dropped counts them.
 	Subscription = timeline.Subscription
 )
+
+// KafkaState is the Kafka listener as the screen shows it (package
+// lab/kafka).
+type KafkaState = kafka.State
 
 // Kinds of timeline event.
 const (

@@ -5,6 +5,7 @@ import (
 
 	"github.com/mqlab/mqlab/lab/checker"
 	"github.com/mqlab/mqlab/lab/command"
+	"github.com/mqlab/mqlab/lab/family"
 )
 
 // feature is one family of commands beside the log's: consumer groups,
@@ -30,8 +31,8 @@ var (
 	serviceFamily = servicesFeature{}
 	// checkoutFamily sends buyers through the checkout and reads its measurements (feature_checkout.go).
 	checkoutFamily = checkoutFeature{}
-	// kafkaWire puts the Kafka protocol on the nodes (feature_kafka.go).
-	kafkaWire = kafkaFeature{}
+	// kafkaWire puts the Kafka protocol on the nodes (package lab/kafka).
+	kafkaWire = packaged(func(w *world) family.Family { return w.kafka })
 )
 
 // features maps command names (Spec.Name) to the family that runs them.
@@ -66,3 +67,19 @@ var stateFeatures = []feature{consumerGroups, queues, serviceFamily}
 
 // observers add to every check, in order.
 var observers = []feature{consumerGroups, queues, serviceFamily, kafkaWire}
+
+// packaged is a family that lives in a package of its own (lab/family):
+// it gives the world's instance of the family, which the world made.
+type packaged func(*world) family.Family
+
+func (p packaged) exec(ctx context.Context, r *run, cmd command.Command) error {
+	return p(r.w).Exec(ctx, r, cmd)
+}
+
+func (p packaged) value(ctx context.Context, w *world, v command.Value) (any, bool, error) {
+	return p(w).Value(ctx, v)
+}
+
+func (p packaged) observe(ctx context.Context, w *world, h *checker.History, o *checker.Observed) error {
+	return p(w).Observe(ctx, h, o)
+}

@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 
 	"github.com/mqlab/mqlab/broker"
-	"github.com/mqlab/mqlab/broker/kafkawire"
 	"github.com/mqlab/mqlab/lab/command"
 	"github.com/mqlab/mqlab/lab/timeline"
 )
@@ -44,7 +43,6 @@ type Lab struct {
 	mu     sync.Mutex
 	w      *world
 	closed bool
-	kafka  *kafkawire.Config // the Kafka listener's, kept across cluster commands; nil when not listening
 }
 
 // Errors callers branch on.
@@ -153,6 +151,19 @@ func (l *Lab) LoseAcks(client string) (lost func() int, stop func(), err error) 
 	return func() int { return w.cluster.LostAcks(client) }, func() { w.cluster.LetAcksThrough(client) }, nil
 }
 
+// HandedTogether says whether a Kafka client was handed offset and the
+// one after it in one fetch. A program that has finished offset then
+// holds the next record in the batch its poll returned, not only in its
+// client's buffer, which a client drops when it learns its partitions
+// have gone.
+func (l *Lab) HandedTogether(client, topic string, partition int, offset int64) bool {
+	w, err := l.world()
+	if err != nil {
+		return false
+	}
+	return w.kafka.HandedTogether(client, topic, partition, offset)
+}
+
 // Subscribe streams every timeline event from now on, Detail ones included.
 // Close the subscription when done.
 func (l *Lab) Subscribe(buffer int) *Subscription { return l.tl.Subscribe(buffer) }
@@ -253,6 +264,11 @@ func (r *run) act(text string, do func() error) error {
 	r.l.tl.Unlock()
 	return err
 }
+
+// Begin and Say are begin and say for a family package (lab/family.Run).
+func (r *run) Begin(text string) { r.begin(text) }
+
+func (r *run) Say(kind EventKind, format string, args ...any) { r.say(kind, format, args...) }
 
 func (r *run) say(kind EventKind, format string, args ...any) {
 	text := fmt.Sprintf(format, args...)

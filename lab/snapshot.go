@@ -75,7 +75,7 @@ func (l *Lab) Snapshot() (s Snapshot) {
 	s.Series = w.series.states()
 	alignSeries(s.Series, s.Cluster)
 	s.Drain = w.drainState()
-	s.Kafka = w.kafkaState()
+	s.Kafka = w.kafka.State()
 	s.Retries = w.retries.recent(snapshotRetries)
 	w.mu.Lock()
 	if w.report != nil {

@@ -10,9 +10,10 @@ import (
 	"time"
 
 	"github.com/mqlab/mqlab/broker"
-	"github.com/mqlab/mqlab/broker/kafkawire"
 	"github.com/mqlab/mqlab/lab/checker"
+	"github.com/mqlab/mqlab/lab/clock"
 	"github.com/mqlab/mqlab/lab/command"
+	"github.com/mqlab/mqlab/lab/kafka"
 	"github.com/mqlab/mqlab/lab/timeline"
 )
 
@@ -27,14 +28,13 @@ type world struct {
 	sub     *broker.Subscription
 	pumped  chan struct{} // closed when the event pump has stopped
 	loadWG  sync.WaitGroup
-	svc     *serviceSet       // the running services (feature_services.go)
-	groups  *groupSet         // the consumer clients (feature_groups.go)
-	queues  *queueSet         // the queue senders and workers (feature_queues.go)
-	series  *seriesSet        // lag and depth over time (series.go)
-	retries retryLog          // the retries consumers and workers schedule (retries.go)
-	buyers  *buyerSet         // the buyers runs through the checkout (feature_checkout.go)
-	kafka   *kafkawire.Server // under mu; nil unless listening (feature_kafka.go)
-	wire    wireHistory       // what its Kafka clients did
+	svc     *serviceSet     // the running services (feature_services.go)
+	groups  *groupSet       // the consumer clients (feature_groups.go)
+	queues  *queueSet       // the queue senders and workers (feature_queues.go)
+	series  *seriesSet      // lag and depth over time (series.go)
+	retries retryLog        // the retries consumers and workers schedule (retries.go)
+	buyers  *buyerSet       // the buyers runs through the checkout (feature_checkout.go)
+	kafka   *kafka.Listener // the Kafka protocol on the nodes (package lab/kafka)
 
 	mu      sync.Mutex
 	clients map[string]*client
@@ -81,6 +81,7 @@ func (l *Lab) newWorld(nodes int, timing broker.Timing) (*world, error) {
 	w.queues = newQueueSet(l, w)
 	l.startSeries(w)
 	w.buyers = newBuyerSet()
+	w.kafka = kafka.New(host{l, w})
 	w.sub = c.Subscribe(8192)
 	go func() {
 		defer close(w.pumped)
@@ -94,7 +95,7 @@ func (l *Lab) newWorld(nodes int, timing broker.Timing) (*world, error) {
 // close stops the world's generators, services and cluster and waits for
 // them.
 func (w *world) close() {
-	w.closeKafka() // outside clients first: they reach the cluster through it
+	w.kafka.Close() // outside clients first: they reach the cluster through it
 	w.cancel()
 	w.mu.Lock()
 	for _, ld := range w.loads {
@@ -110,6 +111,17 @@ func (w *world) close() {
 	w.cluster.Close()
 	<-w.pumped
 }
+
+// host is a world as a family package sees it (package lab/family).
+type host struct {
+	l *Lab
+	w *world
+}
+
+func (h host) Cluster() *broker.Cluster { return h.w.cluster }
+func (h host) Clock() *clock.Clock      { return h.l.clock }
+func (h host) Context() context.Context { return h.w.ctx }
+func (h host) Add(e timeline.Event)     { h.l.addFor(h.w, e) }
 
 // bind returns a context that also ends when the world is retired.
 func (w *world) bind(ctx context.Context) (context.Context, context.CancelFunc) {
@@ -208,7 +220,7 @@ func (w *world) clientNames() []string {
 	w.mu.Unlock()
 	out = append(out, w.groups.names()...)
 	out = append(out, w.queues.names()...)
-	out = append(out, w.kafkaClients()...)
+	out = append(out, w.kafka.Clients()...)
 	sort.Strings(out)
 	return slices.Compact(out)
 }
@@ -217,7 +229,7 @@ func (w *world) hasClient(name string) bool {
 	w.mu.Lock()
 	known := w.clients[name] != nil
 	w.mu.Unlock()
-	return known || w.groups.has(name) || w.queues.has(name) || slices.Contains(w.kafkaClients(), name)
+	return known || w.groups.has(name) || w.queues.has(name) || slices.Contains(w.kafka.Clients(), name)
 }
 
 // byNodeOrder sorts node ids n1, n2, …, n10.
