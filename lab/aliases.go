@@ -6,6 +6,7 @@ package lab
 import (
 	"github.com/mqlab/mqlab/lab/clock"
 	"github.com/mqlab/mqlab/lab/kafka"
+	"github.com/mqlab/mqlab/lab/loads"
 	"github.com/mqlab/mqlab/lab/timeline"
 )
 
@@ -35,6 +36,16 @@ type (
 // KafkaState is the Kafka listener as the screen shows it (package
 // lab/kafka).
 type KafkaState = kafka.State
+
+// LoadState is one generator as the screens show it (package lab/loads).
+type LoadState = loads.State
+
+// Load states.
+const (
+	LoadWaiting = loads.Waiting // after= has not passed yet
+	LoadRunning = loads.Running
+	LoadStopped = loads.Stopped // finished, or stopped by load stop; nothing in flight
+)
 
 // Kinds of timeline event.
 const (

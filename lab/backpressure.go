@@ -51,7 +51,7 @@ func (backPressureFeature) value(_ context.Context, w *world, v command.Value) (
 		}
 		if !w.groups.serving(v.Arg) {
 			if _, err := w.groups.groupState(v.Arg); err != nil {
-				return nil, true, notNow{fmt.Errorf("%s: %w %q, and no consumer group of that name yet: %v", v, broker.ErrUnknownQueue, v.Arg, err)}
+				return nil, true, notNow(fmt.Errorf("%s: %w %q, and no consumer group of that name yet: %v", v, broker.ErrUnknownQueue, v.Arg, err))
 			}
 		}
 		if err := w.groups.settled(v, now); err != nil {
@@ -62,7 +62,7 @@ func (backPressureFeature) value(_ context.Context, w *world, v command.Value) (
 		gs, err := w.groups.groupState(v.Arg)
 		if err != nil {
 			// Not yet: a consumer may be about to join it.
-			return nil, true, notNow{fmt.Errorf("%s: %w", v, err)}
+			return nil, true, notNow(fmt.Errorf("%s: %w", v, err))
 		}
 		n := 0
 		for _, m := range gs.Members {
@@ -131,8 +131,8 @@ func (s *clientSet[C]) settled(v command.Value, now time.Time) error {
 		}
 	}
 	if ago := now.Sub(last); lastName != "" && ago < throughputWindow {
-		return notNow{fmt.Errorf("%s: measuring: %s changed %.2fs of lab time ago, and a reading needs %v with the same clients",
-			v, lastName, ago.Seconds(), throughputWindow)}
+		return notNow(fmt.Errorf("%s: measuring: %s changed %.2fs of lab time ago, and a reading needs %v with the same clients",
+			v, lastName, ago.Seconds(), throughputWindow))
 	}
 	return nil
 }

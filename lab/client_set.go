@@ -145,7 +145,7 @@ func (w *world) nameTaken(name string) string {
 	case w.queues.has(name):
 		return "a worker"
 	}
-	for _, ld := range w.loadStates() {
+	for _, ld := range w.loads.States() {
 		if ld.Client == name {
 			return "a load's client"
 		}

@@ -12,15 +12,14 @@ import (
 	"github.com/mqlab/mqlab/broker"
 	"github.com/mqlab/mqlab/lab/checker"
 	"github.com/mqlab/mqlab/lab/command"
+	"github.com/mqlab/mqlab/lab/family"
 )
 
 // notNow marks a value that cannot be read at this moment but may be soon
 // (no leader during an election, a replica's node down): wait keeps
 // polling, expect fails with it. Every other error is a script error.
-type notNow struct{ err error }
-
-func (e notNow) Error() string { return e.err.Error() }
-func (e notNow) Unwrap() error { return e.err }
+// Family packages say it with family.NotNow.
+func notNow(err error) error { return family.NotNow(err) }
 
 // unnamedYet is a name no node or client has: a script error for an
 // expect, "not yet" for a wait, since the client may be about to start.
@@ -36,10 +35,7 @@ func waitable(err error) bool {
 	return isNotNow(err) || errors.As(err, &u)
 }
 
-func isNotNow(err error) bool {
-	var n notNow
-	return errors.As(err, &n)
-}
+func isNotNow(err error) bool { return family.IsNotNow(err) }
 
 // reader evaluates values against one view of the lab: one broker
 // snapshot, and at most one check, per evaluation.
@@ -65,7 +61,7 @@ func (rd *reader) checked() (checker.Report, error) {
 		rd.report, rd.repErr = &rep, err
 	}
 	if rd.repErr != nil {
-		return checker.Report{}, notNow{rd.repErr}
+		return checker.Report{}, notNow(rd.repErr)
 	}
 	return *rd.report, nil
 }
@@ -101,7 +97,7 @@ func (rd *reader) value(v command.Value) (any, error) {
 	case "state":
 		return rd.state(v.Arg)
 	case "elapsed":
-		return rd.r.w.loadElapsed(v, rd.r.l.clock.Now())
+		return rd.r.w.loads.Elapsed(v, rd.r.l.clock.Now())
 	case "partition_of":
 		return rd.r.w.partitionOf(v)
 	case "requests", "recognised", "latency", "produce_rate", "speedup":
@@ -124,7 +120,7 @@ func (rd *reader) partitionValue(v command.Value) (any, error) {
 			return orNone(ctl.Leader), nil
 		}
 		if ctl.Epoch == 0 {
-			return nil, notNow{fmt.Errorf("%s: no node of the controller is up", v)}
+			return nil, notNow(fmt.Errorf("%s: no node of the controller is up", v))
 		}
 		return float64(ctl.Epoch), nil
 	}
@@ -149,7 +145,7 @@ func (rd *reader) partitionValue(v command.Value) (any, error) {
 				continue
 			}
 			if !r.Up {
-				return nil, notNow{fmt.Errorf("%s: %s is down", v, v.Node)}
+				return nil, notNow(fmt.Errorf("%s: %s is down", v, v.Node))
 			}
 			return replicaField(v.Func, r, p), nil
 		}
@@ -157,7 +153,7 @@ func (rd *reader) partitionValue(v command.Value) (any, error) {
 	}
 	if v.Func == "epoch" {
 		if p.Epoch == 0 {
-			return nil, notNow{fmt.Errorf("%s: no replica of %s is up", v, v.Target)}
+			return nil, notNow(fmt.Errorf("%s: no replica of %s is up", v, v.Target))
 		}
 		return float64(p.Epoch), nil
 	}
@@ -172,7 +168,7 @@ func (rd *reader) partitionValue(v command.Value) (any, error) {
 		}
 	}
 	if !found {
-		return nil, notNow{fmt.Errorf("%s: no replica of %s is up", v, v.Target)}
+		return nil, notNow(fmt.Errorf("%s: no replica of %s is up", v, v.Target))
 	}
 	return best, nil
 }
@@ -200,7 +196,7 @@ func (rd *reader) state(name string) (any, error) {
 		}
 	}
 	loadState := ""
-	for _, ld := range rd.r.w.loadStates() {
+	for _, ld := range rd.r.w.loads.States() {
 		if ld.Client == name {
 			loadState = LoadStopped
 			if ld.State != LoadStopped {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mqlab/mqlab/broker"
 	"github.com/mqlab/mqlab/lab/command"
+	"github.com/mqlab/mqlab/lab/timeline"
 )
 
 // The commands that shape the cluster and its network.
@@ -301,7 +302,7 @@ func (r *run) clockCommand(ctx context.Context, cmd command.Command) error {
 	return nil
 }
 
-func trimFloat(f float64) string { return strings.TrimSuffix(fmt.Sprintf("%.2f", f), ".00") }
+func trimFloat(f float64) string { return timeline.Number(f) }
 
 func (r *run) help(c command.Help) error {
 	if c.Topic == "" {

@@ -288,7 +288,7 @@ func (checkoutFeature) value(_ context.Context, w *world, v command.Value) (any,
 	co, err := w.checkout()
 	if err != nil {
 		// Not yet: a learner or a lesson may be about to start it.
-		return nil, true, notNow{fmt.Errorf("%s: %w", v, err)}
+		return nil, true, notNow(fmt.Errorf("%s: %w", v, err))
 	}
 	if co == nil {
 		return nil, true, fmt.Errorf("%s: the checkout service is not a checkout", v)

@@ -61,7 +61,7 @@ func (w *world) queueValue(v command.Value) (any, error) {
 			for _, r := range q.Replicas {
 				if r.Node == v.Node {
 					if !r.Up {
-						return nil, notNow{fmt.Errorf("%s: %s is down", v, v.Node)}
+						return nil, notNow(fmt.Errorf("%s: %s is down", v, v.Node))
 					}
 					return float64(r.Epoch), nil
 				}
@@ -69,7 +69,7 @@ func (w *world) queueValue(v command.Value) (any, error) {
 			return nil, fmt.Errorf("%s: %s holds no replica of %s", v, v.Node, q.Config.Name)
 		}
 		if q.Epoch == 0 {
-			return nil, notNow{fmt.Errorf("%s: no replica of %s is up", v, q.Config.Name)}
+			return nil, notNow(fmt.Errorf("%s: no replica of %s is up", v, q.Config.Name))
 		}
 		return float64(q.Epoch), nil
 	}

@@ -72,7 +72,7 @@ func (l *Lab) addService(w *world, e services.Event) {
 		Rows: e.Rows, MsgID: e.MessageID, Key: e.Key, Detail: e.Detail, Err: e.Err}
 	text := sqlLineBreaks.ReplaceAllString(e.String(), " ")
 	detail := w.buyers.quiet(e.Service, e.Kind)
-	l.addFor(w, Event{Time: e.Time, Kind: kind, Text: text, Detail: detail || w.fromLoad(e.MessageID) || w.fromLoad(e.Cause), Service: se})
+	l.addFor(w, Event{Time: e.Time, Kind: kind, Text: text, Detail: detail || w.loads.FromLoad(e.MessageID) || w.loads.FromLoad(e.Cause), Service: se})
 }
 
 // publisher sends a service's messages with a lab producer client named

@@ -165,7 +165,7 @@ func (servicesFeature) value(ctx context.Context, w *world, v command.Value) (an
 		rs := s.get(v.Service)
 		if rs == nil {
 			// Not yet: a learner or a lesson may be about to start it.
-			return nil, true, notNow{fmt.Errorf("%s: %s", v, s.notRunning(v.Service))}
+			return nil, true, notNow(fmt.Errorf("%s: %s", v, s.notRunning(v.Service)))
 		}
 		n, err := rs.svc.Count(ctx, v.Table, v.Where)
 		if err != nil {

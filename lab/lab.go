@@ -290,7 +290,7 @@ func (r *run) dispatch(ctx context.Context, cmd command.Command) error {
 	case command.Load:
 		return r.load(ctx, c)
 	case command.LoadStop:
-		return r.loadStop(c)
+		return r.w.loads.Stop(r, c)
 	case command.Elect:
 		return r.elect(ctx, c)
 	case command.Kill:

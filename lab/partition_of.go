@@ -19,7 +19,7 @@ func (w *world) partitionOf(v command.Value) (any, error) {
 		return nil, fmt.Errorf("%s: %w", v, err)
 	}
 	if len(t.Partitions) == 0 {
-		return nil, notNow{fmt.Errorf("%s: %s has no partitions yet", v, v.Arg)}
+		return nil, notNow(fmt.Errorf("%s: %s has no partitions yet", v, v.Arg))
 	}
 	return float64(partlog.PartitionForKey([]byte(v.Key), len(t.Partitions))), nil
 }

@@ -129,7 +129,7 @@ func (w *world) lastProduceRun(v command.Value, client string) (produceRun, erro
 		return pr, nil
 	}
 	if w.hasClient(client) {
-		return produceRun{}, notNow{fmt.Errorf("%s: %s has run no produce command yet; produce TOPIC as=%s count=N batch=N gives it one", v, client, client)}
+		return produceRun{}, notNow(fmt.Errorf("%s: %s has run no produce command yet; produce TOPIC as=%s count=N batch=N gives it one", v, client, client))
 	}
 	names := w.producerNames()
 	if len(names) == 0 {

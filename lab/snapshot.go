@@ -68,7 +68,7 @@ func (l *Lab) Snapshot() (s Snapshot) {
 		return s
 	}
 	s.Cluster = w.cluster.Snapshot()
-	s.Loads = w.loadStates()
+	s.Loads = w.loads.States()
 	s.Consumers = w.groups.states()
 	s.Workers = w.queues.states()
 	s.Services = w.svc.states()

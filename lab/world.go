@@ -14,6 +14,7 @@ import (
 	"github.com/mqlab/mqlab/lab/clock"
 	"github.com/mqlab/mqlab/lab/command"
 	"github.com/mqlab/mqlab/lab/kafka"
+	"github.com/mqlab/mqlab/lab/loads"
 	"github.com/mqlab/mqlab/lab/timeline"
 )
 
@@ -26,8 +27,8 @@ type world struct {
 	ctx     context.Context // ends when the world is retired
 	cancel  context.CancelFunc
 	sub     *broker.Subscription
-	pumped  chan struct{} // closed when the event pump has stopped
-	loadWG  sync.WaitGroup
+	pumped  chan struct{}   // closed when the event pump has stopped
+	loads   *loads.Set      // the load generators (package lab/loads)
 	svc     *serviceSet     // the running services (feature_services.go)
 	groups  *groupSet       // the consumer clients (feature_groups.go)
 	queues  *queueSet       // the queue senders and workers (feature_queues.go)
@@ -38,7 +39,6 @@ type world struct {
 
 	mu      sync.Mutex
 	clients map[string]*client
-	loads   []*load
 	history []*Produce
 	report  *checker.Report // the last check
 	drain   *DrainState     // the running check's progress (drain.go)
@@ -48,10 +48,6 @@ type world struct {
 	brokerSeq uint64
 	retired   bool
 	pending   []*Event // commands acting now, shown before the next broker event (see run.act)
-
-	// loadClients holds the names of the clients loads send as: their
-	// messages are too many to list one by one (see fromLoad).
-	loadClients sync.Map
 
 	// produced is each client's last produce command (produce_stats.go).
 	produced produceStats
@@ -82,6 +78,7 @@ func (l *Lab) newWorld(nodes int, timing broker.Timing) (*world, error) {
 	l.startSeries(w)
 	w.buyers = newBuyerSet()
 	w.kafka = kafka.New(host{l, w})
+	w.loads = loads.New(host{l, w})
 	w.sub = c.Subscribe(8192)
 	go func() {
 		defer close(w.pumped)
@@ -97,12 +94,7 @@ func (l *Lab) newWorld(nodes int, timing broker.Timing) (*world, error) {
 func (w *world) close() {
 	w.kafka.Close() // outside clients first: they reach the cluster through it
 	w.cancel()
-	w.mu.Lock()
-	for _, ld := range w.loads {
-		ld.halt()
-	}
-	w.mu.Unlock()
-	w.loadWG.Wait()
+	w.loads.Close()
 	w.stopSeries()
 	w.buyers.wait()  // before the services they call
 	w.groups.close() // before the services: consumers call them
@@ -153,7 +145,7 @@ func (l *Lab) addBroker(w *world, e broker.Event) {
 	}
 	w.pending = w.pending[:0]
 	w.queues.note(e)
-	detail := timeline.DetailKind(e.Kind) || w.buyers.routine(e) || w.fromLoad(e.MsgID)
+	detail := timeline.DetailKind(e.Kind) || w.buyers.routine(e) || w.loads.FromLoad(e.MsgID)
 	l.tl.AddLocked(Event{Time: e.Time, Kind: EventBroker, Text: e.Text, Detail: detail, Broker: &e})
 }
 

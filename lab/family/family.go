@@ -13,6 +13,7 @@ package family
 
 import (
 	"context"
+	"errors"
 
 	"github.com/mqlab/mqlab/broker"
 	"github.com/mqlab/mqlab/lab/checker"
@@ -57,4 +58,21 @@ type Family interface {
 	Observe(ctx context.Context, h *checker.History, o *checker.Observed) error
 	// Close stops whatever the family runs for the world.
 	Close()
+}
+
+// NotNow marks err as about a lab value that cannot be read at this
+// moment but may be soon (no leader during an election, a load that has
+// not begun): a wait keeps polling, an expect fails with it. Every other
+// error a Value returns is a script error.
+func NotNow(err error) error { return notNow{err} }
+
+type notNow struct{ err error }
+
+func (e notNow) Error() string { return e.err.Error() }
+func (e notNow) Unwrap() error { return e.err }
+
+// IsNotNow says whether err, or an error it wraps, was marked by NotNow.
+func IsNotNow(err error) bool {
+	var n notNow
+	return errors.As(err, &n)
 }

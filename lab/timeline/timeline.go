@@ -163,3 +163,7 @@ func (t *Timeline) Subscribe(buffer int) *Subscription {
 
 // Close ends every subscription.
 func (t *Timeline) Close() { t.subs.CloseAll() }
+
+// Number writes a rate or a probability as the lab's lines do: two
+// decimals, and none for a whole number (400, 0.25).
+func Number(f float64) string { return strings.TrimSuffix(fmt.Sprintf("%.2f", f), ".00") }
