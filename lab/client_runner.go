@@ -112,6 +112,11 @@ type backgroundRun interface {
 	vanish()
 }
 
+// newClientRuns is a client before its first run: named, stopped.
+func newClientRuns[Cmd any, R backgroundRun](name string) clientRuns[Cmd, R] {
+	return clientRuns[Cmd, R]{clientCore: clientCore{name: name, state: ClientStopped}}
+}
+
 func (c *clientRuns[Cmd, R]) command() Cmd {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -141,6 +141,13 @@ func newGroupSet(l *Lab, w *world) *groupSet {
 	return &groupSet{clientSet: newClientSet[*consumerClient](l, w, "consumer"), progress: map[groupPartition]*progress{}}
 }
 
+func (g *groupSet) set() *clientSet[*consumerClient] { return &g.clientSet }
+
+// fresh is a new consumer, stopped until its first run.
+func (g *groupSet) fresh(name string) *consumerClient {
+	return &consumerClient{clientRuns: newClientRuns[command.Consumer, *consumerRun](name), g: g}
+}
+
 // consumerClient is one named consumer. Each start or restart makes a new
 // run with a new broker consumer; the client keeps its name, counts and
 // state across runs.
@@ -205,19 +212,11 @@ func (g *groupSet) checkStart(verb string, c command.Consumer) error {
 	return g.w.checkClientOptions(verb, c.Options)
 }
 
-func (g *groupSet) set() *clientSet[*consumerClient] { return &g.clientSet }
-
-func (g *groupSet) fresh(name string) *consumerClient {
-	cc := &consumerClient{g: g}
-	cc.name, cc.state = name, ClientStopped
-	return cc
-}
-
 // merged lays a restart's options over the command a client was started
-// with; crash= is armed only when the restart gives it (a crash fires once).
+// with (a start: restarts store what they started with); crash= is armed
+// only when the restart gives it (a crash fires once).
 func (g *groupSet) merged(prev, c command.Consumer) command.Consumer {
 	out := prev
-	out.Action = command.ActionStart
 	if c.Group != "" {
 		out.Group = c.Group
 	}

@@ -113,6 +113,13 @@ func newQueueSet(l *Lab, w *world) *queueSet {
 		acked: map[string]bool{}, expired: map[string]bool{}, dropped: map[string]bool{}}
 }
 
+func (qs *queueSet) set() *clientSet[*worker] { return &qs.clientSet }
+
+// fresh is a new worker, stopped until its first run.
+func (qs *queueSet) fresh(name string) *worker {
+	return &worker{clientRuns: newClientRuns[command.Worker, *workerRun](name), qs: qs}
+}
+
 // worker is one named worker; each start or restart is a new run with a
 // new queue client. The worker keeps its name, counts and state.
 type worker struct {
@@ -394,19 +401,10 @@ func (qs *queueSet) checkStart(verb string, c command.Worker) error {
 	return qs.w.checkClientOptions(verb, c.Options)
 }
 
-func (qs *queueSet) set() *clientSet[*worker] { return &qs.clientSet }
-
-func (qs *queueSet) fresh(name string) *worker {
-	wk := &worker{qs: qs}
-	wk.name, wk.state = name, ClientStopped
-	return wk
-}
-
 // merged lays a restart's options over the command a worker was started
-// with.
+// with (a start: restarts store what they started with).
 func (qs *queueSet) merged(prev, c command.Worker) command.Worker {
 	next := prev
-	next.Action = command.ActionStart
 	if c.Queue != "" {
 		next.Queue = c.Queue
 	}
