@@ -8,8 +8,8 @@ package lab
 // partitions, and clients that share a database cannot outrun its write
 // ceiling.
 //
-// throughput(X) counts the work finished in the last throughputWindow of
-// lab time: a queue's acks (throughput.go), a group's finished records.
+// throughput(X) counts the work finished in the last clients.ThroughputWindow of
+// lab time (clients.Finished): a queue's acks, a group's finished records.
 // It is readable only once every client of X has run unchanged (no start,
 // restart, crash or stop, and for a consumer no new group generation) for
 // that long, so that a reading never mixes two set-ups: until then it is
@@ -22,6 +22,7 @@ import (
 
 	"github.com/mqlab/mqlab/broker"
 	"github.com/mqlab/mqlab/lab/checker"
+	"github.com/mqlab/mqlab/lab/clients"
 	"github.com/mqlab/mqlab/lab/command"
 )
 
@@ -47,7 +48,7 @@ func (backPressureFeature) value(_ context.Context, w *world, v command.Value) (
 			if err := w.queues.settled(v, now); err != nil {
 				return nil, true, err
 			}
-			return w.queues.finished.perSecond(v.Arg, now), true, nil
+			return w.queues.finished.PerSecond(v.Arg, now), true, nil
 		}
 		if !w.groups.serving(v.Arg) {
 			if _, err := w.groups.groupState(v.Arg); err != nil {
@@ -57,7 +58,7 @@ func (backPressureFeature) value(_ context.Context, w *world, v command.Value) (
 		if err := w.groups.settled(v, now); err != nil {
 			return nil, true, err
 		}
-		return w.groups.done.perSecond(v.Arg, now), true, nil
+		return w.groups.done.PerSecond(v.Arg, now), true, nil
 	case "members":
 		gs, err := w.groups.groupState(v.Arg)
 		if err != nil {
@@ -112,7 +113,7 @@ func (s *clientSet[C]) serving(of string) bool {
 }
 
 // settled is nil once every client of v.Arg has run unchanged for a
-// throughputWindow, and not now before.
+// clients.ThroughputWindow, and not now before.
 func (s *clientSet[C]) settled(v command.Value, now time.Time) error {
 	of := v.Arg
 	var last time.Time
@@ -130,9 +131,9 @@ func (s *clientSet[C]) settled(v command.Value, now time.Time) error {
 			last, lastName = since, name
 		}
 	}
-	if ago := now.Sub(last); lastName != "" && ago < throughputWindow {
+	if ago := now.Sub(last); lastName != "" && ago < clients.ThroughputWindow {
 		return notNow(fmt.Errorf("%s: measuring: %s changed %.2fs of lab time ago, and a reading needs %v with the same clients",
-			v, lastName, ago.Seconds(), throughputWindow))
+			v, lastName, ago.Seconds(), clients.ThroughputWindow))
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/mqlab/mqlab/lab/checker"
+	"github.com/mqlab/mqlab/lab/clients"
 	"github.com/mqlab/mqlab/lab/command"
 )
 
@@ -28,7 +29,7 @@ type clientSet[C backgroundClient] struct {
 	busy      map[string]bool            // a start, restart or stop is under way
 	delivered map[string]int             // group or queue → deliveries
 	processed map[string]map[string]bool // group or queue → message ids whose work was done
-	done      ackTimes                   // group or queue → when work finished, for throughput(G)
+	done      clients.Finished           // group or queue → when work finished, for throughput(G)
 	workers   map[string]map[string]bool // group or queue → clients that finished some work
 	doneWork  []checker.Done             // finished work, in the order it finished
 	closed    bool
@@ -301,7 +302,7 @@ func (s *clientSet[C]) processedBy(c *clientCore, of, msgID, topic, key string) 
 		s.processed[of] = set
 	}
 	set[msgID] = true
-	s.done.add(of, s.l.clock.Now())
+	s.done.Add(of, s.l.clock.Now())
 	if s.workers[of] == nil {
 		s.workers[of] = map[string]bool{}
 	}

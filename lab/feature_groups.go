@@ -37,6 +37,7 @@ import (
 
 	"github.com/mqlab/mqlab/broker"
 	"github.com/mqlab/mqlab/lab/checker"
+	"github.com/mqlab/mqlab/lab/clients"
 	"github.com/mqlab/mqlab/lab/command"
 )
 
@@ -47,11 +48,8 @@ const (
 	ClientStopped = "stopped"
 )
 
-// Client option defaults.
+// Consumer client limits.
 const (
-	defaultMaxAttempts = 5
-	defaultBackoffBase = time.Second
-	defaultBackoffCap  = 5 * time.Minute
 	// consumerPollRecords bounds the records one poll hands the client: a
 	// rebalance waits (up to a third of the session timeout) for the
 	// client to finish what it holds, so it should not hold much.
@@ -235,7 +233,7 @@ func (g *groupSet) merged(prev, c command.Consumer) command.Consumer {
 	if c.RetryTopic != "" {
 		out.RetryTopic = c.RetryTopic
 	}
-	out.Options = mergeOptions(out.Options, c.Options)
+	out.Options = clients.MergeOptions(out.Options, c.Options)
 	return out
 }
 
@@ -256,14 +254,14 @@ func (g *groupSet) stopped(r *run, cc *consumerClient, was string) {
 func (cc *consumerClient) launch(ctx context.Context, r *run, cmd command.Consumer, how string) error {
 	g := cc.g
 	verb := fmt.Sprintf("consumer %s %s", cmd.Action, cc.name)
-	policy := policyOf(cmd.Options)
+	policy := clients.PolicyOf(cmd.Options)
 	session := g.sessionFor(cmd.Session)
 	cfg := broker.ConsumerConfig{ClientID: cc.name, Group: cmd.Group, Topics: []string{cmd.Topic}, SessionTimeout: session,
 		MaxPollRecords: consumerPollRecords}
 	if cmd.From == "latest" {
 		cfg.ResetPolicy = broker.ResetLatest
 	}
-	cfg.MaxPollRecords = pollRecords(policy.rate)
+	cfg.MaxPollRecords = pollRecords(policy.Rate)
 	ctx, cancel := g.w.bind(ctx)
 	defer cancel()
 	// A rejoin waits for every member to rejoin or for the longest session
@@ -280,7 +278,7 @@ func (cc *consumerClient) launch(ctx context.Context, r *run, cmd command.Consum
 	}
 
 	text := fmt.Sprintf("%s %s group %s (generation %d) reading %s: %s", cc.name, how, cmd.Group, cn.Generation(), cmd.Topic, describeAssignment(cn.Assignment()))
-	text += "; " + policy.describeConsumer(cmd)
+	text += "; " + describeConsumer(policy, cmd)
 	r.say(EventOutcome, "%s", text)
 	return nil
 }
@@ -297,12 +295,12 @@ func describeAssignment(tps []broker.TopicPartition) string {
 }
 
 // describeConsumer says how a consumer works, in a few words.
-func (p clientPolicy) describeConsumer(cmd command.Consumer) string {
+func describeConsumer(p clients.Policy, cmd command.Consumer) string {
 	retries := ""
-	if p.retry != "none" {
-		retries = fmt.Sprintf("retry=%s up to %d attempts", p.retry, p.maxAttempts)
-		if p.retry == "backoff" {
-			retries += fmt.Sprintf(" (base %v, cap %v, jitter %s)", p.base, p.cap, p.jitter)
+	if p.Retry != "none" {
+		retries = fmt.Sprintf("retry=%s up to %d attempts", p.Retry, p.MaxAttempts)
+		if p.Retry == "backoff" {
+			retries += fmt.Sprintf(" (base %v, cap %v, jitter %s)", p.Base, p.Cap, p.Jitter)
 		}
 	}
 	if cmd.RetryTopic != "" {
@@ -315,7 +313,7 @@ func (p clientPolicy) describeConsumer(cmd command.Consumer) string {
 	if cmd.Commit == "poll" {
 		settles = "commits once per poll"
 	}
-	return p.describe(settles, "records", retries, cmd.Options.Crash)
+	return p.Describe(settles, "records", retries, cmd.Options.Crash)
 }
 
 func (cc *consumerClient) where() string {

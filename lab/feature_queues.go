@@ -14,7 +14,7 @@ package lab
 // nothing more, and the message it held comes back after its visibility
 // timeout with a higher receive count. The work is the client's simulated
 // failures (fail=) and, with service=NAME, the service's Handle, with the
-// same policy types as consumers (client_policy.go). A failed attempt is
+// same policy as consumers (package lab/clients). A failed attempt is
 // given back to the queue with a nack: at once with retry=none or
 // immediate, after the backoff with retry=backoff; its receive count is
 // the attempt number. A permanent failure, or the last of max-attempts
@@ -35,6 +35,7 @@ import (
 
 	"github.com/mqlab/mqlab/broker"
 	"github.com/mqlab/mqlab/lab/checker"
+	"github.com/mqlab/mqlab/lab/clients"
 	"github.com/mqlab/mqlab/lab/command"
 )
 
@@ -105,7 +106,7 @@ type queueSet struct {
 	expired    map[string]bool // message ids some queue dropped by TTL
 	dropped    map[string]bool // message ids a full queue dropped from its head
 
-	finished ackTimes // when the workers' acks landed, for throughput(Q) (throughput.go)
+	finished clients.Finished // when the workers' acks landed, for throughput(Q) (package lab/clients)
 }
 
 func newQueueSet(l *Lab, w *world) *queueSet {
@@ -411,7 +412,7 @@ func (qs *queueSet) merged(prev, c command.Worker) command.Worker {
 	if c.Extend != 0 {
 		next.Extend = c.Extend
 	}
-	next.Options = mergeOptions(next.Options, c.Options)
+	next.Options = clients.MergeOptions(next.Options, c.Options)
 	return next
 }
 
@@ -437,7 +438,7 @@ func (qs *queueSet) stopped(r *run, wk *worker, was string) {
 func (wk *worker) launch(_ context.Context, r *run, cmd command.Worker, how string) error {
 	qs := wk.qs
 	verb := fmt.Sprintf("worker %s %s", cmd.Action, wk.name)
-	policy := policyOf(cmd.Options)
+	policy := clients.PolicyOf(cmd.Options)
 	q, err := qs.w.queueState(cmd.Queue)
 	if err != nil {
 		return fmt.Errorf("%s: %w", verb, err)
@@ -453,7 +454,7 @@ func (wk *worker) launch(_ context.Context, r *run, cmd command.Worker, how stri
 	if !launchRun(&qs.clientSet, &wk.clientRuns, cmd, cmd.Options.Crash, ru, func() { wk.holding = "" }) {
 		return fmt.Errorf("%s: %w", verb, ErrClosed)
 	}
-	desc := policy.describeWorker(cmd, ru.dlq)
+	desc := describeWorker(policy, cmd, ru.dlq)
 	if cmd.Extend > 0 {
 		desc += fmt.Sprintf("; while it works it keeps the message hidden %v longer, renewed every %v", cmd.Extend, cmd.Extend/2)
 	}
@@ -462,24 +463,24 @@ func (wk *worker) launch(_ context.Context, r *run, cmd command.Worker, how stri
 }
 
 // describeWorker says how a worker works, in a few words.
-func (p clientPolicy) describeWorker(cmd command.Worker, dlq bool) string {
+func describeWorker(p clients.Policy, cmd command.Worker, dlq bool) string {
 	retries := ""
 	switch {
-	case p.fail.Kind == "" && p.service == "":
+	case p.Fail.Kind == "" && p.Service == "":
 		// Nothing fails: no retry policy to speak of.
-	case p.retry == "none":
+	case p.Retry == "none":
 		retries = "a failed message is nacked and the queue's max-receives decides when it is dead-lettered"
 	default:
-		retries = fmt.Sprintf("retry=%s up to %d attempts (nack", p.retry, p.maxAttempts)
-		if p.retry == "backoff" {
-			retries += fmt.Sprintf(" with a delay: base %v, cap %v, jitter %s", p.base, p.cap, p.jitter)
+		retries = fmt.Sprintf("retry=%s up to %d attempts (nack", p.Retry, p.MaxAttempts)
+		if p.Retry == "backoff" {
+			retries += fmt.Sprintf(" with a delay: base %v, cap %v, jitter %s", p.Base, p.Cap, p.Jitter)
 		}
 		retries += ")"
 		if dlq {
 			retries += ", then the dead-letter queue"
 		}
 	}
-	return p.describe("acks each message", "messages", retries, cmd.Options.Crash)
+	return p.Describe("acks each message", "messages", retries, cmd.Options.Crash)
 }
 
 func (wk *worker) where() string { return "queue " + wk.command().Queue }
