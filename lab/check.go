@@ -183,3 +183,85 @@ func (r *run) check(ctx context.Context) error {
 	}
 	return err
 }
+
+// DrainState is a check's progress while it drains: the logs and queues
+// it has read of all it must read. A check waits for every partition to
+// have a leader, and that can take seconds after a kill.
+type DrainState struct {
+	Done    int    `json:"done"`
+	Total   int    `json:"total"`
+	Reading string `json:"reading,omitempty"` // what it waits on now: "orders/1", "queues"
+}
+
+// drainStart records that a check has begun reading total logs and
+// observers; the returned func ends it.
+func (w *world) drainStart(total int) func() {
+	w.mu.Lock()
+	w.drain = &DrainState{Total: total}
+	w.mu.Unlock()
+	return func() {
+		w.mu.Lock()
+		w.drain = nil
+		w.mu.Unlock()
+	}
+}
+
+// drainAt says what the check reads now; done counts what it has read.
+func (w *world) drainAt(done int, reading string) {
+	w.mu.Lock()
+	if w.drain != nil {
+		w.drain.Done, w.drain.Reading = done, reading
+	}
+	w.mu.Unlock()
+}
+
+// drainState copies the running check's progress, nil when none runs.
+func (w *world) drainState() *DrainState {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.drain == nil {
+		return nil
+	}
+	d := *w.drain
+	return &d
+}
+
+// TopicRecord is one record of a topic, where it sits and what it holds.
+type TopicRecord struct {
+	Partition int
+	Offset    int64
+	Key       string
+	Value     string
+}
+
+// ReadTopic reads every committed record of topic, partition by partition,
+// waiting as the checker does for each partition's leader and settled log.
+// A challenge reads its dead-letter topic with it.
+func (l *Lab) ReadTopic(ctx context.Context, topic string) ([]TopicRecord, error) {
+	w, err := l.world()
+	if err != nil {
+		return nil, err
+	}
+	t, err := w.topic(topic)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := w.bind(ctx)
+	defer cancel()
+	ctx, cancel2 := context.WithTimeout(ctx, DrainTimeout)
+	defer cancel2()
+	var out []TopicRecord
+	for _, p := range t.Partitions {
+		tp := broker.TopicPartition{Topic: topic, Partition: p.Partition}
+		if err := w.awaitSettled(ctx, tp); err != nil {
+			return nil, err
+		}
+		_, err := w.eachRecord(ctx, tp, func(rec broker.Record) {
+			out = append(out, TopicRecord{Partition: tp.Partition, Offset: rec.Offset, Key: string(rec.Key), Value: string(rec.Value)})
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}

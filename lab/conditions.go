@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mqlab/mqlab/broker"
+	"github.com/mqlab/mqlab/broker/partlog"
 	"github.com/mqlab/mqlab/lab/checker"
 	"github.com/mqlab/mqlab/lab/command"
 	"github.com/mqlab/mqlab/lab/family"
@@ -325,4 +326,73 @@ func (r *run) expect(ctx context.Context, c command.Expect) error {
 	}
 	r.say(EventExpect, "✗ %s: %s", c.Cond, desc)
 	return &ExpectationError{Cond: c.Cond.String(), Got: desc}
+}
+
+// Value reads one lab value exactly as wait and expect read it (a partition's
+// leader or mark, a group's lag, a table's rows, a checker field…) and
+// formats it for a reader. The lessons fill their {{…}} placeholders with it.
+func (l *Lab) Value(ctx context.Context, e command.Expr) (string, error) {
+	w, err := l.world()
+	if err != nil {
+		return "", err
+	}
+	rd := &reader{r: &run{l: l, w: w}, ctx: ctx}
+	v, err := rd.expr(e)
+	if err != nil {
+		return "", err
+	}
+	return show(v), nil
+}
+
+// Holds evaluates a condition now, as expect does, and returns the lab
+// values it read, formatted ("1500"). A condition on a checker field
+// needs a check, which drains the cluster: Holds refuses it.
+func (l *Lab) Holds(ctx context.Context, c command.Condition) (bool, []string, error) {
+	if readsChecker(c) {
+		return false, nil, fmt.Errorf("%s: %w", c, ErrNeedsCheck)
+	}
+	w, err := l.world()
+	if err != nil {
+		return false, nil, err
+	}
+	rd := &reader{r: &run{l: l, w: w}, ctx: ctx}
+	var vals [2]any
+	var shown []string
+	for i, e := range []command.Expr{c.Left, c.Right} {
+		v, err := rd.expr(e)
+		if err != nil {
+			return false, nil, err
+		}
+		vals[i] = v
+		if e.Value.Kind == command.ValLab {
+			shown = append(shown, show(v))
+		}
+	}
+	return c.Eval(vals[0], vals[1]), shown, nil
+}
+
+// Resolve names the node a reference means now: leader(orders/0) is
+// whoever leads it, follower(orders/0) its first live follower.
+func (l *Lab) Resolve(ctx context.Context, ref command.NodeRef) (string, error) {
+	w, err := l.world()
+	if err != nil {
+		return "", err
+	}
+	return w.resolve(ref)
+}
+
+// partitionOf reads partition_of(TOPIC, KEY): the partition a producer
+// sends KEY to in TOPIC as it is now, murmur2(KEY) % its partition count,
+// the rule the broker's producer uses. Two topics with different counts
+// show where a key would move if one topic grew from the one count to the
+// other.
+func (w *world) partitionOf(v command.Value) (any, error) {
+	t, err := w.topic(v.Arg)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", v, err)
+	}
+	if len(t.Partitions) == 0 {
+		return nil, notNow(fmt.Errorf("%s: %s has no partitions yet", v, v.Arg))
+	}
+	return float64(partlog.PartitionForKey([]byte(v.Key), len(t.Partitions))), nil
 }

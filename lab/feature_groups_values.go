@@ -158,3 +158,16 @@ func (g *groupSet) states() []ConsumerState {
 	}
 	return out
 }
+
+// idleMembers counts a group's members in the current generation that own
+// no partition: a group gives each partition to one member, so members
+// beyond the partition count wait.
+func idleMembers(gs broker.ConsumerGroupState) int {
+	n := 0
+	for _, m := range gs.Members {
+		if m.Idle {
+			n++
+		}
+	}
+	return n
+}
