@@ -7,6 +7,7 @@ import (
 	"github.com/mqlab/mqlab/lab/clock"
 	"github.com/mqlab/mqlab/lab/kafka"
 	"github.com/mqlab/mqlab/lab/loads"
+	"github.com/mqlab/mqlab/lab/series"
 	"github.com/mqlab/mqlab/lab/timeline"
 )
 
@@ -45,6 +46,17 @@ const (
 	LoadWaiting = loads.Waiting // after= has not passed yet
 	LoadRunning = loads.Running
 	LoadStopped = loads.Stopped // finished, or stopped by load stop; nothing in flight
+)
+
+// SeriesState is one lab value sampled every SeriesEvery of lab time
+// (package lab/series).
+type SeriesState = series.State
+
+const (
+	// SeriesEvery is the lab time between two samples of a series.
+	SeriesEvery = series.Every
+	// SeriesLen bounds every series: the newest two minutes of lab time.
+	SeriesLen = series.Len
 )
 
 // Kinds of timeline event.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mqlab/mqlab/broker"
 	"github.com/mqlab/mqlab/lab/checker"
+	"github.com/mqlab/mqlab/lab/clock"
 )
 
 // DrainTimeout bounds a check's wait for leaders, in wall time.
@@ -94,7 +95,7 @@ func (w *world) readLog(ctx context.Context, tp broker.TopicPartition) (checker.
 			return checker.Log{}, err
 		}
 		last = err
-		if sleepCtx(ctx, 20*time.Millisecond) != nil {
+		if clock.SleepWall(ctx, 20*time.Millisecond) != nil {
 			return checker.Log{}, fmt.Errorf("gave up after %v: %w", DrainTimeout, last)
 		}
 	}
@@ -109,7 +110,7 @@ func (w *world) awaitSettled(ctx context.Context, tp broker.TopicPartition) erro
 	settle, cancel := context.WithTimeout(ctx, settleTimeout)
 	defer cancel()
 	for settle.Err() == nil && !w.settled(tp) {
-		sleepCtx(settle, 5*time.Millisecond)
+		clock.SleepWall(settle, 5*time.Millisecond)
 	}
 	return nil
 }
@@ -161,17 +162,6 @@ func (w *world) eachRecord(ctx context.Context, tp broker.TopicPartition, fn fun
 		off = res.Records[len(res.Records)-1].Offset + 1
 	}
 	return start, nil
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 func (r *run) check(ctx context.Context) error {

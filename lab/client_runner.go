@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mqlab/mqlab/lab/clients"
+	"github.com/mqlab/mqlab/lab/clock"
 	"github.com/mqlab/mqlab/lab/services"
 )
 
@@ -281,7 +282,7 @@ func (ru *clientRun) loop(step func() (over bool, err error), gone func(error) b
 			if ru.soft.Err() != nil || gone(err) {
 				return
 			}
-			if sleepCtx(ru.soft, 20*time.Millisecond) != nil {
+			if clock.SleepWall(ru.soft, 20*time.Millisecond) != nil {
 				return
 			}
 		}

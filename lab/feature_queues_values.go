@@ -15,6 +15,7 @@ import (
 
 	"github.com/mqlab/mqlab/broker"
 	"github.com/mqlab/mqlab/lab/checker"
+	"github.com/mqlab/mqlab/lab/clock"
 	"github.com/mqlab/mqlab/lab/command"
 )
 
@@ -223,7 +224,7 @@ func (w *world) readQueue(ctx context.Context, name string) ([]broker.QueueMessa
 			return nil, err
 		}
 		last = err
-		if sleepCtx(ctx, 20*time.Millisecond) != nil {
+		if clock.SleepWall(ctx, 20*time.Millisecond) != nil {
 			return nil, fmt.Errorf("gave up after %v: %w", DrainTimeout, last)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/mqlab/mqlab/broker"
 	"github.com/mqlab/mqlab/lab/checker"
+	"github.com/mqlab/mqlab/lab/series"
 )
 
 // Snapshot is everything the screens show, copied at one moment. It shares
@@ -33,7 +34,7 @@ type Snapshot struct {
 	Checked  time.Time       `json:"checked,omitempty"`
 	Timeline []Event         `json:"timeline"` // the most recent events, Detail ones left out
 	// Series are lag(G) for every group and depth(Q) for every queue,
-	// sampled every SeriesEvery of lab time (series.go).
+	// sampled every SeriesEvery of lab time (package lab/series).
 	Series []SeriesState `json:"series,omitempty"`
 	// Drain is a running check's progress, nil when no check runs.
 	Drain *DrainState `json:"drain,omitempty"`
@@ -72,8 +73,8 @@ func (l *Lab) Snapshot() (s Snapshot) {
 	s.Consumers = w.groups.states()
 	s.Workers = w.queues.states()
 	s.Services = w.svc.states()
-	s.Series = w.series.states()
-	alignSeries(s.Series, s.Cluster)
+	s.Series = w.series.States()
+	series.Align(s.Series, s.Cluster)
 	s.Drain = w.drainState()
 	s.Kafka = w.kafka.State()
 	s.Retries = w.retries.recent(snapshotRetries)

@@ -15,6 +15,7 @@ import (
 	"github.com/mqlab/mqlab/lab/command"
 	"github.com/mqlab/mqlab/lab/kafka"
 	"github.com/mqlab/mqlab/lab/loads"
+	"github.com/mqlab/mqlab/lab/series"
 	"github.com/mqlab/mqlab/lab/timeline"
 )
 
@@ -32,7 +33,7 @@ type world struct {
 	svc     *serviceSet     // the running services (feature_services.go)
 	groups  *groupSet       // the consumer clients (feature_groups.go)
 	queues  *queueSet       // the queue senders and workers (feature_queues.go)
-	series  *seriesSet      // lag and depth over time (series.go)
+	series  *series.Set     // lag and depth over time (package lab/series)
 	retries retryLog        // the retries consumers and workers schedule (retries.go)
 	buyers  *buyerSet       // the buyers runs through the checkout (feature_checkout.go)
 	kafka   *kafka.Listener // the Kafka protocol on the nodes (package lab/kafka)
@@ -75,7 +76,7 @@ func (l *Lab) newWorld(nodes int, timing broker.Timing) (*world, error) {
 	w.svc = newServiceSet(l, w)
 	w.groups = newGroupSet(l, w)
 	w.queues = newQueueSet(l, w)
-	l.startSeries(w)
+	w.series = series.Start(host{l, w})
 	w.buyers = newBuyerSet()
 	w.kafka = kafka.New(host{l, w})
 	w.loads = loads.New(host{l, w})
@@ -95,7 +96,7 @@ func (w *world) close() {
 	w.kafka.Close() // outside clients first: they reach the cluster through it
 	w.cancel()
 	w.loads.Close()
-	w.stopSeries()
+	w.series.Wait()
 	w.buyers.wait()  // before the services they call
 	w.groups.close() // before the services: consumers call them
 	w.queues.close() // and workers too

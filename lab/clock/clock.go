@@ -156,3 +156,17 @@ func (c *Clock) SleepUntilOrWake(ctx context.Context, t time.Time, wake <-chan s
 		}
 	}
 }
+
+// SleepWall waits d of wall time, not lab time, or until ctx ends: for
+// what paces itself by the machine, such as how often to read the
+// cluster.
+func SleepWall(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
