@@ -429,3 +429,40 @@ func (s *serviceSet) stop(r *run, c command.Service) error {
 	}
 	return nil
 }
+
+// checkout returns the running checkout service.
+func (w *world) checkout() (*services.Checkout, error) {
+	rs := w.svc.get("checkout")
+	if rs == nil {
+		return nil, fmt.Errorf("%s", w.svc.notRunning("checkout"))
+	}
+	co, _ := rs.svc.(*services.Checkout)
+	return co, nil
+}
+
+// checkoutText says, for service start, how the checkout works and where
+// queued mode sends the rest of the work.
+func checkoutText(w *world, rs *runningService) string {
+	co, _ := rs.svc.(*services.Checkout)
+	text := "; it charges through payments"
+	if co != nil {
+		cfg := co.Config()
+		text = fmt.Sprintf("; %d request threads, buyers give up after %v; it charges through payments", cfg.Threads, cfg.Timeout)
+		if rs.mode == string(services.Sync) {
+			return text + fmt.Sprintf(", then calls receipt (%v a call) and warehouse while the buyer waits", cfg.Receipt)
+		}
+	}
+	const dest = "receipts"
+	switch {
+	case w.isQueue(dest):
+		return text + fmt.Sprintf(" and sends the rest of the work (receipt, warehouse) to queue %s as client checkout", dest)
+	case topicExists(w, dest):
+		return text + fmt.Sprintf(" and publishes the rest of the work (receipt, warehouse) to topic %s as client checkout", dest)
+	}
+	return text + fmt.Sprintf(" and sends the rest of the work to queue %s, which does not exist yet: its sends fail until queue create %s", dest, dest)
+}
+
+func topicExists(w *world, name string) bool {
+	_, err := w.topic(name)
+	return err == nil
+}

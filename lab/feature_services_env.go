@@ -71,7 +71,7 @@ func (l *Lab) addService(w *world, e services.Event) {
 	se := &ServiceEvent{Service: e.Service, DB: e.DB, Kind: string(e.Kind), SQL: e.SQL, Args: e.Args, RowsAffected: e.RowsAffected,
 		Rows: e.Rows, MsgID: e.MessageID, Key: e.Key, Detail: e.Detail, Err: e.Err}
 	text := sqlLineBreaks.ReplaceAllString(e.String(), " ")
-	detail := w.buyers.quiet(e.Service, e.Kind)
+	detail := w.buyers.Quiet(e.Service, e.Kind)
 	l.addFor(w, Event{Time: e.Time, Kind: kind, Text: text, Detail: detail || w.loads.FromLoad(e.MessageID) || w.loads.FromLoad(e.Cause), Service: se})
 }
 
@@ -202,4 +202,45 @@ func (s *serviceSet) runRelay(ctx context.Context, o *services.Orders, rl *relay
 			break
 		}
 	}
+}
+
+// publish sends one message of a service to a queue as a client named
+// after the service, keeping the service's message id. The send goes into
+// the history like any other, so the checker counts it.
+func (qs *queueSet) publish(ctx context.Context, client, queue string, m services.Message) (services.Outcome, error) {
+	w := qs.w
+	_, qc, err := qs.sender(client)
+	if err != nil {
+		return services.Failed, err
+	}
+	rec := &QueueSend{MsgID: m.ID, Client: client, Queue: queue, Value: m.Value, Outcome: checker.Pending, Sent: qs.l.clock.Now()}
+	qs.mu.Lock()
+	qs.sends = append(qs.sends, rec)
+	qs.mu.Unlock()
+	ctx, cancel := w.bind(ctx)
+	defer cancel()
+	res := qc.Send(ctx, queue, broker.QueueMessage{Body: []byte(m.Value), MsgID: m.ID})
+	now := qs.l.clock.Now()
+	qs.mu.Lock()
+	defer qs.mu.Unlock()
+	if len(res) == 0 {
+		rec.Outcome = checker.Unknown
+		return services.Unknown, fmt.Errorf("send %s to %s: no answer", m.ID, queue)
+	}
+	rs := res[0]
+	rec.Seq, rec.Attempts, rec.Answered = rs.Seq, rs.Attempts, now
+	rec.Outcome = outcomeOf(rs.Outcome)
+	if rs.Err != nil {
+		rec.Err = rs.Err.Error()
+	}
+	switch {
+	case rs.Rejected:
+		rec.Outcome = checker.Rejected
+		return services.Rejected, fmt.Errorf("%s is full: %w", queue, rs.Err)
+	case rs.Outcome == broker.OutcomeAcked:
+		return services.Acknowledged, nil
+	case rs.Outcome == broker.OutcomeUnknown:
+		return services.Unknown, rs.Err
+	}
+	return services.Failed, rs.Err
 }

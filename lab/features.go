@@ -29,8 +29,8 @@ var (
 	queues = queuesFeature{}
 	// serviceFamily runs the SQLite services of lab/services (feature_services.go).
 	serviceFamily = servicesFeature{}
-	// checkoutFamily sends buyers through the checkout and reads its measurements (feature_checkout.go).
-	checkoutFamily = checkoutFeature{}
+	// checkoutFamily sends buyers through the checkout and reads its measurements (package lab/checkout).
+	checkoutFamily = packaged(func(w *world) family.Family { return w.buyers })
 	// kafkaWire puts the Kafka protocol on the nodes (package lab/kafka).
 	kafkaWire = packaged(func(w *world) family.Family { return w.kafka })
 )

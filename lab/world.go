@@ -11,6 +11,7 @@ import (
 
 	"github.com/mqlab/mqlab/broker"
 	"github.com/mqlab/mqlab/lab/checker"
+	"github.com/mqlab/mqlab/lab/checkout"
 	"github.com/mqlab/mqlab/lab/clock"
 	"github.com/mqlab/mqlab/lab/command"
 	"github.com/mqlab/mqlab/lab/kafka"
@@ -28,15 +29,15 @@ type world struct {
 	ctx     context.Context // ends when the world is retired
 	cancel  context.CancelFunc
 	sub     *broker.Subscription
-	pumped  chan struct{}   // closed when the event pump has stopped
-	loads   *loads.Set      // the load generators (package lab/loads)
-	svc     *serviceSet     // the running services (feature_services.go)
-	groups  *groupSet       // the consumer clients (feature_groups.go)
-	queues  *queueSet       // the queue senders and workers (feature_queues.go)
-	series  *series.Set     // lag and depth over time (package lab/series)
-	retries retryLog        // the retries consumers and workers schedule (retries.go)
-	buyers  *buyerSet       // the buyers runs through the checkout (feature_checkout.go)
-	kafka   *kafka.Listener // the Kafka protocol on the nodes (package lab/kafka)
+	pumped  chan struct{}    // closed when the event pump has stopped
+	loads   *loads.Set       // the load generators (package lab/loads)
+	svc     *serviceSet      // the running services (feature_services.go)
+	groups  *groupSet        // the consumer clients (feature_groups.go)
+	queues  *queueSet        // the queue senders and workers (feature_queues.go)
+	series  *series.Set      // lag and depth over time (package lab/series)
+	retries retryLog         // the retries consumers and workers schedule (retries.go)
+	buyers  *checkout.Buyers // the buyers runs through the checkout (package lab/checkout)
+	kafka   *kafka.Listener  // the Kafka protocol on the nodes (package lab/kafka)
 
 	mu      sync.Mutex
 	clients map[string]*client
@@ -77,7 +78,7 @@ func (l *Lab) newWorld(nodes int, timing broker.Timing) (*world, error) {
 	w.groups = newGroupSet(l, w)
 	w.queues = newQueueSet(l, w)
 	w.series = series.Start(host{l, w})
-	w.buyers = newBuyerSet()
+	w.buyers = checkout.New(host{l, w}, w.checkout)
 	w.kafka = kafka.New(host{l, w})
 	w.loads = loads.New(host{l, w})
 	w.sub = c.Subscribe(8192)
@@ -97,7 +98,7 @@ func (w *world) close() {
 	w.cancel()
 	w.loads.Close()
 	w.series.Wait()
-	w.buyers.wait()  // before the services they call
+	w.buyers.Close() // before the services they call
 	w.groups.close() // before the services: consumers call them
 	w.queues.close() // and workers too
 	w.svc.close()
@@ -146,7 +147,7 @@ func (l *Lab) addBroker(w *world, e broker.Event) {
 	}
 	w.pending = w.pending[:0]
 	w.queues.note(e)
-	detail := timeline.DetailKind(e.Kind) || w.buyers.routine(e) || w.loads.FromLoad(e.MsgID)
+	detail := timeline.DetailKind(e.Kind) || w.buyers.Routine(e) || w.loads.FromLoad(e.MsgID)
 	l.tl.AddLocked(Event{Time: e.Time, Kind: EventBroker, Text: e.Text, Detail: detail, Broker: &e})
 }
 
