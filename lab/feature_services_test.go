@@ -296,7 +296,7 @@ func TestOrdersToACrashedService(t *testing.T) {
 
 // Checkout charges through whichever payments service runs, and in queued
 // mode publishes the rest of the work to a topic receipts when that is what
-// exists (feature_checkout_test.go has the queue).
+// exists (checkout_test.go has the queue).
 func TestCheckoutChargesThroughPayments(t *testing.T) {
 	t.Parallel() // on a lab of its own, it mostly waits on lab time
 	l := newLab(t)

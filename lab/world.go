@@ -35,7 +35,7 @@ type world struct {
 	groups  *groupSet        // the consumer clients (feature_groups.go)
 	queues  *queueSet        // the queue senders and workers (feature_queues.go)
 	series  *series.Set      // lag and depth over time (package lab/series)
-	retries retryLog         // the retries consumers and workers schedule (retries.go)
+	retries retryLog         // the retries consumers and workers schedule (client_values.go)
 	buyers  *checkout.Buyers // the buyers runs through the checkout (package lab/checkout)
 	kafka   *kafka.Listener  // the Kafka protocol on the nodes (package lab/kafka)
 
@@ -43,7 +43,7 @@ type world struct {
 	clients map[string]*client
 	history []*Produce
 	report  *checker.Report // the last check
-	drain   *DrainState     // the running check's progress (drain.go)
+	drain   *DrainState     // the running check's progress (check.go)
 	checked time.Time
 
 	// Guarded by the lab's timeline lock.
@@ -51,7 +51,7 @@ type world struct {
 	retired   bool
 	pending   []*Event // commands acting now, shown before the next broker event (see run.act)
 
-	// produced is each client's last produce command (produce_stats.go).
+	// produced is each client's last produce command (produce.go).
 	produced produceStats
 }
 
