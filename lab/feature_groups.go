@@ -339,20 +339,9 @@ func (g *groupSet) seek(ctx context.Context, r *run, c command.Seek) error {
 		return fmt.Errorf("seek: %w", err)
 	}
 	tp := broker.TopicPartition{Topic: c.Partition.Topic, Partition: c.Partition.Partition}
-	var to broker.SeekTarget
-	switch c.To.Kind {
-	case command.SeekOffset:
-		to = broker.SeekOffset(c.To.Offset)
-	case command.SeekEarliest:
-		to = broker.SeekEarliest
-	case command.SeekLatest:
-		to = broker.SeekLatest
-	case command.SeekTime:
-		to = broker.SeekTime(c.To.Time)
-	case command.SeekAgo:
-		to = broker.SeekTime(g.l.clock.Now().Add(-c.To.Ago))
-	default:
-		return fmt.Errorf("seek: to=%s is not a seek target", c.To)
+	to, err := g.seekTarget(c.To)
+	if err != nil {
+		return err
 	}
 	r.begin(verb)
 	key := groupPartition{c.Group, tp}
@@ -384,27 +373,48 @@ func (g *groupSet) seek(ctx context.Context, r *run, c command.Seek) error {
 		}
 	}
 	g.mu.Unlock()
+	r.say(EventOutcome, "%s", g.seekText(c.Group, tp, off, reached))
+	return nil
+}
+
+// seekTarget is where a seek's to= points, for the broker.
+func (g *groupSet) seekTarget(to command.SeekTo) (broker.SeekTarget, error) {
+	switch to.Kind {
+	case command.SeekOffset:
+		return broker.SeekOffset(to.Offset), nil
+	case command.SeekEarliest:
+		return broker.SeekEarliest, nil
+	case command.SeekLatest:
+		return broker.SeekLatest, nil
+	case command.SeekTime:
+		return broker.SeekTime(to.Time), nil
+	case command.SeekAgo:
+		return broker.SeekTime(g.l.clock.Now().Add(-to.Ago)), nil
+	}
+	return broker.SeekTarget{}, fmt.Errorf("seek: to=%s is not a seek target", to)
+}
+
+// seekText tells the learner what a seek of group on tp to off did, with
+// reached the offset the group had read up to.
+func (g *groupSet) seekText(group string, tp broker.TopicPartition, off, reached int64) string {
 	owner := ""
-	if gs, err := g.groupState(c.Group); err == nil {
+	if gs, err := g.groupState(group); err == nil {
 		for _, ps := range gs.Partitions {
 			if ps.TopicPartition == tp {
 				owner = ps.Owner
 			}
 		}
 	}
-	text := fmt.Sprintf("group %s now reads %s from offset %d", c.Group, tp, off)
+	text := fmt.Sprintf("group %s now reads %s from offset %d", group, tp, off)
 	if off < reached {
 		text += fmt.Sprintf("; offsets %d–%d come again, as replays, not duplicates", off, reached-1)
 	} else if off > reached {
 		text += fmt.Sprintf("; offsets %d–%d are skipped", reached, off-1)
 	}
 	if owner != "" {
-		text += fmt.Sprintf(" (%s moves there at its next heartbeat)", owner)
-	} else {
-		text += " (whoever owns it next starts there)"
+		return text + fmt.Sprintf(" (%s moves there at its next heartbeat)", owner)
 	}
-	r.say(EventOutcome, "%s", text)
-	return nil
+	return text + " (whoever owns it next starts there)"
 }
 
 // checkSeekOffset refuses an offset outside a partition's retained log,
