@@ -54,6 +54,10 @@ func newClientSet[C backgroundClient](l *Lab, w *world, kind string) clientSet[C
 		processed: map[string]map[string]bool{}, workers: map[string]map[string]bool{}}
 }
 
+// set is the set itself: a kind's set embeds its clientSet, and so
+// gives it to the start, restart and stop that serve either kind.
+func (s *clientSet[C]) set() *clientSet[C] { return s }
+
 // claim marks a client name busy for one command; release undoes it.
 func (s *clientSet[C]) claim(verb, name string) error {
 	s.mu.Lock()
@@ -179,6 +183,26 @@ type startable[Cmd any] interface {
 	// launch starts a run with cmd; how says in the timeline what the
 	// client did ("joined", "was up; it rejoined").
 	launch(ctx context.Context, r *run, cmd Cmd, how string) error
+}
+
+// clientWords are what one kind's start, restart and stop say: how a
+// start ends ("joined"), what a start needs besides the name, for a
+// restart of a client that does not exist, and how a restart ends.
+type clientWords struct {
+	started, usage, restarted string
+}
+
+// clientCommand runs a start, restart or stop of a client of kind k.
+func clientCommand[C startable[Cmd], Cmd fmt.Stringer](ctx context.Context, r *run, k clientKind[C, Cmd], action, name string, cmd Cmd, say clientWords) error {
+	switch action {
+	case command.ActionStart:
+		return startClient(ctx, r, k, name, cmd, say.started)
+	case command.ActionRestart:
+		return restartClient(ctx, r, k, name, cmd, say.usage, say.restarted)
+	case command.ActionStop:
+		return stopClient(r, k, name, cmd)
+	}
+	return fmt.Errorf("%s %s: %s is not start, restart or stop", k.set().kind, name, action)
 }
 
 // startClient starts the client a start names: the stopped one of that

@@ -139,8 +139,6 @@ func newGroupSet(l *Lab, w *world) *groupSet {
 	return &groupSet{clientSet: newClientSet[*consumerClient](l, w, "consumer"), progress: map[groupPartition]*progress{}}
 }
 
-func (g *groupSet) set() *clientSet[*consumerClient] { return &g.clientSet }
-
 // fresh is a new consumer, stopped until its first run.
 func (g *groupSet) fresh(name string) *consumerClient {
 	return &consumerClient{clientRuns: newClientRuns[command.Consumer, *consumerRun](name), g: g}
@@ -166,19 +164,15 @@ func (groupsFeature) exec(ctx context.Context, r *run, cmd command.Command) erro
 	g := r.w.groups
 	switch c := cmd.(type) {
 	case command.Consumer:
-		switch c.Action {
-		case command.ActionStart:
-			return startClient(ctx, r, g, c.Client, c, "joined")
-		case command.ActionRestart:
-			return restartClient(ctx, r, g, c.Client, c, "group=GROUP topic=TOPIC", "it rejoined")
-		case command.ActionStop:
-			return stopClient(r, g, c.Client, c)
-		}
+		return clientCommand(ctx, r, g, c.Action, c.Client, c, consumerWords)
 	case command.Seek:
 		return g.seek(ctx, r, c)
 	}
 	return fmt.Errorf("%s: the consumer groups have no handler for this command", cmd.Name())
 }
+
+// consumerWords are what a consumer's start, restart and stop say.
+var consumerWords = clientWords{started: "joined", usage: "group=GROUP topic=TOPIC", restarted: "it rejoined"}
 
 // has says whether a consumer of that name was ever started.
 func (g *groupSet) has(name string) bool { return g.get(name) != nil }

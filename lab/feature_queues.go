@@ -114,8 +114,6 @@ func newQueueSet(l *Lab, w *world) *queueSet {
 		acked: map[string]bool{}, expired: map[string]bool{}, dropped: map[string]bool{}}
 }
 
-func (qs *queueSet) set() *clientSet[*worker] { return &qs.clientSet }
-
 // fresh is a new worker, stopped until its first run.
 func (qs *queueSet) fresh(name string) *worker {
 	return &worker{clientRuns: newClientRuns[command.Worker, *workerRun](name), qs: qs}
@@ -146,19 +144,15 @@ func (queuesFeature) exec(ctx context.Context, r *run, cmd command.Command) erro
 	case command.Send:
 		return qs.send(ctx, r, c)
 	case command.Worker:
-		switch c.Action {
-		case command.ActionStart:
-			return startClient(ctx, r, qs, c.Client, c, "started")
-		case command.ActionRestart:
-			return restartClient(ctx, r, qs, c.Client, c, "queue=QUEUE", "it started again")
-		case command.ActionStop:
-			return stopClient(r, qs, c.Client, c)
-		}
+		return clientCommand(ctx, r, qs, c.Action, c.Client, c, workerWords)
 	case command.Redrive:
 		return qs.redrive(ctx, r, c)
 	}
 	return fmt.Errorf("%s: the queues have no handler for this command", cmd.Name())
 }
+
+// workerWords are what a worker's start, restart and stop say.
+var workerWords = clientWords{started: "started", usage: "queue=QUEUE", restarted: "it started again"}
 
 func (qs *queueSet) create(ctx context.Context, r *run, c command.QueueCreate) error {
 	w := qs.w
