@@ -8,6 +8,7 @@ import (
 	"github.com/mqlab/mqlab/lab/kafka"
 	"github.com/mqlab/mqlab/lab/loads"
 	"github.com/mqlab/mqlab/lab/series"
+	"github.com/mqlab/mqlab/lab/serviceset"
 	"github.com/mqlab/mqlab/lab/timeline"
 )
 
@@ -58,6 +59,17 @@ const (
 	// SeriesLen bounds every series: the newest two minutes of lab time.
 	SeriesLen = series.Len
 )
+
+type (
+	// ServiceState is one service as the screens show it (package
+	// lab/serviceset).
+	ServiceState = serviceset.ServiceState
+	// TableState is a window on one of a service's tables: its newest rows.
+	TableState = serviceset.TableState
+)
+
+// SnapshotRows is how many of a table's newest rows a snapshot carries.
+const SnapshotRows = serviceset.SnapshotRows
 
 // Kinds of timeline event.
 const (

@@ -380,7 +380,7 @@ func (w *world) checkClientOptions(verb string, o command.ClientOptions) error {
 	}
 	if o.Service != "" {
 		if _, ok := w.handler(o.Service); !ok {
-			return fmt.Errorf("%s: service=%s: %s", verb, o.Service, w.svc.notRunning(o.Service))
+			return fmt.Errorf("%s: service=%s: %s", verb, o.Service, w.svc.NotRunning(o.Service))
 		}
 	}
 	return nil

@@ -13,16 +13,16 @@
 // and check.go are the core — the commands on the log and the network,
 // the values wait and expect read, the check. The families of commands
 // beside them are wired in features.go. Those in packages of their own
-// get a world through the seam of package lab/family and are made per
-// world: lab/kafka (kafka listen, the Kafka protocol on the nodes) and
+// get their world through the seam of package lab/family and are made
+// per world: lab/kafka (kafka listen, the Kafka protocol on the nodes),
+// lab/serviceset (service, order, sql, rows(…): the services of package
+// lab/services, which publish through the lab, services.go) and
 // lab/checkout (buyers, the checkout's measurements); lab/loads runs load
-// generators and lab/series samples lag and depth for the charts. Those
-// still in this package: consumer clients of the broker's groups
-// (feature_groups*.go: consumer, seek, lag(…)), work queues and their
+// generators and lab/series samples lag and depth for the charts. Still
+// in this package: consumer clients of the broker's groups
+// (feature_groups*.go: consumer, seek, lag(…)) and work queues with their
 // workers (feature_queues*.go: queue, send, worker, redrive, depth(…)),
-// and the services of package lab/services (feature_services*.go:
-// service, order, sql, rows(…)). Consumers and workers share a client
-// machinery (client_*.go) and the policy of package lab/clients. The
-// clock is package lab/clock and the timeline package lab/timeline; lab
-// keeps its old names for their types (aliases.go).
+// which share a client machinery (client_*.go) and the policy of package
+// lab/clients. The clock is package lab/clock and the timeline package
+// lab/timeline; lab keeps its old names for their types (aliases.go).
 package lab

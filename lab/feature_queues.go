@@ -37,6 +37,7 @@ import (
 	"github.com/mqlab/mqlab/lab/checker"
 	"github.com/mqlab/mqlab/lab/clients"
 	"github.com/mqlab/mqlab/lab/command"
+	"github.com/mqlab/mqlab/lab/family"
 )
 
 // keyAttribute is the message attribute that carries a send's key=.
@@ -297,7 +298,7 @@ func (qs *queueSet) send(ctx context.Context, r *run, c command.Send) error {
 		out[i] = *s
 	}
 	qs.mu.Unlock()
-	if len(out) <= listEach {
+	if len(out) <= family.ListEach {
 		for _, s := range out {
 			r.say(EventOutcome, "%s", describeSend(s))
 		}

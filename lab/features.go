@@ -27,8 +27,8 @@ var (
 	consumerGroups = groupsFeature{}
 	// queues runs the broker's work queues and the lab's workers (feature_queues.go).
 	queues = queuesFeature{}
-	// serviceFamily runs the SQLite services of lab/services (feature_services.go).
-	serviceFamily = servicesFeature{}
+	// serviceFamily runs the SQLite services of lab/services (package lab/serviceset).
+	serviceFamily = packaged(func(w *world) family.Family { return w.svc })
 	// checkoutFamily sends buyers through the checkout and reads its measurements (package lab/checkout).
 	checkoutFamily = packaged(func(w *world) family.Family { return w.buyers })
 	// kafkaWire puts the Kafka protocol on the nodes (package lab/kafka).

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mqlab/mqlab/broker"
 	"github.com/mqlab/mqlab/lab/command"
+	"github.com/mqlab/mqlab/lab/family"
 	"github.com/mqlab/mqlab/lab/timeline"
 )
 
@@ -53,7 +54,7 @@ var (
 	// partition's mark of a queue). It parses; it cannot be read.
 	ErrNotAvailable = errors.New("not available yet")
 	// ErrClosed: the lab has been closed.
-	ErrClosed = errors.New("lab closed")
+	ErrClosed = family.ErrClosed
 	// ErrNeedsCheck: a condition reads a field of the checker's report,
 	// which only a check (a drain of the cluster) can give.
 	ErrNeedsCheck = errors.New("reading a checker field needs a check")

@@ -14,11 +14,8 @@ import (
 	"github.com/mqlab/mqlab/broker"
 	"github.com/mqlab/mqlab/lab/checker"
 	"github.com/mqlab/mqlab/lab/command"
+	"github.com/mqlab/mqlab/lab/family"
 )
-
-// listEach is how many messages a produce describes one by one; beyond it,
-// one summary line.
-const listEach = 10
 
 // produceSetup checks what a produce or load names and returns the client
 // and producer to send with, so that nothing happens unless all is well.
@@ -97,7 +94,7 @@ func (r *run) produce(ctx context.Context, c command.Produce) error {
 	res := p.Produce(ctx, msgs...)
 	r.w.settle(recs, res, r.l.clock.Now())
 	r.w.produced.record(cl.name, newProduceRun(res, c.Batch, started, r.l.clock.Now()))
-	if len(recs) <= listEach {
+	if len(recs) <= family.ListEach {
 		for i, rec := range recs {
 			r.say(EventOutcome, "%s", describeProduce(*rec, res[i]))
 		}

@@ -72,7 +72,7 @@ func (l *Lab) Snapshot() (s Snapshot) {
 	s.Loads = w.loads.States()
 	s.Consumers = w.groups.states()
 	s.Workers = w.queues.states()
-	s.Services = w.svc.states()
+	s.Services = w.svc.States()
 	s.Series = w.series.States()
 	series.Align(s.Series, s.Cluster)
 	s.Drain = w.drainState()

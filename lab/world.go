@@ -17,6 +17,7 @@ import (
 	"github.com/mqlab/mqlab/lab/kafka"
 	"github.com/mqlab/mqlab/lab/loads"
 	"github.com/mqlab/mqlab/lab/series"
+	"github.com/mqlab/mqlab/lab/serviceset"
 	"github.com/mqlab/mqlab/lab/timeline"
 )
 
@@ -31,7 +32,7 @@ type world struct {
 	sub     *broker.Subscription
 	pumped  chan struct{}    // closed when the event pump has stopped
 	loads   *loads.Set       // the load generators (package lab/loads)
-	svc     *serviceSet      // the running services (feature_services.go)
+	svc     *serviceset.Set  // the running services (package lab/serviceset)
 	groups  *groupSet        // the consumer clients (feature_groups.go)
 	queues  *queueSet        // the queue senders and workers (feature_queues.go)
 	series  *series.Set      // lag and depth over time (package lab/series)
@@ -74,7 +75,7 @@ func (l *Lab) newWorld(nodes int, timing broker.Timing) (*world, error) {
 	w := &world{cluster: c, timing: timing, pumped: make(chan struct{}), clients: map[string]*client{}}
 	w.ctx, w.cancel = context.WithCancel(context.Background())
 	w.clients[defaultProducer] = newClient(defaultProducer)
-	w.svc = newServiceSet(l, w)
+	w.svc = serviceset.New(host{l, w}, serviceHost{l, w})
 	w.groups = newGroupSet(l, w)
 	w.queues = newQueueSet(l, w)
 	w.series = series.Start(host{l, w})
@@ -101,7 +102,7 @@ func (w *world) close() {
 	w.buyers.Close() // before the services they call
 	w.groups.close() // before the services: consumers call them
 	w.queues.close() // and workers too
-	w.svc.close()
+	w.svc.Close()
 	w.cluster.Close()
 	<-w.pumped
 }

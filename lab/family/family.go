@@ -76,3 +76,17 @@ func IsNotNow(err error) bool {
 	var n notNow
 	return errors.As(err, &n)
 }
+
+// ErrClosed: the lab, or the world a family ran in, has been closed.
+var ErrClosed = errors.New("lab closed")
+
+// ListEach is how many messages a command describes one by one; beyond
+// it, one summary line.
+const ListEach = 10
+
+// Bind returns a context that also ends when the world is retired.
+func Bind(ctx context.Context, w World) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(w.Context(), cancel)
+	return ctx, func() { stop(); cancel() }
+}
