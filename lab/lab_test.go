@@ -384,3 +384,14 @@ func TestHelpMarksNothingUnavailable(t *testing.T) {
 		}
 	}
 }
+
+// A cluster command ends the loads of the cluster it replaces, and the
+// timeline says so: a load's last line is said even as its world retires.
+func TestClusterCommandSaysALoadStopped(t *testing.T) {
+	t.Parallel() // on a lab of its own, it mostly waits on lab time
+	l := newLab(t)
+	mustRun(t, l, "topic create orders partitions=1", "load orders rate=20/s for=60s", "wait hwm(orders/0) > 0", "cluster nodes=1")
+	if !timelineHas(l, EventLoad, "load orders as load stopped: ") {
+		t.Error("the load's last line is not in the timeline after the cluster command")
+	}
+}

@@ -113,10 +113,11 @@ type host struct {
 	w *world
 }
 
-func (h host) Cluster() *broker.Cluster { return h.w.cluster }
-func (h host) Clock() *clock.Clock      { return h.l.clock }
-func (h host) Context() context.Context { return h.w.ctx }
-func (h host) Add(e timeline.Event)     { h.l.addFor(h.w, e) }
+func (h host) Cluster() *broker.Cluster   { return h.w.cluster }
+func (h host) Clock() *clock.Clock        { return h.l.clock }
+func (h host) Context() context.Context   { return h.w.ctx }
+func (h host) Add(e timeline.Event)       { h.l.addFor(h.w, e) }
+func (h host) AddAlways(e timeline.Event) { h.l.tl.Add(e) }
 
 // bind returns a context that also ends when the world is retired.
 func (w *world) bind(ctx context.Context) (context.Context, context.CancelFunc) {

@@ -198,7 +198,7 @@ func (bs *Buyers) run(br *buyersRun) {
 	if ctx.Err() != nil {
 		return
 	}
-	bs.w.Add(timeline.Event{Time: bs.w.Clock().Now(), Kind: timeline.Load, Text: bs.summary(br)})
+	bs.w.AddAlways(timeline.Event{Time: bs.w.Clock().Now(), Kind: timeline.Load, Text: bs.summary(br)})
 }
 
 // report puts where the checkout stands in the timeline every second of
@@ -220,7 +220,7 @@ func (bs *Buyers) report(ctx context.Context, start time.Time, done <-chan struc
 		default:
 		}
 		if co, err := bs.running(); err == nil && co != nil {
-			bs.w.Add(timeline.Event{Time: clock.Now(), Kind: timeline.Load, Text: progressText(next.Sub(start), co.Stats())})
+			bs.w.AddAlways(timeline.Event{Time: clock.Now(), Kind: timeline.Load, Text: progressText(next.Sub(start), co.Stats())})
 		}
 	}
 }

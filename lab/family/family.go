@@ -32,8 +32,12 @@ type World interface {
 	// background stops with it.
 	Context() context.Context
 	// Add puts an event in the timeline, unless the world has been
-	// retired: a family of an old cluster says nothing more.
+	// retired: a service of an old cluster says nothing more.
 	Add(e timeline.Event)
+	// AddAlways puts an event in the timeline even once the world is
+	// retired: what a generator says as it stops, such as a load's last
+	// line when a cluster command ends it.
+	AddAlways(e timeline.Event)
 }
 
 // Run is one command's execution, as the family that runs it sees it.

@@ -143,7 +143,7 @@ func (s *Set) run(ld *load, batch Batches) {
 		ld.state = Stopped
 		text := fmt.Sprintf("load %s as %s stopped: %d of %d sent; %s", ld.cmd.Topic, ld.client, ld.sent, ld.total, countText(ld.counts))
 		ld.mu.Unlock()
-		s.w.Add(timeline.Event{Time: clock.Now(), Kind: timeline.Load, Text: text})
+		s.w.AddAlways(timeline.Event{Time: clock.Now(), Kind: timeline.Load, Text: text})
 	}()
 	if ld.cmd.After > 0 {
 		if clock.Sleep(gen, ld.cmd.After) != nil {
