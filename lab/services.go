@@ -25,15 +25,10 @@ func (h serviceHost) Publisher(name string) services.Publisher { return h.l.publ
 
 func (h serviceHost) HasClient(name string) bool { return h.w.hasClient(name) }
 
-// Where says whether name is a queue or a topic.
-func (h serviceHost) Where(name string) string {
-	if h.w.isQueue(name) {
-		return "queue"
-	}
-	if _, err := h.w.topic(name); err == nil {
-		return "topic"
-	}
-	return ""
+// Names says whether a queue and whether a topic has that name.
+func (h serviceHost) Names(name string) (queue, topic bool) {
+	_, err := h.w.topic(name)
+	return h.w.isQueue(name), err == nil
 }
 
 // Published finds where a client's last publish of a message went, when

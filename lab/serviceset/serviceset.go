@@ -95,8 +95,8 @@ type Lab interface {
 	// Publisher publishes a service's messages as a client of its name:
 	// to a queue, or produced to a topic, each into the lab's history.
 	Publisher(service string) services.Publisher
-	// Where says what a name is now: "queue", "topic" or "".
-	Where(name string) string
+	// Names says whether a queue and whether a topic has that name now.
+	Names(name string) (queue, topic bool)
 	// Published finds where a client's last publish of a message went,
 	// when a partition acknowledged it.
 	Published(client, msgID string) (topic string, partition int, offset int64, ok bool)
@@ -370,7 +370,7 @@ func (s *Set) describeStart(rs *runningService) string {
 		text += s.checkoutText(rs)
 	}
 	if dest != "" {
-		if s.lab.Where(dest) != "topic" {
+		if _, topic := s.lab.Names(dest); !topic {
 			text += fmt.Sprintf("; there is no topic %s yet, so its publishes fail until topic create %s partitions=1", dest, dest)
 		}
 	}
@@ -466,10 +466,11 @@ func (s *Set) checkoutText(rs *runningService) string {
 		}
 	}
 	const dest = "receipts"
-	switch s.lab.Where(dest) {
-	case "queue":
+	queue, topic := s.lab.Names(dest)
+	switch {
+	case queue:
 		return text + fmt.Sprintf(" and sends the rest of the work (receipt, warehouse) to queue %s as client checkout", dest)
-	case "topic":
+	case topic:
 		return text + fmt.Sprintf(" and publishes the rest of the work (receipt, warehouse) to topic %s as client checkout", dest)
 	}
 	return text + fmt.Sprintf(" and sends the rest of the work to queue %s, which does not exist yet: its sends fail until queue create %s", dest, dest)

@@ -24,7 +24,7 @@ func (w world) Clock() *clock.Clock              { return w.clock }
 func (w world) Context() context.Context         { return w.ctx }
 func (w world) Add(timeline.Event)               {}
 func (w world) AddAlways(timeline.Event)         {}
-func (lab) Where(string) string                  { return "topic" }
+func (lab) Names(string) (bool, bool)            { return false, true }
 func (lab) Detail(services.Event) bool           { return false }
 func (lab) HasClient(string) bool                { return false }
 func (r *run) Begin(string)                      {}
