@@ -4,6 +4,7 @@ package lab
 // the screens, lessons and commands read them as before.
 
 import (
+	"github.com/mqlab/mqlab/lab/clients"
 	"github.com/mqlab/mqlab/lab/clock"
 	"github.com/mqlab/mqlab/lab/kafka"
 	"github.com/mqlab/mqlab/lab/loads"
@@ -70,6 +71,10 @@ type (
 
 // SnapshotRows is how many of a table's newest rows a snapshot carries.
 const SnapshotRows = serviceset.SnapshotRows
+
+// RetryState is one retry a consumer or worker scheduled (package
+// lab/clients).
+type RetryState = clients.Retry
 
 // Kinds of timeline event.
 const (

@@ -5,7 +5,7 @@ package lab
 //
 // The retries consumers and workers schedule, and the two lab values that
 // read them: retries(X), how many retries X scheduled, and retry_peak(X),
-// the most of X's retries due within one retryWindow of lab time. Retries
+// the most of X's retries due within one clients.RetryWindow of lab time. Retries
 // without jitter come back in waves, each as large as the failures that
 // caused it; full jitter spreads them, and the peak shows the difference.
 //
@@ -24,7 +24,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/mqlab/mqlab/broker"
@@ -33,115 +32,9 @@ import (
 	"github.com/mqlab/mqlab/lab/command"
 )
 
-// RetryState is one retry a consumer or worker scheduled.
-type RetryState struct {
-	Client  string        `json:"client"`
-	Message string        `json:"message"` // the message id
-	Attempt int           `json:"attempt"` // the attempt this retry will be (2 = the first retry)
-	Failed  time.Time     `json:"failed"`  // lab time the attempt failed
-	Delay   time.Duration `json:"delay"`   // the backoff chosen (0 for immediate)
-}
-
-// Due is the lab time the retry fires: when the failed attempt's backoff
-// runs out.
-func (r RetryState) Due() time.Time { return r.Failed.Add(r.Delay) }
-
-const (
-	// snapshotRetries is how many of the most recent retries a snapshot
-	// carries.
-	snapshotRetries = 500
-	// retriesKept bounds the retries the values read: retry_peak(X) looks
-	// at the most recent ones. retries(X) counts them all.
-	retriesKept = 10000
-	// retryWindow is retry_peak's window: short next to a backoff of a
-	// second, long next to the milliseconds a client takes to fail a
-	// backlog of messages one after another.
-	retryWindow = 100 * time.Millisecond
-)
-
-// retryLog is one world's retries; its zero value is ready to use.
-type retryLog struct {
-	mu    sync.Mutex
-	kept  []retryRecord  // oldest first
-	count map[string]int // client, queue or group → retries scheduled
-}
-
-// retryRecord is a retry with where the message lives.
-type retryRecord struct {
-	RetryState
-	of string // its queue, or its consumer group
-}
-
-// add records a retry client scheduled for a message of queue or group of.
-func (rl *retryLog) add(of string, r RetryState) {
-	rl.mu.Lock()
-	defer rl.mu.Unlock()
-	if rl.count == nil {
-		rl.count = map[string]int{}
-	}
-	rl.count[r.Client]++
-	if of != r.Client {
-		rl.count[of]++
-	}
-	if len(rl.kept) >= retriesKept {
-		n := copy(rl.kept, rl.kept[len(rl.kept)-retriesKept+1:])
-		rl.kept = rl.kept[:n]
-	}
-	rl.kept = append(rl.kept, retryRecord{RetryState: r, of: of})
-}
-
-// recent returns the n most recent retries, oldest first.
-func (rl *retryLog) recent(n int) []RetryState {
-	rl.mu.Lock()
-	defer rl.mu.Unlock()
-	from := max(0, len(rl.kept)-n)
-	if from == len(rl.kept) {
-		return nil
-	}
-	out := make([]RetryState, 0, len(rl.kept)-from)
-	for _, r := range rl.kept[from:] {
-		out = append(out, r.RetryState)
-	}
-	return out
-}
-
-// total is how many retries name (a client, queue or group) scheduled.
-func (rl *retryLog) total(name string) int {
-	rl.mu.Lock()
-	defer rl.mu.Unlock()
-	return rl.count[name]
-}
-
-// peak is the most of name's retries due within any one window of lab
-// time.
-func (rl *retryLog) peak(name string, window time.Duration) int {
-	rl.mu.Lock()
-	var due []time.Time
-	for _, r := range rl.kept {
-		if r.Client == name || r.of == name {
-			due = append(due, r.Due())
-		}
-	}
-	rl.mu.Unlock()
-	return peakWithin(due, window)
-}
-
-// peakWithin is the most of times that fall within one window [t, t+window).
-func peakWithin(times []time.Time, window time.Duration) int {
-	slices.SortFunc(times, func(a, b time.Time) int { return a.Compare(b) })
-	best, from := 0, 0
-	for to := range times {
-		for times[to].Sub(times[from]) >= window {
-			from++
-		}
-		best = max(best, to-from+1)
-	}
-	return best
-}
-
 // retried records a retry of a message of queue or group of, failed now.
 func (w *world) retried(of, client, msgID string, attempt int, failed time.Time, delay time.Duration) {
-	w.retries.add(of, RetryState{Client: client, Message: msgID, Attempt: attempt, Failed: failed, Delay: delay})
+	w.retries.Add(of, RetryState{Client: client, Message: msgID, Attempt: attempt, Failed: failed, Delay: delay})
 }
 
 // retriesFeature reads retries(X) and retry_peak(X). It has no commands.
@@ -169,9 +62,9 @@ func (retriesFeature) value(_ context.Context, w *world, v command.Value) (any, 
 		return nil, true, fmt.Errorf("%s: no worker, consumer, queue or group named %q; %s%s", v, v.Arg, there, didYouMean(v.Arg, names))
 	}
 	if v.Func == "retries" {
-		return float64(w.retries.total(v.Arg)), true, nil
+		return float64(w.retries.Total(v.Arg)), true, nil
 	}
-	return float64(w.retries.peak(v.Arg, retryWindow)), true, nil
+	return float64(w.retries.Peak(v.Arg, clients.RetryWindow)), true, nil
 }
 
 func (retriesFeature) observe(context.Context, *world, *checker.History, *checker.Observed) error {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/mqlab/mqlab/broker"
 	"github.com/mqlab/mqlab/lab/checker"
+	"github.com/mqlab/mqlab/lab/clients"
 	"github.com/mqlab/mqlab/lab/series"
 )
 
@@ -77,7 +78,7 @@ func (l *Lab) Snapshot() (s Snapshot) {
 	series.Align(s.Series, s.Cluster)
 	s.Drain = w.drainState()
 	s.Kafka = w.kafka.State()
-	s.Retries = w.retries.recent(snapshotRetries)
+	s.Retries = w.retries.Recent(clients.SnapshotRetries)
 	w.mu.Lock()
 	if w.report != nil {
 		rep := *w.report

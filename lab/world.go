@@ -12,6 +12,7 @@ import (
 	"github.com/mqlab/mqlab/broker"
 	"github.com/mqlab/mqlab/lab/checker"
 	"github.com/mqlab/mqlab/lab/checkout"
+	"github.com/mqlab/mqlab/lab/clients"
 	"github.com/mqlab/mqlab/lab/clock"
 	"github.com/mqlab/mqlab/lab/command"
 	"github.com/mqlab/mqlab/lab/kafka"
@@ -36,7 +37,7 @@ type world struct {
 	groups  *groupSet        // the consumer clients (feature_groups.go)
 	queues  *queueSet        // the queue senders and workers (feature_queues.go)
 	series  *series.Set      // lag and depth over time (package lab/series)
-	retries retryLog         // the retries consumers and workers schedule (client_values.go)
+	retries clients.Retries  // the retries consumers and workers schedule (package lab/clients)
 	buyers  *checkout.Buyers // the buyers runs through the checkout (package lab/checkout)
 	kafka   *kafka.Listener  // the Kafka protocol on the nodes (package lab/kafka)
 
