@@ -3,7 +3,8 @@
 // make, with its defaults, retry backoff, the simulated failures and the
 // service call of one attempt, how a client describes its policy, pacing
 // at rate=, how a restart's options lay over the ones a client started
-// with, and the throughput of the work they finish.
+// with, the throughput of the work they finish, and the retries they
+// schedule.
 package clients
 
 import (
