@@ -246,20 +246,3 @@ func TestWorkersKeepTheirRateWhenTheQueueRunsDry(t *testing.T) {
 	}
 	mustRun(t, l, "wait oldest_age(orders) >= 0.3", "load stop")
 }
-
-// The pacer: a first message goes at once, the next after 1/rate; after a
-// rest the gap since the last message still holds.
-func TestPacerKeepsTheGapAfterARest(t *testing.T) {
-	c := NewClock()
-	c.Pause()
-	ctx := ctxFor(t, 5*time.Second)
-	var pc pacer
-	start := c.Now()
-	if !pc.wait(ctx, c, 10) || !c.Now().Equal(start) {
-		t.Fatalf("the first message waited until %v", c.Now())
-	}
-	pc.rest()
-	if pc.wait(ctxFor(t, 50*time.Millisecond), c, 10) {
-		t.Errorf("after a rest, the second message did not wait for its 100 ms gap")
-	}
-}

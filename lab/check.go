@@ -9,6 +9,7 @@ import (
 
 	"github.com/mqlab/mqlab/broker"
 	"github.com/mqlab/mqlab/lab/checker"
+	"github.com/mqlab/mqlab/lab/clock"
 )
 
 // DrainTimeout bounds a check's wait for leaders, in wall time.
@@ -105,7 +106,7 @@ func (w *world) readLog(ctx context.Context, tp broker.TopicPartition) (checker.
 			return checker.Log{}, err
 		}
 		last = err
-		if sleepCtx(ctx, 20*time.Millisecond) != nil {
+		if clock.SleepWall(ctx, 20*time.Millisecond) != nil {
 			return checker.Log{}, fmt.Errorf("gave up after %v: %w", DrainTimeout, last)
 		}
 	}
@@ -120,7 +121,7 @@ func (w *world) awaitSettled(ctx context.Context, tp broker.TopicPartition) erro
 	settle, cancel := context.WithTimeout(ctx, settleTimeout)
 	defer cancel()
 	for settle.Err() == nil && !w.settled(tp) {
-		sleepCtx(settle, 5*time.Millisecond)
+		clock.SleepWall(settle, 5*time.Millisecond)
 	}
 	return nil
 }
@@ -174,17 +175,6 @@ func (w *world) eachRecord(ctx context.Context, tp broker.TopicPartition, fn fun
 	return start, nil
 }
 
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
-
 func (r *run) check(ctx context.Context) error {
 	r.begin("check")
 	rep, err := r.l.checkWorld(ctx, r.w)
@@ -193,4 +183,86 @@ func (r *run) check(ctx context.Context) error {
 		r.say(EventCheck, "lost %s from %s: %s", m.MsgID, m.Client, m.Explained)
 	}
 	return err
+}
+
+// DrainState is a check's progress while it drains: the logs and queues
+// it has read of all it must read. A check waits for every partition to
+// have a leader, and that can take seconds after a kill.
+type DrainState struct {
+	Done    int    `json:"done"`
+	Total   int    `json:"total"`
+	Reading string `json:"reading,omitempty"` // what it waits on now: "orders/1", "queues"
+}
+
+// drainStart records that a check has begun reading total logs and
+// observers; the returned func ends it.
+func (w *world) drainStart(total int) func() {
+	w.mu.Lock()
+	w.drain = &DrainState{Total: total}
+	w.mu.Unlock()
+	return func() {
+		w.mu.Lock()
+		w.drain = nil
+		w.mu.Unlock()
+	}
+}
+
+// drainAt says what the check reads now; done counts what it has read.
+func (w *world) drainAt(done int, reading string) {
+	w.mu.Lock()
+	if w.drain != nil {
+		w.drain.Done, w.drain.Reading = done, reading
+	}
+	w.mu.Unlock()
+}
+
+// drainState copies the running check's progress, nil when none runs.
+func (w *world) drainState() *DrainState {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.drain == nil {
+		return nil
+	}
+	d := *w.drain
+	return &d
+}
+
+// TopicRecord is one record of a topic, where it sits and what it holds.
+type TopicRecord struct {
+	Partition int
+	Offset    int64
+	Key       string
+	Value     string
+}
+
+// ReadTopic reads every committed record of topic, partition by partition,
+// waiting as the checker does for each partition's leader and settled log.
+// A challenge reads its dead-letter topic with it.
+func (l *Lab) ReadTopic(ctx context.Context, topic string) ([]TopicRecord, error) {
+	w, err := l.world()
+	if err != nil {
+		return nil, err
+	}
+	t, err := w.topic(topic)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := w.bind(ctx)
+	defer cancel()
+	ctx, cancel2 := context.WithTimeout(ctx, DrainTimeout)
+	defer cancel2()
+	var out []TopicRecord
+	for _, p := range t.Partitions {
+		tp := broker.TopicPartition{Topic: topic, Partition: p.Partition}
+		if err := w.awaitSettled(ctx, tp); err != nil {
+			return nil, err
+		}
+		_, err := w.eachRecord(ctx, tp, func(rec broker.Record) {
+			out = append(out, TopicRecord{Partition: tp.Partition, Offset: rec.Offset, Key: string(rec.Key), Value: string(rec.Value)})
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }

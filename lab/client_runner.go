@@ -16,6 +16,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mqlab/mqlab/lab/clients"
+	"github.com/mqlab/mqlab/lab/clock"
 	"github.com/mqlab/mqlab/lab/services"
 )
 
@@ -112,6 +114,11 @@ type backgroundRun interface {
 	vanish()
 }
 
+// newClientRuns is a client before its first run: named, stopped.
+func newClientRuns[Cmd any, R backgroundRun](name string) clientRuns[Cmd, R] {
+	return clientRuns[Cmd, R]{clientCore: clientCore{name: name, state: ClientStopped}}
+}
+
 func (c *clientRuns[Cmd, R]) command() Cmd {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -190,19 +197,19 @@ func (c *clientRuns[Cmd, R]) kill() {
 type clientRun struct {
 	w     *world
 	clock *Clock
-	opts  clientPolicy
+	opts  clients.Policy
 	rng   *rand.Rand
 
 	soft, hard         context.Context // soft: stop asks; hard: the work and the acks
 	stopSoft, stopHard context.CancelFunc
 	done               chan struct{}
 
-	pacer pacer // rate=
+	pacer clients.Pacer // rate=
 }
 
 // newClientRun starts the next life of c in world w; its random numbers
 // are seeded by the client's name and the run's number.
-func newClientRun(l *Lab, w *world, c *clientCore, opts clientPolicy) clientRun {
+func newClientRun(l *Lab, w *world, c *clientCore, opts clients.Policy) clientRun {
 	c.mu.Lock()
 	c.runs++
 	seed := c.runs
@@ -275,7 +282,7 @@ func (ru *clientRun) loop(step func() (over bool, err error), gone func(error) b
 			if ru.soft.Err() != nil || gone(err) {
 				return
 			}
-			if sleepCtx(ru.soft, 20*time.Millisecond) != nil {
+			if clock.SleepWall(ru.soft, 20*time.Millisecond) != nil {
 				return
 			}
 		}
@@ -306,7 +313,7 @@ type inHand interface {
 // a nack or the dead-letter queue). False means the run is over (crashed
 // or stopped).
 func (ru *clientRun) process(c *clientCore, m inHand, ackGivenUp bool) bool {
-	if ru.opts.ackBefore {
+	if ru.opts.AckBefore {
 		m.ack()
 	}
 	if c.fire("before-work") {
@@ -321,7 +328,7 @@ func (ru *clientRun) process(c *clientCore, m inHand, ackGivenUp bool) bool {
 		m.crash("after-work")
 		return false
 	}
-	if !ru.opts.ackBefore && (res == workDone || ackGivenUp) {
+	if !ru.opts.AckBefore && (res == workDone || ackGivenUp) {
 		m.ack()
 	}
 	return true
@@ -334,21 +341,21 @@ func (ru *clientRun) process(c *clientCore, m inHand, ackGivenUp bool) bool {
 // other error is the attempt's, for the caller's policy.
 func (ru *clientRun) try(c *clientCore, m services.Message, wait *time.Duration, waiting func()) (err error, stopped bool) {
 	// work= is the time the attempt takes before its outcome is known.
-	if ru.opts.work > 0 && ru.clock.Sleep(ru.soft, ru.opts.work) != nil {
+	if ru.opts.Work > 0 && ru.clock.Sleep(ru.soft, ru.opts.Work) != nil {
 		return nil, true
 	}
 	for {
-		err := ru.opts.attempt(ru.hard, ru.w, ru.rng, m)
+		err := ru.opts.Attempt(ru.hard, ru.rng, m, ru.w.handler)
 		if !errors.Is(err, services.ErrNotRunning) || errors.Is(err, services.ErrCrashed) {
 			return err, false
 		}
 		// Not a failure of the message: the service is down.
 		if *wait == 0 {
-			c.setWaiting(ru.opts.service)
+			c.setWaiting(ru.opts.Service)
 			waiting()
 		}
 		*wait = min(max(2**wait, serviceWaitMin), serviceWaitMax)
-		ru.pacer.rest() // waiting for the service is not time to catch up on
+		ru.pacer.Rest() // waiting for the service is not time to catch up on
 		if ru.clock.Sleep(ru.soft, *wait) != nil {
 			return nil, true
 		}

@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/mqlab/mqlab/lab/checker"
+	"github.com/mqlab/mqlab/lab/clients"
 	"github.com/mqlab/mqlab/lab/command"
 )
 
@@ -28,7 +29,7 @@ type clientSet[C backgroundClient] struct {
 	busy      map[string]bool            // a start, restart or stop is under way
 	delivered map[string]int             // group or queue → deliveries
 	processed map[string]map[string]bool // group or queue → message ids whose work was done
-	done      ackTimes                   // group or queue → when work finished, for throughput(G)
+	done      clients.Finished           // group or queue → when work finished, for throughput(G)
 	workers   map[string]map[string]bool // group or queue → clients that finished some work
 	doneWork  []checker.Done             // finished work, in the order it finished
 	closed    bool
@@ -52,6 +53,10 @@ func newClientSet[C backgroundClient](l *Lab, w *world, kind string) clientSet[C
 	return clientSet[C]{l: l, w: w, kind: kind, byName: map[string]C{}, busy: map[string]bool{}, delivered: map[string]int{},
 		processed: map[string]map[string]bool{}, workers: map[string]map[string]bool{}}
 }
+
+// set is the set itself: a kind's set embeds its clientSet, and so
+// gives it to the start, restart and stop that serve either kind.
+func (s *clientSet[C]) set() *clientSet[C] { return s }
 
 // claim marks a client name busy for one command; release undoes it.
 func (s *clientSet[C]) claim(verb, name string) error {
@@ -145,7 +150,7 @@ func (w *world) nameTaken(name string) string {
 	case w.queues.has(name):
 		return "a worker"
 	}
-	for _, ld := range w.loadStates() {
+	for _, ld := range w.loads.States() {
 		if ld.Client == name {
 			return "a load's client"
 		}
@@ -178,6 +183,26 @@ type startable[Cmd any] interface {
 	// launch starts a run with cmd; how says in the timeline what the
 	// client did ("joined", "was up; it rejoined").
 	launch(ctx context.Context, r *run, cmd Cmd, how string) error
+}
+
+// clientWords are what one kind's start, restart and stop say: how a
+// start ends ("joined"), what a start needs besides the name, for a
+// restart of a client that does not exist, and how a restart ends.
+type clientWords struct {
+	started, usage, restarted string
+}
+
+// clientCommand runs a start, restart or stop of a client of kind k.
+func clientCommand[C startable[Cmd], Cmd fmt.Stringer](ctx context.Context, r *run, k clientKind[C, Cmd], action, name string, cmd Cmd, say clientWords) error {
+	switch action {
+	case command.ActionStart:
+		return startClient(ctx, r, k, name, cmd, say.started)
+	case command.ActionRestart:
+		return restartClient(ctx, r, k, name, cmd, say.usage, say.restarted)
+	case command.ActionStop:
+		return stopClient(r, k, name, cmd)
+	}
+	return fmt.Errorf("%s %s: %s is not start, restart or stop", k.set().kind, name, action)
 }
 
 // startClient starts the client a start names: the stopped one of that
@@ -301,7 +326,7 @@ func (s *clientSet[C]) processedBy(c *clientCore, of, msgID, topic, key string) 
 		s.processed[of] = set
 	}
 	set[msgID] = true
-	s.done.add(of, s.l.clock.Now())
+	s.done.Add(of, s.l.clock.Now())
 	if s.workers[of] == nil {
 		s.workers[of] = map[string]bool{}
 	}
@@ -355,7 +380,7 @@ func (w *world) checkClientOptions(verb string, o command.ClientOptions) error {
 	}
 	if o.Service != "" {
 		if _, ok := w.handler(o.Service); !ok {
-			return fmt.Errorf("%s: service=%s: %s", verb, o.Service, w.svc.notRunning(o.Service))
+			return fmt.Errorf("%s: service=%s: %s", verb, o.Service, w.svc.NotRunning(o.Service))
 		}
 	}
 	return nil

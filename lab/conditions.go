@@ -10,17 +10,17 @@ import (
 	"time"
 
 	"github.com/mqlab/mqlab/broker"
+	"github.com/mqlab/mqlab/broker/partlog"
 	"github.com/mqlab/mqlab/lab/checker"
 	"github.com/mqlab/mqlab/lab/command"
+	"github.com/mqlab/mqlab/lab/family"
 )
 
 // notNow marks a value that cannot be read at this moment but may be soon
 // (no leader during an election, a replica's node down): wait keeps
 // polling, expect fails with it. Every other error is a script error.
-type notNow struct{ err error }
-
-func (e notNow) Error() string { return e.err.Error() }
-func (e notNow) Unwrap() error { return e.err }
+// Family packages say it with family.NotNow.
+func notNow(err error) error { return family.NotNow(err) }
 
 // unnamedYet is a name no node or client has: a script error for an
 // expect, "not yet" for a wait, since the client may be about to start.
@@ -36,10 +36,7 @@ func waitable(err error) bool {
 	return isNotNow(err) || errors.As(err, &u)
 }
 
-func isNotNow(err error) bool {
-	var n notNow
-	return errors.As(err, &n)
-}
+func isNotNow(err error) bool { return family.IsNotNow(err) }
 
 // reader evaluates values against one view of the lab: one broker
 // snapshot, and at most one check, per evaluation.
@@ -72,7 +69,7 @@ func (rd *reader) checked() (checker.Report, error) {
 		rd.report, rd.repErr = &rep, err
 	}
 	if rd.repErr != nil {
-		return checker.Report{}, notNow{rd.repErr}
+		return checker.Report{}, notNow(rd.repErr)
 	}
 	return *rd.report, nil
 }
@@ -108,15 +105,16 @@ func (rd *reader) value(v command.Value) (any, error) {
 	case "state":
 		return rd.state(v.Arg)
 	case "elapsed":
-		return rd.r.w.loadElapsed(v, rd.r.l.clock.Now())
+		return rd.r.w.loads.Elapsed(v, rd.r.l.clock.Now())
 	case "partition_of":
 		return rd.r.w.partitionOf(v)
 	case "requests", "recognised", "latency", "produce_rate", "speedup":
 		return rd.r.w.produceValue(v)
 	}
-	if f, ok := valueFeatures[v.Func]; ok {
-		val, _, err := f.value(rd.ctx, rd.r.w, v)
-		return val, err
+	for _, f := range valueFamilies {
+		if val, ok, err := f.value(rd.ctx, rd.r.w, v); ok {
+			return val, err
+		}
 	}
 	return nil, fmt.Errorf("%s: the lab cannot read this value", v)
 }
@@ -130,7 +128,7 @@ func (rd *reader) partitionValue(v command.Value) (any, error) {
 			return orNone(ctl.Leader), nil
 		}
 		if ctl.Epoch == 0 {
-			return nil, notNow{fmt.Errorf("%s: no node of the controller is up", v)}
+			return nil, notNow(fmt.Errorf("%s: no node of the controller is up", v))
 		}
 		return float64(ctl.Epoch), nil
 	}
@@ -155,7 +153,7 @@ func (rd *reader) partitionValue(v command.Value) (any, error) {
 				continue
 			}
 			if !r.Up {
-				return nil, notNow{fmt.Errorf("%s: %s is down", v, v.Node)}
+				return nil, notNow(fmt.Errorf("%s: %s is down", v, v.Node))
 			}
 			return replicaField(v.Func, r, p), nil
 		}
@@ -163,7 +161,7 @@ func (rd *reader) partitionValue(v command.Value) (any, error) {
 	}
 	if v.Func == "epoch" {
 		if p.Epoch == 0 {
-			return nil, notNow{fmt.Errorf("%s: no replica of %s is up", v, v.Target)}
+			return nil, notNow(fmt.Errorf("%s: no replica of %s is up", v, v.Target))
 		}
 		return float64(p.Epoch), nil
 	}
@@ -178,7 +176,7 @@ func (rd *reader) partitionValue(v command.Value) (any, error) {
 		}
 	}
 	if !found {
-		return nil, notNow{fmt.Errorf("%s: no replica of %s is up", v, v.Target)}
+		return nil, notNow(fmt.Errorf("%s: no replica of %s is up", v, v.Target))
 	}
 	return best, nil
 }
@@ -206,7 +204,7 @@ func (rd *reader) state(name string) (any, error) {
 		}
 	}
 	loadState := ""
-	for _, ld := range rd.r.w.loadStates() {
+	for _, ld := range rd.r.w.loads.States() {
 		if ld.Client == name {
 			loadState = LoadStopped
 			if ld.State != LoadStopped {
@@ -335,4 +333,107 @@ func (r *run) expect(ctx context.Context, c command.Expect) error {
 	}
 	r.say(EventExpect, "✗ %s: %s", c.Cond, desc)
 	return &ExpectationError{Cond: c.Cond.String(), Got: desc}
+}
+
+// Value reads one lab value exactly as wait and expect read it (a partition's
+// leader or mark, a group's lag, a table's rows, a checker field…) and
+// formats it for a reader. The lessons fill their {{…}} placeholders with it.
+func (l *Lab) Value(ctx context.Context, e command.Expr) (string, error) {
+	w, err := l.world()
+	if err != nil {
+		return "", err
+	}
+	rd := &reader{r: &run{l: l, w: w}, ctx: ctx}
+	v, err := rd.expr(e)
+	if err != nil {
+		return "", err
+	}
+	return show(v), nil
+}
+
+// Holds evaluates a condition now, as expect does, and returns the lab
+// values it read, formatted ("1500"). A condition on a checker field
+// needs a check, which drains the cluster: Holds refuses it.
+func (l *Lab) Holds(ctx context.Context, c command.Condition) (bool, []string, error) {
+	if readsChecker(c) {
+		return false, nil, fmt.Errorf("%s: %w", c, ErrNeedsCheck)
+	}
+	w, err := l.world()
+	if err != nil {
+		return false, nil, err
+	}
+	r := (&reader{r: &run{l: l, w: w}, ctx: ctx}).holds(c)
+	return r.Held, r.Shown, r.Err
+}
+
+// Reading is a condition as Peek read it: whether it held, the values it
+// read (formatted), or why it could not be read.
+type Reading struct {
+	Held  bool
+	Shown []string
+	Err   error
+}
+
+// Peek evaluates conditions now as Holds does, and reads checker fields
+// too, all from one check that leaves no trace: no job on screen, no
+// report kept as the lab's last check. A check drains, so it can wait up
+// to DrainTimeout for leaders. It serves an audit that compares what a
+// lesson's expectations read at different moments.
+func (l *Lab) Peek(ctx context.Context, conds []command.Condition) []Reading {
+	out := make([]Reading, len(conds))
+	w, err := l.world()
+	if err != nil {
+		for i := range out {
+			out[i].Err = err
+		}
+		return out
+	}
+	rd := &reader{r: &run{l: l, w: w}, ctx: ctx, quiet: true}
+	for i, c := range conds {
+		out[i] = rd.holds(c)
+	}
+	return out
+}
+
+// holds evaluates c with what rd has read so far.
+func (rd *reader) holds(c command.Condition) Reading {
+	var vals [2]any
+	var shown []string
+	for i, e := range []command.Expr{c.Left, c.Right} {
+		v, err := rd.expr(e)
+		if err != nil {
+			return Reading{Err: err}
+		}
+		vals[i] = v
+		if e.Value.Kind == command.ValLab || e.Value.Kind == command.ValField {
+			shown = append(shown, show(v))
+		}
+	}
+	return Reading{Held: c.Eval(vals[0], vals[1]), Shown: shown}
+}
+
+// Resolve names the node a reference means now: leader(orders/0) is
+// whoever leads it, follower(orders/0) its first live follower.
+func (l *Lab) Resolve(ctx context.Context, ref command.NodeRef) (string, error) {
+	w, err := l.world()
+	if err != nil {
+		return "", err
+	}
+	return w.resolve(ref)
+}
+
+// partitionOf reads partition_of(TOPIC, KEY): the partition a producer
+// sends KEY to in TOPIC as it is now, murmur2(KEY) % its partition count,
+// the rule the broker's producer uses. Two topics with different counts
+// show where a key would move if one topic grew from the one count to the
+// other.
+func (w *world) partitionOf(v command.Value) (any, error) {
+	t, err := w.topic(v.Arg)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", v, err)
+	}
+	if len(t.Partitions) == 0 {
+		return nil, notNow(fmt.Errorf("%s: %s has no partitions yet", v, v.Arg))
+	}
+	return float64(partlog.PartitionForKey([]byte(v.Key), len(t.Partitions))), nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mqlab/mqlab/broker"
 	"github.com/mqlab/mqlab/lab/command"
+	"github.com/mqlab/mqlab/lab/timeline"
 )
 
 // The commands that shape the cluster and its network.
@@ -51,7 +52,7 @@ func (r *run) cluster(c command.Cluster) error {
 	}
 	r.say(EventOutcome, "a new cluster: %s, timing %s; the old cluster, its clients and its history are gone%s",
 		strings.Join(nw.cluster.Nodes(), ", "), timing.Name, clock)
-	r.relistenKafka()
+	nw.kafka.Follow(r, old.kafka)
 	return nil
 }
 
@@ -191,42 +192,23 @@ func (r *run) electRound(ctx context.Context, tp broker.TopicPartition, id strin
 	return fmt.Errorf("elect %s %s epoch=%d: the epoch did not get there", id, tp, want)
 }
 
-// nodeUp resolves a reference and checks the node is in the state a
-// command needs, before anything happens.
-func (r *run) nodeIn(ref command.NodeRef, verb string, wantUp bool) (string, error) {
-	id, err := r.w.resolve(ref)
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", verb, err)
-	}
-	n, err := r.w.node(id)
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", verb, err)
-	}
-	if n.Up != wantUp {
-		if wantUp {
-			return "", fmt.Errorf("%s %s: %w already; restart it first", verb, id, broker.ErrNodeDown)
-		}
-		return "", fmt.Errorf("%s %s: %w already; kill it first", verb, id, broker.ErrNodeUp)
-	}
-	return id, nil
-}
-
+// kill and restart leave the node's state to the broker, which checks it
+// (down already, up already) under its own lock and says so in the words
+// the learner sees.
 func (r *run) kill(c command.Kill) error {
-	id, err := r.nodeIn(c.Node, "kill", true)
+	id, err := r.w.resolve(c.Node)
 	if err != nil {
-		return err
+		return fmt.Errorf("kill: %w", err)
 	}
-	r.begin("kill " + resolved(c.Node, id))
-	return r.w.cluster.Kill(id)
+	return r.act("kill "+resolved(c.Node, id), func() error { return r.w.cluster.Kill(id) })
 }
 
 func (r *run) restart(c command.Restart) error {
-	id, err := r.nodeIn(c.Node, "restart", false)
+	id, err := r.w.resolve(c.Node)
 	if err != nil {
-		return err
+		return fmt.Errorf("restart: %w", err)
 	}
-	r.begin("restart " + resolved(c.Node, id))
-	return r.w.cluster.Restart(id)
+	return r.act("restart "+resolved(c.Node, id), func() error { return r.w.cluster.Restart(id) })
 }
 
 func (r *run) isolate(c command.Isolate) error {
@@ -320,7 +302,7 @@ func (r *run) clockCommand(ctx context.Context, cmd command.Command) error {
 	return nil
 }
 
-func trimFloat(f float64) string { return strings.TrimSuffix(fmt.Sprintf("%.2f", f), ".00") }
+func trimFloat(f float64) string { return timeline.Number(f) }
 
 func (r *run) help(c command.Help) error {
 	if c.Topic == "" {
@@ -359,4 +341,134 @@ func (r *run) pauseIn(ctx context.Context, d time.Duration) error {
 	r.l.clock.Pause()
 	r.say(EventClock, "lab time paused after %v more: generators wait; raft's own timers do not", d)
 	return nil
+}
+
+// raftPace is how much a lab speed below real time stretches raft's
+// timeouts: at 0.25x four times, so that an election lasts as long in lab
+// time as the timing preset says and a class sees it slowly. Faster than
+// real time raft keeps its preset (making it faster would starve it), up
+// to the broker's bound when slowed a great deal.
+func raftPace(speed float64) float64 {
+	if speed <= 0 || speed >= 1 {
+		return 1
+	}
+	return min(1/speed, broker.MaxRaftPace)
+}
+
+// Hurry, while on, runs raft on the fast preset's heartbeat and election
+// timeouts whatever the lab's timing and speed, on this cluster and on
+// any the cluster command starts meanwhile: for work nobody watches, such
+// as a lesson re-running its earlier steps on a fresh cluster, where a
+// classroom election would keep the learner waiting for a scene already
+// seen. Off gives raft the pace the lab's timing and speed ask for.
+// Consumers started while hurried join with the fast preset's session
+// (groupSet.sessionFor); clients' request timeouts keep the lab's timing.
+func (l *Lab) Hurry(on bool) error {
+	l.hurry.Store(on)
+	w, err := l.world()
+	if err != nil {
+		return err
+	}
+	if err := l.pace(w); err != nil {
+		return fmt.Errorf("hurry: %w", err)
+	}
+	return nil
+}
+
+// pace sets raft's pace on w's cluster from the lab's speed and Hurry.
+func (l *Lab) pace(w *world) error {
+	if l.hurry.Load() {
+		return w.cluster.SetRaftPace(w.cluster.MinRaftPace())
+	}
+	factor, _ := l.clock.Speed()
+	return w.cluster.SetRaftPace(raftPace(factor))
+}
+
+// resolve turns a node reference into a node id, reading the cluster as it
+// is now: leader(orders/0) is whoever leads at the highest epoch, and
+// follower(orders/0) the first live replica in node order that does not.
+func (w *world) resolve(ref command.NodeRef) (string, error) {
+	if ref.Kind == command.RefNode {
+		if _, err := w.node(ref.Node); err != nil {
+			return "", err
+		}
+		return ref.Node, nil
+	}
+	if isController(ref.Of) {
+		ctl := w.cluster.SnapshotWindow(0)
+		var nodes []broker.ReplicaState
+		for _, n := range ctl.Nodes {
+			nodes = append(nodes, broker.ReplicaState{Node: n.ID, Up: n.Up})
+		}
+		return leaderOrFollower(ref, ctl.Controller.Leader, nodes, func(r broker.ReplicaState) (string, bool) { return r.Node, r.Up })
+	}
+	if !ref.Of.IsPartition {
+		if _, err := w.topic(ref.Of.Name); err != nil {
+			return w.resolveQueue(ref)
+		}
+		return "", w.queueNotAvailable(ref.Of.Name, ref.String())
+	}
+	p, err := w.partition(ref.Of.Name, ref.Of.Partition)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", ref, err)
+	}
+	return leaderOrFollower(ref, p.Leader, p.Replicas, func(r broker.ReplicaState) (string, bool) { return r.Node, r.Up })
+}
+
+// isController says whether t names the controller, a name the broker
+// keeps from topics and queues.
+func isController(t command.Target) bool {
+	return !t.IsPartition && t.Name == "controller"
+}
+
+// leaderOrFollower resolves leader(X) or follower(X) of a partition or a
+// queue, by its leader and its replicas; node says which node a replica
+// is on and whether it is up.
+func leaderOrFollower[R any](ref command.NodeRef, leader string, replicas []R, node func(R) (id string, up bool)) (string, error) {
+	if ref.Kind == command.RefLeader {
+		if leader == "" {
+			return "", fmt.Errorf("%s: %s has no leader right now (an election, or too few replicas up); wait leader(%s) != none first", ref, ref.Of, ref.Of)
+		}
+		return leader, nil
+	}
+	var followers []string
+	for _, r := range replicas {
+		if n, up := node(r); up && n != leader {
+			followers = append(followers, n)
+		}
+	}
+	if len(followers) == 0 {
+		return "", fmt.Errorf("%s: %s has no live follower right now", ref, ref.Of)
+	}
+	byNodeOrder(followers)
+	return followers[0], nil
+}
+
+// resolved writes a reference with what it resolved to: "leader(orders/0) → n1".
+func resolved(ref command.NodeRef, id string) string {
+	if ref.Kind == command.RefNode {
+		return id
+	}
+	return ref.String() + " → " + id
+}
+
+// queueNotAvailable explains why a name that is not a partition cannot be
+// used where only partitions are: a topic name without /N gets a hint, an
+// unknown name the queues there are.
+func (w *world) queueNotAvailable(name, what string) error {
+	if t, err := w.topic(name); err == nil {
+		return fmt.Errorf("%s: %s is a topic; name one of its %d partitions, e.g. %s/0", what, name, len(t.Partitions), name)
+	}
+	if _, err := w.queueState(name); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return fmt.Errorf("%s: %w for a queue", what, ErrNotAvailable)
+}
+
+// stateOfNode reads a node's state: up or down.
+func stateOfNode(n broker.NodeState) string {
+	if n.Up {
+		return "up"
+	}
+	return "down"
 }

@@ -37,12 +37,9 @@ import (
 
 	"github.com/mqlab/mqlab/broker"
 	"github.com/mqlab/mqlab/lab/checker"
+	"github.com/mqlab/mqlab/lab/clients"
 	"github.com/mqlab/mqlab/lab/command"
 )
-
-// EventClient is what a background client did: a crash, a record it gave
-// up on, a failed commit; its deliveries and retries are Detail events.
-const EventClient EventKind = "client"
 
 // Consumer client states, as state(CONSUMER) reads them.
 const (
@@ -51,11 +48,8 @@ const (
 	ClientStopped = "stopped"
 )
 
-// Client option defaults.
+// Consumer client limits.
 const (
-	defaultMaxAttempts = 5
-	defaultBackoffBase = time.Second
-	defaultBackoffCap  = 5 * time.Minute
 	// consumerPollRecords bounds the records one poll hands the client: a
 	// rebalance waits (up to a third of the session timeout) for the
 	// client to finish what it holds, so it should not hold much.
@@ -145,6 +139,11 @@ func newGroupSet(l *Lab, w *world) *groupSet {
 	return &groupSet{clientSet: newClientSet[*consumerClient](l, w, "consumer"), progress: map[groupPartition]*progress{}}
 }
 
+// fresh is a new consumer, stopped until its first run.
+func (g *groupSet) fresh(name string) *consumerClient {
+	return &consumerClient{clientRuns: newClientRuns[command.Consumer, *consumerRun](name), g: g}
+}
+
 // consumerClient is one named consumer. Each start or restart makes a new
 // run with a new broker consumer; the client keeps its name, counts and
 // state across runs.
@@ -165,19 +164,15 @@ func (groupsFeature) exec(ctx context.Context, r *run, cmd command.Command) erro
 	g := r.w.groups
 	switch c := cmd.(type) {
 	case command.Consumer:
-		switch c.Action {
-		case command.ActionStart:
-			return startClient(ctx, r, g, c.Client, c, "joined")
-		case command.ActionRestart:
-			return restartClient(ctx, r, g, c.Client, c, "group=GROUP topic=TOPIC", "it rejoined")
-		case command.ActionStop:
-			return stopClient(r, g, c.Client, c)
-		}
+		return clientCommand(ctx, r, g, c.Action, c.Client, c, consumerWords)
 	case command.Seek:
 		return g.seek(ctx, r, c)
 	}
 	return fmt.Errorf("%s: the consumer groups have no handler for this command", cmd.Name())
 }
+
+// consumerWords are what a consumer's start, restart and stop say.
+var consumerWords = clientWords{started: "joined", usage: "group=GROUP topic=TOPIC", restarted: "it rejoined"}
 
 // has says whether a consumer of that name was ever started.
 func (g *groupSet) has(name string) bool { return g.get(name) != nil }
@@ -209,19 +204,11 @@ func (g *groupSet) checkStart(verb string, c command.Consumer) error {
 	return g.w.checkClientOptions(verb, c.Options)
 }
 
-func (g *groupSet) set() *clientSet[*consumerClient] { return &g.clientSet }
-
-func (g *groupSet) fresh(name string) *consumerClient {
-	cc := &consumerClient{g: g}
-	cc.name, cc.state = name, ClientStopped
-	return cc
-}
-
 // merged lays a restart's options over the command a client was started
-// with; crash= is armed only when the restart gives it (a crash fires once).
+// with (a start: restarts store what they started with); crash= is armed
+// only when the restart gives it (a crash fires once).
 func (g *groupSet) merged(prev, c command.Consumer) command.Consumer {
 	out := prev
-	out.Action = command.ActionStart
 	if c.Group != "" {
 		out.Group = c.Group
 	}
@@ -240,7 +227,7 @@ func (g *groupSet) merged(prev, c command.Consumer) command.Consumer {
 	if c.RetryTopic != "" {
 		out.RetryTopic = c.RetryTopic
 	}
-	out.Options = mergeOptions(out.Options, c.Options)
+	out.Options = clients.MergeOptions(out.Options, c.Options)
 	return out
 }
 
@@ -261,14 +248,14 @@ func (g *groupSet) stopped(r *run, cc *consumerClient, was string) {
 func (cc *consumerClient) launch(ctx context.Context, r *run, cmd command.Consumer, how string) error {
 	g := cc.g
 	verb := fmt.Sprintf("consumer %s %s", cmd.Action, cc.name)
-	policy := policyOf(cmd.Options)
+	policy := clients.PolicyOf(cmd.Options)
 	session := g.sessionFor(cmd.Session)
 	cfg := broker.ConsumerConfig{ClientID: cc.name, Group: cmd.Group, Topics: []string{cmd.Topic}, SessionTimeout: session,
 		MaxPollRecords: consumerPollRecords}
 	if cmd.From == "latest" {
 		cfg.ResetPolicy = broker.ResetLatest
 	}
-	cfg.MaxPollRecords = pollRecords(policy.rate)
+	cfg.MaxPollRecords = pollRecords(policy.Rate)
 	ctx, cancel := g.w.bind(ctx)
 	defer cancel()
 	// A rejoin waits for every member to rejoin or for the longest session
@@ -285,7 +272,7 @@ func (cc *consumerClient) launch(ctx context.Context, r *run, cmd command.Consum
 	}
 
 	text := fmt.Sprintf("%s %s group %s (generation %d) reading %s: %s", cc.name, how, cmd.Group, cn.Generation(), cmd.Topic, describeAssignment(cn.Assignment()))
-	text += "; " + policy.describeConsumer(cmd)
+	text += "; " + describeConsumer(policy, cmd)
 	r.say(EventOutcome, "%s", text)
 	return nil
 }
@@ -302,12 +289,12 @@ func describeAssignment(tps []broker.TopicPartition) string {
 }
 
 // describeConsumer says how a consumer works, in a few words.
-func (p clientPolicy) describeConsumer(cmd command.Consumer) string {
+func describeConsumer(p clients.Policy, cmd command.Consumer) string {
 	retries := ""
-	if p.retry != "none" {
-		retries = fmt.Sprintf("retry=%s up to %d attempts", p.retry, p.maxAttempts)
-		if p.retry == "backoff" {
-			retries += fmt.Sprintf(" (base %v, cap %v, jitter %s)", p.base, p.cap, p.jitter)
+	if p.Retry != "none" {
+		retries = fmt.Sprintf("retry=%s up to %d attempts", p.Retry, p.MaxAttempts)
+		if p.Retry == "backoff" {
+			retries += fmt.Sprintf(" (base %v, cap %v, jitter %s)", p.Base, p.Cap, p.Jitter)
 		}
 	}
 	if cmd.RetryTopic != "" {
@@ -320,7 +307,7 @@ func (p clientPolicy) describeConsumer(cmd command.Consumer) string {
 	if cmd.Commit == "poll" {
 		settles = "commits once per poll"
 	}
-	return p.describe(settles, "records", retries, cmd.Options.Crash)
+	return p.Describe(settles, "records", retries, cmd.Options.Crash)
 }
 
 func (cc *consumerClient) where() string {
@@ -346,20 +333,9 @@ func (g *groupSet) seek(ctx context.Context, r *run, c command.Seek) error {
 		return fmt.Errorf("seek: %w", err)
 	}
 	tp := broker.TopicPartition{Topic: c.Partition.Topic, Partition: c.Partition.Partition}
-	var to broker.SeekTarget
-	switch c.To.Kind {
-	case command.SeekOffset:
-		to = broker.SeekOffset(c.To.Offset)
-	case command.SeekEarliest:
-		to = broker.SeekEarliest
-	case command.SeekLatest:
-		to = broker.SeekLatest
-	case command.SeekTime:
-		to = broker.SeekTime(c.To.Time)
-	case command.SeekAgo:
-		to = broker.SeekTime(g.l.clock.Now().Add(-c.To.Ago))
-	default:
-		return fmt.Errorf("seek: to=%s is not a seek target", c.To)
+	to, err := g.seekTarget(c.To)
+	if err != nil {
+		return err
 	}
 	r.begin(verb)
 	key := groupPartition{c.Group, tp}
@@ -391,27 +367,48 @@ func (g *groupSet) seek(ctx context.Context, r *run, c command.Seek) error {
 		}
 	}
 	g.mu.Unlock()
+	r.say(EventOutcome, "%s", g.seekText(c.Group, tp, off, reached))
+	return nil
+}
+
+// seekTarget is where a seek's to= points, for the broker.
+func (g *groupSet) seekTarget(to command.SeekTo) (broker.SeekTarget, error) {
+	switch to.Kind {
+	case command.SeekOffset:
+		return broker.SeekOffset(to.Offset), nil
+	case command.SeekEarliest:
+		return broker.SeekEarliest, nil
+	case command.SeekLatest:
+		return broker.SeekLatest, nil
+	case command.SeekTime:
+		return broker.SeekTime(to.Time), nil
+	case command.SeekAgo:
+		return broker.SeekTime(g.l.clock.Now().Add(-to.Ago)), nil
+	}
+	return broker.SeekTarget{}, fmt.Errorf("seek: to=%s is not a seek target", to)
+}
+
+// seekText tells the learner what a seek of group on tp to off did, with
+// reached the offset the group had read up to.
+func (g *groupSet) seekText(group string, tp broker.TopicPartition, off, reached int64) string {
 	owner := ""
-	if gs, err := g.groupState(c.Group); err == nil {
+	if gs, err := g.groupState(group); err == nil {
 		for _, ps := range gs.Partitions {
 			if ps.TopicPartition == tp {
 				owner = ps.Owner
 			}
 		}
 	}
-	text := fmt.Sprintf("group %s now reads %s from offset %d", c.Group, tp, off)
+	text := fmt.Sprintf("group %s now reads %s from offset %d", group, tp, off)
 	if off < reached {
 		text += fmt.Sprintf("; offsets %d–%d come again, as replays, not duplicates", off, reached-1)
 	} else if off > reached {
 		text += fmt.Sprintf("; offsets %d–%d are skipped", reached, off-1)
 	}
 	if owner != "" {
-		text += fmt.Sprintf(" (%s moves there at its next heartbeat)", owner)
-	} else {
-		text += " (whoever owns it next starts there)"
+		return text + fmt.Sprintf(" (%s moves there at its next heartbeat)", owner)
 	}
-	r.say(EventOutcome, "%s", text)
-	return nil
+	return text + " (whoever owns it next starts there)"
 }
 
 // checkSeekOffset refuses an offset outside a partition's retained log,

@@ -15,6 +15,7 @@ import (
 	"github.com/mqlab/mqlab/broker"
 	"github.com/mqlab/mqlab/broker/raftnet"
 	"github.com/mqlab/mqlab/lab/checker"
+	"github.com/mqlab/mqlab/lab/clients"
 	"github.com/mqlab/mqlab/lab/command"
 	"github.com/mqlab/mqlab/lab/services"
 )
@@ -55,7 +56,7 @@ func pollRecords(rate float64) int {
 
 // loop polls and works until it is stopped or crashes.
 func (ru *consumerRun) loop() {
-	full := pollRecords(ru.opts.rate)
+	full := pollRecords(ru.opts.Rate)
 	ru.clientRun.loop(func() (bool, error) {
 		recs, err := ru.cn.Poll(ru.soft)
 		if err != nil {
@@ -75,7 +76,7 @@ func (ru *consumerRun) loop() {
 			}
 		}
 		if len(recs) < full {
-			ru.pacer.rest() // caught up: no backlog to catch up on
+			ru.pacer.Rest() // caught up: no backlog to catch up on
 		}
 		ru.commitPending()
 		return false, nil
@@ -88,7 +89,7 @@ func (ru *consumerRun) loop() {
 // over (crashed or stopped).
 func (ru *consumerRun) handle(rec broker.ConsumerRecord) bool {
 	cc, g := ru.cc, ru.cc.g
-	if !ru.pacer.wait(ru.soft, g.l.clock, ru.opts.rate) {
+	if !ru.pacer.Wait(ru.soft, g.l.clock, ru.opts.Rate) {
 		return false
 	}
 	d := g.deliver(cc, ru.cmd.Group, rec, g.l.clock.Now())
@@ -141,7 +142,7 @@ func (cr consumerRecord) work() workResult {
 		err, stopped := ru.try(&cc.clientCore, msg, &wait, func() {
 			// The record stays uncommitted, and the client waits for the service.
 			g.event(false, "%s waits for %s, which is not running: %s (%s offset %d) stays uncommitted and the lag grows until it runs again",
-				cc.name, ru.opts.service, d.MsgID, rec.TopicPartition, rec.Offset)
+				cc.name, ru.opts.Service, d.MsgID, rec.TopicPartition, rec.Offset)
 		})
 		switch {
 		case stopped:
@@ -153,12 +154,12 @@ func (cr consumerRecord) work() workResult {
 			}
 			return workDone
 		case errors.Is(err, services.ErrCrashed):
-			ru.crashNow(fmt.Sprintf("%s crashed with %s while working on %s (%s offset %d): %v", cc.name, ru.opts.service, d.MsgID, rec.TopicPartition, rec.Offset, err))
+			ru.crashNow(fmt.Sprintf("%s crashed with %s while working on %s (%s offset %d): %v", cc.name, ru.opts.Service, d.MsgID, rec.TopicPartition, rec.Offset, err))
 			return workCrashed
 		}
 		cc.failed(err)
-		permanent := errors.Is(err, errPermanent) || errors.Is(err, services.ErrBadMessage)
-		if permanent || attempt >= ru.opts.maxAttempts {
+		permanent := errors.Is(err, clients.ErrPermanent) || errors.Is(err, services.ErrBadMessage)
+		if permanent || attempt >= ru.opts.MaxAttempts {
 			why := fmt.Sprintf("after %d attempt(s)", attempt)
 			if permanent {
 				why = "at once: the failure is permanent, retrying cannot help"
@@ -171,10 +172,10 @@ func (cr consumerRecord) work() workResult {
 				cc.name, d.MsgID, rec.TopicPartition, rec.Offset, why, err)
 			return workGivenUp
 		}
-		pause := ru.opts.backoff(attempt, ru.rng)
+		pause := ru.opts.Backoff(attempt, ru.rng)
 		g.w.retried(d.Group, cc.name, d.MsgID, attempt+1, g.l.clock.Now(), pause)
 		g.event(true, "%s attempt %d on %s failed: %v; retrying in %v", cc.name, attempt, d.MsgID, err, pause.Round(time.Millisecond))
-		ru.pacer.rest() // a backoff is not time to catch up on
+		ru.pacer.Rest() // a backoff is not time to catch up on
 		if pause > 0 && g.l.clock.Sleep(ru.soft, pause) != nil {
 			return workStopped
 		}
@@ -234,7 +235,7 @@ var consumerCrashNotes = crashNotes{
 // crash crashes the client at its armed crash point.
 func (cr consumerRecord) crash(at string) {
 	cr.ru.crashNow(fmt.Sprintf("%s crashed at %s of %s (%s offset %d): %s", cr.ru.cc.name, at, cr.d.MsgID, cr.rec.TopicPartition, cr.rec.Offset,
-		consumerCrashNotes.at(at, cr.ru.opts.ackBefore)))
+		consumerCrashNotes.at(at, cr.ru.opts.AckBefore)))
 }
 
 // crashNow stops the run as if its process died: no commit, no leave.

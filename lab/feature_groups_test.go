@@ -2,25 +2,10 @@ package lab
 
 import (
 	"errors"
-	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/mqlab/mqlab/lab/command"
 )
-
-func newTestRand() *rand.Rand { return rand.New(rand.NewPCG(1, 2)) }
-
-// commandOptions parses client options as a consumer start would.
-func commandOptions(t testing.TB, opts string) command.ClientOptions {
-	t.Helper()
-	cmd, err := command.Parse("consumer start c group=g topic=t " + opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cmd.(command.Consumer).Options
-}
 
 // consumerNamed returns one consumer client from a snapshot.
 func consumerNamed(t testing.TB, l *Lab, name string) ConsumerState {
@@ -173,45 +158,6 @@ func TestConsumerRetriesAndGivesUp(t *testing.T) {
 	}
 	if !timelineHas(l, EventClient, "hopeless gave up on producer-1 (orders/0 offset 0) at once: the failure is permanent") {
 		t.Error("the permanent failure is not in the timeline")
-	}
-}
-
-// Backoff: exponential from base up to cap, with full, equal or no jitter.
-func TestBackoff(t *testing.T) {
-	p := clientPolicy{retry: "backoff", base: 100 * time.Millisecond, cap: time.Second, jitter: "none"}
-	rng := newTestRand()
-	var got []time.Duration
-	for a := 1; a <= 6; a++ {
-		got = append(got, p.backoff(a, rng))
-	}
-	want := []time.Duration{100, 200, 400, 800, 1000, 1000}
-	for i := range want {
-		if got[i] != want[i]*time.Millisecond {
-			t.Errorf("no jitter: attempt %d waits %v, want %v", i+1, got[i], want[i]*time.Millisecond)
-		}
-	}
-	for _, tc := range []struct {
-		jitter   string
-		min, max time.Duration
-	}{{"full", 0, 800 * time.Millisecond}, {"equal", 400 * time.Millisecond, 800 * time.Millisecond}} {
-		p.jitter = tc.jitter
-		lo, hi := time.Hour, time.Duration(0)
-		for range 200 {
-			d := p.backoff(4, rng)
-			lo, hi = min(lo, d), max(hi, d)
-		}
-		if lo < tc.min || hi > tc.max || hi-lo < (tc.max-tc.min)/2 {
-			t.Errorf("jitter %s after attempt 4: from %v to %v; want spread over [%v, %v]", tc.jitter, lo, hi, tc.min, tc.max)
-		}
-	}
-	if d := (clientPolicy{retry: "immediate", base: time.Second}).backoff(3, rng); d != 0 {
-		t.Errorf("retry=immediate waits %v", d)
-	}
-	if p := policyOf(commandOptions(t, "max-attempts=4")); p.retry != "immediate" || p.maxAttempts != 4 {
-		t.Errorf("max-attempts alone: %+v", p)
-	}
-	if p := policyOf(commandOptions(t, "")); p.retry != "none" || p.maxAttempts != 1 {
-		t.Errorf("defaults: %+v", p)
 	}
 }
 

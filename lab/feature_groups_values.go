@@ -42,7 +42,7 @@ func (groupsFeature) value(ctx context.Context, w *world, v command.Value) (any,
 		gs, err := g.groupState(v.Arg)
 		if err != nil {
 			// Not yet: a consumer may be about to join it.
-			return nil, true, notNow{fmt.Errorf("%s: %w", v, err)}
+			return nil, true, notNow(fmt.Errorf("%s: %w", v, err))
 		}
 		if v.Target.IsPartition {
 			return partitionLag(v, gs)
@@ -54,7 +54,7 @@ func (groupsFeature) value(ctx context.Context, w *world, v command.Value) (any,
 	case "idle":
 		gs, err := g.groupState(v.Arg)
 		if err != nil {
-			return nil, true, notNow{fmt.Errorf("%s: %w", v, err)}
+			return nil, true, notNow(fmt.Errorf("%s: %w", v, err))
 		}
 		return float64(idleMembers(gs)), true, nil
 	case "delivered", "processed", "workers":
@@ -70,7 +70,7 @@ func (groupsFeature) value(ctx context.Context, w *world, v command.Value) (any,
 				return queues.value(ctx, w, v)
 			}
 			if _, err := g.groupState(v.Arg); err != nil {
-				return nil, true, notNow{fmt.Errorf("%s: %w", v, err)}
+				return nil, true, notNow(fmt.Errorf("%s: %w", v, err))
 			}
 		}
 		return float64(n), true, nil
@@ -96,7 +96,7 @@ func partitionLag(v command.Value, gs broker.ConsumerGroupState) (any, bool, err
 		reads = append(reads, ps.TopicPartition.String())
 	}
 	// Not yet: a member reading that topic may be about to join.
-	return nil, true, notNow{fmt.Errorf("%s: group %s does not read %s; it reads %s", v, gs.Group, v.Target, orNothing(reads))}
+	return nil, true, notNow(fmt.Errorf("%s: group %s does not read %s; it reads %s", v, gs.Group, v.Target, orNothing(reads)))
 }
 
 func orNothing(list []string) string {
@@ -157,4 +157,17 @@ func (g *groupSet) states() []ConsumerState {
 		out = append(out, cs)
 	}
 	return out
+}
+
+// idleMembers counts a group's members in the current generation that own
+// no partition: a group gives each partition to one member, so members
+// beyond the partition count wait.
+func idleMembers(gs broker.ConsumerGroupState) int {
+	n := 0
+	for _, m := range gs.Members {
+		if m.Idle {
+			n++
+		}
+	}
+	return n
 }

@@ -14,7 +14,7 @@ package lab
 // nothing more, and the message it held comes back after its visibility
 // timeout with a higher receive count. The work is the client's simulated
 // failures (fail=) and, with service=NAME, the service's Handle, with the
-// same policy types as consumers (client_policy.go). A failed attempt is
+// same policy as consumers (package lab/clients). A failed attempt is
 // given back to the queue with a nack: at once with retry=none or
 // immediate, after the backoff with retry=backoff; its receive count is
 // the attempt number. A permanent failure, or the last of max-attempts
@@ -35,7 +35,9 @@ import (
 
 	"github.com/mqlab/mqlab/broker"
 	"github.com/mqlab/mqlab/lab/checker"
+	"github.com/mqlab/mqlab/lab/clients"
 	"github.com/mqlab/mqlab/lab/command"
+	"github.com/mqlab/mqlab/lab/family"
 )
 
 // keyAttribute is the message attribute that carries a send's key=.
@@ -105,12 +107,17 @@ type queueSet struct {
 	expired    map[string]bool // message ids some queue dropped by TTL
 	dropped    map[string]bool // message ids a full queue dropped from its head
 
-	finished ackTimes // when the workers' acks landed, for throughput(Q) (throughput.go)
+	finished clients.Finished // when the workers' acks landed, for throughput(Q) (package lab/clients)
 }
 
 func newQueueSet(l *Lab, w *world) *queueSet {
 	return &queueSet{clientSet: newClientSet[*worker](l, w, "worker"), senders: map[string]*broker.QueueClient{},
 		acked: map[string]bool{}, expired: map[string]bool{}, dropped: map[string]bool{}}
+}
+
+// fresh is a new worker, stopped until its first run.
+func (qs *queueSet) fresh(name string) *worker {
+	return &worker{clientRuns: newClientRuns[command.Worker, *workerRun](name), qs: qs}
 }
 
 // worker is one named worker; each start or restart is a new run with a
@@ -138,19 +145,15 @@ func (queuesFeature) exec(ctx context.Context, r *run, cmd command.Command) erro
 	case command.Send:
 		return qs.send(ctx, r, c)
 	case command.Worker:
-		switch c.Action {
-		case command.ActionStart:
-			return startClient(ctx, r, qs, c.Client, c, "started")
-		case command.ActionRestart:
-			return restartClient(ctx, r, qs, c.Client, c, "queue=QUEUE", "it started again")
-		case command.ActionStop:
-			return stopClient(r, qs, c.Client, c)
-		}
+		return clientCommand(ctx, r, qs, c.Action, c.Client, c, workerWords)
 	case command.Redrive:
 		return qs.redrive(ctx, r, c)
 	}
 	return fmt.Errorf("%s: the queues have no handler for this command", cmd.Name())
 }
+
+// workerWords are what a worker's start, restart and stop say.
+var workerWords = clientWords{started: "started", usage: "queue=QUEUE", restarted: "it started again"}
 
 func (qs *queueSet) create(ctx context.Context, r *run, c command.QueueCreate) error {
 	w := qs.w
@@ -295,7 +298,7 @@ func (qs *queueSet) send(ctx context.Context, r *run, c command.Send) error {
 		out[i] = *s
 	}
 	qs.mu.Unlock()
-	if len(out) <= listEach {
+	if len(out) <= family.ListEach {
 		for _, s := range out {
 			r.say(EventOutcome, "%s", describeSend(s))
 		}
@@ -394,26 +397,17 @@ func (qs *queueSet) checkStart(verb string, c command.Worker) error {
 	return qs.w.checkClientOptions(verb, c.Options)
 }
 
-func (qs *queueSet) set() *clientSet[*worker] { return &qs.clientSet }
-
-func (qs *queueSet) fresh(name string) *worker {
-	wk := &worker{qs: qs}
-	wk.name, wk.state = name, ClientStopped
-	return wk
-}
-
 // merged lays a restart's options over the command a worker was started
-// with.
+// with (a start: restarts store what they started with).
 func (qs *queueSet) merged(prev, c command.Worker) command.Worker {
 	next := prev
-	next.Action = command.ActionStart
 	if c.Queue != "" {
 		next.Queue = c.Queue
 	}
 	if c.Extend != 0 {
 		next.Extend = c.Extend
 	}
-	next.Options = mergeOptions(next.Options, c.Options)
+	next.Options = clients.MergeOptions(next.Options, c.Options)
 	return next
 }
 
@@ -439,7 +433,7 @@ func (qs *queueSet) stopped(r *run, wk *worker, was string) {
 func (wk *worker) launch(_ context.Context, r *run, cmd command.Worker, how string) error {
 	qs := wk.qs
 	verb := fmt.Sprintf("worker %s %s", cmd.Action, wk.name)
-	policy := policyOf(cmd.Options)
+	policy := clients.PolicyOf(cmd.Options)
 	q, err := qs.w.queueState(cmd.Queue)
 	if err != nil {
 		return fmt.Errorf("%s: %w", verb, err)
@@ -455,7 +449,7 @@ func (wk *worker) launch(_ context.Context, r *run, cmd command.Worker, how stri
 	if !launchRun(&qs.clientSet, &wk.clientRuns, cmd, cmd.Options.Crash, ru, func() { wk.holding = "" }) {
 		return fmt.Errorf("%s: %w", verb, ErrClosed)
 	}
-	desc := policy.describeWorker(cmd, ru.dlq)
+	desc := describeWorker(policy, cmd, ru.dlq)
 	if cmd.Extend > 0 {
 		desc += fmt.Sprintf("; while it works it keeps the message hidden %v longer, renewed every %v", cmd.Extend, cmd.Extend/2)
 	}
@@ -464,24 +458,24 @@ func (wk *worker) launch(_ context.Context, r *run, cmd command.Worker, how stri
 }
 
 // describeWorker says how a worker works, in a few words.
-func (p clientPolicy) describeWorker(cmd command.Worker, dlq bool) string {
+func describeWorker(p clients.Policy, cmd command.Worker, dlq bool) string {
 	retries := ""
 	switch {
-	case p.fail.Kind == "" && p.service == "":
+	case p.Fail.Kind == "" && p.Service == "":
 		// Nothing fails: no retry policy to speak of.
-	case p.retry == "none":
+	case p.Retry == "none":
 		retries = "a failed message is nacked and the queue's max-receives decides when it is dead-lettered"
 	default:
-		retries = fmt.Sprintf("retry=%s up to %d attempts (nack", p.retry, p.maxAttempts)
-		if p.retry == "backoff" {
-			retries += fmt.Sprintf(" with a delay: base %v, cap %v, jitter %s", p.base, p.cap, p.jitter)
+		retries = fmt.Sprintf("retry=%s up to %d attempts (nack", p.Retry, p.MaxAttempts)
+		if p.Retry == "backoff" {
+			retries += fmt.Sprintf(" with a delay: base %v, cap %v, jitter %s", p.Base, p.Cap, p.Jitter)
 		}
 		retries += ")"
 		if dlq {
 			retries += ", then the dead-letter queue"
 		}
 	}
-	return p.describe("acks each message", "messages", retries, cmd.Options.Crash)
+	return p.Describe("acks each message", "messages", retries, cmd.Options.Crash)
 }
 
 func (wk *worker) where() string { return "queue " + wk.command().Queue }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mqlab/mqlab/broker"
+	"github.com/mqlab/mqlab/lab/clients"
 	"github.com/mqlab/mqlab/lab/command"
 	"github.com/mqlab/mqlab/lab/services"
 )
@@ -46,8 +47,8 @@ func (ru *workerRun) loop() {
 	// One message at a time, unless a rate asks for throughput: then up
 	// to a tenth of a second's worth per receive, as consumers poll.
 	batch := 1
-	if ru.opts.rate > 0 {
-		batch = max(1, min(workerReceiveMax, int(ru.opts.rate/10)))
+	if ru.opts.Rate > 0 {
+		batch = max(1, min(workerReceiveMax, int(ru.opts.Rate/10)))
 	}
 	ru.clientRun.loop(func() (bool, error) {
 		ds, err := ru.qc.Receive(ru.soft, ru.cmd.Queue, batch, 0, receivePoll)
@@ -60,7 +61,7 @@ func (ru *workerRun) loop() {
 			}
 		}
 		if len(ds) < batch {
-			ru.pacer.rest() // caught up: no backlog to catch up on
+			ru.pacer.Rest() // caught up: no backlog to catch up on
 		}
 		return false, nil
 	}, func(err error) bool { return errors.Is(err, broker.ErrClosed) })
@@ -70,7 +71,7 @@ func (ru *workerRun) loop() {
 // over (crashed or stopped).
 func (ru *workerRun) handle(d broker.Delivery) bool {
 	wk, qs := ru.wk, ru.wk.qs
-	if !ru.pacer.wait(ru.soft, qs.l.clock, ru.opts.rate) {
+	if !ru.pacer.Wait(ru.soft, qs.l.clock, ru.opts.Rate) {
 		return false // stopped: the message comes back after its visibility timeout
 	}
 	qs.deliver(wk, d, qs.l.clock.Now())
@@ -102,7 +103,7 @@ func (qm queueMessage) work() workResult {
 	defer ru.keepHidden(d)()
 	err, stopped := ru.try(&wk.clientCore, msg, &wait, func() {
 		qs.event(false, "%s waits for %s, which is not running: it holds %s, which comes back to the queue if its visibility timeout runs out first",
-			wk.name, ru.opts.service, d.MsgID)
+			wk.name, ru.opts.Service, d.MsgID)
 	})
 	switch {
 	case stopped:
@@ -114,7 +115,7 @@ func (qm queueMessage) work() workResult {
 		}
 		return workDone
 	case errors.Is(err, services.ErrCrashed):
-		ru.crashNow(fmt.Sprintf("%s crashed with %s while working on %s: %v", wk.name, ru.opts.service, d.MsgID, err))
+		ru.crashNow(fmt.Sprintf("%s crashed with %s while working on %s: %v", wk.name, ru.opts.Service, d.MsgID, err))
 		return workCrashed
 	}
 	wk.failed(err)
@@ -148,12 +149,12 @@ func (ru *workerRun) keepHidden(d broker.Delivery) (stop func()) {
 // settleFailure gives a failed message back, or dead-letters it.
 func (ru *workerRun) settleFailure(d broker.Delivery, err error) {
 	wk, qs := ru.wk, ru.wk.qs
-	if ru.opts.ackBefore {
+	if ru.opts.AckBefore {
 		qs.event(false, "%s failed on %s (receive %d): %v; it acked before the work, so the message is gone", wk.name, d.MsgID, d.ReceiveCount, err)
 		return
 	}
-	permanent := errors.Is(err, errPermanent) || errors.Is(err, services.ErrBadMessage)
-	last := ru.opts.retry != "none" && d.ReceiveCount >= ru.opts.maxAttempts
+	permanent := errors.Is(err, clients.ErrPermanent) || errors.Is(err, services.ErrBadMessage)
+	last := ru.opts.Retry != "none" && d.ReceiveCount >= ru.opts.MaxAttempts
 	if permanent || last {
 		why := fmt.Sprintf("after %d attempts", d.ReceiveCount)
 		if permanent {
@@ -177,7 +178,7 @@ func (ru *workerRun) settleFailure(d broker.Delivery, err error) {
 		qs.event(false, "%s moved %s to the dead-letter queue %s: %v", wk.name, d.MsgID, why, err)
 		return
 	}
-	delay := ru.opts.backoff(d.ReceiveCount, ru.rng)
+	delay := ru.opts.Backoff(d.ReceiveCount, ru.rng)
 	ru.nackRetry(d, delay, err)
 	qs.event(true, "%s attempt %d on %s failed: %v; nacked, back in the queue in %v", wk.name, d.ReceiveCount, d.MsgID, err, delay.Round(time.Millisecond))
 }
@@ -223,7 +224,7 @@ func (ru *workerRun) ack(d broker.Delivery) {
 		qs.mu.Lock()
 		qs.acked[d.MsgID] = true
 		qs.mu.Unlock()
-		qs.finished.add(wk.queueOf(d), qs.l.clock.Now())
+		qs.finished.Add(wk.queueOf(d), qs.l.clock.Now())
 		return
 	}
 	why := err.Error()
@@ -243,7 +244,7 @@ var workerCrashNotes = crashNotes{
 // crash crashes the worker at its armed crash point.
 func (qm queueMessage) crash(at string) {
 	qm.ru.crashNow(fmt.Sprintf("%s crashed at %s of %s (receive %d): %s", qm.ru.wk.name, at, qm.d.MsgID, qm.d.ReceiveCount,
-		workerCrashNotes.at(at, qm.ru.opts.ackBefore)))
+		workerCrashNotes.at(at, qm.ru.opts.AckBefore)))
 }
 
 // crashNow stops the run as if its process died: nothing more is settled.

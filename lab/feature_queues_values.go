@@ -15,6 +15,7 @@ import (
 
 	"github.com/mqlab/mqlab/broker"
 	"github.com/mqlab/mqlab/lab/checker"
+	"github.com/mqlab/mqlab/lab/clock"
 	"github.com/mqlab/mqlab/lab/command"
 )
 
@@ -61,7 +62,7 @@ func (w *world) queueValue(v command.Value) (any, error) {
 			for _, r := range q.Replicas {
 				if r.Node == v.Node {
 					if !r.Up {
-						return nil, notNow{fmt.Errorf("%s: %s is down", v, v.Node)}
+						return nil, notNow(fmt.Errorf("%s: %s is down", v, v.Node))
 					}
 					return float64(r.Epoch), nil
 				}
@@ -69,7 +70,7 @@ func (w *world) queueValue(v command.Value) (any, error) {
 			return nil, fmt.Errorf("%s: %s holds no replica of %s", v, v.Node, q.Config.Name)
 		}
 		if q.Epoch == 0 {
-			return nil, notNow{fmt.Errorf("%s: no replica of %s is up", v, q.Config.Name)}
+			return nil, notNow(fmt.Errorf("%s: no replica of %s is up", v, q.Config.Name))
 		}
 		return float64(q.Epoch), nil
 	}
@@ -90,14 +91,12 @@ func (w *world) resolveQueue(ref command.NodeRef) (string, error) {
 func (queuesFeature) value(_ context.Context, w *world, v command.Value) (any, bool, error) {
 	qs := w.queues
 	switch v.Func {
-	case "depth", "inflight", "oldest_age", "throughput":
+	case "depth", "inflight", "oldest_age":
 		q, err := w.queueState(v.Arg)
 		if err != nil {
 			return nil, true, fmt.Errorf("%s: %w", v, err)
 		}
 		switch v.Func {
-		case "throughput":
-			return qs.finished.perSecond(v.Arg, qs.l.clock.Now()), true, nil
 		case "depth":
 			return float64(q.Counts.Depth()), true, nil
 		case "inflight":
@@ -225,7 +224,7 @@ func (w *world) readQueue(ctx context.Context, name string) ([]broker.QueueMessa
 			return nil, err
 		}
 		last = err
-		if sleepCtx(ctx, 20*time.Millisecond) != nil {
+		if clock.SleepWall(ctx, 20*time.Millisecond) != nil {
 			return nil, fmt.Errorf("gave up after %v: %w", DrainTimeout, last)
 		}
 	}

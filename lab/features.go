@@ -5,6 +5,7 @@ import (
 
 	"github.com/mqlab/mqlab/lab/checker"
 	"github.com/mqlab/mqlab/lab/command"
+	"github.com/mqlab/mqlab/lab/family"
 )
 
 // feature is one family of commands beside the log's: consumer groups,
@@ -26,12 +27,12 @@ var (
 	consumerGroups = groupsFeature{}
 	// queues runs the broker's work queues and the lab's workers (feature_queues.go).
 	queues = queuesFeature{}
-	// serviceFamily runs the SQLite services of lab/services (feature_services.go).
-	serviceFamily = servicesFeature{}
-	// checkoutFamily sends buyers through the checkout and reads its measurements (feature_checkout.go).
-	checkoutFamily = checkoutFeature{}
-	// kafkaWire puts the Kafka protocol on the nodes (feature_kafka.go).
-	kafkaWire = kafkaFeature{}
+	// serviceFamily runs the SQLite services of lab/services (package lab/serviceset).
+	serviceFamily = packaged(func(w *world) family.Family { return w.svc })
+	// checkoutFamily sends buyers through the checkout and reads its measurements (package lab/checkout).
+	checkoutFamily = packaged(func(w *world) family.Family { return w.buyers })
+	// kafkaWire puts the Kafka protocol on the nodes (package lab/kafka).
+	kafkaWire = packaged(func(w *world) family.Family { return w.kafka })
 )
 
 // features maps command names (Spec.Name) to the family that runs them.
@@ -51,34 +52,13 @@ var features = map[string]feature{
 	"kafka stop":   kafkaWire,
 }
 
-// valueFeatures maps lab value functions to the family that reads them.
-var valueFeatures = map[string]feature{
-	"lag":         consumerGroups,
-	"lag_seconds": consumerGroups,
-	"delivered":   consumerGroups,
-	"processed":   consumerGroups,
-	"idle":        consumerGroups,
-	"workers":     consumerGroups,
-	"depth":       queues,
-	"inflight":    queues,
-	"oldest_age":  queues,
-	"throughput":  backPressure,
-	"members":     backPressure,
-	"rows":        serviceFamily,
-	"retries":     retryValues,
-	"retry_peak":  retryValues,
-	// The checkout's measurements: p99(checkout), errors(checkout), …
-	"p50":                checkoutFamily,
-	"p99":                checkoutFamily,
-	"arrived":            checkoutFamily,
-	"answered":           checkoutFamily,
-	"served":             checkoutFamily,
-	"errors":             checkoutFamily,
-	"no_thread":          checkoutFamily,
-	"charged_but_failed": checkoutFamily,
-	"busy":               checkoutFamily,
-	"waiting":            checkoutFamily,
-}
+// valueFamilies are asked, in order, for a lab value the lab does not read
+// itself; the first whose value answers ok reads it. Which names a family
+// reads is its own: package command lists the language's names, and each
+// family's value says which of them are its. Consumer groups come before
+// queues: delivered(X), processed(X) and workers(X) read a group, or hand
+// over to the queues when X is a queue.
+var valueFamilies = []feature{consumerGroups, queues, backPressure, serviceFamily, retryValues, checkoutFamily}
 
 // stateFeatures are asked, in order, for state(X) when X is neither a node
 // nor a load, before a plain client is reported up: a service that
@@ -87,3 +67,19 @@ var stateFeatures = []feature{consumerGroups, queues, serviceFamily}
 
 // observers add to every check, in order.
 var observers = []feature{consumerGroups, queues, serviceFamily, kafkaWire}
+
+// packaged is a family that lives in a package of its own (lab/family):
+// it gives the world's instance of the family, which the world made.
+type packaged func(*world) family.Family
+
+func (p packaged) exec(ctx context.Context, r *run, cmd command.Command) error {
+	return p(r.w).Exec(ctx, r, cmd)
+}
+
+func (p packaged) value(ctx context.Context, w *world, v command.Value) (any, bool, error) {
+	return p(w).Value(ctx, v)
+}
+
+func (p packaged) observe(ctx context.Context, w *world, h *checker.History, o *checker.Observed) error {
+	return p(w).Observe(ctx, h, o)
+}

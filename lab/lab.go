@@ -4,12 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/mqlab/mqlab/broker"
-	"github.com/mqlab/mqlab/broker/kafkawire"
 	"github.com/mqlab/mqlab/lab/command"
+	"github.com/mqlab/mqlab/lab/family"
+	"github.com/mqlab/mqlab/lab/timeline"
 )
 
 // Options configure a lab.
@@ -34,7 +38,7 @@ type Options struct {
 type Lab struct {
 	opts  Options
 	clock *Clock
-	tl    *timeline
+	tl    *timeline.Timeline
 
 	swap  sync.Mutex  // serialises the cluster command
 	hurry atomic.Bool // raft on the fast preset's timeouts (see Hurry)
@@ -42,7 +46,6 @@ type Lab struct {
 	mu     sync.Mutex
 	w      *world
 	closed bool
-	kafka  *kafkawire.Config // the Kafka listener's, kept across cluster commands; nil when not listening
 }
 
 // Errors callers branch on.
@@ -51,7 +54,7 @@ var (
 	// partition's mark of a queue). It parses; it cannot be read.
 	ErrNotAvailable = errors.New("not available yet")
 	// ErrClosed: the lab has been closed.
-	ErrClosed = errors.New("lab closed")
+	ErrClosed = family.ErrClosed
 	// ErrNeedsCheck: a condition reads a field of the checker's report,
 	// which only a check (a drain of the cluster) can give.
 	ErrNeedsCheck = errors.New("reading a checker field needs a check")
@@ -89,7 +92,7 @@ func New(opts Options) (*Lab, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lab: %w", err)
 	}
-	l := &Lab{opts: opts, clock: NewClock(), tl: newTimeline(opts.TimelineSize)}
+	l := &Lab{opts: opts, clock: NewClock(), tl: timeline.New(opts.TimelineSize)}
 	w, err := l.newWorld(opts.Nodes, timing)
 	if err != nil {
 		return nil, fmt.Errorf("lab: %w", err)
@@ -119,7 +122,7 @@ func (l *Lab) Close() error {
 	w := l.w
 	l.mu.Unlock()
 	l.retire(w)
-	l.tl.close()
+	l.tl.Close()
 	return nil
 }
 
@@ -130,7 +133,7 @@ func (l *Lab) Clock() *Clock { return l.clock }
 // lab from outside its commands did, such as a challenge killing the
 // learner's program.
 func (l *Lab) Note(text string) {
-	l.tl.add(Event{Time: l.clock.Now(), Kind: EventNote, Text: text})
+	l.tl.Add(Event{Time: l.clock.Now(), Kind: EventNote, Text: text})
 }
 
 // LoseAcks loses every offset commit (and ack, and delete) the client
@@ -151,9 +154,22 @@ func (l *Lab) LoseAcks(client string) (lost func() int, stop func(), err error) 
 	return func() int { return w.cluster.LostAcks(client) }, func() { w.cluster.LetAcksThrough(client) }, nil
 }
 
+// HandedTogether says whether a Kafka client was handed offset and the
+// one after it in one fetch. A program that has finished offset then
+// holds the next record in the batch its poll returned, not only in its
+// client's buffer, which a client drops when it learns its partitions
+// have gone.
+func (l *Lab) HandedTogether(client, topic string, partition int, offset int64) bool {
+	w, err := l.world()
+	if err != nil {
+		return false
+	}
+	return w.kafka.HandedTogether(client, topic, partition, offset)
+}
+
 // Subscribe streams every timeline event from now on, Detail ones included.
 // Close the subscription when done.
-func (l *Lab) Subscribe(buffer int) *Subscription { return l.tl.subscribe(buffer) }
+func (l *Lab) Subscribe(buffer int) *Subscription { return l.tl.Subscribe(buffer) }
 
 // world returns the current world.
 func (l *Lab) world() (*world, error) {
@@ -169,9 +185,9 @@ func (l *Lab) world() (*world, error) {
 // timeline, later ones are ignored, and its cluster stops.
 func (l *Lab) retire(w *world) {
 	l.syncBroker(w)
-	l.tl.mu.Lock()
+	l.tl.Lock()
 	w.retired = true
-	l.tl.mu.Unlock()
+	l.tl.Unlock()
 	w.close()
 }
 
@@ -202,7 +218,7 @@ func (l *Lab) exec(ctx context.Context, cmd command.Command, line int) (Result, 
 	l.syncBroker(r.w)
 	var ee *ExpectationError
 	if err != nil && r.began && !errors.As(err, &ee) {
-		l.tl.add(Event{Time: l.clock.Now(), Kind: EventError, Text: err.Error()})
+		l.tl.Add(Event{Time: l.clock.Now(), Kind: EventError, Text: err.Error()})
 	}
 	return Result{Command: cmd, Lines: r.lines, Observed: r.observed}, err
 }
@@ -224,14 +240,44 @@ type run struct {
 func (r *run) begin(text string) {
 	r.began = true
 	r.l.syncBroker(r.w) // what the broker did before the command comes before it
-	r.l.tl.add(Event{Time: r.l.clock.Now(), Kind: EventCommand, Text: text, Line: r.line})
+	r.l.tl.Add(Event{Time: r.l.clock.Now(), Kind: EventCommand, Text: text, Line: r.line})
 }
+
+// act runs a broker action that checks its own preconditions. The command
+// enters the timeline before the first broker event that comes after it,
+// or when the action succeeds, and not at all when the action refuses
+// before anything happened: like begin, it leaves no trace of a command
+// that cannot run.
+func (r *run) act(text string, do func() error) error {
+	r.l.syncBroker(r.w)
+	e := &Event{Time: r.l.clock.Now(), Kind: EventCommand, Text: text, Line: r.line}
+	r.l.tl.Lock()
+	r.w.pending = append(r.w.pending, e)
+	r.l.tl.Unlock()
+	err := do()
+	r.l.tl.Lock()
+	i := slices.Index(r.w.pending, e)
+	if i >= 0 {
+		r.w.pending = slices.Delete(r.w.pending, i, i+1)
+	}
+	r.began = i < 0 || err == nil // shown already, or shown now
+	if i >= 0 && err == nil && !r.w.retired {
+		r.l.tl.AddLocked(*e)
+	}
+	r.l.tl.Unlock()
+	return err
+}
+
+// Begin and Say are begin and say for a family package (lab/family.Run).
+func (r *run) Begin(text string) { r.begin(text) }
+
+func (r *run) Say(kind EventKind, format string, args ...any) { r.say(kind, format, args...) }
 
 func (r *run) say(kind EventKind, format string, args ...any) {
 	text := fmt.Sprintf(format, args...)
 	r.lines = append(r.lines, text)
 	r.l.syncBroker(r.w)
-	r.l.tl.add(Event{Time: r.l.clock.Now(), Kind: kind, Text: text})
+	r.l.tl.Add(Event{Time: r.l.clock.Now(), Kind: kind, Text: text})
 }
 
 // dispatch sends each command to its handler; a family's commands go to
@@ -247,7 +293,7 @@ func (r *run) dispatch(ctx context.Context, cmd command.Command) error {
 	case command.Load:
 		return r.load(ctx, c)
 	case command.LoadStop:
-		return r.loadStop(c)
+		return r.w.loads.Stop(r, c)
 	case command.Elect:
 		return r.elect(ctx, c)
 	case command.Kill:
@@ -281,4 +327,61 @@ func (r *run) dispatch(ctx context.Context, cmd command.Command) error {
 		return f.exec(ctx, r, cmd)
 	}
 	return fmt.Errorf("%s: the lab has no handler for this command", cmd.Name())
+}
+
+// LineError is a script line that failed: a command that could not run,
+// a wait that timed out, or an expect that did not hold.
+type LineError struct {
+	Line int
+	Text string // the line as written
+	Err  error
+}
+
+func (e *LineError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e.Err) }
+func (e *LineError) Unwrap() error { return e.Err }
+
+// Expectation reports whether the line failed only because an expect did
+// not hold (the script went on after it).
+func (e *LineError) Expectation() bool {
+	var ee *ExpectationError
+	return errors.As(e.Err, &ee)
+}
+
+// RunScript runs parsed lines in order. An expect that does not hold is
+// recorded and the script goes on; any other failure stops it. each, when
+// not nil, is called after every line with what it said.
+func (l *Lab) RunScript(ctx context.Context, lines []command.Line, each func(command.Line, Result, error)) []*LineError {
+	var failed []*LineError
+	for _, line := range lines {
+		res, err := l.exec(ctx, line.Cmd, line.Num)
+		if each != nil {
+			each(line, res, err)
+		}
+		if err == nil {
+			continue
+		}
+		le := &LineError{Line: line.Num, Text: line.Text, Err: err}
+		failed = append(failed, le)
+		if !le.Expectation() {
+			break
+		}
+	}
+	return failed
+}
+
+// ScriptError sums up the failed lines of a script, naming each.
+func ScriptError(failed []*LineError) error {
+	switch len(failed) {
+	case 0:
+		return nil
+	case 1:
+		return failed[0]
+	}
+	nums := make([]string, len(failed))
+	msgs := make([]string, len(failed))
+	for i, f := range failed {
+		nums[i] = strconv.Itoa(f.Line)
+		msgs[i] = f.Error()
+	}
+	return fmt.Errorf("lines %s failed:\n%s", strings.Join(nums, ", "), strings.Join(msgs, "\n"))
 }

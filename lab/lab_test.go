@@ -198,7 +198,7 @@ func TestNodeRefsResolveAtExecution(t *testing.T) {
 	if got := l.Snapshot().Cluster.Topics[0].Partitions[0].Leader; got != want {
 		t.Errorf("elect follower(orders/0) with %s leading: %s leads; want the first follower, %s", lead, got, want)
 	}
-	ev := l.tl.recent(100)
+	ev := l.tl.Recent(100)
 	found := false
 	for _, e := range ev {
 		found = found || e.Kind == EventCommand && e.Text == "elect follower(orders/0) → "+want+" orders/0"
@@ -245,7 +245,7 @@ func TestWaitWhileAnotherCommandRuns(t *testing.T) {
 		_, werr = l.Exec(ctxFor(t, 30*time.Second), "wait leader(orders/0) != n1 timeout=20s")
 	}()
 	waitFor(t, 5*time.Second, "the wait to begin", func() bool {
-		for _, e := range l.tl.recent(50) {
+		for _, e := range l.tl.Recent(50) {
 			if e.Kind == EventCommand && strings.HasPrefix(e.Text, "wait ") {
 				return true
 			}
@@ -382,5 +382,16 @@ func TestHelpMarksNothingUnavailable(t *testing.T) {
 		if _, err := l.Exec(context.Background(), "help "+s.Name); err != nil {
 			t.Errorf("help %s: %v", s.Name, err)
 		}
+	}
+}
+
+// A cluster command ends the loads of the cluster it replaces, and the
+// timeline says so: a load's last line is said even as its world retires.
+func TestClusterCommandSaysALoadStopped(t *testing.T) {
+	t.Parallel() // on a lab of its own, it mostly waits on lab time
+	l := newLab(t)
+	mustRun(t, l, "topic create orders partitions=1", "load orders rate=20/s for=60s", "wait hwm(orders/0) > 0", "cluster nodes=1")
+	if !timelineHas(l, EventLoad, "load orders as load stopped: ") {
+		t.Error("the load's last line is not in the timeline after the cluster command")
 	}
 }

@@ -1,127 +1,42 @@
 package lab
 
+// Where a load's messages go (package lab/loads runs the generators): onto
+// a topic, through the lab's producer clients, each into the history as a
+// produce; or onto a queue, `load QUEUE rate=… for=…`, so that a scene can
+// keep a queue busy while its workers change, each into the history as a
+// send with its outcome: accepted, or rejected by a full queue
+// (back-pressure).
+
 import (
 	"context"
 	"fmt"
-	"math"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/mqlab/mqlab/broker"
 	"github.com/mqlab/mqlab/lab/checker"
 	"github.com/mqlab/mqlab/lab/command"
+	"github.com/mqlab/mqlab/lab/loads"
 )
-
-// Load states.
-const (
-	LoadWaiting = "waiting" // after= has not passed yet
-	LoadRunning = "running"
-	LoadStopped = "stopped" // finished, or stopped by load stop; nothing in flight
-)
-
-// defaultLoadClient is the client a load produces as unless as= names one.
-const defaultLoadClient = "load"
-
-// loadInFlight bounds the produce requests one generator has in flight:
-// when they are all busy, the messages that fall due wait for the next one.
-const loadInFlight = 8
-
-// load is one background generator.
-type load struct {
-	cmd    command.Load
-	client string
-	total  int
-	ctx    context.Context // ends when the load is stopped or the world retired
-	halt   context.CancelFunc
-
-	mu      sync.Mutex
-	state   string
-	started time.Time // lab time it began sending; zero while waiting
-	counts  map[checker.Outcome]int
-	sent    int
-}
-
-// LoadState is one generator as the screens show it.
-type LoadState struct {
-	Client       string  `json:"client"`
-	Topic        string  `json:"topic"`
-	Rate         float64 `json:"rate"` // messages per second of lab time
-	Total        int     `json:"total"`
-	Sent         int     `json:"sent"`
-	Acknowledged int     `json:"acknowledged"`
-	Rejected     int     `json:"rejected,omitempty"` // refused by a full queue
-	Failed       int     `json:"failed"`
-	Unknown      int     `json:"unknown"`
-	State        string  `json:"state"`
-}
-
-func (ld *load) snapshot() LoadState {
-	ld.mu.Lock()
-	defer ld.mu.Unlock()
-	return LoadState{Client: ld.client, Topic: ld.cmd.Topic, Rate: ld.cmd.Rate, Total: ld.total, Sent: ld.sent,
-		Acknowledged: ld.counts[checker.Acknowledged] + ld.counts[checker.Sent], Rejected: ld.counts[checker.Rejected], Failed: ld.counts[checker.Failed],
-		Unknown: ld.counts[checker.Unknown], State: ld.state}
-}
 
 func (r *run) load(ctx context.Context, c command.Load) error {
 	if handled, err := r.loadQueue(ctx, c); handled {
 		return err
 	}
-	cl, p, err := r.produceSetup(ctx, "load", c.Topic, c.As, defaultLoadClient, c.Acks, c.Idempotent, c.Batch)
+	cl, p, err := r.produceSetup(ctx, "load", c.Topic, c.As, loads.DefaultClient, c.Acks, c.Idempotent, c.Batch)
 	if err != nil {
 		return err
 	}
-	total, err := loadTotal("load", c)
+	total, err := loads.Total("load", c)
 	if err != nil {
 		return err
 	}
-	r.startLoad(c, cl, total, func(ld *load) sendBatch { return r.l.produceBatches(r.w, ld, cl, p) })
-	r.say(EventLoad, "load %s: %d messages as %s, %s/s of lab time for %v%s", c.Topic, total, cl.name, trimFloat(c.Rate), c.For, afterText(c.After))
+	r.w.loads.Start(r, c, cl.name, total, r.l.produceBatches(r.w, c, cl, p), "")
 	return nil
 }
 
-// loadTotal is how many messages a load sends: its rate for its time.
-func loadTotal(verb string, c command.Load) (int, error) {
-	total := int(math.Round(c.Rate * c.For.Seconds()))
-	if total < 1 {
-		return 0, fmt.Errorf("%s: rate=%s/s for=%v makes no messages; raise the rate or the time", verb, trimFloat(c.Rate), c.For)
-	}
-	return total, nil
-}
-
-// startLoad registers a load of total messages sent as cl and starts its
-// generator, which sends the batches batches makes.
-func (r *run) startLoad(c command.Load, cl *client, total int, batches func(*load) sendBatch) {
-	ld := &load{cmd: c, client: cl.name, total: total, state: LoadWaiting, counts: map[checker.Outcome]int{}}
-	r.w.loadClients.Store(cl.name, true)
-	ld.ctx, ld.halt = context.WithCancel(r.w.ctx)
-	if c.After == 0 {
-		ld.state = LoadRunning
-	}
-	r.begin(c.String())
-	r.w.mu.Lock()
-	r.w.loads = append(r.w.loads, ld)
-	r.w.loadWG.Add(1)
-	r.w.mu.Unlock()
-	go r.l.runLoad(r.w, ld, batches(ld))
-}
-
-func afterText(d time.Duration) string {
-	if d == 0 {
-		return ""
-	}
-	return fmt.Sprintf(", starting in %v", d)
-}
-
-// sendBatch prepares n messages numbered from first, in order, and returns
-// what sends them and tells each one's outcome: a load's generator numbers
-// its messages in turn and sends several batches at once.
-type sendBatch func(first, n int) (send func() []checker.Outcome)
-
-// produceBatches is a load's sendBatch onto a topic.
-func (l *Lab) produceBatches(w *world, ld *load, cl *client, p *broker.Producer) sendBatch {
-	c := ld.cmd
+// produceBatches is a load's Batches onto a topic.
+func (l *Lab) produceBatches(w *world, c command.Load, cl *client, p *broker.Producer) loads.Batches {
 	return func(first, n int) func() []checker.Outcome {
 		msgs, recs := w.prepare(cl, c.Topic, first, n, ackText(c.Acks), c.Idempotent, false, 0,
 			keyFunc(c.Key, c.Keyed), valueFunc(c.Value, c.HasValue), l.clock.Now())
@@ -134,79 +49,12 @@ func (l *Lab) produceBatches(w *world, ld *load, cl *client, p *broker.Producer)
 				if r.Duplicate {
 					// Rare, and the point of an idempotent producer: said
 					// even though a load's messages are not told one by one.
-					l.tl.add(Event{Time: l.clock.Now(), Kind: EventLoad, Text: fmt.Sprintf(
+					l.tl.Add(Event{Time: l.clock.Now(), Kind: EventLoad, Text: fmt.Sprintf(
 						"load %s as %s: %s took %d attempts; the partition recognised the retry and answered with the original offset %d",
-						c.Topic, ld.client, msgs[i].MsgID, r.Attempts, r.Offset)})
+						c.Topic, cl.name, msgs[i].MsgID, r.Attempts, r.Offset)})
 				}
 			}
 			return out
-		}
-	}
-}
-
-// runLoad sends the messages that fall due by lab time, so speed and pause
-// apply, until all are sent or the load is stopped; then it waits for the
-// answers of what it sent.
-func (l *Lab) runLoad(w *world, ld *load, batch sendBatch) {
-	defer w.loadWG.Done()
-	defer ld.halt()
-	gen := ld.ctx
-	var inflight sync.WaitGroup
-	defer func() {
-		inflight.Wait()
-		ld.mu.Lock()
-		ld.state = LoadStopped
-		text := fmt.Sprintf("load %s as %s stopped: %d of %d sent; %s", ld.cmd.Topic, ld.client, ld.sent, ld.total, countText(ld.counts))
-		ld.mu.Unlock()
-		l.tl.add(Event{Time: l.clock.Now(), Kind: EventLoad, Text: text})
-	}()
-	if ld.cmd.After > 0 {
-		if l.clock.Sleep(gen, ld.cmd.After) != nil {
-			return
-		}
-		ld.mu.Lock()
-		ld.state = LoadRunning
-		ld.mu.Unlock()
-	}
-	start := l.clock.Now()
-	ld.mu.Lock()
-	ld.started = start
-	ld.mu.Unlock()
-	slots := make(chan struct{}, loadInFlight)
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	sent := 0
-	for sent < ld.total {
-		elapsed := l.clock.Now().Sub(start).Seconds()
-		due := min(ld.total, int(ld.cmd.Rate*elapsed)+1)
-		if due > sent {
-			select {
-			case slots <- struct{}{}:
-				n := min(due-sent, 1000)
-				send := batch(sent+1, n)
-				sent += n
-				ld.mu.Lock()
-				ld.sent = sent
-				ld.mu.Unlock()
-				inflight.Add(1)
-				go func() {
-					defer inflight.Done()
-					outcomes := send()
-					ld.mu.Lock()
-					for _, o := range outcomes {
-						ld.counts[o]++
-					}
-					ld.mu.Unlock()
-					<-slots
-				}()
-				continue
-			default:
-			}
-		}
-		select {
-		case <-gen.Done():
-			return
-		case <-tick.C:
 		}
 	}
 }
@@ -218,56 +66,131 @@ func ackText(a string) string {
 	return a
 }
 
-func countText(counts map[checker.Outcome]int) string {
-	var parts []string
-	for _, o := range []checker.Outcome{checker.Acknowledged, checker.Sent, checker.Rejected, checker.Failed, checker.Unknown} {
-		if counts[o] > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", counts[o], o))
+// loadQueue starts a load onto the queue c.Topic names. handled is false
+// when c.Topic is a topic, for load itself to produce to; a name that is
+// neither is an error that lists both.
+func (r *run) loadQueue(_ context.Context, c command.Load) (handled bool, err error) {
+	if !r.w.isQueue(c.Topic) {
+		if _, err := r.w.topic(c.Topic); err == nil {
+			return false, nil
 		}
+		return true, r.w.noLoadTarget(c.Topic)
 	}
-	if len(parts) == 0 {
-		return "no answers"
-	}
-	return strings.Join(parts, ", ")
+	return true, r.startQueueLoad(c)
 }
 
-func (r *run) loadStop(c command.LoadStop) error {
-	r.w.mu.Lock()
-	var hit []*load
+// noLoadTarget says that name is neither a topic nor a queue, and what is.
+func (w *world) noLoadTarget(name string) error {
+	snap := w.cluster.SnapshotWindow(0)
 	var names []string
-	for _, ld := range r.w.loads {
-		names = append(names, ld.client, ld.cmd.Topic)
-		if c.Target == "" || ld.client == c.Target || ld.cmd.Topic == c.Target {
-			hit = append(hit, ld)
+	for _, t := range snap.Topics {
+		if !broker.IsInternalTopic(t.Config.Name) {
+			names = append(names, t.Config.Name)
 		}
 	}
-	r.w.mu.Unlock()
-	if c.Target != "" && len(hit) == 0 {
-		if len(names) == 0 {
-			return fmt.Errorf("load stop %s: no load has run", c.Target)
-		}
-		return fmt.Errorf("load stop %s: no load on a topic or as a client by that name%s", c.Target, didYouMean(c.Target, names))
+	for _, q := range snap.Queues {
+		names = append(names, q.Config.Name)
 	}
-	r.begin(c.String())
-	running := 0
-	for _, ld := range hit {
-		if ld.snapshot().State != LoadStopped {
-			running++
-		}
-		ld.halt()
+	if len(names) == 0 {
+		return fmt.Errorf("load %s: %w %q and no queue of that name: there are none yet; create one with topic create %s partitions=1 or queue create %s",
+			name, broker.ErrUnknownTopic, name, name, name)
 	}
-	r.say(EventLoad, "%d load(s) told to stop; what they sent still gets its answers", running)
+	return fmt.Errorf("load %s: %w %q and no queue of that name; the topics and queues are %s%s",
+		name, broker.ErrUnknownTopic, name, strings.Join(names, ", "), didYouMean(name, names))
+}
+
+// startQueueLoad starts a load onto a queue.
+func (r *run) startQueueLoad(c command.Load) error {
+	verb := "load " + c.Topic
+	var topicOnly []string
+	if c.Keyed {
+		topicOnly = append(topicOnly, "key=")
+	}
+	if c.Acks != "" {
+		topicOnly = append(topicOnly, "acks=")
+	}
+	if c.Idempotent {
+		topicOnly = append(topicOnly, "idempotent=")
+	}
+	if c.Batch != command.DefaultBatch {
+		topicOnly = append(topicOnly, "batch=")
+	}
+	if len(topicOnly) > 0 {
+		return fmt.Errorf("%s: %s is a queue, and %s only for a topic: a queue message has no key, and the queue accepts or rejects each send; leave them out",
+			verb, c.Topic, strings.Join(topicOnly, " "))
+	}
+	name := c.As
+	if name == "" {
+		name = loads.DefaultClient
+	}
+	if strings.HasPrefix(name, "_") {
+		return fmt.Errorf("%s: client names cannot start with '_'", verb)
+	}
+	total, err := loads.Total(verb, c)
+	if err != nil {
+		return err
+	}
+	cl, qc, err := r.w.queues.sender(name)
+	if err != nil {
+		return fmt.Errorf("%s: %w", verb, err)
+	}
+	r.w.loads.Start(r, c, cl.name, total, r.l.sendBatches(r.w, c, cl, qc), " onto the queue")
 	return nil
 }
 
-// loadStates lists the generators, oldest first.
-func (w *world) loadStates() []LoadState {
-	w.mu.Lock()
-	loads := append([]*load(nil), w.loads...)
-	w.mu.Unlock()
-	out := make([]LoadState, len(loads))
-	for i, ld := range loads {
-		out[i] = ld.snapshot()
+// sendBatches is a load's Batches onto a queue.
+func (l *Lab) sendBatches(w *world, c command.Load, cl *client, qc *broker.QueueClient) loads.Batches {
+	qs := w.queues
+	return func(first, n int) func() []checker.Outcome {
+		msgs, recs := qs.prepareSends(cl, c, first, n, l.clock.Now())
+		return func() []checker.Outcome {
+			res := qc.Send(w.ctx, c.Topic, msgs...)
+			return qs.settleSends(recs, res, l.clock.Now())
+		}
+	}
+}
+
+// prepareSends numbers n messages of a queue load from first and records
+// them as pending sends.
+func (qs *queueSet) prepareSends(cl *client, c command.Load, first, n int, now time.Time) ([]broker.QueueMessage, []*QueueSend) {
+	msgs := make([]broker.QueueMessage, n)
+	recs := make([]*QueueSend, n)
+	for i := range msgs {
+		id := cl.nextID()
+		v := id
+		if c.HasValue {
+			v = template(c.Value, first+i)
+		}
+		msgs[i] = broker.QueueMessage{Body: []byte(v), MsgID: id}
+		recs[i] = &QueueSend{MsgID: id, Client: cl.name, Queue: c.Topic, Value: v, Outcome: checker.Pending, Sent: now}
+	}
+	qs.mu.Lock()
+	qs.sends = append(qs.sends, recs...)
+	qs.mu.Unlock()
+	return msgs, recs
+}
+
+// settleSends records the queue's answers and returns each send's outcome.
+func (qs *queueSet) settleSends(recs []*QueueSend, res []broker.SendResult, now time.Time) []checker.Outcome {
+	out := make([]checker.Outcome, len(recs))
+	qs.mu.Lock()
+	defer qs.mu.Unlock()
+	for i, s := range recs {
+		if i >= len(res) {
+			s.Outcome = checker.Unknown
+			out[i] = s.Outcome
+			continue
+		}
+		rs := res[i]
+		s.Seq, s.Attempts, s.Answered = rs.Seq, rs.Attempts, now
+		s.Outcome = outcomeOf(rs.Outcome)
+		if rs.Rejected {
+			s.Outcome = checker.Rejected
+		}
+		if rs.Err != nil {
+			s.Err = rs.Err.Error()
+		}
+		out[i] = s.Outcome
 	}
 	return out
 }

@@ -6,6 +6,8 @@ import (
 
 	"github.com/mqlab/mqlab/broker"
 	"github.com/mqlab/mqlab/lab/checker"
+	"github.com/mqlab/mqlab/lab/clients"
+	"github.com/mqlab/mqlab/lab/series"
 )
 
 // Snapshot is everything the screens show, copied at one moment. It shares
@@ -33,7 +35,7 @@ type Snapshot struct {
 	Checked  time.Time       `json:"checked,omitempty"`
 	Timeline []Event         `json:"timeline"` // the most recent events, Detail ones left out
 	// Series are lag(G) for every group and depth(Q) for every queue,
-	// sampled every SeriesEvery of lab time (series.go).
+	// sampled every SeriesEvery of lab time (package lab/series).
 	Series []SeriesState `json:"series,omitempty"`
 	// Drain is a running check's progress, nil when no check runs.
 	Drain *DrainState `json:"drain,omitempty"`
@@ -61,22 +63,22 @@ type ClientState struct {
 // moment the snapshot says it shows.
 func (l *Lab) Snapshot() (s Snapshot) {
 	speed, paused := l.clock.Speed()
-	s = Snapshot{Speed: speed, Paused: paused, Timeline: l.tl.recent(l.opts.TimelineSize)}
+	s = Snapshot{Speed: speed, Paused: paused, Timeline: l.tl.Recent(l.opts.TimelineSize)}
 	defer func() { s.Time = l.clock.Now() }()
 	w, err := l.world()
 	if err != nil {
 		return s
 	}
 	s.Cluster = w.cluster.Snapshot()
-	s.Loads = w.loadStates()
+	s.Loads = w.loads.States()
 	s.Consumers = w.groups.states()
 	s.Workers = w.queues.states()
-	s.Services = w.svc.states()
-	s.Series = w.series.states()
-	alignSeries(s.Series, s.Cluster)
+	s.Services = w.svc.States()
+	s.Series = w.series.States()
+	series.Align(s.Series, s.Cluster)
 	s.Drain = w.drainState()
-	s.Kafka = w.kafkaState()
-	s.Retries = w.retries.recent(snapshotRetries)
+	s.Kafka = w.kafka.State()
+	s.Retries = w.retries.Recent(clients.SnapshotRetries)
 	w.mu.Lock()
 	if w.report != nil {
 		rep := *w.report

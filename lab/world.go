@@ -10,9 +10,16 @@ import (
 	"time"
 
 	"github.com/mqlab/mqlab/broker"
-	"github.com/mqlab/mqlab/broker/kafkawire"
 	"github.com/mqlab/mqlab/lab/checker"
+	"github.com/mqlab/mqlab/lab/checkout"
+	"github.com/mqlab/mqlab/lab/clients"
+	"github.com/mqlab/mqlab/lab/clock"
 	"github.com/mqlab/mqlab/lab/command"
+	"github.com/mqlab/mqlab/lab/kafka"
+	"github.com/mqlab/mqlab/lab/loads"
+	"github.com/mqlab/mqlab/lab/series"
+	"github.com/mqlab/mqlab/lab/serviceset"
+	"github.com/mqlab/mqlab/lab/timeline"
 )
 
 // world is everything one cluster command creates: the cluster, the
@@ -24,34 +31,29 @@ type world struct {
 	ctx     context.Context // ends when the world is retired
 	cancel  context.CancelFunc
 	sub     *broker.Subscription
-	pumped  chan struct{} // closed when the event pump has stopped
-	loadWG  sync.WaitGroup
-	svc     *serviceSet       // the running services (feature_services.go)
-	groups  *groupSet         // the consumer clients (feature_groups.go)
-	queues  *queueSet         // the queue senders and workers (feature_queues.go)
-	series  *seriesSet        // lag and depth over time (series.go)
-	retries retryLog          // the retries consumers and workers schedule (retries.go)
-	buyers  *buyerSet         // the buyers runs through the checkout (feature_checkout.go)
-	kafka   *kafkawire.Server // under mu; nil unless listening (feature_kafka.go)
-	wire    wireHistory       // what its Kafka clients did
+	pumped  chan struct{}    // closed when the event pump has stopped
+	loads   *loads.Set       // the load generators (package lab/loads)
+	svc     *serviceset.Set  // the running services (package lab/serviceset)
+	groups  *groupSet        // the consumer clients (feature_groups.go)
+	queues  *queueSet        // the queue senders and workers (feature_queues.go)
+	series  *series.Set      // lag and depth over time (package lab/series)
+	retries clients.Retries  // the retries consumers and workers schedule (package lab/clients)
+	buyers  *checkout.Buyers // the buyers runs through the checkout (package lab/checkout)
+	kafka   *kafka.Listener  // the Kafka protocol on the nodes (package lab/kafka)
 
 	mu      sync.Mutex
 	clients map[string]*client
-	loads   []*load
 	history []*Produce
 	report  *checker.Report // the last check
-	drain   *DrainState     // the running check's progress (drain.go)
+	drain   *DrainState     // the running check's progress (check.go)
 	checked time.Time
 
 	// Guarded by the lab's timeline lock.
 	brokerSeq uint64
 	retired   bool
+	pending   []*Event // commands acting now, shown before the next broker event (see run.act)
 
-	// loadClients holds the names of the clients loads send as: their
-	// messages are too many to list one by one (see fromLoad).
-	loadClients sync.Map
-
-	// produced is each client's last produce command (produce_stats.go).
+	// produced is each client's last produce command (produce.go).
 	produced produceStats
 }
 
@@ -74,11 +76,13 @@ func (l *Lab) newWorld(nodes int, timing broker.Timing) (*world, error) {
 	w := &world{cluster: c, timing: timing, pumped: make(chan struct{}), clients: map[string]*client{}}
 	w.ctx, w.cancel = context.WithCancel(context.Background())
 	w.clients[defaultProducer] = newClient(defaultProducer)
-	w.svc = newServiceSet(l, w)
+	w.svc = serviceset.New(host{l, w}, serviceHost{l, w})
 	w.groups = newGroupSet(l, w)
 	w.queues = newQueueSet(l, w)
-	l.startSeries(w)
-	w.buyers = newBuyerSet()
+	w.series = series.Start(host{l, w})
+	w.buyers = checkout.New(host{l, w}, w.checkout)
+	w.kafka = kafka.New(host{l, w})
+	w.loads = loads.New(host{l, w})
 	w.sub = c.Subscribe(8192)
 	go func() {
 		defer close(w.pumped)
@@ -92,22 +96,29 @@ func (l *Lab) newWorld(nodes int, timing broker.Timing) (*world, error) {
 // close stops the world's generators, services and cluster and waits for
 // them.
 func (w *world) close() {
-	w.closeKafka() // outside clients first: they reach the cluster through it
+	w.kafka.Close() // outside clients first: they reach the cluster through it
 	w.cancel()
-	w.mu.Lock()
-	for _, ld := range w.loads {
-		ld.halt()
-	}
-	w.mu.Unlock()
-	w.loadWG.Wait()
-	w.stopSeries()
-	w.buyers.wait()  // before the services they call
+	w.loads.Close()
+	w.series.Wait()
+	w.buyers.Close() // before the services they call
 	w.groups.close() // before the services: consumers call them
 	w.queues.close() // and workers too
-	w.svc.close()
+	w.svc.Close()
 	w.cluster.Close()
 	<-w.pumped
 }
+
+// host is a world as a family package sees it (package lab/family).
+type host struct {
+	l *Lab
+	w *world
+}
+
+func (h host) Cluster() *broker.Cluster   { return h.w.cluster }
+func (h host) Clock() *clock.Clock        { return h.l.clock }
+func (h host) Context() context.Context   { return h.w.ctx }
+func (h host) Add(e timeline.Event)       { h.l.addFor(h.w, e) }
+func (h host) AddAlways(e timeline.Event) { h.l.tl.Add(e) }
 
 // bind returns a context that also ends when the world is retired.
 func (w *world) bind(ctx context.Context) (context.Context, context.CancelFunc) {
@@ -119,32 +130,36 @@ func (w *world) bind(ctx context.Context) (context.Context, context.CancelFunc) 
 // addFor puts an event of world w in the timeline, unless w has been
 // retired: a client or service of an old cluster says nothing more.
 func (l *Lab) addFor(w *world, e Event) {
-	l.tl.mu.Lock()
-	defer l.tl.mu.Unlock()
+	l.tl.Lock()
+	defer l.tl.Unlock()
 	if !w.retired {
-		l.tl.addLocked(e)
+		l.tl.AddLocked(e)
 	}
 }
 
 // addBroker puts one broker event in the timeline, once, in broker order.
 func (l *Lab) addBroker(w *world, e broker.Event) {
-	l.tl.mu.Lock()
-	defer l.tl.mu.Unlock()
+	l.tl.Lock()
+	defer l.tl.Unlock()
 	if w.retired || e.Seq <= w.brokerSeq {
 		return
 	}
 	w.brokerSeq = e.Seq
+	for _, c := range w.pending {
+		l.tl.AddLocked(*c)
+	}
+	w.pending = w.pending[:0]
 	w.queues.note(e)
-	detail := detailKinds[e.Kind] || w.buyers.routine(e) || w.fromLoad(e.MsgID)
-	l.tl.addLocked(Event{Time: e.Time, Kind: EventBroker, Text: e.Text, Detail: detail, Broker: &e})
+	detail := timeline.DetailKind(e.Kind) || w.buyers.Routine(e) || w.loads.FromLoad(e.MsgID)
+	l.tl.AddLocked(Event{Time: e.Time, Kind: EventBroker, Text: e.Text, Detail: detail, Broker: &e})
 }
 
 // syncBroker pulls the broker's retained events the pump has not delivered
 // yet, so that a command's events are in the timeline when it returns.
 func (l *Lab) syncBroker(w *world) {
-	l.tl.mu.Lock()
+	l.tl.Lock()
 	since := w.brokerSeq
-	l.tl.mu.Unlock()
+	l.tl.Unlock()
 	for _, e := range w.cluster.Events(since) {
 		l.addBroker(w, e)
 	}
@@ -202,7 +217,7 @@ func (w *world) clientNames() []string {
 	w.mu.Unlock()
 	out = append(out, w.groups.names()...)
 	out = append(out, w.queues.names()...)
-	out = append(out, w.kafkaClients()...)
+	out = append(out, w.kafka.Clients()...)
 	sort.Strings(out)
 	return slices.Compact(out)
 }
@@ -211,7 +226,7 @@ func (w *world) hasClient(name string) bool {
 	w.mu.Lock()
 	known := w.clients[name] != nil
 	w.mu.Unlock()
-	return known || w.groups.has(name) || w.queues.has(name) || slices.Contains(w.kafkaClients(), name)
+	return known || w.groups.has(name) || w.queues.has(name) || slices.Contains(w.kafka.Clients(), name)
 }
 
 // byNodeOrder sorts node ids n1, n2, …, n10.

@@ -11,6 +11,8 @@ package checker
 import (
 	"fmt"
 	"sort"
+
+	"github.com/mqlab/mqlab/lab/command"
 )
 
 // Outcome is what a client learned about one message it sent.
@@ -188,28 +190,29 @@ type Report struct {
 	Unreadable      []string  `json:"unreadable"`
 }
 
-// fields lists the report's numeric fields in table order, with readers,
-// and whether a correct system keeps the field at zero (an anomaly) or it
-// only counts what happened (a message dead-lettered, rejected).
-var fields = []struct {
-	name    string
+// fields reads each of the report's numeric fields, by the name a
+// condition gives it, and says whether a correct system keeps the field
+// at zero (an anomaly) or it only counts what happened (a message
+// dead-lettered, rejected). The names and their order are the command
+// language's (command.CheckerFields): a condition reads them as words.
+var fields = map[string]struct {
 	get     func(Report) int
 	anomaly bool
 }{
-	{"confirmed", func(r Report) int { return r.Confirmed }, false},
-	{"lost", func(r Report) int { return r.Lost }, true},
-	{"unknown", func(r Report) int { return r.Unknown }, true},
-	{"duplicate_deliveries", func(r Report) int { return r.DuplicateDeliveries }, true},
-	{"duplicate_effects", func(r Report) int { return r.DuplicateEffects }, true},
-	{"order_violations", func(r Report) int { return r.OrderViolations }, true},
-	{"dead_lettered", func(r Report) int { return r.DeadLettered }, false},
-	{"expired", func(r Report) int { return r.Expired }, false},
-	{"dropped", func(r Report) int { return r.Dropped }, false},
-	{"rejected", func(r Report) int { return r.Rejected }, false},
-	{"duplicate_writes", func(r Report) int { return r.DuplicateWrites }, true},
-	{"unchecked", func(r Report) int { return r.Unchecked }, true},
-	{"moved", func(r Report) int { return r.Moved }, false},
-	{"reordered", func(r Report) int { return r.Reordered }, false},
+	"confirmed":            {func(r Report) int { return r.Confirmed }, false},
+	"lost":                 {func(r Report) int { return r.Lost }, true},
+	"unknown":              {func(r Report) int { return r.Unknown }, true},
+	"duplicate_deliveries": {func(r Report) int { return r.DuplicateDeliveries }, true},
+	"duplicate_effects":    {func(r Report) int { return r.DuplicateEffects }, true},
+	"order_violations":     {func(r Report) int { return r.OrderViolations }, true},
+	"dead_lettered":        {func(r Report) int { return r.DeadLettered }, false},
+	"expired":              {func(r Report) int { return r.Expired }, false},
+	"dropped":              {func(r Report) int { return r.Dropped }, false},
+	"rejected":             {func(r Report) int { return r.Rejected }, false},
+	"duplicate_writes":     {func(r Report) int { return r.DuplicateWrites }, true},
+	"unchecked":            {func(r Report) int { return r.Unchecked }, true},
+	"moved":                {func(r Report) int { return r.Moved }, false},
+	"reordered":            {func(r Report) int { return r.Reordered }, false},
 }
 
 // Anomaly reports whether a field counts something a correct system never
@@ -217,42 +220,30 @@ var fields = []struct {
 // duplicate_deliveries, duplicate_effects, order_violations,
 // duplicate_writes and unchecked.
 func Anomaly(name string) bool {
-	for _, f := range fields {
-		if f.name == name {
-			return f.anomaly
-		}
-	}
-	return false
+	return fields[name].anomaly
 }
 
 // Fields returns the names of the report's numeric fields, in table order:
 // the words a condition can read (expect lost == 0).
-func Fields() []string {
-	out := make([]string, len(fields))
-	for i, f := range fields {
-		out[i] = f.name
-	}
-	return out
-}
+func Fields() []string { return command.CheckerFields() }
 
 // Field reads a numeric field by name.
 func (r Report) Field(name string) (int, bool) {
-	for _, f := range fields {
-		if f.name == name {
-			return f.get(r), true
-		}
+	f, ok := fields[name]
+	if !ok {
+		return 0, false
 	}
-	return 0, false
+	return f.get(r), true
 }
 
 // Summary is the report in one line: every numeric field, name=value.
 func (r Report) Summary() string {
 	s := ""
-	for i, f := range fields {
+	for i, name := range Fields() {
 		if i > 0 {
 			s += " "
 		}
-		s += fmt.Sprintf("%s=%d", f.name, f.get(r))
+		s += fmt.Sprintf("%s=%d", name, fields[name].get(r))
 	}
 	return s
 }

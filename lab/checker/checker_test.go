@@ -177,6 +177,14 @@ func TestFieldsAreTheTable(t *testing.T) {
 	if n, ok := r.Field("lost"); !ok || n != 3 {
 		t.Errorf("Field(lost) = %d, %v", n, ok)
 	}
+	for _, f := range Fields() {
+		if _, ok := r.Field(f); !ok {
+			t.Errorf("Field(%s) has no reader", f)
+		}
+	}
+	if len(fields) != len(Fields()) {
+		t.Errorf("%d fields have readers, %d are in the language", len(fields), len(Fields()))
+	}
 	if _, ok := r.Field("nope"); ok {
 		t.Error("Field(nope) found")
 	}

@@ -5,8 +5,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-
-	"github.com/mqlab/mqlab/lab/checker"
 )
 
 // Value kinds.
@@ -360,9 +358,19 @@ func (p *parser) parseExpr(verb, what string) (Expr, *posError) {
 	return e, nil
 }
 
+// checkerFields are the fields of the checker's report a condition reads
+// as bare words, in the report's table order. Package checker reads each
+// of them from its report.
+var checkerFields = []string{"confirmed", "lost", "unknown", "duplicate_deliveries", "duplicate_effects", "order_violations",
+	"dead_lettered", "expired", "dropped", "rejected", "duplicate_writes", "unchecked", "moved", "reordered"}
+
+// CheckerFields returns the checker fields a condition can read (expect
+// lost == 0), in the report's table order.
+func CheckerFields() []string { return append([]string(nil), checkerFields...) }
+
 func fieldSet() map[string]struct{} {
 	m := map[string]struct{}{}
-	for _, f := range checker.Fields() {
+	for _, f := range checkerFields {
 		m[f] = struct{}{}
 	}
 	return m
@@ -516,7 +524,7 @@ func checkCondition(c Condition, opCol int) *posError {
 		e := errAt(opCol, "neither %s nor %s reads the lab; one side must be a lab value like hwm(orders/0) or a checker field like lost", l, r)
 		for _, v := range []Value{l, r} {
 			if v.Kind == ValWord {
-				if s := nearest(v.Word, append(checker.Fields(), funcNames()...)); s != "" {
+				if s := nearest(v.Word, append(CheckerFields(), funcNames()...)); s != "" {
 					e.suggest = s
 				}
 			}

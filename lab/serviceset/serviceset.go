@@ -1,11 +1,10 @@
-package lab
-
-// The services feature: the SQLite services of lab/services (orders,
-// payments, wallet, checkout) wired to the broker, the clock, the timeline
-// and the checker, and driven by `service start|restart|stop`, `order`,
-// `sql`, rows(SERVICE.TABLE[, WHERE]) and state(SERVICE).
+// Package serviceset is the lab's family of service commands: the SQLite
+// services of lab/services (orders, payments, wallet, checkout) running in
+// one world, wired to the broker, the clock, the timeline and the
+// checker, and driven by `service start|restart|stop`, `order`, `sql`,
+// rows(SERVICE.TABLE[, WHERE]) and state(SERVICE).
 //
-// For the consumer and worker features: w.handler(name) returns the
+// For the consumers and workers: Set.Handler(name) returns the
 // running service of that name that takes deliveries (wallet, payments) as
 // a services.Handler. Call Handle as the client's work for one message,
 // passing the message's id, key and value, and read its error as
@@ -24,10 +23,10 @@ package lab
 // to create. Checkout's queued mode sends to the queue receipts (or
 // publishes to a topic of that name, if that is what exists).
 //
-// This file holds the set and the service commands;
-// feature_services_env.go what a service is given (publisher, sink, the
-// outbox relay), and feature_services_values.go the order and sql
-// commands, the values and the snapshot's tables.
+// This file holds the set and the service commands; env.go what a
+// service is given (publisher, sink, the outbox relay), and values.go the
+// order and sql commands, the values and the snapshot's tables.
+package serviceset
 
 import (
 	"context"
@@ -38,7 +37,9 @@ import (
 
 	"github.com/mqlab/mqlab/lab/checker"
 	"github.com/mqlab/mqlab/lab/command"
+	"github.com/mqlab/mqlab/lab/family"
 	"github.com/mqlab/mqlab/lab/services"
+	"github.com/mqlab/mqlab/lab/timeline"
 )
 
 // ServiceState is one service as the screens show it.
@@ -63,30 +64,11 @@ type TableState struct {
 	Error   string     `json:"error,omitempty"` // why the table could not be read
 }
 
-// ServiceEvent is what a service reported: one SQL statement it ran, with
-// its arguments, or a step of its work.
-type ServiceEvent struct {
-	Service      string `json:"service"`
-	DB           string `json:"db,omitempty"`
-	Kind         string `json:"kind"` // sql, order-placed, published, effect, crashed, …
-	SQL          string `json:"sql,omitempty"`
-	Args         []any  `json:"args,omitempty"`
-	RowsAffected int64  `json:"rows_affected,omitempty"` // writes; -1 when not known
-	Rows         int    `json:"rows,omitempty"`          // reads: rows returned
-	MsgID        string `json:"msg_id,omitempty"`
-	Key          string `json:"key,omitempty"`
-	Detail       string `json:"detail,omitempty"`
-	Err          string `json:"error,omitempty"`
-}
-
-// servicesFeature is the services' family of commands and values.
-type servicesFeature struct{}
-
-// serviceSet is one world's services. ops serialises the commands that
+// Set is one world's services. ops serialises the commands that
 // start, restart and stop them; mu guards the maps.
-type serviceSet struct {
-	l *Lab
-	w *world
+type Set struct {
+	w   family.World
+	lab Lab
 
 	ops sync.Mutex
 
@@ -108,19 +90,39 @@ type runningService struct {
 	started string
 }
 
-func newServiceSet(l *Lab, w *world) *serviceSet {
-	return &serviceSet{l: l, w: w, running: map[string]*runningService{}, stopped: map[string]bool{}}
+// Lab is what the services get from the lab beyond their world.
+type Lab interface {
+	// Publisher publishes a service's messages as a client of its name:
+	// to a queue, or produced to a topic, each into the lab's history.
+	Publisher(service string) services.Publisher
+	// Names says whether a queue and whether a topic has that name now.
+	Names(name string) (queue, topic bool)
+	// Published finds where a client's last publish of a message went,
+	// when a partition acknowledged it.
+	Published(client, msgID string) (topic string, partition int, offset int64, ok bool)
+	// Detail says whether a service's event is one of many small ones
+	// that a screen may hide.
+	Detail(e services.Event) bool
+	// HasClient says whether a client of that name exists.
+	HasClient(name string) bool
+}
+
+var _ family.Family = (*Set)(nil)
+
+// New returns a world's services, none running.
+func New(w family.World, lab Lab) *Set {
+	return &Set{w: w, lab: lab, running: map[string]*runningService{}, stopped: map[string]bool{}}
 }
 
 // get returns the named service if it is up or crashed.
-func (s *serviceSet) get(name string) *runningService {
+func (s *Set) get(name string) *runningService {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.running[name]
 }
 
-// notRunning explains why a service cannot be used and what would help.
-func (s *serviceSet) notRunning(name string) string {
+// NotRunning explains why a service cannot be used and what would help.
+func (s *Set) NotRunning(name string) string {
 	s.mu.Lock()
 	stopped := s.stopped[name]
 	s.mu.Unlock()
@@ -130,21 +132,16 @@ func (s *serviceSet) notRunning(name string) string {
 	return fmt.Sprintf("no %s service is running; start it with service start %s", name, name)
 }
 
-// AttachDatabase shows the SQLite file at path, which a program outside
-// the lab writes, as the service name, with from saying whose it is: the
-// screens show its tables as they change. The lab never writes it.
-func (l *Lab) AttachDatabase(name, path, from string) error {
-	w, err := l.world()
-	if err != nil {
-		return err
-	}
-	ctx, cancel := w.bind(context.Background())
+// Attach shows the SQLite file at path, which a program outside the lab
+// writes, as the service name, with from saying whose it is: the screens
+// show its tables as they change. The lab never writes it.
+func (s *Set) Attach(name, path, from string) error {
+	ctx, cancel := family.Bind(context.Background(), s.w)
 	defer cancel()
 	ext, err := services.OpenExternal(ctx, name, path)
 	if err != nil {
 		return err
 	}
-	s := w.svc
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed || s.running[name] != nil {
@@ -155,10 +152,10 @@ func (l *Lab) AttachDatabase(name, path, from string) error {
 	return nil
 }
 
-// handler returns the running service called name that takes deliveries
-// (wallet, payments), for consumers and workers. See the top of this file.
-func (w *world) handler(name string) (services.Handler, bool) {
-	rs := w.svc.get(name)
+// Handler returns the running service called name that takes deliveries
+// (wallet, payments), for consumers and workers. See the package comment.
+func (s *Set) Handler(name string) (services.Handler, bool) {
+	rs := s.get(name)
 	if rs == nil {
 		return nil, false
 	}
@@ -166,8 +163,8 @@ func (w *world) handler(name string) (services.Handler, bool) {
 	return h, ok
 }
 
-// close stops every relay and service and waits for the relays.
-func (s *serviceSet) close() {
+// Close stops every relay and service and waits for the relays.
+func (s *Set) Close() {
 	s.ops.Lock()
 	defer s.ops.Unlock()
 	s.mu.Lock()
@@ -185,8 +182,8 @@ func (s *serviceSet) close() {
 
 // --- commands
 
-func (servicesFeature) exec(ctx context.Context, r *run, cmd command.Command) error {
-	s := r.w.svc
+// Exec runs service, order and sql.
+func (s *Set) Exec(ctx context.Context, r family.Run, cmd command.Command) error {
 	switch c := cmd.(type) {
 	case command.Service:
 		switch c.Action {
@@ -258,10 +255,10 @@ func checkCrash(verb, service, mode, point string, points []string) error {
 	case 1:
 		return fmt.Errorf("%s: crash=%s: %s has one crash point, %s", verb, point, in, points[0])
 	}
-	return fmt.Errorf("%s: crash=%s: %s has the crash points %s%s", verb, point, in, strings.Join(points, ", "), didYouMean(point, points))
+	return fmt.Errorf("%s: crash=%s: %s has the crash points %s%s", verb, point, in, strings.Join(points, ", "), command.DidYouMean(point, points))
 }
 
-func (s *serviceSet) start(ctx context.Context, r *run, c command.Service) error {
+func (s *Set) start(ctx context.Context, r family.Run, c command.Service) error {
 	s.ops.Lock()
 	defer s.ops.Unlock()
 	verb := "service start " + c.Service
@@ -284,8 +281,8 @@ func (s *serviceSet) start(ctx context.Context, r *run, c command.Service) error
 	if c.Crash != "" {
 		crash = []string{c.Crash}
 	}
-	r.begin(c.String())
-	ctx, cancel := r.w.bind(ctx)
+	r.Begin(c.String())
+	ctx, cancel := family.Bind(ctx, s.w)
 	defer cancel()
 	env := s.env(c.Service)
 	var svc services.Service
@@ -310,7 +307,7 @@ func (s *serviceSet) start(ctx context.Context, r *run, c command.Service) error
 	if s.closed {
 		s.mu.Unlock()
 		svc.Close()
-		return fmt.Errorf("%s: %w", verb, ErrClosed)
+		return fmt.Errorf("%s: %w", verb, family.ErrClosed)
 	}
 	if o, ok := svc.(*services.Orders); ok && o.Mode() == services.Outbox {
 		rs.relay = s.startRelay(o)
@@ -318,7 +315,7 @@ func (s *serviceSet) start(ctx context.Context, r *run, c command.Service) error
 	s.running[c.Service] = rs
 	delete(s.stopped, c.Service)
 	s.mu.Unlock()
-	r.say(EventOutcome, "%s", s.describeStart(rs))
+	r.Say(timeline.Outcome, "%s", s.describeStart(rs))
 	return nil
 }
 
@@ -341,7 +338,7 @@ func describeMode(rs *runningService) string {
 	return ""
 }
 
-func (s *serviceSet) describeStart(rs *runningService) string {
+func (s *Set) describeStart(rs *runningService) string {
 	name := rs.cmd.Service
 	var tables []string
 	for _, t := range rs.svc.Tables() {
@@ -356,7 +353,7 @@ func (s *serviceSet) describeStart(rs *runningService) string {
 		text = fmt.Sprintf("%s is up in %s; tables %s", name, m, strings.Join(tables, ", "))
 	}
 	if rs.cmd.Writes > 0 {
-		text += fmt.Sprintf("; at most %s writes/s", trimFloat(rs.cmd.Writes))
+		text += fmt.Sprintf("; at most %s writes/s", timeline.Number(rs.cmd.Writes))
 	}
 	if rs.cmd.Crash != "" {
 		text += "; it crashes once at " + rs.cmd.Crash
@@ -370,28 +367,28 @@ func (s *serviceSet) describeStart(rs *runningService) string {
 			text += " through its outbox relay"
 		}
 	case "checkout":
-		text += checkoutText(s.w, rs)
+		text += s.checkoutText(rs)
 	}
 	if dest != "" {
-		if _, err := s.w.topic(dest); err != nil {
+		if _, topic := s.lab.Names(dest); !topic {
 			text += fmt.Sprintf("; there is no topic %s yet, so its publishes fail until topic create %s partitions=1", dest, dest)
 		}
 	}
 	return text
 }
 
-func (s *serviceSet) restart(ctx context.Context, r *run, c command.Service) error {
+func (s *Set) restart(ctx context.Context, r family.Run, c command.Service) error {
 	s.ops.Lock()
 	defer s.ops.Unlock()
 	verb := "service restart " + c.Service
 	rs := s.get(c.Service)
 	if rs == nil {
-		return fmt.Errorf("%s: %s", verb, s.notRunning(c.Service))
+		return fmt.Errorf("%s: %s", verb, s.NotRunning(c.Service))
 	}
 	if err := checkCrash(verb, c.Service, rs.mode, c.Crash, rs.svc.CrashPoints()); err != nil {
 		return err
 	}
-	r.begin(c.String())
+	r.Begin(c.String())
 	was := rs.svc.State()
 	if c.Crash != "" {
 		if err := rs.svc.Arm(c.Crash); err != nil {
@@ -416,18 +413,18 @@ func (s *serviceSet) restart(ctx context.Context, r *run, c command.Service) err
 	if c.Crash != "" {
 		text += "; it crashes once at " + c.Crash
 	}
-	r.say(EventOutcome, "%s", text)
+	r.Say(timeline.Outcome, "%s", text)
 	return nil
 }
 
-func (s *serviceSet) stop(r *run, c command.Service) error {
+func (s *Set) stop(r family.Run, c command.Service) error {
 	s.ops.Lock()
 	defer s.ops.Unlock()
 	rs := s.get(c.Service)
 	if rs == nil {
-		return fmt.Errorf("service stop %s: %s", c.Service, s.notRunning(c.Service))
+		return fmt.Errorf("service stop %s: %s", c.Service, s.NotRunning(c.Service))
 	}
-	r.begin(c.String())
+	r.Begin(c.String())
 	if rs.relay != nil {
 		rs.relay.stop()
 	}
@@ -436,12 +433,45 @@ func (s *serviceSet) stop(r *run, c command.Service) error {
 	s.stopped[c.Service] = true
 	s.mu.Unlock()
 	err := rs.svc.Close()
-	r.say(EventOutcome, "%s stopped; its database went with it (service start %s begins empty)", c.Service, c.Service)
+	r.Say(timeline.Outcome, "%s stopped; its database went with it (service start %s begins empty)", c.Service, c.Service)
 	if c.Service == "payments" && s.get("checkout") != nil {
-		r.say(EventOutcome, "checkout's charges fail until payments runs again")
+		r.Say(timeline.Outcome, "checkout's charges fail until payments runs again")
 	}
 	if err != nil {
 		return fmt.Errorf("service stop %s: %w", c.Service, err)
 	}
 	return nil
+}
+
+// Checkout returns the running checkout service.
+func (s *Set) Checkout() (*services.Checkout, error) {
+	rs := s.get("checkout")
+	if rs == nil {
+		return nil, fmt.Errorf("%s", s.NotRunning("checkout"))
+	}
+	co, _ := rs.svc.(*services.Checkout)
+	return co, nil
+}
+
+// checkoutText says, for service start, how the checkout works and where
+// queued mode sends the rest of the work.
+func (s *Set) checkoutText(rs *runningService) string {
+	co, _ := rs.svc.(*services.Checkout)
+	text := "; it charges through payments"
+	if co != nil {
+		cfg := co.Config()
+		text = fmt.Sprintf("; %d request threads, buyers give up after %v; it charges through payments", cfg.Threads, cfg.Timeout)
+		if rs.mode == string(services.Sync) {
+			return text + fmt.Sprintf(", then calls receipt (%v a call) and warehouse while the buyer waits", cfg.Receipt)
+		}
+	}
+	const dest = "receipts"
+	queue, topic := s.lab.Names(dest)
+	switch {
+	case queue:
+		return text + fmt.Sprintf(" and sends the rest of the work (receipt, warehouse) to queue %s as client checkout", dest)
+	case topic:
+		return text + fmt.Sprintf(" and publishes the rest of the work (receipt, warehouse) to topic %s as client checkout", dest)
+	}
+	return text + fmt.Sprintf(" and sends the rest of the work to queue %s, which does not exist yet: its sends fail until queue create %s", dest, dest)
 }

@@ -27,59 +27,6 @@ func labNumber(t testing.TB, l *Lab, value string) float64 {
 	return f
 }
 
-func TestPeakWithin(t *testing.T) {
-	at := func(ms ...int) []time.Time {
-		base := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
-		var out []time.Time
-		for _, m := range ms {
-			out = append(out, base.Add(time.Duration(m)*time.Millisecond))
-		}
-		return out
-	}
-	w := 100 * time.Millisecond
-	for _, tc := range []struct {
-		ms   []int
-		want int
-	}{
-		{nil, 0},
-		{[]int{5}, 1},
-		{[]int{0, 99}, 2},
-		{[]int{0, 100}, 1}, // the window is [t, t+100ms)
-		{[]int{1000, 0, 1001, 1002, 50}, 3},
-		{[]int{0, 0, 0, 0}, 4},
-		{[]int{0, 60, 120, 180, 240}, 2},
-	} {
-		if got := peakWithin(at(tc.ms...), w); got != tc.want {
-			t.Errorf("peakWithin(%v) = %d, want %d", tc.ms, got, tc.want)
-		}
-	}
-}
-
-// The log keeps the most recent retries oldest first and counts every
-// one, also those it no longer keeps.
-func TestRetryLogKeepsTheMostRecent(t *testing.T) {
-	var rl retryLog
-	start := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
-	n := retriesKept + 7
-	for i := range n {
-		rl.add("payments", RetryState{Client: "pay-1", Message: "m" + strconv.Itoa(i), Attempt: 2, Failed: start.Add(time.Duration(i) * time.Second)})
-	}
-	got := rl.recent(snapshotRetries)
-	if len(got) != snapshotRetries || got[0].Message != "m"+strconv.Itoa(n-snapshotRetries) || got[len(got)-1].Message != "m"+strconv.Itoa(n-1) {
-		t.Fatalf("recent: %d retries from %s to %s", len(got), got[0].Message, got[len(got)-1].Message)
-	}
-	if len(rl.kept) != retriesKept {
-		t.Errorf("kept %d, want %d", len(rl.kept), retriesKept)
-	}
-	if rl.total("pay-1") != n || rl.total("payments") != n || rl.total("nobody") != 0 {
-		t.Errorf("totals: pay-1 %d, payments %d, nobody %d; want %d, %d, 0", rl.total("pay-1"), rl.total("payments"), rl.total("nobody"), n, n)
-	}
-	var empty retryLog
-	if r := empty.recent(snapshotRetries); r != nil {
-		t.Errorf("an empty log's recent: %v", r)
-	}
-}
-
 // Thirty payments fail together against a gateway that is down. Without
 // jitter every retry of one attempt is due at the same moment: the waves
 // are as large as the backlog. Full jitter draws each delay from [0, d],

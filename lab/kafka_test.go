@@ -264,3 +264,22 @@ func TestKafkaGroupAcrossConsumerCrashAndNodeKill(t *testing.T) {
 	}
 	t.Logf("report: %s", rep.Summary())
 }
+
+// A cluster command keeps the Kafka listener on: the new cluster listens
+// too, and kafka stop then stops it.
+func TestKafkaListenerFollowsTheCluster(t *testing.T) {
+	t.Parallel()
+	l := newLab(t)
+	mustRun(t, l, "kafka listen port=0")
+	res := mustRun(t, l, "cluster nodes=1")
+	if k := l.Snapshot().Kafka; k == nil || strings.Contains(k.Bootstrap, ",") {
+		t.Fatalf("after the cluster command the Kafka listener is %+v; want one node's address", k)
+	}
+	if said := strings.Join(res[0].Lines, "\n"); !strings.Contains(said, "Kafka protocol on n1 ") {
+		t.Errorf("the cluster command said %q; want the new listener's address", said)
+	}
+	res = mustRun(t, l, "kafka stop")
+	if said := strings.Join(res[0].Lines, "\n"); !strings.Contains(said, "stopped listening") || l.Snapshot().Kafka != nil {
+		t.Errorf("kafka stop said %q and left %+v", said, l.Snapshot().Kafka)
+	}
+}

@@ -1,4 +1,4 @@
-package lab
+package loads
 
 import (
 	"fmt"
@@ -6,16 +6,17 @@ import (
 	"time"
 
 	"github.com/mqlab/mqlab/lab/command"
+	"github.com/mqlab/mqlab/lab/family"
 )
 
-// loadElapsed reads elapsed(LOAD): the lab seconds since the newest load
+// Elapsed reads elapsed(LOAD): the lab seconds since the newest load
 // of that client or topic began sending. It keeps counting after the load
 // ends, so a lesson can time what follows a burst from the burst's start;
 // pause stops it with the rest of lab time.
-func (w *world) loadElapsed(v command.Value, now time.Time) (any, error) {
-	w.mu.Lock()
-	loads := append([]*load(nil), w.loads...)
-	w.mu.Unlock()
+func (s *Set) Elapsed(v command.Value, now time.Time) (any, error) {
+	s.mu.Lock()
+	loads := append([]*load(nil), s.loads...)
+	s.mu.Unlock()
 	var names []string
 	for i := len(loads) - 1; i >= 0; i-- {
 		ld := loads[i]
@@ -27,14 +28,14 @@ func (w *world) loadElapsed(v command.Value, now time.Time) (any, error) {
 		started := ld.started
 		ld.mu.Unlock()
 		if started.IsZero() {
-			return nil, notNow{fmt.Errorf("%s: the load has not begun sending yet", v)}
+			return nil, family.NotNow(fmt.Errorf("%s: the load has not begun sending yet", v))
 		}
 		return max(0, now.Sub(started).Seconds()), nil
 	}
 	if len(names) == 0 {
-		return nil, notNow{fmt.Errorf("%s: no load has run yet; load TOPIC rate=N/s for=D starts one", v)}
+		return nil, family.NotNow(fmt.Errorf("%s: no load has run yet; load TOPIC rate=N/s for=D starts one", v))
 	}
-	return nil, fmt.Errorf("%s: no load on a topic or as a client by that name; the loads are %s%s", v, strings.Join(dedupe(names), ", "), didYouMean(v.Arg, names))
+	return nil, fmt.Errorf("%s: no load on a topic or as a client by that name; the loads are %s%s", v, strings.Join(dedupe(names), ", "), command.DidYouMean(v.Arg, names))
 }
 
 func dedupe(names []string) []string {

@@ -1,4 +1,4 @@
-package lab
+package serviceset
 
 // The services' order and sql commands, and what the services show: the
 // values rows(SERVICE.TABLE[, WHERE]) and state(SERVICE), the effects the
@@ -14,7 +14,9 @@ import (
 
 	"github.com/mqlab/mqlab/lab/checker"
 	"github.com/mqlab/mqlab/lab/command"
+	"github.com/mqlab/mqlab/lab/family"
 	"github.com/mqlab/mqlab/lab/services"
+	"github.com/mqlab/mqlab/lab/timeline"
 )
 
 // SnapshotRows is how many of a table's newest rows a snapshot carries.
@@ -26,14 +28,14 @@ const snapshotQueryTimeout = 2 * time.Second
 // order places orders one after another through the orders service and
 // says what it did with each: what a placed order ends in is a result, not
 // an error.
-func (s *serviceSet) order(ctx context.Context, r *run, c command.Order) error {
+func (s *Set) order(ctx context.Context, r family.Run, c command.Order) error {
 	rs := s.get("orders")
 	if rs == nil {
-		return fmt.Errorf("order: %s", s.notRunning("orders"))
+		return fmt.Errorf("order: %s", s.NotRunning("orders"))
 	}
 	o := rs.svc.(*services.Orders)
-	r.begin(c.String())
-	ctx, cancel := r.w.bind(ctx)
+	r.Begin(c.String())
+	ctx, cancel := family.Bind(ctx, s.w)
 	defer cancel()
 	var stored, published, failed int
 	var firstErr string
@@ -57,11 +59,11 @@ func (s *serviceSet) order(ctx context.Context, r *run, c command.Order) error {
 				firstErr = err.Error()
 			}
 		}
-		if c.Count <= listEach {
-			r.say(EventOutcome, "%s", s.describeOrder(o.Mode(), id, res, err))
+		if c.Count <= family.ListEach {
+			r.Say(timeline.Outcome, "%s", s.describeOrder(o.Mode(), id, res, err))
 		}
 	}
-	if c.Count > listEach {
+	if c.Count > family.ListEach {
 		text := fmt.Sprintf("%d orders %d–%d: %d stored, %d events published", placed, c.ID, c.ID+int64(placed)-1, stored, published)
 		if o.Mode() == services.Outbox {
 			text += " (the relay publishes the outbox rows)"
@@ -69,17 +71,17 @@ func (s *serviceSet) order(ctx context.Context, r *run, c command.Order) error {
 		if failed > 0 {
 			text += fmt.Sprintf(", %d failed (the first: %s)", failed, firstErr)
 		}
-		r.say(EventOutcome, "%s", text)
+		r.Say(timeline.Outcome, "%s", text)
 	}
 	return ctx.Err()
 }
 
 // describeOrder says what placing one order did, in the words of its mode.
-func (s *serviceSet) describeOrder(mode services.OrdersMode, id int64, res services.PlaceResult, err error) string {
+func (s *Set) describeOrder(mode services.OrdersMode, id int64, res services.PlaceResult, err error) string {
 	msg := res.MessageID
 	at := ""
-	if p, ok := s.w.lastProduce("orders", msg); ok && p.Outcome == checker.Acknowledged {
-		at = fmt.Sprintf(" to %s/%d at offset %d", p.Topic, p.Partition, p.Offset)
+	if topic, partition, offset, ok := s.lab.Published("orders", msg); ok {
+		at = fmt.Sprintf(" to %s/%d at offset %d", topic, partition, offset)
 	}
 	switch {
 	case errors.Is(err, services.ErrNotRunning):
@@ -108,12 +110,12 @@ func (s *serviceSet) describeOrder(mode services.OrdersMode, id int64, res servi
 // sql runs a learner's read-only query on a service's database. With two
 // databases (the wallet's dedupe-elsewhere), a table the first does not
 // have is looked for in the second.
-func (s *serviceSet) sql(ctx context.Context, r *run, c command.SQL) error {
+func (s *Set) sql(ctx context.Context, r family.Run, c command.SQL) error {
 	rs := s.get(c.Service)
 	if rs == nil {
-		return fmt.Errorf("sql %s: %s", c.Service, s.notRunning(c.Service))
+		return fmt.Errorf("sql %s: %s", c.Service, s.NotRunning(c.Service))
 	}
-	ctx, cancel := r.w.bind(ctx)
+	ctx, cancel := family.Bind(ctx, s.w)
 	defer cancel()
 	var res services.Result
 	var err error
@@ -138,12 +140,12 @@ func (s *serviceSet) sql(ctx context.Context, r *run, c command.SQL) error {
 		}
 		return err
 	}
-	r.begin(c.String())
+	r.Begin(c.String())
 	if db != c.Service {
-		r.say(EventOutcome, "(from %s, the service's second database)", db)
+		r.Say(timeline.Outcome, "(from %s, the service's second database)", db)
 	}
 	for _, line := range strings.Split(strings.TrimRight(res.String(), "\n"), "\n") {
-		r.say(EventOutcome, "%s", line)
+		r.Say(timeline.Outcome, "%s", line)
 	}
 	return nil
 }
@@ -158,14 +160,14 @@ func tableNames(svc services.Service) string {
 
 // --- values and the checker
 
-func (servicesFeature) value(ctx context.Context, w *world, v command.Value) (any, bool, error) {
-	s := w.svc
+// Value reads rows(SERVICE.TABLE[, WHERE]) and state(SERVICE).
+func (s *Set) Value(ctx context.Context, v command.Value) (any, bool, error) {
 	switch v.Func {
 	case "rows":
 		rs := s.get(v.Service)
 		if rs == nil {
 			// Not yet: a learner or a lesson may be about to start it.
-			return nil, true, notNow{fmt.Errorf("%s: %s", v, s.notRunning(v.Service))}
+			return nil, true, family.NotNow(fmt.Errorf("%s: %s", v, s.NotRunning(v.Service)))
 		}
 		n, err := rs.svc.Count(ctx, v.Table, v.Where)
 		if err != nil {
@@ -184,7 +186,7 @@ func (servicesFeature) value(ctx context.Context, w *world, v command.Value) (an
 		s.mu.Unlock()
 		// A service never started is not running either; a client that
 		// happens to share the name keeps its own state.
-		if stopped || slices.Contains(command.Services, v.Arg) && !w.hasClient(v.Arg) {
+		if stopped || slices.Contains(command.Services, v.Arg) && !s.lab.HasClient(v.Arg) {
 			return string(services.StateStopped), true, nil
 		}
 	}
@@ -193,16 +195,16 @@ func (servicesFeature) value(ctx context.Context, w *world, v command.Value) (an
 
 // observe hands the checker the services' side effects, each with the
 // message that caused it.
-func (servicesFeature) observe(_ context.Context, w *world, h *checker.History, _ *checker.Observed) error {
-	w.svc.mu.Lock()
-	defer w.svc.mu.Unlock()
-	h.Effects = append(h.Effects, w.svc.effects...)
+func (s *Set) Observe(_ context.Context, h *checker.History, _ *checker.Observed) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	h.Effects = append(h.Effects, s.effects...)
 	return nil
 }
 
-// states copies the services for a snapshot: each table's newest rows and
+// States copies the services for a snapshot: each table's newest rows and
 // count, read on the services' read-only connections.
-func (s *serviceSet) states() []ServiceState {
+func (s *Set) States() []ServiceState {
 	s.mu.Lock()
 	var names []string
 	for n := range s.running {
@@ -233,7 +235,7 @@ func (s *serviceSet) states() []ServiceState {
 			st.Checkout = &stats
 		}
 		for _, t := range rs.svc.Tables() {
-			st.Tables = append(st.Tables, tableState(s.w.ctx, rs.svc, name, t))
+			st.Tables = append(st.Tables, tableState(s.w.Context(), rs.svc, name, t))
 		}
 		out = append(out, st)
 	}

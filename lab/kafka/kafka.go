@@ -1,4 +1,9 @@
-package lab
+// Package kafka is the lab's family of commands that puts the Kafka
+// protocol on a cluster's nodes (kafka listen, kafka stop), so real Kafka
+// clients produce and consume against the lab, and hands the checker what
+// they did. The listening stays on across cluster commands: a new cluster
+// listens on the same ports (Follow).
+package kafka
 
 import (
 	"context"
@@ -13,59 +18,93 @@ import (
 	"github.com/mqlab/mqlab/broker/kafkawire"
 	"github.com/mqlab/mqlab/lab/checker"
 	"github.com/mqlab/mqlab/lab/command"
+	"github.com/mqlab/mqlab/lab/family"
+	"github.com/mqlab/mqlab/lab/timeline"
 )
 
-// kafkaFeature puts the Kafka protocol on the cluster's nodes, so real
-// Kafka clients produce and consume against the lab. The listening stays
-// on across cluster commands: a new cluster listens on the same ports.
-type kafkaFeature struct{}
-
-// KafkaState is the Kafka listener as the screen shows it.
-type KafkaState struct {
+// State is the Kafka listener as the screen shows it.
+type State struct {
 	Bootstrap string             `json:"bootstrap"`
 	Clients   []kafkawire.Client `json:"clients,omitempty"`
 }
 
-func (kafkaFeature) exec(ctx context.Context, r *run, cmd command.Command) error {
+// Listener is one world's Kafka family: the listener on its nodes, when
+// there is one, and what its clients did.
+type Listener struct {
+	w family.World
+
+	mu  sync.Mutex
+	cfg *kafkawire.Config // what kafka listen asked for; nil when not listening
+	srv *kafkawire.Server // nil unless listening now
+
+	wire wireHistory
+}
+
+var _ family.Family = (*Listener)(nil)
+
+// New returns a world's Kafka family, not listening.
+func New(w family.World) *Listener { return &Listener{w: w} }
+
+// Exec runs kafka listen and kafka stop.
+func (k *Listener) Exec(_ context.Context, r family.Run, cmd command.Command) error {
 	switch c := cmd.(type) {
 	case command.KafkaListen:
 		cfg := kafkawire.Config{Host: c.Host, Port: c.Port, AutoCreate: c.AutoCreate}
-		r.begin(c.String())
-		r.w.closeKafka()
-		if err := r.l.listenKafka(r.w, &cfg); err != nil {
+		r.Begin(c.String())
+		k.Close()
+		if err := k.listen(&cfg); err != nil {
 			return err
 		}
-		r.l.mu.Lock()
-		r.l.kafka = &cfg
-		r.l.mu.Unlock()
-		r.sayKafka(cfg)
+		k.mu.Lock()
+		k.cfg = &cfg
+		k.mu.Unlock()
+		k.say(r, cfg)
 		return nil
 	case command.KafkaStop:
-		r.begin(c.String())
-		r.l.mu.Lock()
-		was := r.l.kafka != nil
-		r.l.kafka = nil
-		r.l.mu.Unlock()
-		r.w.closeKafka()
+		r.Begin(c.String())
+		k.mu.Lock()
+		was := k.cfg != nil
+		k.cfg = nil
+		k.mu.Unlock()
+		k.Close()
 		if !was {
-			r.say(EventOutcome, "the nodes were not listening for Kafka clients")
+			r.Say(timeline.Outcome, "the nodes were not listening for Kafka clients")
 			return nil
 		}
-		r.say(EventOutcome, "the nodes stopped listening for Kafka clients; their connections are closed")
+		r.Say(timeline.Outcome, "the nodes stopped listening for Kafka clients; their connections are closed")
 		return nil
 	}
 	return fmt.Errorf("%s: not a kafka command", cmd.Name())
 }
 
-func (r *run) sayKafka(cfg kafkawire.Config) {
-	srv := r.w.kafkaServer()
+// Follow listens on a new world's nodes as old did on the world it
+// replaces: a cluster command keeps the Kafka listener on.
+func (k *Listener) Follow(r family.Run, old *Listener) {
+	old.mu.Lock()
+	cfg := old.cfg
+	old.mu.Unlock()
+	if cfg == nil {
+		return
+	}
+	k.mu.Lock()
+	k.cfg = cfg
+	k.mu.Unlock()
+	if err := k.listen(cfg); err != nil {
+		r.Say(timeline.Error, "the new cluster could not listen for Kafka clients: %v", err)
+		return
+	}
+	k.say(r, *cfg)
+}
+
+func (k *Listener) say(r family.Run, cfg kafkawire.Config) {
+	srv := k.server()
 	var parts []string
-	for _, n := range r.w.cluster.Nodes() {
+	for _, n := range k.w.Cluster().Nodes() {
 		parts = append(parts, n+" "+srv.Addr(n))
 	}
-	r.say(EventOutcome, "Kafka protocol on %s; point a client at %s", strings.Join(parts, ", "), srv.Bootstrap())
+	r.Say(timeline.Outcome, "Kafka protocol on %s; point a client at %s", strings.Join(parts, ", "), srv.Bootstrap())
 	if !loopback(cfg.Host) {
-		r.say(EventOutcome, "warning: %s is reachable from other machines, and the Kafka protocol as mqlab speaks it has no authentication: anyone who can reach it can produce, consume and commit", cfg.Host)
+		r.Say(timeline.Outcome, "warning: %s is reachable from other machines, and the Kafka protocol as mqlab speaks it has no authentication: anyone who can reach it can produce, consume and commit", cfg.Host)
 	}
 }
 
@@ -77,57 +116,44 @@ func loopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// listenKafka starts w's listener with cfg.
-func (l *Lab) listenKafka(w *world, cfg *kafkawire.Config) error {
+// listen starts the world's listener with cfg.
+func (k *Listener) listen(cfg *kafkawire.Config) error {
 	own := *cfg
-	own.Observer = &w.wire
-	srv, err := kafkawire.Listen(w.cluster, own)
+	own.Observer = &k.wire
+	srv, err := kafkawire.Listen(k.w.Cluster(), own)
 	if err != nil {
 		if errors.Is(err, syscall.EADDRINUSE) {
 			return fmt.Errorf("%w; another program (another mqlab?) listens there: choose another port with port=", err)
 		}
 		return err
 	}
-	w.mu.Lock()
-	w.kafka = srv
-	w.mu.Unlock()
+	k.mu.Lock()
+	k.srv = srv
+	k.mu.Unlock()
 	return nil
 }
 
-// relistenKafka gives a new world the listener the lab had.
-func (r *run) relistenKafka() {
-	r.l.mu.Lock()
-	cfg := r.l.kafka
-	r.l.mu.Unlock()
-	if cfg == nil {
-		return
-	}
-	if err := r.l.listenKafka(r.w, cfg); err != nil {
-		r.say(EventError, "the new cluster could not listen for Kafka clients: %v", err)
-		return
-	}
-	r.sayKafka(*cfg)
+func (k *Listener) server() *kafkawire.Server {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.srv
 }
 
-func (w *world) kafkaServer() *kafkawire.Server {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.kafka
-}
-
-func (w *world) closeKafka() {
-	w.mu.Lock()
-	srv := w.kafka
-	w.kafka = nil
-	w.mu.Unlock()
+// Close stops listening and closes the clients' connections; what kafka
+// listen asked for is kept for Follow.
+func (k *Listener) Close() {
+	k.mu.Lock()
+	srv := k.srv
+	k.srv = nil
+	k.mu.Unlock()
 	if srv != nil {
 		srv.Close()
 	}
 }
 
-// kafkaClients are the client ids of the Kafka clients connected now.
-func (w *world) kafkaClients() []string {
-	srv := w.kafkaServer()
+// Clients are the client ids of the Kafka clients connected now.
+func (k *Listener) Clients() []string {
+	srv := k.server()
 	if srv == nil {
 		return nil
 	}
@@ -138,27 +164,30 @@ func (w *world) kafkaClients() []string {
 	return out
 }
 
-func (w *world) kafkaState() *KafkaState {
-	srv := w.kafkaServer()
+// State is the listener for the screen; nil when not listening.
+func (k *Listener) State() *State {
+	srv := k.server()
 	if srv == nil {
 		return nil
 	}
-	return &KafkaState{Bootstrap: srv.Bootstrap(), Clients: srv.Clients()}
+	return &State{Bootstrap: srv.Bootstrap(), Clients: srv.Clients()}
 }
 
-func (kafkaFeature) value(context.Context, *world, command.Value) (any, bool, error) {
+// Value reads no lab value: the Kafka clients' groups and topics are the
+// broker's, read as any other.
+func (k *Listener) Value(context.Context, command.Value) (any, bool, error) {
 	return nil, false, nil
 }
 
-// observe adds what the Kafka clients did: their produces, one per
+// Observe adds what the Kafka clients did: their produces, one per
 // record, and the records their group members fetched, as deliveries and
 // as work done in the order fetched (a wire client's work is its own).
-func (kafkaFeature) observe(_ context.Context, w *world, h *checker.History, _ *checker.Observed) error {
-	w.wire.mu.Lock()
-	defer w.wire.mu.Unlock()
-	h.Produces = append(h.Produces, w.wire.produces...)
-	h.Deliveries = append(h.Deliveries, w.wire.deliveries...)
-	for _, d := range w.wire.deliveries {
+func (k *Listener) Observe(_ context.Context, h *checker.History, _ *checker.Observed) error {
+	k.wire.mu.Lock()
+	defer k.wire.mu.Unlock()
+	h.Produces = append(h.Produces, k.wire.produces...)
+	h.Deliveries = append(h.Deliveries, k.wire.deliveries...)
+	for _, d := range k.wire.deliveries {
 		h.Done = append(h.Done, checker.Done{MsgID: d.MsgID, Client: d.Client, Group: d.Group, Topic: d.Topic, Key: d.Key})
 	}
 	return nil
@@ -231,13 +260,9 @@ func (h *wireHistory) Fetched(f kafkawire.Fetched) {
 // holds the next record in the batch its poll returned, not only in its
 // client's buffer, which a client drops when it learns its partitions
 // have gone.
-func (l *Lab) HandedTogether(client, topic string, partition int, offset int64) bool {
-	w, err := l.world()
-	if err != nil {
-		return false
-	}
-	w.wire.mu.Lock()
-	defer w.wire.mu.Unlock()
-	last, ok := w.wire.together[handed{client, broker.TopicPartition{Topic: topic, Partition: partition}}][offset]
+func (k *Listener) HandedTogether(client, topic string, partition int, offset int64) bool {
+	k.wire.mu.Lock()
+	defer k.wire.mu.Unlock()
+	last, ok := k.wire.together[handed{client, broker.TopicPartition{Topic: topic, Partition: partition}}][offset]
 	return ok && last > offset
 }

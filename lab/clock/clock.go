@@ -1,4 +1,7 @@
-package lab
+// Package clock is the lab's time: wall time at a speed the learner sets,
+// which can pause. Everything that waits in lab time — generators,
+// clients' rates and backoffs, the services' relays — waits on one Clock.
+package clock
 
 import (
 	"context"
@@ -20,8 +23,8 @@ type Clock struct {
 	changed chan struct{} // closed and replaced on every change
 }
 
-// NewClock starts a clock at the current wall time, running at 1x.
-func NewClock() *Clock {
+// New starts a clock at the current wall time, running at 1x.
+func New() *Clock {
 	now := time.Now()
 	return &Clock{wall0: now, lab0: now.Round(0), speed: 1, changed: make(chan struct{})}
 }
@@ -95,12 +98,12 @@ func (c *Clock) Sleep(ctx context.Context, d time.Duration) error {
 
 // SleepUntil waits until lab time reaches t, or until ctx ends.
 func (c *Clock) SleepUntil(ctx context.Context, t time.Time) error {
-	return c.sleepUntil(ctx, t, nil)
+	return c.SleepUntilOrWake(ctx, t, nil)
 }
 
-// sleepOrWake waits d of lab time like Sleep, but returns early (nil) when
+// SleepOrWake waits d of lab time like Sleep, but returns early (nil) when
 // wake delivers; d <= 0 waits for wake or ctx alone.
-func (c *Clock) sleepOrWake(ctx context.Context, d time.Duration, wake <-chan struct{}) error {
+func (c *Clock) SleepOrWake(ctx context.Context, d time.Duration, wake <-chan struct{}) error {
 	if d <= 0 {
 		select {
 		case <-ctx.Done():
@@ -109,12 +112,12 @@ func (c *Clock) sleepOrWake(ctx context.Context, d time.Duration, wake <-chan st
 			return nil
 		}
 	}
-	return c.sleepUntil(ctx, c.Now().Add(d), wake)
+	return c.SleepUntilOrWake(ctx, c.Now().Add(d), wake)
 }
 
-// sleepUntil is SleepUntil that also returns when wake delivers (a nil
+// SleepUntilOrWake is SleepUntil that also returns when wake delivers (a nil
 // wake never does).
-func (c *Clock) sleepUntil(ctx context.Context, t time.Time, wake <-chan struct{}) error {
+func (c *Clock) SleepUntilOrWake(ctx context.Context, t time.Time, wake <-chan struct{}) error {
 	for {
 		c.mu.Lock()
 		changed := c.changed
@@ -151,5 +154,19 @@ func (c *Clock) sleepUntil(ctx context.Context, t time.Time, wake <-chan struct{
 		if woken {
 			return nil
 		}
+	}
+}
+
+// SleepWall waits d of wall time, not lab time, or until ctx ends: for
+// what paces itself by the machine, such as how often to read the
+// cluster.
+func SleepWall(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
 	}
 }

@@ -1,8 +1,7 @@
-package lab
+package clock
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
 )
@@ -11,7 +10,7 @@ import (
 // change during a sleep applies at once; a paused clock stands still
 // until it resumes.
 func TestClockSpeedAndPause(t *testing.T) {
-	c := NewClock()
+	c := New()
 	ctx := ctxFor(t, 10*time.Second)
 	c.SetSpeed(20)
 	start, wall := c.Now(), time.Now()
@@ -53,28 +52,28 @@ func TestClockSpeedAndPause(t *testing.T) {
 	}
 }
 
-// sleepOrWake returns at a wake, at the end of its lab time, or with ctx;
+// SleepOrWake returns at a wake, at the end of its lab time, or with ctx;
 // with no time it waits for the wake alone.
 func TestClockSleepOrWake(t *testing.T) {
-	c := NewClock()
+	c := New()
 	ctx := ctxFor(t, 10*time.Second)
 	wake := make(chan struct{}, 1)
 	wake <- struct{}{}
-	if err := c.sleepOrWake(ctx, time.Hour, wake); err != nil {
+	if err := c.SleepOrWake(ctx, time.Hour, wake); err != nil {
 		t.Fatalf("woken: %v", err)
 	}
 	wake <- struct{}{}
-	if err := c.sleepOrWake(ctx, 0, wake); err != nil {
+	if err := c.SleepOrWake(ctx, 0, wake); err != nil {
 		t.Fatalf("woken with no time: %v", err)
 	}
 	c.SetSpeed(100)
 	start := c.Now()
-	if err := c.sleepOrWake(ctx, 500*time.Millisecond, wake); err != nil || c.Now().Sub(start) < 500*time.Millisecond {
+	if err := c.SleepOrWake(ctx, 500*time.Millisecond, wake); err != nil || c.Now().Sub(start) < 500*time.Millisecond {
 		t.Fatalf("slept %v of lab time: %v", c.Now().Sub(start), err)
 	}
 	short, cancel := context.WithCancel(ctx)
 	cancel()
-	if err := c.sleepOrWake(short, 0, wake); err == nil {
+	if err := c.SleepOrWake(short, 0, wake); err == nil {
 		t.Fatal("a cancelled wait returned nil")
 	}
 }
@@ -82,7 +81,7 @@ func TestClockSleepOrWake(t *testing.T) {
 // PauseAt stops lab time exactly at the point it names, however late the
 // clock is read, and Resume goes on from there.
 func TestClockPauseAtStopsExactly(t *testing.T) {
-	c := NewClock()
+	c := New()
 	ctx := ctxFor(t, 10*time.Second)
 	c.SetSpeed(100)
 	at := c.Now().Add(2 * time.Second)
@@ -115,62 +114,8 @@ func TestClockPauseAtStopsExactly(t *testing.T) {
 	}
 }
 
-// A lab slowed below real time slows raft with it, so an election lasts
-// in lab time what the timing preset says; faster, raft keeps its preset.
-func TestSpeedSlowsRaft(t *testing.T) {
-	t.Parallel()
-	l := newLab(t)
-	for _, c := range []struct {
-		line string
-		pace float64
-	}{{"speed 0.25x", 4}, {"speed 0.1x", 10}, {"speed 2x", 1}, {"speed 0.5x", 2}, {"speed 1x", 1}} {
-		res := mustRun(t, l, c.line)
-		w, _ := l.world()
-		if got := w.cluster.RaftPace(); got != c.pace {
-			t.Errorf("%s: raft's pace is %v; want %v (%q)", c.line, got, c.pace, res[0].Lines)
-		}
-	}
-}
-
-// Hurry puts raft on the fast preset's timeouts for a classroom lab, on
-// the cluster it has and on one the cluster command starts meanwhile,
-// whatever the speed asks; off gives the speed's pace back.
-func TestHurry(t *testing.T) {
-	t.Parallel()
-	l, err := New(Options{Timing: "classroom"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	pace := func() float64 {
-		w, _ := l.world()
-		return w.cluster.RaftPace()
-	}
-	if err := l.Hurry(true); err != nil {
-		t.Fatal(err)
-	}
-	if got := pace(); got != 0.1 {
-		t.Errorf("hurried: raft's pace is %v; want 0.1, the fast preset's timeouts", got)
-	}
-	mustRun(t, l, "cluster nodes=3", "speed 0.5x")
-	if got := pace(); got != 0.1 {
-		t.Errorf("a cluster started while hurried, at 0.5x: raft's pace is %v; want 0.1", got)
-	}
-	// A consumer started while hurried gets the fast preset's session, so
-	// a replayed crash is not waited out for the classroom's 10 s.
-	mustRun(t, l, "topic create t partitions=1", "consumer start c1 group=g topic=t crash=before-work",
-		"produce t", "wait state(c1) == crashed")
-	found := false
-	for _, e := range l.Snapshot().Timeline {
-		found = found || strings.Contains(e.Text, "drops c1 once its session of 1s runs out")
-	}
-	if !found {
-		t.Error("no crash event names a session of 1s for a consumer started while hurried")
-	}
-	if err := l.Hurry(false); err != nil {
-		t.Fatal(err)
-	}
-	if got := pace(); got != 2 {
-		t.Errorf("no longer hurried, at 0.5x: raft's pace is %v; want 2", got)
-	}
+func ctxFor(t testing.TB, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
 }

@@ -1,0 +1,117 @@
+package clients
+
+// The retries consumers and workers schedule: a retry is a failed attempt
+// that another attempt will follow. retries(X) counts them and
+// retry_peak(X) reads the most of them due within one RetryWindow.
+
+import (
+	"slices"
+	"sync"
+	"time"
+)
+
+// Retry is one retry a consumer or worker scheduled.
+type Retry struct {
+	Client  string        `json:"client"`
+	Message string        `json:"message"` // the message id
+	Attempt int           `json:"attempt"` // the attempt this retry will be (2 = the first retry)
+	Failed  time.Time     `json:"failed"`  // lab time the attempt failed
+	Delay   time.Duration `json:"delay"`   // the backoff chosen (0 for immediate)
+}
+
+// Due is the lab time the retry fires: when the failed attempt's backoff
+// runs out.
+func (r Retry) Due() time.Time { return r.Failed.Add(r.Delay) }
+
+const (
+	// SnapshotRetries is how many of the most recent retries a snapshot
+	// carries.
+	SnapshotRetries = 500
+	// retriesKept bounds the retries the values read: retry_peak(X) looks
+	// at the most recent ones. retries(X) counts them all.
+	retriesKept = 10000
+	// RetryWindow is retry_peak's window: short next to a backoff of a
+	// second, long next to the milliseconds a client takes to fail a
+	// backlog of messages one after another.
+	RetryWindow = 100 * time.Millisecond
+)
+
+// Retries is one world's retries; its zero value is ready to use.
+type Retries struct {
+	mu    sync.Mutex
+	kept  []retryRecord  // oldest first
+	count map[string]int // client, queue or group → retries scheduled
+}
+
+// retryRecord is a retry with where the message lives.
+type retryRecord struct {
+	Retry
+	of string // its queue, or its consumer group
+}
+
+// Add records a retry client scheduled for a message of queue or group of.
+func (rl *Retries) Add(of string, r Retry) {
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	if rl.count == nil {
+		rl.count = map[string]int{}
+	}
+	rl.count[r.Client]++
+	if of != r.Client {
+		rl.count[of]++
+	}
+	if len(rl.kept) >= retriesKept {
+		n := copy(rl.kept, rl.kept[len(rl.kept)-retriesKept+1:])
+		rl.kept = rl.kept[:n]
+	}
+	rl.kept = append(rl.kept, retryRecord{Retry: r, of: of})
+}
+
+// Recent returns the n most recent retries, oldest first.
+func (rl *Retries) Recent(n int) []Retry {
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	from := max(0, len(rl.kept)-n)
+	if from == len(rl.kept) {
+		return nil
+	}
+	out := make([]Retry, 0, len(rl.kept)-from)
+	for _, r := range rl.kept[from:] {
+		out = append(out, r.Retry)
+	}
+	return out
+}
+
+// Total is how many retries name (a client, queue or group) scheduled.
+func (rl *Retries) Total(name string) int {
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	return rl.count[name]
+}
+
+// Peak is the most of name's retries due within any one window of lab
+// time.
+func (rl *Retries) Peak(name string, window time.Duration) int {
+	rl.mu.Lock()
+	var due []time.Time
+	for _, r := range rl.kept {
+		if r.Client == name || r.of == name {
+			due = append(due, r.Due())
+		}
+	}
+	rl.mu.Unlock()
+	return peakWithin(due, window)
+}
+
+// peakWithin is the most of times that fall within one window [t, t+window).
+func peakWithin(times []time.Time, window time.Duration) int {
+	slices.SortFunc(times, func(a, b time.Time) int { return a.Compare(b) })
+	best, from := 0, 0
+	for to := range times {
+		for times[to].Sub(times[from]) >= window {
+			from++
+		}
+		best = max(best, to-from+1)
+	}
+	return best
+}

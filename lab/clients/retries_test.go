@@ -1,0 +1,60 @@
+package clients
+
+import (
+	"strconv"
+	"testing"
+	"time"
+)
+
+func TestPeakWithin(t *testing.T) {
+	at := func(ms ...int) []time.Time {
+		base := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+		var out []time.Time
+		for _, m := range ms {
+			out = append(out, base.Add(time.Duration(m)*time.Millisecond))
+		}
+		return out
+	}
+	w := 100 * time.Millisecond
+	for _, tc := range []struct {
+		ms   []int
+		want int
+	}{
+		{nil, 0},
+		{[]int{5}, 1},
+		{[]int{0, 99}, 2},
+		{[]int{0, 100}, 1}, // the window is [t, t+100ms)
+		{[]int{1000, 0, 1001, 1002, 50}, 3},
+		{[]int{0, 0, 0, 0}, 4},
+		{[]int{0, 60, 120, 180, 240}, 2},
+	} {
+		if got := peakWithin(at(tc.ms...), w); got != tc.want {
+			t.Errorf("peakWithin(%v) = %d, want %d", tc.ms, got, tc.want)
+		}
+	}
+}
+
+// The log keeps the most recent retries oldest first and counts every
+// one, also those it no longer keeps.
+func TestRetryLogKeepsTheMostRecent(t *testing.T) {
+	var rl Retries
+	start := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	n := retriesKept + 7
+	for i := range n {
+		rl.Add("payments", Retry{Client: "pay-1", Message: "m" + strconv.Itoa(i), Attempt: 2, Failed: start.Add(time.Duration(i) * time.Second)})
+	}
+	got := rl.Recent(SnapshotRetries)
+	if len(got) != SnapshotRetries || got[0].Message != "m"+strconv.Itoa(n-SnapshotRetries) || got[len(got)-1].Message != "m"+strconv.Itoa(n-1) {
+		t.Fatalf("recent: %d retries from %s to %s", len(got), got[0].Message, got[len(got)-1].Message)
+	}
+	if len(rl.kept) != retriesKept {
+		t.Errorf("kept %d, want %d", len(rl.kept), retriesKept)
+	}
+	if rl.Total("pay-1") != n || rl.Total("payments") != n || rl.Total("nobody") != 0 {
+		t.Errorf("totals: pay-1 %d, payments %d, nobody %d; want %d, %d, 0", rl.Total("pay-1"), rl.Total("payments"), rl.Total("nobody"), n, n)
+	}
+	var empty Retries
+	if r := empty.Recent(SnapshotRetries); r != nil {
+		t.Errorf("an empty log's recent: %v", r)
+	}
+}
