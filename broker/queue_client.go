@@ -31,6 +31,16 @@ type QueueClientConfig struct {
 	// RetryBackoffMax (defaults: a tenth and one heartbeat timeout).
 	RetryBackoff    time.Duration
 	RetryBackoffMax time.Duration
+	// Via, when set, is the node the client's requests reach: each crosses
+	// the network to Via (its faults apply: down, isolated, slowed, an
+	// armed drop), and Via forwards it to the queue's leader over the
+	// peer link, as a node of a protocol front end does. "" sends each
+	// request straight to the leader.
+	Via string
+	// Once makes every call a single attempt: the caller retries, as an
+	// outside client behind a protocol front end does, so a lost reply
+	// reaches it as a lost reply.
+	Once bool
 }
 
 // QueueClient sends to and receives from work queues through the fault
@@ -127,6 +137,22 @@ func unknownOutcome(err error) bool {
 
 // call runs fn on the queue's ready leader across the network, as client.
 func (qc *QueueClient) call(ctx context.Context, name string, kind raftnet.RequestKind, fn func(*replica) error) error {
+	if via := qc.cfg.Via; via != "" {
+		return qc.c.net.Call(ctx, qc.cfg.ClientID, via, kind, func() error {
+			lead := qc.c.leaderOf(name)
+			if lead == nil {
+				return fmt.Errorf("%w for %s", ErrNoLeader, name)
+			}
+			if lead.node != via && !qc.c.net.PeerLinkUp(via, lead.node) {
+				return fmt.Errorf("%w for %s: %s cannot reach %s, which leads it", ErrNoLeader, name, via, lead.node)
+			}
+			rep := qc.c.replicaOn(lead.node, name)
+			if rep == nil || rep.queue() == nil || !rep.readyLeader() {
+				return fmt.Errorf("%w: %s on %s is not a ready leader", ErrNotLeader, name, lead.node)
+			}
+			return fn(rep)
+		})
+	}
 	lead := qc.c.leaderOf(name)
 	if lead == nil {
 		return fmt.Errorf("%w for %s", ErrNoLeader, name)
@@ -234,6 +260,9 @@ func (qc *QueueClient) sendBatch(ctx context.Context, name string, batch []queue
 			return
 		}
 		switch {
+		case qc.cfg.Once:
+			qc.failBatch(idx, results, attempt, unknownOutcome(err), fmt.Errorf("send to %s: %w", name, err))
+			return
 		case unknownOutcome(err):
 			unknown = true
 		case retryable(err):
@@ -297,7 +326,7 @@ func (qc *QueueClient) Receive(ctx context.Context, name string, max int, visibi
 			}
 			return out, nil
 		}
-		if !retryable(err) && !unknownOutcome(err) {
+		if qc.cfg.Once || (!retryable(err) && !unknownOutcome(err)) {
 			return nil, fmt.Errorf("receive from %s: %w", name, err)
 		}
 		if ctx.Err() != nil {
@@ -440,7 +469,7 @@ func (qc *QueueClient) settle(ctx context.Context, name string, cmd queue.Comman
 			return errs, nil
 		}
 		lost := errors.Is(err, raftnet.ErrRequestLost)
-		again := (retryable(err) && !lost) || (cmd.Op == queue.OpAck && unknownOutcome(err))
+		again := !qc.cfg.Once && ((retryable(err) && !lost) || (cmd.Op == queue.OpAck && unknownOutcome(err)))
 		if !again {
 			if lost {
 				return nil, fmt.Errorf("%s on %s: %w: the broker never saw it", what, name, err)
