@@ -52,6 +52,7 @@ func (r *run) cluster(c command.Cluster) error {
 	r.say(EventOutcome, "a new cluster: %s, timing %s; the old cluster, its clients and its history are gone%s",
 		strings.Join(nw.cluster.Nodes(), ", "), timing.Name, clock)
 	r.relistenKafka()
+	r.relistenSQS()
 	return nil
 }
 

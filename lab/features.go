@@ -32,6 +32,8 @@ var (
 	checkoutFamily = checkoutFeature{}
 	// kafkaWire puts the Kafka protocol on the nodes (feature_kafka.go).
 	kafkaWire = kafkaFeature{}
+	// sqsWire puts Amazon SQS's API on the nodes (feature_sqs.go).
+	sqsWire = sqsFeature{}
 )
 
 // features maps command names (Spec.Name) to the family that runs them.
@@ -49,6 +51,8 @@ var features = map[string]feature{
 	"buyers stop":  checkoutFamily,
 	"kafka listen": kafkaWire,
 	"kafka stop":   kafkaWire,
+	"sqs listen":   sqsWire,
+	"sqs stop":     sqsWire,
 }
 
 // valueFeatures maps lab value functions to the family that reads them.
@@ -86,4 +90,4 @@ var valueFeatures = map[string]feature{
 var stateFeatures = []feature{consumerGroups, queues, serviceFamily}
 
 // observers add to every check, in order.
-var observers = []feature{consumerGroups, queues, serviceFamily, kafkaWire}
+var observers = []feature{consumerGroups, queues, serviceFamily, kafkaWire, sqsWire}

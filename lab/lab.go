@@ -9,6 +9,7 @@ import (
 
 	"github.com/mqlab/mqlab/broker"
 	"github.com/mqlab/mqlab/broker/kafkawire"
+	"github.com/mqlab/mqlab/broker/sqswire"
 	"github.com/mqlab/mqlab/lab/command"
 )
 
@@ -25,6 +26,9 @@ type Options struct {
 	// Kafka, when set, puts the Kafka protocol on the nodes from the start,
 	// as the kafka listen command does.
 	Kafka *command.KafkaListen
+	// SQS, when set, puts Amazon SQS's API on the nodes from the start, as
+	// the sqs listen command does.
+	SQS *command.SQSListen
 }
 
 // Lab is the world a learner drives: a broker cluster, its clients, a
@@ -43,6 +47,7 @@ type Lab struct {
 	w      *world
 	closed bool
 	kafka  *kafkawire.Config // the Kafka listener's, kept across cluster commands; nil when not listening
+	sqs    *sqswire.Config   // the SQS listener's, likewise
 }
 
 // Errors callers branch on.
@@ -96,8 +101,15 @@ func New(opts Options) (*Lab, error) {
 	}
 	l.w = w
 	l.syncBroker(w) // the cluster's start is history before anyone subscribes
+	var listens []command.Command
 	if opts.Kafka != nil {
-		if _, err := l.ExecCommand(context.Background(), *opts.Kafka); err != nil {
+		listens = append(listens, *opts.Kafka)
+	}
+	if opts.SQS != nil {
+		listens = append(listens, *opts.SQS)
+	}
+	for _, listen := range listens {
+		if _, err := l.ExecCommand(context.Background(), listen); err != nil {
 			l.Close()
 			return nil, fmt.Errorf("lab: %w", err)
 		}

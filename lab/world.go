@@ -11,6 +11,7 @@ import (
 
 	"github.com/mqlab/mqlab/broker"
 	"github.com/mqlab/mqlab/broker/kafkawire"
+	"github.com/mqlab/mqlab/broker/sqswire"
 	"github.com/mqlab/mqlab/lab/checker"
 	"github.com/mqlab/mqlab/lab/command"
 )
@@ -34,6 +35,8 @@ type world struct {
 	buyers  *buyerSet         // the buyers runs through the checkout (feature_checkout.go)
 	kafka   *kafkawire.Server // under mu; nil unless listening (feature_kafka.go)
 	wire    wireHistory       // what its Kafka clients did
+	sqs     *sqswire.Server   // under mu; nil unless listening (feature_sqs.go)
+	sqsWire sqsHistory        // what its SQS clients did
 
 	mu      sync.Mutex
 	clients map[string]*client
@@ -93,6 +96,7 @@ func (l *Lab) newWorld(nodes int, timing broker.Timing) (*world, error) {
 // them.
 func (w *world) close() {
 	w.closeKafka() // outside clients first: they reach the cluster through it
+	w.closeSQS()
 	w.cancel()
 	w.mu.Lock()
 	for _, ld := range w.loads {
@@ -203,6 +207,7 @@ func (w *world) clientNames() []string {
 	out = append(out, w.groups.names()...)
 	out = append(out, w.queues.names()...)
 	out = append(out, w.kafkaClients()...)
+	out = append(out, w.sqsWire.clientNames()...)
 	sort.Strings(out)
 	return slices.Compact(out)
 }
@@ -211,7 +216,8 @@ func (w *world) hasClient(name string) bool {
 	w.mu.Lock()
 	known := w.clients[name] != nil
 	w.mu.Unlock()
-	return known || w.groups.has(name) || w.queues.has(name) || slices.Contains(w.kafkaClients(), name)
+	return known || w.groups.has(name) || w.queues.has(name) || slices.Contains(w.kafkaClients(), name) ||
+		slices.Contains(w.sqsWire.clientNames(), name)
 }
 
 // byNodeOrder sorts node ids n1, n2, …, n10.

@@ -207,6 +207,9 @@ func viewOf(snap *lab.Snapshot, trunc truncTimes) ViewState {
 	v.Jobs = jobsOf(snap)
 	v.Charts = chartsOf(snap)
 	v.Kafka = kafkaOf(snap)
+	if snap.SQS != nil {
+		v.SQS = snap.SQS.Endpoint
+	}
 	return v
 }
 

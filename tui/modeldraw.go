@@ -266,6 +266,10 @@ func (m *Model) headerRight(level int, timing bool) line {
 		r.add(&st.Faint, "  kafka ")
 		r.add(&st.Text, kafkaSeed(s.Kafka))
 	}
+	if s.SQS != "" && level <= 1 {
+		r.add(&st.Faint, "  sqs ")
+		r.add(&st.Text, strings.TrimPrefix(s.SQS, "http://"))
+	}
 	return r
 }
 

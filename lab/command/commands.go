@@ -498,6 +498,25 @@ func (c KafkaListen) String() string {
 		optIf(c.AutoCreate, "auto-create", "true").String()
 }
 
+// SQSListen puts Amazon SQS's API on every node: n1 on Port, nI on
+// Port+I-1. Zero values mean the defaults (9324, 127.0.0.1); AnyPort
+// (written port=0) picks free ports.
+type SQSListen struct {
+	Port int
+	Host string
+}
+
+func (SQSListen) Name() string { return "sqs listen" }
+func (c SQSListen) String() string {
+	return words("sqs", "listen").optIf(c.Port != 0, "port", strconv.Itoa(max(c.Port, 0))).optIf(c.Host != "", "host", quoteText(c.Host)).String()
+}
+
+// SQSStop closes the SQS listeners.
+type SQSStop struct{}
+
+func (SQSStop) Name() string   { return "sqs stop" }
+func (SQSStop) String() string { return "sqs stop" }
+
 // KafkaStop closes the Kafka listeners.
 type KafkaStop struct{}
 

@@ -288,6 +288,11 @@ func init() {
 			{Key: "auto-create", Arg: "true|false", Help: "create a topic a client names that does not exist (default false)", parse: parseBool},
 		}},
 		{Name: "kafka stop", Summary: "stop the Kafka listeners and drop their clients", Example: "kafka stop", build: buildBare(KafkaStop{})},
+		{Name: "sqs listen", Summary: "answer Amazon SQS's API on every node (nI on port+I-1), for boto3, the AWS CLI and the SDKs", Example: "sqs listen port=9324", build: buildSQSListen, Options: []Option{
+			{Key: "port", Arg: "PORT", Help: "n1's port (default 9324); 0 picks free ports", parse: intIn(0, 65535)},
+			{Key: "host", Arg: "HOST", Help: "the address to bind (default 127.0.0.1; requests are not authenticated)", parse: parseText},
+		}},
+		{Name: "sqs stop", Summary: "stop the SQS listeners and drop their clients", Example: "sqs stop", build: buildBare(SQSStop{})},
 		{Name: "speed", Traits: TraitClock, Args: "FACTORx", Summary: "run lab time faster or slower than the wall clock", Example: "speed 10x", build: buildSpeed},
 		{Name: "pause", Traits: TraitClock, Summary: "stop lab time, now or after a stretch of it", Example: "pause in=10s", build: buildPause, Options: []Option{
 			{Key: "in", Arg: "DURATION", Help: "let this much lab time pass first, then stop it exactly there (the command returns once it has)", parse: durationParser(true)},
