@@ -60,6 +60,11 @@ type QueueMessage struct {
 	// MsgID travels with the message; empty means the client's name and
 	// its next sequence number ("worker-1-7"). A retry keeps it.
 	MsgID string
+	// Group and DedupeID are for FIFO queues: the message group it is
+	// delivered in order within, and the id by which a repeat within five
+	// minutes is dropped (empty: none).
+	Group    string
+	DedupeID string
 }
 
 // SendResult is the fate of one sent message.
@@ -77,6 +82,9 @@ type SendResult struct {
 	// Rejected: the queue was full (back-pressure). Counted by the queue
 	// as rejected, never as sent.
 	Rejected bool
+	// Duplicate: a FIFO queue dropped it as a repeat of a deduplication
+	// id it holds; Seq and MsgID are the original message's.
+	Duplicate bool
 }
 
 // Delivery is a received message.
@@ -95,6 +103,7 @@ type Delivery struct {
 	LastError     string    // the last failure reason a consumer gave
 	Source        string    // in a dead-letter queue: the queue it came from
 	Redrives      int
+	Group         string // in a FIFO queue: its message group
 }
 
 // NewQueueClient makes a queue client.
@@ -222,7 +231,19 @@ func (qc *QueueClient) Send(ctx context.Context, name string, msgs ...QueueMessa
 			results[i].Err = fmt.Errorf("%w: send %s to %s: delay %v; want 0 to %v", ErrInvalid, m.MsgID, name, m.Delay, queue.MaxVisibility)
 			continue
 		}
-		batch = append(batch, queue.NewMessage{MsgID: m.MsgID, Body: m.Body, Attributes: maps.Clone(m.Attributes), Delay: m.Delay})
+		attrs := maps.Clone(m.Attributes)
+		if m.Group != "" || m.DedupeID != "" {
+			if attrs == nil {
+				attrs = map[string]string{}
+			}
+			if m.Group != "" {
+				attrs[queue.AttrGroup] = m.Group
+			}
+			if m.DedupeID != "" {
+				attrs[queue.AttrDedupe] = m.DedupeID
+			}
+		}
+		batch = append(batch, queue.NewMessage{MsgID: m.MsgID, Body: m.Body, Attributes: attrs, Delay: m.Delay})
 		idx = append(idx, i)
 		if len(batch) == queue.MaxBatch {
 			flush()
@@ -246,7 +267,10 @@ func (qc *QueueClient) sendBatch(ctx context.Context, name string, batch []queue
 				o := res.Sent[k]
 				switch {
 				case o.Err == nil:
-					r.Outcome, r.Seq = OutcomeAcked, o.Seq
+					r.Outcome, r.Seq, r.Duplicate = OutcomeAcked, o.Seq, o.Duplicate
+					if o.Duplicate {
+						r.MsgID = o.MsgID
+					}
 				case errors.Is(o.Err, ErrQueueFull) && unknown:
 					// An earlier attempt may have put it in before the
 					// queue filled up.
@@ -342,7 +366,7 @@ func toDelivery(name string, d queue.Delivery) Delivery {
 		Queue: name, Seq: d.Seq, MsgID: d.MsgID, Body: append([]byte(nil), d.Body...), Attributes: maps.Clone(d.Attributes),
 		ReceiptHandle: d.Receipt, ReceiveCount: d.ReceiveCount,
 		SentAt: time.Unix(0, d.SentAt), EnqueuedAt: time.Unix(0, d.EnqueuedAt), ReceivedAt: time.Unix(0, d.ReceivedAt), Deadline: time.Unix(0, d.Deadline),
-		LastError: d.LastError, Source: d.Source, Redrives: d.Redrives,
+		LastError: d.LastError, Source: d.Source, Redrives: d.Redrives, Group: d.Attributes[queue.AttrGroup],
 	}
 }
 

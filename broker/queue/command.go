@@ -82,6 +82,10 @@ type Command struct {
 type SendOutcome struct {
 	Seq uint64
 	Err error
+	// Duplicate: a FIFO queue dropped the send as a repeat; Seq and MsgID
+	// are the original's.
+	Duplicate bool
+	MsgID     string
 }
 
 // Delivery is one message handed to a consumer.

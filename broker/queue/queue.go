@@ -41,7 +41,11 @@ type Queue struct {
 	timers entryHeap // visibility deadlines, delays and TTLs by time
 
 	inflightBy map[string]int // consumer → messages it holds in flight
-	counts     Counts
+	// FIFO queues: group → its messages in flight, and the deduplication
+	// ids of the window.
+	groupInFlight map[string]int
+	dedupe        dedupes
+	counts        Counts
 
 	transfers recentSet[uint64] // transfer id → seq here
 	acks      recentSet[struct{}]
@@ -50,12 +54,13 @@ type Queue struct {
 // New returns an empty queue.
 func New(cfg Config) *Queue {
 	return &Queue{
-		cfg:        cfg,
-		nextSeq:    1,
-		msgs:       map[uint64]*Message{},
-		inflightBy: map[string]int{},
-		transfers:  newRecentSet[uint64](transferWindow),
-		acks:       newRecentSet[struct{}](ackWindow),
+		cfg:           cfg,
+		nextSeq:       1,
+		msgs:          map[uint64]*Message{},
+		inflightBy:    map[string]int{},
+		groupInFlight: map[string]int{},
+		transfers:     newRecentSet[uint64](transferWindow),
+		acks:          newRecentSet[struct{}](ackWindow),
 	}
 }
 

@@ -1,6 +1,8 @@
 package sqswire
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -168,8 +170,23 @@ func (s *Server) send(cl *call, entries []entry, batch bool) (obj, error) {
 			}
 			delay = time.Duration(*e.DelaySeconds) * time.Second
 		}
-		if err == nil && (e.MessageGroupId != "" || e.MessageDeduplicationId != "") {
+		dedupe := e.MessageDeduplicationId
+		switch {
+		case err != nil:
+		case !fifo(name) && (e.MessageGroupId != "" || dedupe != ""):
 			err = errInvalid("The request includes a MessageGroupId or MessageDeduplicationId, which only FIFO queues take; %s is a standard queue.", name)
+		case !fifo(name):
+		case e.MessageGroupId == "":
+			err = errMissing("MessageGroupId")
+		case e.DelaySeconds != nil && *e.DelaySeconds != 0:
+			err = errInvalid("Value %d for parameter DelaySeconds is invalid. Reason: The request include parameter that is not valid for this queue type.", *e.DelaySeconds)
+		case len(e.MessageGroupId) > 128 || len(dedupe) > 128:
+			err = errInvalid("MessageGroupId and MessageDeduplicationId take up to 128 characters.")
+		case dedupe == "" && extra["ContentBasedDeduplication"] == "true":
+			sum := sha256.Sum256([]byte(*e.MessageBody))
+			dedupe = hex.EncodeToString(sum[:])
+		case dedupe == "":
+			err = errInvalid("The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly")
 		}
 		if err != nil {
 			if !batch {
@@ -185,7 +202,7 @@ func (s *Server) send(cl *call, entries []entry, batch bool) (obj, error) {
 			attrs[attrKey] = string(b)
 		}
 		msgs = append(msgs, broker.QueueMessage{Body: []byte(*e.MessageBody), Attributes: attrs, Delay: delay,
-			MsgID: s.msgID(cl.client, cl.invocation, e.Id)})
+			MsgID: s.msgID(cl.client, cl.invocation, e.Id), Group: e.MessageGroupId, DedupeID: dedupe})
 		sent = append(sent, e)
 	}
 	var ok []any
@@ -220,6 +237,13 @@ func (s *Server) send(cl *call, entries []entry, batch bool) (obj, error) {
 			res := obj{{"MessageId", r.MsgID}, {"MD5OfMessageBody", md5Hex([]byte(*e.MessageBody))}}
 			if sum := attributesMD5(e.MessageAttributes); sum != "" {
 				res = append(res, kv{"MD5OfMessageAttributes", sum})
+			}
+			if fifo(name) {
+				res = append(res, kv{"SequenceNumber", strconv.FormatUint(r.Seq, 10)})
+			}
+			if r.Duplicate {
+				s.c.Report(broker.Event{Node: cl.node, Client: cl.client, MsgID: r.MsgID, Text: fmt.Sprintf(
+					"SQS: %s's send to %s repeats a deduplication id of the last five minutes: dropped, answered with %s", cl.client, name, r.MsgID)})
 			}
 			if !batch {
 				return res, nil
@@ -330,6 +354,10 @@ func message(d broker.Delivery, sysNames, attrNames []string) obj {
 	}
 	if d.Source != "" {
 		sys["DeadLetterQueueSourceArn"] = arn(d.Source)
+	}
+	if d.Group != "" {
+		sys["MessageGroupId"] = d.Group
+		sys["SequenceNumber"] = strconv.FormatUint(d.Seq, 10)
 	}
 	chosen := map[string]any{}
 	for k, v := range sys {

@@ -14,7 +14,10 @@ import (
 
 // The actions on queues themselves: create, find, list, attributes.
 
-var queueNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,80}$`)
+var queueNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,75}(\.fifo|[A-Za-z0-9_-]{0,5})$`)
+
+// fifo says whether a queue is a FIFO queue: SQS names every one NAME.fifo.
+func fifo(name string) bool { return strings.HasSuffix(name, ".fifo") }
 
 // defaultVisibility is SQS's, for queues an SQS client creates without
 // one (the lab's own queue create has its own default).
@@ -29,7 +32,7 @@ const maxRetention = 14 * 24 * time.Hour
 var kept = map[string]bool{
 	"DelaySeconds": true, "MaximumMessageSize": true, "ReceiveMessageWaitTimeSeconds": true,
 	"Policy": true, "KmsMasterKeyId": true, "KmsDataKeyReusePeriodSeconds": true, "SqsManagedSseEnabled": true,
-	"RedriveAllowPolicy": true,
+	"RedriveAllowPolicy": true, "ContentBasedDeduplication": true, "DeduplicationScope": true, "FifoThroughputLimit": true,
 }
 
 // brokerAttrs are held by the broker's queue and fixed at creation.
@@ -102,9 +105,20 @@ func queueConfig(name string, attrs map[string]string) (broker.QueueConfig, map[
 			}
 		case "RedrivePolicy":
 			cfg.DLQ, cfg.MaxReceives, err = parseRedrive(v)
-		case "FifoQueue", "ContentBasedDeduplication", "DeduplicationScope", "FifoThroughputLimit":
-			if v != "false" && v != "queue" && v != "perQueue" {
-				err = errUnsupported("mqlab's queues do not keep FIFO order yet: %s=%s cannot be set; create a standard queue.", k, v)
+		case "FifoQueue":
+			if v != "true" && v != "false" {
+				err = errAttrValue("Invalid value for the parameter FifoQueue: %q; want true or false.", v)
+			}
+			cfg.FIFO = v == "true"
+		case "ContentBasedDeduplication":
+			if v != "true" && v != "false" {
+				err = errAttrValue("Invalid value for the parameter ContentBasedDeduplication: %q; want true or false.", v)
+			} else if v == "true" && !fifo(name) {
+				err = errInvalid("Unknown Attribute ContentBasedDeduplication: only FIFO queues take it.")
+			}
+		case "DeduplicationScope", "FifoThroughputLimit":
+			if !fifo(name) {
+				err = errInvalid("Unknown Attribute %s: only FIFO queues take it.", k)
 			}
 		default:
 			if !kept[k] {
@@ -117,6 +131,9 @@ func queueConfig(name string, attrs map[string]string) (broker.QueueConfig, map[
 		if kept[k] {
 			extra[k] = v
 		}
+	}
+	if cfg.FIFO != fifo(name) {
+		return cfg, nil, errInvalid("The name of a FIFO queue can only include alphanumeric characters, hyphens, or underscores, must end with .fifo suffix, and FifoQueue=true must be set: %q.", name)
 	}
 	return cfg, extra, nil
 }
@@ -250,6 +267,10 @@ func (s *Server) attributes(q broker.QueueState) map[string]any {
 		"LastModifiedTimestamp":                 "0",
 		"SqsManagedSseEnabled":                  "false",
 	}
+	if c.FIFO {
+		m["FifoQueue"] = "true"
+		m["ContentBasedDeduplication"] = "false"
+	}
 	if c.TTL > 0 {
 		m["MessageRetentionPeriod"] = strconv.Itoa(int(c.TTL / time.Second))
 	}
@@ -280,7 +301,7 @@ func (s *Server) getQueueAttributes(cl *call) (obj, error) {
 		}
 		v, ok := all[want]
 		if !ok {
-			if kept[want] || brokerAttrs[want] {
+			if kept[want] || brokerAttrs[want] || want == "FifoQueue" {
 				continue // not set on this queue
 			}
 			return nil, errAttrName(want)
