@@ -89,3 +89,23 @@ func TestCheckerSeesSQSClients(t *testing.T) {
 		t.Fatalf("report %s; want %d confirmed, none lost and the one duplicate", rep.Summary(), n)
 	}
 }
+
+// The lab's own send reaches a FIFO queue's groups and deduplication: a
+// repeated dedupe-id is dropped, and the checker finds nothing lost.
+func TestLabSendToFIFOQueue(t *testing.T) {
+	t.Parallel()
+	l := newLab(t)
+	mustRun(t, l, "queue create jobs.fifo fifo=true",
+		`send jobs.fifo value="order 881 placed" group=user-7 dedupe-id=order-881`,
+		`send jobs.fifo value="order 881 placed" group=user-7 dedupe-id=order-881`,
+		`send jobs.fifo value="step {n}" group=user-9 dedupe-id=step-{n} count=3`,
+		"expect depth(jobs.fifo) == 4")
+	ctx := ctxFor(t, 30*time.Second)
+	rep, err := l.Check(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Lost != 0 || rep.Unknown != 0 {
+		t.Fatalf("report %s; want nothing lost", rep.Summary())
+	}
+}

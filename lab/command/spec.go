@@ -213,6 +213,7 @@ func init() {
 			{Key: "max-length", Arg: "N", Help: "hold at most N messages (back-pressure); overflow= says what a send beyond them does", parse: intIn(1, 1000000)},
 			{Key: "overflow", Arg: "reject|drop-head", Help: "a send to a full queue is refused (reject, the default), or the oldest ready message is dropped to make room (drop-head, RabbitMQ's default)", parse: enum("reject", "drop-head")},
 			{Key: "ttl", Arg: "DURATION", Help: "drop messages older than this", parse: durationParser(true)},
+			{Key: "fifo", Arg: "true|false", Help: "each message group in the order sent, one of a group in flight at a time; a repeated dedupe-id within 5 minutes is dropped (SQS's FIFO queues)", parse: parseBool},
 		}},
 		{Name: "produce", Args: "TOPIC", Summary: "write messages to a topic and wait for their outcomes", Example: `produce orders key=881 value="order 881 placed" acks=all`, build: buildProduce, Options: []Option{
 			optKey, optValue, optAcks, optIdempotent, optCount, optAs, optBatch,
@@ -223,6 +224,8 @@ func init() {
 			{Key: "key", Arg: "TEXT", Help: "a key the message carries, e.g. its order id ({n} is the message's number); a queue keeps no order by it", parse: parseTemplate},
 			{Key: "delay", Arg: "DURATION", Help: "keep it invisible this long first", parse: durationParser(false)},
 			optCount, optAs,
+			{Key: "group", Arg: "TEXT", Help: "a FIFO queue's message group, delivered in order ({n} is the message's number)", parse: parseTemplate},
+			{Key: "dedupe-id", Arg: "TEXT", Help: "a FIFO queue drops a repeat of this id within 5 minutes ({n} likewise)", parse: parseTemplate},
 		}},
 		{Name: "load", Args: "TOPIC|QUEUE", Summary: "produce (or send, to a queue) in the background at a rate for a while", Example: "load orders rate=1000/s for=60s key=order-{n}", build: buildLoad, Options: []Option{
 			{Key: "rate", Arg: "N/s", Help: "messages per second of lab time", Required: true, parse: parseRate},
