@@ -121,7 +121,8 @@ func (s *Server) openLocked(node string) error {
 	if err != nil {
 		return fmt.Errorf("sqs listen: %s on %s: %w", node, s.addrs[node], err)
 	}
-	s.addrs[node] = ln.Addr().String()
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	s.addrs[node] = net.JoinHostPort(s.cfg.Host, port)
 	hs := &http.Server{
 		Handler:           s.handler(node),
 		ReadHeaderTimeout: 30 * time.Second,
@@ -164,8 +165,15 @@ func (s *Server) Addr(node string) string {
 	return s.addrs[node]
 }
 
-// Endpoint is node's endpoint URL, as a client's endpoint_url takes it.
-func (s *Server) Endpoint(node string) string { return "http://" + s.Addr(node) }
+// Endpoint is node's endpoint URL, as a client's endpoint_url takes it;
+// a node bound to every address is reached on 127.0.0.1.
+func (s *Server) Endpoint(node string) string {
+	host, port, err := net.SplitHostPort(s.Addr(node))
+	if ip := net.ParseIP(host); err == nil && ip != nil && ip.IsUnspecified() {
+		return "http://" + net.JoinHostPort("127.0.0.1", port)
+	}
+	return "http://" + s.Addr(node)
+}
 
 // QueueURL is the URL of a queue at node's endpoint.
 func (s *Server) QueueURL(node, queue string) string {
