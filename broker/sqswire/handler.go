@@ -184,7 +184,7 @@ func (s *Server) fault(cl *call, name string, err error) error {
 	case errors.Is(err, broker.ErrUnknownQueue):
 		return errNoQueue(name)
 	case errors.Is(err, broker.ErrNoLeader), errors.Is(err, broker.ErrNotLeader), errors.Is(err, broker.ErrNodeDown),
-		errors.Is(err, broker.ErrClosed), errors.Is(err, context.DeadlineExceeded), errors.Is(err, raftnet.ErrUnreachable):
+		errors.Is(err, broker.ErrClosed), errors.Is(err, context.DeadlineExceeded):
 		return errUnavailable("Queue %s cannot be reached now (%v); try again.", name, err)
 	case errors.Is(err, broker.ErrQueueFull):
 		return newErr(403, "OverLimit", "OverLimit", "%v", err)

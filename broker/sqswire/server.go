@@ -206,6 +206,9 @@ func (s *Server) client(node, name string) (*broker.QueueClient, error) {
 	if qc := s.clients[key]; qc != nil {
 		return qc, nil
 	}
+	if len(s.clients) >= maxClients {
+		clear(s.clients) // names come from requests: keep a flood of them from growing without end
+	}
 	qc, err := s.c.NewQueueClient(broker.QueueClientConfig{ClientID: name, Via: node, Once: true})
 	if err != nil {
 		return nil, err
@@ -213,6 +216,9 @@ func (s *Server) client(node, name string) (*broker.QueueClient, error) {
 	s.clients[key] = qc
 	return qc, nil
 }
+
+// maxClients bounds the queue clients kept, one per node and client name.
+const maxClients = 4096
 
 // maxIDs bounds the message ids remembered for retries.
 const maxIDs = 1 << 16
