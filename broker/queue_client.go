@@ -541,3 +541,37 @@ func (qc *QueueClient) Publish(ctx context.Context, exchange string, msgs ...Que
 	wg.Wait()
 	return out, nil
 }
+
+// Purge drops every message a queue holds, in flight and delayed ones
+// too, as SQS's PurgeQueue does, and returns how many: each is counted as
+// dropped and never delivered again. A purge whose reply was lost is
+// retried; the retry drops what arrived in between, as a second purge
+// would.
+func (qc *QueueClient) Purge(ctx context.Context, name string) (int, error) {
+	if _, err := qc.c.lookupQueue(name); err != nil {
+		return 0, fmt.Errorf("purge: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, qc.c.requestTimeout())
+	defer cancel()
+	backoff := qc.cfg.RetryBackoff
+	for attempt := 1; ; attempt++ {
+		res, err := qc.apply(ctx, name, raftnet.RequestData, queue.Command{Op: queue.OpPurge, Consumer: qc.cfg.ClientID})
+		if err == nil {
+			n := 0
+			for _, ch := range res.Changes {
+				if ch.Kind == queue.ChDropped {
+					n++
+				}
+			}
+			return n, nil
+		}
+		if qc.cfg.Once || (!retryable(err) && !unknownOutcome(err)) {
+			return 0, fmt.Errorf("purge %s: %w", name, err)
+		}
+		if ctx.Err() != nil {
+			return 0, fmt.Errorf("purge %s: gave up after %d attempts: %w", name, attempt, err)
+		}
+		sleep(ctx, backoff)
+		backoff = min(2*backoff, qc.cfg.RetryBackoffMax)
+	}
+}

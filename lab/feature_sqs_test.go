@@ -109,3 +109,36 @@ func TestLabSendToFIFOQueue(t *testing.T) {
 		t.Fatalf("report %s; want nothing lost", rep.Summary())
 	}
 }
+
+// PurgeQueue drops every message held, one in flight too; the checker
+// counts them as dropped, not lost.
+func TestSQSPurge(t *testing.T) {
+	t.Parallel()
+	l := newLab(t)
+	mustRun(t, l, "queue create receipts", "sqs listen port=0")
+	ctx := ctxFor(t, 30*time.Second)
+	cl := sqsClient(t, l, "admin")
+	url, err := cl.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String("receipts")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if _, err := cl.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: url.QueueUrl, MessageBody: aws.String(fmt.Sprint("receipt ", i))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, err := cl.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: url.QueueUrl}); err != nil || len(got.Messages) != 1 {
+		t.Fatalf("receive: %v %v", got, err)
+	}
+	if _, err := cl.PurgeQueue(ctx, &sqs.PurgeQueueInput{QueueUrl: url.QueueUrl}); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, l, "expect depth(receipts) == 0")
+	rep, err := l.Check(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Confirmed != 3 || rep.Lost != 0 || rep.Dropped != 3 {
+		t.Fatalf("report %s; want 3 confirmed, all dropped, none lost", rep.Summary())
+	}
+}

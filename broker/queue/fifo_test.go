@@ -87,3 +87,22 @@ func TestFIFODeduplicationWindow(t *testing.T) {
 		t.Fatalf("after the window: %+v; want a new message", later)
 	}
 }
+
+// A purge drops every message held, in flight ones too, counted as
+// dropped; an ack of a purged message's receipt finds nothing.
+func TestPurgeDropsEverythingHeld(t *testing.T) {
+	h := newHarness(t, Config{})
+	h.send(t0, "a", "b", "c")
+	got := h.receive(t0, "w1", 1)
+	res := h.apply(Command{Op: OpPurge, Now: t0, Consumer: "admin"})
+	if res.Err != nil || len(res.Changes) != 3 {
+		t.Fatalf("purge: %v, %d changes; want 3 dropped", res.Err, len(res.Changes))
+	}
+	if c := h.q.Counts(); c.Held() != 0 || c.Dropped != 3 {
+		t.Fatalf("after a purge: %+v", c)
+	}
+	ack := h.apply(Command{Op: OpAck, Now: t0, Receipts: []string{got[0].Receipt}})
+	if ack.Errs[0] == nil {
+		t.Fatal("an ack of a purged message succeeded")
+	}
+}

@@ -92,6 +92,8 @@ func (q *Queue) Apply(cmd Command) Result {
 		q.moved(cmd, &res)
 	case OpRedrive:
 		q.redrive(cmd, &res)
+	case OpPurge:
+		q.purge(cmd, &res)
 	default:
 		res.Err = fmt.Errorf("%w: unknown op %d", ErrBadCommand, cmd.Op)
 	}

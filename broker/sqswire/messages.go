@@ -49,8 +49,10 @@ func (s *Server) dispatch(cl *call) (obj, error) {
 		return s.settle(cl, []entry{e}, false, true)
 	case "ChangeMessageVisibilityBatch":
 		return s.settle(cl, cl.in.Entries, true, true)
-	case "DeleteQueue", "PurgeQueue":
-		return nil, errUnsupported("mqlab does not %s: the lab's queues stay for the whole lab (start a new cluster to empty them).", cl.action)
+	case "PurgeQueue":
+		return s.purge(cl)
+	case "DeleteQueue":
+		return nil, errUnsupported("mqlab does not delete queues: a lab's queues last as long as its cluster (PurgeQueue empties one).")
 	case "TagQueue", "UntagQueue", "ListQueueTags", "AddPermission", "RemovePermission", "ListMessageMoveTasks", "CancelMessageMoveTask":
 		return nil, errUnsupported("mqlab does not answer %s.", cl.action)
 	}

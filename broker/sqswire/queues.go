@@ -372,3 +372,18 @@ func (s *Server) startMessageMoveTask(cl *call) (obj, error) {
 	}
 	return obj{{"TaskHandle", requestID()}}, nil
 }
+
+func (s *Server) purge(cl *call) (obj, error) {
+	name, err := cl.queueName()
+	if err != nil {
+		return nil, err
+	}
+	qc, err := s.client(cl.node, cl.client)
+	if err != nil {
+		return nil, s.fault(cl, name, err)
+	}
+	if _, err := qc.Purge(cl.ctx, name); err != nil {
+		return nil, s.fault(cl, name, err)
+	}
+	return nil, nil
+}
