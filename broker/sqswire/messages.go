@@ -150,6 +150,22 @@ func (s *Server) send(cl *call, entries []entry, batch bool) (obj, error) {
 		if err := checkBatch(entries); err != nil {
 			return nil, err
 		}
+		total := 0
+		for _, e := range entries {
+			if e.MessageBody != nil {
+				total += len(*e.MessageBody)
+			}
+			for k, a := range e.MessageAttributes {
+				total += len(k) + len(a.DataType) + len(a.BinaryValue)
+				if a.StringValue != nil {
+					total += len(*a.StringValue)
+				}
+			}
+		}
+		if total > MaxMessageBytes {
+			return nil, newErr(400, "BatchRequestTooLong", "AWS.SimpleQueueService.BatchRequestTooLong",
+				"Batch requests cannot be longer than %d bytes; this one is %d.", MaxMessageBytes, total)
+		}
 	}
 	extra := s.extras(name)
 	maxSize := MaxMessageBytes

@@ -147,6 +147,12 @@ func TestBadInput(t *testing.T) {
 	if code != 400 || !strings.Contains(body, "InvalidParameterValue") {
 		t.Errorf("a NUL in the body: %d %s", code, body)
 	}
+	big := strings.Repeat("x", MaxMessageBytes/2)
+	batch := map[string]string{"Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": "AmazonSQS.SendMessageBatch"}
+	code, body = l.post(t, "n1", batch, `{"QueueUrl":"`+qurl+`","Entries":[{"Id":"a","MessageBody":"`+big+`"},{"Id":"b","MessageBody":"`+big+`x"}]}`)
+	if code != 400 || !strings.Contains(body, "BatchRequestTooLong") {
+		t.Errorf("a batch past 256 KiB: %d %.200s", code, body)
+	}
 	recv := map[string]string{"Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": "AmazonSQS.ReceiveMessage"}
 	start := time.Now()
 	code, body = l.post(t, "n1", recv, `{"QueueUrl":"`+qurl+`","WaitTimeSeconds":21}`)
