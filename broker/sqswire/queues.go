@@ -186,7 +186,26 @@ func (s *Server) createQueue(cl *call) (obj, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, ok := s.queueState(name); !ok {
+	if q, ok := s.queueState(name); ok {
+		// As SQS: creating a queue again is fine unless an attribute given
+		// differs from the queue's.
+		for k := range cl.in.Attributes {
+			differs := false
+			switch k {
+			case "VisibilityTimeout":
+				differs = cfg.Visibility != q.Config.Visibility
+			case "MessageRetentionPeriod":
+				differs = cfg.TTL != q.Config.TTL
+			case "RedrivePolicy":
+				differs = cfg.DLQ != q.Config.DLQ || cfg.MaxReceives != q.Config.MaxReceives
+			case "FifoQueue":
+				differs = cfg.FIFO != q.Config.FIFO
+			}
+			if differs {
+				return nil, newErr(400, "QueueNameExists", "QueueAlreadyExists", "A queue already exists with the same name and a different value for attribute %s.", k)
+			}
+		}
+	} else {
 		err := s.c.CreateQueue(cl.ctx, cfg)
 		if err != nil && !errors.Is(err, broker.ErrQueueExists) {
 			return nil, s.fault(cl, name, err)

@@ -102,6 +102,14 @@ func TestSDKSendReceiveDelete(t *testing.T) {
 	if _, err := cl.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String("receipts")}); err != nil {
 		t.Fatalf("get queue url: %v", err)
 	}
+	if again := createQueue(ctx, t, cl, "receipts", map[string]string{"VisibilityTimeout": "10"}); again != url {
+		t.Fatalf("creating it again gave %s; want %s", again, url)
+	}
+	_, err := cl.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("receipts"), Attributes: map[string]string{"VisibilityTimeout": "11"}})
+	var exists *types.QueueNameExists
+	if !errors.As(err, &exists) {
+		t.Fatalf("creating it with another visibility: %v; want QueueNameExists", err)
+	}
 	sent, err := cl.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &url, MessageBody: aws.String("receipt 881 ₹450"),
 		MessageAttributes: map[string]types.MessageAttributeValue{
 			"order":  {DataType: aws.String("Number"), StringValue: aws.String("881")},
