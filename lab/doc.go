@@ -11,5 +11,7 @@
 // clients of the broker's groups behind consumer, seek, lag(…),
 // delivered(…) and processed(…) (feature_groups.go); work queues and
 // their workers behind queue, send, worker, redrive, depth(…) and
-// inflight(…) (feature_queues.go). features.go is where they are wired in.
+// inflight(…) (feature_queues.go); the Kafka and SQS listeners that let
+// outside clients in behind kafka listen and sqs listen (feature_kafka.go,
+// feature_sqs.go). features.go is where they are wired in.
 package lab

@@ -365,9 +365,11 @@ func message(d broker.Delivery, sysNames, attrNames []string) obj {
 		sender, _, _ = strings.Cut(d.MsgID, "-") // a message the lab's own client sent
 	}
 	sys := map[string]any{
-		"SenderId":                         sender,
-		"SentTimestamp":                    strconv.FormatInt(d.SentAt.UnixMilli(), 10),
-		"ApproximateReceiveCount":          strconv.Itoa(d.ReceiveCount),
+		"SenderId":                sender,
+		"SentTimestamp":           strconv.FormatInt(d.SentAt.UnixMilli(), 10),
+		"ApproximateReceiveCount": strconv.Itoa(d.ReceiveCount),
+		// The queue keeps no time of a message's first receive: this
+		// receive's time stands in, exact for the first.
 		"ApproximateFirstReceiveTimestamp": strconv.FormatInt(d.ReceivedAt.UnixMilli(), 10),
 	}
 	if d.Source != "" {
