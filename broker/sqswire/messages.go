@@ -430,25 +430,32 @@ func (s *Server) settle(cl *call, entries []entry, batch, visibility bool) (obj,
 	if err != nil {
 		return nil, s.fault(cl, name, err)
 	}
+	errs := make([]error, len(entries))
+	if visibility {
+		for i, e := range entries {
+			errs[i] = s.changeVisibility(cl, qc, name, e)
+			if errors.Is(errs[i], errAborted) || errors.Is(errs[i], errHold) {
+				return nil, errs[i]
+			}
+		}
+	} else if err := s.delete(cl, qc, name, entries, errs); err != nil {
+		return nil, err
+	}
+	if !batch {
+		return nil, errs[0]
+	}
 	resultEntry := "DeleteMessageBatchResultEntry"
 	if visibility {
 		resultEntry = "ChangeMessageVisibilityBatchResultEntry"
 	}
 	var ok, failed []any
-	for _, e := range entries {
-		err := s.settleOne(cl, qc, name, e, visibility)
-		if err != nil {
-			if !batch || errors.Is(err, errAborted) || errors.Is(err, errHold) {
-				return nil, err
-			}
-			ae := asAPI(err)
+	for i, e := range entries {
+		if errs[i] != nil {
+			ae := asAPI(errs[i])
 			failed = append(failed, obj{{"Id", e.Id}, {"SenderFault", ae.sender()}, {"Code", ae.query}, {"Message", ae.msg}})
 			continue
 		}
 		ok = append(ok, obj{{"Id", e.Id}})
-	}
-	if !batch {
-		return nil, nil
 	}
 	out := obj{{"Successful", list{resultEntry, ok}}}
 	if len(failed) > 0 {
@@ -457,35 +464,63 @@ func (s *Server) settle(cl *call, entries []entry, batch, visibility bool) (obj,
 	return out, nil
 }
 
-func (s *Server) settleOne(cl *call, qc *broker.QueueClient, name string, e entry, visibility bool) error {
+func checkHandle(e entry) error {
 	if e.ReceiptHandle == "" {
 		return errMissing("ReceiptHandle")
 	}
 	if !receiptRE.MatchString(e.ReceiptHandle) {
 		return errReceipt(e.ReceiptHandle)
 	}
-	if visibility {
-		if e.VisibilityTimeout == nil {
-			return errMissing("VisibilityTimeout")
+	return nil
+}
+
+// delete acks the entries' receipts in one request, with each entry's
+// answer in errs; the error is the request's as a whole.
+func (s *Server) delete(cl *call, qc *broker.QueueClient, name string, entries []entry, errs []error) error {
+	var receipts []string
+	var idx []int
+	for i, e := range entries {
+		if errs[i] = checkHandle(e); errs[i] == nil {
+			receipts = append(receipts, e.ReceiptHandle)
+			idx = append(idx, i)
 		}
-		if *e.VisibilityTimeout < 0 || *e.VisibilityTimeout > 43200 {
-			return errInvalid("Value %d for parameter VisibilityTimeout is invalid. Reason: Must be between 0 and 43200.", *e.VisibilityTimeout)
-		}
-		err := qc.ChangeVisibility(cl.ctx, name, e.ReceiptHandle, time.Duration(*e.VisibilityTimeout)*time.Second)
-		switch {
-		case errors.Is(err, broker.ErrStaleReceipt):
-			return errNotInflight("Message does not exist or is not available for visibility timeout change (%v).", err)
-		case errors.Is(err, broker.ErrUnknownReceipt):
-			return errReceipt(e.ReceiptHandle)
-		}
+	}
+	if len(receipts) == 0 {
+		return nil
+	}
+	res, err := qc.AckBatch(cl.ctx, name, receipts)
+	if err != nil {
 		return s.fault(cl, name, err)
 	}
-	err := qc.Ack(cl.ctx, name, e.ReceiptHandle)
-	if errors.Is(err, broker.ErrStaleReceipt) || errors.Is(err, broker.ErrUnknownReceipt) {
-		// SQS answers a delete by an outdated handle with success; the
-		// message stays where it is.
-		s.c.Report(broker.Event{Node: cl.node, Client: cl.client, Text: fmt.Sprintf("SQS: %s's delete on %s did nothing: %v", cl.client, name, err)})
-		return nil
+	for k, i := range idx {
+		err := res[k]
+		if errors.Is(err, broker.ErrStaleReceipt) || errors.Is(err, broker.ErrUnknownReceipt) {
+			// SQS answers a delete by an outdated handle with success; the
+			// message stays where it is.
+			s.c.Report(broker.Event{Node: cl.node, Client: cl.client, Text: fmt.Sprintf("SQS: %s's delete on %s did nothing: %v", cl.client, name, err)})
+			err = nil
+		}
+		errs[i] = s.fault(cl, name, err)
+	}
+	return nil
+}
+
+func (s *Server) changeVisibility(cl *call, qc *broker.QueueClient, name string, e entry) error {
+	if err := checkHandle(e); err != nil {
+		return err
+	}
+	if e.VisibilityTimeout == nil {
+		return errMissing("VisibilityTimeout")
+	}
+	if *e.VisibilityTimeout < 0 || *e.VisibilityTimeout > 43200 {
+		return errInvalid("Value %d for parameter VisibilityTimeout is invalid. Reason: Must be between 0 and 43200.", *e.VisibilityTimeout)
+	}
+	err := qc.ChangeVisibility(cl.ctx, name, e.ReceiptHandle, time.Duration(*e.VisibilityTimeout)*time.Second)
+	switch {
+	case errors.Is(err, broker.ErrStaleReceipt):
+		return errNotInflight("Message does not exist or is not available for visibility timeout change (%v).", err)
+	case errors.Is(err, broker.ErrUnknownReceipt):
+		return errReceipt(e.ReceiptHandle)
 	}
 	return s.fault(cl, name, err)
 }
