@@ -41,6 +41,21 @@ func (s *Server) handler(node string) http.Handler {
 		s.handlers.Add(1)
 		s.mu.Unlock()
 		defer s.handlers.Done()
+		defer func() {
+			p := recover()
+			if p == nil || p == http.ErrAbortHandler { //nolint:errorlint // the sentinel itself is what net/http panics with
+				if p != nil {
+					panic(p)
+				}
+				return
+			}
+			// A bug, not the client's doing: say so in the timeline and
+			// answer as SQS answers its own failures.
+			s.c.Report(broker.Event{Node: node, Text: fmt.Sprintf("SQS: %s could not handle a request (%v); it answered InternalError", node, p)})
+			w.Header().Set("Content-Type", "text/xml")
+			w.WriteHeader(http.StatusInternalServerError)
+			w.Write([]byte(`<?xml version="1.0"?><ErrorResponse><Error><Type>Receiver</Type><Code>InternalError</Code><Message>the node could not handle the request</Message></Error></ErrorResponse>`))
+		}()
 		s.serve(node, w, r)
 	})
 }
