@@ -85,7 +85,7 @@ func (q *Queue) receive(cmd Command, res *Result) {
 	}
 	var passed []*Message // FIFO: messages whose group is busy
 	defer func() { q.putBack(passed) }()
-	taken := map[string]bool{} // FIFO: groups this receive hands out
+	var taken map[string]bool // FIFO: groups this receive hands out
 	for len(res.Delivered) < n {
 		m := q.popReady()
 		if m == nil {
@@ -99,7 +99,12 @@ func (q *Queue) receive(cmd Command, res *Result) {
 			passed = append(passed, m)
 			continue
 		}
-		taken[m.group()] = true
+		if q.cfg.FIFO {
+			if taken == nil {
+				taken = map[string]bool{}
+			}
+			taken[m.group()] = true
+		}
 		m.ReceiveCount++
 		q.setInFlight(m, cmd.Consumer, q.now+int64(vis))
 		q.counts.Deliveries++
