@@ -69,10 +69,15 @@ type QueueConfig struct {
 	// TTL drops messages that waited that long since they entered the
 	// queue; they are counted as expired and never delivered. 0: none.
 	TTL time.Duration `json:"ttl,omitempty"`
+	// FIFO delivers each message group in the order sent, none of a group
+	// while one of its messages is in flight, and drops a send that
+	// repeats a deduplication id within five minutes, as SQS's FIFO
+	// queues do.
+	FIFO bool `json:"fifo,omitempty"`
 }
 
 func (q QueueConfig) stateConfig() queue.Config {
-	return queue.Config{Name: q.Name, Visibility: q.Visibility, MaxReceives: q.MaxReceives, DLQ: q.DLQ, MaxLength: q.MaxLength, Overflow: q.Overflow, TTL: q.TTL}
+	return queue.Config{Name: q.Name, Visibility: q.Visibility, MaxReceives: q.MaxReceives, DLQ: q.DLQ, MaxLength: q.MaxLength, Overflow: q.Overflow, TTL: q.TTL, FIFO: q.FIFO}
 }
 
 func (q QueueConfig) validate(nodes int) error {
@@ -346,6 +351,9 @@ func (c *Cluster) createQueueLocked(ctx context.Context, cfg QueueConfig) error 
 		return fmt.Errorf("create queue %s: %w", cfg.Name, err)
 	}
 	text := fmt.Sprintf("queue %s created: rf %d, visibility %v", cfg.Name, cfg.RF, cfg.Visibility)
+	if cfg.FIFO {
+		text = fmt.Sprintf("FIFO queue %s created: rf %d, visibility %v, each group in order", cfg.Name, cfg.RF, cfg.Visibility)
+	}
 	if cfg.DLQ != "" {
 		text += fmt.Sprintf(", dead-letter queue %s", cfg.DLQ)
 		if cfg.MaxReceives > 0 {

@@ -31,6 +31,16 @@ type QueueClientConfig struct {
 	// RetryBackoffMax (defaults: a tenth and one heartbeat timeout).
 	RetryBackoff    time.Duration
 	RetryBackoffMax time.Duration
+	// Via, when set, is the node the client's requests reach: each crosses
+	// the network to Via (its faults apply: down, isolated, slowed, an
+	// armed drop), and Via forwards it to the queue's leader over the
+	// peer link, as a node of a protocol front end does. "" sends each
+	// request straight to the leader.
+	Via string
+	// Once makes every call a single attempt: the caller retries, as an
+	// outside client behind a protocol front end does, so a lost reply
+	// reaches it as a lost reply.
+	Once bool
 }
 
 // QueueClient sends to and receives from work queues through the fault
@@ -50,6 +60,11 @@ type QueueMessage struct {
 	// MsgID travels with the message; empty means the client's name and
 	// its next sequence number ("worker-1-7"). A retry keeps it.
 	MsgID string
+	// Group and DedupeID are for FIFO queues: the message group it is
+	// delivered in order within, and the id by which a repeat within five
+	// minutes is dropped (empty: none).
+	Group    string
+	DedupeID string
 }
 
 // SendResult is the fate of one sent message.
@@ -67,6 +82,9 @@ type SendResult struct {
 	// Rejected: the queue was full (back-pressure). Counted by the queue
 	// as rejected, never as sent.
 	Rejected bool
+	// Duplicate: a FIFO queue dropped it as a repeat of a deduplication
+	// id it holds; Seq and MsgID are the original message's.
+	Duplicate bool
 }
 
 // Delivery is a received message.
@@ -85,6 +103,7 @@ type Delivery struct {
 	LastError     string    // the last failure reason a consumer gave
 	Source        string    // in a dead-letter queue: the queue it came from
 	Redrives      int
+	Group         string // in a FIFO queue: its message group
 }
 
 // NewQueueClient makes a queue client.
@@ -127,6 +146,22 @@ func unknownOutcome(err error) bool {
 
 // call runs fn on the queue's ready leader across the network, as client.
 func (qc *QueueClient) call(ctx context.Context, name string, kind raftnet.RequestKind, fn func(*replica) error) error {
+	if via := qc.cfg.Via; via != "" {
+		return qc.c.net.Call(ctx, qc.cfg.ClientID, via, kind, func() error {
+			lead := qc.c.leaderOf(name)
+			if lead == nil {
+				return fmt.Errorf("%w for %s", ErrNoLeader, name)
+			}
+			if lead.node != via && !qc.c.net.PeerLinkUp(via, lead.node) {
+				return fmt.Errorf("%w for %s: %s cannot reach %s, which leads it", ErrNoLeader, name, via, lead.node)
+			}
+			rep := qc.c.replicaOn(lead.node, name)
+			if rep == nil || rep.queue() == nil || !rep.readyLeader() {
+				return fmt.Errorf("%w: %s on %s is not a ready leader", ErrNotLeader, name, lead.node)
+			}
+			return fn(rep)
+		})
+	}
 	lead := qc.c.leaderOf(name)
 	if lead == nil {
 		return fmt.Errorf("%w for %s", ErrNoLeader, name)
@@ -196,7 +231,19 @@ func (qc *QueueClient) Send(ctx context.Context, name string, msgs ...QueueMessa
 			results[i].Err = fmt.Errorf("%w: send %s to %s: delay %v; want 0 to %v", ErrInvalid, m.MsgID, name, m.Delay, queue.MaxVisibility)
 			continue
 		}
-		batch = append(batch, queue.NewMessage{MsgID: m.MsgID, Body: m.Body, Attributes: maps.Clone(m.Attributes), Delay: m.Delay})
+		attrs := maps.Clone(m.Attributes)
+		if m.Group != "" || m.DedupeID != "" {
+			if attrs == nil {
+				attrs = map[string]string{}
+			}
+			if m.Group != "" {
+				attrs[queue.AttrGroup] = m.Group
+			}
+			if m.DedupeID != "" {
+				attrs[queue.AttrDedupe] = m.DedupeID
+			}
+		}
+		batch = append(batch, queue.NewMessage{MsgID: m.MsgID, Body: m.Body, Attributes: attrs, Delay: m.Delay})
 		idx = append(idx, i)
 		if len(batch) == queue.MaxBatch {
 			flush()
@@ -220,7 +267,10 @@ func (qc *QueueClient) sendBatch(ctx context.Context, name string, batch []queue
 				o := res.Sent[k]
 				switch {
 				case o.Err == nil:
-					r.Outcome, r.Seq = OutcomeAcked, o.Seq
+					r.Outcome, r.Seq, r.Duplicate = OutcomeAcked, o.Seq, o.Duplicate
+					if o.Duplicate {
+						r.MsgID = o.MsgID
+					}
 				case errors.Is(o.Err, ErrQueueFull) && unknown:
 					// An earlier attempt may have put it in before the
 					// queue filled up.
@@ -234,6 +284,9 @@ func (qc *QueueClient) sendBatch(ctx context.Context, name string, batch []queue
 			return
 		}
 		switch {
+		case qc.cfg.Once:
+			qc.failBatch(idx, results, attempt, unknownOutcome(err), fmt.Errorf("send to %s: %w", name, err))
+			return
 		case unknownOutcome(err):
 			unknown = true
 		case retryable(err):
@@ -297,7 +350,7 @@ func (qc *QueueClient) Receive(ctx context.Context, name string, max int, visibi
 			}
 			return out, nil
 		}
-		if !retryable(err) && !unknownOutcome(err) {
+		if qc.cfg.Once || (!retryable(err) && !unknownOutcome(err)) {
 			return nil, fmt.Errorf("receive from %s: %w", name, err)
 		}
 		if ctx.Err() != nil {
@@ -313,7 +366,7 @@ func toDelivery(name string, d queue.Delivery) Delivery {
 		Queue: name, Seq: d.Seq, MsgID: d.MsgID, Body: append([]byte(nil), d.Body...), Attributes: maps.Clone(d.Attributes),
 		ReceiptHandle: d.Receipt, ReceiveCount: d.ReceiveCount,
 		SentAt: time.Unix(0, d.SentAt), EnqueuedAt: time.Unix(0, d.EnqueuedAt), ReceivedAt: time.Unix(0, d.ReceivedAt), Deadline: time.Unix(0, d.Deadline),
-		LastError: d.LastError, Source: d.Source, Redrives: d.Redrives,
+		LastError: d.LastError, Source: d.Source, Redrives: d.Redrives, Group: d.Attributes[queue.AttrGroup],
 	}
 }
 
@@ -440,7 +493,7 @@ func (qc *QueueClient) settle(ctx context.Context, name string, cmd queue.Comman
 			return errs, nil
 		}
 		lost := errors.Is(err, raftnet.ErrRequestLost)
-		again := (retryable(err) && !lost) || (cmd.Op == queue.OpAck && unknownOutcome(err))
+		again := !qc.cfg.Once && ((retryable(err) && !lost) || (cmd.Op == queue.OpAck && unknownOutcome(err)))
 		if !again {
 			if lost {
 				return nil, fmt.Errorf("%s on %s: %w: the broker never saw it", what, name, err)
@@ -487,4 +540,38 @@ func (qc *QueueClient) Publish(ctx context.Context, exchange string, msgs ...Que
 	}
 	wg.Wait()
 	return out, nil
+}
+
+// Purge drops every message a queue holds, in flight and delayed ones
+// too, as SQS's PurgeQueue does, and returns how many: each is counted as
+// dropped and never delivered again. A purge whose reply was lost is
+// retried; the retry drops what arrived in between, as a second purge
+// would.
+func (qc *QueueClient) Purge(ctx context.Context, name string) (int, error) {
+	if _, err := qc.c.lookupQueue(name); err != nil {
+		return 0, fmt.Errorf("purge: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, qc.c.requestTimeout())
+	defer cancel()
+	backoff := qc.cfg.RetryBackoff
+	for attempt := 1; ; attempt++ {
+		res, err := qc.apply(ctx, name, raftnet.RequestData, queue.Command{Op: queue.OpPurge, Consumer: qc.cfg.ClientID})
+		if err == nil {
+			n := 0
+			for _, ch := range res.Changes {
+				if ch.Kind == queue.ChDropped {
+					n++
+				}
+			}
+			return n, nil
+		}
+		if qc.cfg.Once || (!retryable(err) && !unknownOutcome(err)) {
+			return 0, fmt.Errorf("purge %s: %w", name, err)
+		}
+		if ctx.Err() != nil {
+			return 0, fmt.Errorf("purge %s: gave up after %d attempts: %w", name, attempt, err)
+		}
+		sleep(ctx, backoff)
+		backoff = min(2*backoff, qc.cfg.RetryBackoffMax)
+	}
 }

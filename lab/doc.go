@@ -23,6 +23,7 @@
 // (feature_groups*.go: consumer, seek, lag(…)) and work queues with their
 // workers (feature_queues*.go: queue, send, worker, redrive, depth(…)),
 // which share a client machinery (client_*.go) and the policy of package
-// lab/clients. The clock is package lab/clock and the timeline package
+// lab/clients; and the SQS listener that lets outside SQS clients at the
+// queues (feature_sqs.go: sqs listen). The clock is package lab/clock and the timeline package
 // lab/timeline; lab keeps its old names for their types (aliases.go).
 package lab

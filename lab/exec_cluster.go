@@ -53,6 +53,7 @@ func (r *run) cluster(c command.Cluster) error {
 	r.say(EventOutcome, "a new cluster: %s, timing %s; the old cluster, its clients and its history are gone%s",
 		strings.Join(nw.cluster.Nodes(), ", "), timing.Name, clock)
 	nw.kafka.Follow(r, old.kafka)
+	r.relistenSQS()
 	return nil
 }
 

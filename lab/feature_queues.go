@@ -181,7 +181,7 @@ func (qs *queueSet) create(ctx context.Context, r *run, c command.QueueCreate) e
 	}
 	r.begin(c.String())
 	cfg := broker.QueueConfig{Name: c.Queue, RF: c.RF, Visibility: c.Visibility, MaxReceives: c.MaxReceives, DLQ: c.DLQ,
-		MaxLength: c.MaxLength, Overflow: c.Overflow, TTL: c.TTL}
+		MaxLength: c.MaxLength, Overflow: c.Overflow, TTL: c.TTL, FIFO: c.FIFO}
 	ctx, cancel := w.bind(ctx)
 	defer cancel()
 	ctx, cancel2 := context.WithTimeout(ctx, w.adminTimeout())
@@ -195,6 +195,9 @@ func (qs *queueSet) create(ctx context.Context, r *run, c command.QueueCreate) e
 	}
 	var parts []string
 	parts = append(parts, fmt.Sprintf("rf %d", len(q.Replicas)), fmt.Sprintf("visibility %v", q.Config.Visibility))
+	if q.Config.FIFO {
+		parts = append(parts, "FIFO: each group in order, one of a group in flight at a time")
+	}
 	if q.Config.DLQ != "" {
 		if q.Config.MaxReceives > 0 {
 			parts = append(parts, fmt.Sprintf("after %d receives a message moves to %s", q.Config.MaxReceives, q.Config.DLQ))
@@ -277,6 +280,12 @@ func (qs *queueSet) send(ctx context.Context, r *run, c command.Send) error {
 			v = template(c.Value, i+1)
 		}
 		msgs[i] = broker.QueueMessage{Body: []byte(v), Delay: c.Delay, MsgID: id}
+		if c.Group != "" {
+			msgs[i].Group = template(c.Group, i+1)
+		}
+		if c.DedupeID != "" {
+			msgs[i].DedupeID = template(c.DedupeID, i+1)
+		}
 		recs[i] = &QueueSend{MsgID: id, Client: name, Queue: c.Queue, Value: v, Delay: c.Delay, Outcome: checker.Pending, Sent: now}
 		if c.Keyed {
 			// The key travels as an attribute: a queue hands messages out
@@ -291,6 +300,14 @@ func (qs *queueSet) send(ctx context.Context, r *run, c command.Send) error {
 	ctx, cancel := w.bind(ctx)
 	defer cancel()
 	res := qc.Send(ctx, c.Queue, msgs...)
+	for i, s := range res {
+		if s.Duplicate { // a FIFO queue kept the original: this send is that message
+			qs.mu.Lock()
+			recs[i].MsgID = s.MsgID
+			qs.mu.Unlock()
+			r.say(EventOutcome, "%s repeats deduplication id %s: %s dropped it and kept %s", msgs[i].MsgID, msgs[i].DedupeID, c.Queue, s.MsgID)
+		}
+	}
 	qs.settleSends(recs, res, qs.l.clock.Now())
 	qs.mu.Lock()
 	out := make([]QueueSend, len(recs))

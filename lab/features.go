@@ -33,6 +33,8 @@ var (
 	checkoutFamily = packaged(func(w *world) family.Family { return w.buyers })
 	// kafkaWire puts the Kafka protocol on the nodes (package lab/kafka).
 	kafkaWire = packaged(func(w *world) family.Family { return w.kafka })
+	// sqsWire puts Amazon SQS's API on the nodes (feature_sqs.go).
+	sqsWire = sqsFeature{}
 )
 
 // features maps command names (Spec.Name) to the family that runs them.
@@ -50,6 +52,8 @@ var features = map[string]feature{
 	"buyers stop":  checkoutFamily,
 	"kafka listen": kafkaWire,
 	"kafka stop":   kafkaWire,
+	"sqs listen":   sqsWire,
+	"sqs stop":     sqsWire,
 }
 
 // valueFamilies are asked, in order, for a lab value the lab does not read
@@ -66,7 +70,7 @@ var valueFamilies = []feature{consumerGroups, queues, backPressure, serviceFamil
 var stateFeatures = []feature{consumerGroups, queues, serviceFamily}
 
 // observers add to every check, in order.
-var observers = []feature{consumerGroups, queues, serviceFamily, kafkaWire}
+var observers = []feature{consumerGroups, queues, serviceFamily, kafkaWire, sqsWire}
 
 // packaged is a family that lives in a package of its own (lab/family):
 // it gives the world's instance of the family, which the world made.

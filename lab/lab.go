@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/mqlab/mqlab/broker"
+	"github.com/mqlab/mqlab/broker/sqswire"
 	"github.com/mqlab/mqlab/lab/command"
 	"github.com/mqlab/mqlab/lab/family"
 	"github.com/mqlab/mqlab/lab/timeline"
@@ -29,6 +30,9 @@ type Options struct {
 	// Kafka, when set, puts the Kafka protocol on the nodes from the start,
 	// as the kafka listen command does.
 	Kafka *command.KafkaListen
+	// SQS, when set, puts Amazon SQS's API on the nodes from the start, as
+	// the sqs listen command does.
+	SQS *command.SQSListen
 }
 
 // Lab is the world a learner drives: a broker cluster, its clients, a
@@ -46,6 +50,7 @@ type Lab struct {
 	mu     sync.Mutex
 	w      *world
 	closed bool
+	sqs    *sqswire.Config // the SQS listener's, kept across cluster commands; nil when not listening
 }
 
 // Errors callers branch on.
@@ -99,8 +104,15 @@ func New(opts Options) (*Lab, error) {
 	}
 	l.w = w
 	l.syncBroker(w) // the cluster's start is history before anyone subscribes
+	var listens []command.Command
 	if opts.Kafka != nil {
-		if _, err := l.ExecCommand(context.Background(), *opts.Kafka); err != nil {
+		listens = append(listens, *opts.Kafka)
+	}
+	if opts.SQS != nil {
+		listens = append(listens, *opts.SQS)
+	}
+	for _, listen := range listens {
+		if _, err := l.ExecCommand(context.Background(), listen); err != nil {
 			l.Close()
 			return nil, fmt.Errorf("lab: %w", err)
 		}

@@ -41,6 +41,8 @@ type Snapshot struct {
 	Drain *DrainState `json:"drain,omitempty"`
 	// Kafka is the Kafka listener and its clients, nil when not listening.
 	Kafka *KafkaState `json:"kafka,omitempty"`
+	// SQS is the SQS listener and its clients, nil when not listening.
+	SQS *SQSState `json:"sqs,omitempty"`
 }
 
 // ClientState is one client and what became of the messages it sent.
@@ -78,6 +80,7 @@ func (l *Lab) Snapshot() (s Snapshot) {
 	series.Align(s.Series, s.Cluster)
 	s.Drain = w.drainState()
 	s.Kafka = w.kafka.State()
+	s.SQS = w.sqsState()
 	s.Retries = w.retries.Recent(clients.SnapshotRetries)
 	w.mu.Lock()
 	if w.report != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mqlab/mqlab/broker"
+	"github.com/mqlab/mqlab/broker/sqswire"
 	"github.com/mqlab/mqlab/lab/checker"
 	"github.com/mqlab/mqlab/lab/checkout"
 	"github.com/mqlab/mqlab/lab/clients"
@@ -40,6 +41,8 @@ type world struct {
 	retries clients.Retries  // the retries consumers and workers schedule (package lab/clients)
 	buyers  *checkout.Buyers // the buyers runs through the checkout (package lab/checkout)
 	kafka   *kafka.Listener  // the Kafka protocol on the nodes (package lab/kafka)
+	sqs     *sqswire.Server  // under mu; nil unless listening (feature_sqs.go)
+	sqsWire sqsHistory       // what its SQS clients did
 
 	mu      sync.Mutex
 	clients map[string]*client
@@ -97,6 +100,7 @@ func (l *Lab) newWorld(nodes int, timing broker.Timing) (*world, error) {
 // them.
 func (w *world) close() {
 	w.kafka.Close() // outside clients first: they reach the cluster through it
+	w.closeSQS()
 	w.cancel()
 	w.loads.Close()
 	w.series.Wait()
@@ -218,6 +222,7 @@ func (w *world) clientNames() []string {
 	out = append(out, w.groups.names()...)
 	out = append(out, w.queues.names()...)
 	out = append(out, w.kafka.Clients()...)
+	out = append(out, w.sqsWire.clientNames()...)
 	sort.Strings(out)
 	return slices.Compact(out)
 }
@@ -226,7 +231,8 @@ func (w *world) hasClient(name string) bool {
 	w.mu.Lock()
 	known := w.clients[name] != nil
 	w.mu.Unlock()
-	return known || w.groups.has(name) || w.queues.has(name) || slices.Contains(w.kafka.Clients(), name)
+	return known || w.groups.has(name) || w.queues.has(name) || slices.Contains(w.kafka.Clients(), name) ||
+		slices.Contains(w.sqsWire.clientNames(), name)
 }
 
 // byNodeOrder sorts node ids n1, n2, …, n10.

@@ -44,6 +44,8 @@ type Options struct {
 	Progress *Store
 	// Kafka, when set, puts the Kafka protocol on the lab's nodes.
 	Kafka *command.KafkaListen
+	// SQS, when set, puts Amazon SQS's API on the lab's nodes.
+	SQS *command.SQSListen
 	// FailFast ends a headless run with the first step whose expectation
 	// failed, instead of playing the rest.
 	FailFast bool
@@ -179,7 +181,7 @@ func NewRunner(les *Lesson, opts Options) (*Runner, error) {
 	}
 	r := &Runner{les: les, opts: opts, lab: opts.Lab, kept: map[string]string{}}
 	if r.lab == nil {
-		l, err := lab.New(lab.Options{Nodes: opts.Nodes, Timing: opts.Timing, Kafka: opts.Kafka})
+		l, err := lab.New(lab.Options{Nodes: opts.Nodes, Timing: opts.Timing, Kafka: opts.Kafka, SQS: opts.SQS})
 		if err != nil {
 			return nil, err
 		}

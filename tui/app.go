@@ -34,6 +34,8 @@ type AppOptions struct {
 	Sandbox []string
 	// Kafka, when set, puts the Kafka protocol on the lab's nodes.
 	Kafka *command.KafkaListen
+	// SQS, when set, puts Amazon SQS's API on the lab's nodes.
+	SQS *command.SQSListen
 	// Theme overrides DefaultTheme.
 	Theme *draw.Theme
 	// Renderer is the terminal the program draws on (nil: this
@@ -115,7 +117,7 @@ func NewApp(opts AppOptions) (*App, error) {
 	a.w, a.h = MinWidth, MinHeight
 	go func() {
 		defer close(a.labDone)
-		a.lab, a.labErr = lab.New(lab.Options{Nodes: 3, Timing: opts.Timing, Kafka: opts.Kafka})
+		a.lab, a.labErr = lab.New(lab.Options{Nodes: 3, Timing: opts.Timing, Kafka: opts.Kafka, SQS: opts.SQS})
 	}()
 	if opts.Open != nil {
 		a.want = &pickerEntry{les: opts.Open}

@@ -274,6 +274,10 @@ func (m *Model) headerRight(level int, timing bool) draw.Line {
 		r.Add(&st.Faint, "  kafka ")
 		r.Add(&st.Text, panel.KafkaSeed(s.Kafka))
 	}
+	if s.SQS != "" && level <= 1 {
+		r.Add(&st.Faint, "  sqs ")
+		r.Add(&st.Text, strings.TrimPrefix(s.SQS, "http://"))
+	}
 	return r
 }
 

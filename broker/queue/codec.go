@@ -59,6 +59,8 @@ func (c Command) Encode() []byte {
 	case OpRedrive:
 		w.str(c.To)
 		w.varint(int64(c.Max))
+	case OpPurge:
+		w.str(c.Consumer)
 	}
 	return w.b
 }
@@ -105,6 +107,8 @@ func DecodeCommand(p []byte) (Command, error) {
 	case OpRedrive:
 		c.To = r.str()
 		c.Max = int(r.varint())
+	case OpPurge:
+		c.Consumer = r.str()
 	default:
 		return c, fmt.Errorf("%w: unknown op %d", ErrBadCommand, c.Op)
 	}

@@ -18,9 +18,10 @@ const (
 	OpTransferIn                     // a message moving here from another queue (TransferID dedupes)
 	OpMoved                          // the destination holds message Seq: drop it here
 	OpRedrive                        // move up to Max ready messages of this dead-letter queue back (to To, or each to its Source)
+	OpPurge                          // drop every message the queue holds (Consumer asked), as SQS's PurgeQueue
 )
 
-var opNames = [...]string{"", "send", "receive", "ack", "nack", "change-visibility", "dead-letter", "tick", "transfer-in", "moved", "redrive"}
+var opNames = [...]string{"", "send", "receive", "ack", "nack", "change-visibility", "dead-letter", "tick", "transfer-in", "moved", "redrive", "purge"}
 
 func (o Op) String() string {
 	if int(o) < len(opNames) && o != 0 {
@@ -82,6 +83,10 @@ type Command struct {
 type SendOutcome struct {
 	Seq uint64
 	Err error
+	// Duplicate: a FIFO queue dropped the send as a repeat; Seq and MsgID
+	// are the original's.
+	Duplicate bool
+	MsgID     string
 }
 
 // Delivery is one message handed to a consumer.

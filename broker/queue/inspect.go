@@ -69,6 +69,9 @@ func (q *Queue) CanDeliver(now int64, consumer string, limit int) bool {
 	if limit > 0 && q.inflightBy[consumer] >= limit && !due {
 		return false
 	}
+	if q.cfg.FIFO && !due {
+		return q.anyGroupFree()
+	}
 	return q.counts.Ready > 0 || due
 }
 

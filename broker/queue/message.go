@@ -100,6 +100,10 @@ type Config struct {
 	// TTL drops a message that has waited that long since it entered the
 	// queue, before anyone could ack it. 0: messages live until acked.
 	TTL time.Duration `json:"ttl,omitempty"`
+	// FIFO delivers each message group in order, one message of a group
+	// in flight at a time, and drops a send that repeats a deduplication
+	// id within DedupeWindow (see AttrGroup, AttrDedupe).
+	FIFO bool `json:"fifo,omitempty"`
 }
 
 // What a send to a full queue does (Config.Overflow).

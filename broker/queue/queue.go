@@ -41,7 +41,11 @@ type Queue struct {
 	timers entryHeap // visibility deadlines, delays and TTLs by time
 
 	inflightBy map[string]int // consumer → messages it holds in flight
-	counts     Counts
+	// FIFO queues: group → its messages in flight, and the deduplication
+	// ids of the window.
+	groupInFlight map[string]int
+	dedupe        dedupes
+	counts        Counts
 
 	transfers recentSet[uint64] // transfer id → seq here
 	acks      recentSet[struct{}]
@@ -50,12 +54,13 @@ type Queue struct {
 // New returns an empty queue.
 func New(cfg Config) *Queue {
 	return &Queue{
-		cfg:        cfg,
-		nextSeq:    1,
-		msgs:       map[uint64]*Message{},
-		inflightBy: map[string]int{},
-		transfers:  newRecentSet[uint64](transferWindow),
-		acks:       newRecentSet[struct{}](ackWindow),
+		cfg:           cfg,
+		nextSeq:       1,
+		msgs:          map[uint64]*Message{},
+		inflightBy:    map[string]int{},
+		groupInFlight: map[string]int{},
+		transfers:     newRecentSet[uint64](transferWindow),
+		acks:          newRecentSet[struct{}](ackWindow),
 	}
 }
 
@@ -87,6 +92,8 @@ func (q *Queue) Apply(cmd Command) Result {
 		q.moved(cmd, &res)
 	case OpRedrive:
 		q.redrive(cmd, &res)
+	case OpPurge:
+		q.purge(cmd, &res)
 	default:
 		res.Err = fmt.Errorf("%w: unknown op %d", ErrBadCommand, cmd.Op)
 	}

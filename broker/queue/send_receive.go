@@ -33,8 +33,13 @@ func (q *Queue) send(cmd Command, res *Result) {
 			res.Changes = append(res.Changes, Change{Kind: ChRejected, MsgID: nm.MsgID})
 			continue
 		}
+		if out, dup := q.repeat(nm); dup {
+			res.Sent[i] = out
+			continue
+		}
 		m := &Message{MsgID: nm.MsgID, Body: nm.Body, Attributes: nm.Attributes, SentAt: q.now}
 		q.insert(m)
+		q.remember(m)
 		q.counts.Sent++
 		res.Sent[i].Seq = m.Seq
 		ch := Change{Kind: ChSent, Seq: m.Seq, MsgID: m.MsgID}
@@ -78,6 +83,9 @@ func (q *Queue) receive(cmd Command, res *Result) {
 	if cmd.Limit > 0 {
 		n = min(n, cmd.Limit-q.inflightBy[cmd.Consumer])
 	}
+	var passed []*Message // FIFO: messages whose group is busy
+	defer func() { q.putBack(passed) }()
+	var taken map[string]bool // FIFO: groups this receive hands out
 	for len(res.Delivered) < n {
 		m := q.popReady()
 		if m == nil {
@@ -86,6 +94,16 @@ func (q *Queue) receive(cmd Command, res *Result) {
 		if q.pastTTL(m) {
 			q.expire(m, res)
 			continue
+		}
+		if q.groupBusy(m) && !taken[m.group()] {
+			passed = append(passed, m)
+			continue
+		}
+		if q.cfg.FIFO {
+			if taken == nil {
+				taken = map[string]bool{}
+			}
+			taken[m.group()] = true
 		}
 		m.ReceiveCount++
 		q.setInFlight(m, cmd.Consumer, q.now+int64(vis))

@@ -93,3 +93,23 @@ func (q *Queue) settleOne(cmd Command, receipt string, res *Result) error {
 	}
 	return nil
 }
+
+// purge drops every message the queue holds, in flight and delayed too,
+// as SQS's PurgeQueue does; messages already moving to another queue go
+// on. Each is counted as dropped and never delivered again.
+func (q *Queue) purge(cmd Command, res *Result) {
+	who := cmd.Consumer
+	if who == "" {
+		who = "a client"
+	}
+	for _, seq := range append([]uint64(nil), q.order[q.head:]...) {
+		m := q.msgs[seq]
+		if m == nil || m.State == Moving {
+			continue
+		}
+		q.counts.Dropped++
+		res.Changes = append(res.Changes, Change{Kind: ChDropped, Seq: m.Seq, MsgID: m.MsgID, ReceiveCount: m.ReceiveCount,
+			Reason: fmt.Sprintf("purged from %s by %s", q.cfg.Name, who)})
+		q.remove(m)
+	}
+}

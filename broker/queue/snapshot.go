@@ -21,6 +21,7 @@ type snapshot struct {
 	Messages  []Message      `json:"messages"`            // in arrival order
 	Transfers []transferSeen `json:"transfers,omitempty"` // oldest first
 	Acks      []string       `json:"acks,omitempty"`      // oldest first
+	Dedupes   []dedupeSeen   `json:"dedupes,omitempty"`   // FIFO: oldest first
 }
 
 type transferSeen struct {
@@ -31,7 +32,7 @@ type transferSeen struct {
 // MarshalBinary encodes the whole state.
 func (q *Queue) MarshalBinary() ([]byte, error) {
 	s := snapshot{Version: snapshotVersion, Config: q.cfg, Now: q.now, NextSeq: q.nextSeq, Counts: q.counts,
-		Messages: make([]Message, 0, len(q.msgs)), Acks: q.acks.keys()}
+		Messages: make([]Message, 0, len(q.msgs)), Acks: q.acks.keys(), Dedupes: q.dedupe.fifo}
 	for _, seq := range q.order[q.head:] {
 		if m := q.msgs[seq]; m != nil {
 			s.Messages = append(s.Messages, *m)
@@ -75,6 +76,9 @@ func Restore(data []byte) (*Queue, error) {
 		case InFlight:
 			q.counts.InFlight++
 			q.inflightBy[m.Consumer]++
+			if q.cfg.FIFO {
+				q.groupInFlight[m.group()]++
+			}
 			q.timers = append(q.timers, entry{at: m.Due, seq: m.Seq, kind: timerVisibility})
 		case Delayed:
 			q.counts.Delayed++
@@ -95,6 +99,9 @@ func Restore(data []byte) (*Queue, error) {
 	}
 	for _, a := range s.Acks {
 		q.acks.add(a, struct{}{})
+	}
+	for _, d := range s.Dedupes {
+		q.dedupe.add(d)
 	}
 	return q, nil
 }

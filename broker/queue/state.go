@@ -16,6 +16,11 @@ func (q *Queue) leave(m *Message) {
 		if q.inflightBy[m.Consumer]--; q.inflightBy[m.Consumer] <= 0 {
 			delete(q.inflightBy, m.Consumer)
 		}
+		if q.cfg.FIFO {
+			if q.groupInFlight[m.group()]--; q.groupInFlight[m.group()] <= 0 {
+				delete(q.groupInFlight, m.group())
+			}
+		}
 	case Delayed:
 		q.counts.Delayed--
 	case Moving:
@@ -43,6 +48,9 @@ func (q *Queue) setInFlight(m *Message, consumer string, deadline int64) {
 	m.State, m.Due, m.Consumer = InFlight, deadline, consumer
 	q.counts.InFlight++
 	q.inflightBy[consumer]++
+	if q.cfg.FIFO {
+		q.groupInFlight[m.group()]++
+	}
 	heap.Push(&q.timers, entry{at: deadline, seq: m.Seq, gen: m.gen, kind: timerVisibility})
 }
 

@@ -14,6 +14,7 @@ import (
 type labFlags struct {
 	timing string
 	kafka  kafkaFlag
+	sqs    sqsFlag
 }
 
 // kafkaFlag is --kafka[=ADDR]: the Kafka protocol on every node, n1 at

@@ -224,12 +224,13 @@ classroom timing unless --timing fast.`,
 			}
 			ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
 			defer stop()
-			return lessons.PlayHeadless(ctx, les, cmd.OutOrStdout(), lessons.Options{Timing: f.timing, Kafka: f.kafka.listen})
+			return lessons.PlayHeadless(ctx, les, cmd.OutOrStdout(), lessons.Options{Timing: f.timing, Kafka: f.kafka.listen, SQS: f.sqs.listen})
 		},
 	}
 	cmd.Flags().BoolVar(&headless, "headless", false, "print the lesson as a transcript instead of playing it on screen")
 	cmd.Flags().StringVar(&f.timing, "timing", "", "raft timing preset: fast or classroom")
 	addKafkaFlag(cmd.Flags(), &f.kafka)
+	addSQSFlag(cmd.Flags(), &f.sqs)
 	return cmd
 }
 

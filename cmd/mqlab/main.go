@@ -38,6 +38,7 @@ terminal it prints a failover scene instead.`,
 		},
 	}
 	addKafkaFlag(root.Flags(), &f.kafka)
+	addSQSFlag(root.Flags(), &f.sqs)
 	root.Flags().StringVar(&f.timing, "timing", "", "raft timing preset: fast or classroom (default classroom on screen, fast when printing)")
 	root.AddCommand(scriptCmd(), replayCmd())
 	root.AddCommand(lessonsCmd())

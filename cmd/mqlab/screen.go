@@ -57,7 +57,7 @@ func runApp(stderr io.Writer, f labFlags, open *lessons.Lesson) error {
 		fmt.Fprintf(stderr, "mqlab: your progress will not be kept: %v\n", err)
 		store = nil
 	}
-	return tui.RunApp(tui.AppOptions{Progress: store, Timing: timing, Open: open, Sandbox: sandboxSetup, Kafka: f.kafka.listen})
+	return tui.RunApp(tui.AppOptions{Progress: store, Timing: timing, Open: open, Sandbox: sandboxSetup, Kafka: f.kafka.listen, SQS: f.sqs.listen})
 }
 
 // playLesson is mqlab run on a terminal.

@@ -24,6 +24,7 @@ type scriptFlags struct {
 	timing  string
 	verbose bool
 	kafka   kafkaFlag
+	sqs     sqsFlag
 }
 
 func scriptCmd() *cobra.Command {
@@ -53,6 +54,7 @@ names the failing lines. 'mqlab script - <<<help' lists the commands.`,
 	cmd.Flags().StringVar(&f.timing, "timing", "fast", "raft timing preset: fast or classroom")
 	cmd.Flags().BoolVar(&f.verbose, "verbose", false, "also print every append and commit")
 	addKafkaFlag(cmd.Flags(), &f.kafka)
+	addSQSFlag(cmd.Flags(), &f.sqs)
 	return cmd
 }
 
@@ -88,7 +90,7 @@ func playScript(ctx context.Context, out io.Writer, path, src string, f scriptFl
 			}
 		}()
 	}
-	l, err := lab.New(lab.Options{Timing: f.timing, Kafka: f.kafka.listen})
+	l, err := lab.New(lab.Options{Timing: f.timing, Kafka: f.kafka.listen, SQS: f.sqs.listen})
 	if err != nil {
 		return err
 	}

@@ -28,6 +28,14 @@ const (
 	Pending      Outcome = "pending"      // still in flight
 )
 
+// outcomeRank orders what a client can learn of a message it sent, from
+// least to most.
+var outcomeRank = map[Outcome]int{Failed: 0, Sent: 1, Unknown: 2, Acknowledged: 3}
+
+// Outranks says whether o tells more than p of a message's fate: a
+// retry that was acknowledged outranks the attempt whose answer was lost.
+func (o Outcome) Outranks(p Outcome) bool { return outcomeRank[o] > outcomeRank[p] }
+
 // Produce is one message a producer sent to a topic.
 type Produce struct {
 	MsgID     string  `json:"msg_id"`

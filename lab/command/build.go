@@ -33,7 +33,7 @@ func buildQueueCreate(p *parser, _ *Spec) (Command, *posError) {
 		return nil, err
 	}
 	c := QueueCreate{Queue: name, RF: o.int("rf", 0), Visibility: o.dur("visibility"), MaxReceives: o.int("max-receives", 0),
-		DLQ: o.str("dlq"), MaxLength: o.int("max-length", 0), Overflow: o.str("overflow"), TTL: o.dur("ttl")}
+		DLQ: o.str("dlq"), MaxLength: o.int("max-length", 0), Overflow: o.str("overflow"), TTL: o.dur("ttl"), FIFO: o.bool("fifo")}
 	if c.DLQ == c.Queue {
 		return nil, errAt(o["dlq"].col, "a queue cannot be its own dead-letter queue; name another, e.g. dlq=%s-dlq", c.Queue)
 	}
@@ -75,6 +75,8 @@ func buildSend(p *parser, _ *Spec) (Command, *posError) {
 	c := Send{Queue: queue, Delay: o.dur("delay"), Count: o.int("count", DefaultCount), As: o.str("as")}
 	c.Value, c.HasValue = o.text("value")
 	c.Key, c.Keyed = o.text("key")
+	c.Group, _ = o.text("group")
+	c.DedupeID, _ = o.text("dedupe-id")
 	return c, nil
 }
 
@@ -512,6 +514,19 @@ func buildSQL(p *parser, _ *Spec) (Command, *posError) {
 		return nil, errAt(t.col, "sql runs read-only queries: start it with SELECT or WITH")
 	}
 	return SQL{Service: svc, Query: t.text}, p.done()
+}
+
+func buildSQSListen(p *parser, _ *Spec) (Command, *posError) {
+	o, err := p.options()
+	if err != nil {
+		return nil, err
+	}
+	c := SQSListen{Port: o.int("port", 0)}
+	if o.has("port") && c.Port == 0 {
+		c.Port = AnyPort
+	}
+	c.Host, _ = o.text("host")
+	return c, nil
 }
 
 func buildKafkaListen(p *parser, _ *Spec) (Command, *posError) {

@@ -60,6 +60,7 @@ type QueueCreate struct {
 	MaxLength   int
 	Overflow    string // "reject" or "drop-head"; "" for the broker's default (reject)
 	TTL         time.Duration
+	FIFO        bool
 }
 
 func (QueueCreate) Name() string { return "queue create" }
@@ -71,7 +72,8 @@ func (c QueueCreate) String() string {
 		optIf(c.DLQ != "", "dlq", c.DLQ).
 		optIf(c.MaxLength != 0, "max-length", strconv.Itoa(c.MaxLength)).
 		optIf(c.Overflow != "", "overflow", c.Overflow).
-		optIf(c.TTL != 0, "ttl", formatDuration(c.TTL)).String()
+		optIf(c.TTL != 0, "ttl", formatDuration(c.TTL)).
+		optIf(c.FIFO, "fifo", "true").String()
 }
 
 // Produce writes Count messages to a topic and waits for their outcomes.
@@ -114,6 +116,8 @@ type Send struct {
 	Delay    time.Duration
 	Count    int
 	As       string
+	Group    string // a FIFO queue's message group ({n} is the message's number)
+	DedupeID string // a FIFO queue's deduplication id ({n} likewise)
 }
 
 func (Send) Name() string { return "send" }
@@ -123,7 +127,9 @@ func (c Send) String() string {
 		optIf(c.Keyed, "key", quoteText(c.Key)).
 		optIf(c.Delay != 0, "delay", formatDuration(c.Delay)).
 		optIf(c.Count != DefaultCount, "count", strconv.Itoa(c.Count)).
-		optIf(c.As != "", "as", c.As).String()
+		optIf(c.As != "", "as", c.As).
+		optIf(c.Group != "", "group", quoteText(c.Group)).
+		optIf(c.DedupeID != "", "dedupe-id", quoteText(c.DedupeID)).String()
 }
 
 // Load starts a background generator that produces to Topic at Rate
@@ -497,6 +503,25 @@ func (c KafkaListen) String() string {
 	return words("kafka", "listen").optIf(c.Port != 0, "port", strconv.Itoa(max(c.Port, 0))).optIf(c.Host != "", "host", quoteText(c.Host)).
 		optIf(c.AutoCreate, "auto-create", "true").String()
 }
+
+// SQSListen puts Amazon SQS's API on every node: n1 on Port, nI on
+// Port+I-1. Zero values mean the defaults (9324, 127.0.0.1); AnyPort
+// (written port=0) picks free ports.
+type SQSListen struct {
+	Port int
+	Host string
+}
+
+func (SQSListen) Name() string { return "sqs listen" }
+func (c SQSListen) String() string {
+	return words("sqs", "listen").optIf(c.Port != 0, "port", strconv.Itoa(max(c.Port, 0))).optIf(c.Host != "", "host", quoteText(c.Host)).String()
+}
+
+// SQSStop closes the SQS listeners.
+type SQSStop struct{}
+
+func (SQSStop) Name() string   { return "sqs stop" }
+func (SQSStop) String() string { return "sqs stop" }
 
 // KafkaStop closes the Kafka listeners.
 type KafkaStop struct{}

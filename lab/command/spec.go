@@ -211,6 +211,7 @@ var specs = []Spec{
 		{Key: "max-length", Arg: "N", Help: "hold at most N messages (back-pressure); overflow= says what a send beyond them does", parse: intIn(1, 1000000)},
 		{Key: "overflow", Arg: "reject|drop-head", Help: "a send to a full queue is refused (reject, the default), or the oldest ready message is dropped to make room (drop-head, RabbitMQ's default)", parse: enum("reject", "drop-head")},
 		{Key: "ttl", Arg: "DURATION", Help: "drop messages older than this", parse: durationParser(true)},
+		{Key: "fifo", Arg: "true|false", Help: "each message group in the order sent, one of a group in flight at a time; a repeated dedupe-id within 5 minutes is dropped (SQS's FIFO queues)", parse: parseBool},
 	}},
 	{Name: "produce", Args: "TOPIC", Summary: "write messages to a topic and wait for their outcomes", Example: `produce orders key=881 value="order 881 placed" acks=all`, build: buildProduce, Options: []Option{
 		optKey, optValue, optAcks, optIdempotent, optCount, optAs, optBatch,
@@ -221,6 +222,8 @@ var specs = []Spec{
 		{Key: "key", Arg: "TEXT", Help: "a key the message carries, e.g. its order id ({n} is the message's number); a queue keeps no order by it", parse: parseTemplate},
 		{Key: "delay", Arg: "DURATION", Help: "keep it invisible this long first", parse: durationParser(false)},
 		optCount, optAs,
+		{Key: "group", Arg: "TEXT", Help: "a FIFO queue's message group, delivered in order ({n} is the message's number)", parse: parseTemplate},
+		{Key: "dedupe-id", Arg: "TEXT", Help: "a FIFO queue drops a repeat of this id within 5 minutes ({n} likewise)", parse: parseTemplate},
 	}},
 	{Name: "load", Args: "TOPIC|QUEUE", Summary: "produce (or send, to a queue) in the background at a rate for a while", Example: "load orders rate=1000/s for=60s key=order-{n}", build: buildLoad, Options: []Option{
 		{Key: "rate", Arg: "N/s", Help: "messages per second of lab time", Required: true, parse: parseRate},
@@ -286,6 +289,11 @@ var specs = []Spec{
 		{Key: "auto-create", Arg: "true|false", Help: "create a topic a client names that does not exist (default false)", parse: parseBool},
 	}},
 	{Name: "kafka stop", Summary: "stop the Kafka listeners and drop their clients", Example: "kafka stop", build: buildBare(KafkaStop{})},
+	{Name: "sqs listen", Summary: "answer Amazon SQS's API on every node (nI on port+I-1), for boto3, the AWS CLI and the SDKs", Example: "sqs listen port=9324", build: buildSQSListen, Options: []Option{
+		{Key: "port", Arg: "PORT", Help: "n1's port (default 9324); 0 picks free ports", parse: intIn(0, 65535)},
+		{Key: "host", Arg: "HOST", Help: "the address to bind (default 127.0.0.1; requests are not authenticated)", parse: parseText},
+	}},
+	{Name: "sqs stop", Summary: "stop the SQS listeners and drop their clients", Example: "sqs stop", build: buildBare(SQSStop{})},
 	{Name: "speed", Traits: TraitClock, Args: "FACTORx", Summary: "run lab time faster or slower than the wall clock", Example: "speed 10x", build: buildSpeed},
 	{Name: "pause", Traits: TraitClock, Summary: "stop lab time, now or after a stretch of it", Example: "pause in=10s", build: buildPause, Options: []Option{
 		{Key: "in", Arg: "DURATION", Help: "let this much lab time pass first, then stop it exactly there (the command returns once it has)", parse: durationParser(true)},

@@ -14,6 +14,7 @@ package family
 import (
 	"context"
 	"errors"
+	"net"
 
 	"github.com/mqlab/mqlab/broker"
 	"github.com/mqlab/mqlab/lab/checker"
@@ -93,4 +94,15 @@ func Bind(ctx context.Context, w World) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(ctx)
 	stop := context.AfterFunc(w.Context(), cancel)
 	return ctx, func() { stop(); cancel() }
+}
+
+// Loopback says whether a listener bound to host is reachable from this
+// machine alone: the listeners that let outside clients in warn for any
+// other address, since their protocols are not authenticated.
+func Loopback(host string) bool {
+	if host == "" || host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

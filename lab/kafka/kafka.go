@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"strings"
 	"sync"
 	"syscall"
@@ -103,17 +102,9 @@ func (k *Listener) say(r family.Run, cfg kafkawire.Config) {
 		parts = append(parts, n+" "+srv.Addr(n))
 	}
 	r.Say(timeline.Outcome, "Kafka protocol on %s; point a client at %s", strings.Join(parts, ", "), srv.Bootstrap())
-	if !loopback(cfg.Host) {
+	if !family.Loopback(cfg.Host) {
 		r.Say(timeline.Outcome, "warning: %s is reachable from other machines, and the Kafka protocol as mqlab speaks it has no authentication: anyone who can reach it can produce, consume and commit", cfg.Host)
 	}
-}
-
-func loopback(host string) bool {
-	if host == "" || host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // listen starts the world's listener with cfg.
@@ -208,10 +199,6 @@ type handed struct {
 	tp     broker.TopicPartition
 }
 
-// rank orders what a client can learn of a record: a retry that was
-// acknowledged outranks the attempt whose answer was lost.
-var rank = map[checker.Outcome]int{checker.Failed: 0, checker.Sent: 1, checker.Unknown: 2, checker.Acknowledged: 3}
-
 var fates = map[kafkawire.Fate]checker.Outcome{
 	kafkawire.Acked: checker.Acknowledged, kafkawire.SentUnconfirmed: checker.Sent,
 	kafkawire.Refused: checker.Failed, kafkawire.Unknown: checker.Unknown,
@@ -232,7 +219,7 @@ func (h *wireHistory) Produced(p kafkawire.Produced) {
 				Partition: p.Partition.Partition, Offset: r.Offset, Key: string(r.Key), Outcome: outcome})
 			continue
 		}
-		if cur := &h.produces[i]; rank[outcome] > rank[cur.Outcome] {
+		if cur := &h.produces[i]; outcome.Outranks(cur.Outcome) {
 			cur.Outcome, cur.Offset = outcome, r.Offset
 		}
 	}

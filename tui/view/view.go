@@ -87,6 +87,8 @@ type State struct {
 	Lesson *Lesson
 	// Kafka is the Kafka listener, nil when the nodes do not speak it.
 	Kafka *Kafka
+	// SQS is n1's SQS endpoint, "" when the nodes do not speak it.
+	SQS string
 }
 
 // Kafka is the nodes' Kafka listener and the clients connected to it.

@@ -1,0 +1,204 @@
+package lab
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/mqlab/mqlab/broker/sqswire"
+	"github.com/mqlab/mqlab/lab/checker"
+	"github.com/mqlab/mqlab/lab/command"
+	"github.com/mqlab/mqlab/lab/family"
+)
+
+// sqsFeature puts Amazon SQS's API on the cluster's nodes, so boto3, the
+// AWS CLI and the SDKs work the lab's own queues. The listening stays on
+// across cluster commands: a new cluster listens on the same ports.
+type sqsFeature struct{}
+
+// SQSState is the SQS listener as the screen shows it.
+type SQSState struct {
+	Endpoint string   `json:"endpoint"` // n1's
+	Clients  []string `json:"clients,omitempty"`
+}
+
+func (sqsFeature) exec(ctx context.Context, r *run, cmd command.Command) error {
+	switch c := cmd.(type) {
+	case command.SQSListen:
+		cfg := sqswire.Config{Host: c.Host, Port: c.Port}
+		r.begin(c.String())
+		r.w.closeSQS()
+		if err := r.l.listenSQS(r.w, &cfg); err != nil {
+			return err
+		}
+		r.l.mu.Lock()
+		r.l.sqs = &cfg
+		r.l.mu.Unlock()
+		r.saySQS(cfg)
+		return nil
+	case command.SQSStop:
+		r.begin(c.String())
+		r.l.mu.Lock()
+		was := r.l.sqs != nil
+		r.l.sqs = nil
+		r.l.mu.Unlock()
+		r.w.closeSQS()
+		if !was {
+			r.say(EventOutcome, "the nodes were not listening for SQS clients")
+			return nil
+		}
+		r.say(EventOutcome, "the nodes stopped listening for SQS clients; their connections are closed")
+		return nil
+	}
+	return fmt.Errorf("%s: not an sqs command", cmd.Name())
+}
+
+func (r *run) saySQS(cfg sqswire.Config) {
+	srv := r.w.sqsServer()
+	var parts []string
+	for _, n := range r.w.cluster.Nodes() {
+		parts = append(parts, n+" "+srv.Endpoint(n))
+	}
+	first := srv.Endpoint(r.w.cluster.Nodes()[0])
+	r.say(EventOutcome, "SQS API on %s; point a client at one of them, e.g. aws sqs list-queues --endpoint-url %s", strings.Join(parts, ", "), first)
+	if !family.Loopback(cfg.Host) {
+		r.say(EventOutcome, "warning: %s is reachable from other machines, and requests are not authenticated (signatures are accepted unchecked): anyone who can reach it can send, receive and delete", cfg.Host)
+	}
+}
+
+// listenSQS starts w's SQS listener with cfg.
+func (l *Lab) listenSQS(w *world, cfg *sqswire.Config) error {
+	own := *cfg
+	own.Observer = &w.sqsWire
+	srv, err := sqswire.Listen(w.cluster, own)
+	if err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return fmt.Errorf("%w; another program (another mqlab?) listens there: choose another port with port=", err)
+		}
+		return err
+	}
+	w.mu.Lock()
+	w.sqs = srv
+	w.mu.Unlock()
+	return nil
+}
+
+// relistenSQS gives a new world the listener the lab had.
+func (r *run) relistenSQS() {
+	r.l.mu.Lock()
+	cfg := r.l.sqs
+	r.l.mu.Unlock()
+	if cfg == nil {
+		return
+	}
+	if err := r.l.listenSQS(r.w, cfg); err != nil {
+		r.say(EventError, "the new cluster could not listen for SQS clients: %v", err)
+		return
+	}
+	r.saySQS(*cfg)
+}
+
+func (w *world) sqsServer() *sqswire.Server {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.sqs
+}
+
+func (w *world) closeSQS() {
+	w.mu.Lock()
+	srv := w.sqs
+	w.sqs = nil
+	w.mu.Unlock()
+	if srv != nil {
+		srv.Close()
+	}
+}
+
+func (w *world) sqsState() *SQSState {
+	srv := w.sqsServer()
+	if srv == nil {
+		return nil
+	}
+	return &SQSState{Endpoint: srv.Endpoint(w.cluster.Nodes()[0]), Clients: w.sqsWire.clientNames()}
+}
+
+func (sqsFeature) value(context.Context, *world, command.Value) (any, bool, error) {
+	return nil, false, nil
+}
+
+// observe adds what the SQS clients did: every send with what its client
+// learned, every message a receive handed out as a delivery, and its work
+// as done in the order received (an outside worker's work is its own).
+func (sqsFeature) observe(_ context.Context, w *world, h *checker.History, _ *checker.Observed) error {
+	s := &w.sqsWire
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	h.Sends = append(h.Sends, s.sends...)
+	h.Deliveries = append(h.Deliveries, s.deliveries...)
+	for _, d := range s.deliveries {
+		h.Done = append(h.Done, checker.Done{MsgID: d.MsgID, Client: d.Client, Group: d.Group})
+	}
+	return nil
+}
+
+// sqsHistory is what the world's SQS clients did, as the nodes saw it.
+type sqsHistory struct {
+	mu         sync.Mutex
+	sends      []checker.Send
+	index      map[string]int // message id → its send
+	deliveries []checker.Delivery
+	clients    map[string]bool
+}
+
+var sqsFates = map[sqswire.Fate]checker.Outcome{
+	sqswire.Acked: checker.Acknowledged, sqswire.Refused: checker.Failed, sqswire.Unknown: checker.Unknown,
+}
+
+func (h *sqsHistory) Sent(s sqswire.Sent) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.seen(s.Client)
+	if h.index == nil {
+		h.index = map[string]int{}
+	}
+	outcome := sqsFates[s.Fate]
+	i, ok := h.index[s.MsgID]
+	if !ok {
+		h.index[s.MsgID] = len(h.sends)
+		h.sends = append(h.sends, checker.Send{MsgID: s.MsgID, Client: s.Client, Queue: s.Queue, Outcome: outcome})
+		return
+	}
+	if cur := &h.sends[i]; outcome.Outranks(cur.Outcome) {
+		cur.Outcome = outcome // a retry that was answered outranks the attempt whose answer was lost
+	}
+}
+
+func (h *sqsHistory) Received(r sqswire.Received) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.seen(r.Client)
+	h.deliveries = append(h.deliveries, checker.Delivery{MsgID: r.MsgID, Client: r.Client, Group: r.Queue})
+}
+
+func (h *sqsHistory) seen(client string) {
+	if h.clients == nil {
+		h.clients = map[string]bool{}
+	}
+	h.clients[client] = true
+}
+
+// clientNames are the SQS clients that have made a request, sorted.
+func (h *sqsHistory) clientNames() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make([]string, 0, len(h.clients))
+	for c := range h.clients {
+		out = append(out, c)
+	}
+	sort.Strings(out)
+	return out
+}

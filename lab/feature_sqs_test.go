@@ -1,0 +1,144 @@
+package lab
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+)
+
+func sqsClient(t *testing.T, l *Lab, app string) *sqs.Client {
+	t.Helper()
+	st := l.Snapshot().SQS
+	if st == nil {
+		t.Fatal("the lab is not listening for SQS clients")
+	}
+	return sqs.New(sqs.Options{
+		Region:       "us-east-1",
+		BaseEndpoint: aws.String(st.Endpoint),
+		Credentials:  credentials.NewStaticCredentialsProvider("mqlab", "mqlab", ""),
+		AppID:        app,
+		Retryer: retry.NewStandard(func(o *retry.StandardOptions) {
+			o.MaxAttempts = 40
+			o.MaxBackoff = 100 * time.Millisecond
+			o.RateLimiter = ratelimit.None
+		}),
+	})
+}
+
+// The checker sees SQS clients as it sees the lab's workers: a send whose
+// reply is lost is retried by the SDK and stored twice, a duplicate the
+// checker counts; the queue's leader dies while a worker drains it, and
+// every confirmed message is accounted for.
+func TestCheckerSeesSQSClients(t *testing.T) {
+	t.Parallel()
+	l := newLab(t)
+	mustRun(t, l, "queue create receipts visibility=2s", "elect n2 receipts", "sqs listen port=0")
+	if st := l.Snapshot().SQS; st == nil || !strings.HasPrefix(st.Endpoint, "http://127.0.0.1:") {
+		t.Fatalf("the snapshot's SQS listener is %+v; want n1's endpoint on 127.0.0.1", st)
+	}
+	ctx := ctxFor(t, 60*time.Second)
+	shop := sqsClient(t, l, "shop")
+	url, err := shop.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String("receipts")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 20
+	for i := range n {
+		if i == 5 {
+			mustRun(t, l, "drop next reply to shop")
+		}
+		if _, err := shop.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: url.QueueUrl, MessageBody: aws.String(fmt.Sprint("receipt ", 881+i))}); err != nil {
+			t.Fatalf("send %d: %v", i, err)
+		}
+	}
+	if !firedFor(l, "shop") {
+		t.Fatal("the lost reply to shop never fired")
+	}
+	worker := sqsClient(t, l, "billing")
+	got := 0
+	for got < n+1 {
+		if got == n/2 {
+			mustRun(t, l, "kill leader(receipts)")
+		}
+		out, err := worker.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: url.QueueUrl, MaxNumberOfMessages: 1, WaitTimeSeconds: 1})
+		if err != nil {
+			t.Fatalf("receive: %v", err)
+		}
+		for _, m := range out.Messages {
+			got++
+			if _, err := worker.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: url.QueueUrl, ReceiptHandle: m.ReceiptHandle}); err != nil {
+				t.Fatalf("delete: %v", err)
+			}
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("received %d of %d", got, n+1)
+		}
+	}
+	rep, err := l.Check(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Confirmed != n || rep.Lost != 0 || rep.Unknown != 0 || rep.DuplicateDeliveries != 1 {
+		t.Fatalf("report %s; want %d confirmed, none lost and the one duplicate", rep.Summary(), n)
+	}
+}
+
+// The lab's own send reaches a FIFO queue's groups and deduplication: a
+// repeated dedupe-id is dropped, and the checker finds nothing lost.
+func TestLabSendToFIFOQueue(t *testing.T) {
+	t.Parallel()
+	l := newLab(t)
+	mustRun(t, l, "queue create jobs.fifo fifo=true",
+		`send jobs.fifo value="order 881 placed" group=user-7 dedupe-id=order-881`,
+		`send jobs.fifo value="order 881 placed" group=user-7 dedupe-id=order-881`,
+		`send jobs.fifo value="step {n}" group=user-9 dedupe-id=step-{n} count=3`,
+		"expect depth(jobs.fifo) == 4")
+	ctx := ctxFor(t, 30*time.Second)
+	rep, err := l.Check(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Lost != 0 || rep.Unknown != 0 {
+		t.Fatalf("report %s; want nothing lost", rep.Summary())
+	}
+}
+
+// PurgeQueue drops every message held, one in flight too; the checker
+// counts them as dropped, not lost.
+func TestSQSPurge(t *testing.T) {
+	t.Parallel()
+	l := newLab(t)
+	mustRun(t, l, "queue create receipts", "sqs listen port=0")
+	ctx := ctxFor(t, 30*time.Second)
+	cl := sqsClient(t, l, "admin")
+	url, err := cl.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String("receipts")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if _, err := cl.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: url.QueueUrl, MessageBody: aws.String(fmt.Sprint("receipt ", i))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, err := cl.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: url.QueueUrl}); err != nil || len(got.Messages) != 1 {
+		t.Fatalf("receive: %v %v", got, err)
+	}
+	if _, err := cl.PurgeQueue(ctx, &sqs.PurgeQueueInput{QueueUrl: url.QueueUrl}); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, l, "expect depth(receipts) == 0")
+	rep, err := l.Check(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Confirmed != 3 || rep.Lost != 0 || rep.Dropped != 3 {
+		t.Fatalf("report %s; want 3 confirmed, all dropped, none lost", rep.Summary())
+	}
+}
