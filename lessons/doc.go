@@ -34,7 +34,9 @@
 // lesson check warns about a prediction a learner could answer without
 // reasoning: its right choice's words, or its number, already stand in
 // its step's text before it, its step's heading or its own question, or
-// another question asks nearly the same. A predict block that says
+// another question asks nearly the same. A number under 100 counts only
+// beside the thing it counts (its unit, or the word after the question's
+// how many or which): "20 writes" does not give away 20 cashbacks. A predict block that says
 // recall: REASON is meant to be recalled and is not warned about.
 //
 // Narrative can show what the lab measured. A placeholder is filled when

@@ -2,6 +2,7 @@ package lessons
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -90,12 +91,10 @@ func giveaways(p *Predict, prose, heading string) []string {
 	var out []string
 	if p.Number != nil {
 		n := rightText(p)
+		things := counted(p)
 		for _, pl := range places {
-			for _, w := range words(pl.text) {
-				if w == n {
-					out = append(out, fmt.Sprintf("the answer %s stands in %s", n, pl.name))
-					break
-				}
+			if numberStands(pl.text, n, p.Number.Value, things) {
+				out = append(out, fmt.Sprintf("the answer %s stands in %s", n, pl.name))
 			}
 		}
 		return out
@@ -131,6 +130,117 @@ func giveaways(p *Predict, prose, heading string) []string {
 		}
 	}
 	return out
+}
+
+// recallSmall is where a number stops being small. A small number (a
+// count, a rate, an offset) turns up in a lesson for many reasons: acks=1,
+// 20 bytes, a worker that finishes 50. It gives the answer away only as a
+// quantity of the same thing, with the thing's name beside it; a larger
+// one, such as 1,600, rarely stands anywhere by chance.
+const recallSmall = 100
+
+// counted is what a numeric answer counts: its unit ("s", "a second",
+// "deliveries") and the word after the question's "how many", "how much",
+// "which" or "what" ("How many payments…", "At which offset…"), each as
+// unitName folds it. It is empty when neither names a thing.
+func counted(p *Predict) map[string]bool {
+	things := map[string]bool{}
+	for _, t := range tokens(p.Number.Unit) {
+		if t != "" && !stop[t] {
+			things[unitName(t)] = true
+		}
+	}
+	q := tokens(p.Question)
+	for i, t := range q {
+		next := i + 1
+		if t == "how" && next < len(q) && (q[next] == "many" || q[next] == "much") {
+			next++
+		} else if t != "which" && t != "what" {
+			continue
+		}
+		if next < len(q) && q[next] != "" && !stop[q[next]] && !isNumber(q[next]) {
+			things[unitName(q[next])] = true
+		}
+	}
+	return things
+}
+
+// numberStands says whether the number n stands in text as the answer:
+// anywhere when it is not small or the question names no thing, else
+// only with the thing counted just before or after it ("20 writes", "₹50",
+// "offset 20").
+func numberStands(text, n string, value float64, things map[string]bool) bool {
+	ts := tokens(text)
+	for i, t := range ts {
+		if t != n {
+			continue
+		}
+		if len(things) == 0 || math.Abs(value) >= recallSmall {
+			return true
+		}
+		if i > 0 && things[unitName(ts[i-1])] || i+1 < len(ts) && things[unitName(ts[i+1])] {
+			return true
+		}
+	}
+	return false
+}
+
+// tokens are a text's words in order, lower case and folded as words
+// folds them but keeping short words, with a currency or percent sign as
+// a token of its own and "" where a sentence or clause ends, so that a
+// number's neighbours are the words of its own sentence.
+func tokens(text string) []string {
+	var out []string
+	var cur strings.Builder
+	flush := func() {
+		f := cur.String()
+		cur.Reset()
+		end := strings.HasSuffix(f, ".")
+		if f = strings.Trim(f, "-,."); f != "" {
+			if isNumber(f) {
+				f = strings.ReplaceAll(f, ",", "")
+			} else {
+				f = stem(strings.NewReplacer(",", "", ".", "").Replace(f))
+			}
+			out = append(out, f)
+		}
+		if end {
+			out = append(out, "")
+		}
+	}
+	for _, r := range strings.ToLower(text) {
+		switch {
+		case unicode.IsLetter(r) || unicode.IsDigit(r) || r == '-' || r == ',' || r == '.':
+			cur.WriteRune(r)
+		case r == ';' || r == ':' || r == '!' || r == '?':
+			flush()
+			out = append(out, "")
+		case r == '%' || unicode.Is(unicode.Sc, r):
+			flush()
+			out = append(out, string(r))
+		default:
+			flush()
+		}
+	}
+	flush()
+	return out
+}
+
+// unitName folds the ways a lesson writes a unit into one name.
+func unitName(w string) string {
+	switch w {
+	case "s", "sec", "second":
+		return "second"
+	case "ms", "millisecond":
+		return "millisecond"
+	case "₹", "rupee":
+		return "rupee"
+	case "%", "percent":
+		return "percent"
+	case "b", "byte":
+		return "byte"
+	}
+	return w
 }
 
 // stop holds words that carry no answer.

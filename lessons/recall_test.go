@@ -93,3 +93,32 @@ func TestWordsFoldsFormsAndNumbers(t *testing.T) {
 		t.Errorf("words = %q, want %q", got, want)
 	}
 }
+
+// A small number gives the answer away only as a count of the same thing;
+// a large one, or one beside the thing the question counts, still does.
+func TestFindRecallNumbersCountThings(t *testing.T) {
+	cases := []struct {
+		text, question, answer string
+		warn                   bool
+	}{
+		{"Four workers; each worker finishes 50.", "By how many orders a second would the backlog shrink?", "50 ± 5 a second", false},
+		{"The payment, sent with acks=1, waits.", "How many payments does the checker count as lost?", "1 ± 0.5", false},
+		{"Fifty clicks arrive, each 20 bytes of payload.", "At which offset does the log start?", "20 ± 0.5", false},
+		{"The database takes 20 writes a second.", "Four workers start. How many writes a second does it take?", "20 ± 4 a second", true},
+		{"The wallet pays ₹50 cashback.", "How many rupees does the wallet hold?", "50 ± 0.5 ₹", true},
+		{"The old log started at offset 20.", "At which offset does the log start?", "20 ± 0.5", true},
+		{"The group finished 1,600 in the last run.", "How many orders a second does it finish?", "1,600 ± 5% a second", true},
+		{"Three workers, 40 in all.", "What is the total?", "40 ± 1", true},
+	}
+	for _, c := range cases {
+		src := "---\nid: n\ntitle: N\nconcepts: [c]\n---\n\n## Scene\n\n" + c.text + "\n\n```predict\n" + c.question + "\nanswer: " + c.answer + "\nwhy: because.\n```\n\n```expect\nlost == 0\n```\n"
+		les, err := Parse("n.md", []byte(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := FindRecall([]*Lesson{les})
+		if warned := len(got) > 0; warned != c.warn {
+			t.Errorf("%q / %q: warned %v, want %v: %v", c.text, c.question, warned, c.warn, got)
+		}
+	}
+}
