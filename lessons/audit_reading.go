@@ -30,11 +30,9 @@ type readingAudit struct {
 	mu     sync.Mutex
 	found  []Finding
 	blocks []Block
-	before map[int][]reading // expect block → readings at the step's start
-	asked  map[int]askedAt   // revealing expect block → readings when its question was shown
-	starts bool              // the step starts a fresh cluster
-	ask    int               // the open question's block, -1 when none
-	task   *Task             // the open task, nil when none
+	asked  map[int]askedAt // revealing expect block → readings when its question was shown
+	ask    int             // the open question's block, -1 when none
+	task   *Task           // the open task, nil when none
 }
 
 func (a *readingAudit) add(line int, format string, args ...any) {
@@ -46,8 +44,12 @@ func (a *readingAudit) add(line int, format string, args ...any) {
 // auditReading plays les as Audit does, but on a Player as the screen
 // plays it, holds included, pausing opts.Reading of wall time at every
 // question (before its answer), task (before its commands) and step's end
-// (before the next step). It reports with line numbers what Audit does,
-// and a task whose goal is not met within TaskReach of its commands.
+// (before the next step). It reports with line numbers a question whose
+// answer was on screen when it was asked, an expectation that did not
+// hold, and a task whose goal is not met within TaskReach of its
+// commands. An expect block that held before its step began is --play's
+// to find, at machine speed: at reading pace a machine slow to catch up
+// while the clock stands still shows rates that a lesson cannot vouch for.
 func auditReading(ctx context.Context, les *Lesson, opts Options) ([]Finding, error) {
 	a := &readingAudit{reading: opts.Reading, ask: -1}
 	p, err := NewPlayer(les, PlayerOptions{Timing: opts.Timing, Nodes: opts.Nodes, Sandbox: true, Observe: a.note})
@@ -183,66 +185,33 @@ func (a *readingAudit) doTask(ctx context.Context) error {
 }
 
 // note hears of the player's steps and blocks, on the goroutine that
-// plays them: it reads the step's expect blocks when the step begins
-// (after its fresh cluster, if it starts one), notes the open question and
-// task, and compares each expect block with its earlier readings.
+// plays them: it notes the open question and task, and compares each
+// revealing expect block with what it read when its question was asked.
 func (a *readingAudit) note(n Note) {
-	ctx := a.p.base
-	run := a.p.run
 	switch n.Kind {
 	case NoteStep:
-		blocks := a.p.les.Steps[n.Step].Blocks
-		starts := len(blocks) > 0 && blocks[0].Kind == KindLab && len(blocks[0].Commands) > 0 && isCluster(blocks[0].Commands[0].Cmd)
 		a.mu.Lock()
-		a.blocks, a.starts, a.ask, a.task = blocks, starts, -1, nil
-		a.before, a.asked = map[int][]reading{}, map[int]askedAt{}
+		a.blocks, a.ask, a.task = a.p.les.Steps[n.Step].Blocks, -1, nil
+		a.asked = map[int]askedAt{}
 		a.mu.Unlock()
-		if !starts {
-			a.readBefore(ctx, run, blocks)
-		}
 	case NoteBlock:
 		ev := n.Event
 		a.mu.Lock()
-		blocks, starts := a.blocks, a.starts
-		a.mu.Unlock()
+		defer a.mu.Unlock()
 		switch ev.Kind {
-		case KindLab:
-			if ev.Block == 0 && starts {
-				a.readBefore(ctx, run, blocks)
-			}
 		case KindPredict:
-			a.mu.Lock()
 			a.ask = ev.Block
-			a.mu.Unlock()
 		case KindTask:
-			a.mu.Lock()
 			a.task = ev.Task
-			a.mu.Unlock()
 		case KindExpect:
-			b := blocks[ev.Block]
-			now := readNow(ctx, run, b.Expects)
-			a.mu.Lock()
 			q, asked := a.asked[ev.Block]
-			before := a.before[ev.Block]
-			a.mu.Unlock()
-			if asked && sameReadings(q.readings, now) {
-				a.add(q.line, "at reading pace the answer was on screen when the question was asked: the expect block at line %d read the same then (%s)", b.Line, shownOf(q.readings))
+			if !asked {
+				return
 			}
-			if b.HoldsBefore == "" && allHeld(before) {
-				a.add(b.Line, "every condition held when the step began (%s): the block would pass with the behaviour broken; change the scene, or say why with holds-before: REASON", shownOf(before))
+			b := a.blocks[ev.Block]
+			if now := readNow(a.p.base, a.p.run, b.Expects); sameReadings(q.readings, now) {
+				a.found = append(a.found, Finding{Line: q.line, Text: fmt.Sprintf("at reading pace the answer was on screen when the question was asked: the expect block at line %d read the same then (%s)", b.Line, shownOf(q.readings))})
 			}
 		}
 	}
-}
-
-func (a *readingAudit) readBefore(ctx context.Context, run *Runner, blocks []Block) {
-	before := map[int][]reading{}
-	for i, b := range blocks {
-		if b.Kind == KindExpect {
-			before[i] = readNow(ctx, run, b.Expects)
-		}
-	}
-	a.mu.Lock()
-	a.before = before
-	a.mu.Unlock()
 }
