@@ -3,15 +3,14 @@ package kafkawire
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/mqlab/mqlab/broker"
+	"github.com/mqlab/mqlab/broker/internal/nodelisten"
 )
 
 // Config says where the nodes listen and how they treat clients.
@@ -62,16 +61,14 @@ type Server struct {
 	c     Broker
 	cfg   Config
 	index map[string]int32 // node id → Kafka broker id (nI → I)
-	stop  func()           // stops watching node kills and restarts
+	ls    *nodelisten.Set  // every node's listener, following kills and restarts
 
-	mu        sync.Mutex
-	closed    bool
-	listeners map[string]net.Listener
-	addrs     map[string]string // node → its address, kept across kills
-	conns     map[*conn]struct{}
-	software  map[string]string // client.id → software
-	members   map[string]string // client.id → the group it joined
-	wg        sync.WaitGroup
+	mu       sync.Mutex
+	closed   bool
+	conns    map[*conn]struct{}
+	software map[string]string // client.id → software
+	members  map[string]string // client.id → the group it joined
+	wg       sync.WaitGroup
 }
 
 // Listen opens a listener for every node that is up and keeps them in
@@ -86,83 +83,53 @@ func Listen(c Broker, cfg Config) (*Server, error) {
 	if cfg.MaxRequestBytes <= 0 {
 		cfg.MaxRequestBytes = DefaultMaxRequestBytes
 	}
-	nodes := c.Nodes()
-	if cfg.Port > 0 && cfg.Port+len(nodes)-1 > 65535 {
-		return nil, fmt.Errorf("kafka listen: port=%d leaves no room for %d nodes; want a port up to %d", cfg.Port, len(nodes), 65536-len(nodes))
-	}
-	s := &Server{c: c, cfg: cfg, index: map[string]int32{}, listeners: map[string]net.Listener{}, addrs: map[string]string{},
+	s := &Server{c: c, cfg: cfg, index: map[string]int32{},
 		conns: map[*conn]struct{}{}, software: map[string]string{}, members: map[string]string{}}
-	for i, id := range nodes {
+	ls, err := nodelisten.New(c, nodelisten.Config{Protocol: "Kafka", Host: cfg.Host, Port: cfg.Port}, s.start)
+	if err != nil {
+		return nil, err
+	}
+	s.ls = ls
+	for i, id := range c.Nodes() {
 		s.index[id] = int32(i + 1)
-		if cfg.Port > 0 {
-			s.addrs[id] = net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port+i))
-		} else {
-			s.addrs[id] = net.JoinHostPort(cfg.Host, "0")
-		}
 	}
-	s.mu.Lock()
-	for _, id := range nodes {
-		if !c.NodeUp(id) {
-			continue
-		}
-		if err := s.openLocked(id); err != nil {
-			s.mu.Unlock()
-			s.Close()
-			return nil, err
-		}
+	if err := ls.Open(); err != nil {
+		s.Close()
+		return nil, err
 	}
-	s.mu.Unlock()
-	s.stop = c.WatchNodes(s.nodeChanged)
 	return s, nil
 }
 
-// openLocked starts node's listener.
-func (s *Server) openLocked(node string) error {
-	ln, err := net.Listen("tcp", s.addrs[node])
-	if err != nil {
-		return fmt.Errorf("kafka listen: %s on %s: %w", node, s.addrs[node], err)
-	}
-	s.addrs[node] = ln.Addr().String()
-	s.listeners[node] = ln
-	s.wg.Add(1)
-	go s.accept(node, ln)
-	return nil
+// nodeListener is one opening of a node's listener.
+type nodeListener struct {
+	node    string
+	ln      net.Listener
+	stopped bool // the node was killed or the server closed; guarded by Server.mu
 }
 
-// closeNodeLocked stops node's listener and drops its connections.
-func (s *Server) closeNodeLocked(node string) {
-	if ln := s.listeners[node]; ln != nil {
-		ln.Close()
-		delete(s.listeners, node)
-	}
+// start serves node's listener with an accept loop; stopping it drops
+// the node's connections.
+func (s *Server) start(node string, ln net.Listener) (serve, stop func()) {
+	l := &nodeListener{node: node, ln: ln}
+	return func() { s.accept(l) }, func() { s.stopListener(l) }
+}
+
+// stopListener stops a node's listener and drops the node's connections.
+func (s *Server) stopListener(l *nodeListener) {
+	l.ln.Close()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	l.stopped = true
 	for cn := range s.conns {
-		if cn.node == node {
+		if cn.node == l.node {
 			cn.close("the node was killed")
 		}
 	}
 }
 
-func (s *Server) nodeChanged(node string, up bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return
-	}
-	if !up {
-		s.closeNodeLocked(node)
-		return
-	}
-	if s.listeners[node] == nil {
-		if err := s.openLocked(node); err != nil {
-			s.c.Report(broker.Event{Node: node, Text: fmt.Sprintf("%s could not listen for Kafka clients again: %v", node, err)})
-		}
-	}
-}
-
-func (s *Server) accept(node string, ln net.Listener) {
-	defer s.wg.Done()
+func (s *Server) accept(l *nodeListener) {
 	for {
-		nc, err := ln.Accept()
+		nc, err := l.ln.Accept()
 		if err != nil {
 			if errors.Is(err, net.ErrClosed) {
 				return
@@ -171,13 +138,13 @@ func (s *Server) accept(node string, ln net.Listener) {
 			continue
 		}
 		s.mu.Lock()
-		if s.closed || s.listeners[node] != ln {
+		if s.closed || l.stopped {
 			s.mu.Unlock()
 			nc.Close()
 			continue
 		}
 		ctx, cancel := context.WithCancel(context.Background())
-		cn := &conn{s: s, node: node, nc: nc, ctx: ctx, cancel: cancel}
+		cn := &conn{s: s, node: l.node, nc: nc, ctx: ctx, cancel: cancel}
 		s.conns[cn] = struct{}{}
 		s.wg.Add(1)
 		s.mu.Unlock()
@@ -192,19 +159,14 @@ func (s *Server) forget(cn *conn) {
 }
 
 // Addr is node's listening address ("" for an unknown node).
-func (s *Server) Addr(node string) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.addrs[node]
-}
+func (s *Server) Addr(node string) string { return s.ls.Addr(node) }
 
 // Seeds are every node's address, in node order.
 func (s *Server) Seeds() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]string, 0, len(s.addrs))
-	for _, id := range s.c.Nodes() {
-		out = append(out, s.addrs[id])
+	nodes := s.c.Nodes()
+	out := make([]string, 0, len(nodes))
+	for _, id := range nodes {
+		out = append(out, s.ls.Addr(id))
 	}
 	return out
 }
@@ -258,14 +220,9 @@ func (s *Server) noteSoftware(client, software string) bool {
 
 // Close stops every listener and connection and waits for them.
 func (s *Server) Close() error {
-	if s.stop != nil {
-		s.stop()
-	}
+	s.ls.Close()
 	s.mu.Lock()
 	s.closed = true
-	for node := range s.listeners {
-		s.closeNodeLocked(node)
-	}
 	for cn := range s.conns {
 		cn.close("")
 	}

@@ -3,7 +3,6 @@ package sqswire
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log"
 	"net"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mqlab/mqlab/broker"
+	"github.com/mqlab/mqlab/broker/internal/nodelisten"
 )
 
 // Cluster is what the listener needs of a cluster; *broker.Cluster is one.
@@ -57,14 +57,12 @@ const Account = "000000000000"
 
 // Server is the SQS listener of every node of one cluster.
 type Server struct {
-	c    Cluster
-	cfg  Config
-	stop func()
+	c   Cluster
+	cfg Config
+	ls  *nodelisten.Set // every node's listener, following kills and restarts
 
 	mu       sync.Mutex
 	closed   bool
-	servers  map[string]*http.Server
-	addrs    map[string]string // node → its address, kept across kills
 	clients  map[string]*broker.QueueClient
 	extra    map[string]map[string]string // queue → the attributes the listener keeps
 	ids      map[string]string            // client|invocation|entry → message id, so a retry keeps its id
@@ -72,7 +70,6 @@ type Server struct {
 	seq      map[string]uint64    // client → the last message number it got
 	said     map[string]time.Time // client|action|code → when an error answer was last reported
 	handlers sync.WaitGroup
-	serving  sync.WaitGroup
 }
 
 // Listen opens a listener for every node that is up and keeps them in
@@ -87,83 +84,34 @@ func Listen(c Cluster, cfg Config) (*Server, error) {
 	if cfg.MaxRequestBytes <= 0 {
 		cfg.MaxRequestBytes = DefaultMaxRequestBytes
 	}
-	nodes := c.Nodes()
-	if cfg.Port > 0 && cfg.Port+len(nodes)-1 > 65535 {
-		return nil, fmt.Errorf("sqs listen: port=%d leaves no room for %d nodes; want a port up to %d", cfg.Port, len(nodes), 65536-len(nodes))
-	}
-	s := &Server{c: c, cfg: cfg, servers: map[string]*http.Server{}, addrs: map[string]string{},
+	s := &Server{c: c, cfg: cfg,
 		clients: map[string]*broker.QueueClient{}, extra: map[string]map[string]string{}, ids: map[string]string{}, seq: map[string]uint64{}}
-	for i, id := range nodes {
-		port := 0
-		if cfg.Port > 0 {
-			port = cfg.Port + i
-		}
-		s.addrs[id] = net.JoinHostPort(cfg.Host, strconv.Itoa(port))
+	ls, err := nodelisten.New(c, nodelisten.Config{Protocol: "SQS", Host: cfg.Host, Port: cfg.Port, KeepHost: true}, s.start)
+	if err != nil {
+		return nil, err
 	}
-	s.mu.Lock()
-	for _, id := range nodes {
-		if !c.NodeUp(id) {
-			continue
-		}
-		if err := s.openLocked(id); err != nil {
-			s.mu.Unlock()
-			s.Close()
-			return nil, err
-		}
+	s.ls = ls
+	if err := ls.Open(); err != nil {
+		s.Close()
+		return nil, err
 	}
-	s.mu.Unlock()
-	s.stop = c.WatchNodes(s.nodeChanged)
 	return s, nil
 }
 
-func (s *Server) openLocked(node string) error {
-	ln, err := net.Listen("tcp", s.addrs[node])
-	if err != nil {
-		return fmt.Errorf("sqs listen: %s on %s: %w", node, s.addrs[node], err)
-	}
-	_, port, _ := net.SplitHostPort(ln.Addr().String())
-	s.addrs[node] = net.JoinHostPort(s.cfg.Host, port)
+// start serves node's listener with an HTTP server; stopping it closes
+// the listener and every connection at once.
+func (s *Server) start(node string, ln net.Listener) (serve, stop func()) {
 	hs := &http.Server{
 		Handler:           s.handler(node),
 		ReadHeaderTimeout: 30 * time.Second,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          log.New(io.Discard, "", 0), // never onto the terminal the screen draws on
 	}
-	s.servers[node] = hs
-	s.serving.Add(1)
-	go func() {
-		defer s.serving.Done()
-		hs.Serve(ln)
-	}()
-	return nil
-}
-
-func (s *Server) nodeChanged(node string, up bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return
-	}
-	if !up {
-		if hs := s.servers[node]; hs != nil {
-			hs.Close() // the listener and every connection, at once
-			delete(s.servers, node)
-		}
-		return
-	}
-	if s.servers[node] == nil {
-		if err := s.openLocked(node); err != nil {
-			s.c.Report(broker.Event{Node: node, Text: fmt.Sprintf("%s could not listen for SQS clients again: %v", node, err)})
-		}
-	}
+	return func() { hs.Serve(ln) }, func() { hs.Close() }
 }
 
 // Addr is node's listening address ("" for an unknown node).
-func (s *Server) Addr(node string) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.addrs[node]
-}
+func (s *Server) Addr(node string) string { return s.ls.Addr(node) }
 
 // Endpoint is node's endpoint URL, as a client's endpoint_url takes it;
 // a node bound to every address is reached on 127.0.0.1.
@@ -183,17 +131,10 @@ func (s *Server) QueueURL(node, queue string) string {
 // Close stops every listener and connection and waits for their
 // handlers.
 func (s *Server) Close() error {
-	if s.stop != nil {
-		s.stop()
-	}
 	s.mu.Lock()
 	s.closed = true
-	for node, hs := range s.servers {
-		hs.Close()
-		delete(s.servers, node)
-	}
 	s.mu.Unlock()
-	s.serving.Wait()
+	s.ls.Close()
 	s.handlers.Wait()
 	return nil
 }
