@@ -238,6 +238,39 @@ func TestRaftPanel(t *testing.T) {
 	}
 }
 
+// The raft panel's own keys: with the focus, ←/→ pick the partition it
+// shows, whatever node is selected; without it they are the screen's.
+func TestRaftPanelPicksAPartition(t *testing.T) {
+	part := func(name, leader string) view.Partition {
+		return view.Partition{Name: name, Leader: leader, Epoch: 2, Replicas: []view.Replica{{Node: leader, Role: "leader", Epoch: 2}}}
+	}
+	v := view.State{Nodes: []view.Node{{ID: "n1", Up: true}, {ID: "n2", Up: true}},
+		Partitions: []view.Partition{part("orders/0", "n1"), part("orders/1", "n2"), part("orders/2", "n1")}}
+	ctx := NewContext(nil, draw.NewStyles(draw.DefaultTheme), keys.Default())
+	ctx.State = &v
+	p := NewRaft(ctx)
+	p.SetSize(70, 8)
+	shows := func() string { return strings.Fields(ansi.Strip(p.View()))[0] }
+	first := shows()
+	if p.Update(tea.KeyMsg{Type: tea.KeyRight}, false) || shows() != first {
+		t.Fatalf("→ without the focus moved the raft panel from %s to %s", first, shows())
+	}
+	var seen []string
+	for range 3 {
+		if !p.Update(tea.KeyMsg{Type: tea.KeyRight}, true) {
+			t.Fatal("→ with the focus is not the raft panel's")
+		}
+		seen = append(seen, shows())
+	}
+	if seen[2] != first || seen[0] == first || seen[1] == first || seen[0] == seen[1] {
+		t.Errorf("→ three times from %s showed %v; want every partition once, then %s again", first, seen, first)
+	}
+	p.Update(tea.KeyMsg{Type: tea.KeyLeft}, true)
+	if shows() != seen[1] {
+		t.Errorf("← after %v shows %s; want %s", seen, shows(), seen[1])
+	}
+}
+
 // The timeline's own keys: f filters it whether it has the focus or not,
 // and says so; ↑/↓ scroll it only with the focus.
 func TestTimelineKeys(t *testing.T) {

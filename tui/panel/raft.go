@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+
 	"github.com/mqlab/mqlab/tui/draw"
 	"github.com/mqlab/mqlab/tui/view"
 )
@@ -12,15 +15,70 @@ import (
 // replica's term and role, how long a follower has gone without hearing a
 // leader and how soon it would stand for election, and the last
 // AppendEntries and vote it sent each peer with what came back, as the
-// fault network carried them. The partition is the one the selected node
-// leads, else the first with a leader.
+// fault network carried them. The partition is the one the learner
+// picked with ←/→ while the panel has the focus, else the one the
+// selected node leads, else the first with a leader.
 type Raft struct {
-	ctx  *Context
-	w, h int
+	ctx    *Context
+	w, h   int
+	picked string // the partition picked with ←/→, "" to follow the selected node
+	Keys   RaftKeys
 	scrolled
 }
 
-func NewRaft(ctx *Context) *Raft { return &Raft{ctx: ctx, scrolled: scrolled{keys: ctx.Scroll}} }
+// RaftKeys pick the partition the raft panel shows, while it has the focus.
+type RaftKeys struct {
+	Prev, Next key.Binding
+}
+
+func NewRaft(ctx *Context) *Raft {
+	return &Raft{ctx: ctx, scrolled: scrolled{keys: ctx.Scroll}, Keys: RaftKeys{
+		Prev: key.NewBinding(key.WithKeys("left"), key.WithHelp("←/→", "another partition (raft panel)")),
+		Next: key.NewBinding(key.WithKeys("right"), key.WithHelp("→", "the next partition")),
+	}}
+}
+
+// Update picks the partition before or after the one shown on ←/→ while
+// the panel has the focus, and scrolls; it says whether the key was the
+// panel's.
+func (p *Raft) Update(msg tea.Msg, focused bool) bool {
+	km, ok := msg.(tea.KeyMsg)
+	if !ok || !focused {
+		return false
+	}
+	step := 0
+	switch {
+	case key.Matches(km, p.Keys.Prev):
+		step = -1
+	case key.Matches(km, p.Keys.Next):
+		step = 1
+	default:
+		return p.scrolled.Update(msg, focused)
+	}
+	parts := p.ctx.State.Partitions
+	if len(parts) == 0 {
+		return true
+	}
+	i := 0
+	if pt := p.partition(); pt != nil {
+		for k := range parts {
+			if parts[k].Name == pt.Name {
+				i = k
+			}
+		}
+	}
+	p.picked = parts[(i+step+len(parts))%len(parts)].Name
+	p.off = 0
+	return true
+}
+
+// ShortHelp is empty; FullHelp names ←/→ with the scroll keys.
+func (p *Raft) ShortHelp() []key.Binding { return nil }
+
+// FullHelp lists the panel's keys.
+func (p *Raft) FullHelp() [][]key.Binding {
+	return append([][]key.Binding{{p.Keys.Prev}}, p.scrolled.FullHelp()...)
+}
 
 func (p *Raft) Title() string    { return "Raft" }
 func (p *Raft) SetSize(w, h int) { p.w, p.h = w, h }
@@ -36,7 +94,7 @@ func (p *Raft) View() string {
 	groupHead(&head, st, pt.Name, pt.Leader)
 	head.Add(&st.Muted, fmt.Sprintf("  epoch %d", pt.Epoch))
 	if len(s.Partitions) > 1 {
-		head.Add(&st.Faint, "  · ←/→ picks another")
+		head.Add(&st.Faint, "  · tab here, then ←/→ picks another")
 	}
 	rows := []string{head.Fit(p.w)}
 	for _, r := range pt.Replicas {
@@ -46,10 +104,15 @@ func (p *Raft) View() string {
 	return draw.Block(rows, p.w, p.h)
 }
 
-// partition is the one the selected node leads, else the first with a
-// leader, else the first.
+// partition is the one picked, else the one the selected node leads, else
+// the first with a leader, else the first.
 func (p *Raft) partition() *view.Partition {
 	s := p.ctx.State
+	for i := range s.Partitions {
+		if s.Partitions[i].Name == p.picked {
+			return &s.Partitions[i]
+		}
+	}
 	name := LeaderTarget(s, p.ctx.SelectedNode())
 	for i := range s.Partitions {
 		if s.Partitions[i].Name == name {
