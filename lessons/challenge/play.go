@@ -209,7 +209,7 @@ func (pl *player) turn(ctx context.Context) (over bool, err error) {
 		if snap.Kafka != nil && len(snap.Kafka.Clients) > 0 {
 			pl.connected = true
 		} else if within := pl.connectWithin(); time.Since(pl.cur.started) > within {
-			return false, fmt.Errorf("%w: the program never connected to %s in %v; it should read the address from MQLAB_BOOTSTRAP", ErrNotGraded, pl.bootstrap, within)
+			return false, fmt.Errorf("%w: the program never connected to %s in %v; it should read the address from MQLAB_BOOTSTRAP; its last words: %s", ErrNotGraded, pl.bootstrap, within, lastWords(pl.cur.p))
 		}
 	}
 	if pl.downNode != "" && time.Since(pl.nodeDownAt) > 500*time.Millisecond {
