@@ -160,6 +160,23 @@ func TestHeaderJobs(t *testing.T) {
 	}
 }
 
+// A screen watching a run that has ended says so in its header, not that
+// the lab runs.
+func TestHeaderRunOver(t *testing.T) {
+	v := ViewState{Time: demoStart, Clock: Clock{Speed: 1}, Timing: "fast"}
+	over := false
+	m := New(newFakeSource(v), Options{Over: func() bool { return over }})
+	t.Cleanup(m.Close)
+	m.Update(teaSize(100, 24))
+	if head := lines(m.View())[0]; !containsAll(head, "▶ running") || containsAll(head, "run over") {
+		t.Errorf("before the end: %q", head)
+	}
+	over = true
+	if head := lines(m.View())[0]; !containsAll(head, "■ run over") || containsAll(head, "running") {
+		t.Errorf("after the end: %q", head)
+	}
+}
+
 // On a live lab, a group that falls behind and catches up draws as a
 // series that rose and came back to zero, and the outbox rows of the
 // orders service reach the services panel.

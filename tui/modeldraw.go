@@ -250,9 +250,12 @@ func (m *Model) headerRight(level int, timing bool) line {
 	if speed == 0 {
 		speed = 1
 	}
-	if s.Clock.Paused {
+	switch {
+	case m.opts.Over != nil && m.opts.Over():
+		r.add(&st.Warn, "■ run over")
+	case s.Clock.Paused:
 		r.add(&st.Warn, "‖ PAUSED")
-	} else {
+	default:
 		r.add(&st.OK, "▶ running")
 		r.add(&st.Text, " "+speedWord(speed))
 	}

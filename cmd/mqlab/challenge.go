@@ -244,6 +244,9 @@ func watchOptions(ch *challenge.Challenge, seed uint64) tui.Options {
 	if slices.Contains(ch.Faults, challenge.FaultPause) {
 		pauses += ", pauses it"
 	}
+	if slices.Contains(ch.Faults, challenge.FaultBetweenWrites) {
+		pauses += ", stops it right after the first commit that names an order"
+	}
 	if ch.Schema != "" {
 		tabs += ", and the Services tab your database's tables as your program writes them"
 	}
@@ -292,7 +295,16 @@ func watchChallenge(ctx context.Context, out io.Writer, ch *challenge.Challenge,
 	var res outcome
 	select {
 	case l := <-labs:
-		screenErr := watchScreen(l, watchOptions(ch, opts.Seed))
+		sopts := watchOptions(ch, opts.Seed)
+		sopts.Over = func() bool {
+			select {
+			case <-over:
+				return true
+			default:
+				return false
+			}
+		}
+		screenErr := watchScreen(l, sopts)
 		close(screenDone)
 		if screenErr != nil {
 			cancel()

@@ -110,10 +110,16 @@ func TestChallengeWatch(t *testing.T) {
 	var about string
 	watchScreen = func(l *lab.Lab, opts tui.Options) error {
 		about = opts.About
+		if opts.Over == nil || opts.Over() {
+			return errors.New("the screen cannot tell that the run is under way")
+		}
 		deadline := time.Now().Add(time.Minute)
 		for time.Now().Before(deadline) {
 			for _, e := range l.Snapshot().Timeline {
 				if e.Kind == lab.EventNote && strings.HasPrefix(e.Text, "the run is over: passed") {
+					if !opts.Over() {
+						return errors.New("the screen was told the run is over, but its header was not")
+					}
 					return nil
 				}
 			}
