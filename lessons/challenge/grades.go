@@ -93,7 +93,11 @@ func (r *Record) splitWrites(db *sql.DB, charged map[string]int) ([]Failure, map
 		return []Failure{{What: "the database could not be read: " + err.Error()}}, split
 	}
 	defer conn.Close()
-	_, final, err := namedOrders(ctx, conn, map[string]bool{r.Between[0].Key: true})
+	keys := map[string]bool{}
+	for _, b := range r.Between {
+		keys[b.Key] = true
+	}
+	_, final, err := namedOrders(ctx, conn, keys)
 	if err != nil {
 		return []Failure{{What: "the database could not be read: " + err.Error()}}, split
 	}
