@@ -11,7 +11,10 @@ package challenge
 // kills it only if nothing more was committed meanwhile; after the kill it
 // looks once more before it records that the kill landed there. A run that
 // got its next write in first is let go on (SIGCONT), and the lab waits
-// for the next new order.
+// for the next new order. Seeing the first commit does take a poll
+// (betweenPoll): a program whose second write follows its first within
+// about that long may get it in before the stop, and is then killed with
+// the order whole. That is why effect-once draws the fault three times.
 
 import (
 	"context"
