@@ -54,3 +54,20 @@ func TestHistorySharesSeries(t *testing.T) {
 		t.Error("a series that moved shares the values of the one before")
 	}
 }
+
+// A screen watching a run that has ended says so in its header, not that
+// the lab runs.
+func TestHeaderRunOver(t *testing.T) {
+	v := view.State{Time: demoStart, Clock: view.Clock{Speed: 1}, Timing: "fast"}
+	over := false
+	m := New(newFakeSource(v), Options{Over: func() bool { return over }})
+	t.Cleanup(m.Close)
+	m.Update(teaSize(100, 24))
+	if head := lines(m.View())[0]; !containsAll(head, "▶ running") || containsAll(head, "run over") {
+		t.Errorf("before the end: %q", head)
+	}
+	over = true
+	if head := lines(m.View())[0]; !containsAll(head, "■ run over") || containsAll(head, "running") {
+		t.Errorf("after the end: %q", head)
+	}
+}

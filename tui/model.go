@@ -40,6 +40,10 @@ type Options struct {
 	// BackToLessons is for a screen opened from the lesson picker: its
 	// key (backspace) sets WantsBack, and the picker takes over.
 	BackToLessons bool
+	// Over, for a screen that watches a run with an end (a challenge),
+	// says whether it has ended: the header then says so where it would
+	// say the clock runs, though the lab stays up to be looked at.
+	Over func() bool
 	// Theme overrides DefaultTheme.
 	Theme *draw.Theme
 	// Renderer is the terminal the screen draws on (nil: this process's);

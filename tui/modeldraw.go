@@ -252,7 +252,10 @@ func (m *Model) headerRight(level int, timing bool) draw.Line {
 	if speed == 0 {
 		speed = 1
 	}
-	if s.Clock.Paused {
+	switch {
+	case m.opts.Over != nil && m.opts.Over():
+		r.Add(&st.Warn, "■ run over")
+	case s.Clock.Paused:
 		r.Add(&st.Warn, "‖ PAUSED")
 		if why, _, _ := strings.Cut(s.Clock.Held, " — "); why != "" && level <= 2 {
 			if level == 0 {
@@ -260,7 +263,7 @@ func (m *Model) headerRight(level int, timing bool) draw.Line {
 			}
 			r.Add(&st.Muted, " · "+why)
 		}
-	} else {
+	default:
 		r.Add(&st.OK, "▶ running")
 		r.Add(&st.Text, " "+speedWord(speed))
 	}

@@ -45,6 +45,11 @@ then grades what it reported and wrote. Each failure names the records
 and what happened around them. It exits non-zero when a schedule fails.
 Each challenge's page is lessons/challenge/ID/README.md.
 
+Two limits end a run without a grade: your program has 15 s to connect
+to the cluster (time for an interpreter and its client library to load),
+and each schedule has 60 s in all, so a program that hangs is stopped
+then. Either way the verdict shows the end of its standard error.
+
   mqlab challenge at-least-once -- python3 consumer.py
   mqlab challenge at-least-once --seed 3 -- ./consumer`
 
@@ -151,10 +156,16 @@ func runSchedules(ctx context.Context, out io.Writer, ch *challenge.Challenge, c
 			failed++
 		}
 	}
-	if failed > 0 {
+	switch {
+	case failed > 0 && len(list) == 1:
+		return fmt.Errorf("%s: the schedule failed", ch.ID)
+	case failed > 0:
 		return fmt.Errorf("%s: %d of %d schedules failed", ch.ID, failed, len(list))
+	case len(list) < defaultSeeds:
+		fmt.Fprintf(out, "%s: passed on %s; a pass counts on %d schedules, as mqlab challenge runs without --seed\n", ch.ID, counted(len(list), "schedule", "schedules"), defaultSeeds)
+	default:
+		fmt.Fprintf(out, "%s: passed on all %d schedules\n", ch.ID, len(list))
 	}
-	fmt.Fprintf(out, "%s: passed on all %d schedules\n", ch.ID, len(list))
 	return nil
 }
 
@@ -176,7 +187,7 @@ func writeVerdict(out io.Writer, v challenge.Verdict) {
 	if v.Passed {
 		how = "passed"
 	}
-	fmt.Fprintf(out, "%s, seed %d: %s (%d kills, %.1f s)\n", v.Challenge, v.Seed, how, v.Kills, v.Took.Seconds())
+	fmt.Fprintf(out, "%s, seed %d: %s (%s, %.1f s)\n", v.Challenge, v.Seed, how, counted(v.Kills, "kill", "kills"), v.Took.Seconds())
 	if v.Checker != "" {
 		fmt.Fprintf(out, "  the checker: %s\n", v.Checker)
 	}
@@ -211,6 +222,14 @@ func writeVerdict(out io.Writer, v challenge.Verdict) {
 	fmt.Fprintf(out, "  replay this schedule with --seed %d\n", v.Seed)
 }
 
+// counted is "1 kill" for one, "3 kills" (or "0 kills") otherwise.
+func counted(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
 // watchScreen shows a challenge's lab until the learner leaves it.
 var watchScreen = func(l *lab.Lab, opts tui.Options) error {
 	return openScreen(source.NewLabSource(l), opts)
@@ -225,6 +244,9 @@ func watchOptions(ch *challenge.Challenge, seed uint64) tui.Options {
 	}
 	if slices.Contains(ch.Faults, challenge.FaultPause) {
 		pauses += ", pauses it"
+	}
+	if slices.Contains(ch.Faults, challenge.FaultBetweenWrites) {
+		pauses += ", stops it right after the first commit that names an order"
 	}
 	if ch.Schema != "" {
 		tabs += ", and the Services tab your database's tables as your program writes them"
@@ -255,9 +277,9 @@ func watchChallenge(ctx context.Context, out io.Writer, ch *challenge.Challenge,
 			case err != nil:
 				l.Note(fmt.Sprintf("the run is over, not graded: %v; q leaves the screen", err))
 			case v.Passed:
-				l.Note(fmt.Sprintf("the run is over: passed, %d kills; q leaves the screen", v.Kills))
+				l.Note(fmt.Sprintf("the run is over: passed, %s; q leaves the screen", counted(v.Kills, "kill", "kills")))
 			default:
-				l.Note(fmt.Sprintf("the run is over: FAILED, %d things wrong; q leaves the screen and prints the verdict", len(v.Failures)))
+				l.Note(fmt.Sprintf("the run is over: FAILED, %s wrong; q leaves the screen and prints the verdict", counted(len(v.Failures), "thing", "things")))
 			}
 			<-screenDone
 		}
@@ -274,7 +296,16 @@ func watchChallenge(ctx context.Context, out io.Writer, ch *challenge.Challenge,
 	var res outcome
 	select {
 	case l := <-labs:
-		screenErr := watchScreen(l, watchOptions(ch, opts.Seed))
+		sopts := watchOptions(ch, opts.Seed)
+		sopts.Over = func() bool {
+			select {
+			case <-over:
+				return true
+			default:
+				return false
+			}
+		}
+		screenErr := watchScreen(l, sopts)
 		close(screenDone)
 		if screenErr != nil {
 			cancel()

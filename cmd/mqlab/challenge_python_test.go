@@ -26,9 +26,9 @@ func TestChallengePythonSolutions(t *testing.T) {
 	}
 	for _, ch := range challenge.All() {
 		dir := filepath.Join(challengesDir, ch.ID)
-		runSolutions(t, ch, []solution{
-			{"consumer.py", ready(python, filepath.Join(dir, "consumer.py")), false},
-			{"good.py", ready(python, filepath.Join(dir, "testdata", "good.py")), true},
-		})
+		runSolutions(t, ch, append([]solution{
+			{"consumer.py", ready(python, filepath.Join(dir, "consumer.py")), false, ""},
+			{"good.py", ready(python, filepath.Join(dir, "testdata", "good.py")), true, ""},
+		}, badSolutions(ch, ".py", func(file string) func() ([]string, error) { return ready(python, file) })...))
 	}
 }

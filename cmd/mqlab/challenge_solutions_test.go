@@ -9,8 +9,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -51,6 +53,29 @@ type solution struct {
 	name    string
 	command func() ([]string, error) // the command line, made ready on first use
 	pass    bool
+	// want, for a program that must fail, is words one of its failures
+	// must say.
+	want string
+}
+
+// mustFail are the programs beside a challenge's starter that must fail
+// it: testdata/bad_NAME.EXT, each with the words its verdict must say.
+var mustFail = map[string]string{
+	"effect-once/testdata/bad_two_writes": "were not one transaction",
+}
+
+// badSolutions are the challenge's programs in ext that must fail, made
+// ready with command.
+func badSolutions(ch *challenge.Challenge, ext string, command func(file string) func() ([]string, error)) []solution {
+	var out []solution
+	for _, name := range slices.Sorted(maps.Keys(mustFail)) {
+		if !strings.HasPrefix(name, ch.ID+"/") {
+			continue
+		}
+		file := filepath.Join(challengesDir, name+ext)
+		out = append(out, solution{filepath.Base(file), command(file), false, mustFail[name]})
+	}
+	return out
 }
 
 // ready is a command that needs no making.
@@ -64,10 +89,11 @@ func ready(command ...string) func() ([]string, error) {
 func TestChallengeGoSolutions(t *testing.T) {
 	for _, ch := range challenge.All() {
 		dir := filepath.Join(challengesDir, ch.ID)
-		runSolutions(t, ch, []solution{
-			{"consumer.go", buildSolution(t, filepath.Join(dir, "consumer.go")), false},
-			{"good.go", buildSolution(t, filepath.Join(dir, "testdata", "good.go")), true},
-		})
+		build := func(file string) func() ([]string, error) { return buildSolution(t, file) }
+		runSolutions(t, ch, append([]solution{
+			{"consumer.go", build(filepath.Join(dir, "consumer.go")), false, ""},
+			{"good.go", build(filepath.Join(dir, "testdata", "good.go")), true, ""},
+		}, badSolutions(ch, ".go", build)...))
 	}
 }
 
@@ -95,6 +121,9 @@ func runSolutions(t *testing.T, ch *challenge.Challenge, sols []solution) {
 				}
 				if !sol.pass && (len(v.Failures) == 0 || len(v.Failures[0].Items) == 0 || len(v.Failures[0].Around) == 0) {
 					t.Errorf("a failure must name its orders and what happened around them: %+v", v.Failures)
+				}
+				if sol.want != "" && !slices.ContainsFunc(v.Failures, func(f challenge.Failure) bool { return strings.Contains(f.What, sol.want) }) {
+					t.Errorf("no failure says %q: %+v", sol.want, v.Failures)
 				}
 				t.Logf("seed %d: passed %v, %d kills, %v", seed, v.Passed, v.Kills, v.Took.Round(time.Millisecond))
 			})

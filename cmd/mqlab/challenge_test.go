@@ -76,14 +76,14 @@ func TestChallengeListMarksPassed(t *testing.T) {
 func TestWriteVerdict(t *testing.T) {
 	around := []string{"  3.10s  the lab lets run 2 go on (SIGCONT)"}
 	var out bytes.Buffer
-	writeVerdict(&out, challenge.Verdict{Challenge: "in-order", Seed: 2, Failures: []challenge.Failure{
+	writeVerdict(&out, challenge.Verdict{Challenge: "in-order", Seed: 2, Kills: 1, Failures: []challenge.Failure{
 		{What: "balances went back", Kind: "writes", Items: []string{"account-5 seq 3 after seq 4", "account-3 seq 5 after seq 8"}, Around: around},
 		{What: "wrong at the end", Kind: "accounts", Items: []string{"account-3 ends at 8890"}, Around: around},
 		{What: "never parked", Kind: "orders", Items: []string{"order-8", "order-19"}},
 	}})
 	got := out.String()
 	for _, want := range []string{
-		"in-order, seed 2: FAILED",
+		"in-order, seed 2: FAILED (1 kill, ",
 		"    writes:\n      account-5 seq 3 after seq 4\n      account-3 seq 5 after seq 8\n",
 		"    around account-5 seq 3 after seq 4:\n        3.10s  the lab lets run 2 go on (SIGCONT)\n",
 		"    around account-3 ends at 8890: the timeline above\n",
@@ -110,10 +110,16 @@ func TestChallengeWatch(t *testing.T) {
 	var about string
 	watchScreen = func(l *lab.Lab, opts tui.Options) error {
 		about = opts.About
+		if opts.Over == nil || opts.Over() {
+			return errors.New("the screen cannot tell that the run is under way")
+		}
 		deadline := time.Now().Add(time.Minute)
 		for time.Now().Before(deadline) {
 			for _, e := range l.Snapshot().Timeline {
 				if e.Kind == lab.EventNote && strings.HasPrefix(e.Text, "the run is over: passed") {
+					if !opts.Over() {
+						return errors.New("the screen was told the run is over, but its header was not")
+					}
 					return nil
 				}
 			}

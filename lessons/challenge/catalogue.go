@@ -58,7 +58,7 @@ var challenges = []*Challenge{
 		Summary: "the redelivery at-least-once brings must not charge the buyer twice",
 		Topic:   "orders", Group: "billing", Partitions: 2,
 		Workload: orders,
-		Faults:   []string{FaultCommitAhead, FaultEffectAhead, FaultCommitAhead, FaultLeader, FaultEffectAhead},
+		Faults:   []string{FaultCommitAhead, FaultEffectAhead, FaultCommitAhead, FaultLeader, FaultEffectAhead, FaultBetweenWrites, FaultBetweenWrites, FaultBetweenWrites},
 		Schema: `CREATE TABLE charges (
 	id     INTEGER PRIMARY KEY AUTOINCREMENT,
 	order_key TEXT NOT NULL,

@@ -129,6 +129,9 @@ type Record struct {
 	DB string
 	// DeadLettered is what the dead-letter topic held at the end.
 	DeadLettered []lab.TopicRecord
+	// Between are the kills that landed right after the first commit
+	// naming an order (FaultBetweenWrites).
+	Between []betweenKill
 }
 
 type entry struct {

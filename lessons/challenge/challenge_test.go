@@ -40,6 +40,8 @@ func TestChallengeBadPrograms(t *testing.T) {
 		{"exits at once", "exit 3", "the program exited at once (exit status 3"},
 		{"garbage", "echo 'hello world'; wait", `run 1 wrote "hello world" to standard output; it may write only lines "processed KEY"`},
 		{"never connects", "wait", "the program never connected to 127.0.0.1:"},
+		{"has no empty variables", `if [ "${MQLAB_DB+set}" ]; then echo has MQLAB_DB >&2; else echo no MQLAB_DB >&2; fi; exit 3`, "no MQLAB_DB"},
+		{"never connects, says why", "echo no broker answers at localhost:9092 >&2; wait", "its last words: no broker answers at localhost:9092"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

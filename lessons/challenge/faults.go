@@ -33,6 +33,11 @@ const (
 	// partitions, and lets the paused one go on once the group has moved
 	// past it: a zombie holding records it fetched before the pause.
 	FaultPause = "pause"
+	// FaultBetweenWrites kills the program right after the first commit
+	// to its database that names an order the database did not name
+	// before: an order whose effect is two writes, each committed alone,
+	// is left with the first only. See between.go.
+	FaultBetweenWrites = "between-writes"
 )
 
 // schedule draws the run's faults from its seed, each after a number of

@@ -3,6 +3,7 @@ package challenge
 // How each challenge grades what its program did.
 
 import (
+	"context"
 	"database/sql"
 	"fmt"
 	"maps"
@@ -61,17 +62,75 @@ func gradeChargedOnce(r *Record) []Failure {
 	if err != nil {
 		return []Failure{{What: "the charges table could not be read: " + err.Error()}}
 	}
+	out, split := r.splitWrites(db, charged)
 	var twice, never []string
 	for _, key := range r.Keys {
 		switch n := charged[key]; {
+		case split[key]:
 		case n == 0:
 			never = append(never, key)
 		case n > 1:
 			twice = append(twice, key)
 		}
 	}
-	out := r.failOrders(nil, counted(len(twice), "order was", "orders were")+" charged more than once: each came again after its commit was lost and the program killed, and the charge was made again", twice)
+	out = r.failOrders(out, counted(len(twice), "order was", "orders were")+" charged more than once: each came again after its commit was lost and the program killed, and the charge was made again", twice)
 	return r.failOrders(out, counted(len(never), "order was", "orders were")+" never charged", never)
+}
+
+// splitWrites fails each order charged twice or never after a kill that
+// landed right after the first commit naming it, when that commit was not
+// all of its effect: it lacked the charge, or the program wrote more of
+// the order later. Those orders' writes were two transactions, and split
+// says which they are.
+func (r *Record) splitWrites(db *sql.DB, charged map[string]int) ([]Failure, map[string]bool) {
+	split := map[string]bool{}
+	if len(r.Between) == 0 {
+		return nil, split
+	}
+	ctx := context.Background()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return []Failure{{What: "the database could not be read: " + err.Error()}}, split
+	}
+	defer conn.Close()
+	keys := map[string]bool{}
+	for _, b := range r.Between {
+		keys[b.Key] = true
+	}
+	_, final, err := namedOrders(ctx, conn, keys)
+	if err != nil {
+		return []Failure{{What: "the database could not be read: " + err.Error()}}, split
+	}
+	var out []Failure
+	for _, b := range r.Between {
+		n := charged[b.Key]
+		if n == 1 {
+			continue
+		}
+		var rest []string
+		for _, t := range final[b.Key] {
+			if !slices.Contains(b.Tables, t) {
+				rest = append(rest, t)
+			}
+		}
+		if !slices.Contains(b.Tables, "charges") && !slices.Contains(rest, "charges") {
+			rest = append(rest, "charges")
+		}
+		if len(rest) == 0 {
+			continue // the charge alone, made again: the failure below says so
+		}
+		split[b.Key] = true
+		outcome := "was never charged"
+		if n > 1 {
+			outcome = fmt.Sprintf("was charged %d times when it came again", n)
+		}
+		out = append(out, Failure{
+			What: fmt.Sprintf("%s's writes were not one transaction: the lab killed run %d once %s was committed and before %s was, and the order %s; two writes that must both happen or neither belong in one transaction",
+				b.Key, b.Run, inTables(b.Tables), inTables(rest), outcome),
+			Kind: "orders", Items: []string{b.Key}, Around: r.near(b.At),
+		})
+	}
+	return out, split
 }
 
 // eachRow runs query and hands each row to fn.

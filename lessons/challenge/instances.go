@@ -52,17 +52,25 @@ func (r *runner) connectWithin() time.Duration {
 // kill ends the current run, takes what it wrote before it died, and
 // starts the next run.
 func (r *runner) kill(ctx context.Context, cur *instance, committed int) (*instance, error) {
-	r.note("the lab kills run %d (SIGKILL to its process group): the group has committed %d records and the program has reported %s", cur.n, committed, r.reportedText())
+	if err := r.end(cur, committed); err != nil {
+		return nil, err
+	}
+	return r.startProgram(ctx)
+}
+
+// end kills a run and takes what it wrote before it died.
+func (r *runner) end(cur *instance, committed int) error {
+	r.note("the lab kills run %d (SIGKILL to its process group): the group has committed %s and the program has reported %s", cur.n, counted(committed, "record", "records"), r.reportedText())
 	r.mu.Lock()
 	cur.killed = true
 	r.kills++
 	r.mu.Unlock()
 	cur.p.Kill()
 	if err := r.drain(cur); err != nil {
-		return nil, err
+		return err
 	}
 	r.killedAt = r.reported()
-	return r.startProgram(ctx)
+	return nil
 }
 
 // drain takes the lines a killed run wrote before it died, and any the
@@ -110,7 +118,9 @@ func (r *runner) startProgram(ctx context.Context) (*instance, error) {
 		"MQLAB_CLIENT_ID=" + r.clientID(n),
 		"MQLAB_WORK_MS=" + strconv.Itoa(workMS),
 		"MQLAB_SESSION_MS=" + strconv.Itoa(sessionMS),
-		"MQLAB_DB=" + r.db,
+	}
+	if r.db != "" {
+		env = append(env, "MQLAB_DB="+r.db)
 	}
 	if r.ch.DeadLetters != "" {
 		env = append(env, "MQLAB_DEAD_LETTERS="+r.ch.DeadLetters)

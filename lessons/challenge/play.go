@@ -7,6 +7,7 @@ package challenge
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/mqlab/mqlab/lab"
@@ -28,6 +29,8 @@ type player struct {
 
 	paused              *instance // the run the lab paused, once it has
 	pausedAt, resumedAt time.Time
+
+	watch *dbWatch // the database watched for the between-writes fault
 }
 
 // play runs the program until its group has committed every record, under
@@ -41,6 +44,9 @@ func (r *runner) play(ctx context.Context) error {
 	shopped := make(chan struct{})
 	shopCtx, stopShop := context.WithCancel(ctx)
 	defer func() {
+		if pl.watch != nil {
+			pl.watch.close()
+		}
 		close(r.stop)
 		stopShop()
 		r.mu.Lock()
@@ -67,6 +73,8 @@ func (r *runner) play(ctx context.Context) error {
 			err = pl.line(ctx, ln)
 		case p := <-r.exits:
 			err = pl.exited(p)
+		case c := <-pl.caught():
+			err = pl.between(ctx, c)
 		case <-tick.C:
 		}
 		if err != nil {
@@ -201,7 +209,7 @@ func (pl *player) turn(ctx context.Context) (over bool, err error) {
 		if snap.Kafka != nil && len(snap.Kafka.Clients) > 0 {
 			pl.connected = true
 		} else if within := pl.connectWithin(); time.Since(pl.cur.started) > within {
-			return false, fmt.Errorf("%w: the program never connected to %s in %v; it should read the address from MQLAB_BOOTSTRAP", ErrNotGraded, pl.bootstrap, within)
+			return false, fmt.Errorf("%w: the program never connected to %s in %v; it should read the address from MQLAB_BOOTSTRAP; its last words: %s", ErrNotGraded, pl.bootstrap, within, lastWords(pl.cur.p))
 		}
 	}
 	if pl.downNode != "" && time.Since(pl.nodeDownAt) > 500*time.Millisecond {
@@ -278,6 +286,10 @@ func (pl *player) fire(ctx context.Context, snap lab.Snapshot, committed int) er
 			if pl.cur, err = pl.kill(ctx, pl.cur, committed); err != nil {
 				return err
 			}
+		case FaultBetweenWrites:
+			if err := pl.watchBetween(ctx, t); err != nil {
+				return err
+			}
 		case FaultLeader:
 			if pl.downNode != "" {
 				continue
@@ -337,4 +349,82 @@ func (pl *player) ended(allDone bool, committed, total int) bool {
 		return true
 	}
 	return false
+}
+
+// watchBetween watches the database for the current run's first commit
+// that names a new order; a watch on a run that has ended gives way to one
+// on the run after it.
+func (pl *player) watchBetween(ctx context.Context, t *trigger) error {
+	if pl.db == "" {
+		t.fired = true
+		return nil
+	}
+	if pl.watch != nil && pl.watch.run == pl.cur {
+		return nil
+	}
+	if pl.watch != nil {
+		pl.watch.close()
+		pl.watch = nil
+	}
+	w, err := pl.watchDB(ctx, pl.cur)
+	if err != nil {
+		return fmt.Errorf("watching the program's database: %w", err)
+	}
+	pl.watch = w
+	return nil
+}
+
+// caught delivers the run the database watch stopped; nil while none
+// watches.
+func (pl *player) caught() <-chan dbCatch {
+	if pl.watch == nil {
+		return nil
+	}
+	return pl.watch.caught
+}
+
+// between kills a run the watch stopped right after the first commit that
+// named a new order, and records where the kill landed once the run is
+// dead and nothing more can be committed.
+func (pl *player) between(ctx context.Context, c dbCatch) error {
+	w := pl.watch
+	pl.watch = nil
+	defer w.close()
+	if c.run != pl.cur {
+		c.run.p.Resume() //nolint:errcheck // killed meanwhile; the next run is watched
+		return nil
+	}
+	var t *trigger
+	for _, x := range pl.triggers {
+		if x.kind == FaultBetweenWrites && !x.fired {
+			t = x
+			break
+		}
+	}
+	key := c.keys[0]
+	pl.note("run %d committed the first write that names %s (%s): the lab stops it there (SIGSTOP), before it writes anything more", c.run.n, key, inTables(c.tables[key]))
+	committed, _ := pl.committedIn(pl.l.Snapshot())
+	if err := pl.end(c.run, committed); err != nil {
+		return err
+	}
+	if w.unchangedSince(c.version) && t != nil {
+		t.fired = true
+		pl.mu.Lock()
+		pl.rec.Between = append(pl.rec.Between, betweenKill{Key: key, Run: c.run.n, Tables: c.tables[key], At: time.Since(pl.start)})
+		pl.mu.Unlock()
+	} else {
+		pl.note("run %d committed more before it died: the lab waits for the next order's first write", c.run.n)
+	}
+	var err error
+	pl.cur, err = pl.startProgram(ctx)
+	return err
+}
+
+// inTables says where an order's rows are: "a row in charges", "rows in
+// charges and processed".
+func inTables(tables []string) string {
+	if len(tables) == 1 {
+		return "a row in " + tables[0]
+	}
+	return "rows in " + strings.Join(tables[:len(tables)-1], ", ") + " and " + tables[len(tables)-1]
 }

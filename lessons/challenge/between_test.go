@@ -1,0 +1,63 @@
+package challenge
+
+import (
+	"database/sql"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// An order the kill left half written is named, once, with the tables
+// its first commit and the rest went to; an order charged again by a
+// program that keeps nothing beside its charges is the plain failure.
+func TestGradeSplitWrites(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "effect-once.db")
+	if err := createDB(ctxFor(t, time.Minute), path, Find("effect-once").Schema); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, q := range []string{
+		`CREATE TABLE processed (order_key TEXT PRIMARY KEY)`,
+		// order-1: marked, never charged; order-2: charged twice, then
+		// marked; order-3: charged twice, nothing else; order-4: fine.
+		`INSERT INTO processed VALUES ('order-1'), ('order-2'), ('order-4')`,
+		`INSERT INTO charges (order_key, amount) VALUES ('order-2', 450), ('order-2', 450), ('order-3', 450), ('order-3', 450), ('order-4', 450)`,
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := &Record{
+		Keys: []string{"order-1", "order-2", "order-3", "order-4"}, DB: path,
+		Timeline: []entry{{time.Second, "the lab kills run 1 (SIGKILL to its process group)"}},
+		Between: []betweenKill{
+			{Key: "order-1", Run: 1, Tables: []string{"processed"}, At: time.Second},
+			{Key: "order-2", Run: 2, Tables: []string{"charges"}, At: time.Second},
+			{Key: "order-3", Run: 3, Tables: []string{"charges"}, At: time.Second},
+			{Key: "order-4", Run: 4, Tables: []string{"processed"}, At: time.Second},
+		},
+	}
+	got := gradeChargedOnce(r)
+	var whats []string
+	for _, f := range got {
+		whats = append(whats, f.What+" "+strings.Join(f.Items, ","))
+	}
+	all := strings.Join(whats, "\n")
+	for _, want := range []string{
+		"order-1's writes were not one transaction: the lab killed run 1 once a row in processed was committed and before a row in charges was, and the order was never charged",
+		"order-2's writes were not one transaction: the lab killed run 2 once a row in charges was committed and before a row in processed was, and the order was charged 2 times",
+		"1 order was charged more than once: each came again after its commit was lost and the program killed, and the charge was made again order-3",
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("the failures lack %q:\n%s", want, all)
+		}
+	}
+	if len(got) != 3 || strings.Contains(all, "order-4") || strings.Contains(all, "never charged order-1") {
+		t.Errorf("want exactly the three failures above, each order once:\n%s", all)
+	}
+}
