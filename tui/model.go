@@ -262,7 +262,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.MouseMsg:
 		m.mouse(msg)
 	case tea.KeyMsg:
-		cmd = m.key(msg)
+		cmd = m.keys(msg)
 	default:
 		if m.prompt.active() { // cursor blinks
 			_, _, cmd = m.prompt.update(msg)

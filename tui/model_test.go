@@ -141,6 +141,39 @@ func TestKeysSendCommands(t *testing.T) {
 			t.Errorf("1600 and enter sent %q", src.got())
 		}
 	})
+	// Keys that arrive in one read come as one message of several runes:
+	// each is a key press of its own, in order.
+	t.Run("a number typed in one burst", func(t *testing.T) {
+		pv := v
+		pred := &view.Prediction{Question: "How many a second?", Numeric: true, Chosen: -1, Answer: -1}
+		pv.Lesson = &view.Lesson{Title: "t", Step: 2, Steps: 3, Status: lessons.StatusPredict, Prediction: pred,
+			Blocks: []view.LessonBlock{{Kind: view.BlockPrediction, Prediction: pred}}}
+		m, src := newTestModel(t, pv, 120, 40)
+		m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("90")})
+		press(m, "enter")
+		if !src.has("predict 90") {
+			t.Errorf("90 in one message, then enter, sent %q", src.got())
+		}
+	})
+	t.Run("a command typed in one burst", func(t *testing.T) {
+		m, src := newTestModel(t, v, 120, 40)
+		m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(":kill n2")})
+		press(m, "enter")
+		if !src.has("kill n2") {
+			t.Errorf(":kill n2 in one message, then enter, sent %q", src.got())
+		}
+	})
+	t.Run("a paste goes into the prompt", func(t *testing.T) {
+		m, src := newTestModel(t, v, 120, 40)
+		m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("kill n2"), Paste: true})
+		if len(src.got()) != 0 {
+			t.Fatalf("a paste ran %q as keys", src.got())
+		}
+		press(m, "enter")
+		if !src.has("kill n2") {
+			t.Errorf("a pasted kill n2, then enter, sent %q", src.got())
+		}
+	})
 }
 
 func TestStatusShowsResultAndError(t *testing.T) {

@@ -61,6 +61,41 @@ func (m *Model) syncKeys() {
 }
 
 // key handles one key: the prompt first, so typing q there does not quit.
+// keys takes a key message. Keys that arrive in one read — fast typing,
+// a paste without bracketed paste, an SSH session on a slow link — come as
+// one message with several runes: each rune is its own key press, in
+// order, so "90" at a numeric question is 9 then 0, and ":help kill"
+// opens the prompt and types into it. A bracketed paste is text: it goes
+// into the prompt, which it opens.
+func (m *Model) keys(msg tea.KeyMsg) tea.Cmd {
+	if msg.Type != tea.KeyRunes || m.prompt.active() {
+		return m.key(msg)
+	}
+	if msg.Paste {
+		open := m.prompt.open(m.ctx.State.Nodes)
+		_, _, typed := m.prompt.update(msg)
+		return tea.Batch(open, typed)
+	}
+	if len(msg.Runes) <= 1 {
+		return m.key(msg)
+	}
+	var cmds []tea.Cmd
+	for _, r := range msg.Runes {
+		one := tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}, Alt: msg.Alt}
+		if r == ' ' {
+			one.Type = tea.KeySpace
+		}
+		if cmd := m.keys(one); cmd != nil {
+			cmds = append(cmds, cmd)
+		}
+		m.syncKeys()
+	}
+	if len(cmds) == 1 {
+		return cmds[0]
+	}
+	return tea.Sequence(cmds...)
+}
+
 func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 	k := m.ctx.Keys
 	if m.prompt.active() {
