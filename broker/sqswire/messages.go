@@ -147,126 +147,45 @@ func (s *Server) send(cl *call, entries []entry, batch bool) (obj, error) {
 		return nil, err
 	}
 	if batch {
-		if err := checkBatch(entries); err != nil {
+		if err := checkBatchSize(entries); err != nil {
 			return nil, err
 		}
-		total := 0
-		for _, e := range entries {
-			if e.MessageBody != nil {
-				total += len(*e.MessageBody)
-			}
-			for k, a := range e.MessageAttributes {
-				total += len(k) + len(a.DataType) + len(a.BinaryValue)
-				if a.StringValue != nil {
-					total += len(*a.StringValue)
-				}
-			}
-		}
-		if total > MaxMessageBytes {
-			return nil, newErr(400, "BatchRequestTooLong", "AWS.SimpleQueueService.BatchRequestTooLong",
-				"Batch requests cannot be longer than %d bytes; this one is %d.", MaxMessageBytes, total)
-		}
 	}
-	extra := s.extras(name)
-	maxSize := MaxMessageBytes
-	if n, err := strconv.Atoi(extra["MaximumMessageSize"]); err == nil {
-		maxSize = n
-	}
-	var queueDelay time.Duration
-	if n, err := strconv.Atoi(extra["DelaySeconds"]); err == nil {
-		queueDelay = time.Duration(n) * time.Second
-	}
-	var failed []any
+	in := s.sendRules(name)
+	var failed, ok []any
 	var msgs []broker.QueueMessage
 	var sent []entry
 	for _, e := range entries {
-		err := checkMessage(e, maxSize)
-		delay := queueDelay
-		if err == nil && e.DelaySeconds != nil {
-			if *e.DelaySeconds < 0 || *e.DelaySeconds > 900 {
-				err = errInvalid("Value %d for parameter DelaySeconds is invalid. Reason: must be between 0 and 900, if provided.", *e.DelaySeconds)
-			}
-			delay = time.Duration(*e.DelaySeconds) * time.Second
-		}
-		dedupe := e.MessageDeduplicationId
-		switch {
-		case err != nil:
-		case !fifo(name) && (e.MessageGroupId != "" || dedupe != ""):
-			err = errInvalid("The request includes a MessageGroupId or MessageDeduplicationId, which only FIFO queues take; %s is a standard queue.", name)
-		case !fifo(name):
-		case e.MessageGroupId == "":
-			err = errMissing("MessageGroupId")
-		case e.DelaySeconds != nil && *e.DelaySeconds != 0:
-			err = errInvalid("Value %d for parameter DelaySeconds is invalid. Reason: The request include parameter that is not valid for this queue type.", *e.DelaySeconds)
-		case len(e.MessageGroupId) > 128 || len(dedupe) > 128:
-			err = errInvalid("MessageGroupId and MessageDeduplicationId take up to 128 characters.")
-		case dedupe == "" && extra["ContentBasedDeduplication"] == "true":
-			sum := sha256.Sum256([]byte(*e.MessageBody))
-			dedupe = hex.EncodeToString(sum[:])
-		case dedupe == "":
-			err = errInvalid("The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly")
-		}
+		msg, err := in.message(e)
 		if err != nil {
 			if !batch {
 				return nil, err
 			}
-			ae := asAPI(err)
-			failed = append(failed, obj{{"Id", e.Id}, {"SenderFault", true}, {"Code", ae.query}, {"Message", ae.msg}})
+			failed = append(failed, failedEntry(e.Id, asAPI(err), true))
 			continue
 		}
-		attrs := map[string]string{senderKey: cl.client}
-		if len(e.MessageAttributes) > 0 {
-			b, _ := json.Marshal(e.MessageAttributes)
-			attrs[attrKey] = string(b)
-		}
-		msgs = append(msgs, broker.QueueMessage{Body: []byte(*e.MessageBody), Attributes: attrs, Delay: delay,
-			MsgID: s.msgID(cl.client, cl.invocation, e.Id), Group: e.MessageGroupId, DedupeID: dedupe})
-		sent = append(sent, e)
+		msg.Attributes[senderKey] = cl.client
+		msg.MsgID = s.msgID(cl.client, cl.invocation, e.Id)
+		msgs, sent = append(msgs, msg), append(sent, e)
 	}
-	var ok []any
 	if len(msgs) > 0 {
 		qc, err := s.client(cl.node, cl.client)
 		if err != nil {
 			return nil, s.fault(cl, name, err)
 		}
-		results := qc.Send(cl.ctx, name, msgs...)
-		for i, r := range results {
-			e := sent[i]
-			fate := Acked
-			ferr := s.fault(cl, name, r.Err)
+		for i, r := range qc.Send(cl.ctx, name, msgs...) {
+			res, ferr := s.sent(cl, name, sent[i], r)
 			switch {
-			case r.Outcome == broker.OutcomeAcked:
-			case errors.Is(ferr, errAborted):
-				fate = Unknown
-			default:
-				fate = Refused
-			}
-			if s.cfg.Observer != nil && !errors.Is(ferr, errHold) {
-				s.cfg.Observer.Sent(Sent{Client: cl.client, Queue: name, MsgID: r.MsgID, Fate: fate})
-			}
-			if fate != Acked {
-				if !batch || errors.Is(ferr, errAborted) || errors.Is(ferr, errHold) {
-					return nil, ferr
-				}
-				ae := asAPI(ferr)
-				failed = append(failed, obj{{"Id", e.Id}, {"SenderFault", ae.sender()}, {"Code", ae.query}, {"Message", ae.msg}})
-				continue
-			}
-			res := obj{{"MessageId", r.MsgID}, {"MD5OfMessageBody", md5Hex([]byte(*e.MessageBody))}}
-			if sum := attributesMD5(e.MessageAttributes); sum != "" {
-				res = append(res, kv{"MD5OfMessageAttributes", sum})
-			}
-			if fifo(name) {
-				res = append(res, kv{"SequenceNumber", strconv.FormatUint(r.Seq, 10)})
-			}
-			if r.Duplicate {
-				s.c.Report(broker.Event{Node: cl.node, Client: cl.client, MsgID: r.MsgID, Text: fmt.Sprintf(
-					"SQS: %s's send to %s repeats a deduplication id of the last five minutes: dropped, answered with %s", cl.client, name, r.MsgID)})
-			}
-			if !batch {
+			case ferr == nil && !batch:
 				return res, nil
+			case ferr == nil:
+				ok = append(ok, append(obj{{"Id", sent[i].Id}}, res...))
+			case !batch || errors.Is(ferr, errAborted) || errors.Is(ferr, errHold):
+				return nil, ferr
+			default:
+				ae := asAPI(ferr)
+				failed = append(failed, failedEntry(sent[i].Id, ae, ae.sender()))
 			}
-			ok = append(ok, append(obj{{"Id", e.Id}}, res...))
 		}
 	}
 	out := obj{{"Successful", list{"SendMessageBatchResultEntry", ok}}}
@@ -274,6 +193,126 @@ func (s *Server) send(cl *call, entries []entry, batch bool) (obj, error) {
 		out = append(out, kv{"Failed", list{"BatchResultErrorEntry", failed}})
 	}
 	return out, nil
+}
+
+// failedEntry is a batch entry's failure as SQS answers it.
+func failedEntry(id string, ae *apiError, senderFault bool) obj {
+	return obj{{"Id", id}, {"SenderFault", senderFault}, {"Code", ae.query}, {"Message", ae.msg}}
+}
+
+// checkBatchSize refuses a SendMessageBatch whose bodies and attributes
+// pass MaxMessageBytes in all, as SQS does.
+func checkBatchSize(entries []entry) error {
+	if err := checkBatch(entries); err != nil {
+		return err
+	}
+	total := 0
+	for _, e := range entries {
+		if e.MessageBody != nil {
+			total += len(*e.MessageBody)
+		}
+		for k, a := range e.MessageAttributes {
+			total += len(k) + len(a.DataType) + len(a.BinaryValue)
+			if a.StringValue != nil {
+				total += len(*a.StringValue)
+			}
+		}
+	}
+	if total > MaxMessageBytes {
+		return newErr(400, "BatchRequestTooLong", "AWS.SimpleQueueService.BatchRequestTooLong",
+			"Batch requests cannot be longer than %d bytes; this one is %d.", MaxMessageBytes, total)
+	}
+	return nil
+}
+
+// sendRules are what a queue's attributes ask of a message sent to it.
+type sendRules struct {
+	queue        string
+	maxSize      int
+	delay        time.Duration
+	contentDedup bool
+}
+
+func (s *Server) sendRules(name string) sendRules {
+	extra := s.extras(name)
+	in := sendRules{queue: name, maxSize: MaxMessageBytes, contentDedup: extra["ContentBasedDeduplication"] == "true"}
+	if n, err := strconv.Atoi(extra["MaximumMessageSize"]); err == nil {
+		in.maxSize = n
+	}
+	if n, err := strconv.Atoi(extra["DelaySeconds"]); err == nil {
+		in.delay = time.Duration(n) * time.Second
+	}
+	return in
+}
+
+// message checks one entry against the queue's rules and makes the
+// message to send, with its delay, group and deduplication id.
+func (in sendRules) message(e entry) (broker.QueueMessage, error) {
+	if err := checkMessage(e, in.maxSize); err != nil {
+		return broker.QueueMessage{}, err
+	}
+	delay := in.delay
+	if e.DelaySeconds != nil {
+		if *e.DelaySeconds < 0 || *e.DelaySeconds > 900 {
+			return broker.QueueMessage{}, errInvalid("Value %d for parameter DelaySeconds is invalid. Reason: must be between 0 and 900, if provided.", *e.DelaySeconds)
+		}
+		delay = time.Duration(*e.DelaySeconds) * time.Second
+	}
+	dedupe := e.MessageDeduplicationId
+	switch {
+	case !fifo(in.queue) && (e.MessageGroupId != "" || dedupe != ""):
+		return broker.QueueMessage{}, errInvalid("The request includes a MessageGroupId or MessageDeduplicationId, which only FIFO queues take; %s is a standard queue.", in.queue)
+	case !fifo(in.queue):
+	case e.MessageGroupId == "":
+		return broker.QueueMessage{}, errMissing("MessageGroupId")
+	case e.DelaySeconds != nil && *e.DelaySeconds != 0:
+		return broker.QueueMessage{}, errInvalid("Value %d for parameter DelaySeconds is invalid. Reason: The request include parameter that is not valid for this queue type.", *e.DelaySeconds)
+	case len(e.MessageGroupId) > 128 || len(dedupe) > 128:
+		return broker.QueueMessage{}, errInvalid("MessageGroupId and MessageDeduplicationId take up to 128 characters.")
+	case dedupe == "" && in.contentDedup:
+		sum := sha256.Sum256([]byte(*e.MessageBody))
+		dedupe = hex.EncodeToString(sum[:])
+	case dedupe == "":
+		return broker.QueueMessage{}, errInvalid("The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly")
+	}
+	attrs := map[string]string{}
+	if len(e.MessageAttributes) > 0 {
+		b, _ := json.Marshal(e.MessageAttributes)
+		attrs[attrKey] = string(b)
+	}
+	return broker.QueueMessage{Body: []byte(*e.MessageBody), Attributes: attrs, Delay: delay, Group: e.MessageGroupId, DedupeID: dedupe}, nil
+}
+
+// sent tells the observer what became of one sent message and makes its
+// answer, or returns the error to answer with.
+func (s *Server) sent(cl *call, name string, e entry, r broker.SendResult) (obj, error) {
+	fate := Acked
+	ferr := s.fault(cl, name, r.Err)
+	switch {
+	case r.Outcome == broker.OutcomeAcked:
+	case errors.Is(ferr, errAborted):
+		fate = Unknown
+	default:
+		fate = Refused
+	}
+	if s.cfg.Observer != nil && !errors.Is(ferr, errHold) {
+		s.cfg.Observer.Sent(Sent{Client: cl.client, Queue: name, MsgID: r.MsgID, Fate: fate})
+	}
+	if fate != Acked {
+		return nil, ferr
+	}
+	res := obj{{"MessageId", r.MsgID}, {"MD5OfMessageBody", md5Hex([]byte(*e.MessageBody))}}
+	if sum := attributesMD5(e.MessageAttributes); sum != "" {
+		res = append(res, kv{"MD5OfMessageAttributes", sum})
+	}
+	if fifo(name) {
+		res = append(res, kv{"SequenceNumber", strconv.FormatUint(r.Seq, 10)})
+	}
+	if r.Duplicate {
+		s.c.Report(broker.Event{Node: cl.node, Client: cl.client, MsgID: r.MsgID, Text: fmt.Sprintf(
+			"SQS: %s's send to %s repeats a deduplication id of the last five minutes: dropped, answered with %s", cl.client, name, r.MsgID)})
+	}
+	return res, nil
 }
 
 // wanted reports whether an attribute name is asked for by names, which
