@@ -257,6 +257,11 @@ func listensOnAFixedPort(les *Lesson) bool {
 // taking a turn for it. Under the race detector only raceLessons play,
 // unless all is false: then none does.
 func eachLesson(t *testing.T, underRace bool, play func(t *testing.T, les *Lesson)) {
+	eachLessonOn(t, underRace, playTurns, play)
+}
+
+// eachLessonOn is eachLesson taking turns of its own.
+func eachLessonOn(t *testing.T, underRace bool, turns chan struct{}, play func(t *testing.T, les *Lesson)) {
 	all, err := Curriculum()
 	if err != nil {
 		t.Fatal(err)
@@ -270,8 +275,8 @@ func eachLesson(t *testing.T, underRace bool, play func(t *testing.T, les *Lesso
 				t.Skip("under the race detector only " + strings.Join(raceLessons, ", ") + " play")
 			}
 			t.Parallel()
-			playTurns <- struct{}{}
-			defer func() { <-playTurns }()
+			turns <- struct{}{}
+			defer func() { <-turns }()
 			if listensOnAFixedPort(les) {
 				// Two plays of it at once would both bind its port.
 				fixedPort.Lock()
@@ -357,7 +362,12 @@ func TestCurriculumAudit(t *testing.T) {
 // ReadingPause is the wall time the curriculum test reads for at every
 // question, task and step's end: longer than a fast-timing election, so
 // an answer that an election brings on screen while a person reads shows.
-const ReadingPause = time.Second
+const ReadingPause = 500 * time.Millisecond
+
+// readingTurns are the reading-pace plays' own: such a play mostly waits
+// out its pauses on a lab held still, so it does not take the turns of
+// the plays that run at machine speed.
+var readingTurns = make(chan struct{}, 6)
 
 // lesson check --reading finds nothing in the curriculum: played as the
 // screen plays it, at a person's pace, no answer reaches the screen
@@ -367,7 +377,7 @@ func TestCurriculumAtReadingPace(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: every lesson at reading pace takes about a minute")
 	}
-	eachLesson(t, false, func(t *testing.T, les *Lesson) {
+	eachLessonOn(t, false, readingTurns, func(t *testing.T, les *Lesson) {
 		found, err := Audit(ctxFor(t, 4*LessonTimeLimit), les, Options{Timing: "fast", Reading: ReadingPause})
 		if err != nil {
 			t.Fatalf("lesson check --reading %v: %v", ReadingPause, err)
