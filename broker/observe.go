@@ -12,6 +12,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"github.com/mqlab/mqlab/broker/disk"
 	"github.com/mqlab/mqlab/broker/fanout"
 	"github.com/mqlab/mqlab/broker/partcmd"
 	"github.com/mqlab/mqlab/broker/partlog"
@@ -57,7 +58,7 @@ type PartitionState struct {
 	Topic     string
 	Partition int
 	Leader    string // the node leading at the highest epoch, "" when none
-	Epoch     uint64 // the leader's epoch; without a leader, the highest among live replicas
+	Epoch     uint64 // the leader's epoch; without a leader, the highest among live replicas; with every replica down, the last their disks hold
 	Replicas  []ReplicaState
 	Producers []partlog.ProducerState // idempotent producers the leader remembers
 }
@@ -125,6 +126,7 @@ func (c *Cluster) SnapshotWindow(window int) Snapshot {
 		node string
 		up   bool
 		rep  *replica
+		term uint64 // a down replica's: the last term its disk holds
 	}
 	groupReps := map[string][]hosted{}
 	for _, id := range c.nodeIDs {
@@ -144,7 +146,7 @@ func (c *Cluster) SnapshotWindow(window int) Snapshot {
 			g := TopicPartition{t.Config.Name, p}.String()
 			for _, id := range nodes {
 				n := c.nodes[id]
-				groupReps[g] = append(groupReps[g], hosted{id, n.up, n.replicas[g]})
+				groupReps[g] = append(groupReps[g], hosted{id, n.up, n.replicas[g], diskTerm(n.disks[g])})
 			}
 		}
 	}
@@ -165,7 +167,7 @@ func (c *Cluster) SnapshotWindow(window int) Snapshot {
 			var live []*replica
 			for _, h := range groupReps[g] {
 				if !h.up || h.rep == nil {
-					ps.Replicas = append(ps.Replicas, ReplicaState{Node: h.node, Role: "down"})
+					ps.Replicas = append(ps.Replicas, ReplicaState{Node: h.node, Role: "down", Epoch: h.term})
 					continue
 				}
 				live = append(live, h.rep)
@@ -173,6 +175,13 @@ func (c *Cluster) SnapshotWindow(window int) Snapshot {
 			}
 			gs := groupState(live)
 			ps.Leader, ps.Epoch = gs.Leader, gs.Epoch
+			if len(live) == 0 {
+				// Every replica is down: the epoch is the last one their
+				// disks hold, not 0, so a restart shows the next one.
+				for _, h := range groupReps[g] {
+					ps.Epoch = max(ps.Epoch, h.term)
+				}
+			}
 			for _, r := range live {
 				if r.node == ps.Leader {
 					ps.Producers = r.partition().producers()
@@ -186,6 +195,19 @@ func (c *Cluster) SnapshotWindow(window int) Snapshot {
 	s.Groups = c.consumerGroupStates(s)
 	return s
 }
+
+// diskTerm is the last raft term a replica's disk holds, 0 for none.
+func diskTerm(d *disk.Disk) uint64 {
+	if d == nil {
+		return 0
+	}
+	term, _ := d.Stable.GetUint64(keyCurrentTerm)
+	return term
+}
+
+// keyCurrentTerm is the stable store's key raft keeps its current term
+// under.
+var keyCurrentTerm = []byte("CurrentTerm")
 
 // groupState picks the leader at the highest term among live replicas,
 // counting a new leader only once it has passed its barrier and serves
