@@ -7,6 +7,10 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/exp/teatest"
+
+	"github.com/mqlab/mqlab/lessons"
+	"github.com/mqlab/mqlab/tui/source"
+	"github.com/mqlab/mqlab/tui/view"
 )
 
 // Startup lines run in order when the screen opens, as typed ones would.
@@ -56,4 +60,32 @@ func TestReadOnlyPaces(t *testing.T) {
 	if footer := v[strings.LastIndex(v, "\n")+1:]; strings.Contains(footer, "kill") || strings.Contains(footer, "heal") {
 		t.Errorf("the help bar of a recording offers keys that would change it: %q", footer)
 	}
+}
+
+// A key pressed while a lesson's step is being set up, an answer typed
+// as the question appears, waits for the step and then acts: it is not
+// lost because the question was not open yet when it was pressed.
+func TestKeysWaitForTheOpeningStep(t *testing.T) {
+	starting := view.State{Lesson: &view.Lesson{ID: "t", Title: "t", Step: 1, Steps: 2, Status: lessons.StatusStarting}}
+	src := newFakeSource(starting)
+	opened := make(chan struct{})
+	src.reply = func(line string) (string, error) {
+		if line == source.CmdLessonGoto+" 1" {
+			<-opened
+			pred := &view.Prediction{Question: "q", Choices: []string{"7", "8", "9"}, Chosen: -1, Answer: -1}
+			src.set(func(v *view.State) {
+				v.Lesson = &view.Lesson{ID: "t", Title: "t", Step: 1, Steps: 2, Status: lessons.StatusPredict, Prediction: pred,
+					Blocks: []view.LessonBlock{{Kind: view.BlockPrediction, Prediction: pred}}}
+			})
+		}
+		return "done", nil
+	}
+	m := New(src, Options{Startup: []string{source.CmdLessonGoto + " 1"}, Commands: append(LabCommands(), source.LessonCommands...)})
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(100, 30))
+	waitExec(t, src, source.CmdLessonGoto+" 1")
+	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("b")})
+	close(opened)
+	waitExec(t, src, "predict b")
+	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("q")})
+	tm.WaitFinished(t, teatest.WithFinalTimeout(5*time.Second))
 }

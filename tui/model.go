@@ -93,6 +93,8 @@ type Model struct {
 	runningCmd command.Command // and its lab command, or nil
 	queued     []view.Order    // orders waiting for the running one
 	quiet      []string        // startup lines not yet done: their output stays out of the way
+	starting   bool            // the startup lines run: keys wait in early
+	early      []tea.KeyMsg    // keys pressed while the screen was starting, in order
 	cancel     context.CancelFunc
 
 	output      []string // a multi-line result, shown over the body
@@ -224,6 +226,7 @@ func Run(src view.Source, opts Options) error {
 func (m *Model) Init() tea.Cmd {
 	var cmds []tea.Cmd
 	m.quiet = append([]string(nil), m.opts.Startup...)
+	m.starting = len(m.opts.Startup) > 0
 	for _, line := range m.opts.Startup {
 		cmds = append(cmds, m.run(ParseOrder(line)))
 	}

@@ -142,7 +142,29 @@ func (m *Model) execDone(msg execDoneMsg) tea.Cmd {
 	}
 	m.queued = nil
 	m.quiet = nil
+	if m.starting {
+		return tea.Batch(cmd, m.started())
+	}
 	return cmd
+}
+
+// started ends the screen's start: the keys pressed meanwhile act now, in
+// order, on the step the startup lines opened.
+func (m *Model) started() tea.Cmd {
+	m.starting = false
+	early := m.early
+	m.early = nil
+	if len(early) == 0 {
+		return nil
+	}
+	m.pull() // the keys act on the step as it opened, not on the last frame drawn
+	m.syncKeys()
+	var cmds []tea.Cmd
+	for _, k := range early {
+		cmds = append(cmds, m.keys(k))
+		m.syncKeys()
+	}
+	return tea.Sequence(cmds...)
 }
 
 // report shows a command's result: one line in the status line, more in

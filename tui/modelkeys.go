@@ -68,6 +68,12 @@ func (m *Model) syncKeys() {
 // opens the prompt and types into it. A bracketed paste is text: it goes
 // into the prompt, which it opens.
 func (m *Model) keys(msg tea.KeyMsg) tea.Cmd {
+	if k := m.ctx.Keys; m.starting && !key.Matches(msg, k.Quit, k.Live, k.Help) {
+		// A lesson's step is being set up: a key pressed now (an answer
+		// typed as the question appears) waits for it, then acts.
+		m.early = append(m.early, msg)
+		return nil
+	}
 	if msg.Type != tea.KeyRunes || m.prompt.active() {
 		return m.key(msg)
 	}
