@@ -219,6 +219,9 @@ func newClientRun(l *Lab, w *world, c *clientCore, opts clients.Policy) clientRu
 	ru := clientRun{w: w, clock: l.clock, opts: opts, rng: rand.New(rand.NewPCG(h.Sum64(), uint64(seed))), done: make(chan struct{})}
 	ru.hard, ru.stopHard = context.WithCancel(w.ctx)
 	ru.soft, ru.stopSoft = context.WithCancel(ru.hard)
+	if opts.Rate > 0 {
+		ru.pacer.Claim = l.clock.Claim()
+	}
 	return ru
 }
 
@@ -273,6 +276,7 @@ func (ru *clientRun) settle(c *clientCore, ok, failed *int, req func(context.Con
 // after which the loop tries again unless gone says the client is gone.
 func (ru *clientRun) loop(step func() (over bool, err error), gone func(error) bool) {
 	defer close(ru.done)
+	defer ru.pacer.Close()
 	for ru.soft.Err() == nil {
 		over, err := step()
 		if over {
@@ -340,6 +344,9 @@ func (ru *clientRun) process(c *clientCore, m inHand, ackGivenUp bool) bool {
 // attempts; stopped means the client was stopped while it waited. Any
 // other error is the attempt's, for the caller's policy.
 func (ru *clientRun) try(c *clientCore, m services.Message, wait *time.Duration, waiting func()) (err error, stopped bool) {
+	// The message is taken: being late for it is over, and the work may
+	// wait on lab time.
+	ru.pacer.Working()
 	// work= is the time the attempt takes before its outcome is known.
 	if ru.opts.Work > 0 && ru.clock.Sleep(ru.soft, ru.opts.Work) != nil {
 		return nil, true

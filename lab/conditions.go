@@ -292,7 +292,15 @@ func (r *run) wait(ctx context.Context, c command.Wait) error {
 	}
 	tick := time.NewTicker(every)
 	defer tick.Stop()
+	given := r.l.clock.Given()
 	for !held {
+		// Time the lab spent waiting for a busy machine does not count
+		// against the wait: the timeout is for the lab, not the machine.
+		if g := r.l.clock.Given(); g > given {
+			factor, _ := r.l.clock.Speed()
+			deadline = deadline.Add(time.Duration(float64(g-given) / factor))
+			given = g
+		}
 		if !time.Now().Before(deadline) {
 			if err != nil {
 				desc = err.Error()

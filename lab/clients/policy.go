@@ -161,11 +161,36 @@ const pacerSlack = 3 * time.Second
 type Pacer struct {
 	due    time.Time // lab time the next message may be taken
 	rested bool      // the client ran out of work: the next message starts the schedule
+
+	// Claim, when set, holds lab time while a message the schedule let in
+	// waits for the client to take it: a late start can only be the
+	// machine's doing. Working and Rest let go; Close ends it.
+	Claim *clock.Claim
+}
+
+// Working tells the pacer the client has taken its message: the work may
+// wait on lab time, which must not wait for it in turn.
+func (pc *Pacer) Working() {
+	if pc.Claim != nil {
+		pc.Claim.Idle()
+	}
 }
 
 // Rest tells the pacer the client has taken all there was: the next
 // message, whenever it comes, starts a new schedule.
-func (pc *Pacer) Rest() { pc.rested = true }
+func (pc *Pacer) Rest() {
+	pc.rested = true
+	if pc.Claim != nil {
+		pc.Claim.Idle()
+	}
+}
+
+// Close lets go of the pacer's claim on lab time, if it has one.
+func (pc *Pacer) Close() {
+	if pc.Claim != nil {
+		pc.Claim.Close()
+	}
+}
 
 // Wait waits until the rate lets the next message in; false when ctx ended.
 func (pc *Pacer) Wait(ctx context.Context, clock *clock.Clock, rate float64) bool {
@@ -182,6 +207,13 @@ func (pc *Pacer) Wait(ctx context.Context, clock *clock.Clock, rate float64) boo
 		pc.due, pc.rested = later(pc.due, now), false
 	case now.Sub(pc.due) > pacerSlack:
 		pc.due = now.Add(-pacerSlack)
+	}
+	if pc.Claim != nil {
+		if pc.due.After(now) {
+			pc.Claim.Idle() // ahead: it waits on lab time, which must run
+		} else {
+			pc.Claim.Behind(pc.due)
+		}
 	}
 	if clock.SleepUntil(ctx, pc.due) != nil {
 		return false

@@ -13,6 +13,11 @@ import (
 // paused. The broker stamps records and events with it, and generators (and
 // later visibility timeouts, TTLs and session timeouts) wait on it; raft's own
 // timeouts stay on the wall clock and follow the timing preset.
+//
+// Lab time also waits for the lab's own work (see Claim): when a generator
+// or a paced client is behind the messages that fell due for it, because
+// the machine is busy, the clock holds until it catches up, so a rate the
+// lab imposes is the rate lab time shows, however slow the machine.
 type Clock struct {
 	mu      sync.Mutex
 	wall0   time.Time // wall time of the last change (with its monotonic reading)
@@ -21,6 +26,12 @@ type Clock struct {
 	paused  bool
 	stopAt  time.Time     // lab time at which the clock stops by itself; zero: none
 	changed chan struct{} // closed and replaced on every change
+
+	claims   map[*Claim]struct{}
+	sleepers map[time.Time]int // the lab times sleepers wait for, and how many wait for each
+	first    time.Time         // the earliest of sleepers; zero: none or not known
+	held     bool              // the last reading was held back for the lab's work
+	given    time.Duration     // lab time the clock gave up waiting for the lab's work
 }
 
 // New starts a clock at the current wall time, running at 1x.
@@ -37,12 +48,22 @@ func (c *Clock) Now() time.Time {
 }
 
 func (c *Clock) nowLocked() time.Time {
+	c.held = false
 	if c.paused {
 		return c.lab0
 	}
-	t := c.lab0.Add(time.Duration(float64(time.Since(c.wall0)) * c.speed))
+	wall := time.Now()
+	t := c.lab0.Add(time.Duration(float64(wall.Sub(c.wall0)) * c.speed))
 	if !c.stopAt.IsZero() && !t.Before(c.stopAt) {
-		return c.stopAt
+		t = c.stopAt
+	}
+	if limit, ok := c.limitLocked(wall); ok && t.After(limit) {
+		// The lab's work is behind: time waits here for it, and what the
+		// wall clock ran on meanwhile is given up, not made up later.
+		limit = later(limit, c.lab0)
+		c.given += t.Sub(limit)
+		c.lab0, c.wall0, c.held = limit, wall, true
+		return limit
 	}
 	return t
 }
@@ -118,6 +139,14 @@ func (c *Clock) SleepOrWake(ctx context.Context, d time.Duration, wake <-chan st
 // SleepUntilOrWake is SleepUntil that also returns when wake delivers (a nil
 // wake never does).
 func (c *Clock) SleepUntilOrWake(ctx context.Context, t time.Time, wake <-chan struct{}) error {
+	c.mu.Lock()
+	if !t.After(c.nowLocked()) {
+		c.mu.Unlock()
+		return nil
+	}
+	c.addSleeperLocked(t)
+	c.mu.Unlock()
+	defer c.removeSleeper(t)
 	for {
 		c.mu.Lock()
 		changed := c.changed
@@ -129,6 +158,10 @@ func (c *Clock) SleepUntilOrWake(ctx context.Context, t time.Time, wake <-chan s
 		}
 		if !c.stoppedLocked() {
 			wait = time.Duration(float64(rem)/c.speed) + time.Microsecond
+			if c.held {
+				// Held for a claim, which moves without a change: look again soon.
+				wait = min(wait, heldPoll)
+			}
 		}
 		c.mu.Unlock()
 		var timer <-chan time.Time
@@ -169,4 +202,140 @@ func SleepWall(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
+}
+
+// Slack is how far lab time may run past the oldest work that fell due and
+// is not done: a generator's batches in flight and a paced client's wake-up
+// take a moment on any machine, and lab time should not stutter for them.
+const Slack = 250 * time.Millisecond
+
+// Grip is how long, in wall time, a claim holds the clock without moving:
+// work that waits (on a leader election, on lab time itself) lets the clock
+// go on rather than stopping it.
+const Grip = 250 * time.Millisecond
+
+// heldPoll is how often a sleeper looks at a clock held for a claim.
+const heldPoll = 2 * time.Millisecond
+
+// A Claim is one part of the lab's own work paced by lab time — a load's
+// generator, a client's rate= — that tells the clock when it falls behind
+// what came due for it. While a claim is behind, lab time runs no further
+// than Slack past the work it names; a claim that does not move for Grip of
+// wall time stops holding. Its zero value is not usable: take one with
+// Clock.Claim.
+type Claim struct {
+	c      *Clock
+	due    time.Time // the oldest work due and not done; zero: none
+	moved  time.Time // wall time of the last Behind
+	closed bool
+}
+
+// Claim registers a new claim, behind nothing.
+func (c *Clock) Claim() *Claim {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cl := &Claim{c: c}
+	if c.claims == nil {
+		c.claims = map[*Claim]struct{}{}
+	}
+	c.claims[cl] = struct{}{}
+	return cl
+}
+
+// Behind says the oldest work due and not done fell due at due.
+func (cl *Claim) Behind(due time.Time) {
+	c := cl.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !cl.closed && !due.Equal(cl.due) {
+		// Only a move renews the grip: work stuck on one message lets go.
+		cl.due, cl.moved = due, time.Now()
+	}
+}
+
+// Idle says nothing is due: the claim holds nothing until Behind again.
+func (cl *Claim) Idle() {
+	c := cl.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cl.due = time.Time{}
+}
+
+// Close ends the claim for good.
+func (cl *Claim) Close() {
+	c := cl.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cl.closed, cl.due = true, time.Time{}
+	delete(c.claims, cl)
+}
+
+// A sleeper is lab work too: lab time runs no further than Slack past the
+// time a sleeper waits for until it has woken, so a sleeper the machine is
+// slow to run keeps its place in lab time.
+func (c *Clock) addSleeperLocked(t time.Time) {
+	if c.sleepers == nil {
+		c.sleepers = map[time.Time]int{}
+	}
+	c.sleepers[t]++
+	if len(c.sleepers) == 1 || !c.first.IsZero() && t.Before(c.first) {
+		c.first = t
+	}
+}
+
+func (c *Clock) removeSleeper(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.sleepers[t]--; c.sleepers[t] <= 0 {
+		delete(c.sleepers, t)
+		if t.Equal(c.first) {
+			c.first = time.Time{} // found again when next needed
+		}
+	}
+}
+
+// firstSleeperLocked is the earliest time a sleeper waits for.
+func (c *Clock) firstSleeperLocked() (time.Time, bool) {
+	if c.first.IsZero() {
+		for t := range c.sleepers {
+			if c.first.IsZero() || t.Before(c.first) {
+				c.first = t
+			}
+		}
+	}
+	return c.first, !c.first.IsZero()
+}
+
+// limitLocked is the furthest lab time the lab's work lets the clock
+// reach: Slack past the earliest sleeper and the oldest claim behind.
+func (c *Clock) limitLocked(wall time.Time) (time.Time, bool) {
+	var limit time.Time
+	if t, ok := c.firstSleeperLocked(); ok {
+		limit = t.Add(Slack)
+	}
+	for cl := range c.claims {
+		if cl.due.IsZero() || wall.Sub(cl.moved) > Grip {
+			continue
+		}
+		if l := cl.due.Add(Slack); limit.IsZero() || l.Before(limit) {
+			limit = l
+		}
+	}
+	return limit, !limit.IsZero()
+}
+
+// Given is the lab time the clock has given up waiting for the lab's work
+// since it started: zero on a machine that keeps up.
+func (c *Clock) Given() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.nowLocked()
+	return c.given
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }

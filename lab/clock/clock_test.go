@@ -119,3 +119,79 @@ func ctxFor(t testing.TB, d time.Duration) context.Context {
 	t.Cleanup(cancel)
 	return ctx
 }
+
+// A claim that is behind holds lab time at Slack past its work, moves it
+// on as the work catches up, and lets go when idle or when it has not
+// moved for Grip of wall time; lab time never runs backwards meanwhile.
+func TestClaimHoldsLabTime(t *testing.T) {
+	c := New()
+	c.SetSpeed(100)
+	start := c.Now()
+	cl := c.Claim()
+	defer cl.Close()
+	cl.Behind(start)
+	wall0 := time.Now()
+	deadline := wall0.Add(5 * time.Second)
+	for time.Since(wall0) < Grip/2 {
+		if now := c.Now(); now.Sub(start) > Slack {
+			t.Fatalf("a claim behind at the start let lab time reach %v past it", now.Sub(start))
+		}
+		time.Sleep(time.Millisecond)
+	}
+	// The work catches up 1 s: lab time may go 1 s further, and no more.
+	cl.Behind(start.Add(time.Second))
+	for time.Now().Before(deadline) && c.Now().Sub(start) < time.Second+Slack {
+		time.Sleep(time.Millisecond)
+	}
+	if got := c.Now().Sub(start); got != time.Second+Slack {
+		t.Errorf("after the work moved 1 s on, lab time stands %v past the start, want %v", got, time.Second+Slack)
+	}
+	if c.Given() <= 0 {
+		t.Error("a held clock says it gave up no lab time")
+	}
+	// Stuck: after Grip of wall time the clock goes on by itself.
+	held := c.Now()
+	ctx := ctxFor(t, 5*time.Second)
+	if err := c.Sleep(ctx, time.Second); err != nil {
+		t.Fatalf("a sleep past a claim that stopped moving: %v", err)
+	}
+	if c.Now().Before(held) {
+		t.Error("lab time ran backwards")
+	}
+	// Idle: lab time runs freely at once.
+	cl.Behind(c.Now())
+	cl.Idle()
+	before, wall := c.Now(), time.Now()
+	if err := c.Sleep(ctx, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if w := time.Since(wall); w > time.Second {
+		t.Errorf("5 s of lab time at 100x past an idle claim took %v of wall time", w)
+	}
+	if !c.Now().After(before) {
+		t.Error("lab time did not move")
+	}
+}
+
+// A sleeper whose time has come but who has not run yet holds lab time at
+// Slack past it; once it has woken, the clock runs on.
+func TestLateSleeperHoldsLabTime(t *testing.T) {
+	c := New()
+	c.SetSpeed(100)
+	due := c.Now().Add(100 * time.Millisecond)
+	c.mu.Lock()
+	c.addSleeperLocked(due) // as SleepUntil does, for a goroutine the machine has not run
+	c.mu.Unlock()
+	wall := time.Now()
+	for time.Since(wall) < 50*time.Millisecond {
+		if now := c.Now(); now.After(due.Add(Slack)) {
+			t.Fatalf("lab time reached %v past a sleeper that has not woken", now.Sub(due))
+		}
+		time.Sleep(time.Millisecond)
+	}
+	c.removeSleeper(due)
+	ctx := ctxFor(t, 5*time.Second)
+	if err := c.SleepUntil(ctx, due.Add(2*time.Second)); err != nil {
+		t.Fatalf("after the sleeper woke: %v", err)
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mqlab/mqlab/lab/checker"
+	"github.com/mqlab/mqlab/lab/clock"
 	"github.com/mqlab/mqlab/lab/command"
 	"github.com/mqlab/mqlab/lab/family"
 	"github.com/mqlab/mqlab/lab/timeline"
@@ -160,14 +161,27 @@ func (s *Set) run(ld *load, batch Batches) {
 	slots := make(chan struct{}, inFlight)
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
+	// The claim holds lab time while messages that fell due are not
+	// answered yet, so a busy machine slows the lab, not the load's rate.
+	claim := clock.Claim()
+	defer claim.Close()
+	answered := 0 // guarded by ld.mu
 	sent := 0
 	for sent < ld.total {
 		elapsed := clock.Now().Sub(start).Seconds()
 		due := min(ld.total, int(ld.cmd.Rate*elapsed)+1)
+		ld.mu.Lock()
+		oldest := answered // the first message not answered, from 0
+		ld.mu.Unlock()
+		if oldest < due {
+			claim.Behind(start.Add(time.Duration(float64(oldest) / ld.cmd.Rate * float64(time.Second))))
+		} else {
+			claim.Idle()
+		}
 		if due > sent {
 			select {
 			case slots <- struct{}{}:
-				n := min(due-sent, 1000)
+				n := min(due-sent, jobSize(ld.cmd.Rate))
 				send := batch(sent+1, n)
 				sent += n
 				ld.mu.Lock()
@@ -181,6 +195,7 @@ func (s *Set) run(ld *load, batch Batches) {
 					for _, o := range outcomes {
 						ld.counts[o]++
 					}
+					answered += n
 					ld.mu.Unlock()
 					<-slots
 				}()
@@ -194,6 +209,13 @@ func (s *Set) run(ld *load, batch Batches) {
 		case <-tick.C:
 		}
 	}
+}
+
+// jobSize is how many messages one of a generator's sends may carry: a
+// few lab milliseconds' worth, so that its answers move its claim on lab
+// time often enough to keep it (see clock.Grip), and no more than 1,000.
+func jobSize(rate float64) int {
+	return max(1, min(1000, int(rate*clock.Slack.Seconds()/4)))
 }
 
 func countText(counts map[checker.Outcome]int) string {
