@@ -37,6 +37,7 @@ func labNumberOf(t testing.TB, l *Lab, expr string) float64 {
 // workers have run unchanged for a whole window, and a queue nobody works
 // on reads 0.
 func TestThroughputOfQueueWorkers(t *testing.T) {
+	t.Parallel() // rates are read in lab time, which waits for a busy machine
 	l := newLab(t)
 	mustRun(t, l, "queue create jobs", "load jobs rate=2000/s for=1s as=backlog", "worker start w1 queue=jobs rate=40/s")
 	if _, err := readValue(t, l, "throughput(jobs)"); err == nil || !strings.Contains(err.Error(), "measuring: w1 changed") {
@@ -68,6 +69,7 @@ func TestThroughputOfQueueWorkers(t *testing.T) {
 // counts them all, idle(G) the ones without a partition, and the group's
 // throughput stays at what its partitions' owners do.
 func TestGroupMembersIdleAndThroughput(t *testing.T) {
+	t.Parallel() // rates are read in lab time, which waits for a busy machine
 	l := newLab(t)
 	mustRun(t, l, "topic create orders partitions=2",
 		"load orders rate=2000/s for=1s key=order-{n}",
@@ -237,6 +239,7 @@ func TestLoadMessagesServiceWorkIsDetail(t *testing.T) {
 // A worker that empties its queue after every message still keeps to its
 // rate: two at 50 a second fall behind 150 arrivals a second.
 func TestWorkersKeepTheirRateWhenTheQueueRunsDry(t *testing.T) {
+	t.Parallel() // rates are read in lab time, which waits for a busy machine
 	l := newLab(t)
 	mustRun(t, l, "queue create orders", "load orders rate=150/s for=1m as=checkout",
 		"worker start o1 queue=orders rate=50/s", "worker start o2 queue=orders rate=50/s",

@@ -33,6 +33,7 @@ func value(t *testing.T, l *Lab, expr string) float64 {
 // buyers, the rest wait until their deadline, and some were charged before
 // they saw the error page. The values agree with the payments table.
 func TestBuyersExhaustASyncCheckout(t *testing.T) {
+	t.Parallel() // rates are read in lab time, which waits for a busy machine
 	l := newLab(t)
 	res := mustRun(t, l, "speed 10x", "service start payments", "service start checkout mode=sync receipt=3s",
 		"buyers rate=10/s for=5s")

@@ -220,7 +220,10 @@ func newClientRun(l *Lab, w *world, c *clientCore, opts clients.Policy) clientRu
 	ru.hard, ru.stopHard = context.WithCancel(w.ctx)
 	ru.soft, ru.stopSoft = context.WithCancel(ru.hard)
 	if opts.Rate > 0 {
-		ru.pacer.Claim = l.clock.Claim()
+		// Late by more than a message's gap shows as a burst on the
+		// throughput a learner reads: hold lab time sooner than that.
+		ru.pacer.Claim = l.clock.ClaimWithin(max(time.Duration(float64(time.Second)/opts.Rate), 20*time.Millisecond))
+		ru.pacer.Instant = opts.Work == 0 && opts.Service == ""
 	}
 	return ru
 }

@@ -32,6 +32,7 @@ func labNumber(t testing.TB, l *Lab, value string) float64 {
 // are as large as the backlog. Full jitter draws each delay from [0, d],
 // and no window holds more than a fraction of them.
 func TestWorkerRetriesComeInWavesWithoutJitter(t *testing.T) {
+	t.Parallel() // rates are read in lab time, which waits for a busy machine
 	const n = 30
 	peaks := map[string]float64{}
 	for _, jitter := range []string{"none", "full"} {
@@ -148,6 +149,7 @@ func TestRetryValuesNameWhatTheyCount(t *testing.T) {
 // throughput(Q) counts the acks of the last second of lab time: one
 // worker at 20 a second shows about 20, two about 40, an idle queue 0.
 func TestThroughputCountsTheLastSecondsAcks(t *testing.T) {
+	t.Parallel() // rates are read in lab time, which waits for a busy machine
 	l := newLab(t)
 	mustRun(t, l, "queue create receipts visibility=10s", "queue create idle", "send receipts count=200",
 		"worker start w1 queue=receipts rate=20/s",

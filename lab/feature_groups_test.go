@@ -209,6 +209,7 @@ func TestSeekReplaysAndCrashDuplicates(t *testing.T) {
 
 // rate= paces the work in lab time, so speed applies.
 func TestConsumerRateFollowsLabTime(t *testing.T) {
+	t.Parallel() // rates are read in lab time, which waits for a busy machine
 	l := newLab(t)
 	mustRun(t, l, "topic create orders partitions=1", "produce orders key=1 count=21 batch=21", "speed 10x")
 	start := time.Now()

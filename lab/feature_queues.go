@@ -68,7 +68,10 @@ type QueueDelivery struct {
 	Key          string    `json:"key,omitempty"`
 	ReceiveCount int       `json:"receive_count"`
 	Replay       bool      `json:"replay,omitempty"` // the first delivery after a redrive
-	Time         time.Time `json:"time"`             // lab time
+	Time         time.Time `json:"time"`             // lab time the worker took it up
+	// Received is the lab time the queue handed it over, when its
+	// visibility timeout began: a worker's rate may hold it a while first.
+	Received time.Time `json:"received"`
 }
 
 // WorkerState is one worker as the screens show it; its queue is in

@@ -265,7 +265,10 @@ func (wk *worker) queueOf(d broker.Delivery) string {
 // deliver records one delivery; the first after a redrive is a replay.
 func (qs *queueSet) deliver(wk *worker, d broker.Delivery, now time.Time) {
 	qd := QueueDelivery{MsgID: d.MsgID, Client: wk.name, Queue: wk.queueOf(d), Seq: d.Seq, Key: d.Attributes[keyAttribute], ReceiveCount: d.ReceiveCount,
-		Replay: d.Redrives > 0 && d.ReceiveCount == 1, Time: now}
+		Replay: d.Redrives > 0 && d.ReceiveCount == 1, Time: now, Received: d.ReceivedAt}
+	if qd.Received.IsZero() {
+		qd.Received = now
+	}
 	qs.mu.Lock()
 	qs.deliveries = append(qs.deliveries, qd)
 	qs.delivered[qd.Queue]++

@@ -19,7 +19,7 @@ var leakOptions = []goleak.Option{
 
 func TestMain(m *testing.M) {
 	if !raceEnabled {
-		labtest.RaiseParallel("4") // tests that wait on lab time, a few at a time
+		labtest.RaiseParallel("8") // tests that wait on lab time, a few at a time
 	}
 	goleak.VerifyTestMain(m, leakOptions...)
 }

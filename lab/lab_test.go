@@ -298,6 +298,7 @@ func TestProduceClientsAndTemplates(t *testing.T) {
 
 // A load follows lab time: at 10x, a 5 s load takes about half a second.
 func TestLoadFollowsSpeedAndStops(t *testing.T) {
+	t.Parallel() // rates are read in lab time, which waits for a busy machine
 	l := newLab(t)
 	mustRun(t, l, "topic create orders partitions=1", "speed 10x")
 	start := time.Now()

@@ -39,6 +39,7 @@ func mustStat(t *testing.T, l *Lab, text string) float64 {
 // 100 are 3 requests on one partition, and 2 + 2 when they round-robin over
 // two. Each produce command replaces its client's numbers.
 func TestProduceRequestsAndRate(t *testing.T) {
+	t.Parallel() // rates are read in lab time, which waits for a busy machine
 	l := newLab(t)
 	mustRun(t, l,
 		"topic create orders partitions=1",

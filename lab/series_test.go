@@ -12,6 +12,7 @@ import (
 // A group that falls behind shows in the lab's series as lag that rises
 // and drains, and the series survives a recording's JSON.
 func TestSeriesFollowLagAndDepth(t *testing.T) {
+	t.Parallel() // rates are read in lab time, which waits for a busy machine
 	l := newLab(t)
 	mustRun(t, l, "topic create orders partitions=1", "produce orders count=30",
 		"queue create receipts", "send receipts count=4",

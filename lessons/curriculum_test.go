@@ -229,7 +229,7 @@ func isLongest(choices []string, i int) bool {
 // tests run at a time, each on its own lab. A play mostly waits on lab
 // time and raft's timers (about an eighth of a core on fast timing), so
 // many at once finish sooner on two cores without crowding them.
-const playsAtOnce = 8
+const playsAtOnce = 12
 
 // playTurns is shared by the curriculum tests' plays.
 var playTurns = make(chan struct{}, playsAtOnce)
@@ -367,7 +367,7 @@ const ReadingPause = 500 * time.Millisecond
 // readingTurns are the reading-pace plays' own: such a play mostly waits
 // out its pauses on a lab held still, so it does not take the turns of
 // the plays that run at machine speed.
-var readingTurns = make(chan struct{}, 6)
+var readingTurns = make(chan struct{}, 8)
 
 // lesson check --reading finds nothing in the curriculum: played as the
 // screen plays it, at a person's pace, no answer reaches the screen

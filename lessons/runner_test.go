@@ -16,7 +16,7 @@ import (
 // within an election timeout on their own (as in package lab's tests).
 func TestMain(m *testing.M) {
 	if !raceEnabled {
-		labtest.RaiseParallel("6") // tests that wait on lab time, a few at a time
+		labtest.RaiseParallel("12") // tests that wait on lab time, a few at a time
 	}
 	goleak.VerifyTestMain(m,
 		goleak.IgnoreAnyFunction("github.com/hashicorp/raft.(*Raft).leadershipTransfer"),

@@ -37,7 +37,7 @@ func buildSolution(t *testing.T, file string) func() ([]string, error) {
 
 // runsAtOnce bounds the challenge runs at once: they mostly wait, on the
 // programs' rebalances and the lab's schedule.
-const runsAtOnce = 4
+const runsAtOnce = 8
 
 var challengeTurns = make(chan struct{}, runsAtOnce)
 

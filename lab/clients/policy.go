@@ -149,12 +149,14 @@ func (p Policy) Describe(settles, unit, retries, crash string) string {
 }
 
 // pacerSlack is how far behind its schedule a busy client may fall and
-// still catch up: a fetch, a commit or a stall of the machine costs a
-// moment (at 10x, 3 s of lab time are 300 ms of wall time), and rate=
-// promises messages per second of lab time, not a pause after each one. A
-// client that ran out of work, waited for its service or backed off
-// starts afresh (rest), so waiting earns it nothing.
-const pacerSlack = 3 * time.Second
+// still catch up: a fetch or a commit costs a moment, and rate= promises
+// messages per second of lab time, not a pause after each one. It is
+// short: a stall of the machine holds lab time (see Claim) rather than
+// leaving a debt the client would pay back in a burst faster than its
+// rate, which a learner reading throughput would see. A client that ran
+// out of work, waited for its service or backed off starts afresh
+// (rest), so waiting earns it nothing.
+const pacerSlack = 100 * time.Millisecond
 
 // Pacer spaces a client's messages at rate= per second of lab time; its
 // zero value starts with the first message.
@@ -166,12 +168,16 @@ type Pacer struct {
 	// waits for the client to take it: a late start can only be the
 	// machine's doing. Working and Rest let go; Close ends it.
 	Claim *clock.Claim
+	// Instant says the client's work takes no lab time: its claim holds
+	// through the work, the commit and the next fetch too, so what they
+	// cost the machine is not taken from its rate.
+	Instant bool
 }
 
-// Working tells the pacer the client has taken its message: the work may
-// wait on lab time, which must not wait for it in turn.
+// Working tells the pacer the client has taken its message: work that
+// waits on lab time must not have lab time wait for it in turn.
 func (pc *Pacer) Working() {
-	if pc.Claim != nil {
+	if pc.Claim != nil && !pc.Instant {
 		pc.Claim.Idle()
 	}
 }

@@ -225,16 +225,22 @@ const heldPoll = 2 * time.Millisecond
 // Clock.Claim.
 type Claim struct {
 	c      *Clock
-	due    time.Time // the oldest work due and not done; zero: none
+	slack  time.Duration // how far past due lab time may run
+	due    time.Time     // the oldest work due and not done; zero: none
 	moved  time.Time // wall time of the last Behind
 	closed bool
 }
 
-// Claim registers a new claim, behind nothing.
-func (c *Clock) Claim() *Claim {
+// Claim registers a new claim, behind nothing, that lets lab time run
+// Slack past its work.
+func (c *Clock) Claim() *Claim { return c.ClaimWithin(Slack) }
+
+// ClaimWithin is Claim with a slack of its own, for work whose lateness
+// shows sooner (a client that takes one message at a time), at most Slack.
+func (c *Clock) ClaimWithin(slack time.Duration) *Claim {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	cl := &Claim{c: c}
+	cl := &Claim{c: c, slack: min(max(slack, 0), Slack)}
 	if c.claims == nil {
 		c.claims = map[*Claim]struct{}{}
 	}
@@ -317,7 +323,7 @@ func (c *Clock) limitLocked(wall time.Time) (time.Time, bool) {
 		if cl.due.IsZero() || wall.Sub(cl.moved) > Grip {
 			continue
 		}
-		if l := cl.due.Add(Slack); limit.IsZero() || l.Before(limit) {
+		if l := cl.due.Add(cl.slack); limit.IsZero() || l.Before(limit) {
 			limit = l
 		}
 	}
