@@ -227,7 +227,7 @@ type Claim struct {
 	c      *Clock
 	slack  time.Duration // how far past due lab time may run
 	due    time.Time     // the oldest work due and not done; zero: none
-	moved  time.Time // wall time of the last Behind
+	moved  time.Time     // wall time of the last Behind
 	closed bool
 }
 
