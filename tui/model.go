@@ -82,6 +82,7 @@ type Model struct {
 
 	help     help.Model
 	showHelp bool
+	helpOff  int // the full help's first row shown
 	prompt   *prompt
 
 	hist *history

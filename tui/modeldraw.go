@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/lipgloss"
 
 	"github.com/mqlab/mqlab/tui/draw"
 )
@@ -372,22 +373,62 @@ func (m *Model) body() []string {
 }
 
 // helpView is the '?' screen: every key, what the symbols mean, and how
-// to reach the command language.
+// to reach the command language. Its columns stand side by side where
+// they fit and one under another where they do not; what the body cannot
+// hold scrolls with ↑/↓, so every key is there at 80x24 too.
 func (m *Model) helpView(w, h int) string {
+	rows, off := draw.WindowNote(m.helpRows(w), m.helpOff, h, m.ctx.Styles, "(↑/↓ scroll)")
+	m.helpOff = off
+	return draw.Block(rows, w, h)
+}
+
+// helpRows is the whole '?' screen at width w, before it is cut to fit.
+func (m *Model) helpRows(w int) []string {
 	st := m.ctx.Styles
 	hm := m.help
-	hm.Width = w
-	// The full help lists every key, also those that mean nothing now.
-	groups := m.FullHelp()
-	for _, g := range groups {
-		for i := range g {
-			// The way back to the lessons is there only when the screen came from them.
-			if g[i].Help() != m.ctx.Keys.Lessons.Help() || m.ctx.Keys.Lessons.Enabled() {
-				g[i].SetEnabled(true)
+	hm.Width = 0
+	// The full help lists every key the screen takes, also those that mean
+	// nothing at this moment (an answer, a hint); not those its kind of
+	// screen never takes (a follower's kill, a recording's next step).
+	off := map[key.Help]bool{}
+	for _, b := range m.modeOff() {
+		off[b.Help()] = true
+	}
+	if !m.ctx.Keys.Lessons.Enabled() { // there only when the screen came from the lessons
+		off[m.ctx.Keys.Lessons.Help()] = true
+	}
+	var blocks []string
+	for _, g := range m.FullHelp() {
+		var col []key.Binding
+		for _, b := range g {
+			if !off[b.Help()] {
+				b.SetEnabled(true)
+				col = append(col, b)
 			}
 		}
+		if len(col) > 0 {
+			blocks = append(blocks, hm.FullHelpView([][]key.Binding{col}))
+		}
 	}
-	rows := strings.Split(hm.FullHelpView(groups), "\n")
+	var rows []string
+	const gap = "    "
+	for len(blocks) > 0 {
+		n := 1
+		width := lipgloss.Width(blocks[0])
+		for n < len(blocks) && width+len(gap)+lipgloss.Width(blocks[n]) <= w {
+			width += len(gap) + lipgloss.Width(blocks[n])
+			n++
+		}
+		line := []string{blocks[0]}
+		for _, b := range blocks[1:n] {
+			line = append(line, gap, b)
+		}
+		if len(rows) > 0 {
+			rows = append(rows, "")
+		}
+		rows = append(rows, strings.Split(lipgloss.JoinHorizontal(lipgloss.Top, line...), "\n")...)
+		blocks = blocks[n:]
+	}
 	rows = append(rows, "", st.Title.Render("What the symbols mean"))
 	legend := [][2]string{
 		{draw.SymLeader, "leader of a partition (the word says it too)"},
@@ -399,18 +440,21 @@ func (m *Model) helpView(w, h int) string {
 		{draw.SymSelected, "the selected node: k, r and i act on it"},
 		{"┏━┓", "the focused panel: tab moves focus, ↑/↓ scroll it"},
 	}
+	if m.opts.Follow {
+		legend[6][1] = "the selected node"
+	}
 	for _, l := range legend {
-		rows = append(rows, "  "+st.Key.Render(draw.Fit(l[0], 8))+" "+st.Text.Render(l[1]))
+		rows = append(rows, draw.WrapHanging("  "+st.Key.Render(draw.Fit(l[0], 8))+" "+st.Text.Render(l[1]), w)...)
 	}
 	notes := []string{"Every key runs a lab command you could type at ':' — k on n2 is  :kill n2.",
 		"Type :help for the commands. ? or esc closes this."}
 	if m.opts.Follow {
-		notes = []string{"This is the teacher's lab: only the teacher changes it. Answer a question with its letter, or the number it asks for.",
-			"? or esc closes this."}
+		notes = []string{"This is the teacher's lab: only the teacher changes it. Answer a question with its letter, or the number it asks for (or type :predict b).",
+			"Type :help for what you can type. ? or esc closes this."}
 	}
-	rows = append(rows, "", st.Muted.Render(notes[0]), st.Muted.Render(notes[1]))
-	for len(rows) > h && rows[len(rows)-1] != "" { // short screens lose the notes first
-		rows = rows[:len(rows)-1]
+	rows = append(rows, "")
+	for _, n := range notes {
+		rows = append(rows, draw.WrapHanging(st.Muted.Render(n), w)...)
 	}
-	return draw.Block(rows, w, h)
+	return rows
 }

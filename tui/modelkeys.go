@@ -43,21 +43,28 @@ func (m *Model) syncKeys() {
 	m.timeline.Keys.Filter.SetEnabled(!m.tooSmall && m.lay.visible(panel.TimelineID))
 	k.NextStep.SetEnabled(m.live != nil && m.live.Lesson != nil)
 	k.PrevStep.SetEnabled(m.live != nil && m.live.Lesson != nil)
+	for _, b := range m.modeOff() {
+		b.SetEnabled(false)
+	}
 	if m.opts.ReadOnly {
-		// A recording cannot be changed: its help shows no key that would.
-		for _, b := range []*key.Binding{&k.Kill, &k.KillLeader, &k.Restart, &k.Isolate, &k.Heal, &k.Kafka, &k.NextStep, &k.PrevStep, &k.Answer, &k.Number} {
-			b.SetEnabled(false)
-		}
 		k.Back.SetHelp("[/]", "step through events")
 	}
-	if m.opts.Follow {
-		// The teacher's lab: a follower watches, steps through its own
-		// history and answers questions, and changes nothing.
-		for _, b := range []*key.Binding{&k.Kill, &k.KillLeader, &k.Restart, &k.Isolate, &k.Heal, &k.Kafka,
-			&k.NextStep, &k.PrevStep, &k.Pause, &k.Faster, &k.Slower} {
-			b.SetEnabled(false)
-		}
+}
+
+// modeOff are the keys this kind of screen never takes: a recording
+// cannot be changed, and a follower watches the teacher's lab, steps
+// through its own history and answers questions, and changes nothing.
+// Neither the help bar nor the full help shows them.
+func (m *Model) modeOff() []*key.Binding {
+	k := m.ctx.Keys
+	switch {
+	case m.opts.ReadOnly:
+		return []*key.Binding{&k.Kill, &k.KillLeader, &k.Restart, &k.Isolate, &k.Heal, &k.Kafka, &k.NextStep, &k.PrevStep, &k.Answer, &k.Number, &k.Hint}
+	case m.opts.Follow:
+		return []*key.Binding{&k.Kill, &k.KillLeader, &k.Restart, &k.Isolate, &k.Heal, &k.Kafka,
+			&k.NextStep, &k.PrevStep, &k.Pause, &k.Faster, &k.Slower, &k.Hint, &k.Lessons}
 	}
+	return nil
 }
 
 // key handles one key: the prompt first, so typing q there does not quit.
@@ -135,8 +142,15 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		m.output = nil // any other key closes it and does its job
 	}
 	if m.showHelp {
-		if key.Matches(msg, k.Help) || key.Matches(msg, closeKey) {
+		switch {
+		case key.Matches(msg, k.Help) || key.Matches(msg, closeKey):
 			m.showHelp = false
+			return nil
+		case key.Matches(msg, m.ctx.Scroll.Up):
+			m.helpOff = max(0, m.helpOff-1)
+			return nil
+		case key.Matches(msg, m.ctx.Scroll.Down):
+			m.helpOff++
 			return nil
 		}
 		m.showHelp = false
@@ -158,7 +172,7 @@ func (m *Model) screenKey(msg tea.KeyMsg) (tea.Cmd, bool) {
 	k := m.ctx.Keys
 	switch {
 	case key.Matches(msg, k.Help):
-		m.showHelp = true
+		m.showHelp, m.helpOff = true, 0
 	case key.Matches(msg, k.Prompt):
 		return m.prompt.open(m.ctx.State.Nodes), true
 	case key.Matches(msg, k.Number):
@@ -428,7 +442,16 @@ func (m *Model) mouse(msg tea.MouseMsg) {
 		}
 		return
 	}
-	if m.tooSmall || m.showHelp {
+	if m.showHelp && !m.tooSmall {
+		switch msg.Button {
+		case tea.MouseButtonWheelUp:
+			m.helpOff = max(0, m.helpOff-1)
+		case tea.MouseButtonWheelDown:
+			m.helpOff++
+		}
+		return
+	}
+	if m.tooSmall {
 		return
 	}
 	for si := range m.lay.slots {
