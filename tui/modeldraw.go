@@ -313,6 +313,8 @@ func (m *Model) statusLine(w int) string {
 	case statusErr:
 		l.Add(&st.Fail, draw.SymFail+" ")
 		l.Add(&st.Fail, m.status)
+	case statusAsk:
+		l.Add(&st.Warn, "? "+m.status)
 	case statusBusy:
 		l.Add(&st.Warn, draw.SymPending+" running ")
 		l.Add(&st.Text, m.status)

@@ -30,7 +30,7 @@ var closeKey = key.NewBinding(key.WithKeys("esc", "enter"))
 func (m *Model) syncKeys() {
 	k := m.ctx.Keys
 	ls := m.ctx.State.Lesson
-	open := ls != nil && ls.Prediction != nil && ls.Prediction.Chosen < 0
+	open := ls != nil && ls.Prediction != nil && ls.Prediction.Chosen < 0 && ls.Prediction.Answer < 0
 	k.Answer.SetEnabled(open && len(ls.Prediction.Choices) > 0)
 	k.Number.SetEnabled(open && ls.Prediction.Numeric)
 	k.Hint.SetEnabled(ls != nil && ls.Status == lessons.StatusTask && !m.opts.Follow && !m.opts.ReadOnly)
@@ -111,6 +111,14 @@ func (m *Model) keys(msg tea.KeyMsg) tea.Cmd {
 
 func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 	k := m.ctx.Keys
+	if m.asking {
+		m.asking = false
+		if msg.String() == "y" || msg.String() == "Y" {
+			return m.quitNow()
+		}
+		m.setStatus(statusInfo, "not quitting: the class goes on")
+		return nil
+	}
 	if m.prompt.active() {
 		res, line, cmd := m.prompt.update(msg)
 		if res == promptSubmitted && line != "" {
@@ -379,6 +387,17 @@ func (m *Model) FullHelp() [][]key.Binding {
 }
 
 func (m *Model) quit() tea.Cmd {
+	if m.opts.ConfirmQuit != nil {
+		if q := m.opts.ConfirmQuit(); q != "" {
+			m.asking = true
+			m.setStatus(statusAsk, q)
+			return nil
+		}
+	}
+	return m.quitNow()
+}
+
+func (m *Model) quitNow() tea.Cmd {
 	if m.cancel != nil {
 		m.cancel()
 	}

@@ -3,6 +3,7 @@ package tui
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -109,6 +110,14 @@ func newPicker(st *draw.Styles, les []*lessons.Lesson, progress lessons.Progress
 	p.sel = p.resumeAt()
 	p.sync()
 	return p
+}
+
+// dropChallenges takes the challenges out of the list: they run a
+// program of the learner's own, which a session with only ssh cannot.
+func (p *picker) dropChallenges() {
+	p.entries = slices.DeleteFunc(p.entries, func(e pickerEntry) bool { return e.ch != nil })
+	p.sel = p.resumeAt()
+	p.sync()
 }
 
 // resumeAt is the entry to select on opening: the lesson worked on last

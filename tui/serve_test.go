@@ -2,6 +2,7 @@ package tui
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"strings"
 	"sync"
@@ -40,9 +41,24 @@ func newTestServer(t testing.TB, class *source.Class) *Server {
 func dial(s *Server, user, code string) (*gossh.Client, error) {
 	return gossh.Dial("tcp", s.Addr().String(), &gossh.ClientConfig{
 		User:            user,
-		Auth:            []gossh.AuthMethod{gossh.Password(code)},
+		Auth:            []gossh.AuthMethod{answerCode(code)},
 		HostKeyCallback: gossh.InsecureIgnoreHostKey(), // a test's own server, on loopback
 		Timeout:         10 * time.Second,
+	})
+}
+
+// answerCode answers the server's question for the join code, and fails
+// the login unless the question is the one sshpass -p looks for.
+func answerCode(code string) gossh.AuthMethod {
+	return gossh.KeyboardInteractive(func(_, _ string, questions []string, _ []bool) ([]string, error) {
+		answers := make([]string, len(questions))
+		for i, q := range questions {
+			if q != JoinPrompt {
+				return nil, fmt.Errorf("asked %q; want %q", q, JoinPrompt)
+			}
+			answers[i] = code
+		}
+		return answers, nil
 	})
 }
 

@@ -491,7 +491,7 @@ func TaskLine(st *draw.Styles, ls *view.Lesson, w int) string {
 			return l.Fit(w)
 		}
 	}
-	if pr := ls.Prediction; pr != nil && pr.Chosen < 0 {
+	if pr := ls.Prediction; pr != nil && pr.Chosen < 0 && pr.Answer < 0 {
 		l.Add(&st.Accent, "Predict: ")
 		if pr.Numeric {
 			l.Add(&st.Text, draw.OneLine(pr.Question)+" (a number)")

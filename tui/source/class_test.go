@@ -24,7 +24,7 @@ func TestClassNumericAnswers(t *testing.T) {
 	teacher := class.Share(src)
 	defer teacher.Close()
 	teacher.View() // shares the open question
-	ada, bob, cy := class.Follow("ada"), class.Follow("bob"), class.Follow("cy")
+	ada, bob, cy := class.Follow("ada", "ada"), class.Follow("bob", "bob"), class.Follow("cy", "cy")
 	defer ada.Close()
 	defer bob.Close()
 	defer cy.Close()
@@ -59,7 +59,7 @@ func TestClassNumericAnswers(t *testing.T) {
 	}{{ada, "40", false}, {bob, "21", true}, {cy, "1,600", false}} {
 		pr := c.f.View().Lesson.Prediction
 		if pr.Given != c.given || pr.Correct != c.correct {
-			t.Errorf("%s's screen says they gave %q, right %v; want %q, %v", c.f.who, pr.Given, pr.Correct, c.given, c.correct)
+			t.Errorf("%s's screen says they gave %q, right %v; want %q, %v", c.f.seat.name, pr.Given, pr.Correct, c.given, c.correct)
 		}
 	}
 }
