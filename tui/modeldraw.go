@@ -14,6 +14,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/mqlab/mqlab/tui/draw"
+	"github.com/mqlab/mqlab/tui/view"
 )
 
 // resize computes the layout once for a window size and gives every panel
@@ -191,6 +192,10 @@ func (m *Model) header(w int) string {
 	if ls := s.Lesson; ls != nil {
 		title, tail = ls.Title, fmt.Sprintf(" · step %d/%d", ls.Step, ls.Steps)
 	}
+	if c := m.live; c != nil && c.Class != nil && !m.opts.Follow {
+		// The teacher's class: how many are connected, how many answered.
+		warn = "  " + classWord(c.Class, w < 100)
+	}
 	// The left side keeps "mqlab │ ", the warning and enough of the title
 	// to read: the jobs shorten and go before the title does.
 	room := w - 10 - draw.Width(warn) - min(draw.Width(title), 28) - draw.Width(tail)
@@ -219,6 +224,50 @@ func (m *Model) header(w int) string {
 	l.Pad(w - r.Width())
 	l.Append(&r)
 	return l.String()
+}
+
+// classWord is the teacher's header's word on the class: "12 connected ·
+// 9/10 answered" (short: "12 in · 9/10 ans.").
+func classWord(r *view.Roster, short bool) string {
+	if short {
+		s := fmt.Sprintf("%d in class", len(r.Students))
+		if r.Question {
+			s += fmt.Sprintf(" · %d/%d", r.Answered, r.Following)
+		}
+		return s
+	}
+	s := fmt.Sprintf("%d connected", len(r.Students))
+	if r.Question {
+		s += fmt.Sprintf(" · %d of %d answered", r.Answered, r.Following)
+	}
+	return s + " (w)"
+}
+
+// showRoster opens, over the body, who is connected to the teacher's
+// class and whether each answered the question on screen.
+func (m *Model) showRoster() {
+	r := m.live.Class
+	if len(r.Students) == 0 {
+		m.setStatus(statusInfo, "nobody is connected: students join with ssh, as the lesson list said")
+		return
+	}
+	lines := []string{fmt.Sprintf("%d connected:", len(r.Students))}
+	for _, st := range r.Students {
+		what := "a lab of their own"
+		if st.Follows {
+			what = "follows your lab"
+			if r.Question && st.Answered {
+				what += " · answered"
+			} else if r.Question {
+				what += " · not answered yet"
+			}
+		}
+		if st.Sessions > 1 {
+			what += fmt.Sprintf(" · %d sessions", st.Sessions)
+		}
+		lines = append(lines, "  "+st.Name+"  "+what)
+	}
+	m.showOutput("Who is connected", strings.Join(lines, "\n"))
 }
 
 // headerRight is the header's right side: the jobs with their progress,
@@ -398,6 +447,9 @@ func (m *Model) helpRows(w int) []string {
 	}
 	if !m.ctx.Keys.Lessons.Enabled() { // there only when the screen came from the lessons
 		off[m.ctx.Keys.Lessons.Help()] = true
+	}
+	if !m.ctx.Keys.Roster.Enabled() { // there only on a teacher's shared screen
+		off[m.ctx.Keys.Roster.Help()] = true
 	}
 	var blocks []string
 	for _, g := range m.FullHelp() {

@@ -41,6 +41,7 @@ func (m *Model) syncKeys() {
 		k.Live.SetHelp("esc", "back to live")
 	}
 	m.timeline.Keys.Filter.SetEnabled(!m.tooSmall && m.lay.visible(panel.TimelineID))
+	k.Roster.SetEnabled(m.live != nil && m.live.Class != nil && !m.opts.Follow)
 	k.NextStep.SetEnabled(m.live != nil && m.live.Lesson != nil)
 	k.PrevStep.SetEnabled(m.live != nil && m.live.Lesson != nil)
 	for _, b := range m.modeOff() {
@@ -183,6 +184,8 @@ func (m *Model) screenKey(msg tea.KeyMsg) (tea.Cmd, bool) {
 		m.showHelp, m.helpOff = true, 0
 	case key.Matches(msg, k.Prompt):
 		return m.prompt.open(m.ctx.State.Nodes), true
+	case key.Matches(msg, k.Roster):
+		m.showRoster()
 	case key.Matches(msg, k.Number):
 		// A question asks for a number: its first digit starts the answer.
 		cmd := m.prompt.open(m.ctx.State.Nodes)

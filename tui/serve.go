@@ -188,6 +188,30 @@ func NewServer(opts ServeOptions) (*Server, error) {
 	return s, nil
 }
 
+// QuitQuestion is what the teacher's q asks while students are connected,
+// "" when nobody's session would end.
+func (s *Server) QuitQuestion(keepOwnLabs bool) string {
+	all, following := s.Sessions()
+	switch {
+	case all == 0:
+		return ""
+	case !keepOwnLabs:
+		return fmt.Sprintf("%s connected: quit and end their sessions? y/n", studentsAre(all))
+	case following == 0:
+		return "" // the own labs stay up
+	default:
+		return fmt.Sprintf("%s following your lab: quit and end their sessions (labs of their own stay)? y/n", studentsAre(following))
+	}
+}
+
+// studentsAre is "1 student is" or "12 students are".
+func studentsAre(n int) string {
+	if n == 1 {
+		return "1 student is"
+	}
+	return fmt.Sprintf("%d students are", n)
+}
+
 // JoinPrompt is how the server asks for the join code.
 const JoinPrompt = "join code (password): "
 

@@ -64,6 +64,7 @@ func answerCode(code string) gossh.AuthMethod {
 
 // screen is one SSH session's terminal as the test reads it.
 type screen struct {
+	conn *gossh.Client
 	sess *gossh.Session
 	in   io.WriteCloser
 	mu   sync.Mutex
@@ -102,7 +103,7 @@ func openTerm(t testing.TB, s *Server, user, cmd, term string) *screen {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc := &screen{sess: sess, done: make(chan error, 1)}
+	sc := &screen{conn: c, sess: sess, done: make(chan error, 1)}
 	sess.Stdout = sc
 	sess.Stderr = sc
 	if sc.in, err = sess.StdinPipe(); err != nil {

@@ -1,0 +1,165 @@
+package tui
+
+import (
+	"context"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/mqlab/mqlab/tui/source"
+	"github.com/mqlab/mqlab/tui/view"
+)
+
+// waitTally waits for the teacher's screen to show want as the class's
+// tally of the question on screen.
+func waitTally(t *testing.T, teacher view.Source, want string) view.State {
+	t.Helper()
+	got := ""
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		v := teacher.View()
+		if les := v.Lesson; les != nil && les.Prediction != nil && les.Prediction.Class != nil {
+			if got = les.Prediction.Class.String(); got == want {
+				return v
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the teacher's tally reads %q; want %q", got, want)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// waitBlinksOver waits for the prompt cursor's last blink timer (half a
+// second) of a session that has ended: it is no leak, only late.
+func waitBlinksOver(t *testing.T) {
+	buf := make([]byte, 1<<20)
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if !strings.Contains(string(buf[:runtime.Stack(buf, true)]), "cursor.(*Model).BlinkCmd") {
+			return
+		}
+	}
+}
+
+// The tally counts each person connected once: a student whose ssh
+// client dies takes their vote along, comes back with none and answers
+// again; an answer given by key cannot be changed by typing :predict;
+// the teacher's reveal answers nothing for the teacher, and the tally
+// stays to be discussed.
+func TestServeTallyOnePersonOneVote(t *testing.T) {
+	class := source.NewClass()
+	src := newLessonSource(t, source.LessonOptions{})
+	t.Cleanup(func() { waitBlinksOver(t) }) // after the sessions end, before the leak check
+	mustExec(t, src, "lesson goto 2")
+	teacher := teacherScreen(t, class, src)
+	s := newTestServer(t, class)
+	ada := openScreen(t, s, "ada", FollowCommand)
+	bob := openScreen(t, s, "bob", FollowCommand)
+	for _, sc := range []*screen{ada, bob} {
+		sc.waitFor(t, 20*time.Second, "n1 dies. At which epoch")
+	}
+	ada.send(t, "b")
+	bob.send(t, "a")
+	ada.waitFor(t, 10*time.Second, "You chose b)")
+	bob.waitFor(t, 10*time.Second, "You chose a)")
+	waitTally(t, teacher, "class: 2 of 2 answered — a 1 · b 1")
+
+	// bob's client dies without a word: his vote goes with him.
+	bob.conn.Close()
+	waitTally(t, teacher, "class: 1 of 1 answered — a 0 · b 1")
+
+	// He comes back: his screen asks again, and his new answer counts once.
+	bob = openScreen(t, s, "bob", FollowCommand)
+	bob.waitFor(t, 20*time.Second, "n1 dies. At which epoch")
+	waitTally(t, teacher, "class: 1 of 2 answered — a 0 · b 1")
+	bob.send(t, "b")
+	bob.waitFor(t, 10*time.Second, "You chose b)")
+	waitTally(t, teacher, "class: 2 of 2 answered — a 0 · b 2")
+
+	// ada's b is locked: :predict a is refused, and says why.
+	ada.typeCommand(t, "predict a")
+	ada.waitFor(t, 10*time.Second, "you answered b) already")
+	v := waitTally(t, teacher, "class: 2 of 2 answered — a 0 · b 2")
+	if r := v.Class; r == nil || len(r.Students) != 2 || r.Answered != 2 || r.Following != 2 {
+		t.Errorf("the teacher's roster is %+v; want ada and bob, both answered", r)
+	}
+
+	// The teacher reveals without answering; the split stays on screen.
+	out, err := teacher.Exec(context.Background(), ParseOrder(source.CmdReveal))
+	if err != nil || !strings.Contains(out, "the answer is b)") {
+		t.Fatalf("reveal: %q, %v", out, err)
+	}
+	v = waitTally(t, teacher, "class: 2 of 2 answered — a 0 · b 2")
+	if pr := v.Lesson.Prediction; pr.Answer < 0 || pr.Chosen >= 0 {
+		t.Errorf("after reveal the teacher's question reads chosen %d, answer %d; want no choice and the answer shown", pr.Chosen, pr.Answer)
+	}
+	ada.waitFor(t, 10*time.Second, "You chose b) and predicted it")
+}
+
+// The teacher's q asks while students are connected, n keeps the class
+// going, y quits; the server then ends every session the way a student's
+// own q does — the terminal leaves the alternate screen, shows the
+// cursor, stops reporting the mouse and pastes — and says goodbye.
+func TestServeTeacherQuitAsksAndEndsSessionsCleanly(t *testing.T) {
+	class := source.NewClass()
+	_, labSrc := newTestLab(t, "topic create orders partitions=1")
+	sh := teacherScreen(t, class, labSrc)
+	s := newTestServer(t, class)
+	ada := openScreen(t, s, "ada", FollowCommand)
+	bob := openScreen(t, s, "bob", "")
+	ada.waitFor(t, 20*time.Second, "n1 ● up")
+	bob.waitFor(t, 20*time.Second, "enter opens the lesson")
+	if strings.Contains(bob.text(), "Challenges") {
+		t.Error("an own-lab session over SSH lists the challenges, which need a program of the student's own")
+	}
+
+	m := New(sh, Options{ConfirmQuit: func() string { return s.QuitQuestion(false) }})
+	t.Cleanup(m.Close)
+	m.Update(teaSize(100, 30))
+	if !strings.Contains(m.View(), "2 connected") {
+		t.Errorf("the teacher's header does not count the class:\n%s", m.View())
+	}
+	if _, cmd := m.Update(keyMsg("q")); cmd != nil {
+		t.Fatal("q quit at once with students connected")
+	}
+	if want := "2 students are connected: quit and end their sessions? y/n"; !strings.Contains(m.View(), want) {
+		t.Fatalf("q did not ask %q:\n%s", want, m.View())
+	}
+	if _, cmd := m.Update(keyMsg("n")); cmd != nil {
+		t.Fatal("n quit")
+	}
+	m.Update(keyMsg("q"))
+	_, cmd := m.Update(keyMsg("y"))
+	if cmd == nil {
+		t.Fatal("y did not quit")
+	}
+	if _, ok := cmd().(tea.QuitMsg); !ok {
+		t.Fatal("y did not quit")
+	}
+
+	s.Close() // as mqlab serve does once the teacher's screen has quit
+	for _, sc := range []*screen{ada, bob} {
+		select {
+		case <-sc.done:
+		case <-time.After(20 * time.Second):
+			t.Fatal("a student's session did not end")
+		}
+		sc.mu.Lock()
+		raw := sc.out.String()
+		sc.mu.Unlock()
+		opened := strings.LastIndex(raw, "\x1b[?1049h")
+		for what, seq := range map[string]string{"alternate screen off": "\x1b[?1049l", "cursor shown": "\x1b[?25h",
+			"mouse off": "\x1b[?1002l", "bracketed paste off": "\x1b[?2004l"} {
+			if strings.LastIndex(raw, seq) < opened {
+				t.Errorf("the session ended without %s (%q)", what, seq)
+			}
+		}
+		bye := strings.LastIndex(raw, GoodbyeServerStops)
+		if bye < 0 || bye < strings.LastIndex(raw, "\x1b[?1049l") {
+			t.Errorf("the student did not read the goodbye on the restored terminal; the session ended with %q", tail(raw, 300))
+		}
+	}
+}
