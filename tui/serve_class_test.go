@@ -1,13 +1,16 @@
 package tui
 
 import (
+	"bytes"
 	"context"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/mqlab/mqlab/tui/source"
 	"github.com/mqlab/mqlab/tui/view"
@@ -162,4 +165,98 @@ func TestServeTeacherQuitAsksAndEndsSessionsCleanly(t *testing.T) {
 			t.Errorf("the student did not read the goodbye on the restored terminal; the session ended with %q", tail(raw, 300))
 		}
 	}
+}
+
+// The join code is asked as "join code (password):", which sshpass -p
+// answers, and asked the same way after a wrong one: the server offers
+// no password method, whose prompt OpenSSH would write itself. Joins
+// and refusals are logged.
+func TestServeAsksForTheCodeTheSameWayEveryTime(t *testing.T) {
+	var log safeBuffer
+	s, err := NewServer(ServeOptions{Addr: "127.0.0.1:0", Code: testCode, Timing: "fast", Class: source.NewClass(), Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Serve()
+	t.Cleanup(func() { s.Close() })
+	var asked []string
+	wrong := gossh.RetryableAuthMethod(gossh.KeyboardInteractive(func(_, _ string, questions []string, _ []bool) ([]string, error) {
+		asked = append(asked, questions...)
+		return make([]string, len(questions)), nil
+	}), 3)
+	_, err = gossh.Dial("tcp", s.Addr().String(), &gossh.ClientConfig{User: "eve", Auth: []gossh.AuthMethod{wrong, gossh.Password(testCode)},
+		HostKeyCallback: gossh.InsecureIgnoreHostKey(), Timeout: 10 * time.Second})
+	if err == nil {
+		t.Fatal("three wrong codes and a password let eve in")
+	}
+	if len(asked) != 3 {
+		t.Fatalf("asked %d times; want 3", len(asked))
+	}
+	for _, q := range asked {
+		if q != JoinPrompt {
+			t.Errorf("asked %q; want %q every time", q, JoinPrompt)
+		}
+	}
+	if strings.Contains(err.Error(), "password") {
+		t.Errorf("the server offered the password method: %v", err)
+	}
+	ada := openScreen(t, s, "ada", FollowCommand)
+	ada.waitFor(t, 20*time.Second, "FOLLOWING")
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(log.String(), "joined: ada") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the log has no join for ada:\n%s", log.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if !strings.Contains(log.String(), "refused eve from 127.0.0.1:") || !strings.Contains(log.String(), "a wrong join code") {
+		t.Errorf("the log does not say eve was refused, and why:\n%s", log.String())
+	}
+}
+
+// With --keep-own-labs the teacher's quit ends only the sessions that
+// follow the shared lab: a student with a lab of their own keeps it.
+func TestServeEndFollowersKeepsOwnLabs(t *testing.T) {
+	class := source.NewClass()
+	s := newTestServer(t, class)
+	ada := openScreen(t, s, "ada", FollowCommand)
+	bob := openScreen(t, s, "bob", "")
+	ada.waitFor(t, 20*time.Second, "FOLLOWING")
+	bob.waitFor(t, 20*time.Second, "enter opens the lesson")
+	if q := s.QuitQuestion(true); q != "1 student is following your lab: quit and end their sessions (labs of their own stay)? y/n" {
+		t.Errorf("the teacher is asked %q", q)
+	}
+	s.End(GoodbyeTeacherLeft, true)
+	select {
+	case <-ada.done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the follower's session did not end")
+	}
+	ada.waitFor(t, time.Second, GoodbyeTeacherLeft)
+	select {
+	case <-bob.done:
+		t.Fatal("the own-lab session ended with the shared screen")
+	default:
+	}
+	if all, following := s.Sessions(); all != 1 || following != 0 {
+		t.Errorf("%d sessions, %d following; want bob's own lab alone", all, following)
+	}
+}
+
+// safeBuffer is a log the server writes while the test reads it.
+type safeBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *safeBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *safeBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }

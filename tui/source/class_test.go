@@ -2,6 +2,7 @@ package source
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -79,3 +80,22 @@ func (s *stillSource) View() view.State {
 func (s *stillSource) Exec(context.Context, view.Order) (string, error) { return "done", nil }
 
 func (s *stillSource) Changes() <-chan struct{} { return nil }
+
+// A follower's help says what a follower can do, and explains the
+// teacher's commands without running them.
+func TestFollowerHelp(t *testing.T) {
+	ctx := context.Background()
+	class := NewClass()
+	f := class.Follow("ada", "ada")
+	defer f.Close()
+	out, err := f.Exec(ctx, order("help"))
+	if err != nil || !strings.Contains(out, "a–d, or predict b") || strings.Contains(out, "kill NODE") {
+		t.Errorf("help: %q, %v; want a follower's own help", out, err)
+	}
+	if out, err := f.Exec(ctx, order("help kill")); err != nil || !strings.Contains(out, "kill") || !strings.Contains(out, "Only the teacher runs it") {
+		t.Errorf("help kill: %q, %v", out, err)
+	}
+	if _, err := f.Exec(ctx, order("kill n1")); !errors.Is(err, ErrReadOnly) {
+		t.Errorf("kill n1 from a follower: %v; want it refused as read-only", err)
+	}
+}
