@@ -449,11 +449,15 @@ func isFollow(sess ssh.Session) bool {
 
 // student is who a session is: key names the person for progress and
 // votes, name shows them to the teacher.
-type student struct{ key, name string }
+type student struct {
+	key, name string
+	keyless   bool // no key: the student names themself for their progress
+}
 
 // person is who a session is: its SSH user and the key it proved or
 // offered, so two laptops that log in as one user are two people. A
-// client that offered no key is its user alone.
+// client that offered no key is its user on its machine (by address);
+// its progress goes under a name the student types (see askName).
 func person(sess ssh.Session) student {
 	fp := ""
 	if k := sess.PublicKey(); k != nil {
@@ -462,7 +466,11 @@ func person(sess ssh.Session) student {
 		fp = v
 	}
 	if fp == "" {
-		return student{key: sess.User(), name: sess.User()}
+		host, _, err := net.SplitHostPort(sess.RemoteAddr().String())
+		if err != nil {
+			host = sess.RemoteAddr().String()
+		}
+		return student{key: sess.User() + "@" + host, name: sess.User() + " (" + host + ")", keyless: true}
 	}
 	short := strings.TrimPrefix(fp, "SHA256:")
 	if len(short) > 6 {
@@ -483,25 +491,45 @@ func (s *Server) program(sess ssh.Session, who student) (tea.Model, func(), erro
 		m := New(f, Options{Follow: true, Title: "The teacher's lab", Theme: s.opts.Theme, Renderer: r})
 		return m, func() { m.Close(); f.Close() }, nil
 	case len(cmd) == 0:
-		var store *lessons.Store
-		if s.opts.StateDir != "" {
-			st, err := lessons.OpenStore(filepath.Join(s.opts.StateDir, "users", userDir(sess.User()), keyDir(who), "progress.json"))
+		var app *App
+		open := func(dir string) (tea.Model, error) {
+			var store *lessons.Store
+			if s.opts.StateDir != "" {
+				st, err := lessons.OpenStore(filepath.Join(s.opts.StateDir, "users", userDir(sess.User()), dir, "progress.json"))
+				if err != nil {
+					return nil, err
+				}
+				store = st
+			}
+			a, err := NewApp(AppOptions{Lessons: s.opts.Lessons, Progress: store, Timing: s.opts.Timing,
+				Sandbox: s.opts.Sandbox, Theme: s.opts.Theme, Renderer: r, NoChallenges: true})
+			if err != nil {
+				return nil, err
+			}
+			app = a
+			return a, nil
+		}
+		var model tea.Model
+		if who.keyless && s.opts.StateDir != "" {
+			model = newAskName(r, sess.User(), func(name string) (tea.Model, error) { return open("name-" + userDir(name)) })
+		} else {
+			a, err := open(keyDir(who))
 			if err != nil {
 				return nil, nil, err
 			}
-			store = st
+			model = a
 		}
-		a, err := NewApp(AppOptions{Lessons: s.opts.Lessons, Progress: store, Timing: s.opts.Timing,
-			Sandbox: s.opts.Sandbox, Theme: s.opts.Theme, Renderer: r, NoChallenges: true})
-		if err != nil {
-			return nil, nil, err
+		closeAll := func() {
+			if app != nil { // the program has ended: nothing sets it now
+				app.Close()
+			}
 		}
-		closeAll := a.Close
 		if s.opts.Class != nil {
 			seat := s.opts.Class.Join(who.key, who.name)
-			closeAll = func() { a.Close(); seat.Leave() }
+			closeApp := closeAll
+			closeAll = func() { closeApp(); seat.Leave() }
 		}
-		return a, closeAll, nil
+		return model, closeAll, nil
 	default:
 		return nil, nil, fmt.Errorf("unknown command %q: ssh with no command opens a lab of your own, ssh -t … %s follows the teacher's",
 			strings.Join(cmd, " "), FollowCommand)
@@ -521,8 +549,7 @@ func userDir(user string) string {
 }
 
 // keyDir is the folder, inside the user's, of one person's progress: the
-// key's fingerprint made safe for a file name, or none (the user's own
-// folder, as before keys were told apart) for a client that offered none.
+// key's fingerprint made safe for a file name.
 func keyDir(who student) string {
 	_, fp, ok := strings.Cut(who.key, " ")
 	if !ok {

@@ -3,6 +3,9 @@ package tui
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -260,3 +263,107 @@ func (b *safeBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.b.String()
 }
+
+// Two laptops that log in as one user keep their progress apart: by the
+// key each offers, or, with none, by the name each student types.
+func TestServeProgressPerPerson(t *testing.T) {
+	state := t.TempDir()
+	s, err := NewServer(ServeOptions{Addr: "127.0.0.1:0", Code: testCode, Timing: "fast", StateDir: state})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Serve()
+	t.Cleanup(func() { s.Close() })
+	open := func(auth []gossh.AuthMethod, name string) {
+		c, err := gossh.Dial("tcp", s.Addr().String(), &gossh.ClientConfig{User: "student", Auth: auth,
+			HostKeyCallback: gossh.InsecureIgnoreHostKey(), Timeout: 10 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		sess, err := c.NewSession()
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := &screen{conn: c, sess: sess, done: make(chan error, 1)}
+		sess.Stdout, sess.Stderr = sc, sc
+		if sc.in, err = sess.StdinPipe(); err != nil {
+			t.Fatal(err)
+		}
+		if err := sess.RequestPty("xterm", 30, 100, gossh.TerminalModes{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := sess.Shell(); err != nil {
+			t.Fatal(err)
+		}
+		if name != "" {
+			sc.waitFor(t, 20*time.Second, "your name:")
+			sc.send(t, name+"\r")
+		}
+		sc.waitFor(t, 20*time.Second, "enter opens the lesson")
+		sc.send(t, "\r") // the first lesson: its step is kept
+		sc.waitFor(t, 20*time.Second, "step 1/")
+	}
+	for range 2 {
+		_, key, err := ed25519.GenerateKey(rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		signer, err := gossh.NewSignerFromKey(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		open([]gossh.AuthMethod{gossh.PublicKeys(signer), answerCode(testCode)}, "")
+	}
+	open([]gossh.AuthMethod{answerCode(testCode)}, "ada")
+	open([]gossh.AuthMethod{answerCode(testCode)}, "bob")
+	var files []string
+	deadline := time.Now().Add(20 * time.Second)
+	for len(files) < 4 && time.Now().Before(deadline) {
+		files, _ = filepath.Glob(filepath.Join(state, "users", "student", "*", "progress.json"))
+		time.Sleep(10 * time.Millisecond)
+	}
+	if len(files) != 4 {
+		t.Fatalf("progress files %v; want one for each key and each name, four", files)
+	}
+	for _, want := range []string{"name-ada", "name-bob", "SHA256-"} {
+		if !strings.Contains(strings.Join(files, " "), want) {
+			t.Errorf("no progress folder %s*: %v", want, files)
+		}
+	}
+}
+
+// A name that is no folder name is refused with what would do.
+func TestAskNameRefusesABadName(t *testing.T) {
+	opened := ""
+	a := newAskName(nil, "student", func(name string) (tea.Model, error) {
+		opened = name
+		return newFakeModel(), nil
+	})
+	a.Update(teaSize(80, 24))
+	for _, r := range "../x" {
+		a.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}})
+	}
+	a.Update(tea.KeyMsg{Type: tea.KeyEnter})
+	if opened != "" || !strings.Contains(a.View(), "A name is one word of letters, digits") {
+		t.Errorf("../x opened %q; the screen says:\n%s", opened, a.View())
+	}
+	for range 4 {
+		a.Update(tea.KeyMsg{Type: tea.KeyBackspace})
+	}
+	for _, r := range "ada.l" {
+		a.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}})
+	}
+	a.Update(tea.KeyMsg{Type: tea.KeyEnter})
+	if opened != "ada.l" || a.View() != "fake" {
+		t.Errorf("ada.l opened %q; the screen says:\n%s", opened, a.View())
+	}
+}
+
+// fakeModel is a program that draws one word.
+type fakeModel struct{}
+
+func newFakeModel() fakeModel                           { return fakeModel{} }
+func (fakeModel) Init() tea.Cmd                         { return nil }
+func (f fakeModel) Update(tea.Msg) (tea.Model, tea.Cmd) { return f, nil }
+func (fakeModel) View() string                          { return "fake" }
