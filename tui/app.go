@@ -285,6 +285,9 @@ func (a *App) open(e pickerEntry, over bool) tea.Cmd {
 			step = source.StartStep(e.les, a.opts.Progress)
 		}
 		opts.Commands = append(opts.Commands, source.LessonCommands...)
+		if a.opts.Class != nil {
+			opts.Commands = append(opts.Commands, source.CmdReveal)
+		}
 		opts.Startup = []string{fmt.Sprintf("%s %d", source.CmdLessonGoto, step)}
 	} else {
 		if a.labUsed {
