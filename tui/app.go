@@ -224,7 +224,7 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if a.opts.ConfirmQuit != nil {
 			if q := a.opts.ConfirmQuit(); q != "" {
 				a.asking = true
-				a.picker.setStatus(q, false)
+				a.picker.ask(q)
 				return a, nil
 			}
 		}
