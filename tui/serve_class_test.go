@@ -15,6 +15,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	gossh "golang.org/x/crypto/ssh"
 
+	"github.com/mqlab/mqlab/lessons"
 	"github.com/mqlab/mqlab/tui/source"
 	"github.com/mqlab/mqlab/tui/view"
 )
@@ -367,3 +368,26 @@ func newFakeModel() fakeModel                           { return fakeModel{} }
 func (fakeModel) Init() tea.Cmd                         { return nil }
 func (f fakeModel) Update(tea.Msg) (tea.Model, tea.Cmd) { return f, nil }
 func (fakeModel) View() string                          { return "fake" }
+
+// The teacher's picker asks too before q ends the class.
+func TestAppQuitAsksOnThePicker(t *testing.T) {
+	asked := "3 students are connected: quit and end their sessions? y/n"
+	app, err := NewApp(AppOptions{Lessons: []*lessons.Lesson{testLesson(t)}, Timing: "fast", ConfirmQuit: func() string { return asked }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(app.Close)
+	app.Update(teaSize(100, 30))
+	if _, cmd := app.Update(keyMsg("q")); cmd != nil || !strings.Contains(app.View(), "? "+asked) {
+		t.Fatalf("q on the picker did not ask:\n%s", app.View())
+	}
+	if _, cmd := app.Update(keyMsg("x")); cmd != nil || !strings.Contains(app.View(), "Not quitting") {
+		t.Fatalf("a key other than y quit, or said nothing:\n%s", app.View())
+	}
+	app.Update(keyMsg("q"))
+	if _, cmd := app.Update(keyMsg("y")); cmd == nil {
+		t.Fatal("y did not quit")
+	} else if _, ok := cmd().(tea.QuitMsg); !ok {
+		t.Fatal("y did not quit")
+	}
+}
