@@ -451,7 +451,7 @@ func isFollow(sess ssh.Session) bool {
 // votes, name shows them to the teacher.
 type student struct {
 	key, name string
-	keyless   bool // no key: the student names themself for their progress
+	fp        string // the key's SHA256 fingerprint; "" for none
 }
 
 // person is who a session is: its SSH user and the key it proved or
@@ -470,13 +470,13 @@ func person(sess ssh.Session) student {
 		if err != nil {
 			host = sess.RemoteAddr().String()
 		}
-		return student{key: sess.User() + "@" + host, name: sess.User() + " (" + host + ")", keyless: true}
+		return student{key: sess.User() + "@" + host, name: sess.User() + " (" + host + ")"}
 	}
 	short := strings.TrimPrefix(fp, "SHA256:")
 	if len(short) > 6 {
 		short = short[:6]
 	}
-	return student{key: sess.User() + " " + fp, name: sess.User() + " (" + short + "…)"}
+	return student{key: sess.User() + " " + fp, name: sess.User() + " (" + short + "…)", fp: fp}
 }
 
 // program is the session's model and what closes it.
@@ -510,7 +510,7 @@ func (s *Server) program(sess ssh.Session, who student) (tea.Model, func(), erro
 			return a, nil
 		}
 		var model tea.Model
-		if who.keyless && s.opts.StateDir != "" {
+		if who.fp == "" && s.opts.StateDir != "" {
 			model = newAskName(r, sess.User(), func(name string) (tea.Model, error) { return open("name-" + userDir(name)) })
 		} else {
 			a, err := open(keyDir(who))
@@ -551,11 +551,7 @@ func userDir(user string) string {
 // keyDir is the folder, inside the user's, of one person's progress: the
 // key's fingerprint made safe for a file name.
 func keyDir(who student) string {
-	_, fp, ok := strings.Cut(who.key, " ")
-	if !ok {
-		return ""
-	}
-	return userDir(strings.NewReplacer("/", "_", "+", "-", ":", "-").Replace(fp))
+	return userDir(strings.NewReplacer("/", "_", "+", "-", ":", "-").Replace(who.fp))
 }
 
 // sessionRenderer draws in the colours the session's terminal takes, as
