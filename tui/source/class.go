@@ -34,11 +34,14 @@ type Class struct {
 	answers map[string]map[string]lessons.Said
 	subs    map[*Follower]chan struct{}
 	seats   map[*Seat]bool
+	// revealed: the questions whose answer was on screen.
+	revealed map[string]bool
 }
 
 // NewClass makes a class with nothing shared yet.
 func NewClass() *Class {
-	return &Class{answers: map[string]map[string]lessons.Said{}, subs: map[*Follower]chan struct{}{}, seats: map[*Seat]bool{}}
+	return &Class{answers: map[string]map[string]lessons.Said{}, subs: map[*Follower]chan struct{}{}, seats: map[*Seat]bool{},
+		revealed: map[string]bool{}}
 }
 
 // Seat is one session in the class: a student with a lab of their own,
@@ -166,6 +169,18 @@ func (s *Shared) Close() {
 func (c *Class) publish(v view.State) {
 	c.mu.Lock()
 	c.view, c.sharing = v, true
+	if les := v.Lesson; les != nil && les.Prediction != nil {
+		// A question asked again (the teacher stepped back to it) is a
+		// new asking: the answers to its last one are not locked in.
+		key := questionKey(les)
+		switch {
+		case les.Prediction.Answer >= 0:
+			c.revealed[key] = true
+		case c.revealed[key]:
+			delete(c.revealed, key)
+			delete(c.answers, key)
+		}
+	}
 	c.mu.Unlock()
 	c.signal()
 }

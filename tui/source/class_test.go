@@ -99,3 +99,43 @@ func TestFollowerHelp(t *testing.T) {
 		t.Errorf("kill n1 from a follower: %v; want it refused as read-only", err)
 	}
 }
+
+// A question the teacher asks again, after its reveal, takes new answers:
+// the locked ones were for the last asking.
+func TestClassQuestionAskedAgain(t *testing.T) {
+	ctx := context.Background()
+	open := func() view.State {
+		p := &view.Prediction{Question: "Which epoch?", Choices: []string{"same", "higher"}, Chosen: -1, Answer: -1}
+		return view.State{Lesson: &view.Lesson{ID: "failover", Step: 2, Steps: 4, Status: lessons.StatusPredict, Prediction: p,
+			Blocks: []view.LessonBlock{{Kind: view.BlockPrediction, Prediction: p}}}}
+	}
+	src := &stillSource{state: open()}
+	class := NewClass()
+	teacher := class.Share(src)
+	defer teacher.Close()
+	teacher.View()
+	ada := class.Follow("ada", "ada")
+	defer ada.Close()
+	if _, err := ada.Exec(ctx, order("predict a")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ada.Exec(ctx, order("predict b")); err == nil || !strings.Contains(err.Error(), "you answered a) already") {
+		t.Errorf("a second answer: %v; want it refused", err)
+	}
+	revealed := open()
+	revealed.Lesson.Prediction.Answer = 1
+	src.mu.Lock()
+	src.state = revealed
+	src.mu.Unlock()
+	teacher.View()
+	src.mu.Lock()
+	src.state = open()
+	src.mu.Unlock()
+	teacher.View()
+	if _, err := ada.Exec(ctx, order("predict b")); err != nil {
+		t.Errorf("an answer to the question asked again: %v", err)
+	}
+	if got := teacher.View().Lesson.Prediction.Class.String(); got != "class: 1 of 1 answered — a 0 · b 1" {
+		t.Errorf("the tally reads %q", got)
+	}
+}
