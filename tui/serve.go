@@ -93,6 +93,7 @@ type Server struct {
 // served is one session with a program running.
 type served struct {
 	user    string
+	person  string // who it is (see person): one student may open two
 	follows bool
 	// end asks the program to quit; why is the goodbye its student reads.
 	end func(why string)
@@ -191,7 +192,7 @@ func NewServer(opts ServeOptions) (*Server, error) {
 // QuitQuestion is what the teacher's q asks while students are connected,
 // "" when nobody's session would end.
 func (s *Server) QuitQuestion(keepOwnLabs bool) string {
-	all, following := s.Sessions()
+	all, following := s.people()
 	switch {
 	case all == 0:
 		return ""
@@ -202,6 +203,21 @@ func (s *Server) QuitQuestion(keepOwnLabs bool) string {
 	default:
 		return fmt.Sprintf("%s following your lab: quit and end their sessions (labs of their own stay)? y/n", studentsAre(following))
 	}
+}
+
+// people is how many people have a session open, and how many of them
+// follow the teacher's lab: a student with two sessions is one.
+func (s *Server) people() (all, following int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	everyone, followers := map[string]bool{}, map[string]bool{}
+	for ss := range s.sessions {
+		everyone[ss.person] = true
+		if ss.follows {
+			followers[ss.person] = true
+		}
+	}
+	return len(everyone), len(followers)
 }
 
 // studentsAre is "1 student is" or "12 students are".
@@ -389,7 +405,7 @@ func (s *Server) session(next ssh.Handler) ssh.Handler {
 		ctx, cancel := context.WithCancel(sess.Context())
 		defer cancel()
 		var goodbye atomic.Pointer[string]
-		ss := &served{user: who.name, follows: isFollow(sess), end: func(why string) {
+		ss := &served{user: who.name, person: who.key, follows: isFollow(sess), end: func(why string) {
 			goodbye.Store(&why)
 			cancel()
 		}}
