@@ -92,7 +92,6 @@ type Server struct {
 
 // served is one session with a program running.
 type served struct {
-	user    string
 	person  string // who it is (see person): one student may open two
 	follows bool
 	// end asks the program to quit; why is the goodbye its student reads.
@@ -405,7 +404,7 @@ func (s *Server) session(next ssh.Handler) ssh.Handler {
 		ctx, cancel := context.WithCancel(sess.Context())
 		defer cancel()
 		var goodbye atomic.Pointer[string]
-		ss := &served{user: who.name, person: who.key, follows: isFollow(sess), end: func(why string) {
+		ss := &served{person: who.key, follows: isFollow(sess), end: func(why string) {
 			goodbye.Store(&why)
 			cancel()
 		}}
