@@ -524,27 +524,37 @@ func (s *Server) program(sess ssh.Session, who student) (tea.Model, func(), erro
 			app = a
 			return a, nil
 		}
+		var seat *source.Seat
+		if s.opts.Class != nil {
+			seat = s.opts.Class.Join(who.key, who.name)
+		}
 		var model tea.Model
 		if who.fp == "" && s.opts.StateDir != "" {
-			model = newAskName(r, sess.User(), func(name string) (tea.Model, error) { return open("name-" + userDir(name)) })
+			model = newAskName(r, sess.User(), func(name string) (tea.Model, error) {
+				m, err := open("name-" + userDir(name))
+				if err == nil && seat != nil {
+					seat.Rename(name + " · " + who.name)
+				}
+				return m, err
+			})
 		} else {
 			a, err := open(keyDir(who))
 			if err != nil {
+				if seat != nil {
+					seat.Leave()
+				}
 				return nil, nil, err
 			}
 			model = a
 		}
-		closeAll := func() {
+		return model, func() {
 			if app != nil { // the program has ended: nothing sets it now
 				app.Close()
 			}
-		}
-		if s.opts.Class != nil {
-			seat := s.opts.Class.Join(who.key, who.name)
-			closeApp := closeAll
-			closeAll = func() { closeApp(); seat.Leave() }
-		}
-		return model, closeAll, nil
+			if seat != nil {
+				seat.Leave()
+			}
+		}, nil
 	default:
 		return nil, nil, fmt.Errorf("unknown command %q: ssh with no command opens a lab of your own, ssh -t … %s follows the teacher's",
 			strings.Join(cmd, " "), FollowCommand)

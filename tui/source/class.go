@@ -65,6 +65,15 @@ func (c *Class) Join(person, name string) *Seat {
 	return st
 }
 
+// Rename shows the session to the teacher as name from now on: a
+// student who typed theirs.
+func (st *Seat) Rename(name string) {
+	st.c.mu.Lock()
+	st.name = name
+	st.c.mu.Unlock()
+	st.c.signal()
+}
+
 // Leave takes the session out of the class. When it was the person's
 // last, their answers go: the tally counts the people who are there.
 func (st *Seat) Leave() {
