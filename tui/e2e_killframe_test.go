@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -8,6 +9,8 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/teatest"
+
+	"github.com/mqlab/mqlab/tui/view"
 )
 
 // A fault's effect is on every panel of the frame that reports it: in a
@@ -35,4 +38,22 @@ func TestKillShowsInTheFrameThatReportsIt(t *testing.T) {
 	}
 	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("q")})
 	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
+}
+
+// A command that fails part-way may have changed the lab all the same:
+// the frame that reports the failure shows the lab as it is then.
+func TestFailedCommandShowsTheLabAsItIs(t *testing.T) {
+	src := newFakeSource(view.State{Nodes: []view.Node{{ID: "n1", Up: true}, {ID: "n2", Up: true}, {ID: "n3", Up: true}}})
+	src.reply = func(string) (string, error) {
+		src.set(func(v *view.State) { v.Nodes = []view.Node{{ID: "n1"}, {ID: "n2", Up: true}, {ID: "n3", Up: true}} })
+		return "", errors.New("n1 went down, then the wait for a new leader ran out")
+	}
+	m := New(src, Options{})
+	t.Cleanup(m.Close)
+	m.Update(teaSize(120, 40))
+	press(m, "1", "k")
+	got := ansi.Strip(m.View())
+	if !strings.Contains(got, "n1 went down") || !strings.Contains(got, "n1 ✗ down") {
+		t.Errorf("the frame that reports the failure does not show n1 down:\n%s", got)
+	}
 }

@@ -179,7 +179,11 @@ func (m *Model) report(msg execDoneMsg) tea.Cmd {
 			m.showOutput(msg.line, text)
 			m.setStatus(statusErr, draw.OneLine(text))
 		}
-		return nil
+		// A command that failed or was cancelled part-way may have
+		// changed the lab all the same (a produce that got some records
+		// in): the frame that says so shows the lab as it is.
+		m.pull()
+		return m.flashCmd()
 	}
 	lines := strings.Split(out, "\n")
 	switch {
