@@ -471,8 +471,9 @@ type student struct {
 
 // person is who a session is: its SSH user and the key it proved or
 // offered, so two laptops that log in as one user are two people. A
-// client that offered no key is its user on its machine (by address);
-// its progress goes under a name the student types (see askName).
+// client that offered no key is its user on its machine (by address)
+// until its student types a name (see askName), under which its
+// progress is kept and its answers are counted.
 func person(sess ssh.Session) student {
 	fp := ""
 	if k := sess.PublicKey(); k != nil {
@@ -502,9 +503,31 @@ func (s *Server) program(sess ssh.Session, who student) (tea.Model, func(), erro
 		if s.opts.Class == nil {
 			return nil, nil, errors.New("nobody shares a lab on this server; ssh without \"follow\" opens a lab of your own")
 		}
-		f := s.opts.Class.Follow(who.key, who.name)
-		m := New(f, Options{Follow: true, Title: "The teacher's lab", Theme: s.opts.Theme, Renderer: r})
-		return m, func() { m.Close(); f.Close() }, nil
+		var f *source.Follower
+		var m *Model
+		follow := func(key, name string) (tea.Model, error) {
+			f = s.opts.Class.Follow(key, name)
+			m = New(f, Options{Follow: true, Title: "The teacher's lab", Theme: s.opts.Theme, Renderer: r})
+			return m, nil
+		}
+		closeAll := func() {
+			if m != nil { // the program has ended: nothing sets them now
+				m.Close()
+				f.Close()
+			}
+		}
+		if who.fp == "" {
+			// No key: a name tells this student from others who log in
+			// as the same user, maybe from behind the same address.
+			why := []string{"You came in as " + sess.User() + " with the join code. Type your name: the teacher sees it,",
+				"and your answer to each question counts once, however often you connect.",
+				"Type the same name if you connect again."}
+			return newAskName(r, sess.User(), why, func(name string) (tea.Model, error) {
+				return follow(sess.User()+"/"+name, name+" · "+who.name)
+			}), closeAll, nil
+		}
+		model, _ := follow(who.key, who.name)
+		return model, closeAll, nil
 	case len(cmd) == 0:
 		var app *App
 		open := func(dir string) (tea.Model, error) {
@@ -530,7 +553,10 @@ func (s *Server) program(sess ssh.Session, who student) (tea.Model, func(), erro
 		}
 		var model tea.Model
 		if who.fp == "" && s.opts.StateDir != "" {
-			model = newAskName(r, sess.User(), func(name string) (tea.Model, error) {
+			why := []string{"You came in as " + sess.User() + " with the join code. Type your name: your progress",
+				"is kept under it, apart from anyone else's who logs in as " + sess.User() + ".",
+				"Type the same name next time to carry on where you left off."}
+			model = newAskName(r, sess.User(), why, func(name string) (tea.Model, error) {
 				m, err := open("name-" + userDir(name))
 				if err == nil && seat != nil {
 					seat.Rename(name + " · " + who.name)

@@ -337,7 +337,7 @@ func TestServeProgressPerPerson(t *testing.T) {
 // A name that is no folder name is refused with what would do.
 func TestAskNameRefusesABadName(t *testing.T) {
 	opened := ""
-	a := newAskName(nil, "student", func(name string) (tea.Model, error) {
+	a := newAskName(nil, "student", []string{"why"}, func(name string) (tea.Model, error) {
 		opened = name
 		return newFakeModel(), nil
 	})

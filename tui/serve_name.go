@@ -20,6 +20,7 @@ import (
 type askName struct {
 	st    *draw.Styles
 	user  string
+	why   []string // what the name is for
 	in    textinput.Model
 	open  func(name string) (tea.Model, error)
 	next  tea.Model
@@ -32,7 +33,7 @@ type askName struct {
 // up to 32; it becomes a folder.
 var nameRule = regexp.MustCompile(`^[\p{L}\p{N}._-]{1,32}$`)
 
-func newAskName(r *lipgloss.Renderer, user string, open func(name string) (tea.Model, error)) *askName {
+func newAskName(r *lipgloss.Renderer, user string, why []string, open func(name string) (tea.Model, error)) *askName {
 	st := draw.NewStylesFor(draw.DefaultTheme, r)
 	in := textinput.New()
 	in.Prompt = "your name: "
@@ -40,7 +41,7 @@ func newAskName(r *lipgloss.Renderer, user string, open func(name string) (tea.M
 	in.TextStyle = st.Text.Style
 	in.CharLimit = 32
 	in.Focus()
-	return &askName{st: st, user: user, in: in, open: open}
+	return &askName{st: st, user: user, why: why, in: in, open: open}
 }
 
 func (a *askName) Init() tea.Cmd { return textinput.Blink }
@@ -93,23 +94,25 @@ func (a *askName) View() string {
 		return a.next.View()
 	}
 	st := a.st
-	rows := []string{
-		st.Accent.Render("mqlab") + st.Faint.Render(" │ ") + st.Header.Render("Welcome"),
-		"",
-		st.Text.Render("You came in as " + a.user + " with the join code. Type your name: your progress"),
-		st.Text.Render("is kept under it, apart from anyone else's who logs in as " + a.user + "."),
-		st.Muted.Render("Type the same name next time to carry on where you left off."),
-		"",
-		a.in.View(),
+	rows := []string{st.Accent.Render("mqlab") + st.Faint.Render(" │ ") + st.Header.Render("Welcome"), ""}
+	for i, w := range a.why {
+		s := &st.Text
+		if i == len(a.why)-1 {
+			s = &st.Muted
+		}
+		rows = append(rows, s.Render(w))
 	}
+	rows = append(rows, "", a.in.View())
 	if a.err != "" {
 		rows = append(rows, "", st.Fail.Render(draw.SymFail+" "+a.err))
 	}
 	rows = append(rows, "", st.Faint.Render("enter goes on · esc leaves"))
 	if a.w > 0 {
-		for i, r := range rows {
-			rows[i] = draw.Fit(r, a.w)
+		var fit []string
+		for _, r := range rows {
+			fit = append(fit, draw.WrapHanging(r, a.w)...)
 		}
+		rows = fit
 	}
 	return strings.Join(rows, "\n")
 }

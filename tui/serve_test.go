@@ -121,11 +121,19 @@ func openTerm(t testing.TB, s *Server, user, cmd, term string) *screen {
 		t.Fatal(err)
 	}
 	go func() { sc.done <- sess.Wait() }()
-	if cmd == "" && s.opts.StateDir != "" {
-		// No key: the student names themself for their progress.
-		sc.waitFor(t, 20*time.Second, "your name:")
-		if _, err := sc.in.Write([]byte(user + "\r")); err != nil {
-			t.Fatal(err)
+	if cmd == "" && s.opts.StateDir != "" || cmd == FollowCommand && s.opts.Class != nil {
+		// No key: the student names themself, unless the session is refused.
+		deadline := time.Now().Add(20 * time.Second)
+		for !strings.Contains(sc.text(), "your name:") && !strings.Contains(sc.text(), "mqlab: ") {
+			if time.Now().After(deadline) {
+				t.Fatalf("waited 20s for the name prompt; the screen shows:\n%s", tail(sc.text(), 3000))
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		if strings.Contains(sc.text(), "your name:") {
+			if _, err := sc.in.Write([]byte(user + "\r")); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	return sc
