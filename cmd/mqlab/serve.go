@@ -70,15 +70,15 @@ func serve(cmd *cobra.Command, o serveFlags) error {
 	if o.max < 1 {
 		return fmt.Errorf("--max-sessions %d: want at least 1", o.max)
 	}
+	if o.keepOwnLabs && !o.share {
+		return errors.New("--keep-own-labs is for --share: it says what quitting the shared screen does to labs of their own")
+	}
 	if o.share && !isTerminal(cmd.OutOrStdout()) {
 		return errors.New("--share opens the teacher's screen here, and standard output is not a terminal: run it in one, or leave --share out to serve students only")
 	}
 	progress, err := lessons.DefaultStorePath()
 	if err != nil {
 		return err
-	}
-	if o.keepOwnLabs && !o.share {
-		return errors.New("--keep-own-labs is for --share: it says what quitting the shared screen does to labs of their own")
 	}
 	state := filepath.Dir(progress)
 	var class *source.Class
