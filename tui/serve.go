@@ -523,6 +523,7 @@ func (s *Server) program(sess ssh.Session, who student) (tea.Model, func(), erro
 				"and your answer to each question counts once, however often you connect.",
 				"Type the same name if you connect again."}
 			return newAskName(r, sess.User(), why, func(name string) (tea.Model, error) {
+				s.logf("named: %s from %s is %s", sess.User(), sess.RemoteAddr(), name)
 				return follow(sess.User()+"/"+name, name+" · "+who.name)
 			}), closeAll, nil
 		}
@@ -557,6 +558,7 @@ func (s *Server) program(sess ssh.Session, who student) (tea.Model, func(), erro
 				"is kept under it, apart from anyone else's who logs in as " + sess.User() + ".",
 				"Type the same name next time to carry on where you left off."}
 			model = newAskName(r, sess.User(), why, func(name string) (tea.Model, error) {
+				s.logf("named: %s from %s is %s", sess.User(), sess.RemoteAddr(), name)
 				m, err := open("name-" + userDir(name))
 				if err == nil && seat != nil {
 					seat.Rename(name + " · " + who.name)
