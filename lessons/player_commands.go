@@ -352,6 +352,40 @@ func (p *Player) Predict(ctx context.Context, said string) (string, error) {
 	return out, p.progressErr()
 }
 
+// Reveal shows the open question's answer without an answer of the
+// learner's, and plays on: a teacher reveals it to a class that answered
+// on screens of its own. Nothing is kept as the teacher's prediction.
+func (p *Player) Reveal(ctx context.Context) (string, error) {
+	ctx, done, st, err := p.settledTurn(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer done()
+	if st.status != StatusPredict {
+		return "", errors.New("no question is open now")
+	}
+	var pred *PlayedPrediction
+	for i := len(st.blocks) - 1; i >= 0 && pred == nil; i-- {
+		if st.blocks[i].Kind == KindPredict {
+			pred = st.blocks[i].Prediction
+		}
+	}
+	rv, err := p.run.Answer(ctx, -1)
+	if err != nil {
+		return "", err
+	}
+	p.releaseTime(ctx)
+	p.revealed(-1, rv)
+	out := "the answer is " + rv.Answer
+	if rv.Predict.Number == nil && pred != nil {
+		out = fmt.Sprintf("the answer is %c) %s", 'a'+pred.shown(rv.Predict.Answer), flatten(PlainInline(rv.Answer)))
+	}
+	if err := p.playOn(ctx); err != nil {
+		return out, err
+	}
+	return out, p.progressErr()
+}
+
 // predictNumber answers the open numeric question with the number the
 // learner gave, and plays on. The caller holds the turn.
 func (p *Player) predictNumber(ctx context.Context, x float64) (string, error) {

@@ -47,6 +47,13 @@ type AppOptions struct {
 	// Notice is shown on the lesson picker when it opens: how students
 	// reach a served lab.
 	Notice string
+	// NoChallenges leaves the challenges out of the picker: a session
+	// served over SSH cannot run a program of its own.
+	NoChallenges bool
+	// ConfirmQuit, when set, is asked before q quits: a question to
+	// answer y or n, or "" to quit at once. A teacher with students
+	// connected is asked whether to end their sessions.
+	ConfirmQuit func() string
 	// For RunApp: no alternate screen, no mouse, other streams.
 	NoAltScreen bool
 	NoMouse     bool
@@ -74,6 +81,7 @@ type App struct {
 	want     *pickerEntry // opens when the lab is up
 	wantOver bool
 
+	asking  bool // the picker's q asked ConfirmQuit's question
 	screen  *Model
 	closers []func()      // the open screen's sources, last first
 	closing chan struct{} // closed when the last screen's sources are closed
@@ -107,6 +115,9 @@ func NewApp(opts AppOptions) (*App, error) {
 		progress, loadErr = opts.Progress.Load()
 	}
 	a.picker = newPicker(a.st, opts.Lessons, progress, where)
+	if opts.NoChallenges {
+		a.picker.dropChallenges()
+	}
 	if opts.Notice != "" {
 		a.picker.setStatus(opts.Notice, true)
 	}
@@ -196,12 +207,27 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	act := pickNothing
 	switch msg := msg.(type) {
 	case tea.KeyMsg:
+		if a.asking {
+			a.asking = false
+			if msg.String() == "y" || msg.String() == "Y" {
+				return a, tea.Quit
+			}
+			a.picker.setStatus("Not quitting: the class goes on.", true)
+			return a, nil
+		}
 		act = a.picker.update(msg)
 	case tea.MouseMsg:
 		act = a.picker.mouse(msg)
 	}
 	switch act {
 	case pickQuit:
+		if a.opts.ConfirmQuit != nil {
+			if q := a.opts.ConfirmQuit(); q != "" {
+				a.asking = true
+				a.picker.ask(q)
+				return a, nil
+			}
+		}
 		return a, tea.Quit
 	case pickOpen:
 		return a, a.request(a.picker.selected(), false)
@@ -243,6 +269,7 @@ func (a *App) open(e pickerEntry, over bool) tea.Cmd {
 		BackToLessons: true,
 		Theme:         a.opts.Theme,
 		Renderer:      a.opts.Renderer,
+		ConfirmQuit:   a.opts.ConfirmQuit,
 	}
 	if e.les != nil {
 		ls, err := source.NewLessonSource(e.les, labSrc, source.LessonOptions{Progress: a.opts.Progress, Next: a.picker.nextName(e.les)})
@@ -258,6 +285,9 @@ func (a *App) open(e pickerEntry, over bool) tea.Cmd {
 			step = source.StartStep(e.les, a.opts.Progress)
 		}
 		opts.Commands = append(opts.Commands, source.LessonCommands...)
+		if a.opts.Class != nil {
+			opts.Commands = append(opts.Commands, source.CmdReveal)
+		}
 		opts.Startup = []string{fmt.Sprintf("%s %d", source.CmdLessonGoto, step)}
 	} else {
 		if a.labUsed {

@@ -53,6 +53,9 @@ type Options struct {
 	// Class): keys and commands that would change it are hidden and
 	// refused; a prediction's answer goes to the class's tally.
 	Follow bool
+	// ConfirmQuit, when set, is asked before q quits: a question for y or
+	// n, or "" to quit at once (see AppOptions).
+	ConfirmQuit func() string
 	// For Run: no alternate screen, no mouse, other streams (tests, tmux).
 	NoAltScreen bool
 	NoMouse     bool
@@ -82,6 +85,7 @@ type Model struct {
 
 	help     help.Model
 	showHelp bool
+	helpOff  int // the full help's first row shown
 	prompt   *prompt
 
 	hist *history
@@ -110,6 +114,8 @@ type Model struct {
 	base     context.Context
 	stopBase context.CancelFunc
 	back     bool
+	// asking: q asked ConfirmQuit's question; y quits, any other key stays.
+	asking bool
 }
 
 type statusKind int
@@ -119,6 +125,7 @@ const (
 	statusOK
 	statusErr
 	statusBusy
+	statusAsk // a question for y or n
 )
 
 // Frames of the flashes: a truncation blinks for about a second and a

@@ -11,8 +11,10 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/lipgloss"
 
 	"github.com/mqlab/mqlab/tui/draw"
+	"github.com/mqlab/mqlab/tui/view"
 )
 
 // resize computes the layout once for a window size and gives every panel
@@ -190,6 +192,10 @@ func (m *Model) header(w int) string {
 	if ls := s.Lesson; ls != nil {
 		title, tail = ls.Title, fmt.Sprintf(" · step %d/%d", ls.Step, ls.Steps)
 	}
+	if c := m.live; c != nil && c.Class != nil && !m.opts.Follow {
+		// The teacher's class: how many are connected, how many answered.
+		warn = "  " + classWord(c.Class, w < 100)
+	}
 	// The left side keeps "mqlab │ ", the warning and enough of the title
 	// to read: the jobs shorten and go before the title does.
 	room := w - 10 - draw.Width(warn) - min(draw.Width(title), 28) - draw.Width(tail)
@@ -218,6 +224,50 @@ func (m *Model) header(w int) string {
 	l.Pad(w - r.Width())
 	l.Append(&r)
 	return l.String()
+}
+
+// classWord is the teacher's header's word on the class: "12 connected ·
+// 9/10 answered" (short: "12 in · 9/10 ans.").
+func classWord(r *view.Roster, short bool) string {
+	if short {
+		s := fmt.Sprintf("%d in class", len(r.Students))
+		if r.Question {
+			s += fmt.Sprintf(" · %d/%d", r.Answered, r.Following)
+		}
+		return s
+	}
+	s := fmt.Sprintf("%d connected", len(r.Students))
+	if r.Question {
+		s += fmt.Sprintf(" · %d of %d answered", r.Answered, r.Following)
+	}
+	return s + " (w)"
+}
+
+// showRoster opens, over the body, who is connected to the teacher's
+// class and whether each answered the question on screen.
+func (m *Model) showRoster() {
+	r := m.live.Class
+	if len(r.Students) == 0 {
+		m.setStatus(statusInfo, "nobody is connected: students join with ssh, as the lesson list said")
+		return
+	}
+	lines := []string{fmt.Sprintf("%d connected:", len(r.Students))}
+	for _, st := range r.Students {
+		what := "a lab of their own"
+		if st.Follows {
+			what = "follows your lab"
+			if r.Question && st.Answered {
+				what += " · answered"
+			} else if r.Question {
+				what += " · not answered yet"
+			}
+		}
+		if st.Sessions > 1 {
+			what += fmt.Sprintf(" · %d sessions", st.Sessions)
+		}
+		lines = append(lines, "  "+st.Name+"  "+what)
+	}
+	m.showOutput("Who is connected", strings.Join(lines, "\n"))
 }
 
 // headerRight is the header's right side: the jobs with their progress,
@@ -312,6 +362,8 @@ func (m *Model) statusLine(w int) string {
 	case statusErr:
 		l.Add(&st.Fail, draw.SymFail+" ")
 		l.Add(&st.Fail, m.status)
+	case statusAsk:
+		l.Add(&st.Warn, "? "+m.status)
 	case statusBusy:
 		l.Add(&st.Warn, draw.SymPending+" running ")
 		l.Add(&st.Text, m.status)
@@ -372,22 +424,65 @@ func (m *Model) body() []string {
 }
 
 // helpView is the '?' screen: every key, what the symbols mean, and how
-// to reach the command language.
+// to reach the command language. Its columns stand side by side where
+// they fit and one under another where they do not; what the body cannot
+// hold scrolls with ↑/↓, so every key is there at 80x24 too.
 func (m *Model) helpView(w, h int) string {
+	rows, off := draw.WindowNote(m.helpRows(w), m.helpOff, h, m.ctx.Styles, "(↑/↓ scroll)")
+	m.helpOff = off
+	return draw.Block(rows, w, h)
+}
+
+// helpRows is the whole '?' screen at width w, before it is cut to fit.
+func (m *Model) helpRows(w int) []string {
 	st := m.ctx.Styles
 	hm := m.help
-	hm.Width = w
-	// The full help lists every key, also those that mean nothing now.
-	groups := m.FullHelp()
-	for _, g := range groups {
-		for i := range g {
-			// The way back to the lessons is there only when the screen came from them.
-			if g[i].Help() != m.ctx.Keys.Lessons.Help() || m.ctx.Keys.Lessons.Enabled() {
-				g[i].SetEnabled(true)
+	hm.Width = 0
+	// The full help lists every key the screen takes, also those that mean
+	// nothing at this moment (an answer, a hint); not those its kind of
+	// screen never takes (a follower's kill, a recording's next step).
+	off := map[key.Help]bool{}
+	for _, b := range m.modeOff() {
+		off[b.Help()] = true
+	}
+	if !m.ctx.Keys.Lessons.Enabled() { // there only when the screen came from the lessons
+		off[m.ctx.Keys.Lessons.Help()] = true
+	}
+	if !m.ctx.Keys.Roster.Enabled() { // there only on a teacher's shared screen
+		off[m.ctx.Keys.Roster.Help()] = true
+	}
+	var blocks []string
+	for _, g := range m.FullHelp() {
+		var col []key.Binding
+		for _, b := range g {
+			if !off[b.Help()] {
+				b.SetEnabled(true)
+				col = append(col, b)
 			}
 		}
+		if len(col) > 0 {
+			blocks = append(blocks, hm.FullHelpView([][]key.Binding{col}))
+		}
 	}
-	rows := strings.Split(hm.FullHelpView(groups), "\n")
+	var rows []string
+	const gap = "    "
+	for len(blocks) > 0 {
+		n := 1
+		width := lipgloss.Width(blocks[0])
+		for n < len(blocks) && width+len(gap)+lipgloss.Width(blocks[n]) <= w {
+			width += len(gap) + lipgloss.Width(blocks[n])
+			n++
+		}
+		line := []string{blocks[0]}
+		for _, b := range blocks[1:n] {
+			line = append(line, gap, b)
+		}
+		if len(rows) > 0 {
+			rows = append(rows, "")
+		}
+		rows = append(rows, strings.Split(lipgloss.JoinHorizontal(lipgloss.Top, line...), "\n")...)
+		blocks = blocks[n:]
+	}
 	rows = append(rows, "", st.Title.Render("What the symbols mean"))
 	legend := [][2]string{
 		{draw.SymLeader, "leader of a partition (the word says it too)"},
@@ -399,18 +494,21 @@ func (m *Model) helpView(w, h int) string {
 		{draw.SymSelected, "the selected node: k, r and i act on it"},
 		{"┏━┓", "the focused panel: tab moves focus, ↑/↓ scroll it"},
 	}
+	if m.opts.Follow {
+		legend[6][1] = "the selected node"
+	}
 	for _, l := range legend {
-		rows = append(rows, "  "+st.Key.Render(draw.Fit(l[0], 8))+" "+st.Text.Render(l[1]))
+		rows = append(rows, draw.WrapHanging("  "+st.Key.Render(draw.Fit(l[0], 8))+" "+st.Text.Render(l[1]), w)...)
 	}
 	notes := []string{"Every key runs a lab command you could type at ':' — k on n2 is  :kill n2.",
 		"Type :help for the commands. ? or esc closes this."}
 	if m.opts.Follow {
-		notes = []string{"This is the teacher's lab: only the teacher changes it. Answer a question with its letter, or the number it asks for.",
-			"? or esc closes this."}
+		notes = []string{"This is the teacher's lab: only the teacher changes it. Answer a question with its letter, or the number it asks for (or type :predict b).",
+			"Type :help for what you can type. ? or esc closes this."}
 	}
-	rows = append(rows, "", st.Muted.Render(notes[0]), st.Muted.Render(notes[1]))
-	for len(rows) > h && rows[len(rows)-1] != "" { // short screens lose the notes first
-		rows = rows[:len(rows)-1]
+	rows = append(rows, "")
+	for _, n := range notes {
+		rows = append(rows, draw.WrapHanging(st.Muted.Render(n), w)...)
 	}
-	return draw.Block(rows, w, h)
+	return rows
 }

@@ -15,7 +15,6 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/mqlab/mqlab/lab/command"
-	"github.com/mqlab/mqlab/lessons"
 	"github.com/mqlab/mqlab/tui/draw"
 	"github.com/mqlab/mqlab/tui/source"
 	"github.com/mqlab/mqlab/tui/view"
@@ -29,7 +28,7 @@ func (m *Model) run(o view.Order) tea.Cmd {
 	case m.opts.ReadOnly && !clockOrder(o):
 		m.setStatus(statusErr, "a recording cannot be changed: "+line+" was not run")
 		return nil
-	case m.opts.Follow && !predictOrder(o):
+	case m.opts.Follow && !source.FollowerTakes(o):
 		m.setStatus(statusErr, line+" was not run: "+source.ErrReadOnly.Error())
 		return nil
 	case !m.hist.live() && !m.opts.ReadOnly:
@@ -65,13 +64,6 @@ func clockOrder(o view.Order) bool {
 		return true // a recording's own
 	}
 	return o.Cmd != nil && command.Clock(o.Cmd)
-}
-
-// predictOrder says whether an order answers a question: all a follower
-// may send.
-func predictOrder(o view.Order) bool {
-	said, ok := lessons.PredictAnswer(o.Line)
-	return ok && said != ""
 }
 
 // besideable says whether a fault may run beside the running command: a
@@ -187,7 +179,11 @@ func (m *Model) report(msg execDoneMsg) tea.Cmd {
 			m.showOutput(msg.line, text)
 			m.setStatus(statusErr, draw.OneLine(text))
 		}
-		return nil
+		// A command that failed or was cancelled part-way may have
+		// changed the lab all the same (a produce that got some records
+		// in): the frame that says so shows the lab as it is.
+		m.pull()
+		return m.flashCmd()
 	}
 	lines := strings.Split(out, "\n")
 	switch {

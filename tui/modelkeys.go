@@ -30,7 +30,7 @@ var closeKey = key.NewBinding(key.WithKeys("esc", "enter"))
 func (m *Model) syncKeys() {
 	k := m.ctx.Keys
 	ls := m.ctx.State.Lesson
-	open := ls != nil && ls.Prediction != nil && ls.Prediction.Chosen < 0
+	open := ls != nil && ls.Prediction != nil && ls.Prediction.Chosen < 0 && ls.Prediction.Answer < 0
 	k.Answer.SetEnabled(open && len(ls.Prediction.Choices) > 0)
 	k.Number.SetEnabled(open && ls.Prediction.Numeric)
 	k.Hint.SetEnabled(ls != nil && ls.Status == lessons.StatusTask && !m.opts.Follow && !m.opts.ReadOnly)
@@ -41,23 +41,31 @@ func (m *Model) syncKeys() {
 		k.Live.SetHelp("esc", "back to live")
 	}
 	m.timeline.Keys.Filter.SetEnabled(!m.tooSmall && m.lay.visible(panel.TimelineID))
+	k.Roster.SetEnabled(m.live != nil && m.live.Class != nil && !m.opts.Follow)
 	k.NextStep.SetEnabled(m.live != nil && m.live.Lesson != nil)
 	k.PrevStep.SetEnabled(m.live != nil && m.live.Lesson != nil)
+	for _, b := range m.modeOff() {
+		b.SetEnabled(false)
+	}
 	if m.opts.ReadOnly {
-		// A recording cannot be changed: its help shows no key that would.
-		for _, b := range []*key.Binding{&k.Kill, &k.KillLeader, &k.Restart, &k.Isolate, &k.Heal, &k.Kafka, &k.NextStep, &k.PrevStep, &k.Answer, &k.Number} {
-			b.SetEnabled(false)
-		}
 		k.Back.SetHelp("[/]", "step through events")
 	}
-	if m.opts.Follow {
-		// The teacher's lab: a follower watches, steps through its own
-		// history and answers questions, and changes nothing.
-		for _, b := range []*key.Binding{&k.Kill, &k.KillLeader, &k.Restart, &k.Isolate, &k.Heal, &k.Kafka,
-			&k.NextStep, &k.PrevStep, &k.Pause, &k.Faster, &k.Slower} {
-			b.SetEnabled(false)
-		}
+}
+
+// modeOff are the keys this kind of screen never takes: a recording
+// cannot be changed, and a follower watches the teacher's lab, steps
+// through its own history and answers questions, and changes nothing.
+// Neither the help bar nor the full help shows them.
+func (m *Model) modeOff() []*key.Binding {
+	k := m.ctx.Keys
+	switch {
+	case m.opts.ReadOnly:
+		return []*key.Binding{&k.Kill, &k.KillLeader, &k.Restart, &k.Isolate, &k.Heal, &k.Kafka, &k.NextStep, &k.PrevStep, &k.Answer, &k.Number, &k.Hint}
+	case m.opts.Follow:
+		return []*key.Binding{&k.Kill, &k.KillLeader, &k.Restart, &k.Isolate, &k.Heal, &k.Kafka,
+			&k.NextStep, &k.PrevStep, &k.Pause, &k.Faster, &k.Slower, &k.Hint, &k.Lessons}
 	}
+	return nil
 }
 
 // key handles one key: the prompt first, so typing q there does not quit.
@@ -104,6 +112,14 @@ func (m *Model) keys(msg tea.KeyMsg) tea.Cmd {
 
 func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 	k := m.ctx.Keys
+	if m.asking {
+		m.asking = false
+		if msg.String() == "y" || msg.String() == "Y" {
+			return m.quitNow()
+		}
+		m.setStatus(statusInfo, "not quitting: the class goes on")
+		return nil
+	}
 	if m.prompt.active() {
 		res, line, cmd := m.prompt.update(msg)
 		if res == promptSubmitted && line != "" {
@@ -135,8 +151,15 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		m.output = nil // any other key closes it and does its job
 	}
 	if m.showHelp {
-		if key.Matches(msg, k.Help) || key.Matches(msg, closeKey) {
+		switch {
+		case key.Matches(msg, k.Help) || key.Matches(msg, closeKey):
 			m.showHelp = false
+			return nil
+		case key.Matches(msg, m.ctx.Scroll.Up):
+			m.helpOff = max(0, m.helpOff-1)
+			return nil
+		case key.Matches(msg, m.ctx.Scroll.Down):
+			m.helpOff++
 			return nil
 		}
 		m.showHelp = false
@@ -158,9 +181,11 @@ func (m *Model) screenKey(msg tea.KeyMsg) (tea.Cmd, bool) {
 	k := m.ctx.Keys
 	switch {
 	case key.Matches(msg, k.Help):
-		m.showHelp = true
+		m.showHelp, m.helpOff = true, 0
 	case key.Matches(msg, k.Prompt):
 		return m.prompt.open(m.ctx.State.Nodes), true
+	case key.Matches(msg, k.Roster):
+		m.showRoster()
 	case key.Matches(msg, k.Number):
 		// A question asks for a number: its first digit starts the answer.
 		cmd := m.prompt.open(m.ctx.State.Nodes)
@@ -365,6 +390,17 @@ func (m *Model) FullHelp() [][]key.Binding {
 }
 
 func (m *Model) quit() tea.Cmd {
+	if m.opts.ConfirmQuit != nil {
+		if q := m.opts.ConfirmQuit(); q != "" {
+			m.asking = true
+			m.setStatus(statusAsk, q)
+			return nil
+		}
+	}
+	return m.quitNow()
+}
+
+func (m *Model) quitNow() tea.Cmd {
 	if m.cancel != nil {
 		m.cancel()
 	}
@@ -428,7 +464,16 @@ func (m *Model) mouse(msg tea.MouseMsg) {
 		}
 		return
 	}
-	if m.tooSmall || m.showHelp {
+	if m.showHelp && !m.tooSmall {
+		switch msg.Button {
+		case tea.MouseButtonWheelUp:
+			m.helpOff = max(0, m.helpOff-1)
+		case tea.MouseButtonWheelDown:
+			m.helpOff++
+		}
+		return
+	}
+	if m.tooSmall {
 		return
 	}
 	for si := range m.lay.slots {

@@ -3,6 +3,7 @@ package tui
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -73,6 +74,7 @@ type picker struct {
 	w, h     int
 	status   string
 	statusOK bool
+	asking   bool // the status is a question for y or n
 	// rowEntry is, for each row of the list as last drawn, the entry it
 	// shows, or -1: a click reads it.
 	rowEntry []int
@@ -109,6 +111,14 @@ func newPicker(st *draw.Styles, les []*lessons.Lesson, progress lessons.Progress
 	p.sel = p.resumeAt()
 	p.sync()
 	return p
+}
+
+// dropChallenges takes the challenges out of the list: they run a
+// program of the learner's own, which a session with only ssh cannot.
+func (p *picker) dropChallenges() {
+	p.entries = slices.DeleteFunc(p.entries, func(e pickerEntry) bool { return e.ch != nil })
+	p.sel = p.resumeAt()
+	p.sync()
 }
 
 // resumeAt is the entry to select on opening: the lesson worked on last
@@ -192,7 +202,10 @@ func (p *picker) setProgress(pr lessons.Progress) {
 	p.sync()
 }
 
-func (p *picker) setStatus(s string, ok bool) { p.status, p.statusOK = s, ok }
+func (p *picker) setStatus(s string, ok bool) { p.status, p.statusOK, p.asking = s, ok, false }
+
+// ask shows a question for y or n where the status goes.
+func (p *picker) ask(q string) { p.status, p.statusOK, p.asking = q, true, true }
 
 // sync enables the keys that mean something for the selected entry.
 func (p *picker) sync() {
@@ -251,6 +264,10 @@ func (p *picker) View() string {
 		status = []string{st.Faint.Render(draw.Fit("enter says how to run the challenge", w))}
 	case p.status == "":
 		status = []string{st.Faint.Render(draw.Fit("enter opens the lesson on a live three-node cluster", w))}
+	case p.asking:
+		for _, s := range draw.Wrap("? "+p.status, w) {
+			status = append(status, st.Warn.Render(draw.Fit(s, w)))
+		}
 	case p.statusOK:
 		for _, s := range draw.Wrap(p.status, w) {
 			status = append(status, st.Muted.Render(draw.Fit(s, w)))

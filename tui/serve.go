@@ -4,17 +4,21 @@ package tui
 // own, or, with the command "follow", the teacher's shared lab read-only.
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/keygen"
@@ -63,8 +67,12 @@ type ServeOptions struct {
 	Sandbox []string
 	Theme   *draw.Theme
 	// Class is the teacher's shared lab that "follow" sessions watch; nil
-	// when nobody shares one.
+	// when nobody shares one. Every session, following or not, is on its
+	// roster.
 	Class *source.Class
+	// Log gets a line for every session that joins or leaves and every
+	// one refused, with why; nil: none kept.
+	Log io.Writer
 }
 
 // Server serves mqlab over SSH.
@@ -73,9 +81,36 @@ type Server struct {
 	srv    *ssh.Server
 	ln     net.Listener
 	code   string
+	keys   []gossh.PublicKey // let in without the code
 	active atomic.Int64
-	wg     sync.WaitGroup // the sessions' programs
+	wg     sync.WaitGroup // the sessions' programs and their goodbyes
+
+	mu       sync.Mutex
+	sessions map[*served]bool
+	logMu    sync.Mutex
 }
+
+// served is one session with a program running.
+type served struct {
+	person  string // who it is (see person): one student may open two
+	follows bool
+	// end asks the program to quit; why is the goodbye its student reads.
+	end func(why string)
+}
+
+// Goodbyes are the lines a student reads when the server ends their
+// session: the teacher quit, or only closed the shared screen.
+const (
+	GoodbyeServerStops = "mqlab: the teacher has ended the class and stopped the server. Goodbye, and thank you for taking part."
+	GoodbyeTeacherLeft = "mqlab: the teacher has closed the shared lab. Goodbye, and thank you for following."
+)
+
+// identity is the context key of who a session is (see person).
+type identity struct{}
+
+// offeredKey is the context key of the public key a client offered when
+// it was not one let in without the code.
+type offeredKey struct{}
 
 // NewServer listens on opts.Addr and prepares the server; Serve serves.
 func NewServer(opts ServeOptions) (*Server, error) {
@@ -89,9 +124,14 @@ func NewServer(opts ServeOptions) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{opts: opts, code: opts.Code}
+	s := &Server{opts: opts, code: opts.Code, sessions: map[*served]bool{}}
 	if s.code == "" && opts.AuthorizedKeys == "" {
 		s.code = newJoinCode()
+	}
+	if opts.AuthorizedKeys != "" {
+		if s.keys, err = readAuthorizedKeys(opts.AuthorizedKeys); err != nil {
+			return nil, err
+		}
 	}
 	sopts := []ssh.Option{
 		wish.WithMiddleware(s.session, s.limit),
@@ -105,16 +145,37 @@ func NewServer(opts ServeOptions) (*Server, error) {
 		}
 		sopts = append(sopts, wish.WithHostKeyPEM(k.RawPrivateKey()))
 	}
+	// A listed key gets in; any other key a client offers is noted, so
+	// two laptops that log in with one user name and the code keep
+	// progress apart, and the client goes on to the code.
+	sopts = append(sopts, wish.WithPublicKeyAuth(func(ctx ssh.Context, k ssh.PublicKey) bool {
+		for _, ok := range s.keys {
+			if ssh.KeysEqual(k, ok) {
+				return true
+			}
+		}
+		if ctx.Value(offeredKey{}) == nil {
+			ctx.SetValue(offeredKey{}, gossh.FingerprintSHA256(k))
+		}
+		return false
+	}))
 	if s.code != "" {
+		// The code is asked by keyboard-interactive only, with one prompt
+		// that says it is the password: sshpass -p finds it, and a client
+		// that asks again after a wrong code asks the same way (with the
+		// password method too, OpenSSH falls back to its own "password:").
 		sopts = append(sopts,
-			wish.WithPasswordAuth(func(_ ssh.Context, pw string) bool { return s.codeOK(pw) }),
-			wish.WithKeyboardInteractiveAuth(func(_ ssh.Context, ask gossh.KeyboardInteractiveChallenge) bool {
-				answers, err := ask("", "mqlab: the join code your teacher gave.", []string{"join code: "}, []bool{false})
-				return err == nil && len(answers) == 1 && s.codeOK(answers[0])
+			wish.WithKeyboardInteractiveAuth(func(ctx ssh.Context, ask gossh.KeyboardInteractiveChallenge) bool {
+				answers, err := ask("", "mqlab: type the join code your teacher gave.", []string{JoinPrompt}, []bool{false})
+				if err != nil || len(answers) != 1 {
+					return false
+				}
+				if !s.codeOK(answers[0]) {
+					s.logf("refused %s from %s: a wrong join code", ctx.User(), ctx.RemoteAddr())
+					return false
+				}
+				return true
 			}))
-	}
-	if opts.AuthorizedKeys != "" {
-		sopts = append(sopts, wish.WithAuthorizedKeys(opts.AuthorizedKeys))
 	}
 	s.srv, err = wish.NewServer(sopts...)
 	if err != nil {
@@ -125,6 +186,80 @@ func NewServer(opts ServeOptions) (*Server, error) {
 		return nil, fmt.Errorf("serve: listen on %s: %w", addr, err)
 	}
 	return s, nil
+}
+
+// QuitQuestion is what the teacher's q asks while students are connected,
+// "" when nobody's session would end.
+func (s *Server) QuitQuestion(keepOwnLabs bool) string {
+	all, following := s.people()
+	switch {
+	case all == 0:
+		return ""
+	case !keepOwnLabs:
+		return fmt.Sprintf("%s connected: quit and end their sessions? y/n", studentsAre(all))
+	case following == 0:
+		return "" // the own labs stay up
+	default:
+		return fmt.Sprintf("%s following your lab: quit and end their sessions (labs of their own stay)? y/n", studentsAre(following))
+	}
+}
+
+// people is how many people have a session open, and how many of them
+// follow the teacher's lab: a student with two sessions is one.
+func (s *Server) people() (all, following int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	everyone, followers := map[string]bool{}, map[string]bool{}
+	for ss := range s.sessions {
+		everyone[ss.person] = true
+		if ss.follows {
+			followers[ss.person] = true
+		}
+	}
+	return len(everyone), len(followers)
+}
+
+// studentsAre is "1 student is" or "12 students are".
+func studentsAre(n int) string {
+	if n == 1 {
+		return "1 student is"
+	}
+	return fmt.Sprintf("%d students are", n)
+}
+
+// JoinPrompt is how the server asks for the join code.
+const JoinPrompt = "join code (password): "
+
+// readAuthorizedKeys reads a file of public keys as ~/.ssh/authorized_keys
+// has them.
+func readAuthorizedKeys(path string) ([]gossh.PublicKey, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("serve: the authorized keys: %w", err)
+	}
+	var keys []gossh.PublicKey
+	for line := 1; len(bytes.TrimSpace(b)) > 0; line++ {
+		k, _, _, rest, err := gossh.ParseAuthorizedKey(b)
+		if err != nil {
+			if len(keys) == 0 {
+				return nil, fmt.Errorf("serve: %s: no public key in it (%v); want lines as in ~/.ssh/authorized_keys, e.g. ssh-ed25519 AAAA… ada@laptop", path, err)
+			}
+			break
+		}
+		keys = append(keys, k)
+		b = rest
+	}
+	return keys, nil
+}
+
+// logf writes one line to the log, with the time.
+func (s *Server) logf(format string, a ...any) {
+	if s.opts.Log == nil {
+		return
+	}
+	s.logMu.Lock()
+	defer s.logMu.Unlock()
+	fmt.Fprintf(s.opts.Log, "%s %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, a...))
 }
 
 // ListenAddr is addr with 127.0.0.1 for a missing host: the lab listens
@@ -159,11 +294,60 @@ func (s *Server) Serve() error {
 	return err
 }
 
-// Close ends every session and returns once their labs are closed.
+// Close ends every session — each student reads a goodbye and gets their
+// terminal back as it was — and returns once their labs are closed.
 func (s *Server) Close() error {
+	s.End(GoodbyeServerStops, false)
 	err := s.srv.Close()
 	s.wg.Wait()
 	return err
+}
+
+// End ends the sessions that follow the teacher's lab, or with all every
+// session: its program quits, which gives the terminal back (alternate
+// screen off, cursor shown, mouse and bracketed paste off), its student
+// reads why, and the session closes. It returns when they have.
+func (s *Server) End(why string, followersOnly bool) {
+	s.mu.Lock()
+	var ending []*served
+	for ss := range s.sessions {
+		if ss.follows || !followersOnly {
+			ending = append(ending, ss)
+		}
+	}
+	s.mu.Unlock()
+	for _, ss := range ending {
+		ss.end(why)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		left := 0
+		s.mu.Lock()
+		for _, ss := range ending {
+			if s.sessions[ss] {
+				left++
+			}
+		}
+		s.mu.Unlock()
+		if left == 0 {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Sessions is how many sessions are open, and how many of them follow
+// the teacher's lab.
+func (s *Server) Sessions() (all, following int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for ss := range s.sessions {
+		all++
+		if ss.follows {
+			following++
+		}
+	}
+	return all, following
 }
 
 func (s *Server) codeOK(given string) bool {
@@ -187,6 +371,7 @@ func (s *Server) limit(next ssh.Handler) ssh.Handler {
 	return func(sess ssh.Session) {
 		if n := s.active.Add(1); n > int64(s.opts.MaxSessions) {
 			s.active.Add(-1)
+			s.logf("refused %s from %s: the server is full (%d sessions)", sess.User(), sess.RemoteAddr(), s.opts.MaxSessions)
 			wish.Fatalf(sess, "mqlab: this server is full: %d sessions are open, the most it takes. Try again when someone leaves.\r\n", s.opts.MaxSessions)
 			return
 		}
@@ -202,20 +387,42 @@ func (s *Server) session(next ssh.Handler) ssh.Handler {
 		defer next(sess)
 		_, windows, ok := sess.Pty()
 		if !ok {
+			s.logf("refused %s from %s: no terminal asked for", sess.User(), sess.RemoteAddr())
 			wish.Fatalln(sess, "mqlab needs a terminal: ssh asks for one by itself, or with -t when you give a command (ssh -t … follow).")
 			return
 		}
-		model, done, err := s.program(sess)
+		who := person(sess)
+		model, done, err := s.program(sess, who)
 		if err != nil {
+			s.logf("refused %s from %s: %v", who.name, sess.RemoteAddr(), err)
 			wish.Fatalln(sess, "mqlab: "+err.Error())
 			return
 		}
 		s.wg.Add(1)
 		defer s.wg.Done()
-		defer done()
 		p := tea.NewProgram(model, append(bm.MakeOptions(sess), tea.WithAltScreen(), tea.WithMouseCellMotion())...)
 		ctx, cancel := context.WithCancel(sess.Context())
 		defer cancel()
+		var goodbye atomic.Pointer[string]
+		ss := &served{person: who.key, follows: isFollow(sess), end: func(why string) {
+			goodbye.Store(&why)
+			cancel()
+		}}
+		s.mu.Lock()
+		s.sessions[ss] = true
+		s.mu.Unlock()
+		kind := "a lab of their own"
+		if ss.follows {
+			kind = "follows the teacher's lab"
+		}
+		s.logf("joined: %s from %s, %s", who.name, sess.RemoteAddr(), kind)
+		start := time.Now()
+		defer func() {
+			s.mu.Lock()
+			delete(s.sessions, ss)
+			s.mu.Unlock()
+			s.logf("left: %s from %s after %s", who.name, sess.RemoteAddr(), time.Since(start).Round(time.Second))
+		}()
 		go func() {
 			for {
 				select {
@@ -227,37 +434,155 @@ func (s *Server) session(next ssh.Handler) ssh.Handler {
 				}
 			}
 		}()
-		p.Run()
-		p.Kill()
+		ran := make(chan struct{})
+		go func() {
+			defer close(ran)
+			p.Run() // gives the terminal back as it ends
+		}()
+		select {
+		case <-ran:
+		case <-ctx.Done():
+			select {
+			case <-ran:
+			case <-time.After(5 * time.Second): // a program that would not quit
+				p.Kill()
+				<-ran
+			}
+		}
+		done()
+		if why := goodbye.Load(); why != nil {
+			fmt.Fprint(sess, "\r\n"+*why+"\r\n")
+		}
 	}
 }
 
+// isFollow says whether a session asked to follow the teacher's lab.
+func isFollow(sess ssh.Session) bool {
+	cmd := sess.Command()
+	return len(cmd) == 1 && cmd[0] == FollowCommand
+}
+
+// student is who a session is: key names the person for progress and
+// votes, name shows them to the teacher.
+type student struct {
+	key, name string
+	fp        string // the key's SHA256 fingerprint; "" for none
+}
+
+// person is who a session is: its SSH user and the key it proved or
+// offered, so two laptops that log in as one user are two people. A
+// client that offered no key is its user on its machine (by address)
+// until its student types a name (see askName), under which its
+// progress is kept and its answers are counted.
+func person(sess ssh.Session) student {
+	fp := ""
+	if k := sess.PublicKey(); k != nil {
+		fp = gossh.FingerprintSHA256(k)
+	} else if v, ok := sess.Context().Value(offeredKey{}).(string); ok {
+		fp = v
+	}
+	if fp == "" {
+		host, _, err := net.SplitHostPort(sess.RemoteAddr().String())
+		if err != nil {
+			host = sess.RemoteAddr().String()
+		}
+		return student{key: sess.User() + "@" + host, name: sess.User() + " (" + host + ")"}
+	}
+	short := strings.TrimPrefix(fp, "SHA256:")
+	if len(short) > 6 {
+		short = short[:6]
+	}
+	return student{key: sess.User() + " " + fp, name: sess.User() + " (" + short + "…)", fp: fp}
+}
+
 // program is the session's model and what closes it.
-func (s *Server) program(sess ssh.Session) (tea.Model, func(), error) {
+func (s *Server) program(sess ssh.Session, who student) (tea.Model, func(), error) {
 	r := sessionRenderer(sess)
 	switch cmd := sess.Command(); {
-	case len(cmd) == 1 && cmd[0] == FollowCommand:
+	case isFollow(sess):
 		if s.opts.Class == nil {
 			return nil, nil, errors.New("nobody shares a lab on this server; ssh without \"follow\" opens a lab of your own")
 		}
-		f := s.opts.Class.Follow(sess.User() + "@" + sess.RemoteAddr().String())
-		m := New(f, Options{Follow: true, Title: "The teacher's lab", Theme: s.opts.Theme, Renderer: r})
-		return m, func() { m.Close(); f.Close() }, nil
+		var f *source.Follower
+		var m *Model
+		follow := func(key, name string) (tea.Model, error) {
+			f = s.opts.Class.Follow(key, name)
+			m = New(f, Options{Follow: true, Title: "The teacher's lab", Theme: s.opts.Theme, Renderer: r})
+			return m, nil
+		}
+		closeAll := func() {
+			if m != nil { // the program has ended: nothing sets them now
+				m.Close()
+				f.Close()
+			}
+		}
+		if who.fp == "" {
+			// No key: a name tells this student from others who log in
+			// as the same user, maybe from behind the same address.
+			why := []string{"You came in as " + sess.User() + " with the join code. Type your name: the teacher sees it,",
+				"and your answer to each question counts once, however often you connect.",
+				"Type the same name if you connect again."}
+			return newAskName(r, sess.User(), why, func(name string) (tea.Model, error) {
+				s.logf("named: %s from %s is %s", sess.User(), sess.RemoteAddr(), name)
+				return follow(sess.User()+"/"+name, name+" · "+who.name)
+			}), closeAll, nil
+		}
+		model, _ := follow(who.key, who.name)
+		return model, closeAll, nil
 	case len(cmd) == 0:
-		var store *lessons.Store
-		if s.opts.StateDir != "" {
-			st, err := lessons.OpenStore(filepath.Join(s.opts.StateDir, "users", userDir(sess.User()), "progress.json"))
+		var app *App
+		open := func(dir string) (tea.Model, error) {
+			var store *lessons.Store
+			if s.opts.StateDir != "" {
+				st, err := lessons.OpenStore(filepath.Join(s.opts.StateDir, "users", userDir(sess.User()), dir, "progress.json"))
+				if err != nil {
+					return nil, err
+				}
+				store = st
+			}
+			a, err := NewApp(AppOptions{Lessons: s.opts.Lessons, Progress: store, Timing: s.opts.Timing,
+				Sandbox: s.opts.Sandbox, Theme: s.opts.Theme, Renderer: r, NoChallenges: true})
 			if err != nil {
+				return nil, err
+			}
+			app = a
+			return a, nil
+		}
+		var seat *source.Seat
+		if s.opts.Class != nil {
+			seat = s.opts.Class.Join(who.key, who.name)
+		}
+		var model tea.Model
+		if who.fp == "" && s.opts.StateDir != "" {
+			why := []string{"You came in as " + sess.User() + " with the join code. Type your name: your progress",
+				"is kept under it, apart from anyone else's who logs in as " + sess.User() + ".",
+				"Type the same name next time to carry on where you left off."}
+			model = newAskName(r, sess.User(), why, func(name string) (tea.Model, error) {
+				s.logf("named: %s from %s is %s", sess.User(), sess.RemoteAddr(), name)
+				m, err := open("name-" + userDir(name))
+				if err == nil && seat != nil {
+					seat.Rename(name + " · " + who.name)
+				}
+				return m, err
+			})
+		} else {
+			a, err := open(keyDir(who))
+			if err != nil {
+				if seat != nil {
+					seat.Leave()
+				}
 				return nil, nil, err
 			}
-			store = st
+			model = a
 		}
-		a, err := NewApp(AppOptions{Lessons: s.opts.Lessons, Progress: store, Timing: s.opts.Timing,
-			Sandbox: s.opts.Sandbox, Theme: s.opts.Theme, Renderer: r})
-		if err != nil {
-			return nil, nil, err
-		}
-		return a, a.Close, nil
+		return model, func() {
+			if app != nil { // the program has ended: nothing sets it now
+				app.Close()
+			}
+			if seat != nil {
+				seat.Leave()
+			}
+		}, nil
 	default:
 		return nil, nil, fmt.Errorf("unknown command %q: ssh with no command opens a lab of your own, ssh -t … %s follows the teacher's",
 			strings.Join(cmd, " "), FollowCommand)
@@ -274,6 +599,12 @@ func userDir(user string) string {
 		d = "_" + d
 	}
 	return d
+}
+
+// keyDir is the folder, inside the user's, of one person's progress: the
+// key's fingerprint made safe for a file name.
+func keyDir(who student) string {
+	return userDir(strings.NewReplacer("/", "_", "+", "-", ":", "-").Replace(who.fp))
 }
 
 // sessionRenderer draws in the colours the session's terminal takes, as

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"strings"
 	"sync"
@@ -40,14 +41,30 @@ func newTestServer(t testing.TB, class *source.Class) *Server {
 func dial(s *Server, user, code string) (*gossh.Client, error) {
 	return gossh.Dial("tcp", s.Addr().String(), &gossh.ClientConfig{
 		User:            user,
-		Auth:            []gossh.AuthMethod{gossh.Password(code)},
+		Auth:            []gossh.AuthMethod{answerCode(code)},
 		HostKeyCallback: gossh.InsecureIgnoreHostKey(), // a test's own server, on loopback
 		Timeout:         10 * time.Second,
 	})
 }
 
+// answerCode answers the server's question for the join code, and fails
+// the login unless the question is the one sshpass -p looks for.
+func answerCode(code string) gossh.AuthMethod {
+	return gossh.KeyboardInteractive(func(_, _ string, questions []string, _ []bool) ([]string, error) {
+		answers := make([]string, len(questions))
+		for i, q := range questions {
+			if q != JoinPrompt {
+				return nil, fmt.Errorf("asked %q; want %q", q, JoinPrompt)
+			}
+			answers[i] = code
+		}
+		return answers, nil
+	})
+}
+
 // screen is one SSH session's terminal as the test reads it.
 type screen struct {
+	conn *gossh.Client
 	sess *gossh.Session
 	in   io.WriteCloser
 	mu   sync.Mutex
@@ -86,7 +103,7 @@ func openTerm(t testing.TB, s *Server, user, cmd, term string) *screen {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc := &screen{sess: sess, done: make(chan error, 1)}
+	sc := &screen{conn: c, sess: sess, done: make(chan error, 1)}
 	sess.Stdout = sc
 	sess.Stderr = sc
 	if sc.in, err = sess.StdinPipe(); err != nil {
@@ -104,6 +121,21 @@ func openTerm(t testing.TB, s *Server, user, cmd, term string) *screen {
 		t.Fatal(err)
 	}
 	go func() { sc.done <- sess.Wait() }()
+	if cmd == "" && s.opts.StateDir != "" || cmd == FollowCommand && s.opts.Class != nil {
+		// No key: the student names themself, unless the session is refused.
+		deadline := time.Now().Add(20 * time.Second)
+		for !strings.Contains(sc.text(), "your name:") && !strings.Contains(sc.text(), "mqlab: ") {
+			if time.Now().After(deadline) {
+				t.Fatalf("waited 20s for the name prompt; the screen shows:\n%s", tail(sc.text(), 3000))
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		if strings.Contains(sc.text(), "your name:") {
+			if _, err := sc.in.Write([]byte(user + "\r")); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	return sc
 }
 

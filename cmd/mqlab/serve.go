@@ -3,7 +3,9 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"os"
 	"os/signal"
 	"path/filepath"
 	"syscall"
@@ -16,9 +18,9 @@ import (
 )
 
 type serveFlags struct {
-	ssh, code, keys, timing string
-	max                     int
-	share                   bool
+	ssh, code, keys, timing, log string
+	max                          int
+	share, keepOwnLabs           bool
 }
 
 func serveCmd() *cobra.Command {
@@ -34,7 +36,15 @@ its questions on their own screen while the teacher's shows the tally.
 
 Students get in with the join code as their password (one is made and
 printed unless --code gives it) or with a key listed in --authorized-keys.
-It listens on 127.0.0.1 unless ADDR names another host.`,
+It listens on 127.0.0.1 unless ADDR names another host. Progress is kept
+per SSH user and key, so two laptops that log in with one name keep
+their own. Joins, leaves and refusals are logged: to standard error, or
+with --share (whose screen is the terminal) to a file, or to --log FILE.
+
+Quitting with students connected asks first; their sessions end with a
+goodbye and their terminals as they were. With --keep-own-labs, quitting
+the shared screen ends only the sessions that follow it: students with
+labs of their own keep them until Ctrl-C stops the server.`,
 		Example: `  mqlab serve --ssh :2222 --share          # the teacher's screen here, shared
   ssh -p 2222 127.0.0.1                    # a student: a lab of their own
   ssh -t -p 2222 127.0.0.1 follow          # a student: the teacher's lab`,
@@ -48,6 +58,8 @@ It listens on 127.0.0.1 unless ADDR names another host.`,
 	fs.IntVar(&o.max, "max-sessions", tui.DefaultMaxSessions, "most SSH sessions at once; each own-lab session runs a lab of three nodes")
 	fs.BoolVar(&o.share, "share", false, "open the teacher's screen here and share it with students who connect with the command follow")
 	fs.StringVar(&o.timing, "timing", "classroom", "raft timing preset for every lab: fast or classroom")
+	fs.StringVar(&o.log, "log", "", "a file to log joins, leaves and refusals to (default: standard error; with --share, serve.log in mqlab's state folder)")
+	fs.BoolVar(&o.keepOwnLabs, "keep-own-labs", false, "with --share: quitting your screen ends only the sessions that follow it; own labs stay until Ctrl-C")
 	return cmd
 }
 
@@ -57,6 +69,9 @@ func serve(cmd *cobra.Command, o serveFlags) error {
 	}
 	if o.max < 1 {
 		return fmt.Errorf("--max-sessions %d: want at least 1", o.max)
+	}
+	if o.keepOwnLabs && !o.share {
+		return errors.New("--keep-own-labs is for --share: it says what quitting the shared screen does to labs of their own")
 	}
 	if o.share && !isTerminal(cmd.OutOrStdout()) {
 		return errors.New("--share opens the teacher's screen here, and standard output is not a terminal: run it in one, or leave --share out to serve students only")
@@ -70,9 +85,25 @@ func serve(cmd *cobra.Command, o serveFlags) error {
 	if o.share {
 		class = source.NewClass()
 	}
+	var logw io.Writer = cmd.ErrOrStderr()
+	logPath := o.log
+	if logPath == "" && o.share {
+		logPath = filepath.Join(state, "ssh", "serve.log")
+	}
+	if logPath != "" {
+		if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
+			return fmt.Errorf("--log: %w", err)
+		}
+		f, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+		if err != nil {
+			return fmt.Errorf("--log: %w", err)
+		}
+		defer f.Close()
+		logw = f
+	}
 	srv, err := tui.NewServer(tui.ServeOptions{Addr: o.ssh, Code: o.code, AuthorizedKeys: o.keys, MaxSessions: o.max,
 		HostKeyPath: filepath.Join(state, "ssh_host_ed25519"), StateDir: filepath.Join(state, "ssh"),
-		Timing: o.timing, Sandbox: sandboxSetup, Class: class})
+		Timing: o.timing, Sandbox: sandboxSetup, Class: class, Log: logw})
 	if err != nil {
 		return err
 	}
@@ -96,8 +127,33 @@ func serve(cmd *cobra.Command, o serveFlags) error {
 		store = nil
 	}
 	fmt.Fprint(cmd.ErrOrStderr(), banner)
-	appErr := tui.RunApp(tui.AppOptions{Progress: store, Timing: o.timing, Sandbox: sandboxSetup, Class: class, Notice: serveNotice(srv)})
+	if logPath != "" {
+		fmt.Fprintf(cmd.ErrOrStderr(), "Joins and refusals are logged to %s.\n", logPath)
+	}
+	appErr := tui.RunApp(tui.AppOptions{Progress: store, Timing: o.timing, Sandbox: sandboxSetup, Class: class,
+		Notice: serveNotice(srv), ConfirmQuit: func() string { return srv.QuitQuestion(o.keepOwnLabs) }})
+	if appErr == nil && o.keepOwnLabs {
+		srv.End(tui.GoodbyeTeacherLeft, true)
+		if all, _ := srv.Sessions(); all > 0 {
+			fmt.Fprintf(cmd.ErrOrStderr(), "%s still working in labs of their own; Ctrl-C stops the server and ends them.\n", students(all))
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			select {
+			case <-ctx.Done():
+			case err := <-served:
+				return err
+			}
+		}
+	}
 	return errors.Join(appErr, srv.Close())
+}
+
+// students is "1 student" or "12 students".
+func students(n int) string {
+	if n == 1 {
+		return "1 student"
+	}
+	return fmt.Sprintf("%d students", n)
 }
 
 // serveNotice is the banner in one line, for the teacher's lesson picker.

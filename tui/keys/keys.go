@@ -28,6 +28,7 @@ type KeyMap struct {
 	Number   key.Binding // 0–9 while a question asks for a number: the answer's first digit
 	Hint     key.Binding // t while a task is open: one way to meet its goal
 	Lessons  key.Binding // back to the lesson picker, when the screen came from it
+	Roster   key.Binding // w on a teacher's shared screen: who is connected
 	// History.
 	Back      key.Binding
 	Forward   key.Binding
@@ -67,6 +68,7 @@ func Default() *KeyMap {
 			key.WithHelp("0–9", "answer a number"), key.WithDisabled()),
 		Lessons: key.NewBinding(key.WithKeys("backspace"), key.WithHelp("backspace", "back to the lessons"),
 			key.WithDisabled()),
+		Roster:    key.NewBinding(key.WithKeys("w"), key.WithHelp("w", "who is connected"), key.WithDisabled()),
 		Back:      key.NewBinding(key.WithKeys("["), key.WithHelp("[/]", "back/forward in time")),
 		Forward:   key.NewBinding(key.WithKeys("]"), key.WithHelp("]", "forward in history")),
 		BackEvent: key.NewBinding(key.WithKeys("{"), key.WithHelp("{/}", "jump by event")),
@@ -100,6 +102,6 @@ func (k *KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.NodeNext, k.NodeN, k.Kill, k.KillLeader, k.Restart, k.Isolate, k.Heal},
 		{k.Pause, k.Faster, k.Kafka, k.NextStep, k.Answer, k.Number, k.Hint, k.Prompt, k.Help},
-		{k.Back, k.BackEvent, k.Live, k.Focus, k.FocusPrev, k.Lessons, k.Quit},
+		{k.Back, k.BackEvent, k.Live, k.Focus, k.FocusPrev, k.Roster, k.Lessons, k.Quit},
 	}
 }

@@ -387,6 +387,9 @@ func (p *Lesson) waitsFor(ls *view.Lesson, taskShown bool) (mark, text string, m
 		if ls.Prediction != nil && ls.Prediction.Numeric {
 			text = "Your turn: type a number and press enter"
 		}
+		if p.ctx.State.Class != nil && !p.ctx.Follow {
+			text += ", or :reveal to show the class the answer"
+		}
 		if p.ctx.Follow && ls.Prediction != nil && ls.Prediction.Chosen >= 0 {
 			mark, text, ms = draw.SymPending, "Answered; the teacher reveals it when the class is ready", &st.Muted
 		}
@@ -491,7 +494,7 @@ func TaskLine(st *draw.Styles, ls *view.Lesson, w int) string {
 			return l.Fit(w)
 		}
 	}
-	if pr := ls.Prediction; pr != nil && pr.Chosen < 0 {
+	if pr := ls.Prediction; pr != nil && pr.Chosen < 0 && pr.Answer < 0 {
 		l.Add(&st.Accent, "Predict: ")
 		if pr.Numeric {
 			l.Add(&st.Text, draw.OneLine(pr.Question)+" (a number)")

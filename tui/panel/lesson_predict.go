@@ -19,12 +19,16 @@ func (p *Lesson) prediction(pr *view.Prediction) (rows []string, answer int) {
 		answer = len(rows)
 	}
 	letter := func(i int) string { return string(rune('a'+i)) + ")" }
-	if pr.Class != nil {
-		rows = append(rows, st.Accent.Render(draw.Cut(pr.Class.String(), p.w)))
+	if pr.Class != nil { // wrapped, not cut: the median is its last word
+		for _, s := range draw.Wrap(pr.Class.String(), p.w) {
+			rows = append(rows, st.Accent.Render(s))
+		}
 	}
 	switch {
 	case pr.Numeric:
 		rows = append(rows, p.numberOutcome(pr)...)
+	case pr.Chosen < 0 && pr.Answer >= 0:
+		rows = append(rows, st.Muted.Render(draw.Cut("The answer: "+letter(pr.Answer), p.w)))
 	case pr.Chosen < 0:
 	case pr.Answer < 0:
 		rows = append(rows, st.Muted.Render(draw.Cut("You chose "+letter(pr.Chosen)+" Now watch.", p.w)))
@@ -46,12 +50,12 @@ func (p *Lesson) numberOutcome(pr *view.Prediction) []string {
 	var text string
 	ms := &st.Muted
 	switch {
+	case pr.Answer >= 0 && pr.Given == "":
+		text = "The answer: " + pr.Right + "."
 	case pr.Chosen < 0:
 		text = "Answer with a number."
 	case pr.Answer < 0:
 		text = "You said " + pr.Given + ". Now watch."
-	case pr.Given == "":
-		text = "The answer: " + pr.Right + "."
 	case pr.Correct:
 		text, ms = draw.SymOK+" You said "+pr.Given+" and predicted it: "+pr.Right+".", &st.OK
 	default:

@@ -153,3 +153,24 @@ func TestTaskLineHidesTheHintUntilAsked(t *testing.T) {
 		t.Errorf("a numeric question: %q", got)
 	}
 }
+
+// On a teacher's screen the class's tally of a numeric question is read
+// to its median, wrapped rather than cut, also after a reveal in which
+// the teacher gave no number of their own.
+func TestLessonPaneClassTallyWraps(t *testing.T) {
+	ctx := NewContext(nil, draw.NewStyles(draw.DefaultTheme), keys.Default())
+	pr := &view.Prediction{Question: "How many orders a second does billing fall behind by?", Numeric: true,
+		Chosen: -1, Answer: 0, Right: "600 a second (± 60)",
+		Class: &view.ClassTally{Numeric: true, Answered: 12, Following: 14, Numbers: []float64{0, 40, 600, 600, 6000}}}
+	ls := &view.Lesson{Title: "The flash sale", Step: 3, Steps: 6, Status: lessons.StatusPlaying, Prediction: pr,
+		Blocks: []view.LessonBlock{{Kind: view.BlockPrediction, Prediction: pr}}}
+	ctx.State = &view.State{Lesson: ls}
+	p := NewLesson(ctx)
+	p.SetSize(38, 20) // the lesson pane of a 100x30 screen
+	got := strings.Join(strings.Fields(p.View()), " ")
+	for _, want := range []string{"class: 12 of 14 answered — from 0 to 6,000, median 600", "The answer: 600 a second (± 60)."} {
+		if !strings.Contains(strings.ReplaceAll(got, "┃", ""), want) {
+			t.Errorf("the pane does not read %q:\n%s", want, p.View())
+		}
+	}
+}

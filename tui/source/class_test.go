@@ -2,6 +2,7 @@ package source
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -24,7 +25,7 @@ func TestClassNumericAnswers(t *testing.T) {
 	teacher := class.Share(src)
 	defer teacher.Close()
 	teacher.View() // shares the open question
-	ada, bob, cy := class.Follow("ada"), class.Follow("bob"), class.Follow("cy")
+	ada, bob, cy := class.Follow("ada", "ada"), class.Follow("bob", "bob"), class.Follow("cy", "cy")
 	defer ada.Close()
 	defer bob.Close()
 	defer cy.Close()
@@ -59,7 +60,7 @@ func TestClassNumericAnswers(t *testing.T) {
 	}{{ada, "40", false}, {bob, "21", true}, {cy, "1,600", false}} {
 		pr := c.f.View().Lesson.Prediction
 		if pr.Given != c.given || pr.Correct != c.correct {
-			t.Errorf("%s's screen says they gave %q, right %v; want %q, %v", c.f.who, pr.Given, pr.Correct, c.given, c.correct)
+			t.Errorf("%s's screen says they gave %q, right %v; want %q, %v", c.f.seat.name, pr.Given, pr.Correct, c.given, c.correct)
 		}
 	}
 }
@@ -79,3 +80,62 @@ func (s *stillSource) View() view.State {
 func (s *stillSource) Exec(context.Context, view.Order) (string, error) { return "done", nil }
 
 func (s *stillSource) Changes() <-chan struct{} { return nil }
+
+// A follower's help says what a follower can do, and explains the
+// teacher's commands without running them.
+func TestFollowerHelp(t *testing.T) {
+	ctx := context.Background()
+	class := NewClass()
+	f := class.Follow("ada", "ada")
+	defer f.Close()
+	out, err := f.Exec(ctx, order("help"))
+	if err != nil || !strings.Contains(out, "a–d, or predict b") || strings.Contains(out, "kill NODE") {
+		t.Errorf("help: %q, %v; want a follower's own help", out, err)
+	}
+	if out, err := f.Exec(ctx, order("help kill")); err != nil || !strings.Contains(out, "kill") || !strings.Contains(out, "Only the teacher runs it") {
+		t.Errorf("help kill: %q, %v", out, err)
+	}
+	if _, err := f.Exec(ctx, order("kill n1")); !errors.Is(err, ErrReadOnly) {
+		t.Errorf("kill n1 from a follower: %v; want it refused as read-only", err)
+	}
+}
+
+// A question the teacher asks again, after its reveal, takes new answers:
+// the locked ones were for the last asking.
+func TestClassQuestionAskedAgain(t *testing.T) {
+	ctx := context.Background()
+	open := func() view.State {
+		p := &view.Prediction{Question: "Which epoch?", Choices: []string{"same", "higher"}, Chosen: -1, Answer: -1}
+		return view.State{Lesson: &view.Lesson{ID: "failover", Step: 2, Steps: 4, Status: lessons.StatusPredict, Prediction: p,
+			Blocks: []view.LessonBlock{{Kind: view.BlockPrediction, Prediction: p}}}}
+	}
+	src := &stillSource{state: open()}
+	class := NewClass()
+	teacher := class.Share(src)
+	defer teacher.Close()
+	teacher.View()
+	ada := class.Follow("ada", "ada")
+	defer ada.Close()
+	if _, err := ada.Exec(ctx, order("predict a")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ada.Exec(ctx, order("predict b")); err == nil || !strings.Contains(err.Error(), "you answered a) already") {
+		t.Errorf("a second answer: %v; want it refused", err)
+	}
+	revealed := open()
+	revealed.Lesson.Prediction.Answer = 1
+	src.mu.Lock()
+	src.state = revealed
+	src.mu.Unlock()
+	teacher.View()
+	src.mu.Lock()
+	src.state = open()
+	src.mu.Unlock()
+	teacher.View()
+	if _, err := ada.Exec(ctx, order("predict b")); err != nil {
+		t.Errorf("an answer to the question asked again: %v", err)
+	}
+	if got := teacher.View().Lesson.Prediction.Class.String(); got != "class: 1 of 1 answered — a 0 · b 1" {
+		t.Errorf("the tally reads %q", got)
+	}
+}

@@ -155,7 +155,7 @@ func lessonOf(les *lessons.Lesson, st lessons.State) *view.Lesson {
 			p := view.Prediction{Question: pr.Question, Choices: pr.Choices, Chosen: pr.Chosen, Answer: pr.Answer, Why: pr.Why,
 				Numeric: pr.Numeric, Given: pr.Given, Right: pr.Right, Correct: pr.Correct, Number: pr.Number}
 			c = view.LessonBlock{Kind: view.BlockPrediction, Prediction: &p}
-			if ls.Prediction == nil || ls.Prediction.Chosen >= 0 {
+			if ls.Prediction == nil || ls.Prediction.Chosen >= 0 || ls.Prediction.Answer >= 0 {
 				ls.Prediction = &p
 			}
 		case lessons.KindExpect:
@@ -188,3 +188,7 @@ func expectations(rs []lessons.ExpectResult) []view.Expectation {
 	}
 	return out
 }
+
+// Reveal shows the open question's answer without answering it: the
+// teacher's "reveal", for a class that answered on its own screens.
+func (s *LessonSource) Reveal(ctx context.Context) (string, error) { return s.player.Reveal(ctx) }

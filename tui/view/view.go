@@ -89,6 +89,8 @@ type State struct {
 	Kafka *Kafka
 	// SQS is n1's SQS endpoint, "" when the nodes do not speak it.
 	SQS string
+	// Class is, on a teacher's shared screen, who is connected; else nil.
+	Class *Roster
 }
 
 // Kafka is the nodes' Kafka listener and the clients connected to it.
@@ -396,7 +398,8 @@ type Prediction struct {
 	Correct bool
 	Number  *lessons.Number
 	// Class is, on a teacher's shared screen, how the students who
-	// follow it answered, while the question is open; else nil.
+	// follow it answered, while the question is open and after its
+	// reveal; else nil.
 	Class *ClassTally
 }
 
