@@ -13,9 +13,12 @@ import (
 // Snapshot is everything the screens show, copied at one moment. It shares
 // no memory with the lab.
 type Snapshot struct {
-	Time    time.Time       `json:"time"` // lab time
-	Speed   float64         `json:"speed"`
-	Paused  bool            `json:"paused"`
+	Time   time.Time `json:"time"` // lab time
+	Speed  float64   `json:"speed"`
+	Paused bool      `json:"paused"`
+	// Behind is the share of the last second's lab time the clock held
+	// back for the lab's own work on a busy machine: 0 when it keeps up.
+	Behind  float64         `json:"behind,omitempty"`
 	Cluster broker.Snapshot `json:"cluster"`
 	Clients []ClientState   `json:"clients"`
 	Loads   []LoadState     `json:"loads"`
@@ -65,7 +68,7 @@ type ClientState struct {
 // moment the snapshot says it shows.
 func (l *Lab) Snapshot() (s Snapshot) {
 	speed, paused := l.clock.Speed()
-	s = Snapshot{Speed: speed, Paused: paused, Timeline: l.tl.Recent(l.opts.TimelineSize)}
+	s = Snapshot{Speed: speed, Paused: paused, Behind: l.clock.Behind(), Timeline: l.tl.Recent(l.opts.TimelineSize)}
 	defer func() { s.Time = l.clock.Now() }()
 	w, err := l.world()
 	if err != nil {

@@ -71,3 +71,30 @@ func TestHeaderRunOver(t *testing.T) {
 		t.Errorf("after the end: %q", head)
 	}
 }
+
+// When lab time waits for a busy machine, the header says how fast it
+// really ran beside the speed that was asked for, and only then.
+func TestHeaderSaysWhenTheMachineIsBehind(t *testing.T) {
+	for _, c := range []struct {
+		behind float64
+		w      int
+		want   string
+	}{
+		{0.4, 120, "▶ running 10x · ≈6x, the machine is behind"},
+		{0.4, 80, "≈6x"},
+		{0.02, 120, ""},
+	} {
+		v := view.State{Time: demoStart, Clock: view.Clock{Speed: 10, Behind: c.behind}, Timing: "fast"}
+		m, _ := newTestModel(t, v, c.w, 24)
+		head := lines(m.View())[0]
+		if c.want == "" {
+			if containsAll(head, "≈") {
+				t.Errorf("a machine %v behind: header %q says so", c.behind, head)
+			}
+			continue
+		}
+		if !containsAll(head, c.want) || draw.Width(head) != c.w {
+			t.Errorf("%d columns, %v behind: header %q, want %q in it", c.w, c.behind, head, c.want)
+		}
+	}
+}

@@ -7,6 +7,7 @@ package tui
 import (
 	"fmt"
 	"github.com/mqlab/mqlab/tui/panel"
+	"math"
 	"sort"
 	"strings"
 
@@ -316,6 +317,15 @@ func (m *Model) headerRight(level int, timing bool) draw.Line {
 	default:
 		r.Add(&st.OK, "▶ running")
 		r.Add(&st.Text, " "+speedWord(speed))
+		if b := s.Clock.Behind; b >= 0.1 {
+			// Lab time waited for the machine: say how fast it really ran.
+			actual := speedWord(math.Round(speed*(1-b)*10) / 10)
+			if level == 0 {
+				r.Add(&st.Warn, " · ≈"+actual+", the machine is behind")
+			} else {
+				r.Add(&st.Warn, " ≈"+actual)
+			}
+		}
 	}
 	if !s.Time.IsZero() {
 		r.Add(&st.Muted, "  "+s.Time.Format("15:04:05.0"))

@@ -32,6 +32,13 @@ type Clock struct {
 	first    time.Time         // the earliest of sleepers; zero: none or not known
 	held     bool              // the last reading was held back for the lab's work
 	given    time.Duration     // lab time the clock gave up waiting for the lab's work
+	recent   [10]heldBucket    // given up, by tenth of a wall second, the last second's
+}
+
+// heldBucket is the lab time given up in one tenth of a wall second.
+type heldBucket struct {
+	tenth int64 // wall time in tenths of a second since the Unix epoch
+	given time.Duration
 }
 
 // New starts a clock at the current wall time, running at 1x.
@@ -62,6 +69,12 @@ func (c *Clock) nowLocked() time.Time {
 		// wall clock ran on meanwhile is given up, not made up later.
 		limit = later(limit, c.lab0)
 		c.given += t.Sub(limit)
+		tenth := wall.UnixNano() / int64(time.Second/10)
+		b := &c.recent[tenth%int64(len(c.recent))]
+		if b.tenth != tenth {
+			*b = heldBucket{tenth: tenth}
+		}
+		b.given += t.Sub(limit)
 		c.lab0, c.wall0, c.held = limit, wall, true
 		return limit
 	}
@@ -337,6 +350,27 @@ func (c *Clock) Given() time.Duration {
 	defer c.mu.Unlock()
 	c.nowLocked()
 	return c.given
+}
+
+// Behind is the share of the last second's lab time, from 0 to 1, that
+// the clock gave up waiting for the lab's work: 0 while the machine keeps
+// up; 0.4 at 10x means lab time ran at about 6x.
+func (c *Clock) Behind() float64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.nowLocked()
+	if c.paused {
+		return 0
+	}
+	now := time.Now().UnixNano() / int64(time.Second/10)
+	var given time.Duration
+	for _, b := range c.recent {
+		if now-b.tenth < int64(len(c.recent)) {
+			given += b.given
+		}
+	}
+	nominal := time.Duration(float64(time.Second) * c.speed)
+	return min(1, float64(given)/float64(nominal))
 }
 
 func later(a, b time.Time) time.Time {

@@ -150,7 +150,7 @@ func ViewOf(snap *lab.Snapshot) view.State { return viewOf(snap, truncTimes{}) }
 func viewOf(snap *lab.Snapshot, trunc truncTimes) view.State {
 	v := view.State{
 		Time:   snap.Time,
-		Clock:  view.Clock{Speed: snap.Speed, Paused: snap.Paused},
+		Clock:  view.Clock{Speed: snap.Speed, Paused: snap.Paused, Behind: snap.Behind},
 		Timing: snap.Cluster.Timing,
 	}
 	v.Nodes = nodesOf(snap)

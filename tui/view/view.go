@@ -112,6 +112,9 @@ type Clock struct {
 	// Held says why a lesson holds the paused clock: "reading — any
 	// command resumes"; "" when it does not.
 	Held string
+	// Behind is the share of the last second's lab time held back for a
+	// machine too busy to keep up: 0 when it keeps up.
+	Behind float64
 }
 
 // Node is one broker node.
