@@ -102,6 +102,7 @@ func eventsOf(c *Cluster, kind EventKind) []Event {
 // exactly the processed-but-uncommitted records come again. A commit whose
 // request was lost on the way counts for nothing.
 func TestCrashBeforeCommitRedelivers(t *testing.T) {
+	t.Parallel()
 	c := newTestCluster(t, 3)
 	tp := TopicPartition{"orders", 0}
 	mustCreate(t, c, TopicConfig{Name: "orders", Partitions: 1})
@@ -193,6 +194,7 @@ func TestCrashBeforeCommitRedelivers(t *testing.T) {
 // committed offsets never go back, and every acknowledged record is
 // consumed.
 func TestCoordinatorKilledDuringConsumption(t *testing.T) {
+	t.Parallel()
 	c := newTestCluster(t, 3)
 	mustCreate(t, c, TopicConfig{Name: "orders", Partitions: 3})
 	coordTP := c.CoordinatorPartition("billing")
@@ -387,6 +389,7 @@ loaded:
 // Acceptance 3: ten consumers on eight partitions: exactly two idle; each
 // consumer capped at a rate, the group reads at eight times that rate.
 func TestIdleMembersAndGroupThroughput(t *testing.T) {
+	t.Parallel()
 	const (
 		partitions = 8
 		members    = 10
@@ -505,6 +508,7 @@ func TestIdleMembersAndGroupThroughput(t *testing.T) {
 // committed offset that retention deleted falls back to the reset policy.
 // Lag is measured in messages and seconds.
 func TestSeekByTimeResetAndLag(t *testing.T) {
+	t.Parallel()
 	c, clock := newClockedCluster(t)
 	t0 := clockStart
 	tp := TopicPartition{"clicks", 0}
@@ -600,6 +604,7 @@ func TestSeekByTimeResetAndLag(t *testing.T) {
 // Acceptance 5: two groups read one topic independently; each receives
 // every message.
 func TestTwoGroupsEachReceiveEverything(t *testing.T) {
+	t.Parallel()
 	c := newTestCluster(t, 3)
 	mustCreate(t, c, TopicConfig{Name: "orders", Partitions: 3})
 	produceN(t, c, "orders", "order", 300)
@@ -653,6 +658,7 @@ func TestTwoGroupsEachReceiveEverything(t *testing.T) {
 // working and commits: the commit is rejected with a clear error, the
 // rejection is an event, and the new owner's offsets stand.
 func TestZombieCommitIsFenced(t *testing.T) {
+	t.Parallel()
 	c := newTestCluster(t, 3)
 	mustCreate(t, c, TopicConfig{Name: "orders", Partitions: 2})
 	produceN(t, c, "orders", "order", 40)
@@ -727,6 +733,7 @@ func TestZombieCommitIsFenced(t *testing.T) {
 // Closing the cluster stops the consumers' goroutines, even those never
 // closed; goleak in TestMain checks nothing is left.
 func TestClusterCloseStopsConsumers(t *testing.T) {
+	t.Parallel()
 	c, err := NewCluster(Config{Nodes: 1, SessionTimeout: 500 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -761,6 +768,7 @@ func committedOf(g ConsumerGroupState, tp TopicPartition) int64 {
 
 // Acceptance 7: bad input gives clear errors.
 func TestConsumerBadInput(t *testing.T) {
+	t.Parallel()
 	c := newTestCluster(t, 3)
 	mustCreate(t, c, TopicConfig{Name: "orders", Partitions: 2})
 	produceN(t, c, "orders", "order", 10) // 5 per partition
@@ -833,6 +841,7 @@ func TestConsumerBadInput(t *testing.T) {
 // lands before it gives its partitions up, so the new owner starts after
 // them and nothing is delivered twice.
 func TestGracefulRebalanceWaitsForProcessing(t *testing.T) {
+	t.Parallel()
 	for _, auto := range []bool{false, true} {
 		t.Run(fmt.Sprintf("autocommit=%v", auto), func(t *testing.T) {
 			c := newTestCluster(t, 3)
@@ -905,6 +914,7 @@ func TestGracefulRebalanceWaitsForProcessing(t *testing.T) {
 // by the leader of the partition its name hashes to, and killing one
 // coordinator leaves the groups of the others alone.
 func TestGroupsSpreadOverOffsetsPartitions(t *testing.T) {
+	t.Parallel()
 	c, err := NewCluster(Config{Nodes: 3, OffsetsPartitions: 3})
 	if err != nil {
 		t.Fatal(err)
@@ -967,6 +977,7 @@ func TestGroupsSpreadOverOffsetsPartitions(t *testing.T) {
 // lease runs out; meanwhile a new one may take commits it never sees. It
 // must not answer a member's join or an offset fetch from its memory.
 func TestDeposedCoordinatorDoesNotAnswerFromMemory(t *testing.T) {
+	t.Parallel()
 	c := newTestCluster(t, 3)
 	mustCreate(t, c, TopicConfig{Name: "orders", Partitions: 1})
 	cn := mustConsumer(t, c, ConsumerConfig{ClientID: "a", Group: "billing", Topics: []string{"orders"}})

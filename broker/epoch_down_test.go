@@ -9,6 +9,7 @@ import (
 // partition's epoch: the last term the replicas' disks hold, not 0. A
 // restart then reads as the next epoch after it, never as "new, was 0".
 func TestEpochWithEveryReplicaDown(t *testing.T) {
+	t.Parallel()
 	c := newTestCluster(t, 3)
 	tp := TopicPartition{"orders", 0}
 	mustCreate(t, c, TopicConfig{Name: "orders", Partitions: 1})

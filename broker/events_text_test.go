@@ -10,6 +10,7 @@ import (
 // when they leave the bus; it must read exactly as if written at once, for
 // subscribers and for Events alike.
 func TestLazyEventText(t *testing.T) {
+	t.Parallel()
 	events := []Event{
 		{Kind: EventAppend, Node: "n2", Group: "orders/0", Epoch: 3, From: 10, To: 20, lazy: true},
 		{Kind: EventCommit, Node: "n1", Group: "orders/1", Epoch: 12, From: 0, To: 1, lazy: true},

@@ -87,6 +87,7 @@ func assertReplicasIdentical(t testing.TB, c *Cluster, tp TopicPartition) []Reco
 // Acceptance 1: acks=all with an idempotent producer loses nothing and
 // duplicates nothing while the partition leader is killed mid-way.
 func TestIdempotentAcksAllSurvivesLeaderKill(t *testing.T) {
+	t.Parallel()
 	c := newTestCluster(t, 3)
 	tp := TopicPartition{"orders", 0}
 	mustCreate(t, c, TopicConfig{Name: "orders", Partitions: 1})
@@ -156,6 +157,7 @@ func truncationsOn(c *Cluster, node string) []Event {
 // Acceptance 2: acks=1 loses writes the leader acknowledged when it is cut
 // off before replicating them.
 func TestAcksOneLosesWritesOnFailover(t *testing.T) {
+	t.Parallel()
 	c := newTestCluster(t, 3)
 	tp := TopicPartition{"orders", 0}
 	mustCreate(t, c, TopicConfig{Name: "orders", Partitions: 1})
@@ -220,6 +222,7 @@ func TestAcksOneLosesWritesOnFailover(t *testing.T) {
 // the producer's retry lands on the new leader, and the returning node
 // truncates back to the committed point.
 func TestFailoverScene(t *testing.T) {
+	t.Parallel()
 	c := newTestCluster(t, 3)
 	tp := TopicPartition{"orders", 0}
 	mustCreate(t, c, TopicConfig{Name: "orders", Partitions: 1})
@@ -329,6 +332,7 @@ func TestFailoverScene(t *testing.T) {
 // Acceptance 4: a lost reply makes the producer retry; the idempotent
 // producer's retry is recognised, the plain one's is written again.
 func TestLostReplyRetry(t *testing.T) {
+	t.Parallel()
 	for _, idem := range []bool{true, false} {
 		t.Run(fmt.Sprintf("idempotent=%v", idem), func(t *testing.T) {
 			c := newTestCluster(t, 3)
@@ -360,6 +364,7 @@ func TestLostReplyRetry(t *testing.T) {
 // Acceptance 6: killing and restarting every node in turn loses nothing
 // committed; replicas that missed a lot catch up, by snapshot if needed.
 func TestRollingRestartsLoseNothing(t *testing.T) {
+	t.Parallel()
 	c := newTestCluster(t, 3)
 	mustCreate(t, c, TopicConfig{Name: "orders", Partitions: 2})
 	p := mustProducer(t, c, ProducerConfig{ClientID: "producer", Acks: AcksAll, Idempotent: true, BatchSize: 1})
@@ -407,6 +412,7 @@ func TestRollingRestartsLoseNothing(t *testing.T) {
 }
 
 func TestTransferLeadership(t *testing.T) {
+	t.Parallel()
 	c := newTestCluster(t, 3)
 	tp := TopicPartition{"orders", 0}
 	mustCreate(t, c, TopicConfig{Name: "orders", Partitions: 1})
@@ -428,6 +434,7 @@ func TestTransferLeadership(t *testing.T) {
 // term, rather than leading without ever serving; it stops once it no
 // longer leads, or its replica stops.
 func TestBarrierRefusedIsTriedAgain(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name    string
 		answers []error // the barrier's answers, one a try
@@ -466,6 +473,7 @@ func TestBarrierRefusedIsTriedAgain(t *testing.T) {
 // its log there must send the reader to another leader, not tell it the
 // offset is out of range: a consumer would start again at the log start.
 func TestDeposedLeaderDoesNotSendAReaderBack(t *testing.T) {
+	t.Parallel()
 	c := newTestCluster(t, 3)
 	tp := TopicPartition{"orders", 0}
 	mustCreate(t, c, TopicConfig{Name: "orders", Partitions: 1})

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/mqlab/mqlab/internal/parallel"
 )
 
 // Raft's leadership transfer runs goroutines it does not track; they end
@@ -20,6 +22,9 @@ var leakOptions = []goleak.Option{
 }
 
 func TestMain(m *testing.M) {
+	if !raceEnabled {
+		parallel.Raise("4") // clusters that mostly wait on raft's timers, a few at a time
+	}
 	goleak.VerifyTestMain(m, leakOptions...)
 }
 

@@ -18,6 +18,7 @@ import (
 // kept as it is (records read back point into the raft entry), a damaged
 // one is refused as a bad command.
 func TestApplyStoresTheEntry(t *testing.T) {
+	t.Parallel()
 	pl, err := partlog.New(partlog.Config{})
 	if err != nil {
 		t.Fatal(err)
@@ -83,6 +84,7 @@ func TestApplyStoresTheEntry(t *testing.T) {
 // topics and partitions, keyed, pinned, round-robin and unroutable, and
 // checks every message's result lands in its own slot.
 func TestProduceRoutesMixedCalls(t *testing.T) {
+	t.Parallel()
 	c := newTestCluster(t, 3)
 	mustCreate(t, c, TopicConfig{Name: "a", Partitions: 3, RF: 3})
 	mustCreate(t, c, TopicConfig{Name: "b", Partitions: 1, RF: 3})

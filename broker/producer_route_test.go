@@ -11,6 +11,7 @@ import (
 // and fails only the messages that cannot be routed, whatever mix of one
 // partition, several and failures the call holds.
 func TestRouteGroupsMessagesByPartition(t *testing.T) {
+	t.Parallel()
 	c := newTestCluster(t, 3)
 	mustCreate(t, c, TopicConfig{Name: "orders", Partitions: 3})
 	p := mustProducer(t, c, ProducerConfig{ClientID: "router", Acks: AcksAll})

@@ -14,6 +14,7 @@ import (
 // Acceptance 1: a receiver takes a message and crashes without acking;
 // after the visibility timeout another receiver gets it, receive count 2.
 func TestQueueVisibilityTimeoutRedelivers(t *testing.T) {
+	t.Parallel()
 	c := newTestCluster(t, 3)
 	const vis = 300 * time.Millisecond
 	mustQueue(t, c, QueueConfig{Name: "receipts", Visibility: vis})
@@ -71,6 +72,7 @@ func TestQueueVisibilityTimeoutRedelivers(t *testing.T) {
 // receives while the messages behind it keep flowing; a permanent failure
 // goes at once; redrive brings them back.
 func TestQueuePoisonMessageDeadLettersAndRedrives(t *testing.T) {
+	t.Parallel()
 	c := newTestCluster(t, 3)
 	mustQueue(t, c, QueueConfig{Name: "jobs", Visibility: 2 * time.Second, MaxReceives: 3, DLQ: "jobs-dlq"})
 	sender := mustQueueClient(t, c, QueueClientConfig{ClientID: "producer"})
@@ -172,6 +174,7 @@ func TestQueuePoisonMessageDeadLettersAndRedrives(t *testing.T) {
 // Acceptance 3: a full queue rejects sends at once and accepts again once
 // drained.
 func TestQueueFullRejectsThenAccepts(t *testing.T) {
+	t.Parallel()
 	c := newTestCluster(t, 3)
 	mustQueue(t, c, QueueConfig{Name: "receipts", MaxLength: 5})
 	sender := mustQueueClient(t, c, QueueClientConfig{ClientID: "producer"})
@@ -218,6 +221,7 @@ func TestQueueFullRejectsThenAccepts(t *testing.T) {
 
 // Acceptance 4: messages past their TTL expire and are never delivered.
 func TestQueueTTLExpires(t *testing.T) {
+	t.Parallel()
 	c, clock := newClockedCluster(t)
 	mustQueue(t, c, QueueConfig{Name: "offers", TTL: time.Minute})
 	sender := mustQueueClient(t, c, QueueClientConfig{ClientID: "producer"})
@@ -258,6 +262,7 @@ func TestQueueTTLExpires(t *testing.T) {
 // Acceptance 5: kill the queue's leader under load. Nothing acknowledged
 // to the sender is lost, and messages in flight keep their deadlines.
 func TestQueueLeaderKillUnderLoad(t *testing.T) {
+	t.Parallel()
 	c := newTestCluster(t, 3)
 	const vis = 2500 * time.Millisecond
 	mustQueue(t, c, QueueConfig{Name: "orders", Visibility: vis})
@@ -420,6 +425,7 @@ func TestQueueLeaderKillUnderLoad(t *testing.T) {
 
 // Acceptance 7: bad input gets clear errors, never a panic.
 func TestQueueBadInput(t *testing.T) {
+	t.Parallel()
 	c := newTestCluster(t, 3)
 	ctx := ctxFor(t, 30*time.Second)
 	for _, tc := range []struct {
@@ -539,6 +545,7 @@ func TestQueueBadInput(t *testing.T) {
 // one id; a lost ack makes the message come back; a lost ack reply is
 // retried and counted once.
 func TestQueueLostRepliesAndAcks(t *testing.T) {
+	t.Parallel()
 	c := newTestCluster(t, 3)
 	mustQueue(t, c, QueueConfig{Name: "payments", Visibility: 200 * time.Millisecond})
 	ctx := ctxFor(t, 20*time.Second)
@@ -581,6 +588,7 @@ func TestQueueLostRepliesAndAcks(t *testing.T) {
 // Fan-out: an exchange copies each message to every bound queue, each
 // queue deciding for itself (one full queue rejects, the other accepts).
 func TestQueueFanOutExchange(t *testing.T) {
+	t.Parallel()
 	c := newTestCluster(t, 3)
 	ctx := ctxFor(t, 20*time.Second)
 	mustQueue(t, c, QueueConfig{Name: "email", RF: 1})
@@ -630,6 +638,7 @@ func TestQueueFanOutExchange(t *testing.T) {
 // A consumer's prefetch limit caps the messages it holds in flight; a
 // delayed send stays invisible until its time.
 func TestQueuePrefetchAndDelay(t *testing.T) {
+	t.Parallel()
 	c := newTestCluster(t, 3)
 	mustQueue(t, c, QueueConfig{Name: "tasks", RF: 1})
 	ctx := ctxFor(t, 20*time.Second)
@@ -686,6 +695,7 @@ func TestQueuePrefetchAndDelay(t *testing.T) {
 // snapshot, in-flight messages and their deadlines included, and holds
 // the same state as the others.
 func TestQueueFollowerCatchesUpBySnapshot(t *testing.T) {
+	t.Parallel()
 	c := newTestCluster(t, 3)
 	mustQueue(t, c, QueueConfig{Name: "events", Visibility: time.Minute})
 	lead := c.QueueLeader("events")
@@ -749,6 +759,7 @@ func TestQueueFollowerCatchesUpBySnapshot(t *testing.T) {
 // has dropped it: the next leader hands it over again, the DLQ recognises
 // the repeat, and the message ends up in the DLQ once.
 func TestQueueDeadLetterSurvivesFailoverMidMove(t *testing.T) {
+	t.Parallel()
 	c := newTestCluster(t, 3)
 	mustQueue(t, c, QueueConfig{Name: "jobs", MaxReceives: 5, DLQ: "jobs-dlq"})
 	var mu sync.Mutex

@@ -35,6 +35,7 @@ func newClockedCluster(t testing.TB) (*Cluster, *manualClock) {
 // Acceptance 5: retention with tiny segments deletes whole old segments,
 // moves the log start, and a read below it fails clearly.
 func TestRetentionDeletesWholeSegments(t *testing.T) {
+	t.Parallel()
 	c, clock := newClockedCluster(t)
 	tp := TopicPartition{"clicks", 0}
 	mustCreate(t, c, TopicConfig{Name: "clicks", Partitions: 1, SegmentRecords: 4, RetentionAge: 10 * time.Minute})
@@ -110,6 +111,7 @@ type badCase struct {
 
 // Acceptance 8: bad input returns a clear error and never panics.
 func TestBadInput(t *testing.T) {
+	t.Parallel()
 	if _, err := NewCluster(Config{Nodes: 0}); !errors.Is(err, ErrInvalid) {
 		t.Errorf("zero nodes: %v", err)
 	}

@@ -6,6 +6,7 @@ import (
 )
 
 func TestProduceAndFetch(t *testing.T) {
+	t.Parallel()
 	c := newTestCluster(t, 3)
 	mustCreate(t, c, TopicConfig{Name: "orders", Partitions: 3})
 	s := c.Snapshot()

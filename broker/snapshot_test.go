@@ -11,6 +11,7 @@ import (
 // install. It must end with the same committed log, and the snapshot must
 // survive its own restart.
 func TestRestartedReplicaCatchesUpBySnapshot(t *testing.T) {
+	t.Parallel()
 	c := newTestCluster(t, 3)
 	tp := TopicPartition{"orders", 0}
 	mustCreate(t, c, TopicConfig{Name: "orders", Partitions: 1})
@@ -72,6 +73,7 @@ func TestRestartedReplicaCatchesUpBySnapshot(t *testing.T) {
 // them). A repeated batch takes no offsets when applied; the prediction for
 // later entries must not drift by its size.
 func TestAcksOneOffsetsStayExactAfterARepeat(t *testing.T) {
+	t.Parallel()
 	c := newTestCluster(t, 3)
 	tp := TopicPartition{"orders", 0}
 	mustCreate(t, c, TopicConfig{Name: "orders", Partitions: 1})

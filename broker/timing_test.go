@@ -9,6 +9,7 @@ import (
 // The raft pace stretches every replica's heartbeat and election timeouts
 // live, and those of replicas started later.
 func TestRaftPace(t *testing.T) {
+	t.Parallel()
 	c := newTestCluster(t, 3)
 	mustCreate(t, c, TopicConfig{Name: "orders", Partitions: 1})
 	if err := c.SetRaftPace(4); err != nil {
@@ -52,6 +53,7 @@ func TestRaftPace(t *testing.T) {
 // appends reach both followers, and once one is isolated the leader's
 // appends to it are lost while the other still answers.
 func TestRaftStateExchanges(t *testing.T) {
+	t.Parallel()
 	c := newTestCluster(t, 3)
 	mustCreate(t, c, TopicConfig{Name: "orders", Partitions: 1})
 	tp := TopicPartition{Topic: "orders"}
@@ -109,6 +111,7 @@ type raftnetExchange struct {
 // once it has a leader. A replica restarted from its disk starts on the
 // preset.
 func TestNewGroupsStartQuick(t *testing.T) {
+	t.Parallel()
 	c := classroomOrders(t)
 	settled := func() bool { return onTimeouts(c, ClassroomTiming.HeartbeatTimeout, ClassroomTiming.ElectionTimeout) }
 	waitFor(t, 10*time.Second, "every replica on the classroom timeouts", settled)
@@ -128,6 +131,7 @@ func TestNewGroupsStartQuick(t *testing.T) {
 // leader at that pace; 1 brings the classroom's back. Below the fast
 // preset it refuses.
 func TestRaftPaceHurries(t *testing.T) {
+	t.Parallel()
 	c := classroomOrders(t)
 	low := c.MinRaftPace()
 	if want := 0.1; low != want {

@@ -174,6 +174,7 @@ func tortureParams() (seeds []uint64, messages int) {
 }
 
 func TestTorture(t *testing.T) {
+	t.Parallel()
 	seeds, messages := tortureParams()
 	begin := time.Now()
 	var (
@@ -878,6 +879,7 @@ func expectAnomaly(t *testing.T, h *torture, kind string) {
 // still reach it) while a producer writes: what it acknowledged within its
 // lease is truncated when it rejoins.
 func TestTortureCatchesAcksOneLoss(t *testing.T) {
+	t.Parallel()
 	h := runTorture(t, tortureConfig{seed: 1, messages: 40, acks: AcksLeader,
 		faults: func(h *torture) {
 			tp := TopicPartition{tortureTopic, 0}
@@ -914,6 +916,7 @@ func TestTortureCatchesAcksOneLoss(t *testing.T) {
 // Idempotence off, and the producers' replies lost: each retry writes the
 // batch again.
 func TestTortureCatchesDuplicates(t *testing.T) {
+	t.Parallel()
 	h := runTorture(t, tortureConfig{seed: 1, messages: 100, acks: AcksAll, idem: false,
 		faults: func(h *torture) {
 			for i := 0; i < 3; i++ {
@@ -930,6 +933,7 @@ func TestTortureCatchesDuplicates(t *testing.T) {
 // A consumer that reports a batch as committed without committing it, and
 // crashes: its replacement gets those records again.
 func TestTortureCatchesSkippedCommit(t *testing.T) {
+	t.Parallel()
 	h := runTorture(t, tortureConfig{seed: 1, messages: 200, acks: AcksAll, idem: true, skipCommit: true,
 		faults: func(h *torture) {
 			waitFor(h.t, 30*time.Second, "the replacement to get the uncommitted batch", func() bool { return h.kinds()[anomalyReprocess] > 0 })

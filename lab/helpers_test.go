@@ -7,7 +7,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/mqlab/mqlab/lab/labtest"
+	"github.com/mqlab/mqlab/internal/parallel"
 )
 
 // Raft's leadership transfer runs goroutines it does not track; they end
@@ -19,7 +19,7 @@ var leakOptions = []goleak.Option{
 
 func TestMain(m *testing.M) {
 	if !raceEnabled {
-		labtest.RaiseParallel("8") // tests that wait on lab time, a few at a time
+		parallel.Raise("8") // tests that wait on lab time, a few at a time
 	}
 	goleak.VerifyTestMain(m, leakOptions...)
 }

@@ -9,14 +9,14 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/mqlab/mqlab/lab/labtest"
+	"github.com/mqlab/mqlab/internal/parallel"
 )
 
 // Raft's leadership transfer runs goroutines it does not track; they end
 // within an election timeout on their own (as in package lab's tests).
 func TestMain(m *testing.M) {
 	if !raceEnabled {
-		labtest.RaiseParallel("12") // tests that wait on lab time, a few at a time
+		parallel.Raise("12") // tests that wait on lab time, a few at a time
 	}
 	goleak.VerifyTestMain(m,
 		goleak.IgnoreAnyFunction("github.com/hashicorp/raft.(*Raft).leadershipTransfer"),

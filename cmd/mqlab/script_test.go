@@ -14,12 +14,12 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/mqlab/mqlab/internal/parallel"
 	"github.com/mqlab/mqlab/lab/checker"
-	"github.com/mqlab/mqlab/lab/labtest"
 )
 
 func TestMain(m *testing.M) {
-	labtest.RaiseParallel(strconv.Itoa(runsAtOnce)) // the challenges' runs, which mostly wait
+	parallel.Raise(strconv.Itoa(runsAtOnce)) // the challenges' runs, which mostly wait
 	goleak.VerifyTestMain(m,
 		goleak.IgnoreAnyFunction("github.com/hashicorp/raft.(*Raft).leadershipTransfer"),
 		goleak.IgnoreAnyFunction("github.com/hashicorp/raft.(*Raft).leaderLoop.func2"),

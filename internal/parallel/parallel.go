@@ -1,14 +1,15 @@
-// Package labtest holds what the tests of packages that drive labs share.
-package labtest
+// Package parallel lets the tests of packages that mostly wait (on lab
+// time, on raft's timers, on programs they run) run more at once.
+package parallel
 
 import "flag"
 
-// RaiseParallel makes go test run up to n parallel tests at a time unless
+// Raise makes go test run up to n parallel tests at a time unless
 // -test.parallel was given: the tests of labs mostly wait on lab time and
 // raft's timers, so more than one per core finish sooner. Call it from
 // TestMain before m.Run. Under the race detector, where those tests are
 // CPU-bound, leave the default by not calling it.
-func RaiseParallel(n string) {
+func Raise(n string) {
 	flag.Parse()
 	set := false
 	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
