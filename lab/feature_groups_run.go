@@ -58,6 +58,7 @@ func pollRecords(rate float64) int {
 func (ru *consumerRun) loop() {
 	full := pollRecords(ru.opts.Rate)
 	ru.clientRun.loop(func() (bool, error) {
+		ru.pacer.Fetching()
 		recs, err := ru.cn.Poll(ru.soft)
 		if err != nil {
 			return false, err

@@ -51,6 +51,7 @@ func (ru *workerRun) loop() {
 		batch = max(1, min(workerReceiveMax, int(ru.opts.Rate/10)))
 	}
 	ru.clientRun.loop(func() (bool, error) {
+		ru.pacer.Fetching()
 		ds, err := ru.qc.Receive(ru.soft, ru.cmd.Queue, batch, 0, receivePoll)
 		if err != nil {
 			return false, err

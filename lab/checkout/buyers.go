@@ -184,7 +184,9 @@ func (bs *Buyers) run(br *buyersRun) {
 	var inflight sync.WaitGroup
 	for i := 0; i < br.total; i++ {
 		at := start.Add(time.Duration(float64(i) / br.cmd.Rate * float64(time.Second)))
-		if bs.w.Clock().SleepUntil(br.arrivals, at) != nil {
+		// A buyer already due when the stop came does not arrive either:
+		// a sleep for a time that has passed does not look at the stop.
+		if bs.w.Clock().SleepUntil(br.arrivals, at) != nil || br.arrivals.Err() != nil {
 			break
 		}
 		bs.arrive(ctx, br, br.first+int64(i), &inflight)

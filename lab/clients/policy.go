@@ -174,6 +174,19 @@ type Pacer struct {
 	Instant bool
 }
 
+// fetchGrip is how long a paced client's fetch may hold lab time: a
+// fetch the machine is slow to answer takes a few milliseconds more; one
+// that meets a rebalance waits on lab time itself, which must run.
+const fetchGrip = 50 * time.Millisecond
+
+// Fetching tells the pacer the client asks for more messages: it holds
+// lab time only briefly while it waits for them.
+func (pc *Pacer) Fetching() {
+	if pc.Claim != nil {
+		pc.Claim.Briefly(fetchGrip)
+	}
+}
+
 // Working tells the pacer the client has taken its message: work that
 // waits on lab time must not have lab time wait for it in turn.
 func (pc *Pacer) Working() {

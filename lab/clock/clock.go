@@ -241,6 +241,7 @@ type Claim struct {
 	slack  time.Duration // how far past due lab time may run
 	due    time.Time     // the oldest work due and not done; zero: none
 	moved  time.Time     // wall time of the last Behind
+	grip   time.Duration // how long it holds without moving; zero: Grip
 	closed bool
 }
 
@@ -268,7 +269,19 @@ func (cl *Claim) Behind(due time.Time) {
 	defer c.mu.Unlock()
 	if !cl.closed && !due.Equal(cl.due) {
 		// Only a move renews the grip: work stuck on one message lets go.
-		cl.due, cl.moved = due, time.Now()
+		cl.due, cl.moved, cl.grip = due, time.Now(), 0
+	}
+}
+
+// Briefly says the work behind now asks something that may wait on more
+// than the machine (a fetch that can meet a rebalance): the claim holds
+// for at most d of wall time from now unless it moves again.
+func (cl *Claim) Briefly(d time.Duration) {
+	c := cl.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !cl.due.IsZero() {
+		cl.moved, cl.grip = time.Now(), min(d, Grip)
 	}
 }
 
@@ -333,7 +346,11 @@ func (c *Clock) limitLocked(wall time.Time) (time.Time, bool) {
 		limit = t.Add(Slack)
 	}
 	for cl := range c.claims {
-		if cl.due.IsZero() || wall.Sub(cl.moved) > Grip {
+		grip := cl.grip
+		if grip == 0 {
+			grip = Grip
+		}
+		if cl.due.IsZero() || wall.Sub(cl.moved) > grip {
 			continue
 		}
 		if l := cl.due.Add(cl.slack); limit.IsZero() || l.Before(limit) {
