@@ -52,7 +52,7 @@ func (s *Server) dispatch(cl *call) (obj, error) {
 	case "PurgeQueue":
 		return s.purge(cl)
 	case "DeleteQueue":
-		return nil, errUnsupported("mqlab does not delete queues: a lab's queues last as long as its cluster (PurgeQueue empties one).")
+		return s.deleteQueue(cl)
 	case "TagQueue", "UntagQueue", "ListQueueTags", "AddPermission", "RemovePermission", "ListMessageMoveTasks", "CancelMessageMoveTask":
 		return nil, errUnsupported("mqlab does not answer %s.", cl.action)
 	}

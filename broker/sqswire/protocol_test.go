@@ -98,6 +98,14 @@ func TestQueryProtocol(t *testing.T) {
 	if code != 400 || !strings.Contains(body, "<Code>AWS.SimpleQueueService.NonExistentQueue</Code>") || !strings.Contains(body, "<Type>Sender</Type>") {
 		t.Fatalf("a missing queue: %d %s", code, body)
 	}
+	code, body = l.post(t, "n1", form, url.Values{"Action": {"DeleteQueue"}, "QueueUrl": {qurl}}.Encode())
+	if code != 200 || !strings.Contains(body, "<DeleteQueueResponse") {
+		t.Fatalf("delete queue: %d %s", code, body)
+	}
+	code, body = l.post(t, "n3", form, url.Values{"Action": {"ReceiveMessage"}, "QueueUrl": {qurl}}.Encode())
+	if code != 400 || !strings.Contains(body, "<Code>AWS.SimpleQueueService.NonExistentQueue</Code>") {
+		t.Fatalf("receive from the deleted queue: %d %s", code, body)
+	}
 }
 
 // Bad input gets a clear SQS error in the protocol it came in, and the
