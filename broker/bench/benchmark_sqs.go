@@ -131,8 +131,9 @@ func SQSEcho(ctx context.Context, messages int) (SQSRate, error) {
 }
 
 // sqsClient is an SDK client of one endpoint with SQS's own defaults,
-// except that it retries without a rate limit (the lab's forwarding and
-// failover errors are retryable and brief).
+// except that it retries more often and without a rate limit: on a busy
+// machine the fast timing's elections come now and then, and the
+// ServiceUnavailable a client hears meanwhile is brief.
 func sqsClient(endpoint string) *sqs.Client {
 	return sqs.New(sqs.Options{
 		Region:       "us-east-1",
@@ -140,6 +141,8 @@ func sqsClient(endpoint string) *sqs.Client {
 		Credentials:  credentials.NewStaticCredentialsProvider("mqlab", "mqlab", ""),
 		AppID:        "bench",
 		Retryer: retry.NewStandard(func(o *retry.StandardOptions) {
+			o.MaxAttempts = 20
+			o.MaxBackoff = 100 * time.Millisecond
 			o.RateLimiter = ratelimit.None
 		}),
 	})
@@ -168,7 +171,9 @@ type sqsRun struct {
 func sqsCycle(ctx context.Context, workers []sqsWorker, messages int) (SQSRate, error) {
 	run := &sqsRun{total: int64(messages), done: make(chan struct{})}
 	body := string(benchValues(0)[0])
-	ctx, cancel := context.WithCancel(ctx)
+	// Once every message is deleted, the receives still waiting in a long
+	// poll are called off; a send or delete under way finishes.
+	polls, cancel := context.WithCancel(ctx)
 	defer cancel()
 	runtime.GC()
 	cpu0 := processCPU()
@@ -178,15 +183,15 @@ func sqsCycle(ctx context.Context, workers []sqsWorker, messages int) (SQSRate, 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			run.work(ctx, w, body)
+			run.work(ctx, polls, w, body)
 		}()
 	}
 	go func() {
 		select {
 		case <-run.done:
-		case <-ctx.Done():
+		case <-polls.Done():
 		}
-		cancel() // the others may be waiting in a long poll
+		cancel()
 	}()
 	wg.Wait()
 	if err := run.ferr.get(); err != nil {
@@ -198,6 +203,9 @@ func sqsCycle(ctx context.Context, workers []sqsWorker, messages int) (SQSRate, 
 		return SQSRate{}, fmt.Errorf("%d of %d messages deleted: %w", run.deleted.Load(), messages, ctx.Err())
 	}
 	elapsed, cpu := run.doneAt.Sub(start), processCPU()-cpu0
+	if len(run.latencies) == 0 {
+		return SQSRate{}, fmt.Errorf("no send was timed")
+	}
 	slices.Sort(run.latencies)
 	return SQSRate{Rate: Rate{Messages: messages, Batches: messages / SQSBatch, Elapsed: elapsed, CPU: cpu},
 		SendP50: run.latencies[len(run.latencies)/2]}, nil
@@ -205,13 +213,13 @@ func sqsCycle(ctx context.Context, workers []sqsWorker, messages int) (SQSRate, 
 
 // work sends a batch while some are left to send, receives, and deletes
 // what it received, until every message is deleted.
-func (r *sqsRun) work(ctx context.Context, w sqsWorker, body string) {
+func (r *sqsRun) work(ctx, polls context.Context, w sqsWorker, body string) {
 	entries := make([]types.SendMessageBatchRequestEntry, SQSBatch)
 	for i := range entries {
 		entries[i] = types.SendMessageBatchRequestEntry{Id: aws.String("m" + strconv.Itoa(i)), MessageBody: aws.String(body)}
 	}
 	fail := func(what string, err error) {
-		if ctx.Err() == nil || r.deleted.Load() < r.total {
+		if r.deleted.Load() < r.total {
 			r.ferr.set(fmt.Errorf("%s: %w", what, err))
 		}
 	}
@@ -232,7 +240,7 @@ func (r *sqsRun) work(ctx context.Context, w sqsWorker, body string) {
 			r.latencies = append(r.latencies, lat)
 			r.latMu.Unlock()
 		}
-		got, err := w.cl.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: &w.url, MaxNumberOfMessages: SQSBatch, WaitTimeSeconds: 1})
+		got, err := w.cl.ReceiveMessage(polls, &sqs.ReceiveMessageInput{QueueUrl: &w.url, MaxNumberOfMessages: SQSBatch, WaitTimeSeconds: 1})
 		if err != nil {
 			fail("receive", err)
 			return

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"regexp"
 	"strconv"
 	"strings"
@@ -181,6 +182,11 @@ func (s *Server) send(cl *call, entries []entry, batch bool) (obj, error) {
 			case ferr == nil:
 				ok = append(ok, append(obj{{"Id", sent[i].Id}}, res...))
 			case !batch || errors.Is(ferr, errAborted) || errors.Is(ferr, errHold):
+				return nil, ferr
+			case len(ok) == 0 && asAPI(ferr).status == http.StatusServiceUnavailable:
+				// The queue had no leader: nothing of the batch was
+				// stored, so the whole request is retryable, and the
+				// SDK retries it as it would not retry one entry.
 				return nil, ferr
 			default:
 				ae := asAPI(ferr)

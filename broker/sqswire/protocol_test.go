@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mqlab/mqlab/broker"
 )
 
 // post sends a raw request to node and returns the status and body.
@@ -166,5 +168,31 @@ func TestBadInput(t *testing.T) {
 	code, body = l.post(t, "n1", recv, `{"QueueUrl":"`+qurl+`","WaitTimeSeconds":21}`)
 	if code != 400 || !strings.Contains(body, "WaitTimeSeconds") || time.Since(start) > 5*time.Second {
 		t.Errorf("a wait past 20 s: %d %s", code, body)
+	}
+}
+
+// While a queue has no leader, a send answers ServiceUnavailable for the
+// whole request, batch or not, so the SDK's retries carry the client
+// until one is elected: no entry of a batch is stored, or answered as
+// failed on its own (which an SDK does not retry).
+func TestNoLeaderIsRetryable(t *testing.T) {
+	l := newLab(t, 3)
+	if err := l.c.CreateQueue(ctxFor(t, 20*time.Second), broker.QueueConfig{Name: "orders"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"n2", "n3"} {
+		if err := l.c.Kill(n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	qurl := l.s.QueueURL("n1", "orders")
+	for _, tc := range []struct{ action, body string }{
+		{"SendMessage", `{"QueueUrl":"` + qurl + `","MessageBody":"order 881"}`},
+		{"SendMessageBatch", `{"QueueUrl":"` + qurl + `","Entries":[{"Id":"a","MessageBody":"order 881"},{"Id":"b","MessageBody":"order 882"}]}`},
+	} {
+		code, body := l.post(t, "n1", map[string]string{"Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": "AmazonSQS." + tc.action}, tc.body)
+		if code != 503 || !strings.Contains(body, "ServiceUnavailable") {
+			t.Errorf("%s with no leader: %d %s; want 503 ServiceUnavailable", tc.action, code, body)
+		}
 	}
 }
