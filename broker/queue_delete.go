@@ -35,7 +35,7 @@ func (c *Cluster) DeleteQueue(ctx context.Context, name, by string) (int, error)
 		by = "a client"
 	}
 	// Drop what it holds on every replica alike, through its raft log.
-	res, err := c.applyOnQueueLeader(ctx, name, queue.Command{Op: queue.OpPurge, Consumer: by})
+	res, err := c.applyOnQueueLeader(ctx, name, queue.Command{Op: queue.OpPurge, Consumer: by + " deleting the queue"})
 	if err != nil {
 		return 0, fmt.Errorf("delete queue %s: %w", name, err)
 	}

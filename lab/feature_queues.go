@@ -242,11 +242,10 @@ func (qs *queueSet) delete(ctx context.Context, r *run, c command.QueueDelete) e
 	defer cancel()
 	ctx, cancel2 := context.WithTimeout(ctx, w.adminTimeout())
 	defer cancel2()
-	n, err := w.cluster.DeleteQueue(ctx, c.Queue, "the lab")
-	if err != nil {
+	if _, err := w.cluster.DeleteQueue(ctx, c.Queue, "the lab"); err != nil {
 		return fmt.Errorf("%s: %w", verb, err)
 	}
-	r.say(EventOutcome, "queue %s deleted; the %d message(s) it held are dropped, and sends to it now fail", c.Queue, n)
+	r.say(EventOutcome, "sends to %s fail now, until a queue of that name is created again", c.Queue)
 	return nil
 }
 
