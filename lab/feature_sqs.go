@@ -203,10 +203,11 @@ func (h *sqsHistory) clientNames() []string {
 	return out
 }
 
-// OutsideActions counts what clients outside the lab did to its queues
-// through the SQS listener: each message sent and each message received.
-// A lesson's player counts a rise as the learner acting, for a task done
-// with their own client in another terminal.
+// OutsideActions counts what clients outside the lab did through its
+// listeners: each message an SQS client sent or received, each record a
+// Kafka client produced or was handed. A lesson's player counts a rise as
+// the learner acting, for a task done with their own client in another
+// terminal.
 func (l *Lab) OutsideActions() int {
 	w, err := l.world()
 	if err != nil {
@@ -214,8 +215,9 @@ func (l *Lab) OutsideActions() int {
 	}
 	h := &w.sqsWire
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	return len(h.sends) + len(h.deliveries)
+	n := len(h.sends) + len(h.deliveries)
+	h.mu.Unlock()
+	return n + w.kafka.Actions()
 }
 
 // deliveredFrom counts the messages SQS clients received from queue,
