@@ -482,6 +482,11 @@ func (s *Server) settle(cl *call, entries []entry, batch, visibility bool) (obj,
 			if errors.Is(errs[i], errAborted) || errors.Is(errs[i], errHold) {
 				return nil, errs[i]
 			}
+			if i == 0 && errs[i] != nil && asAPI(errs[i]).status == http.StatusServiceUnavailable {
+				// The queue has no leader: nothing changed, and the
+				// whole request is the SDK's to retry.
+				return nil, errs[i]
+			}
 		}
 	} else if err := s.delete(cl, qc, name, entries, errs); err != nil {
 		return nil, err

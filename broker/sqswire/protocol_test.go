@@ -171,10 +171,10 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
-// While a queue has no leader, a send answers ServiceUnavailable for the
-// whole request, batch or not, so the SDK's retries carry the client
-// until one is elected: no entry of a batch is stored, or answered as
-// failed on its own (which an SDK does not retry).
+// While a queue has no leader, a send, a delete or a visibility change
+// answers ServiceUnavailable for the whole request, batch or not, so the
+// SDK's retries carry the client until one is elected: no entry of a
+// batch is answered as failed on its own (which an SDK does not retry).
 func TestNoLeaderIsRetryable(t *testing.T) {
 	l := newLab(t, 3)
 	if err := l.c.CreateQueue(ctxFor(t, 20*time.Second), broker.QueueConfig{Name: "orders"}); err != nil {
@@ -189,6 +189,8 @@ func TestNoLeaderIsRetryable(t *testing.T) {
 	for _, tc := range []struct{ action, body string }{
 		{"SendMessage", `{"QueueUrl":"` + qurl + `","MessageBody":"order 881"}`},
 		{"SendMessageBatch", `{"QueueUrl":"` + qurl + `","Entries":[{"Id":"a","MessageBody":"order 881"},{"Id":"b","MessageBody":"order 882"}]}`},
+		{"DeleteMessageBatch", `{"QueueUrl":"` + qurl + `","Entries":[{"Id":"a","ReceiptHandle":"m1-r1"}]}`},
+		{"ChangeMessageVisibilityBatch", `{"QueueUrl":"` + qurl + `","Entries":[{"Id":"a","ReceiptHandle":"m1-r1","VisibilityTimeout":30}]}`},
 	} {
 		code, body := l.post(t, "n1", map[string]string{"Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": "AmazonSQS." + tc.action}, tc.body)
 		if code != 503 || !strings.Contains(body, "ServiceUnavailable") {
