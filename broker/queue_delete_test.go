@@ -21,6 +21,23 @@ func TestDeleteQueue(t *testing.T) {
 	if _, err := c.DeleteQueue(ctxFor(t, 20*time.Second), "receipts-dlq", "admin"); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("deleting receipts' dead-letter queue: %v; want it refused while receipts exists", err)
 	}
+	if err := c.CreateExchange(ctxFor(t, 20*time.Second), "sales"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.BindQueue(ctxFor(t, 20*time.Second), "sales", "receipts"); err != nil {
+		t.Fatal(err)
+	}
+	// A replica that is down when the queue goes loses it too: it does
+	// not come back with it on restart.
+	down := ""
+	for _, n := range c.Nodes() {
+		if n != c.QueueLeader("receipts") && down == "" {
+			down = n
+		}
+	}
+	if err := c.Kill(down); err != nil {
+		t.Fatal(err)
+	}
 	n, err := c.DeleteQueue(ctxFor(t, 20*time.Second), "receipts", "admin")
 	if err != nil || n != 3 {
 		t.Fatalf("delete receipts: %d dropped, %v; want the 3 it held (one in flight)", n, err)
@@ -40,6 +57,15 @@ func TestDeleteQueue(t *testing.T) {
 		if c.replicaOn(n, "receipts") != nil {
 			t.Errorf("%s still runs a replica of receipts", n)
 		}
+	}
+	if bound, err := c.boundQueues("sales"); err != nil || len(bound) != 0 {
+		t.Errorf("exchange sales is still bound to %v (%v); want nothing", bound, err)
+	}
+	if err := c.Restart(down); err != nil {
+		t.Fatal(err)
+	}
+	if c.replicaOn(down, "receipts") != nil {
+		t.Errorf("%s, down during the delete, came back with a replica of receipts", down)
 	}
 	if r := qc.Send(ctxFor(t, 5*time.Second), "receipts", QueueMessage{Body: []byte("late")}); !errors.Is(r[0].Err, ErrUnknownQueue) {
 		t.Fatalf("a send to the deleted queue: %v; want ErrUnknownQueue", r[0].Err)
