@@ -21,7 +21,7 @@ import (
 type controllerCmd struct {
 	Op    string       `json:"op"` // "create-topic" or "alloc-pid"
 	Topic *topicRecord `json:"topic,omitempty"`
-	Queue *queueRecord `json:"queue,omitempty"` // "create-queue"
+	Queue *queueRecord `json:"queue,omitempty"` // "create-queue", "delete-queue"
 	Bind  *bindRecord  `json:"bind,omitempty"`  // "create-exchange", "bind-queue"
 }
 
@@ -71,7 +71,7 @@ func (f *controllerFSM) Apply(l *raft.Log) interface{} {
 		rec.Seq = len(f.state.Topics)
 		f.state.Topics[name] = rec
 		return controllerResult{}
-	case "create-queue", "create-exchange", "bind-queue":
+	case "create-queue", "delete-queue", "create-exchange", "bind-queue":
 		return f.state.applyQueueOp(cmd)
 	case "alloc-pid":
 		pid := f.state.NextPID
@@ -144,7 +144,8 @@ func (c *Cluster) controllerApply(ctx context.Context, cmd controllerCmd) (contr
 			return controllerResult{}, fmt.Errorf("controller: %w", err)
 		}
 		res := f.Response().(controllerResult)
-		if retried && (errors.Is(res.err, ErrTopicExists) || errors.Is(res.err, ErrQueueExists)) {
+		if retried && (errors.Is(res.err, ErrTopicExists) || errors.Is(res.err, ErrQueueExists) ||
+			(cmd.Op == "delete-queue" && errors.Is(res.err, ErrUnknownQueue))) {
 			return controllerResult{}, nil // our earlier proposal committed after all
 		}
 		return res, res.err

@@ -148,6 +148,16 @@ type bindRecord struct {
 type queueMeta struct {
 	Queues    map[string]queueRecord `json:"queues,omitempty"`
 	Exchanges map[string][]string    `json:"exchanges,omitempty"` // exchange → bound queues
+	// NextSeq numbers the next queue created. Queues can be deleted, so
+	// their count is not a fresh number.
+	NextSeq int `json:"next_seq,omitempty"`
+}
+
+// nextSeq hands out the next creation number.
+func (m *queueMeta) nextSeq() int {
+	n := max(m.NextSeq, len(m.Queues))
+	m.NextSeq = n + 1
+	return n
 }
 
 // applyQueueOp is the controller state machine's handling of queue and
@@ -169,8 +179,20 @@ func (st *controllerState) applyQueueOp(cmd controllerCmd) controllerResult {
 		if _, ok := m.Queues[rec.Config.Name]; ok {
 			return controllerResult{err: fmt.Errorf("%w: %q", ErrQueueExists, rec.Config.Name)}
 		}
-		rec.Seq = len(m.Queues)
+		rec.Seq = m.nextSeq()
 		m.Queues[rec.Config.Name] = rec
+	case "delete-queue":
+		if cmd.Queue == nil {
+			return controllerResult{err: fmt.Errorf("delete-queue without a queue")}
+		}
+		name := cmd.Queue.Config.Name
+		if _, ok := m.Queues[name]; !ok {
+			return controllerResult{err: fmt.Errorf("%w: %q", ErrUnknownQueue, name)}
+		}
+		delete(m.Queues, name)
+		for ex, bound := range m.Exchanges {
+			m.Exchanges[ex] = slices.DeleteFunc(bound, func(q string) bool { return q == name })
+		}
 	case "create-exchange":
 		if cmd.Bind == nil {
 			return controllerResult{err: fmt.Errorf("create-exchange without a name")}
@@ -202,6 +224,7 @@ func (st *controllerState) applyQueueOp(cmd controllerCmd) controllerResult {
 type queueRegistry struct {
 	queues    map[string]queueRecord
 	exchanges map[string][]string
+	nextSeq   int // see queueMeta.NextSeq
 }
 
 func (c *Cluster) queueRecordOf(name string) (queueRecord, bool) {
@@ -339,14 +362,15 @@ func (c *Cluster) createQueueLocked(ctx context.Context, cfg QueueConfig) error 
 	if c.queues.queues == nil {
 		c.queues.queues = map[string]queueRecord{}
 	}
-	rec.Seq = len(c.queues.queues)
+	rec.Seq = max(c.queues.nextSeq, len(c.queues.queues))
+	c.queues.nextSeq = rec.Seq + 1
 	c.queues.queues[cfg.Name] = rec
 	c.mu.Unlock()
 	if err := c.startGroup(raftGroup{cfg.Name, kindQueue}, rec.Replicas); err != nil {
 		return fmt.Errorf("create queue %s: %w", cfg.Name, err)
 	}
 	c.wg.Add(1)
-	go c.keepQueue(cfg.Name)
+	go c.keepQueue(cfg.Name, rec.Seq)
 	if err := c.elect(ctx, cfg.Name, rec.Replicas[0], true); err != nil {
 		return fmt.Errorf("create queue %s: %w", cfg.Name, err)
 	}

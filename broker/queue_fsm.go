@@ -16,6 +16,7 @@ import (
 // consumer, From the message's number in the queue.
 const (
 	EventQueueCreated       EventKind = "queue-created"        // a queue or exchange was created, or a queue bound
+	EventQueueDeleted       EventKind = "queue-deleted"        // a queue was deleted with what it held
 	EventQueueSend          EventKind = "queue-send"           // a message entered a queue
 	EventQueueReject        EventKind = "queue-reject"         // a send refused: the queue is full
 	EventQueueDeliver       EventKind = "queue-deliver"        // a message's first delivery

@@ -31,7 +31,10 @@ func (c *Cluster) queueTickEvery() time.Duration {
 	return max(5*time.Millisecond, c.timing.HeartbeatTimeout/5)
 }
 
-func (c *Cluster) keepQueue(name string) {
+// keepQueue keeps the queue name created as number seq, until the cluster
+// closes or that queue is deleted (a queue created again under its name
+// has a keeper of its own).
+func (c *Cluster) keepQueue(name string, seq int) {
 	defer c.wg.Done()
 	ctx, cancel := context.WithCancel(context.Background())
 	var watcher sync.WaitGroup
@@ -55,6 +58,9 @@ func (c *Cluster) keepQueue(name string) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		}
+		if rec, ok := c.queueRecordOf(name); !ok || rec.Seq != seq {
+			return
 		}
 		c.keepOnce(ctx, name)
 	}

@@ -145,6 +145,8 @@ func (queuesFeature) exec(ctx context.Context, r *run, cmd command.Command) erro
 	switch c := cmd.(type) {
 	case command.QueueCreate:
 		return qs.create(ctx, r, c)
+	case command.QueueDelete:
+		return qs.delete(ctx, r, c)
 	case command.Send:
 		return qs.send(ctx, r, c)
 	case command.Worker:
@@ -219,6 +221,34 @@ func (qs *queueSet) create(ctx context.Context, r *run, c command.QueueCreate) e
 		parts = append(parts, fmt.Sprintf("messages expire after %v", q.Config.TTL))
 	}
 	r.say(EventOutcome, "queue %s: %s; leader %s", c.Queue, strings.Join(parts, ", "), orNone(q.Leader))
+	return nil
+}
+
+func (qs *queueSet) delete(ctx context.Context, r *run, c command.QueueDelete) error {
+	w := qs.w
+	verb := "queue delete " + c.Queue
+	q, err := w.queueState(c.Queue)
+	if err != nil {
+		return fmt.Errorf("%s: %w", verb, err)
+	}
+	if len(q.DeadLetterFor) > 0 {
+		return fmt.Errorf("%s: it is the dead-letter queue of %s; delete that first, or its failing messages would have nowhere to go",
+			verb, strings.Join(q.DeadLetterFor, ", "))
+	}
+	for _, name := range qs.names() {
+		if wk := qs.get(name); wk != nil && wk.stateNow() == ClientUp && wk.command().Queue == c.Queue {
+			return fmt.Errorf("%s: worker %s is working it; stop it first (worker stop %s)", verb, name, name)
+		}
+	}
+	r.begin(c.String())
+	ctx, cancel := w.bind(ctx)
+	defer cancel()
+	ctx, cancel2 := context.WithTimeout(ctx, w.adminTimeout())
+	defer cancel2()
+	if _, err := w.cluster.DeleteQueue(ctx, c.Queue, "the lab"); err != nil {
+		return fmt.Errorf("%s: %w", verb, err)
+	}
+	r.say(EventOutcome, "sends to %s fail now, until a queue of that name is created again", c.Queue)
 	return nil
 }
 

@@ -165,6 +165,33 @@ func TestQueueExpiryAndLeader(t *testing.T) {
 	}
 }
 
+// queue delete drops what the queue held, in flight too, counted as
+// dropped (chosen, not lost); it waits for its workers to stop and for
+// the queues that dead-letter into it to go first.
+func TestQueueDelete(t *testing.T) {
+	l := newLab(t)
+	mustRun(t, l, "queue create jobs max-receives=2 dlq=jobs-dlq", "send jobs count=3", "worker start w1 queue=jobs work=1h",
+		"wait inflight(jobs) == 1")
+	for _, tc := range []struct{ line, want string }{
+		{"queue delete jobs-dlq", "dead-letter queue of jobs"},
+		{"queue delete jobs", "worker w1 is working it"},
+		{"queue delete nope", `unknown queue "nope"`},
+	} {
+		if _, err := l.Exec(ctxFor(t, 10*time.Second), tc.line); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v; want it to say %q", tc.line, err, tc.want)
+		}
+	}
+	mustRun(t, l, "worker stop w1", "queue delete jobs", "queue delete jobs-dlq")
+	r, err := l.Check(ctxFor(t, 30*time.Second))
+	if err != nil || r.Dropped != 3 || r.Lost != 0 {
+		t.Errorf("after deleting jobs: %+v, %v; want its 3 messages dropped (one of them in flight), none lost", r, err)
+	}
+	if _, err := l.Exec(ctxFor(t, 10*time.Second), "send jobs"); err == nil || !strings.Contains(err.Error(), "unknown queue") {
+		t.Errorf("send to the deleted queue: %v; want unknown queue", err)
+	}
+	mustRun(t, l, "queue create jobs", "send jobs", "expect depth(jobs) == 1")
+}
+
 // rate= spaces a worker's messages in lab time; a lost ack brings the
 // message back after its visibility timeout, a duplicate delivery.
 func TestWorkerRateAndLostAck(t *testing.T) {

@@ -114,7 +114,7 @@ func (queuesFeature) value(_ context.Context, w *world, v command.Value) (any, b
 		case "workers":
 			return float64(workers), true, nil
 		}
-		return float64(delivered), true, nil
+		return float64(delivered + w.sqsWire.deliveredFrom(v.Arg)), true, nil
 	case "state":
 		if wk := qs.get(v.Arg); wk != nil {
 			return wk.stateNow(), true, nil

@@ -202,3 +202,34 @@ func (h *sqsHistory) clientNames() []string {
 	sort.Strings(out)
 	return out
 }
+
+// OutsideActions counts what clients outside the lab did through its
+// listeners: each message an SQS client sent or received, each record a
+// Kafka client produced or was handed. A lesson's player counts a rise as
+// the learner acting, for a task done with their own client in another
+// terminal.
+func (l *Lab) OutsideActions() int {
+	w, err := l.world()
+	if err != nil {
+		return 0
+	}
+	h := &w.sqsWire
+	h.mu.Lock()
+	n := len(h.sends) + len(h.deliveries)
+	h.mu.Unlock()
+	return n + w.kafka.Actions()
+}
+
+// deliveredFrom counts the messages SQS clients received from queue,
+// repeats included.
+func (h *sqsHistory) deliveredFrom(queue string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for _, d := range h.deliveries {
+		if d.Group == queue {
+			n++
+		}
+	}
+	return n
+}

@@ -88,6 +88,13 @@ func TestCheckerSeesSQSClients(t *testing.T) {
 	if rep.Confirmed != n || rep.Lost != 0 || rep.Unknown != 0 || rep.DuplicateDeliveries != 1 {
 		t.Fatalf("report %s; want %d confirmed, none lost and the one duplicate", rep.Summary(), n)
 	}
+	// delivered(Q) counts an SQS client's receives as a worker's, and
+	// the lab counts each send stored and each message received as the
+	// outside client acting.
+	mustRun(t, l, fmt.Sprintf("expect delivered(receipts) == %d", n+1))
+	if got := l.OutsideActions(); got != n+n+1 {
+		t.Errorf("the lab counts %d outside actions; want %d sends and %d receives", got, n, n+1)
+	}
 }
 
 // The lab's own send reaches a FIFO queue's groups and deduplication: a

@@ -42,6 +42,7 @@ var features = map[string]feature{
 	"consumer":     consumerGroups,
 	"seek":         consumerGroups,
 	"queue create": queues,
+	"queue delete": queues,
 	"send":         queues,
 	"worker":       queues,
 	"redrive":      queues,

@@ -130,8 +130,14 @@ func TestCheckerCountsAKafkaClientsDuplicate(t *testing.T) {
 	p := kafkaClient(t, l, kgo.ClientID("shop"), kgo.DefaultProduceTopic("orders"), kgo.DisableIdempotentWrite(),
 		kgo.RequiredAcks(kgo.LeaderAck()))
 	ctx := ctxFor(t, 30*time.Second)
+	if n := l.OutsideActions(); n != 0 {
+		t.Fatalf("before any Kafka client produced, the lab counts %d outside actions", n)
+	}
 	if err := p.ProduceSync(ctx, &kgo.Record{Value: []byte("order 1")}).FirstErr(); err != nil {
 		t.Fatal(err)
+	}
+	if n := l.OutsideActions(); n != 1 {
+		t.Fatalf("after a Kafka client's produce the lab counts %d outside actions; want 1", n)
 	}
 	mustRun(t, l, "drop next reply to shop")
 	if err := p.ProduceSync(ctx, &kgo.Record{Value: []byte("order 2")}).FirstErr(); err != nil {

@@ -83,6 +83,10 @@ var mutations = map[string]struct{ old, new, why string }{
 		old: `value="order 881 shipped" batch=500 acks=all idempotent=true`, new: `value="order 881 shipped" batch=500 acks=all idempotent=false`,
 		why: "without idempotence the lost reply's retry is written twice: duplicate_writes == 0 fails",
 	},
+	"your-own-sqs-worker": {
+		old: "elect n3 receipts", new: "elect n1 receipts",
+		why: "with n1 leading receipts, killing the client's endpoint kills the queue's leader too: leader(receipts) == n3 and epoch(receipts) == mid fail",
+	},
 	"your-own-client": {
 		old: `value="order {n} after the kill" count=20`, new: `value="order {n} after the kill" count=10`,
 		why: "the new leader takes the writes after the kill: with fewer, hwm(orders/0) >= hwm_before + 21 fails",
@@ -238,13 +242,16 @@ var playTurns = make(chan struct{}, playsAtOnce)
 // clients on the port its prose names.
 var fixedPort sync.Mutex
 
-// listensOnAFixedPort says whether les runs kafka listen with a port of
-// its own, not any free one.
+// listensOnAFixedPort says whether les runs kafka listen or sqs listen
+// with a port of its own, not any free one.
 func listensOnAFixedPort(les *Lesson) bool {
 	for _, st := range les.Steps {
 		for _, b := range st.Blocks {
 			for _, l := range b.Commands {
 				if k, ok := l.Cmd.(command.KafkaListen); ok && k.Port > 0 {
+					return true
+				}
+				if k, ok := l.Cmd.(command.SQSListen); ok && k.Port > 0 {
 					return true
 				}
 			}

@@ -197,7 +197,9 @@ type playerState struct {
 // text has not asked about or shown yet. A question holds it until the
 // answer; a task and a step's end until the learner acts: any command
 // that changes the lab (a key or a typed line) lets it run, and so does
-// moving to another step. A headless play (Auto) never holds.
+// moving to another step or, while a task waits, a request from the
+// learner's own client (Lab.OutsideActions). A headless play (Auto) never
+// holds.
 type hold string
 
 const (

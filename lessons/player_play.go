@@ -11,6 +11,7 @@ import (
 	"hash/fnv"
 	"math/rand/v2"
 	"strings"
+	"time"
 
 	"github.com/mqlab/mqlab/lab/command"
 )
@@ -189,8 +190,9 @@ func (p *Player) await(ctx context.Context, ev Event) bool {
 		done, err = p.run.DoTask(ctx)
 	} else {
 		// A task is the learner's to do: it is done only once they have
-		// acted, even when its goal held before it was set.
-		if !p.awaitAction(ctx, since) {
+		// acted, even when its goal held before it was set. Acting may be
+		// their own client's request in another terminal.
+		if !p.awaitAction(ctx, since, p.Lab().OutsideActions()) {
 			return false
 		}
 		err = p.run.AwaitTask(ctx)
@@ -380,8 +382,12 @@ func (pp *PlayedPrediction) file(i int) int {
 }
 
 // awaitAction waits until the learner has run a command that changes the
-// lab since they had run since of them this step; false when ctx ended.
-func (p *Player) awaitAction(ctx context.Context, since int) bool {
+// lab since they had run since of them this step, or until their own
+// clients have done more than outside (Lab.OutsideActions); false when
+// ctx ended.
+func (p *Player) awaitAction(ctx context.Context, since, outside int) bool {
+	t := time.NewTicker(outsideEvery)
+	defer t.Stop()
 	for {
 		p.mu.Lock()
 		n, ch := len(p.st.learner), p.changed
@@ -389,10 +395,23 @@ func (p *Player) awaitAction(ctx context.Context, since int) bool {
 		if n > since {
 			return true
 		}
+		if p.Lab().OutsideActions() > outside {
+			// Their client reached the lab: it goes on from where they
+			// read it, as after a command of theirs.
+			if st, _ := p.state(); st.held == holdTask || st.held == holdReading {
+				p.releaseTime(ctx)
+			}
+			return true
+		}
 		select {
 		case <-ch:
+		case <-t.C:
 		case <-ctx.Done():
 			return false
 		}
 	}
 }
+
+// outsideEvery is how often a waiting task looks for the requests of the
+// learner's own clients (see Lab.OutsideActions).
+const outsideEvery = 100 * time.Millisecond

@@ -1,6 +1,8 @@
 package lessons
 
 import (
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -454,5 +456,48 @@ func TestParseAnswer(t *testing.T) {
 	}
 	if _, ok := PredictAnswer("produce orders"); ok || isCommand("kill n1") || !isCommand("lesson next") || !isCommand("predict b") {
 		t.Error("a lab command is taken for a lesson command, or the other way")
+	}
+}
+
+// A task done with the learner's own client in another terminal ends the
+// task as a command of theirs would, and lets lab time run again: an SQS
+// client's receive is the learner acting.
+func TestOutsideClientActs(t *testing.T) {
+	ctx := ctxFor(t, time.Minute)
+	les, err := Parse("outside.md", []byte("---\nid: outside\ntitle: Outside\nconcepts: [acks]\n---\n\n"+
+		"## One\n\n```lab\ncluster nodes=3\nqueue create receipts\nsqs listen port=0\nsend receipts value=\"receipt 881\"\n```\n\n"+
+		"```task\nReceive receipt 881 with your own client.\ndo: worker start me queue=receipts crash=before-work\nwait: inflight(receipts) == 1\n```\n\n"+
+		"```predict\nconcept: acks\nWhat now?\n- [x] this\n- [ ] that\nwhy: because.\n```\n\n"+
+		"```expect\nconcept: acks\ninflight(receipts) == 1\n```\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, l := newTestPlayer(t, les)
+	if _, err := p.Goto(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	if st := p.State(); st.Status != StatusTask || st.Held == "" {
+		t.Fatalf("the step is %v, held %q; want the task open and the lab held", st.Status, st.Held)
+	}
+	endpoint := l.Snapshot().SQS.Endpoint
+	req, _ := http.NewRequestWithContext(ctx, "POST", endpoint+"/", strings.NewReader(`{"QueueUrl":"`+endpoint+`/000000000000/receipts","WaitTimeSeconds":5}`))
+	req.Header.Set("Content-Type", "application/x-amz-json-1.0")
+	req.Header.Set("X-Amz-Target", "AmazonSQS.ReceiveMessage")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(body), "receipt 881") {
+		t.Fatalf("the receive answered %d %s", resp.StatusCode, body)
+	}
+	for end := time.Now().Add(10 * time.Second); p.State().Status == StatusTask; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatal("the task did not end after the learner's own client received the message")
+		}
+	}
+	if _, paused := l.Clock().Speed(); paused && p.State().Held == "" {
+		t.Fatal("the lab stayed paused after the learner's client acted")
 	}
 }

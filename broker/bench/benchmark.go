@@ -65,6 +65,10 @@ type Config struct {
 	// QueueMessages is how many messages go through a queue: sent,
 	// received and acked (default 10,000).
 	QueueMessages int
+	// SQSMessages is how many messages aws-sdk-go-v2 workers send,
+	// receive and delete through the SQS listener, and again through the
+	// echo (default 20,000).
+	SQSMessages int
 	// Kills is the number of leader kills in each failover series (default
 	// 20).
 	Kills int
@@ -87,6 +91,7 @@ func (cfg Config) withDefaults() Config {
 	def(&cfg.Rounds, 5)
 	def(&cfg.ConsumeMessages, 300_000)
 	def(&cfg.QueueMessages, 10_000)
+	def(&cfg.SQSMessages, 20_000)
 	def(&cfg.Kills, 20)
 	def(&cfg.Retained, 1_000_000)
 	return cfg
@@ -123,6 +128,7 @@ type Report struct {
 
 	Consume  ConsumeResult
 	Queue    QueueResult
+	SQS      SQSResult
 	Failover FailoverResult // the producer's default retry backoff
 	// FailoverFastRetry retries every 5 ms, so the client's backoff adds
 	// little: what is left is the broker's part.
@@ -206,6 +212,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return fail("queue", err)
 	}
 	cfg.progress("queue: %s msgs/s", thousands(int64(rep.Queue.Rate.MsgsPerSec())))
+
+	cfg.progress("sqs: %s messages sent, received and deleted by aws-sdk-go-v2 workers, through the lab and through an echo", thousands(int64(cfg.SQSMessages)))
+	if rep.SQS, err = SQS(ctx, cfg.SQSMessages); err != nil {
+		return fail("sqs", err)
+	}
+	cfg.progress("sqs: %s msgs/s (echo %s msgs/s)", thousands(int64(rep.SQS.Lab.Rate.MsgsPerSec())), thousands(int64(rep.SQS.Echo.Rate.MsgsPerSec())))
 
 	for _, fb := range []struct {
 		into    *FailoverResult
@@ -304,6 +316,12 @@ func (r *Report) WriteText(w io.Writer) error {
 	p("%-24s %11s msgs/s %6.1f MB/s  %d senders, %d consumers; %s messages, p50 send→ack %v",
 		"queue send+receive+ack", thousands(int64(q.Rate.MsgsPerSec())), q.Rate.MBPerSec(), queueBenchSenders, queueBenchConsumers,
 		thousands(int64(q.Rate.Messages)), roundDuration(q.P50))
+	sq := r.SQS
+	p("%-24s %11s msgs/s  p50 send %-6v  %d aws-sdk-go-v2 workers, batches of %d; %s messages  target ≥ %s msgs/s: %s",
+		"sqs send+receive+delete", thousands(int64(sq.Lab.Rate.MsgsPerSec())), roundDuration(sq.Lab.SendP50), SQSWorkers, SQSBatch,
+		thousands(int64(sq.Lab.Rate.Messages)), thousands(TargetSQS), met(sq.Lab.Rate.MsgsPerSec() >= TargetSQS))
+	p("%-24s %11s msgs/s  p50 send %-6v  the same workers against an echo of the protocol",
+		"sqs, echo", thousands(int64(sq.Echo.Rate.MsgsPerSec())), roundDuration(sq.Echo.SendP50))
 	failover := func(name string, f FailoverResult) {
 		p("%-24s min %.2f / median %.2f / max %.2f ET over %d kills  target median ≤ %g ET: %s",
 			name, f.Min(), f.Median(), f.Max(), len(f.ET), TargetFailoverET, met(f.Median() <= TargetFailoverET))
@@ -319,6 +337,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	p("  series keeps the producer's default retry backoff, the second retries every 5ms.")
 	p("peak RSS: one process holds all three replicas, which share each entry's bytes (raftnet")
 	p("  passes entries by reference); every replica snapshots its log before the reading.")
+	p("sqs: each worker sends a batch, receives up to %d and deletes them in a batch, in turn, through", SQSBatch)
+	p("  one node's endpoint (the workers spread over the nodes); the echo answers without the broker,")
+	p("  so its rate is what HTTP and the SDK alone allow.")
 	p("MB/s counts value bytes (1 MB = 10^6 bytes). Other work on the machine lowers every rate;")
 	p("  CPU time per batch moves less. Finished in %v.", r.Elapsed.Round(100*time.Millisecond))
 	_, err := io.WriteString(w, b.String())

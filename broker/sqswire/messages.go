@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"regexp"
 	"strconv"
 	"strings"
@@ -52,7 +53,7 @@ func (s *Server) dispatch(cl *call) (obj, error) {
 	case "PurgeQueue":
 		return s.purge(cl)
 	case "DeleteQueue":
-		return nil, errUnsupported("mqlab does not delete queues: a lab's queues last as long as its cluster (PurgeQueue empties one).")
+		return s.deleteQueue(cl)
 	case "TagQueue", "UntagQueue", "ListQueueTags", "AddPermission", "RemovePermission", "ListMessageMoveTasks", "CancelMessageMoveTask":
 		return nil, errUnsupported("mqlab does not answer %s.", cl.action)
 	}
@@ -181,6 +182,11 @@ func (s *Server) send(cl *call, entries []entry, batch bool) (obj, error) {
 			case ferr == nil:
 				ok = append(ok, append(obj{{"Id", sent[i].Id}}, res...))
 			case !batch || errors.Is(ferr, errAborted) || errors.Is(ferr, errHold):
+				return nil, ferr
+			case len(ok) == 0 && asAPI(ferr).status == http.StatusServiceUnavailable:
+				// The queue had no leader: nothing of the batch was
+				// stored, so the whole request is retryable, and the
+				// SDK retries it as it would not retry one entry.
 				return nil, ferr
 			default:
 				ae := asAPI(ferr)
@@ -474,6 +480,11 @@ func (s *Server) settle(cl *call, entries []entry, batch, visibility bool) (obj,
 		for i, e := range entries {
 			errs[i] = s.changeVisibility(cl, qc, name, e)
 			if errors.Is(errs[i], errAborted) || errors.Is(errs[i], errHold) {
+				return nil, errs[i]
+			}
+			if i == 0 && errs[i] != nil && asAPI(errs[i]).status == http.StatusServiceUnavailable {
+				// The queue has no leader: nothing changed, and the
+				// whole request is the SDK's to retry.
 				return nil, errs[i]
 			}
 		}

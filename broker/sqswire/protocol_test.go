@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mqlab/mqlab/broker"
 )
 
 // post sends a raw request to node and returns the status and body.
@@ -98,6 +100,14 @@ func TestQueryProtocol(t *testing.T) {
 	if code != 400 || !strings.Contains(body, "<Code>AWS.SimpleQueueService.NonExistentQueue</Code>") || !strings.Contains(body, "<Type>Sender</Type>") {
 		t.Fatalf("a missing queue: %d %s", code, body)
 	}
+	code, body = l.post(t, "n1", form, url.Values{"Action": {"DeleteQueue"}, "QueueUrl": {qurl}}.Encode())
+	if code != 200 || !strings.Contains(body, "<DeleteQueueResponse") {
+		t.Fatalf("delete queue: %d %s", code, body)
+	}
+	code, body = l.post(t, "n3", form, url.Values{"Action": {"ReceiveMessage"}, "QueueUrl": {qurl}}.Encode())
+	if code != 400 || !strings.Contains(body, "<Code>AWS.SimpleQueueService.NonExistentQueue</Code>") {
+		t.Fatalf("receive from the deleted queue: %d %s", code, body)
+	}
 }
 
 // Bad input gets a clear SQS error in the protocol it came in, and the
@@ -158,5 +168,33 @@ func TestBadInput(t *testing.T) {
 	code, body = l.post(t, "n1", recv, `{"QueueUrl":"`+qurl+`","WaitTimeSeconds":21}`)
 	if code != 400 || !strings.Contains(body, "WaitTimeSeconds") || time.Since(start) > 5*time.Second {
 		t.Errorf("a wait past 20 s: %d %s", code, body)
+	}
+}
+
+// While a queue has no leader, a send, a delete or a visibility change
+// answers ServiceUnavailable for the whole request, batch or not, so the
+// SDK's retries carry the client until one is elected: no entry of a
+// batch is answered as failed on its own (which an SDK does not retry).
+func TestNoLeaderIsRetryable(t *testing.T) {
+	l := newLab(t, 3)
+	if err := l.c.CreateQueue(ctxFor(t, 20*time.Second), broker.QueueConfig{Name: "orders"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"n2", "n3"} {
+		if err := l.c.Kill(n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	qurl := l.s.QueueURL("n1", "orders")
+	for _, tc := range []struct{ action, body string }{
+		{"SendMessage", `{"QueueUrl":"` + qurl + `","MessageBody":"order 881"}`},
+		{"SendMessageBatch", `{"QueueUrl":"` + qurl + `","Entries":[{"Id":"a","MessageBody":"order 881"},{"Id":"b","MessageBody":"order 882"}]}`},
+		{"DeleteMessageBatch", `{"QueueUrl":"` + qurl + `","Entries":[{"Id":"a","ReceiptHandle":"m1-r1"}]}`},
+		{"ChangeMessageVisibilityBatch", `{"QueueUrl":"` + qurl + `","Entries":[{"Id":"a","ReceiptHandle":"m1-r1","VisibilityTimeout":30}]}`},
+	} {
+		code, body := l.post(t, "n1", map[string]string{"Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": "AmazonSQS." + tc.action}, tc.body)
+		if code != 503 || !strings.Contains(body, "ServiceUnavailable") {
+			t.Errorf("%s with no leader: %d %s; want 503 ServiceUnavailable", tc.action, code, body)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package sqswire
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -404,5 +405,31 @@ func (s *Server) purge(cl *call) (obj, error) {
 	if _, err := qc.Purge(cl.ctx, name); err != nil {
 		return nil, s.fault(cl, name, err)
 	}
+	return nil, nil
+}
+
+// adminWait bounds how long a queue's creation or deletion waits for the
+// cluster (a leader to elect, the controller to agree) before the client
+// is told to try again.
+const adminWait = 10 * time.Second
+
+func (s *Server) deleteQueue(cl *call) (obj, error) {
+	name, err := cl.queueName()
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := s.queueState(name); !ok {
+		return nil, errNoQueue(name)
+	}
+	ctx, cancel := context.WithTimeout(cl.ctx, adminWait)
+	defer cancel()
+	if _, err := s.c.DeleteQueue(ctx, name, cl.client); err != nil {
+		// A refusal (another queue sends its failures here) answers
+		// InvalidParameterValue; no leader, ServiceUnavailable.
+		return nil, s.fault(cl, name, err)
+	}
+	s.mu.Lock()
+	delete(s.extra, name)
+	s.mu.Unlock()
 	return nil, nil
 }

@@ -172,6 +172,33 @@ func TestSDKSendReceiveDelete(t *testing.T) {
 	if !errors.As(err, &invalid) {
 		t.Errorf("delete with a forged handle: %v; want ReceiptHandleIsInvalid", err)
 	}
+
+	// Deleting the queue, through another node, drops the delayed message
+	// it still holds; its URL then names no queue.
+	other := l.client("n3", "admin")
+	if _, err := other.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: &url}); err != nil {
+		t.Fatalf("delete queue: %v", err)
+	}
+	_, err = cl.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &url, MessageBody: aws.String("receipt 884")})
+	if !errors.As(err, &missing) {
+		t.Errorf("send to the deleted queue: %v; want QueueDoesNotExist", err)
+	}
+	if _, err := cl.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String("receipts")}); !errors.As(err, &missing) {
+		t.Errorf("get the deleted queue's url: %v; want QueueDoesNotExist", err)
+	}
+	if _, err := other.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: &url}); !errors.As(err, &missing) {
+		t.Errorf("delete it again: %v; want QueueDoesNotExist", err)
+	}
+	if list, err := cl.ListQueues(ctx, &sqs.ListQueuesInput{}); err != nil || len(list.QueueUrls) != 0 {
+		t.Errorf("list queues after the delete: %v %v; want none", list.QueueUrls, err)
+	}
+	if again := createQueue(ctx, t, cl, "receipts", nil); again != url {
+		t.Fatalf("creating receipts again gave %s; want %s", again, url)
+	}
+	attrs, err = cl.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: &url, AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameAll}})
+	if err != nil || attrs.Attributes["ApproximateNumberOfMessagesDelayed"] != "0" || attrs.Attributes["VisibilityTimeout"] != "30" {
+		t.Errorf("the new receipts: %v %v; want it empty, with SQS's default visibility", attrs.Attributes, err)
+	}
 }
 
 // A worker that works past its visibility timeout sees the message again,

@@ -24,6 +24,7 @@ type Cluster interface {
 	Report(e broker.Event)
 	NewQueueClient(cfg broker.QueueClientConfig) (*broker.QueueClient, error)
 	CreateQueue(ctx context.Context, cfg broker.QueueConfig) error
+	DeleteQueue(ctx context.Context, name, by string) (int, error)
 	SnapshotWindow(window int) broker.Snapshot
 	Redrive(ctx context.Context, dlq, to string) (int, error)
 }

@@ -20,9 +20,9 @@ var benchPresets = map[string]bench.Config{
 	// long: the same work a round (a longer produce phase would measure a
 	// longer log, not the same thing more steadily), more rounds, and more
 	// of everything else.
-	"long": {Rounds: 21, ConsumeMessages: 1_000_000, QueueMessages: 50_000, Kills: 100},
+	"long": {Rounds: 21, ConsumeMessages: 1_000_000, QueueMessages: 50_000, SQSMessages: 50_000, Kills: 100},
 	// quick: a smoke run in seconds; its figures say little.
-	"quick": {Batches: 50, RawBatches: 100, Rounds: 1, ConsumeMessages: 2_000, QueueMessages: 200, Kills: 3, Retained: 20_000},
+	"quick": {Batches: 50, RawBatches: 100, Rounds: 1, ConsumeMessages: 2_000, QueueMessages: 200, SQSMessages: 300, Kills: 3, Retained: 20_000},
 }
 
 func benchCmd() *cobra.Command {
@@ -40,6 +40,9 @@ measures, with 100-byte values:
   the ratio broker/raw-raft (acks=all)                     target ≥ 0.50
   consume: a group reading the log back, a commit every 100 records
   queue: send + receive + ack, 8 consumers
+  sqs: aws-sdk-go-v2, 8 workers, send + receive + delete in
+       batches of 10 through the SQS listener     target ≥ 5,000 msgs/s
+       and through an echo of the protocol (the HTTP and SDK part)
   failover: leader killed → next acknowledged write, 20 kills,
             in election timeouts                           target median ≤ 3
 

@@ -34,6 +34,8 @@ func TestBenchQuickPrintsEveryLine(t *testing.T) {
 		`^ +target ≥ 0\.50: (met|not met) `,
 		`^consume +[\d,]+ msgs/s +[\d.]+ MB/s`,
 		`^queue send\+receive\+ack +[\d,]+ msgs/s +[\d.]+ MB/s`,
+		`^sqs send\+receive\+delete +[\d,]+ msgs/s +p50 send [\d.]+[µm]?s +8 aws-sdk-go-v2 workers, batches of 10; 300 messages +target ≥ 5,000 msgs/s: (met|not met)$`,
+		`^sqs, echo +[\d,]+ msgs/s +p50 send [\d.]+[µm]?s +the same workers against an echo of the protocol$`,
 		`^failover +min \d+\.\d\d / median \d+\.\d\d / max \d+\.\d\d ET over 3 kills +target median ≤ 3 ET: (met|not met)$`,
 		`^failover, retry 5ms +min \d+\.\d\d / median \d+\.\d\d / max \d+\.\d\d ET over 3 kills +target median ≤ 3 ET: (met|not met)$`,
 		`^peak (RSS|memory) +\d+ [MG]B \(.+\) with 20,000 retained 100-byte messages at RF 3 +target ≤ 1\.50 GB: (met|not met)$`,
@@ -48,7 +50,7 @@ func TestBenchQuickPrintsEveryLine(t *testing.T) {
 	if t.Failed() {
 		t.Logf("report:\n%s", report)
 	}
-	for _, phase := range []string{"peak memory", "produce acks=all", "raw raft.Apply", "consume", "queue", "failover: kill 3/3"} {
+	for _, phase := range []string{"peak memory", "produce acks=all", "raw raft.Apply", "consume", "queue", "sqs", "failover: kill 3/3"} {
 		if !strings.Contains(errOut.String(), phase) {
 			t.Errorf("no progress for %q on standard error:\n%s", phase, errOut.String())
 		}

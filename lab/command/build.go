@@ -43,6 +43,14 @@ func buildQueueCreate(p *parser, _ *Spec) (Command, *posError) {
 	return c, nil
 }
 
+func buildQueueDelete(p *parser, _ *Spec) (Command, *posError) {
+	name, _, err := p.nameThenOptions("a queue name")
+	if err != nil {
+		return nil, err
+	}
+	return QueueDelete{Queue: name}, nil
+}
+
 // checkIdempotent rejects idempotent=true with acks other than all, as the
 // broker would, but with the column.
 func checkIdempotent(o opts) *posError {

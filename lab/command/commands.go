@@ -76,6 +76,14 @@ func (c QueueCreate) String() string {
 		optIf(c.FIFO, "fifo", "true").String()
 }
 
+// QueueDelete deletes a work queue with the messages it holds.
+type QueueDelete struct {
+	Queue string
+}
+
+func (QueueDelete) Name() string     { return "queue delete" }
+func (c QueueDelete) String() string { return words("queue", "delete", c.Queue).String() }
+
 // Produce writes Count messages to a topic and waits for their outcomes.
 // In Key and Value, {n} stands for the message's number, from 1.
 type Produce struct {

@@ -56,7 +56,7 @@ var labFuncs = []labFunc{
 	{"logstart", "P", true, false, true, "P's log start offset (retention moves it)"},
 	{"lag", "GROUP", true, false, false, "a consumer group's lag in messages; lag(GROUP, TOPIC/N) on one partition"},
 	{"lag_seconds", "GROUP", true, false, false, "a consumer group's lag in seconds; lag_seconds(GROUP, TOPIC/N) on one partition"},
-	{"delivered", "GROUP", true, false, false, "messages handed to a consumer group's clients, repeats included"},
+	{"delivered", "GROUP", true, false, false, "messages handed to a consumer group's clients, or a queue's (its SQS clients' too), repeats included"},
 	{"processed", "GROUP", true, false, false, "distinct messages a consumer group's clients finished their work on"},
 	{"depth", "QUEUE", true, false, false, "a queue's messages: ready + in flight + delayed"},
 	{"inflight", "QUEUE", true, false, false, "a queue's messages in flight"},

@@ -213,6 +213,7 @@ var specs = []Spec{
 		{Key: "ttl", Arg: "DURATION", Help: "drop messages older than this", parse: durationParser(true)},
 		{Key: "fifo", Arg: "true|false", Help: "each message group in the order sent, one of a group in flight at a time; a repeated dedupe-id within 5 minutes is dropped (SQS's FIFO queues)", parse: parseBool},
 	}},
+	{Name: "queue delete", Args: "QUEUE", Summary: "delete a work queue and drop the messages it holds, as SQS's DeleteQueue", Example: "queue delete receipts", build: buildQueueDelete},
 	{Name: "produce", Args: "TOPIC", Summary: "write messages to a topic and wait for their outcomes", Example: `produce orders key=881 value="order 881 placed" acks=all`, build: buildProduce, Options: []Option{
 		optKey, optValue, optAcks, optIdempotent, optCount, optAs, optBatch,
 		{Key: "partition", Arg: "N", Help: "write to this partition instead of the key's", parse: intIn(0, 63)},

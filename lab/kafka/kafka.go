@@ -253,3 +253,11 @@ func (k *Listener) HandedTogether(client, topic string, partition int, offset in
 	last, ok := k.wire.together[handed{client, broker.TopicPartition{Topic: topic, Partition: partition}}][offset]
 	return ok && last > offset
 }
+
+// Actions counts what Kafka clients did through the listener: each record
+// produced and each record handed to a consumer.
+func (k *Listener) Actions() int {
+	k.wire.mu.Lock()
+	defer k.wire.mu.Unlock()
+	return len(k.wire.produces) + len(k.wire.deliveries)
+}
