@@ -65,7 +65,7 @@ type Config struct {
 	// QueueMessages is how many messages go through a queue: sent,
 	// received and acked (default 10,000).
 	QueueMessages int
-	// SQSMessages is how many messages aws-sdk-go-v2 workers send,
+	// SQSMessages is how many messages the SQS workers send,
 	// receive and delete through the SQS listener, and again through the
 	// echo (default 20,000).
 	SQSMessages int
@@ -213,7 +213,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	cfg.progress("queue: %s msgs/s", thousands(int64(rep.Queue.Rate.MsgsPerSec())))
 
-	cfg.progress("sqs: %s messages sent, received and deleted by aws-sdk-go-v2 workers, through the lab and through an echo", thousands(int64(cfg.SQSMessages)))
+	cfg.progress("sqs: %s messages sent, received and deleted by SQS workers, through the lab and through an echo", thousands(int64(cfg.SQSMessages)))
 	if rep.SQS, err = SQS(ctx, cfg.SQSMessages); err != nil {
 		return fail("sqs", err)
 	}
@@ -317,7 +317,7 @@ func (r *Report) WriteText(w io.Writer) error {
 		"queue send+receive+ack", thousands(int64(q.Rate.MsgsPerSec())), q.Rate.MBPerSec(), queueBenchSenders, queueBenchConsumers,
 		thousands(int64(q.Rate.Messages)), roundDuration(q.P50))
 	sq := r.SQS
-	p("%-24s %11s msgs/s  p50 send %-6v  %d aws-sdk-go-v2 workers, batches of %d; %s messages  target ≥ %s msgs/s: %s",
+	p("%-24s %11s msgs/s  p50 send %-6v  %d workers, batches of %d; %s messages  target ≥ %s msgs/s: %s",
 		"sqs send+receive+delete", thousands(int64(sq.Lab.Rate.MsgsPerSec())), roundDuration(sq.Lab.SendP50), SQSWorkers, SQSBatch,
 		thousands(int64(sq.Lab.Rate.Messages)), thousands(TargetSQS), met(sq.Lab.Rate.MsgsPerSec() >= TargetSQS))
 	p("%-24s %11s msgs/s  p50 send %-6v  the same workers against an echo of the protocol",
@@ -339,7 +339,8 @@ func (r *Report) WriteText(w io.Writer) error {
 	p("  passes entries by reference); every replica snapshots its log before the reading.")
 	p("sqs: each worker sends a batch, receives up to %d and deletes them in a batch, in turn, through", SQSBatch)
 	p("  one node's endpoint (the workers spread over the nodes); the echo answers without the broker,")
-	p("  so its rate is what HTTP and the SDK alone allow.")
+	p("  so its rate is what HTTP and the client alone allow. The workers speak SQS's JSON protocol")
+	p("  with mqlab's own small client; go test -bench SQS ./broker/bench runs them on aws-sdk-go-v2 too.")
 	p("MB/s counts value bytes (1 MB = 10^6 bytes). Other work on the machine lowers every rate;")
 	p("  CPU time per batch moves less. Finished in %v.", r.Elapsed.Round(100*time.Millisecond))
 	_, err := io.WriteString(w, b.String())

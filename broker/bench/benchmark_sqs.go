@@ -1,8 +1,10 @@
 package bench
 
-// The SQS phase: aws-sdk-go-v2 workers sending, receiving and deleting
-// through the SQS listener of a 3-node lab, and the same workers against
-// a minimal echo of the protocol, which prices the HTTP and SDK part.
+// The SQS phase: workers sending, receiving and deleting through the SQS
+// listener of a 3-node lab, and the same workers against a minimal echo
+// of the protocol, which prices the HTTP and client part. mqlab bench
+// speaks SQS's JSON protocol with a small client of its own (sqsHTTP);
+// the Go benchmark runs the same workers on aws-sdk-go-v2 as well.
 
 import (
 	"context"
@@ -19,13 +21,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
-	"github.com/aws/aws-sdk-go-v2/aws/retry"
-	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/mqlab/mqlab/broker"
 	"github.com/mqlab/mqlab/broker/sqswire"
@@ -54,26 +49,36 @@ type SQSResult struct {
 	Lab, Echo SQSRate
 }
 
+// SQSClient is what a bench worker asks of one SQS endpoint.
+type SQSClient interface {
+	CreateQueue(ctx context.Context, name string, attributes map[string]string) error
+	SendBatch(ctx context.Context, url string, bodies []string) error
+	// Receive long-polls for up to max messages and returns their
+	// receipt handles.
+	Receive(ctx context.Context, url string, max int, wait time.Duration) ([]string, error)
+	DeleteBatch(ctx context.Context, url string, handles []string) error
+}
+
 // SQS runs messages through the lab's SQS listener and then through the
-// echo, with the same workers.
+// echo, with the same workers on the bench's own client.
 func SQS(ctx context.Context, messages int) (SQSResult, error) {
 	var res SQSResult
 	var err error
-	if res.Lab, err = SQSLab(ctx, messages); err != nil {
+	if res.Lab, err = SQSLab(ctx, messages, NewSQSHTTP); err != nil {
 		return res, fmt.Errorf("lab: %w", err)
 	}
-	if res.Echo, err = SQSEcho(ctx, messages); err != nil {
+	if res.Echo, err = SQSEcho(ctx, messages, NewSQSHTTP); err != nil {
 		return res, fmt.Errorf("echo: %w", err)
 	}
 	return res, nil
 }
 
 // SQSLab times messages sent, received and deleted by SQSWorkers
-// aws-sdk-go-v2 clients through a 3-node lab's SQS listener (RF 3), each
+// clients (made by client, one per worker) through a 3-node lab's SQS listener (RF 3), each
 // worker on its own node's endpoint in turn, so two of three requests
 // are forwarded to the queue's leader. Every send, receive and delete is
 // a raft entry of the queue's group.
-func SQSLab(ctx context.Context, messages int) (SQSRate, error) {
+func SQSLab(ctx context.Context, messages int, client func(endpoint string) SQSClient) (SQSRate, error) {
 	c, err := broker.NewCluster(broker.Config{Nodes: Nodes})
 	if err != nil {
 		return SQSRate{}, fmt.Errorf("start cluster: %w", err)
@@ -87,15 +92,14 @@ func SQSLab(ctx context.Context, messages int) (SQSRate, error) {
 	wctx, cancel := context.WithTimeout(ctx, benchWait)
 	defer cancel()
 	nodes := c.Nodes()
-	first := sqsClient(srv.Endpoint(nodes[0]))
-	if _, err := first.CreateQueue(wctx, &sqs.CreateQueueInput{QueueName: aws.String("bench"),
-		Attributes: map[string]string{"VisibilityTimeout": "60"}}); err != nil {
+	first := client(srv.Endpoint(nodes[0]))
+	if err := first.CreateQueue(wctx, "bench", map[string]string{"VisibilityTimeout": "60"}); err != nil {
 		return SQSRate{}, err
 	}
 	var workers []sqsWorker
 	for w := range SQSWorkers {
 		node := nodes[w%len(nodes)]
-		workers = append(workers, sqsWorker{cl: sqsClient(srv.Endpoint(node)), url: srv.QueueURL(node, "bench")})
+		workers = append(workers, sqsWorker{cl: client(srv.Endpoint(node)), url: srv.QueueURL(node, "bench")})
 	}
 	r, err := sqsCycle(wctx, workers, messages)
 	if err != nil {
@@ -112,7 +116,7 @@ func SQSLab(ctx context.Context, messages int) (SQSRate, error) {
 // SQSEcho times the same cycle against echo, an in-process HTTP server
 // that answers each action as SQS would without keeping anything: every
 // receive hands out a full batch.
-func SQSEcho(ctx context.Context, messages int) (SQSRate, error) {
+func SQSEcho(ctx context.Context, messages int, client func(endpoint string) SQSClient) (SQSRate, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return SQSRate{}, err
@@ -125,31 +129,13 @@ func SQSEcho(ctx context.Context, messages int) (SQSRate, error) {
 	endpoint := "http://" + ln.Addr().String()
 	var workers []sqsWorker
 	for range SQSWorkers {
-		workers = append(workers, sqsWorker{cl: sqsClient(endpoint), url: endpoint + "/" + sqswire.Account + "/bench"})
+		workers = append(workers, sqsWorker{cl: client(endpoint), url: endpoint + "/" + sqswire.Account + "/bench"})
 	}
 	return sqsCycle(wctx, workers, messages)
 }
 
-// sqsClient is an SDK client of one endpoint with SQS's own defaults,
-// except that it retries more often and without a rate limit: on a busy
-// machine the fast timing's elections come now and then, and the
-// ServiceUnavailable a client hears meanwhile is brief.
-func sqsClient(endpoint string) *sqs.Client {
-	return sqs.New(sqs.Options{
-		Region:       "us-east-1",
-		BaseEndpoint: aws.String(endpoint),
-		Credentials:  credentials.NewStaticCredentialsProvider("mqlab", "mqlab", ""),
-		AppID:        "bench",
-		Retryer: retry.NewStandard(func(o *retry.StandardOptions) {
-			o.MaxAttempts = 20
-			o.MaxBackoff = 100 * time.Millisecond
-			o.RateLimiter = ratelimit.None
-		}),
-	})
-}
-
 type sqsWorker struct {
-	cl  *sqs.Client
+	cl  SQSClient
 	url string
 }
 
@@ -163,7 +149,7 @@ type sqsRun struct {
 	ferr             firstErr
 
 	latMu     sync.Mutex
-	latencies []time.Duration // one a SendMessageBatch call
+	latencies []time.Duration // one a SendBatch call
 }
 
 // sqsCycle runs the workers until messages have been sent, received and
@@ -214,9 +200,9 @@ func sqsCycle(ctx context.Context, workers []sqsWorker, messages int) (SQSRate, 
 // work sends a batch while some are left to send, receives, and deletes
 // what it received, until every message is deleted.
 func (r *sqsRun) work(ctx, polls context.Context, w sqsWorker, body string) {
-	entries := make([]types.SendMessageBatchRequestEntry, SQSBatch)
-	for i := range entries {
-		entries[i] = types.SendMessageBatchRequestEntry{Id: aws.String("m" + strconv.Itoa(i)), MessageBody: aws.String(body)}
+	bodies := make([]string, SQSBatch)
+	for i := range bodies {
+		bodies[i] = body
 	}
 	fail := func(what string, err error) {
 		if r.deleted.Load() < r.total {
@@ -227,11 +213,7 @@ func (r *sqsRun) work(ctx, polls context.Context, w sqsWorker, body string) {
 		if from := r.claimed.Add(SQSBatch) - SQSBatch; from < r.total {
 			n := min(SQSBatch, r.total-from)
 			t0 := time.Now()
-			out, err := w.cl.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: &w.url, Entries: entries[:n]})
-			if err == nil && len(out.Failed) > 0 {
-				err = fmt.Errorf("%d entries failed: %s", len(out.Failed), aws.ToString(out.Failed[0].Message))
-			}
-			if err != nil {
+			if err := w.cl.SendBatch(ctx, w.url, bodies[:n]); err != nil {
 				fail("send", err)
 				return
 			}
@@ -240,27 +222,19 @@ func (r *sqsRun) work(ctx, polls context.Context, w sqsWorker, body string) {
 			r.latencies = append(r.latencies, lat)
 			r.latMu.Unlock()
 		}
-		got, err := w.cl.ReceiveMessage(polls, &sqs.ReceiveMessageInput{QueueUrl: &w.url, MaxNumberOfMessages: SQSBatch, WaitTimeSeconds: 1})
+		handles, err := w.cl.Receive(polls, w.url, SQSBatch, time.Second)
 		if err != nil {
 			fail("receive", err)
 			return
 		}
-		if len(got.Messages) == 0 {
+		if len(handles) == 0 {
 			continue
 		}
-		del := make([]types.DeleteMessageBatchRequestEntry, len(got.Messages))
-		for i, m := range got.Messages {
-			del[i] = types.DeleteMessageBatchRequestEntry{Id: aws.String("d" + strconv.Itoa(i)), ReceiptHandle: m.ReceiptHandle}
-		}
-		out, err := w.cl.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: &w.url, Entries: del})
-		if err == nil && len(out.Failed) > 0 {
-			err = fmt.Errorf("%d entries failed: %s", len(out.Failed), aws.ToString(out.Failed[0].Message))
-		}
-		if err != nil {
+		if err := w.cl.DeleteBatch(ctx, w.url, handles); err != nil {
 			fail("delete", err)
 			return
 		}
-		if r.deleted.Add(int64(len(del))) >= r.total {
+		if r.deleted.Add(int64(len(handles))) >= r.total {
 			r.doneOnce.Do(func() {
 				r.doneAt = time.Now()
 				close(r.done)

@@ -40,9 +40,9 @@ measures, with 100-byte values:
   the ratio broker/raw-raft (acks=all)                     target ≥ 0.50
   consume: a group reading the log back, a commit every 100 records
   queue: send + receive + ack, 8 consumers
-  sqs: aws-sdk-go-v2, 8 workers, send + receive + delete in
+  sqs: 8 workers, send + receive + delete in
        batches of 10 through the SQS listener     target ≥ 5,000 msgs/s
-       and through an echo of the protocol (the HTTP and SDK part)
+       and through an echo of the protocol (the HTTP and client part)
   failover: leader killed → next acknowledged write, 20 kills,
             in election timeouts                           target median ≤ 3
 
