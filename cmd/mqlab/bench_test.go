@@ -34,7 +34,7 @@ func TestBenchQuickPrintsEveryLine(t *testing.T) {
 		`^ +target ≥ 0\.50: (met|not met) `,
 		`^consume +[\d,]+ msgs/s +[\d.]+ MB/s`,
 		`^queue send\+receive\+ack +[\d,]+ msgs/s +[\d.]+ MB/s`,
-		`^sqs send\+receive\+delete +[\d,]+ msgs/s +p50 send [\d.]+[µm]?s +8 aws-sdk-go-v2 workers, batches of 10; 300 messages +target ≥ 5,000 msgs/s: (met|not met)$`,
+		`^sqs send\+receive\+delete +[\d,]+ msgs/s +p50 send [\d.]+[µm]?s +8 workers, batches of 10; 300 messages +target ≥ 5,000 msgs/s: (met|not met)$`,
 		`^sqs, echo +[\d,]+ msgs/s +p50 send [\d.]+[µm]?s +the same workers against an echo of the protocol$`,
 		`^failover +min \d+\.\d\d / median \d+\.\d\d / max \d+\.\d\d ET over 3 kills +target median ≤ 3 ET: (met|not met)$`,
 		`^failover, retry 5ms +min \d+\.\d\d / median \d+\.\d\d / max \d+\.\d\d ET over 3 kills +target median ≤ 3 ET: (met|not met)$`,
