@@ -96,8 +96,11 @@ var mutations = map[string]struct{ old, new, why string }{
 // raceLessons are the lessons played under the race detector.
 var raceLessons = []string{"queues", "ordering", "outbox", "failover"}
 
-// LessonTimeLimit is how long one embedded lesson may take headless.
-const LessonTimeLimit = 30 * time.Second
+// LessonTimeLimit bounds one embedded lesson's play in a test: far more
+// than an idle machine needs (under 30 s headless), so that a busy one,
+// on which lab time waits for the lab's work, still finishes. How long a
+// lesson takes is logged, not asserted: it is a speed, not a behaviour.
+const LessonTimeLimit = 90 * time.Second
 
 func TestCurriculumParses(t *testing.T) {
 	all, err := Curriculum()
@@ -295,7 +298,7 @@ func eachLessonOn(t *testing.T, underRace bool, turns chan struct{}, play func(t
 }
 
 // Every embedded lesson plays headless at fast timing, every expectation
-// holding, within LessonTimeLimit, and its transcript fits 80 columns.
+// holding, and its transcript fits 80 columns.
 func TestCurriculumHeadless(t *testing.T) {
 	t.Parallel()
 	eachLesson(t, true, func(t *testing.T, les *Lesson) {
@@ -306,9 +309,6 @@ func TestCurriculumHeadless(t *testing.T) {
 		took := time.Since(start)
 		if err != nil {
 			t.Fatalf("%v\n%s", err, out.String())
-		}
-		if took > LessonTimeLimit {
-			t.Errorf("took %v, more than %v", took, LessonTimeLimit)
 		}
 		t.Logf("%s: %v", les.ID, took.Round(time.Millisecond))
 		for i, l := range strings.Split(out.String(), "\n") {
