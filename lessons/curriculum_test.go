@@ -426,3 +426,35 @@ func TestCurriculumTasksHaveWays(t *testing.T) {
 	}
 	t.Logf("%d of %d tasks can be met more than one way", ways, tasks)
 }
+
+// At least half of the curriculum's tasks are design decisions: the
+// learner chooses values (decide:), the goal grades what the lab did with
+// them, and more than one choice is right.
+func TestCurriculumTasksAreDecisions(t *testing.T) {
+	all, err := Curriculum()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tasks, decisions := 0, 0
+	for _, les := range all {
+		for _, st := range les.Steps {
+			for _, b := range st.Blocks {
+				if b.Kind != KindTask {
+					continue
+				}
+				tasks++
+				if b.Task.Decide == "" {
+					continue
+				}
+				decisions++
+				if len(b.Task.Also) == 0 {
+					t.Errorf("%s:%d: the task asks to decide %s but accepts one answer", les.File, b.Line, b.Task.Decide)
+				}
+			}
+		}
+	}
+	if 2*decisions < tasks {
+		t.Errorf("%d of %d tasks are design decisions (decide:); at least half should be", decisions, tasks)
+	}
+	t.Logf("%d of %d tasks are design decisions", decisions, tasks)
+}

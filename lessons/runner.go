@@ -49,7 +49,7 @@ type Options struct {
 	// FailFast ends a headless run with the first step whose expectation
 	// failed, instead of playing the rest.
 	FailFast bool
-	// Alternate does each task that has also: lines the first other way
+	// Alternate does each task that has also: lines their way (all of them,
 	// instead of its do: lines, to show that way meets the goal too.
 	Alternate bool
 	// Reading makes Audit play as a screen does, holds included, and
@@ -339,7 +339,7 @@ func (r *Runner) DoTask(ctx context.Context) (Event, error) {
 	ev := Event{Step: r.step, Block: r.block - 1, Kind: KindTask, Task: b.Task, Text: r.Render(ctx, b.Task.Text)}
 	do := b.Task.Do
 	if r.opts.Alternate && len(b.Task.Also) > 0 {
-		do = b.Task.Also[:1]
+		do = b.Task.Also
 	}
 	res, err := r.run(ctx, append(append([]command.Line(nil), do...), b.Task.Wait...))
 	ev.Commands = res
