@@ -50,7 +50,7 @@ type Options struct {
 	// failed, instead of playing the rest.
 	FailFast bool
 	// Alternate does each task that has also: lines their way (all of them,
-	// instead of its do: lines, to show that way meets the goal too.
+	// in turn) instead of its do: lines, to show that way meets the goal too.
 	Alternate bool
 	// Reading makes Audit play as a screen does, holds included, and
 	// wait this much wall time at every question, task and step's end
