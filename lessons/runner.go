@@ -367,12 +367,44 @@ func (r *Runner) AwaitTask(ctx context.Context) error {
 		c := w.Cmd.(command.Wait)
 		c.Timeout = LearnerWait
 		line, _ := r.recall(command.Line{Num: w.Num, Text: w.Text, Cmd: c})
+		if err := r.readable(ctx, c.Cond); err != nil {
+			return err
+		}
 		if failed := r.lab.RunScript(ctx, []command.Line{line}, nil); len(failed) > 0 {
 			return failed[0]
 		}
 	}
 	r.pending = nil
 	return nil
+}
+
+// readable waits until the lab can read both sides of cond: a task may
+// wait on a topic or queue that the learner's own command creates (topic
+// create orders partitions=6, with wait: logstart(orders/0) == 0), and
+// until then the value names nothing, which is no reason to give up on
+// the learner. It returns early when ctx ends.
+func (r *Runner) readable(ctx context.Context, cond command.Condition) error {
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		ok := true
+		for _, e := range []command.Expr{cond.Left, cond.Right} {
+			if e.Value.Kind != command.ValLab {
+				continue
+			}
+			if _, err := r.lab.Value(ctx, e); err != nil {
+				ok = false
+			}
+		}
+		if ok {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
 }
 
 // Answer answers the pending prediction (choice is an index into Choices;
