@@ -83,6 +83,14 @@ var mutations = map[string]struct{ old, new, why string }{
 		old: `value="order 881 shipped" batch=500 acks=all idempotent=true`, new: `value="order 881 shipped" batch=500 acks=all idempotent=false`,
 		why: "without idempotence the lost reply's retry is written twice: duplicate_writes == 0 fails",
 	},
+	"fifo-queues": {
+		old: "pause in=6m", new: "pause in=4m",
+		why: "a repeat four minutes after the first send is still inside the five-minute window and is dropped: depth(payments) == 4 fails",
+	},
+	"rebalancing": {
+		old: "pause in=2s", new: "pause in=200ms",
+		why: "200 ms after the crash billing-2's one-second session has not run out: members(billing) == 1 and duplicate_deliveries == 1 fail",
+	},
 	"your-own-client": {
 		old: `value="order {n} after the kill" count=20`, new: `value="order {n} after the kill" count=10`,
 		why: "the new leader takes the writes after the kill: with fewer, hwm(orders/0) >= hwm_before + 21 fails",
