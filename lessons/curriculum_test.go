@@ -88,7 +88,7 @@ var mutations = map[string]struct{ old, new, why string }{
 		why: "a repeat four minutes after the first send is still inside the five-minute window and is dropped: depth(payments) == 4 fails",
 	},
 	"rebalancing": {
-		old: "pause in=2s", new: "pause in=200ms",
+		old: "pause in=3s", new: "pause in=200ms",
 		why: "200 ms after the crash billing-2's one-second session has not run out: members(billing) == 1 and duplicate_deliveries == 1 fail",
 	},
 	"your-own-client": {
