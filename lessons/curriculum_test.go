@@ -87,6 +87,14 @@ var mutations = map[string]struct{ old, new, why string }{
 		old: "elect n3 receipts", new: "elect n1 receipts",
 		why: "with n1 leading receipts, killing the client's endpoint kills the queue's leader too: leader(receipts) == n3 and epoch(receipts) == mid fail",
 	},
+	"fifo-queues": {
+		old: "pause in=6m", new: "pause in=4m",
+		why: "a repeat four minutes after the first send is still inside the five-minute window and is dropped: depth(payments) == 4 fails",
+	},
+	"rebalancing": {
+		old: "pause in=3s", new: "pause in=200ms",
+		why: "200 ms after the crash billing-2's one-second session has not run out: members(billing) == 1 and duplicate_deliveries == 1 fail",
+	},
 	"your-own-client": {
 		old: `value="order {n} after the kill" count=20`, new: `value="order {n} after the kill" count=10`,
 		why: "the new leader takes the writes after the kill: with fewer, hwm(orders/0) >= hwm_before + 21 fails",
@@ -432,4 +440,36 @@ func TestCurriculumTasksHaveWays(t *testing.T) {
 		t.Errorf("%d of %d tasks name another way to their goal (also:); at least a third should", ways, tasks)
 	}
 	t.Logf("%d of %d tasks can be met more than one way", ways, tasks)
+}
+
+// At least half of the curriculum's tasks are design decisions: the
+// learner chooses values (decide:), the goal grades what the lab did with
+// them, and more than one choice is right.
+func TestCurriculumTasksAreDecisions(t *testing.T) {
+	all, err := Curriculum()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tasks, decisions := 0, 0
+	for _, les := range all {
+		for _, st := range les.Steps {
+			for _, b := range st.Blocks {
+				if b.Kind != KindTask {
+					continue
+				}
+				tasks++
+				if b.Task.Decide == "" {
+					continue
+				}
+				decisions++
+				if len(b.Task.Also) == 0 {
+					t.Errorf("%s:%d: the task asks to decide %s but accepts one answer", les.File, b.Line, b.Task.Decide)
+				}
+			}
+		}
+	}
+	if 2*decisions < tasks {
+		t.Errorf("%d of %d tasks are design decisions (decide:); at least half should be", decisions, tasks)
+	}
+	t.Logf("%d of %d tasks are design decisions", decisions, tasks)
 }

@@ -16,6 +16,11 @@
 //	                  key: how to do it with a key in the TUI (optional)
 //	                  do: the command the learner would type (one or more)
 //	                  wait: a condition that holds once it is done (one or more)
+//	                  also: another way to the goal (several also: lines
+//	                    are one way, done in turn)
+//	                  decide: what the learner chooses, when the task is a
+//	                    design decision: the goal is an outcome, and the
+//	                    do: and also: lines are two of its right answers
 //	                the runner waits for the conditions, whoever makes them
 //	                hold; played headless it types the do: commands itself
 //	```predict      a question, then the choices as - [ ] text, the right one

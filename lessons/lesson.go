@@ -88,8 +88,11 @@ type Task struct {
 	Text string         // the goal, Markdown
 	Key  string         // how to do it with a key in the TUI, or ""
 	Do   []command.Line // each a command
-	Also []command.Line // each a command that meets the goal another way
+	Also []command.Line // together, another way to meet the goal
 	Wait []command.Line // each a command.Wait
+	// Decide names the values the learner chooses, when the task is a
+	// design decision graded by what the lab then does ("" otherwise).
+	Decide string
 }
 
 // Hint names the key and the command, for a learner who is stuck, and
@@ -103,8 +106,12 @@ func (t *Task) Hint() string {
 	if t.Key != "" {
 		hint = "key: " + t.Key + " · or " + hint
 	}
-	for _, a := range t.Also {
-		hint += " · or instead: " + a.Cmd.String()
+	if len(t.Also) > 0 {
+		var other []string
+		for _, a := range t.Also {
+			other = append(other, a.Cmd.String())
+		}
+		hint += " · or instead: " + strings.Join(other, "; then ")
 	}
 	return hint
 }

@@ -105,8 +105,14 @@ func (p *parser) task(f *fence) *Task {
 	t := &Task{Line: f.start}
 	var text []string
 	for _, l := range f.lines {
-		k, rest, col := key(l.text, "do", "wait", "key", "also")
+		k, rest, col := key(l.text, "do", "wait", "key", "also", "decide")
 		switch k {
+		case "decide":
+			if rest == "" {
+				p.problem(l.num, 0, "decide: names what the learner chooses, like decide: the visibility timeout and extend=")
+				continue
+			}
+			t.Decide = rest
 		case "also":
 			if line, ok := p.learnerCommand(l.num, rest, col,
 				"also: names another command that meets the task's goal, like also: worker start w3 queue=orders",
@@ -136,15 +142,15 @@ func (p *parser) task(f *fence) *Task {
 			if m := wordColonRE.FindStringSubmatch(l.text); m != nil {
 				w := strings.ToLower(m[1])
 				if s := command.Nearest(w, []string{"wait"}); s != "" && len(w) >= 3 {
-					p.problem(l.num, 0, "%q is not a task key; did you mean %q? (the keys are do:, also:, wait: and key:)", m[1]+":", s+":")
+					p.problem(l.num, 0, "%q is not a task key; did you mean %q? (the keys are do:, also:, wait:, key: and decide:)", m[1]+":", s+":")
 					continue
 				}
 				switch w {
 				case "run", "cmd", "command", "type", "action", "does":
-					p.problem(l.num, 0, "%q is not a task key; did you mean \"do:\"? (the keys are do:, also:, wait: and key:)", m[1]+":")
+					p.problem(l.num, 0, "%q is not a task key; did you mean \"do:\"? (the keys are do:, also:, wait:, key: and decide:)", m[1]+":")
 					continue
 				case "keys", "hint", "press":
-					p.problem(l.num, 0, "%q is not a task key; did you mean \"key:\"? (the keys are do:, also:, wait: and key:)", m[1]+":")
+					p.problem(l.num, 0, "%q is not a task key; did you mean \"key:\"? (the keys are do:, also:, wait:, key: and decide:)", m[1]+":")
 					continue
 				}
 			}
@@ -160,6 +166,9 @@ func (p *parser) task(f *fence) *Task {
 	}
 	if len(t.Wait) == 0 {
 		p.problem(f.start, 0, "the task has no wait: condition, so it could never be done")
+	}
+	if t.Decide != "" && len(t.Also) == 0 && len(t.Do) > 0 {
+		p.problem(f.start, 0, "the task asks the learner to decide %s but names one answer; add an also: line with another choice the lesson accepts", t.Decide)
 	}
 	return t
 }

@@ -89,6 +89,7 @@ var broken = map[string][]want{
 		{15, 0, "no node n4"},
 		{16, 5, "do: is what the learner does; put conditions after wait:"},
 		{17, 0, `"wiat:" is not a task key; did you mean "wait:"?`},
+		{32, 0, "decide the partition count but names one answer; add an also: line"},
 	},
 	"16-retry-topic-refs.md": {
 		{11, 0, "no topic orders-retyr here; the lesson has created orders"},

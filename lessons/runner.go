@@ -49,8 +49,8 @@ type Options struct {
 	// FailFast ends a headless run with the first step whose expectation
 	// failed, instead of playing the rest.
 	FailFast bool
-	// Alternate does each task that has also: lines the first other way
-	// instead of its do: lines, to show that way meets the goal too.
+	// Alternate does each task that has also: lines their way (all of them,
+	// in turn) instead of its do: lines, to show that way meets the goal too.
 	Alternate bool
 	// Reading makes Audit play as a screen does, holds included, and
 	// wait this much wall time at every question, task and step's end
@@ -339,7 +339,7 @@ func (r *Runner) DoTask(ctx context.Context) (Event, error) {
 	ev := Event{Step: r.step, Block: r.block - 1, Kind: KindTask, Task: b.Task, Text: r.Render(ctx, b.Task.Text)}
 	do := b.Task.Do
 	if r.opts.Alternate && len(b.Task.Also) > 0 {
-		do = b.Task.Also[:1]
+		do = b.Task.Also
 	}
 	res, err := r.run(ctx, append(append([]command.Line(nil), do...), b.Task.Wait...))
 	ev.Commands = res
@@ -367,12 +367,44 @@ func (r *Runner) AwaitTask(ctx context.Context) error {
 		c := w.Cmd.(command.Wait)
 		c.Timeout = LearnerWait
 		line, _ := r.recall(command.Line{Num: w.Num, Text: w.Text, Cmd: c})
+		if err := r.readable(ctx, c.Cond); err != nil {
+			return err
+		}
 		if failed := r.lab.RunScript(ctx, []command.Line{line}, nil); len(failed) > 0 {
 			return failed[0]
 		}
 	}
 	r.pending = nil
 	return nil
+}
+
+// readable waits until the lab can read both sides of cond: a task may
+// wait on a topic or queue that the learner's own command creates (topic
+// create orders partitions=6, with wait: logstart(orders/0) == 0), and
+// until then the value names nothing, which is no reason to give up on
+// the learner. It returns early when ctx ends.
+func (r *Runner) readable(ctx context.Context, cond command.Condition) error {
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		ok := true
+		for _, e := range []command.Expr{cond.Left, cond.Right} {
+			if e.Value.Kind != command.ValLab {
+				continue
+			}
+			if _, err := r.lab.Value(ctx, e); err != nil {
+				ok = false
+			}
+		}
+		if ok {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
 }
 
 // Answer answers the pending prediction (choice is an index into Choices;

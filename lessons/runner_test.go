@@ -10,6 +10,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/mqlab/mqlab/internal/parallel"
+	"github.com/mqlab/mqlab/lab/command"
 )
 
 // Raft's leadership transfer runs goroutines it does not track; they end
@@ -260,5 +261,48 @@ func TestPlayHeadlessFailFast(t *testing.T) {
 	}
 	if s := out.String(); !strings.Contains(s, "✗ 1 of 2 expectations failed") || strings.Contains(s, "Step 2 of") {
 		t.Errorf("want the run to end after step 1:\n%s", s)
+	}
+}
+
+// A task may wait on a queue the learner's own command creates: until it
+// exists the wait keeps waiting, as it would for any other goal.
+func TestAwaitTaskWaitsForWhatTheLearnerCreates(t *testing.T) {
+	ctx := ctxFor(t, time.Minute)
+	les, err := Parse("create.md", []byte("---\nid: create\ntitle: Create\nconcepts: [queue]\n---\n\n## Make it\n\n"+
+		"```lab\ncluster nodes=1\n```\n\n"+
+		"```predict\nHow many messages will the new queue hold?\nanswer: 0 ± 0.5 messages\nwhy: Nobody sends.\n```\n\n"+
+		"```task\nCreate the queue jobs, with a timeout of your choosing.\n"+
+		"decide: the visibility timeout\ndo: queue create jobs visibility=2s\nalso: queue create jobs visibility=3s\n"+
+		"wait: depth(jobs) == 0\n```\n\n```expect\ndepth(jobs) == 0\n```\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newRunner(t, les, Options{})
+	for {
+		ev, err := r.Next(ctx)
+		if errors.Is(err, ErrPredictionPending) || (err == nil && ev.Kind == KindPredict) {
+			if _, err := r.Answer(ctx, -1); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Kind == KindTask {
+			break
+		}
+	}
+	cond := r.pending.Task.Wait[0].Cmd.(command.Wait).Cond
+	short, cancel := context.WithTimeout(ctx, 150*time.Millisecond)
+	defer cancel()
+	if err := r.readable(short, cond); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("before the queue exists the goal should still be waited for, got %v", err)
+	}
+	if _, err := r.Lab().Exec(ctx, "queue create jobs visibility=2s"); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.AwaitTask(ctx); err != nil {
+		t.Fatalf("AwaitTask: %v", err)
 	}
 }
