@@ -48,15 +48,29 @@ func (p *Player) playOn(ctx context.Context) error {
 			return nil
 		case <-ctx.Done():
 			p.stopPlaying()
+			err := stoppedError{ctx.Err()}
 			p.update(func(st *playerState) {
 				st.status = StatusBroken
-				st.err = ctx.Err()
+				st.err = err
 				st.notice = "The step was stopped part-way through its commands. :lesson reset starts it again."
 			})
-			return fmt.Errorf("stopped part-way: %w", ctx.Err())
+			return err
 		}
 	}
 }
+
+// stoppedError is a step the learner stopped (esc) while its commands
+// ran: it says so in their words, and unwraps to the context's error.
+type stoppedError struct{ cause error }
+
+func (e stoppedError) Error() string {
+	if errors.Is(e.cause, context.DeadlineExceeded) {
+		return "stopped part-way: it ran out of time"
+	}
+	return "stopped part-way: you pressed esc"
+}
+
+func (e stoppedError) Unwrap() error { return e.cause }
 
 func (p *Player) startPlaying() *playing {
 	ctx, cancel := context.WithCancel(p.base)
