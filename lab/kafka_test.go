@@ -36,7 +36,7 @@ func kafkaClient(t *testing.T, l *Lab, opts ...kgo.Opt) *kgo.Client {
 // The checker sees Kafka clients as it sees the lab's: an idempotent kgo
 // producer whose reply is lost and whose leader dies, and a kgo group
 // that reads everything. Every record is confirmed, none lost, none
-// written twice; the group's fetches are its deliveries.
+// written twice; the group fetched each once.
 func TestCheckerSeesKafkaClients(t *testing.T) {
 	t.Parallel()
 	l := newLab(t)
@@ -85,6 +85,11 @@ func TestCheckerSeesKafkaClients(t *testing.T) {
 	}
 	if rep.Confirmed != n || rep.Lost != 0 || rep.Unknown != 0 || rep.DuplicateWrites != 0 || rep.DuplicateDeliveries != 0 || rep.OrderViolations != 0 {
 		t.Fatalf("report %s; want %d confirmed and no anomaly", rep.Summary(), n)
+	}
+	// The group's fetches are what the broker sent it, each record once
+	// for the group, whatever the client did with them.
+	if rep.Fetched != n || len(rep.Ambiguous) != 0 {
+		t.Errorf("report %s, ambiguous %+v; want the %d records fetched by billing", rep.Summary(), rep.Ambiguous, n)
 	}
 	if !firedFor(l, "shop") {
 		t.Fatal("the lost reply to shop never fired")

@@ -119,17 +119,24 @@ func (r *request) fetchOnce(req *kmsg.FetchRequest) (resp *kmsg.FetchResponse, t
 	return resp, total, failed, nil
 }
 
-// observeFetch tells the observer what a group member received.
+// observeFetch tells the observer what was sent to a group's member, or
+// to a client that may be one of several groups' members.
 func (r *request) observeFetch(tp broker.TopicPartition, recs []broker.Record) {
 	obs := r.cn.s.cfg.Observer
 	if obs == nil {
 		return
 	}
-	group := r.cn.s.groupOf(r.client)
-	if group == "" {
-		return
+	at := r.cn.s.attribute(r.cn, r.client, tp)
+	if len(at.groups) == 0 {
+		return // not a group's: a client reading partitions it chose
 	}
-	f := Fetched{Client: r.client, Group: group, Partition: tp, Records: make([]ObservedRecord, len(recs))}
+	f := Fetched{Client: r.client, Conn: r.cn.label, Member: at.member.id, Generation: at.generation,
+		Partition: tp, Records: make([]ObservedRecord, len(recs))}
+	if len(at.groups) == 1 {
+		f.Group = at.groups[0]
+	} else {
+		f.Groups = at.groups
+	}
 	for i, rec := range recs {
 		f.Records[i] = ObservedRecord{MsgID: rec.MsgID, Key: rec.Key, Offset: rec.Offset}
 	}

@@ -1,0 +1,100 @@
+package checker
+
+import "fmt"
+
+// Finding is one record behind a count of the report: what `check why`
+// lists and the Checker panel shows under the count.
+type Finding struct {
+	MsgID     string `json:"msg_id,omitempty"`
+	Client    string `json:"client,omitempty"`
+	Group     string `json:"group,omitempty"` // a consumer group, or a queue
+	Where     string `json:"where,omitempty"` // orders/0, or a queue
+	Offset    int64  `json:"offset"`          // -1 when not known
+	Explained string `json:"explained"`
+}
+
+// String is the finding in one line: where, which message, who, why.
+func (f Finding) String() string {
+	s := ""
+	switch {
+	case f.Where != "" && f.Offset >= 0:
+		s = fmt.Sprintf("%s offset %d", f.Where, f.Offset)
+	case f.Where != "":
+		s = f.Where
+	}
+	if f.MsgID != "" {
+		if s != "" {
+			s += " "
+		}
+		s += f.MsgID
+	}
+	var who string
+	switch {
+	case f.Group != "" && f.Client != "":
+		who = fmt.Sprintf("group %s, client %s", f.Group, f.Client)
+	case f.Group != "":
+		who = "group " + f.Group
+	case f.Client != "":
+		who = "client " + f.Client
+	}
+	if who != "" {
+		s += " (" + who + ")"
+	}
+	if s == "" {
+		return f.Explained
+	}
+	return s + ": " + f.Explained
+}
+
+// note adds a finding behind field, keeping at most MaxListed of each.
+func (r *Report) note(field string, f Finding) {
+	if r.Why == nil {
+		r.Why = map[string][]Finding{}
+	}
+	if len(r.Why[field]) < MaxListed {
+		r.Why[field] = append(r.Why[field], f)
+	}
+}
+
+// Explain lists the records behind a field's count: at most MaxListed of
+// them, with the count they were taken from. A field the checker keeps no
+// records for (confirmed) has none.
+func (r Report) Explain(field string) (findings []Finding, count int) {
+	count, _ = r.Field(field)
+	if field == "lost" {
+		for _, m := range r.LostMessages {
+			findings = append(findings, Finding{MsgID: m.MsgID, Client: m.Client, Where: m.Where, Offset: m.Offset, Explained: m.Explained})
+		}
+		return findings, count
+	}
+	return r.Why[field], count
+}
+
+// Ambiguity is records fetched by a client.id that members of several
+// groups share, on connections the broker could not tie to one of them:
+// they count in no group's deliveries.
+type Ambiguity struct {
+	Client  string   `json:"client"`
+	Groups  []string `json:"groups"`
+	Records int      `json:"records"`
+}
+
+// Hint says what an ambiguity means and how to end it.
+func (a Ambiguity) Hint() string {
+	return fmt.Sprintf("%d records fetched by client.id %s could be for group %s: members of these groups share the client.id, and a fetch names no group; give each consumer its own client.id (kcat -X client.id=NAME) to tell them apart",
+		a.Records, a.Client, orWords(a.Groups))
+}
+
+func orWords(ws []string) string {
+	switch len(ws) {
+	case 0:
+		return ""
+	case 1:
+		return ws[0]
+	}
+	s := ws[0]
+	for _, w := range ws[1 : len(ws)-1] {
+		s += ", " + w
+	}
+	return s + " or " + ws[len(ws)-1]
+}
