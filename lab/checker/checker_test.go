@@ -170,13 +170,13 @@ func TestEffectsAndQueues(t *testing.T) {
 	// Each count's records can be listed: check why FIELD.
 	r.Why = why
 	for field, wantWhy := range map[string]string{
-		"duplicate_effects": "wallet p-1: wallet applied a credit for it a 2nd time",
-		"dead_lettered":     "receipts s-2: moved to the dead-letter queue",
-		"expired":           "receipts s-3: dropped when its time to live ran out",
-		"dropped":           "receipts s-7: dropped from the head of the full queue",
-		"rejected":          "receipts s-5: refused by the full queue",
-		"unknown":           "receipts s-6: the sender never learned whether the queue took it",
-		"lost":              "receipts s-4: accepted by receipts, then neither acked, in the queue, dead-lettered, expired nor dropped",
+		"duplicate_effects": "p-1 on wallet: wallet applied a credit for it a 2nd time",
+		"dead_lettered":     "s-2 on receipts: moved to the dead-letter queue",
+		"expired":           "s-3 on receipts: dropped when its time to live ran out",
+		"dropped":           "s-7 on receipts: dropped from the head of the full queue",
+		"rejected":          "s-5 on receipts: refused by the full queue",
+		"unknown":           "s-6 on receipts: the sender never learned whether the queue took it",
+		"lost":              "s-4 on receipts: accepted by receipts, then neither acked, in the queue, dead-lettered, expired nor dropped",
 	} {
 		fs, n := r.Explain(field)
 		if len(fs) != 1 || n != 1 || fs[0].String() != wantWhy {

@@ -1,6 +1,9 @@
 package checker
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Finding is one record behind a count of the report: what `check why`
 // lists and the Checker panel shows under the count.
@@ -13,37 +16,33 @@ type Finding struct {
 	Explained string `json:"explained"`
 }
 
-// String is the finding in one line: where, which message, who, why.
+// String is the finding in one line: which message, where, who, why:
+// "p-7 at orders/0 offset 4 (group billing, client c1): …".
 func (f Finding) String() string {
-	s := ""
+	var parts []string
+	if f.MsgID != "" {
+		parts = append(parts, f.MsgID)
+	}
 	switch {
 	case f.Where != "" && f.Offset >= 0:
-		s = fmt.Sprintf("%s offset %d", f.Where, f.Offset)
+		parts = append(parts, fmt.Sprintf("at %s offset %d", f.Where, f.Offset))
+	case f.Where != "" && f.MsgID != "":
+		parts = append(parts, "on "+f.Where)
 	case f.Where != "":
-		s = f.Where
+		parts = append(parts, f.Where)
 	}
-	if f.MsgID != "" {
-		if s != "" {
-			s += " "
-		}
-		s += f.MsgID
-	}
-	var who string
 	switch {
 	case f.Group != "" && f.Client != "":
-		who = fmt.Sprintf("group %s, client %s", f.Group, f.Client)
+		parts = append(parts, fmt.Sprintf("(group %s, client %s)", f.Group, f.Client))
 	case f.Group != "":
-		who = "group " + f.Group
+		parts = append(parts, "(group "+f.Group+")")
 	case f.Client != "":
-		who = "client " + f.Client
+		parts = append(parts, "(client "+f.Client+")")
 	}
-	if who != "" {
-		s += " (" + who + ")"
-	}
-	if s == "" {
+	if len(parts) == 0 {
 		return f.Explained
 	}
-	return s + ": " + f.Explained
+	return strings.Join(parts, " ") + ": " + f.Explained
 }
 
 // note adds a finding behind field, keeping at most MaxListed of each.
