@@ -19,7 +19,9 @@ import (
 //     violation on its own;
 //   - the group's committed offsets are what it says it finished: a
 //     commit past a record marks the record done, in commit order, and
-//     order is measured on that;
+//     a key's order is measured on that (a commit says nothing of the
+//     order in which a client finished records of different partitions,
+//     so nothing is counted as reordered);
 //   - a re-fetch is a redelivery only when the commits prove it: the
 //     group's commit moved back below a record it had committed past and
 //     the record was fetched again, or the group committed past a record
