@@ -9,7 +9,8 @@ import (
 )
 
 // Checker draws the checker's invariants, each with ✓ or ✗ and its
-// count, and how many hold.
+// count, and how many hold; under them, the records behind each count
+// that is not zero (what check why lists), broken ones first.
 type Checker struct {
 	ctx  *Context
 	w, h int
@@ -38,6 +39,13 @@ func (p *Checker) View() string {
 	nameW = min(nameW, max(8, p.w-numW-6))
 	for _, f := range c.Fields {
 		rows = append(rows, p.field(f, nameW, numW)...)
+	}
+	for _, broken := range []bool{true, false} {
+		for _, f := range c.Fields {
+			if f.OK != broken {
+				rows = append(rows, p.why(f)...)
+			}
+		}
 	}
 	out, off := draw.Window(rows, p.off, p.h, st)
 	p.off = off
@@ -122,6 +130,40 @@ func (p *Checker) field(f view.CheckField, nameW, numW int) []string {
 	rows := []string{l.Fit(p.w)} // the note goes under the name
 	for _, s := range draw.Wrap(f.Note, p.w-2) {
 		rows = append(rows, "  "+st.Muted.Render(s))
+	}
+	return rows
+}
+
+// whyShown bounds the records the panel lists behind one count; check why
+// FIELD lists more.
+const whyShown = 5
+
+// why is the records behind a count: a heading, then each record wrapped
+// under it, and how many more check why would list.
+func (p *Checker) why(f view.CheckField) []string {
+	if len(f.Why) == 0 || f.Value == 0 {
+		return nil
+	}
+	st := p.ctx.Styles
+	var head draw.Line
+	if f.OK {
+		head.Add(&st.Bold, "why "+f.Name)
+	} else {
+		head.Add(&st.Fail, draw.SymFail+" why "+f.Name)
+	}
+	rows := []string{"", head.Fit(p.w)}
+	shown := f.Why[:min(len(f.Why), whyShown)]
+	for _, w := range shown {
+		for i, s := range draw.Wrap(w, max(p.w-4, 8)) {
+			lead := "· "
+			if i > 0 {
+				lead = "  "
+			}
+			rows = append(rows, "  "+st.Text.Render(draw.Fit(lead+s, p.w-2)))
+		}
+	}
+	if more := f.More + len(f.Why) - len(shown); more > 0 {
+		rows = append(rows, "  "+st.Muted.Render(draw.Fit(fmt.Sprintf("… %d more: :check why %s", more, f.Name), p.w-2)))
 	}
 	return rows
 }

@@ -359,6 +359,16 @@ func checkerOf(snap *lab.Snapshot) view.Checker {
 			f.Note = lostWords(r.LostMessages, r.Lost)
 		case name == "unchecked" && len(r.Unreadable) > 0:
 			f.Note = "could not read " + strings.Join(r.Unreadable, ", ")
+		case name == "fetched" && len(r.Ambiguous) > 0:
+			f.Note = "some could be either of two groups': see below"
+		}
+		if fs, n := r.Explain(name); n > 0 && len(fs) > 0 {
+			for _, w := range fs {
+				f.Why = append(f.Why, w.String())
+			}
+			if name != "fetched" { // its lines are per partition, not per record
+				f.More = n - len(fs)
+			}
 		}
 		c.Fields = append(c.Fields, f)
 	}
