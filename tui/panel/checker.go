@@ -9,8 +9,9 @@ import (
 )
 
 // Checker draws the checker's invariants, each with ✓ or ✗ and its
-// count, and how many hold; under them, the records behind each count
-// that is not zero (what check why lists), broken ones first.
+// count, and how many hold, with the records behind each count that is
+// not zero (what check why lists): under a broken count's row, and under
+// all the counts for the others.
 type Checker struct {
 	ctx  *Context
 	w, h int
@@ -39,12 +40,13 @@ func (p *Checker) View() string {
 	nameW = min(nameW, max(8, p.w-numW-6))
 	for _, f := range c.Fields {
 		rows = append(rows, p.field(f, nameW, numW)...)
+		if !f.OK {
+			rows = append(rows, p.records(f)...)
+		}
 	}
-	for _, broken := range []bool{true, false} {
-		for _, f := range c.Fields {
-			if f.OK != broken {
-				rows = append(rows, p.why(f)...)
-			}
+	for _, f := range c.Fields {
+		if f.OK {
+			rows = append(rows, p.why(f)...)
 		}
 	}
 	out, off := draw.Window(rows, p.off, p.h, st)
@@ -138,20 +140,27 @@ func (p *Checker) field(f view.CheckField, nameW, numW int) []string {
 // FIELD lists more.
 const whyShown = 5
 
-// why is the records behind a count: a heading, then each record wrapped
-// under it, and how many more check why would list.
+// why is the records behind a count that is not broken, under the
+// counts: a heading, then the records.
 func (p *Checker) why(f view.CheckField) []string {
 	if len(f.Why) == 0 || f.Value == 0 {
 		return nil
 	}
 	st := p.ctx.Styles
 	var head draw.Line
-	if f.OK {
-		head.Add(&st.Bold, "why "+f.Name)
-	} else {
-		head.Add(&st.Fail, draw.SymFail+" why "+f.Name)
+	head.Add(&st.Bold, "why "+f.Name)
+	return append([]string{"", head.Fit(p.w)}, p.records(f)...)
+}
+
+// records is the first records behind a count, each wrapped, and how
+// many more check why would list. A broken count has them right under
+// its row.
+func (p *Checker) records(f view.CheckField) []string {
+	if len(f.Why) == 0 || f.Value == 0 {
+		return nil
 	}
-	rows := []string{"", head.Fit(p.w)}
+	st := p.ctx.Styles
+	var rows []string
 	shown := f.Why[:min(len(f.Why), whyShown)]
 	for _, w := range shown {
 		for i, s := range draw.Wrap(w, max(p.w-4, 8)) {

@@ -119,9 +119,9 @@ func TestSqueeze(t *testing.T) {
 	}
 }
 
-// Under the counts, the panel lists the records behind each count that
-// is not zero, broken ones first, a few each, and says how to see the
-// rest.
+// The panel lists the records behind each count that is not zero, a few
+// each, and says how to see the rest: a broken count's right under its
+// row, the others' under all the counts.
 func TestCheckerListsTheRecordsBehindACount(t *testing.T) {
 	st := view.State{Checker: view.Checker{Fields: []view.CheckField{
 		{Name: "confirmed", Value: 240, OK: true},
@@ -139,9 +139,10 @@ func TestCheckerListsTheRecordsBehindACount(t *testing.T) {
 	checkSize(t, "checker_why", got, 44, 22)
 	golden(t, "checker_why_44x22", got)
 	plain := ansi.Strip(got)
-	broken, info := strings.Index(plain, "✗ why order_violations"), strings.Index(plain, "why refetched")
-	if broken < 0 || info < broken {
-		t.Errorf("want the broken count's records first, then refetched's:\n%s", plain)
+	broken, records, next := strings.Index(plain, "✗ order_violations"), strings.Index(plain, "· p-2 on orders"), strings.Index(plain, "✓ refetched")
+	info := strings.Index(plain, "why refetched")
+	if broken < 0 || records < broken || next < records || info < next {
+		t.Errorf("want the broken count's records under its row, refetched's under the counts:\n%s", plain)
 	}
 	if !strings.Contains(plain, "… 4 more: :check why order_violations") || strings.Contains(plain, "p-12") {
 		t.Errorf("want five of order_violations' records and the count of the rest:\n%s", plain)
