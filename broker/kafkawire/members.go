@@ -21,7 +21,7 @@ import (
 //     heartbeat, commit) is that member's;
 //  2. otherwise the candidates are the live members of the latest
 //     generation whose client.id is the fetch's and whose assignment
-//     holds the partition;
+//     holds the partition (or who have not had their assignment yet);
 //  3. a connection an earlier fetch was attributed to keeps that member
 //     while it is a candidate;
 //  4. a client holds one fetch connection to a node, so a candidate that
@@ -29,7 +29,9 @@ import (
 //     one.
 //
 // Candidates left in more than one group make the fetch ambiguous: it is
-// reported with the groups it may be for, and counted for none.
+// reported with the groups it may be for, and counted for none. No
+// candidate left: the fetch is no group's (a client reading partitions
+// it chose, under a group member's client.id).
 
 // wireMember is a group member as the server's answers made it.
 type wireMember struct {
@@ -48,6 +50,10 @@ type memberKey struct{ group, id string }
 // may be hearing its heartbeats.
 const memberGrace = 3 * time.Second
 
+// memberForget is how long past its session timeout a member the server
+// has not heard from is kept at all.
+const memberForget = time.Minute
+
 // alive says whether m is live in its group's latest generation.
 func (s *Server) alive(m *wireMember, now time.Time) bool {
 	return m.generation >= s.gens[m.key.group] && now.Sub(m.seen) <= m.session+memberGrace
@@ -59,7 +65,13 @@ func (s *Server) memberJoined(cn *conn, group, id, client string, generation int
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	k := memberKey{group, id}
-	s.wm[k] = &wireMember{key: k, client: client, generation: generation, session: session, seen: time.Now()}
+	now := time.Now()
+	for mk, m := range s.wm {
+		if now.Sub(m.seen) > m.session+memberForget {
+			delete(s.wm, mk)
+		}
+	}
+	s.wm[k] = &wireMember{key: k, client: client, generation: generation, session: session, seen: now}
 	s.gens[group] = max(s.gens[group], generation)
 	cn.owner = k
 }
@@ -139,11 +151,11 @@ func (s *Server) attribute(cn *conn, client string, tp broker.TopicPartition) at
 	}
 	var cands []*wireMember
 	for _, m := range s.wm {
-		if m.client == client && m.parts[tp] && s.alive(m, now) {
+		if m.client == client && (m.parts == nil || m.parts[tp]) && s.alive(m, now) {
 			cands = append(cands, m)
 		}
 	}
-	if m := s.wm[cn.fetcher]; m != nil && (slices.Contains(cands, m) || len(cands) == 0 && s.alive(m, now)) {
+	if m := s.wm[cn.fetcher]; m != nil && slices.Contains(cands, m) {
 		return found(m)
 	}
 	if len(cands) > 1 {
@@ -157,18 +169,7 @@ func (s *Server) attribute(cn *conn, client string, tp broker.TopicPartition) at
 		})
 	}
 	if len(cands) == 0 {
-		// A fetch racing its sync, or one after the assignment moved: any
-		// live member with this client.id, if they are all in one group.
-		for _, m := range s.wm {
-			if m.client == client && s.alive(m, now) {
-				cands = append(cands, m)
-			}
-		}
-		groups := groupsOf(cands)
-		if len(groups) == 1 {
-			return attribution{groups: groups, generation: s.gens[groups[0]]}
-		}
-		return attribution{groups: groups}
+		return attribution{}
 	}
 	groups := groupsOf(cands)
 	if len(groups) > 1 {
