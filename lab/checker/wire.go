@@ -108,13 +108,14 @@ func checkWire(r *Report, h History, o Observed) []Done {
 		}
 		return p
 	}
-	logs := map[string]map[int64]string{} // "orders/0" → offset → message id
+	logs := map[string]*wireLog{} // "orders/0" → its records
 	for _, l := range o.Logs {
-		m := map[int64]string{}
+		wl := &wireLog{ids: map[int64]string{}, end: -1}
 		for _, rec := range l.Records {
-			m[rec.Offset] = rec.MsgID
+			wl.ids[rec.Offset] = rec.MsgID
+			wl.end = max(wl.end, rec.Offset+1)
 		}
-		logs[fmt.Sprintf("%s/%d", l.Topic, l.Partition)] = m
+		logs[fmt.Sprintf("%s/%d", l.Topic, l.Partition)] = wl
 	}
 	keys := map[string]string{}
 	for _, p := range h.Produces {
@@ -250,9 +251,18 @@ func wireFetch(r *Report, p *wirePartition, f *Fetch) {
 	r.note("refetched", finding)
 }
 
+// wireLog is a partition's committed log as the check read it.
+type wireLog struct {
+	ids map[int64]string // offset → message id
+	end int64            // past its last record; -1 when it holds none
+}
+
 // wireCommit takes one accepted commit and returns the records it marks
 // done, in offset order.
-func wireCommit(r *Report, p *wirePartition, c *Commit, log map[int64]string, keys map[string]string) []Done {
+func wireCommit(r *Report, p *wirePartition, c *Commit, log *wireLog, keys map[string]string) []Done {
+	if log == nil {
+		log = &wireLog{end: -1}
+	}
 	where := fmt.Sprintf("%s/%d", p.topic, p.partition)
 	prev := p.committed
 	p.committed = c.Offset
@@ -273,17 +283,14 @@ func wireCommit(r *Report, p *wirePartition, c *Commit, log map[int64]string, ke
 			return nil
 		}
 	}
-	end := c.Offset // no record lies past the log's end: a commit beyond it covers nothing more
-	last := p.highest
-	for off := range log {
-		last = max(last, off)
-	}
-	end = min(end, last+1)
+	// No record lies past the log's end: a commit beyond it covers nothing
+	// more.
+	end := min(c.Offset, max(log.end, p.highest+1))
 	var done []Done
 	for off := from; off < end; off++ {
 		rec := p.recs[off]
 		if rec == nil {
-			id, ok := log[off]
+			id, ok := log.ids[off]
 			if !ok {
 				continue // deleted, or never written (a commit past the log's end)
 			}

@@ -144,3 +144,13 @@ func TestWireAmbiguousFetch(t *testing.T) {
 		t.Errorf("hint %q", h)
 	}
 }
+
+// A commit far past the log's end (a client's bad offset) covers the
+// records there are, and no more.
+func TestWireCommitPastTheEnd(t *testing.T) {
+	w := newWire(3, "k").fetch("g", 1, 0, 3).commit("g", 1, 1<<62).commit("g", 1, 2).fetch("g", 1, 2, 3)
+	r := w.check(t, 3)
+	if r.Fetched != 3 || r.DuplicateDeliveries != 1 || r.OrderViolations != 0 {
+		t.Fatalf("report %s; want fetched=3, one redelivery after the commit moved back", r.Summary())
+	}
+}
