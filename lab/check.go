@@ -190,6 +190,9 @@ func (r *run) check(ctx context.Context, c command.Check) error {
 	for _, a := range rep.Ambiguous {
 		r.say(EventCheck, "%s", a.Hint())
 	}
+	if c.Why && c.Field == "" && len(explained) == 0 {
+		r.say(EventCheck, "nothing to list: every count with records behind it is 0")
+	}
 	for _, field := range explained {
 		fs, n := rep.Explain(field)
 		switch {
