@@ -59,6 +59,9 @@ type Commit struct {
 	Partition  int    `json:"partition"`
 	Offset     int64  `json:"offset"`
 	Seq        int    `json:"seq"`
+	// Seek: the learner moved the group's offset (the lab's seek), not a
+	// client; what it moves back over is asked for again, not redelivered.
+	Seek bool `json:"seek,omitempty"`
 }
 
 // wireRecord is one record of one partition as one wire group saw it.
@@ -77,6 +80,9 @@ type wireRecord struct {
 	counted          bool
 	// fetchedSince: fetched since it was last covered.
 	fetchedSince bool
+	// replay: a seek moved the group back over it; its next fetch is one
+	// the learner asked for.
+	replay bool
 }
 
 // wirePartition is one wire group's view of one partition.
@@ -229,6 +235,13 @@ func wireFetch(r *Report, p *wirePartition, f *Fetch) {
 		}
 		return
 	}
+	if rec.replay {
+		rec.replay = false
+		r.Refetched++
+		finding.Explained = fmt.Sprintf("sent again on %s, asked for by a seek: a replay, not a redelivery", f.Conn)
+		r.note("refetched", finding)
+		return
+	}
 	proof := ""
 	switch {
 	case rec.reopened && !rec.counted:
@@ -266,6 +279,16 @@ func wireCommit(r *Report, p *wirePartition, c *Commit, log *wireLog, keys map[s
 	where := fmt.Sprintf("%s/%d", p.topic, p.partition)
 	prev := p.committed
 	p.committed = c.Offset
+	if c.Seek {
+		// What the seek moves back over comes again as asked; what it
+		// skips is not done by the group.
+		for off, rec := range p.recs {
+			if off >= c.Offset && (rec.covered || rec.fetches > 0) {
+				rec.covered, rec.reopened, rec.counted, rec.replay = false, false, false, rec.fetches > 0
+			}
+		}
+		return nil
+	}
 	if prev >= 0 && c.Offset < prev {
 		for off, rec := range p.recs {
 			if off >= c.Offset && off < prev && rec.covered {

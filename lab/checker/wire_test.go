@@ -154,3 +154,19 @@ func TestWireCommitPastTheEnd(t *testing.T) {
 		t.Fatalf("report %s; want fetched=3, one redelivery after the commit moved back", r.Summary())
 	}
 }
+
+// A seek the learner asked for moves the group back: what its members
+// fetch again is a replay, even under a new generation.
+func TestWireSeekIsAReplay(t *testing.T) {
+	w := newWire(5, "k").fetch("g", 1, 0, 5).commit("g", 1, 5)
+	w.seq++
+	w.h.Commits = append(w.h.Commits, Commit{Group: "g", Generation: -1, Topic: "orders", Offset: 2, Seek: true, Seq: w.seq})
+	w.fetch("g", 2, 2, 5).commit("g", 2, 5)
+	r := w.check(t, 5)
+	if r.DuplicateDeliveries != 0 || r.Refetched != 3 || r.OrderViolations != 0 {
+		t.Fatalf("report %s; want the 3 records after the seek as re-fetches, no duplicate", r.Summary())
+	}
+	if fs, _ := r.Explain("refetched"); len(fs) != 3 || !strings.Contains(fs[0].Explained, "asked for by a seek") {
+		t.Errorf("why refetched: %v", fs)
+	}
+}

@@ -263,6 +263,17 @@ func (h *wireHistory) Committed(c kafkawire.Committed) {
 	}
 }
 
+// Seeked records that the lab moved a group's offset on a partition (a
+// seek): if the group is a Kafka client's, what its members fetch again
+// below where they were is a replay the learner asked for.
+func (k *Listener) Seeked(group string, tp broker.TopicPartition, offset int64) {
+	k.wire.mu.Lock()
+	defer k.wire.mu.Unlock()
+	k.wire.seq++
+	k.wire.commits = append(k.wire.commits, checker.Commit{Group: group, Topic: tp.Topic, Partition: tp.Partition,
+		Offset: offset, Generation: -1, Seek: true, Seq: k.wire.seq})
+}
+
 // HandedTogether says whether a Kafka client was handed offset and the
 // one after it in one fetch. A program that has finished offset then
 // holds the next record in the batch its poll returned, not only in its
