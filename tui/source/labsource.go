@@ -358,7 +358,7 @@ func checkerOf(snap *lab.Snapshot) view.Checker {
 		case name == "unchecked" && len(r.Unreadable) > 0:
 			f.Note = "could not read " + strings.Join(r.Unreadable, ", ")
 		case name == "fetched" && len(r.Ambiguous) > 0:
-			f.Note = "some could be either of two groups': see below"
+			f.Note = "some the broker could not tie to one group: see below"
 		}
 		if fs, n := r.Explain(name); n > 0 && len(fs) > 0 {
 			for _, w := range fs {
