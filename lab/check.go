@@ -207,8 +207,8 @@ func (r *run) check(ctx context.Context, c command.Check) error {
 		for _, f := range fs {
 			r.say(EventCheck, "  %s", f)
 		}
-		if n > len(fs) && field != "fetched" {
-			r.say(EventCheck, "  … and %d more", n-len(fs))
+		if more := n - checker.Listed(fs); more > 0 && field != "fetched" {
+			r.say(EventCheck, "  … and %d more", more)
 		}
 	}
 	return err

@@ -2,11 +2,13 @@ package kafkawire
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/mqlab/mqlab/broker"
+	"github.com/mqlab/mqlab/broker/raftnet"
 )
 
 // handleFetch reads every partition asked for. When the answer holds
@@ -99,6 +101,9 @@ func (r *request) fetchOnce(req *kmsg.FetchRequest) (resp *kmsg.FetchResponse, t
 			}
 			res, err := r.front().Partition(tp).Fetch(ctx, p.FetchOffset, max, p.CurrentLeaderEpoch)
 			if ferr := r.netErr(err); ferr != nil {
+				if errors.Is(err, raftnet.ErrReplyLost) && len(res.Records) > 0 {
+					r.observeFetch(tp, res.Records) // sent, and lost on the way
+				}
 				return nil, 0, false, ferr
 			}
 			rp.ErrorCode = code(err)

@@ -8,11 +8,14 @@ import (
 // Finding is one record behind a count of the report: what `check why`
 // lists and the Checker panel shows under the count.
 type Finding struct {
-	MsgID     string `json:"msg_id,omitempty"`
-	Client    string `json:"client,omitempty"`
-	Group     string `json:"group,omitempty"` // a consumer group, or a queue
-	Where     string `json:"where,omitempty"` // orders/0, or a queue
-	Offset    int64  `json:"offset"`          // -1 when not known
+	MsgID  string `json:"msg_id,omitempty"`
+	Client string `json:"client,omitempty"`
+	Group  string `json:"group,omitempty"` // a consumer group, or a queue
+	Where  string `json:"where,omitempty"` // orders/0, or a queue
+	Offset int64  `json:"offset"`          // -1 when not known
+	// Last, when above Offset, makes the finding a run of records at
+	// Offset…Last with one explanation.
+	Last      int64  `json:"last,omitempty"`
 	Explained string `json:"explained"`
 }
 
@@ -24,6 +27,8 @@ func (f Finding) String() string {
 		parts = append(parts, f.MsgID)
 	}
 	switch {
+	case f.Where != "" && f.Last > f.Offset && f.Offset >= 0:
+		parts = []string{fmt.Sprintf("%s offsets %d to %d, %d records,", f.Where, f.Offset, f.Last, f.Last-f.Offset+1)}
 	case f.Where != "" && f.Offset >= 0:
 		parts = append(parts, fmt.Sprintf("at %s offset %d", f.Where, f.Offset))
 	case f.Where != "" && f.MsgID != "":
@@ -53,6 +58,34 @@ func (r *Report) note(field string, f Finding) {
 	if len(r.Why[field]) < MaxListed {
 		r.Why[field] = append(r.Why[field], f)
 	}
+}
+
+// Listed is how many records findings name: a run names each of its
+// records.
+func Listed(fs []Finding) int {
+	n := 0
+	for _, f := range fs {
+		n++
+		if f.Last > f.Offset && f.Offset >= 0 {
+			n += int(f.Last - f.Offset)
+		}
+	}
+	return n
+}
+
+// noteRun adds a finding behind field, or extends the last one when it
+// is the record just before, with the same explanation: a fetch of many
+// records reads as one run.
+func (r *Report) noteRun(field string, f Finding) {
+	if fs := r.Why[field]; len(fs) > 0 {
+		last := &fs[len(fs)-1]
+		end := max(last.Last, last.Offset)
+		if last.Where == f.Where && last.Group == f.Group && last.Client == f.Client && last.Explained == f.Explained && end+1 == f.Offset {
+			last.Last = f.Offset
+			return
+		}
+	}
+	r.note(field, f)
 }
 
 // Explain lists the records behind a field's count: at most MaxListed of

@@ -231,7 +231,7 @@ func wireFetch(r *Report, p *wirePartition, f *Fetch) {
 		if f.Offset < below {
 			r.Refetched++
 			finding.Explained = fmt.Sprintf("first sent on %s after offset %d was: out of offset order, as a client that lost its fetch position reads; nothing says it was delivered out of order", f.Conn, below)
-			r.note("refetched", finding)
+			r.noteRun("refetched", finding)
 		}
 		return
 	}
@@ -239,7 +239,7 @@ func wireFetch(r *Report, p *wirePartition, f *Fetch) {
 		rec.replay = false
 		r.Refetched++
 		finding.Explained = fmt.Sprintf("sent again on %s, asked for by a seek: a replay, not a redelivery", f.Conn)
-		r.note("refetched", finding)
+		r.noteRun("refetched", finding)
 		return
 	}
 	proof := ""
@@ -255,13 +255,13 @@ func wireFetch(r *Report, p *wirePartition, f *Fetch) {
 		rec.covered = false
 		r.DuplicateDeliveries++
 		finding.Explained = "delivered again: " + proof
-		r.note("duplicate_deliveries", finding)
+		r.noteRun("duplicate_deliveries", finding)
 		return
 	}
 	r.Refetched++
-	finding.Explained = fmt.Sprintf("sent again on %s (%s time; first on %s) before the group committed past it: a client drops what it fetched when a leader changes or a rebalance moves the partition, so a re-fetch, not a redelivery",
+	finding.Explained = fmt.Sprintf("sent again on %s (%s time; first on %s) before the group committed past it: a re-fetch, not a redelivery, for a client drops what it fetched when an answer is lost, a leader changes or a rebalance moves the partition",
 		f.Conn, ordinal(rec.fetches), rec.firstConn)
-	r.note("refetched", finding)
+	r.noteRun("refetched", finding)
 }
 
 // wireLog is a partition's committed log as the check read it.
@@ -326,7 +326,7 @@ func wireCommit(r *Report, p *wirePartition, c *Commit, log *wireLog, keys map[s
 		if rec.reopened && !rec.counted && !rec.fetchedSince && rec.coveredGen > 0 && c.Generation > 0 && c.Generation != rec.coveredGen {
 			rec.counted = true
 			r.DuplicateDeliveries++
-			r.note("duplicate_deliveries", Finding{MsgID: rec.msg, Client: c.Client, Group: p.group, Where: where, Offset: off,
+			r.noteRun("duplicate_deliveries", Finding{MsgID: rec.msg, Client: c.Client, Group: p.group, Where: where, Offset: off,
 				Explained: fmt.Sprintf("committed past twice: by generation %d (offset %d), then, after the commit moved back to %d, by generation %d (offset %d)",
 					rec.coveredGen, rec.coveredAt, rec.backTo, c.Generation, c.Offset)})
 		}

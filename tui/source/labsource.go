@@ -365,7 +365,7 @@ func checkerOf(snap *lab.Snapshot) view.Checker {
 				f.Why = append(f.Why, w.String())
 			}
 			if name != "fetched" { // its lines are per partition, not per record
-				f.More = n - len(fs)
+				f.More = max(n-checker.Listed(fs), 0)
 			}
 		}
 		c.Fields = append(c.Fields, f)
