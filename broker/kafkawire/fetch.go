@@ -102,7 +102,7 @@ func (r *request) fetchOnce(req *kmsg.FetchRequest) (resp *kmsg.FetchResponse, t
 			res, err := r.front().Partition(tp).Fetch(ctx, p.FetchOffset, max, p.CurrentLeaderEpoch)
 			if ferr := r.netErr(err); ferr != nil {
 				if errors.Is(err, raftnet.ErrReplyLost) && len(res.Records) > 0 {
-					r.observeFetch(tp, res.Records) // sent, and lost on the way
+					r.observeFetch(tp, res.Records, true)
 				}
 				return nil, 0, false, ferr
 			}
@@ -114,7 +114,7 @@ func (r *request) fetchOnce(req *kmsg.FetchRequest) (resp *kmsg.FetchResponse, t
 				if len(res.Records) > 0 {
 					rp.RecordBatches = appendBatches(nil, res.Records)
 					total += len(rp.RecordBatches)
-					r.observeFetch(tp, res.Records)
+					r.observeFetch(tp, res.Records, false)
 				}
 			}
 			rt.Partitions = append(rt.Partitions, rp)
@@ -126,7 +126,7 @@ func (r *request) fetchOnce(req *kmsg.FetchRequest) (resp *kmsg.FetchResponse, t
 
 // observeFetch tells the observer what was sent to a group's member, or
 // to a client that may be one of several groups' members.
-func (r *request) observeFetch(tp broker.TopicPartition, recs []broker.Record) {
+func (r *request) observeFetch(tp broker.TopicPartition, recs []broker.Record, lost bool) {
 	obs := r.cn.s.cfg.Observer
 	if obs == nil {
 		return
@@ -136,7 +136,7 @@ func (r *request) observeFetch(tp broker.TopicPartition, recs []broker.Record) {
 		return // not a group's: a client reading partitions it chose
 	}
 	f := Fetched{Client: r.client, Conn: r.cn.label, Member: at.member.id, Generation: at.generation,
-		Partition: tp, Records: make([]ObservedRecord, len(recs))}
+		Partition: tp, Records: make([]ObservedRecord, len(recs)), Lost: lost}
 	if len(at.groups) == 1 {
 		f.Group = at.groups[0]
 	} else {

@@ -56,6 +56,9 @@ type Fetched struct {
 	Generation int    // the member's generation, when known (else 0)
 	Partition  broker.TopicPartition
 	Records    []ObservedRecord
+	// Lost: the answer holding them was lost on the way (an armed fault);
+	// sent, never received.
+	Lost bool
 }
 
 // Committed is offsets a group accepted from a client (the next record

@@ -243,8 +243,10 @@ func (h *wireHistory) Fetched(f kafkawire.Fetched) {
 		h.fetches = append(h.fetches, checker.Fetch{MsgID: r.MsgID, Client: f.Client, Conn: f.Conn, Group: f.Group, Groups: f.Groups,
 			Member: f.Member, Generation: f.Generation, Topic: f.Partition.Topic, Partition: f.Partition.Partition,
 			Offset: r.Offset, Key: string(r.Key), Seq: h.seq})
-		last := f.Records[len(f.Records)-1].Offset
-		h.together[at][r.Offset] = max(h.together[at][r.Offset], last)
+		if !f.Lost { // a lost answer handed the client nothing
+			last := f.Records[len(f.Records)-1].Offset
+			h.together[at][r.Offset] = max(h.together[at][r.Offset], last)
+		}
 	}
 }
 
