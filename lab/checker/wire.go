@@ -163,7 +163,10 @@ func checkWire(r *Report, h History, o Observed) []Done {
 	for _, a := range ambiguous {
 		r.Ambiguous = append(r.Ambiguous, *a)
 	}
-	sort.Slice(r.Ambiguous, func(i, j int) bool { return r.Ambiguous[i].Client < r.Ambiguous[j].Client })
+	sort.Slice(r.Ambiguous, func(i, j int) bool {
+		a, b := r.Ambiguous[i], r.Ambiguous[j]
+		return a.Client < b.Client || a.Client == b.Client && slices.Compare(a.Groups, b.Groups) < 0
+	})
 
 	var done []Done
 	for _, e := range events {
@@ -190,6 +193,9 @@ func checkWire(r *Report, h History, o Observed) []Done {
 		}
 		return a.partition < b.partition
 	})
+	for _, a := range r.Ambiguous {
+		r.note("fetched", Finding{Client: a.Client, Offset: -1, Explained: a.Hint()})
+	}
 	for _, k := range order {
 		p := parts[k]
 		if p.fetched == 0 {
@@ -198,9 +204,6 @@ func checkWire(r *Report, h History, o Observed) []Done {
 		r.Fetched += p.fetched
 		r.note("fetched", Finding{Group: p.group, Where: fmt.Sprintf("%s/%d", p.topic, p.partition), Offset: -1,
 			Explained: fmt.Sprintf("%d records sent to the group's members, offsets %d to %d; sent, not known to be delivered", p.fetched, p.lowest, p.highest)})
-	}
-	for _, a := range r.Ambiguous {
-		r.note("fetched", Finding{Client: a.Client, Offset: -1, Explained: a.Hint()})
 	}
 	return done
 }
