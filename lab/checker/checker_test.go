@@ -230,3 +230,16 @@ func TestAnomalyFields(t *testing.T) {
 		t.Error("an unknown field is an anomaly")
 	}
 }
+
+// A clone shares nothing with the report it was made from.
+func TestReportClone(t *testing.T) {
+	r := Report{Why: map[string][]Finding{"lost": {{MsgID: "p-1"}}}, Ambiguous: []Ambiguity{{Client: "rdkafka", Groups: []string{"a", "b"}}},
+		LostMessages: []Missing{{MsgID: "p-1"}}}
+	c := r.Clone()
+	c.Why["lost"][0].MsgID = "x"
+	c.Ambiguous[0].Groups[0] = "x"
+	c.LostMessages[0].MsgID = "x"
+	if r.Why["lost"][0].MsgID != "p-1" || r.Ambiguous[0].Groups[0] != "a" || r.LostMessages[0].MsgID != "p-1" {
+		t.Errorf("the clone shares with the report: %+v", r)
+	}
+}

@@ -2,6 +2,7 @@ package checker
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -71,6 +72,26 @@ func Listed(fs []Finding) int {
 		}
 	}
 	return n
+}
+
+// Clone copies the report, its lists too, so that the copy shares
+// nothing with r.
+func (r Report) Clone() Report {
+	c := r
+	c.LostMessages = append([]Missing(nil), r.LostMessages...)
+	c.Unreadable = append([]string(nil), r.Unreadable...)
+	if r.Why != nil {
+		c.Why = make(map[string][]Finding, len(r.Why))
+		for k, fs := range r.Why {
+			c.Why[k] = slices.Clone(fs)
+		}
+	}
+	c.Ambiguous = nil
+	for _, a := range r.Ambiguous {
+		a.Groups = slices.Clone(a.Groups)
+		c.Ambiguous = append(c.Ambiguous, a)
+	}
+	return c
 }
 
 // noteRun adds a finding behind field, or extends the last one when it
