@@ -48,7 +48,7 @@ type kcatConsumer struct {
 func startKcat(t *testing.T, kcat, bootstrap, group string, extra ...string) *kcatConsumer {
 	t.Helper()
 	args := append([]string{"-C", "-b", bootstrap, "-G", group, "-q", "-f", "%p %o %k %s\n",
-		"-u", "-X", "auto.offset.reset=earliest", "-X", "auto.commit.interval.ms=100",
+		"-d", "cgrp,fetch,broker", "-u", "-X", "auto.offset.reset=earliest", "-X", "auto.commit.interval.ms=100",
 		"-X", "session.timeout.ms=6000", "-X", "heartbeat.interval.ms=500", "-X", "fetch.wait.max.ms=100",
 		"-X", "reconnect.backoff.ms=20", "-X", "reconnect.backoff.max.ms=200"}, extra...)
 	args = append(args, "orders")
@@ -73,7 +73,9 @@ func startKcat(t *testing.T, kcat, bootstrap, group string, extra ...string) *kc
 	t.Cleanup(func() {
 		k.stop(t)
 		if t.Failed() {
-			t.Logf("kcat in group %s said:\n%s", group, k.stderr.String())
+			// Its debug log (cgrp, fetch, broker): the last of it.
+			lines := strings.Split(k.stderr.String(), "\n")
+			t.Logf("kcat in group %s printed %d records and said, last:\n%s", group, k.count(), strings.Join(lines[max(0, len(lines)-80):], "\n"))
 		}
 	})
 	return k
@@ -147,9 +149,9 @@ func TestKcatGroupsAcrossLeaderKill(t *testing.T) {
 	produce(1)
 	bootstrap := l.Snapshot().Kafka.Bootstrap
 	billing := startKcat(t, kcat, bootstrap, "billing")
-	waitFor(t, 20*time.Second, "billing's kcat to print the first half", func() bool { return billing.count() == keys*each })
+	waitFor(t, 45*time.Second, "billing's kcat to print the first half", func() bool { return billing.count() == keys*each })
 	audit := startKcat(t, kcat, bootstrap, "audit")
-	waitFor(t, 20*time.Second, "audit's kcat to print the first half", func() bool { return audit.count() == keys*each })
+	waitFor(t, 45*time.Second, "audit's kcat to print the first half", func() bool { return audit.count() == keys*each })
 
 	// The leader of orders/0 dies under both groups' fetches, and the
 	// second half is written to its successor while both read. The kill
@@ -172,7 +174,7 @@ func TestKcatGroupsAcrossLeaderKill(t *testing.T) {
 	}
 	mustRun(t, l, "kill "+leader)
 	produce(2)
-	waitFor(t, 30*time.Second, "both groups' kcat to print every record", func() bool {
+	waitFor(t, 45*time.Second, "both groups' kcat to print every record", func() bool {
 		return billing.count() == 2*keys*each && audit.count() == 2*keys*each
 	})
 	// Each kcat commits what it printed as it leaves; a second check
