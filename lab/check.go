@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/mqlab/mqlab/broker"
 	"github.com/mqlab/mqlab/lab/checker"
 	"github.com/mqlab/mqlab/lab/clock"
+	"github.com/mqlab/mqlab/lab/command"
 )
 
 // DrainTimeout bounds a check's wait for leaders, in wall time.
@@ -175,14 +177,59 @@ func (w *world) eachRecord(ctx context.Context, tp broker.TopicPartition, fn fun
 	return start, nil
 }
 
-func (r *run) check(ctx context.Context) error {
-	r.begin("check")
+func (r *run) check(ctx context.Context, c command.Check) error {
+	r.begin(c.String())
 	rep, err := r.l.checkWorld(ctx, r.w)
 	r.say(EventCheck, "%s", rep.Summary())
-	for _, m := range rep.LostMessages {
-		r.say(EventCheck, "lost %s from %s: %s", m.MsgID, m.Client, m.Explained)
+	explained := whyFields(rep, c)
+	if !slices.Contains(explained, "lost") {
+		for _, m := range rep.LostMessages {
+			r.say(EventCheck, "lost %s from %s: %s", m.MsgID, m.Client, m.Explained)
+		}
+	}
+	for _, a := range rep.Ambiguous {
+		r.say(EventCheck, "%s", a.Hint())
+	}
+	if c.Why && c.Field == "" && len(explained) == 0 {
+		r.say(EventCheck, "nothing to list: every count with records behind it is 0")
+	}
+	for _, field := range explained {
+		fs, n := rep.Explain(field)
+		switch {
+		case n == 0:
+			r.say(EventCheck, "%s is 0: no record is behind it", field)
+			continue
+		case len(fs) == 0:
+			r.say(EventCheck, "%s is %d: the checker lists no records behind it", field, n)
+			continue
+		}
+		r.say(EventCheck, "%s %d, because:", field, n)
+		for _, f := range fs {
+			r.say(EventCheck, "  %s", f)
+		}
+		if more := n - checker.Listed(fs); more > 0 && field != "fetched" {
+			r.say(EventCheck, "  … and %d more", more)
+		}
 	}
 	return err
+}
+
+// whyFields are the counts a check explains: the one it names, or with
+// a bare why every count that is not zero and has records behind it.
+func whyFields(rep checker.Report, c command.Check) []string {
+	switch {
+	case !c.Why:
+		return nil
+	case c.Field != "":
+		return []string{c.Field}
+	}
+	var out []string
+	for _, name := range checker.Fields() {
+		if fs, n := rep.Explain(name); n > 0 && len(fs) > 0 {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // DrainState is a check's progress while it drains: the logs and queues

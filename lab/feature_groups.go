@@ -367,6 +367,7 @@ func (g *groupSet) seek(ctx context.Context, r *run, c command.Seek) error {
 		}
 	}
 	g.mu.Unlock()
+	w.kafka.Seeked(c.Group, tp, off)
 	r.say(EventOutcome, "%s", g.seekText(c.Group, tp, off, reached))
 	return nil
 }

@@ -201,6 +201,16 @@ func TestSeekReplaysAndCrashDuplicates(t *testing.T) {
 	if replays != 3 {
 		t.Errorf("%d deliveries marked as replays; want 3 (offsets 0, 1, 2 once each after the seek)", replays)
 	}
+	// check why names the record behind the count, and the group.
+	res := mustRun(t, l, "check why duplicate_deliveries")
+	if said := strings.Join(res[0].Lines, "\n"); !strings.Contains(said, "duplicate_deliveries 1, because:") ||
+		!strings.Contains(said, "on orders (group billing, client c1): delivered to the group a 2nd time") {
+		t.Errorf("check why said:\n%s", said)
+	}
+	res = mustRun(t, l, "check why order_violations")
+	if said := strings.Join(res[0].Lines, "\n"); !strings.Contains(said, "order_violations is 0: no record is behind it") {
+		t.Errorf("check why order_violations said:\n%s", said)
+	}
 	// A seek forward skips records and replays nothing.
 	mustRun(t, l, "consumer stop c1", "produce orders key=881 count=3", "seek billing orders/0 to=5",
 		"consumer start c1 group=billing topic=orders", "wait lag(billing) == 0",

@@ -35,8 +35,10 @@ func kafkaClient(t *testing.T, l *Lab, opts ...kgo.Opt) *kgo.Client {
 
 // The checker sees Kafka clients as it sees the lab's: an idempotent kgo
 // producer whose reply is lost and whose leader dies, and a kgo group
-// that reads everything. Every record is confirmed, none lost, none
-// written twice; the group's fetches are its deliveries.
+// that reads everything, one of whose fetch answers is lost. Every record
+// is confirmed, none lost, none written twice; the group fetched each,
+// and fetched again what the lost answer held: re-fetches, which check
+// why lists, not duplicate deliveries.
 func TestCheckerSeesKafkaClients(t *testing.T) {
 	t.Parallel()
 	l := newLab(t)
@@ -69,8 +71,21 @@ func TestCheckerSeesKafkaClients(t *testing.T) {
 		}
 	}
 	wg.Wait()
+	// The consumer joins with its fetches paused; the answer to its
+	// first fetch is then lost.
 	c := kafkaClient(t, l, kgo.ClientID("billing-1"), kgo.ConsumerGroup("billing"), kgo.ConsumeTopics("orders"),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	c.PauseFetchTopics("orders")
+	waitFor(t, 20*time.Second, "billing-1 to join its group", func() bool {
+		for _, g := range l.Snapshot().Cluster.Groups {
+			if g.Group == "billing" && len(g.Members) == 1 {
+				return true
+			}
+		}
+		return false
+	})
+	mustRun(t, l, "drop next reply to billing-1")
+	c.ResumeFetchTopics("orders")
 	got := 0
 	for got < n {
 		fs := c.PollFetches(ctx)
@@ -85,6 +100,18 @@ func TestCheckerSeesKafkaClients(t *testing.T) {
 	}
 	if rep.Confirmed != n || rep.Lost != 0 || rep.Unknown != 0 || rep.DuplicateWrites != 0 || rep.DuplicateDeliveries != 0 || rep.OrderViolations != 0 {
 		t.Fatalf("report %s; want %d confirmed and no anomaly", rep.Summary(), n)
+	}
+	// The group's fetches are what the broker sent it, each record once
+	// for the group, whatever the client did with them; what the lost
+	// answer held was sent again.
+	if rep.Fetched != n || len(rep.Ambiguous) != 0 || rep.Refetched == 0 || !firedFor(l, "billing-1") {
+		t.Errorf("report %s, ambiguous %+v; want the %d records fetched by billing, some twice after the lost answer", rep.Summary(), rep.Ambiguous, n)
+	}
+	res := mustRun(t, l, "check why refetched")
+	t.Logf("check why refetched said:\n%s", strings.Join(res[0].Lines, "\n"))
+	if said := strings.Join(res[0].Lines, "\n"); !strings.Contains(said, fmt.Sprintf("refetched %d, because:", rep.Refetched)) ||
+		!strings.Contains(said, "(group billing, client billing-1): sent again on n") {
+		t.Errorf("check why refetched said:\n%s", said)
 	}
 	if !firedFor(l, "shop") {
 		t.Fatal("the lost reply to shop never fired")

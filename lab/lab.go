@@ -331,7 +331,7 @@ func (r *run) dispatch(ctx context.Context, cmd command.Command) error {
 	case command.Expect:
 		return r.expect(ctx, c)
 	case command.Check:
-		return r.check(ctx)
+		return r.check(ctx, c)
 	case command.Help:
 		return r.help(c)
 	}

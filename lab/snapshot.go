@@ -87,9 +87,7 @@ func (l *Lab) Snapshot() (s Snapshot) {
 	s.Retries = w.retries.Recent(clients.SnapshotRetries)
 	w.mu.Lock()
 	if w.report != nil {
-		rep := *w.report
-		rep.LostMessages = append([]checker.Missing(nil), rep.LostMessages...)
-		rep.Unreadable = append([]string(nil), rep.Unreadable...)
+		rep := w.report.Clone()
 		s.Report, s.Checked = &rep, w.checked
 	}
 	byName := map[string]*ClientState{}

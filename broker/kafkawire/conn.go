@@ -34,6 +34,13 @@ type conn struct {
 
 	said   string // the last error answer put in the timeline, and when
 	saidAt time.Time
+
+	label string // the node and the client's address, for a checker
+
+	// The group member whose group requests the connection carries, and
+	// the one its fetches were last attributed to (see attribute);
+	// guarded by Server.mu.
+	owner, fetcher memberKey
 }
 
 func (cn *conn) clientID() string {

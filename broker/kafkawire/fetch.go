@@ -2,11 +2,13 @@ package kafkawire
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/mqlab/mqlab/broker"
+	"github.com/mqlab/mqlab/broker/raftnet"
 )
 
 // handleFetch reads every partition asked for. When the answer holds
@@ -99,6 +101,9 @@ func (r *request) fetchOnce(req *kmsg.FetchRequest) (resp *kmsg.FetchResponse, t
 			}
 			res, err := r.front().Partition(tp).Fetch(ctx, p.FetchOffset, max, p.CurrentLeaderEpoch)
 			if ferr := r.netErr(err); ferr != nil {
+				if errors.Is(err, raftnet.ErrReplyLost) && len(res.Records) > 0 {
+					r.observeFetch(tp, res.Records, true)
+				}
 				return nil, 0, false, ferr
 			}
 			rp.ErrorCode = code(err)
@@ -109,7 +114,7 @@ func (r *request) fetchOnce(req *kmsg.FetchRequest) (resp *kmsg.FetchResponse, t
 				if len(res.Records) > 0 {
 					rp.RecordBatches = appendBatches(nil, res.Records)
 					total += len(rp.RecordBatches)
-					r.observeFetch(tp, res.Records)
+					r.observeFetch(tp, res.Records, false)
 				}
 			}
 			rt.Partitions = append(rt.Partitions, rp)
@@ -119,17 +124,24 @@ func (r *request) fetchOnce(req *kmsg.FetchRequest) (resp *kmsg.FetchResponse, t
 	return resp, total, failed, nil
 }
 
-// observeFetch tells the observer what a group member received.
-func (r *request) observeFetch(tp broker.TopicPartition, recs []broker.Record) {
+// observeFetch tells the observer what was sent to a group's member, or
+// to a client that may be one of several groups' members.
+func (r *request) observeFetch(tp broker.TopicPartition, recs []broker.Record, lost bool) {
 	obs := r.cn.s.cfg.Observer
 	if obs == nil {
 		return
 	}
-	group := r.cn.s.groupOf(r.client)
-	if group == "" {
-		return
+	at := r.cn.s.attribute(r.cn, r.client, tp)
+	if len(at.groups) == 0 {
+		return // not a group's: a client reading partitions it chose
 	}
-	f := Fetched{Client: r.client, Group: group, Partition: tp, Records: make([]ObservedRecord, len(recs))}
+	f := Fetched{Client: r.client, Conn: r.cn.label, Member: at.member.id, Generation: at.generation,
+		Partition: tp, Records: make([]ObservedRecord, len(recs)), Lost: lost}
+	if len(at.groups) == 1 {
+		f.Group = at.groups[0]
+	} else {
+		f.Groups = at.groups
+	}
 	for i, rec := range recs {
 		f.Records[i] = ObservedRecord{MsgID: rec.MsgID, Key: rec.Key, Offset: rec.Offset}
 	}

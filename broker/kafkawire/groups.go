@@ -86,7 +86,7 @@ func handleJoinGroup(r *request, kr kmsg.Request) (kmsg.Response, error) {
 		r.cn.report(fmt.Sprintf("could not join group %s: %v", req.Group, err))
 		return resp, nil
 	}
-	r.cn.s.joined(r.client, req.Group)
+	r.cn.s.memberJoined(r.cn, req.Group, ans.MemberID, r.client, ans.Generation, session)
 	resp.Generation, resp.MemberID, resp.LeaderID = int32(ans.Generation), ans.MemberID, ans.Leader
 	pt, proto := req.ProtocolType, ans.Protocol
 	resp.ProtocolType, resp.Protocol = &pt, &proto
@@ -126,6 +126,7 @@ func handleSyncGroup(r *request, kr kmsg.Request) (kmsg.Response, error) {
 	resp.ErrorCode = groupCode(err)
 	r.answered("sync in group "+req.Group, resp.ErrorCode, err)
 	if err == nil {
+		r.cn.s.memberSynced(r.cn, req.Group, req.MemberID, int(req.Generation), data)
 		resp.MemberAssignment = data
 		resp.ProtocolType, resp.Protocol = req.ProtocolType, req.Protocol
 	}
@@ -142,6 +143,9 @@ func handleHeartbeat(r *request, kr kmsg.Request) (kmsg.Response, error) {
 		return nil, ferr
 	}
 	resp.ErrorCode = groupCode(err)
+	if err == nil {
+		r.cn.s.memberSeen(r.cn, req.Group, req.MemberID)
+	}
 	return resp, nil
 }
 
@@ -162,7 +166,9 @@ func handleLeaveGroup(r *request, kr kmsg.Request) (kmsg.Response, error) {
 		if ferr := r.netErr(err); ferr != nil {
 			return nil, ferr
 		}
-		r.cn.s.left(r.client, req.Group)
+		if err == nil {
+			r.cn.s.memberLeft(req.Group, id)
+		}
 		if r.version >= 3 {
 			m := kmsg.NewLeaveGroupResponseMember()
 			m.MemberID, m.ErrorCode = id, groupCode(err)
@@ -201,6 +207,9 @@ func handleOffsetCommit(r *request, kr kmsg.Request) (kmsg.Response, error) {
 		ec = codeInvalidRequest // a negative offset, say
 	}
 	r.answered("commit to group "+req.Group, ec, err)
+	if err == nil && len(offsets) > 0 {
+		r.observeCommit(req.Group, req.MemberID, generation, offsets)
+	}
 	for _, t := range req.Topics {
 		rt := kmsg.NewOffsetCommitResponseTopic()
 		rt.Topic = t.Topic

@@ -42,12 +42,34 @@ type Produced struct {
 	Records   []ObservedRecord
 }
 
-// Fetched is records a group member's connection fetched.
+// Fetched is records sent to a group's member in a fetch response: sent,
+// not delivered, for a client may drop what it fetched (after a leader
+// change or a rebalance) and fetch it again.
 type Fetched struct {
-	Client    string
-	Group     string
-	Partition broker.TopicPartition
-	Records   []ObservedRecord
+	Client string // the client.id
+	Conn   string // the connection: "n2 from 127.0.0.1:50412"
+	// Group is the group the fetch is for; "" when Groups names several
+	// it may be for (clients sharing a client.id), see attribute.
+	Group      string
+	Groups     []string
+	Member     string // the member id, when known
+	Generation int    // the member's generation, when known (else 0)
+	Partition  broker.TopicPartition
+	Records    []ObservedRecord
+	// Lost: the answer holding them was lost on the way (an armed fault);
+	// sent, never received.
+	Lost bool
+}
+
+// Committed is offsets a group accepted from a client (the next record
+// to read, per partition).
+type Committed struct {
+	Client     string
+	Conn       string
+	Group      string
+	Member     string // "" for a commit without a member (version 0, or an admin tool)
+	Generation int    // -1 without a member
+	Offsets    map[broker.TopicPartition]int64
 }
 
 // Observer hears what wire clients do; its methods are called on the
@@ -55,6 +77,7 @@ type Fetched struct {
 type Observer interface {
 	Produced(Produced)
 	Fetched(Fetched)
+	Committed(Committed)
 }
 
 // msgID names a record a wire client produced by who sent it and what it
@@ -81,24 +104,19 @@ func msgID(client string, tp broker.TopicPartition, key, value []byte) string {
 // idSeed seeds msgID's hash: names need only agree within one process.
 var idSeed = maphash.MakeSeed()
 
-// joined remembers which group a client joined, so its fetches count
-// as deliveries to that group.
-func (s *Server) joined(client, group string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.members[client] = group
-}
-
-func (s *Server) left(client, group string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.members[client] == group {
-		delete(s.members, client)
+// observeCommit tells the observer what offsets a group accepted.
+func (r *request) observeCommit(group, member string, generation int, offsets map[broker.TopicPartition]int64) {
+	if member != "" {
+		r.cn.s.memberSeen(r.cn, group, member)
 	}
-}
-
-func (s *Server) groupOf(client string) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.members[client]
+	obs := r.cn.s.cfg.Observer
+	if obs == nil {
+		return
+	}
+	c := Committed{Client: r.client, Conn: r.cn.label, Group: group, Member: member, Generation: generation,
+		Offsets: make(map[broker.TopicPartition]int64, len(offsets))}
+	for tp, o := range offsets {
+		c.Offsets[tp] = o
+	}
+	obs.Committed(c)
 }

@@ -66,8 +66,9 @@ type Server struct {
 	mu       sync.Mutex
 	closed   bool
 	conns    map[*conn]struct{}
-	software map[string]string // client.id → software
-	members  map[string]string // client.id → the group it joined
+	software map[string]string         // client.id → software
+	wm       map[memberKey]*wireMember // the groups' members, as the server's answers made them
+	gens     map[string]int            // each group's latest generation
 	wg       sync.WaitGroup
 }
 
@@ -84,7 +85,8 @@ func Listen(c Broker, cfg Config) (*Server, error) {
 		cfg.MaxRequestBytes = DefaultMaxRequestBytes
 	}
 	s := &Server{c: c, cfg: cfg, index: map[string]int32{},
-		conns: map[*conn]struct{}{}, software: map[string]string{}, members: map[string]string{}}
+		conns: map[*conn]struct{}{}, software: map[string]string{},
+		wm: map[memberKey]*wireMember{}, gens: map[string]int{}}
 	ls, err := nodelisten.New(c, nodelisten.Config{Protocol: "Kafka", Host: cfg.Host, Port: cfg.Port}, s.start)
 	if err != nil {
 		return nil, err
@@ -144,7 +146,7 @@ func (s *Server) accept(l *nodeListener) {
 			continue
 		}
 		ctx, cancel := context.WithCancel(context.Background())
-		cn := &conn{s: s, node: l.node, nc: nc, ctx: ctx, cancel: cancel}
+		cn := &conn{s: s, node: l.node, nc: nc, ctx: ctx, cancel: cancel, label: l.node + " from " + nc.RemoteAddr().String()}
 		s.conns[cn] = struct{}{}
 		s.wg.Add(1)
 		s.mu.Unlock()

@@ -10,7 +10,9 @@ package checker
 
 import (
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/mqlab/mqlab/lab/command"
 )
@@ -76,6 +78,9 @@ type Done struct {
 	Group  string `json:"group"` // a consumer group, or a queue's name
 	Topic  string `json:"topic,omitempty"`
 	Key    string `json:"key,omitempty"`
+	// Committed: a wire group committed past it, which is all the broker
+	// knows of a wire client's work.
+	Committed bool `json:"committed,omitempty"`
 }
 
 // Move is a record a consumer gave up on and produced to a retry topic,
@@ -102,6 +107,8 @@ type Effect struct {
 }
 
 // History is everything the lab's clients did, in the order they did it.
+// Fetches and Commits are what wire clients' groups did (see checkWire):
+// the lab's own clients' work is in Deliveries and Done.
 type History struct {
 	Produces   []Produce
 	Sends      []Send
@@ -109,6 +116,8 @@ type History struct {
 	Done       []Done
 	Moves      []Move
 	Effects    []Effect
+	Fetches    []Fetch
+	Commits    []Commit
 }
 
 // Record is one record of a committed log.
@@ -178,6 +187,14 @@ const MaxListed = 20
 //   - Reordered: finished work that came after the work on a message
 //     produced later, within one group and any key: what a total order
 //     forbids and per-key order allows.
+//   - Fetched: records sent to wire clients' groups in fetch responses,
+//     each counted once per group: sent, not known to be delivered.
+//   - Refetched: records sent to a wire group again, or below an offset
+//     it had fetched, that its commits do not prove delivered twice.
+//   - Why: up to MaxListed records behind each count, by field name
+//     (Explain reads it).
+//   - Ambiguous: fetches by a client.id several groups' members share,
+//     that the broker could not tie to one group: counted in none.
 type Report struct {
 	Confirmed           int `json:"confirmed"`
 	Lost                int `json:"lost"`
@@ -194,8 +211,13 @@ type Report struct {
 	Unchecked       int       `json:"unchecked"`
 	Moved           int       `json:"moved"`
 	Reordered       int       `json:"reordered"`
+	Fetched         int       `json:"fetched"`
+	Refetched       int       `json:"refetched"`
 	LostMessages    []Missing `json:"lost_messages"`
 	Unreadable      []string  `json:"unreadable"`
+
+	Why       map[string][]Finding `json:"why,omitempty"`
+	Ambiguous []Ambiguity          `json:"ambiguous,omitempty"`
 }
 
 // fields reads each of the report's numeric fields, by the name a
@@ -221,6 +243,8 @@ var fields = map[string]struct {
 	"unchecked":            {func(r Report) int { return r.Unchecked }, true},
 	"moved":                {func(r Report) int { return r.Moved }, false},
 	"reordered":            {func(r Report) int { return r.Reordered }, false},
+	"fetched":              {func(r Report) int { return r.Fetched }, false},
+	"refetched":            {func(r Report) int { return r.Refetched }, false},
 }
 
 // Anomaly reports whether a field counts something a correct system never
@@ -263,6 +287,7 @@ func Check(h History, o Observed) Report {
 	checkProduces(&r, h.Produces, h.Moves, o)
 	checkSends(&r, h.Sends, o)
 	checkDeliveries(&r, h)
+	h.Done = append(slices.Clip(h.Done), checkWire(&r, h, o)...)
 	checkOrder(&r, h)
 	checkEffects(&r, h.Effects)
 	return r
@@ -276,6 +301,7 @@ type where struct {
 
 func checkProduces(r *Report, produces []Produce, moves []Move, o Observed) {
 	copies := map[string][]where{} // message id → its copies in committed logs
+	at := map[string][]string{}    // message id → where its copies are: "orders/0 offset 4"
 	start := map[where]int64{}
 	for _, l := range o.Logs {
 		w := where{l.Topic, l.Partition}
@@ -283,9 +309,11 @@ func checkProduces(r *Report, produces []Produce, moves []Move, o Observed) {
 		for _, rec := range l.Records {
 			if rec.MsgID != "" {
 				copies[rec.MsgID] = append(copies[rec.MsgID], w)
+				at[rec.MsgID] = append(at[rec.MsgID], fmt.Sprintf("%s/%d offset %d", l.Topic, l.Partition, rec.Offset))
 			}
 		}
 	}
+	var twice []string
 	movedTo := movedTopics(moves)
 	for id, cs := range copies {
 		extra := len(cs) - 1
@@ -298,6 +326,14 @@ func checkProduces(r *Report, produces []Produce, moves []Move, o Observed) {
 			}
 		}
 		r.DuplicateWrites += max(extra, 0)
+		if extra > 0 {
+			twice = append(twice, id)
+		}
+	}
+	sort.Strings(twice)
+	for _, id := range twice {
+		r.note("duplicate_writes", Finding{MsgID: id, Offset: -1,
+			Explained: fmt.Sprintf("written %d times, at %s: a retry the partition did not recognise", len(at[id]), strings.Join(at[id], ", "))})
 	}
 	unreadable := map[string]bool{}
 	for _, u := range o.Unreadable {
@@ -319,6 +355,8 @@ func checkProduces(r *Report, produces []Produce, moves []Move, o Observed) {
 		switch p.Outcome {
 		case Unknown:
 			r.Unknown++
+			r.note("unknown", Finding{MsgID: p.MsgID, Client: p.Client, Where: fmt.Sprintf("%s/%d", p.Topic, p.Partition), Offset: -1,
+				Explained: "the producer never learned whether it was written (no answer, or the leader lost its leadership)"})
 			continue
 		case Acknowledged:
 			r.Confirmed++
@@ -328,6 +366,8 @@ func checkProduces(r *Report, produces []Produce, moves []Move, o Observed) {
 		w := where{p.Topic, p.Partition}
 		if unreadable[fmt.Sprintf("%s/%d", p.Topic, p.Partition)] {
 			r.Unchecked++
+			r.note("unchecked", Finding{MsgID: p.MsgID, Client: p.Client, Where: fmt.Sprintf("%s/%d", p.Topic, p.Partition), Offset: p.Offset,
+				Explained: "confirmed on a partition the check could not read"})
 			continue
 		}
 		if present(p.MsgID, p.Topic, w, p.Offset) {
@@ -345,8 +385,11 @@ func checkProduces(r *Report, produces []Produce, moves []Move, o Observed) {
 		}
 		r.Moved++
 		at := fmt.Sprintf("%s/%d", m.To, m.Partition)
+		r.note("moved", Finding{MsgID: m.MsgID, Client: m.Client, Group: m.Group, Where: at, Offset: m.Offset,
+			Explained: fmt.Sprintf("given up on in %s and copied to %s", m.From, at)})
 		if unreadable[at] {
 			r.Unchecked++
+			r.note("unchecked", Finding{MsgID: m.MsgID, Client: m.Client, Where: at, Offset: m.Offset, Explained: "moved to a partition the check could not read"})
 			continue
 		}
 		if present(m.MsgID, m.To, where{m.To, m.Partition}, m.Offset) {
@@ -386,12 +429,17 @@ func checkSends(r *Report, sends []Send, o Observed) {
 		unreadable[u] = true
 	}
 	for _, s := range sends {
+		f := Finding{MsgID: s.MsgID, Client: s.Client, Where: s.Queue, Offset: -1}
 		switch s.Outcome {
 		case Unknown:
 			r.Unknown++
+			f.Explained = "the sender never learned whether the queue took it"
+			r.note("unknown", f)
 			continue
 		case Rejected:
 			r.Rejected++
+			f.Explained = "refused by the full queue"
+			r.note("rejected", f)
 			continue
 		case Acknowledged:
 			r.Confirmed++
@@ -400,6 +448,8 @@ func checkSends(r *Report, sends []Send, o Observed) {
 		}
 		if unreadable[s.Queue] {
 			r.Unchecked++
+			f.Explained = "accepted by a queue the check could not read"
+			r.note("unchecked", f)
 			continue
 		}
 		switch o.Fates[s.MsgID] {
@@ -411,10 +461,16 @@ func checkSends(r *Report, sends []Send, o Observed) {
 			}
 		case FateDeadLettered:
 			r.DeadLettered++
+			f.Explained = "moved to the dead-letter queue"
+			r.note("dead_lettered", f)
 		case FateExpired:
 			r.Expired++
+			f.Explained = "dropped when its time to live ran out"
+			r.note("expired", f)
 		case FateDropped:
 			r.Dropped++
+			f.Explained = "dropped from the head of the full queue"
+			r.note("dropped", f)
 		}
 	}
 }
@@ -425,7 +481,7 @@ func checkSends(r *Report, sends []Send, o Observed) {
 func checkDeliveries(r *Report, h History) {
 	movedTo := movedTopics(h.Moves)
 	type gm struct{ group, msg, via string }
-	seen := map[gm]bool{}
+	seen := map[gm]int{}
 	for _, d := range h.Deliveries {
 		if d.Replay {
 			continue
@@ -434,11 +490,12 @@ func checkDeliveries(r *Report, h History) {
 		if movedTo[d.MsgID][d.Topic] {
 			k.via = d.Topic
 		}
-		if seen[k] {
+		seen[k]++
+		if n := seen[k]; n > 1 {
 			r.DuplicateDeliveries++
-			continue
+			r.note("duplicate_deliveries", Finding{MsgID: d.MsgID, Client: d.Client, Group: d.Group, Where: d.Topic, Offset: -1,
+				Explained: fmt.Sprintf("delivered to the group a %s time", ordinal(n))})
 		}
-		seen[k] = true
 	}
 }
 
@@ -474,6 +531,13 @@ func checkOrder(r *Report, h History) {
 	done := map[gm]bool{}
 	latestKey := map[gk]int{}
 	latest := map[string]int{}
+	latestMsg := map[gk]string{} // the message behind latestKey (and, with key "\x00", latest)
+	finished := func(d Done) string {
+		if d.Committed {
+			return "committed past"
+		}
+		return "finished"
+	}
 	for _, d := range h.Done {
 		group := d.Group
 		if g, ok := movedBy[mt{d.MsgID, d.Topic}]; ok && d.Topic != "" {
@@ -487,26 +551,38 @@ func checkOrder(r *Report, h History) {
 		if !ok {
 			continue
 		}
-		if last, ok := latest[group]; ok && pos < last {
+		f := Finding{MsgID: d.MsgID, Client: d.Client, Group: group, Where: d.Topic, Offset: -1}
+		all := gk{group, "\x00"}
+		switch last, ok := latest[group]; {
+		case d.Committed:
+			// One commit covers several partitions at once: it says
+			// nothing of the order across them.
+		case ok && pos < last:
 			r.Reordered++
-		} else {
-			latest[group] = pos
+			f.Explained = fmt.Sprintf("%s after %s, which was written after it", finished(d), latestMsg[all])
+			r.note("reordered", f)
+		default:
+			latest[group], latestMsg[all] = pos, d.MsgID
 		}
 		kk := gk{group, d.Key}
 		if last, ok := latestKey[kk]; ok && pos < last {
 			r.OrderViolations++
+			f.Explained = fmt.Sprintf("%s after %s, which has the same key (%q) and was written after it", finished(d), latestMsg[kk], d.Key)
+			r.note("order_violations", f)
 			continue
 		}
-		latestKey[kk] = pos
+		latestKey[kk], latestMsg[kk] = pos, d.MsgID
 	}
 }
 
 func checkEffects(r *Report, effects []Effect) {
-	seen := map[Effect]bool{}
+	seen := map[Effect]int{}
 	for _, e := range effects {
-		if seen[e] {
+		seen[e]++
+		if n := seen[e]; n > 1 {
 			r.DuplicateEffects++
+			r.note("duplicate_effects", Finding{MsgID: e.MsgID, Where: e.Service, Offset: -1,
+				Explained: fmt.Sprintf("%s applied a %s for it a %s time", e.Service, e.Kind, ordinal(n))})
 		}
-		seen[e] = true
 	}
 }

@@ -162,14 +162,35 @@ func TestEffectsAndQueues(t *testing.T) {
 	want := Report{Confirmed: 5, Lost: 1, Unknown: 1, DuplicateEffects: 1, DeadLettered: 1, Expired: 1, Dropped: 1, Rejected: 1,
 		LostMessages: []Missing{{MsgID: "s-4", Where: "receipts", Offset: -1, Explained: "accepted by receipts, then neither acked, in the queue, dead-lettered, expired nor dropped"}},
 		Unreadable:   []string{}}
+	why := r.Why
+	r.Why = nil
 	if !reflect.DeepEqual(r, want) {
 		t.Errorf("report\n got %+v\nwant %+v", r, want)
+	}
+	// Each count's records can be listed: check why FIELD.
+	r.Why = why
+	for field, wantWhy := range map[string]string{
+		"duplicate_effects": "p-1 on wallet: wallet applied a credit for it a 2nd time",
+		"dead_lettered":     "s-2 on receipts: moved to the dead-letter queue",
+		"expired":           "s-3 on receipts: dropped when its time to live ran out",
+		"dropped":           "s-7 on receipts: dropped from the head of the full queue",
+		"rejected":          "s-5 on receipts: refused by the full queue",
+		"unknown":           "s-6 on receipts: the sender never learned whether the queue took it",
+		"lost":              "s-4 on receipts: accepted by receipts, then neither acked, in the queue, dead-lettered, expired nor dropped",
+	} {
+		fs, n := r.Explain(field)
+		if len(fs) != 1 || n != 1 || fs[0].String() != wantWhy {
+			t.Errorf("why %s: %d records behind %d, %v; want %q", field, len(fs), n, fs, wantWhy)
+		}
+	}
+	if fs, n := r.Explain("confirmed"); len(fs) != 0 || n != 5 {
+		t.Errorf("why confirmed: %v behind %d; want no records behind 5", fs, n)
 	}
 }
 
 func TestFieldsAreTheTable(t *testing.T) {
 	want := []string{"confirmed", "lost", "unknown", "duplicate_deliveries", "duplicate_effects", "order_violations",
-		"dead_lettered", "expired", "dropped", "rejected", "duplicate_writes", "unchecked", "moved", "reordered"}
+		"dead_lettered", "expired", "dropped", "rejected", "duplicate_writes", "unchecked", "moved", "reordered", "fetched", "refetched"}
 	if got := Fields(); !reflect.DeepEqual(got, want) {
 		t.Errorf("fields %v", got)
 	}
@@ -188,7 +209,7 @@ func TestFieldsAreTheTable(t *testing.T) {
 	if _, ok := r.Field("nope"); ok {
 		t.Error("Field(nope) found")
 	}
-	if s := r.Summary(); s != "confirmed=0 lost=3 unknown=0 duplicate_deliveries=0 duplicate_effects=0 order_violations=0 dead_lettered=0 expired=0 dropped=0 rejected=2 duplicate_writes=0 unchecked=0 moved=0 reordered=0" {
+	if s := r.Summary(); s != "confirmed=0 lost=3 unknown=0 duplicate_deliveries=0 duplicate_effects=0 order_violations=0 dead_lettered=0 expired=0 dropped=0 rejected=2 duplicate_writes=0 unchecked=0 moved=0 reordered=0 fetched=0 refetched=0" {
 		t.Errorf("summary %q", s)
 	}
 }
@@ -207,5 +228,18 @@ func TestAnomalyFields(t *testing.T) {
 	}
 	if Anomaly("no_such_field") {
 		t.Error("an unknown field is an anomaly")
+	}
+}
+
+// A clone shares nothing with the report it was made from.
+func TestReportClone(t *testing.T) {
+	r := Report{Why: map[string][]Finding{"lost": {{MsgID: "p-1"}}}, Ambiguous: []Ambiguity{{Client: "rdkafka", Groups: []string{"a", "b"}}},
+		LostMessages: []Missing{{MsgID: "p-1"}}}
+	c := r.Clone()
+	c.Why["lost"][0].MsgID = "x"
+	c.Ambiguous[0].Groups[0] = "x"
+	c.LostMessages[0].MsgID = "x"
+	if r.Why["lost"][0].MsgID != "p-1" || r.Ambiguous[0].Groups[0] != "a" || r.LostMessages[0].MsgID != "p-1" {
+		t.Errorf("the clone shares with the report: %+v", r)
 	}
 }

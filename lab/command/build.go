@@ -323,6 +323,26 @@ func buildBare(c Command) func(*parser, *Spec) (Command, *posError) {
 	return func(p *parser, _ *Spec) (Command, *posError) { return c, p.done() }
 }
 
+func buildCheck(p *parser, _ *Spec) (Command, *posError) {
+	t, ok := p.peek()
+	if !ok {
+		return Check{}, nil
+	}
+	if t.kind != tWord || t.quoted || t.text != "why" {
+		return nil, errAt(t.col, "check takes nothing, or why and a count's name, not %q; e.g. check why order_violations", t.text).withSuggest(nearest(t.text, []string{"why"}))
+	}
+	p.pos++
+	t, ok = p.peek()
+	if !ok {
+		return Check{Why: true}, nil
+	}
+	if t.kind != tWord || t.quoted || !contains(checkerFields, t.text) {
+		return nil, errAt(t.col, "%q is not one of the checker's counts; write one of %s", t.text, strings.Join(checkerFields, ", ")).withSuggest(nearest(t.text, checkerFields))
+	}
+	p.pos++
+	return Check{Why: true, Field: t.text}, p.done()
+}
+
 func buildPartition(p *parser, _ *Spec) (Command, *posError) {
 	var sides [][]NodeRef
 	seen := map[string]bool{}

@@ -450,11 +450,24 @@ type Expect struct{ Cond Condition }
 func (Expect) Name() string     { return "expect" }
 func (c Expect) String() string { return "expect " + c.Cond.String() }
 
-// Check drains and prints the checker's report.
-type Check struct{}
+// Check drains and prints the checker's report. With Why it also lists
+// the records behind Field's count, or behind every count that is not
+// zero when Field is "".
+type Check struct {
+	Why   bool
+	Field string
+}
 
-func (Check) Name() string   { return "check" }
-func (Check) String() string { return "check" }
+func (Check) Name() string { return "check" }
+func (c Check) String() string {
+	switch {
+	case c.Field != "":
+		return "check why " + c.Field
+	case c.Why:
+		return "check why"
+	}
+	return "check"
+}
 
 // Help lists the commands, or explains one.
 type Help struct{ Topic string }

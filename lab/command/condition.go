@@ -362,7 +362,7 @@ func (p *parser) parseExpr(verb, what string) (Expr, *posError) {
 // as bare words, in the report's table order. Package checker reads each
 // of them from its report.
 var checkerFields = []string{"confirmed", "lost", "unknown", "duplicate_deliveries", "duplicate_effects", "order_violations",
-	"dead_lettered", "expired", "dropped", "rejected", "duplicate_writes", "unchecked", "moved", "reordered"}
+	"dead_lettered", "expired", "dropped", "rejected", "duplicate_writes", "unchecked", "moved", "reordered", "fetched", "refetched"}
 
 // CheckerFields returns the checker fields a condition can read (expect
 // lost == 0), in the report's table order.

@@ -86,6 +86,8 @@ func TestParseValidLines(t *testing.T) {
 		{"wait lag(billing)<=0", Wait{Cond: Condition{Left: Expr{Value: Value{Kind: ValLab, Func: "lag", Arg: "billing"}}, Op: "<=", Right: Expr{Value: Value{Kind: ValNumber}}}, Timeout: 10 * time.Second}},
 		{"expect state(n1) == down", Expect{Cond: Condition{Left: Expr{Value: Value{Kind: ValLab, Func: "state", Arg: "n1"}}, Op: "==", Right: Expr{Value: Value{Kind: ValWord, Word: "down"}}}}},
 		{"check", Check{}},
+		{"check why", Check{Why: true}},
+		{"check why order_violations", Check{Why: true, Field: "order_violations"}},
 		{"help", Help{}},
 		{"help topic create", Help{Topic: "topic create"}},
 		{`sql orders "SELECT * FROM outbox WHERE status='pending'"`, SQL{Service: "orders", Query: "SELECT * FROM outbox WHERE status='pending'"}},

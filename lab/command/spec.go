@@ -304,7 +304,8 @@ var specs = []Spec{
 		{Key: "timeout", Arg: "DURATION", Help: "give up after this long (default 10s)", parse: durationParser(true)},
 	}},
 	{Name: "expect", Traits: TraitReadOnly, Args: "CONDITION", Summary: "check that a condition holds now", Example: "expect lost == 0", build: buildExpect},
-	{Name: "check", Traits: TraitReadOnly, Summary: "drain, then print the checker's report", Example: "check", build: buildBare(Check{})},
+	{Name: "check", Args: "[why [FIELD]]", Traits: TraitReadOnly, Summary: "drain, then print the checker's report; why lists the records behind a count",
+		Example: "check why order_violations", build: buildCheck},
 	{Name: "help", Traits: TraitReadOnly, Args: "[COMMAND]", Summary: "list the commands, or explain one", Example: "help produce"}, // build: see init
 	{Name: "sql", Traits: TraitReadOnly, Args: `SERVICE "QUERY"`, Summary: "run a read-only query on a service's database", Example: `sql orders "SELECT * FROM outbox"`, build: buildSQL},
 }

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -171,26 +172,28 @@ func (k *Listener) Value(context.Context, command.Value) (any, bool, error) {
 }
 
 // Observe adds what the Kafka clients did: their produces, one per
-// record, and the records their group members fetched, as deliveries and
-// as work done in the order fetched (a wire client's work is its own).
+// record, the records sent to their groups' members in fetch responses,
+// and the offsets their groups committed. A fetch is not a delivery: the
+// broker cannot see what a client hands its application, so the checker
+// weighs fetches against commits.
 func (k *Listener) Observe(_ context.Context, h *checker.History, _ *checker.Observed) error {
 	k.wire.mu.Lock()
 	defer k.wire.mu.Unlock()
 	h.Produces = append(h.Produces, k.wire.produces...)
-	h.Deliveries = append(h.Deliveries, k.wire.deliveries...)
-	for _, d := range k.wire.deliveries {
-		h.Done = append(h.Done, checker.Done{MsgID: d.MsgID, Client: d.Client, Group: d.Group, Topic: d.Topic, Key: d.Key})
-	}
+	h.Fetches = append(h.Fetches, k.wire.fetches...)
+	h.Commits = append(h.Commits, k.wire.commits...)
 	return nil
 }
 
 // wireHistory is what the world's Kafka clients did, as the nodes saw it.
 type wireHistory struct {
-	mu         sync.Mutex
-	produces   []checker.Produce
-	index      map[string]int // message id → its produce
-	deliveries []checker.Delivery
-	together   map[handed]map[int64]int64 // for each record a client was handed, the last offset of the fetch that held it
+	mu       sync.Mutex
+	produces []checker.Produce
+	index    map[string]int // message id → its produce
+	fetches  []checker.Fetch
+	commits  []checker.Commit
+	seq      int                        // orders fetches and commits
+	together map[handed]map[int64]int64 // for each record a client was handed, the last offset of the fetch that held it
 }
 
 // handed is a client and a partition it was handed records from.
@@ -236,10 +239,41 @@ func (h *wireHistory) Fetched(f kafkawire.Fetched) {
 		h.together[at] = map[int64]int64{}
 	}
 	for _, r := range f.Records {
-		h.deliveries = append(h.deliveries, checker.Delivery{MsgID: r.MsgID, Client: f.Client, Group: f.Group, Topic: f.Partition.Topic, Key: string(r.Key)})
-		last := f.Records[len(f.Records)-1].Offset
-		h.together[at][r.Offset] = max(h.together[at][r.Offset], last)
+		h.seq++
+		h.fetches = append(h.fetches, checker.Fetch{MsgID: r.MsgID, Client: f.Client, Conn: f.Conn, Group: f.Group, Groups: f.Groups,
+			Member: f.Member, Generation: f.Generation, Topic: f.Partition.Topic, Partition: f.Partition.Partition,
+			Offset: r.Offset, Key: string(r.Key), Seq: h.seq})
+		if !f.Lost { // a lost answer handed the client nothing
+			last := f.Records[len(f.Records)-1].Offset
+			h.together[at][r.Offset] = max(h.together[at][r.Offset], last)
+		}
 	}
+}
+
+func (h *wireHistory) Committed(c kafkawire.Committed) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	tps := make([]broker.TopicPartition, 0, len(c.Offsets))
+	for tp := range c.Offsets {
+		tps = append(tps, tp)
+	}
+	slices.SortFunc(tps, func(a, b broker.TopicPartition) int { return strings.Compare(a.String(), b.String()) })
+	for _, tp := range tps {
+		h.seq++
+		h.commits = append(h.commits, checker.Commit{Client: c.Client, Conn: c.Conn, Group: c.Group, Member: c.Member,
+			Generation: c.Generation, Topic: tp.Topic, Partition: tp.Partition, Offset: c.Offsets[tp], Seq: h.seq})
+	}
+}
+
+// Seeked records that the lab moved a group's offset on a partition (a
+// seek): if the group is a Kafka client's, what its members fetch again
+// below where they were is a replay the learner asked for.
+func (k *Listener) Seeked(group string, tp broker.TopicPartition, offset int64) {
+	k.wire.mu.Lock()
+	defer k.wire.mu.Unlock()
+	k.wire.seq++
+	k.wire.commits = append(k.wire.commits, checker.Commit{Group: group, Topic: tp.Topic, Partition: tp.Partition,
+		Offset: offset, Generation: -1, Seek: true, Seq: k.wire.seq})
 }
 
 // HandedTogether says whether a Kafka client was handed offset and the

@@ -9,7 +9,9 @@ import (
 )
 
 // Checker draws the checker's invariants, each with ✓ or ✗ and its
-// count, and how many hold.
+// count, and how many hold, with the records behind each count that is
+// not zero (what check why lists): under a broken count's row, and under
+// all the counts for the others.
 type Checker struct {
 	ctx  *Context
 	w, h int
@@ -38,6 +40,14 @@ func (p *Checker) View() string {
 	nameW = min(nameW, max(8, p.w-numW-6))
 	for _, f := range c.Fields {
 		rows = append(rows, p.field(f, nameW, numW)...)
+		if !f.OK {
+			rows = append(rows, p.records(f)...)
+		}
+	}
+	for _, f := range c.Fields {
+		if f.OK {
+			rows = append(rows, p.why(f)...)
+		}
 	}
 	out, off := draw.Window(rows, p.off, p.h, st)
 	p.off = off
@@ -122,6 +132,47 @@ func (p *Checker) field(f view.CheckField, nameW, numW int) []string {
 	rows := []string{l.Fit(p.w)} // the note goes under the name
 	for _, s := range draw.Wrap(f.Note, p.w-2) {
 		rows = append(rows, "  "+st.Muted.Render(s))
+	}
+	return rows
+}
+
+// whyShown bounds the records the panel lists behind one count; check why
+// FIELD lists more.
+const whyShown = 5
+
+// why is the records behind a count that is not broken, under the
+// counts: a heading, then the records.
+func (p *Checker) why(f view.CheckField) []string {
+	if len(f.Why) == 0 || f.Value == 0 {
+		return nil
+	}
+	st := p.ctx.Styles
+	var head draw.Line
+	head.Add(&st.Bold, "why "+f.Name)
+	return append([]string{"", head.Fit(p.w)}, p.records(f)...)
+}
+
+// records is the first records behind a count, each wrapped, and how
+// many more check why would list. A broken count has them right under
+// its row.
+func (p *Checker) records(f view.CheckField) []string {
+	if len(f.Why) == 0 || f.Value == 0 {
+		return nil
+	}
+	st := p.ctx.Styles
+	var rows []string
+	shown := f.Why[:min(len(f.Why), whyShown)]
+	for _, w := range shown {
+		for i, s := range draw.Wrap(w, max(p.w-4, 8)) {
+			lead := "· "
+			if i > 0 {
+				lead = "  "
+			}
+			rows = append(rows, "  "+st.Text.Render(draw.Fit(lead+s, p.w-2)))
+		}
+	}
+	if more := f.More + len(f.Why) - len(shown); more > 0 {
+		rows = append(rows, "  "+st.Muted.Render(draw.Fit(fmt.Sprintf("… %d more: :check why %s", more, f.Name), p.w-2)))
 	}
 	return rows
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/mqlab/mqlab/tui/draw"
 	"github.com/mqlab/mqlab/tui/keys"
 	"github.com/mqlab/mqlab/tui/source"
@@ -114,5 +116,35 @@ func TestSqueeze(t *testing.T) {
 	}
 	if got := squeeze(vals, 1); !slices.Equal(got, vals) {
 		t.Errorf("squeeze by 1: %v, want it unchanged", got)
+	}
+}
+
+// The panel lists the records behind each count that is not zero, a few
+// each, and says how to see the rest: a broken count's right under its
+// row, the others' under all the counts.
+func TestCheckerListsTheRecordsBehindACount(t *testing.T) {
+	st := view.State{Checker: view.Checker{Fields: []view.CheckField{
+		{Name: "confirmed", Value: 240, OK: true},
+		{Name: "order_violations", Value: 9, Why: []string{
+			"p-2 on orders (group billing, client rdkafka): committed past after p-3, which has the same key (\"881\") and was written after it",
+			"p-4 on orders (group billing): committed past after p-5", "p-6 …", "p-8 …", "p-10 …", "p-12 …"}, More: 3},
+		{Name: "refetched", Value: 2, OK: true, Why: []string{"orders/0 offset 7 p-7: sent again", "orders/0 offset 8 p-8: sent again"}},
+		{Name: "duplicate_deliveries", Value: 0, OK: true},
+	}}}
+	ctx := NewContext(nil, draw.NewStyles(draw.DefaultTheme), keys.Default())
+	ctx.State = &st
+	p := NewChecker(ctx)
+	p.SetSize(44, 22)
+	got := p.View()
+	checkSize(t, "checker_why", got, 44, 22)
+	golden(t, "checker_why_44x22", got)
+	plain := ansi.Strip(got)
+	broken, records, next := strings.Index(plain, "✗ order_violations"), strings.Index(plain, "· p-2 on orders"), strings.Index(plain, "✓ refetched")
+	info := strings.Index(plain, "why refetched")
+	if broken < 0 || records < broken || next < records || info < next {
+		t.Errorf("want the broken count's records under its row, refetched's under the counts:\n%s", plain)
+	}
+	if !strings.Contains(plain, "… 4 more: :check why order_violations") || strings.Contains(plain, "p-12") {
+		t.Errorf("want five of order_violations' records and the count of the rest:\n%s", plain)
 	}
 }

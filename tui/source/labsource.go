@@ -355,32 +355,22 @@ func checkerOf(snap *lab.Snapshot) view.Checker {
 		n, _ := r.Field(name)
 		f := view.CheckField{Name: name, Value: int64(n), OK: !checker.Anomaly(name) || n == 0}
 		switch {
-		case name == "lost" && len(r.LostMessages) > 0:
-			f.Note = lostWords(r.LostMessages, r.Lost)
 		case name == "unchecked" && len(r.Unreadable) > 0:
 			f.Note = "could not read " + strings.Join(r.Unreadable, ", ")
+		case name == "fetched" && len(r.Ambiguous) > 0:
+			f.Note = "some the broker could not tie to one group: see below"
+		}
+		if fs, n := r.Explain(name); n > 0 && len(fs) > 0 {
+			for _, w := range fs {
+				f.Why = append(f.Why, w.String())
+			}
+			if name != "fetched" { // its lines are per partition, not per record
+				f.More = max(n-checker.Listed(fs), 0)
+			}
 		}
 		c.Fields = append(c.Fields, f)
 	}
 	return c
-}
-
-// lostWords names the first lost message and why.
-func lostWords(ms []checker.Missing, total int) string {
-	m := ms[0]
-	var s string
-	switch {
-	case m.Explained != "": // it says where
-		s = m.MsgID + ": " + m.Explained
-	case m.Offset >= 0:
-		s = fmt.Sprintf("%s at %s offset %d", m.MsgID, m.Where, m.Offset)
-	default:
-		s = fmt.Sprintf("%s on %s", m.MsgID, m.Where)
-	}
-	if total > 1 {
-		s += fmt.Sprintf(" (and %d more)", total-1)
-	}
-	return s
 }
 
 func jobsOf(snap *lab.Snapshot) []view.Job {

@@ -241,8 +241,8 @@ func TestLabSourceTruncationAndChecker(t *testing.T) {
 	for _, f := range v.Checker.Fields {
 		byName[f.Name] = f
 	}
-	if f := byName["lost"]; f.Value != 1 || f.OK || !strings.Contains(f.Note, "orders/0") {
-		t.Errorf("lost = %+v, want 1 ✗ with a note", f)
+	if f := byName["lost"]; f.Value != 1 || f.OK || len(f.Why) != 1 || !strings.Contains(f.Why[0], "orders/0 offset 1") {
+		t.Errorf("lost = %+v, want 1 ✗ and the record behind it", f)
 	}
 	if f := byName["confirmed"]; f.Value != 2 || !f.OK {
 		t.Errorf("confirmed = %+v", f)

@@ -282,6 +282,10 @@ type CheckField struct {
 	Value int64
 	OK    bool   // whether the count is what a correct system gives
 	Note  string // optional: "3 confirmed acks=1 writes were truncated"
+	// Why is the records behind the count, one line each (check why
+	// FIELD lists the same); More is how many more there are.
+	Why  []string
+	More int
 }
 
 // Charts are the series the chart panel draws.
