@@ -289,9 +289,9 @@ func (k *Listener) HandedTogether(client, topic string, partition int, offset in
 }
 
 // Actions counts what Kafka clients did through the listener: each record
-// produced and each record handed to a consumer.
+// produced, each fetch answered and each commit.
 func (k *Listener) Actions() int {
 	k.wire.mu.Lock()
 	defer k.wire.mu.Unlock()
-	return len(k.wire.produces) + len(k.wire.deliveries)
+	return len(k.wire.produces) + len(k.wire.fetches) + len(k.wire.commits)
 }
