@@ -39,6 +39,7 @@ type segment struct {
 	records int64 // records in all batches
 	bytes   int64 // key+value bytes of the records
 	closed  bool
+	files   *segmentFiles // open while the segment is active in a log with a folder
 
 	minTS, maxTS int64
 	maxTSSlot    uint32 // first batch that reached maxTS
