@@ -162,7 +162,9 @@ func (f *partitionFSM) Restore(rc io.ReadCloser) error {
 	}
 	f.rep.offsets.invalidate()
 	f.mu.Lock()
+	f.log.DetachDir()
 	f.log, f.applied = l, applied
+	f.attachFiles()
 	f.mu.Unlock()
 	return nil
 }
