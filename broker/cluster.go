@@ -74,10 +74,11 @@ type Cluster struct {
 	watchSeq uint64
 	watchers map[uint64]func(node string, up bool) // see WatchNodes
 
-	reqID atomic.Uint64
-	pace  atomic.Uint64 // float64 bits: raft's timeouts over the preset's (see SetRaftPace); 0 is 1
-	stop  chan struct{}
-	wg    sync.WaitGroup // housekeeping and request goroutines
+	reqID    atomic.Uint64
+	filesOff atomic.Bool   // see ReleaseDataDir
+	pace     atomic.Uint64 // float64 bits: raft's timeouts over the preset's (see SetRaftPace); 0 is 1
+	stop     chan struct{}
+	wg       sync.WaitGroup // housekeeping and request goroutines
 }
 
 type node struct {

@@ -48,7 +48,7 @@ func (c *Cluster) PartitionDir(node string, tp TopicPartition) string {
 // the timeline if it cannot: the log goes on in memory either way.
 func (f *partitionFSM) attachFiles() {
 	c, rep := f.rep.c, f.rep
-	if c == nil || c.dataDir == "" {
+	if c == nil || c.dataDir == "" || c.filesOff.Load() {
 		return
 	}
 	tp, err := ParseTopicPartition(rep.group)
@@ -57,5 +57,28 @@ func (f *partitionFSM) attachFiles() {
 	}
 	if err != nil {
 		rep.emit(Event{Kind: EventRaftLog, Text: fmt.Sprintf("%s on %s cannot write its segment files: %v", rep.group, rep.node, err)})
+	}
+}
+
+// ReleaseDataDir stops the cluster writing to its DataDir: every replica's
+// log closes its files and writes none again, now or after a restart, and
+// the folder keeps what it holds. A lab replacing its cluster calls it
+// first, so the new cluster can take the same folder over.
+func (c *Cluster) ReleaseDataDir() {
+	c.filesOff.Store(true)
+	c.mu.Lock()
+	var fsms []*partitionFSM
+	for _, n := range c.nodes {
+		for _, rep := range n.replicas {
+			if f := rep.partition(); f != nil {
+				fsms = append(fsms, f)
+			}
+		}
+	}
+	c.mu.Unlock()
+	for _, f := range fsms {
+		f.mu.Lock()
+		f.log.DetachDir()
+		f.mu.Unlock()
 	}
 }
