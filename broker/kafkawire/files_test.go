@@ -93,18 +93,17 @@ func TestSegmentFilesHoldAcknowledgedBatches(t *testing.T) {
 	tp := broker.TopicPartition{Topic: "orders", Partition: 0}
 
 	var want []string
-	cl := l.client(t, kgo.RequiredAcks(kgo.AllISRAcks()), kgo.ClientID("shop"), kgo.ProducerLinger(20*time.Millisecond))
-	var recs []*kgo.Record
+	// One record a batch from kgo and two from the lab's producer: several
+	// batches to a segment, so the segments get index entries.
+	cl := l.client(t, kgo.RequiredAcks(kgo.AllISRAcks()), kgo.ClientID("shop"))
 	for i := range 12 {
-		recs = append(recs, &kgo.Record{Topic: "orders", Value: fmt.Appendf(nil, "kgo %d", i)})
-	}
-	for _, r := range cl.ProduceSync(ctxFor(t, 20*time.Second), recs...) {
-		if r.Err != nil {
-			t.Fatalf("kgo produce: %v", r.Err)
+		r := &kgo.Record{Topic: "orders", Value: fmt.Appendf(nil, "kgo %d", i)}
+		if err := cl.ProduceSync(ctxFor(t, 20*time.Second), r).FirstErr(); err != nil {
+			t.Fatalf("kgo produce: %v", err)
 		}
-		want = append(want, string(r.Record.Value))
+		want = append(want, string(r.Value))
 	}
-	p, err := l.c.NewProducer(ctxFor(t, 10*time.Second), broker.ProducerConfig{ClientID: "producer", Acks: broker.AcksAll, BatchSize: 5})
+	p, err := l.c.NewProducer(ctxFor(t, 10*time.Second), broker.ProducerConfig{ClientID: "producer", Acks: broker.AcksAll, BatchSize: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
