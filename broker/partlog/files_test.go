@@ -257,3 +257,55 @@ func TestParseKafkaBatchFindsDamage(t *testing.T) {
 		t.Fatal("a torn batch parsed")
 	}
 }
+
+func TestDumpFileReadsWhatTheLogWrote(t *testing.T) {
+	dir := t.TempDir()
+	l := newLog(t, Config{SegmentRecords: 100, IndexIntervalBytes: 1})
+	if err := l.AttachDir(dir); err != nil {
+		t.Fatal(err)
+	}
+	r := recs("a", 3, 5, 1_700_000_000e9)
+	r[0].Key = nil
+	mustAppend(t, l, Batch{Records: r[:1]}, 4)
+	mustAppend(t, l, Batch{Records: r[1:]}, 4)
+	l.DetachDir()
+	name := filepath.Join(dir, SegmentFileName(0, LogSuffix))
+	data, _ := os.ReadFile(name)
+	got, err := DumpFile(name, data, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Join(got, "\n")
+	for _, want := range []string{
+		"Dumping 00000000000000000000.log",
+		"baseOffset: 0 lastOffset: 0 count: 1 partitionLeaderEpoch: 4 position: 0 size: ",
+		"baseOffset: 1 lastOffset: 2 count: 2 partitionLeaderEpoch: 4 position: ",
+		"crcValid: true",
+		"| offset: 2 CreateTime: 1700000002000 keySize: 4 valueSize: 5 key: a-k2 header: mqlab.msg-id=a:2 payload: cdefg",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("dump lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(got[3], "key:") {
+		t.Errorf("a null key is shown: %s", got[3])
+	}
+	// A torn tail and a flipped byte are described, not fatal.
+	data[len(data)-1] ^= 1
+	got, _ = DumpFile(name, data[:len(data)-5], false)
+	if last := got[len(got)-1]; !strings.Contains(last, "not a whole batch") {
+		t.Errorf("torn tail: %q", last)
+	}
+	got, _ = DumpFile(name, data, false)
+	if last := got[len(got)-1]; !strings.Contains(last, "crcValid: false") {
+		t.Errorf("flipped byte: %q", last)
+	}
+	idx := filepath.Join(dir, SegmentFileName(0, IndexSuffix))
+	data, _ = os.ReadFile(idx)
+	if got, err := DumpFile(idx, data, false); err != nil || len(got) != 2 || !strings.HasPrefix(got[1], "offset: 2 position: ") {
+		t.Errorf(".index dump: %q, %v", got, err)
+	}
+	if _, err := DumpFile("orders.txt", nil, false); err == nil || !strings.Contains(err.Error(), "20 digits") {
+		t.Errorf("a file that is not a segment: %v", err)
+	}
+}
