@@ -360,6 +360,10 @@ func (r *run) dispatch(ctx context.Context, cmd command.Command) error {
 		return r.check(ctx)
 	case command.Help:
 		return r.help(c)
+	case command.LogFiles:
+		return r.logFiles(c)
+	case command.LogDump:
+		return r.logDump(c)
 	}
 	if f, ok := features[cmd.Name()]; ok {
 		return f.exec(ctx, r, cmd)

@@ -468,6 +468,29 @@ type SQL struct {
 func (SQL) Name() string     { return "sql" }
 func (c SQL) String() string { return "sql " + c.Service + " " + strconv.Quote(c.Query) }
 
+// LogFiles lists the segment files of one replica of a partition.
+type LogFiles struct {
+	Partition Target
+	Node      NodeRef
+}
+
+func (LogFiles) Name() string { return "log files" }
+func (c LogFiles) String() string {
+	return "log files " + c.Partition.String() + " on " + c.Node.String()
+}
+
+// LogDump prints a segment file of the lab's log folder, File relative to
+// it, as Kafka's kafka-dump-log does.
+type LogDump struct {
+	File    string
+	Records bool
+}
+
+func (LogDump) Name() string { return "log dump" }
+func (c LogDump) String() string {
+	return words("log dump", quoteText(c.File)).optIf(c.Records, "records", "true").String()
+}
+
 // NodeOf returns the node a command acts on (kill, restart, isolate,
 // slow, elect), as written.
 func NodeOf(c Command) (NodeRef, bool) {

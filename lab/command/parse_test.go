@@ -28,6 +28,8 @@ func TestParseValidLines(t *testing.T) {
 		{"load orders rate=60/m for=10s after=5s", Load{Topic: "orders", Rate: 1, For: 10 * time.Second, After: 5 * time.Second, Batch: 1}},
 		{"load orders rate=20/m for=1m", Load{Topic: "orders", Rate: 20.0 / 60, For: time.Minute, Batch: 1}},
 		{"load stop", LoadStop{}},
+		{"log files orders/0 on leader(orders/0)", LogFiles{Partition: Target{Name: "orders", Partition: 0, IsPartition: true}, Node: NodeRef{Kind: RefLeader, Of: Target{Name: "orders", IsPartition: true}}}},
+		{"log dump n2/orders-0/00000000000000000016.log records=true", LogDump{File: "n2/orders-0/00000000000000000016.log", Records: true}},
 		{"load stop orders", LoadStop{Target: "orders"}},
 		{"consumer start c1 group=billing topic=orders ack=before crash=after-work fail=transient:0.2 retry=backoff base=1s cap=5m jitter=full max-attempts=5 rate=400/s",
 			Consumer{Action: "start", Client: "c1", Group: "billing", Topic: "orders", Options: ClientOptions{Rate: 400, Ack: "before", Crash: "after-work",
@@ -138,7 +140,7 @@ func TestHelpListsEveryCommand(t *testing.T) {
 func TestCoreNames(t *testing.T) {
 	want := []string{"cluster", "topic create", "queue create", "produce", "send", "load", "load stop", "consumer", "worker", "service",
 		"seek", "redrive", "elect", "kill", "restart", "isolate", "partition", "slow", "heal", "drop next reply", "drop next ack", "kafka listen", "kafka stop", "sqs listen", "sqs stop",
-		"speed", "pause", "resume", "wait", "expect", "check", "help", "sql"}
+		"speed", "pause", "resume", "wait", "expect", "check", "help", "sql", "log files", "log dump"}
 	// Added to the core: orders placed through the orders service.
 	want = append(want[:10], append([]string{"order"}, want[10:]...)...)
 	// And buyers sent through the checkout.

@@ -306,6 +306,10 @@ var specs = []Spec{
 	{Name: "check", Traits: TraitReadOnly, Summary: "drain, then print the checker's report", Example: "check", build: buildBare(Check{})},
 	{Name: "help", Traits: TraitReadOnly, Args: "[COMMAND]", Summary: "list the commands, or explain one", Example: "help produce"}, // build: see init
 	{Name: "sql", Traits: TraitReadOnly, Args: `SERVICE "QUERY"`, Summary: "run a read-only query on a service's database", Example: `sql orders "SELECT * FROM outbox"`, build: buildSQL},
+	{Name: "log files", Traits: TraitReadOnly, Args: "PARTITION on NODE", Summary: "list a replica's segment files: names, sizes, offsets", Example: "log files orders/0 on n2", build: buildLogFiles},
+	{Name: "log dump", Traits: TraitReadOnly, Args: "FILE", Summary: "print a segment file's batches as kafka-dump-log does (FILE as log files names it)", Example: "log dump n2/orders-0/00000000000000000000.log", build: buildLogDump, Options: []Option{
+		{Key: "records", Arg: "true|false", Help: "print every record under its batch too (default false)", parse: parseBool},
+	}},
 }
 
 // help's builder looks commands up in specs, so it joins the table once
