@@ -91,11 +91,13 @@ func segmentListing(dir string) ([]string, error) {
 		if i == len(logs)-1 {
 			what += ", active"
 		}
-		out = append(out, fmt.Sprintf("  %s  %s B  %s", name, commas(sizes[name]), what))
-		out = append(out, fmt.Sprintf("  %s  %s B  %s", stem+partlog.IndexSuffix, commas(sizes[stem+partlog.IndexSuffix]),
-			plural(int(sizes[stem+partlog.IndexSuffix]/partlog.IndexEntrySize), "entry", "entries")))
-		out = append(out, fmt.Sprintf("  %s  %s B  %s", stem+partlog.TimeIndexSuffix, commas(sizes[stem+partlog.TimeIndexSuffix]),
-			plural(int(sizes[stem+partlog.TimeIndexSuffix]/partlog.TimeIndexEntrySize), "entry", "entries")))
+		row := func(name, what string) string {
+			return fmt.Sprintf("  %-30s %9s B  %s", name, commas(sizes[name]), what)
+		}
+		idx, ti := stem+partlog.IndexSuffix, stem+partlog.TimeIndexSuffix
+		out = append(out, row(name, what),
+			row(idx, plural(int(sizes[idx]/partlog.IndexEntrySize), "entry", "entries")),
+			row(ti, plural(int(sizes[ti]/partlog.TimeIndexEntrySize), "entry", "entries")))
 	}
 	return out, nil
 }
