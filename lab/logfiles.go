@@ -94,10 +94,19 @@ func segmentListing(dir string) ([]string, error) {
 		row := func(name, what string) string {
 			return fmt.Sprintf("  %-30s %9s B  %s", name, commas(sizes[name]), what)
 		}
-		idx, ti := stem+partlog.IndexSuffix, stem+partlog.TimeIndexSuffix
+		index := func(name string, entry int64) string {
+			if _, ok := sizes[name]; !ok {
+				none := "no entry, so no file"
+				if i == len(logs)-1 {
+					none = "no entry yet, so no file yet"
+				}
+				return fmt.Sprintf("  %-30s %11s  %s", name, "", none)
+			}
+			return row(name, plural(int(sizes[name]/entry), "entry", "entries"))
+		}
 		out = append(out, row(name, what),
-			row(idx, plural(int(sizes[idx]/partlog.IndexEntrySize), "entry", "entries")),
-			row(ti, plural(int(sizes[ti]/partlog.TimeIndexEntrySize), "entry", "entries")))
+			index(stem+partlog.IndexSuffix, partlog.IndexEntrySize),
+			index(stem+partlog.TimeIndexSuffix, partlog.TimeIndexEntrySize))
 	}
 	return out, nil
 }

@@ -31,7 +31,7 @@ type ConsumeResult struct {
 func Consume(ctx context.Context, partitions, members, messages int) (ConsumeResult, error) {
 	const pollRecords = 100
 	res := ConsumeResult{Partitions: partitions, Members: members, PollRecords: pollRecords}
-	c, err := broker.NewCluster(broker.Config{Nodes: Nodes})
+	c, err := broker.NewCluster(clusterConfig())
 	if err != nil {
 		return res, fmt.Errorf("start cluster: %w", err)
 	}

@@ -45,7 +45,7 @@ func (f FailoverResult) Mean() time.Duration {
 // timeout, doubling up to one). each, when set, hears every sample.
 func Failover(ctx context.Context, kills int, backoff time.Duration, each func(i int, et float64)) (FailoverResult, error) {
 	res := FailoverResult{Timeout: broker.FastTiming.ElectionTimeout}
-	c, err := broker.NewCluster(broker.Config{Nodes: Nodes})
+	c, err := broker.NewCluster(clusterConfig())
 	if err != nil {
 		return res, fmt.Errorf("start cluster: %w", err)
 	}

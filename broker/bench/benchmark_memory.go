@@ -75,7 +75,7 @@ func Retained(ctx context.Context, n, partitions int) (MemoryResult, error) {
 		}
 	}()
 
-	c, err := broker.NewCluster(broker.Config{Nodes: Nodes})
+	c, err := broker.NewCluster(clusterConfig())
 	if err != nil {
 		return res, fmt.Errorf("start cluster: %w", err)
 	}

@@ -145,7 +145,7 @@ type ProduceBench struct {
 // (every SnapshotThreshold entries) serialises the whole log: the longer
 // the run, the lower the rate.
 func Produce(ctx context.Context, pb ProduceBench) (Rate, int, error) {
-	c, err := broker.NewCluster(broker.Config{Nodes: Nodes})
+	c, err := broker.NewCluster(clusterConfig())
 	if err != nil {
 		return Rate{}, 0, fmt.Errorf("start cluster: %w", err)
 	}

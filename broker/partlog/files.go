@@ -17,7 +17,11 @@ import (
 //	00000000000000000000.index      8-byte entries: int32 offset - base, int32 byte position in .log
 //	00000000000000000000.timeindex  12-byte entries: int64 timestamp (ms), int32 offset - base
 //
-// all big endian. The files follow the log: a batch appended is a batch
+// all big endian. A segment's .index and .timeindex are created with their
+// first entry (Kafka creates all three at once): on a disk where creating
+// a file costs a quarter of a millisecond, a segment of one batch, which
+// never gets an offset index entry, then costs two files, not three. The
+// files follow the log: a batch appended is a batch
 // written, a roll closes one set of files and opens the next, retention
 // removes a segment's files. As in Kafka, an index entry is added after a
 // batch once more than the index interval of .log bytes has gone by since
@@ -62,7 +66,8 @@ type logFiles struct {
 // segmentFiles are the open files of the active segment and what adding
 // index entries to them needs.
 type segmentFiles struct {
-	log, index, timeindex *os.File
+	base                  int64
+	log, index, timeindex *os.File // index and timeindex nil until their first entry
 	size                  int64 // bytes in .log
 	sinceIndex            int64 // .log bytes since the last .index entry
 	maxTS                 int64 // ms, the largest timestamp so far
@@ -157,23 +162,20 @@ func (lf *logFiles) open(s *segment) {
 	if lf == nil || lf.err != nil {
 		return
 	}
-	f := &segmentFiles{maxTS: math.MinInt64, lastTI: math.MinInt64}
-	var err error
-	create := func(suffix string) *os.File {
-		if err != nil {
-			return nil
-		}
-		var file *os.File
-		file, err = os.OpenFile(filepath.Join(lf.dir, SegmentFileName(s.base, suffix)), os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
-		return file
+	f := &segmentFiles{base: s.base, maxTS: math.MinInt64, lastTI: math.MinInt64}
+	if f.log = lf.create(s.base, LogSuffix); f.log != nil {
+		s.files = f
 	}
-	f.log, f.index, f.timeindex = create(LogSuffix), create(IndexSuffix), create(TimeIndexSuffix)
+}
+
+// create makes a new, empty segment file; nil after a failure.
+func (lf *logFiles) create(base int64, suffix string) *os.File {
+	file, err := os.OpenFile(filepath.Join(lf.dir, SegmentFileName(base, suffix)), os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 	if err != nil {
-		closeFiles(f)
 		lf.fail(err)
-		return
+		return nil
 	}
-	s.files = f
+	return file
 }
 
 // append writes stored batch b, just added to s, to s's files.
@@ -208,6 +210,11 @@ func (lf *logFiles) append(s *segment, b *batchRef) {
 		var e [IndexEntrySize]byte
 		binary.BigEndian.PutUint32(e[:], uint32(last))
 		binary.BigEndian.PutUint32(e[4:], uint32(pos))
+		if f.index == nil {
+			if f.index = lf.create(f.base, IndexSuffix); f.index == nil {
+				return
+			}
+		}
 		if _, err := f.index.Write(e[:]); err != nil {
 			lf.fail(err)
 			return
@@ -227,6 +234,11 @@ func (lf *logFiles) timeEntry(f *segmentFiles) {
 	var e [TimeIndexEntrySize]byte
 	binary.BigEndian.PutUint64(e[:], uint64(f.maxTS))
 	binary.BigEndian.PutUint32(e[8:], uint32(f.maxTSRel))
+	if f.timeindex == nil {
+		if f.timeindex = lf.create(f.base, TimeIndexSuffix); f.timeindex == nil {
+			return
+		}
+	}
 	if _, err := f.timeindex.Write(e[:]); err != nil {
 		lf.fail(err)
 		return

@@ -77,11 +77,6 @@ func segmentBases(t *testing.T, dir string) []int64 {
 			t.Fatalf("segment file %q is not named by a 20-digit base offset", e.Name())
 		}
 		bases = append(bases, base)
-		for _, suf := range []string{LogSuffix, IndexSuffix, TimeIndexSuffix} {
-			if _, err := os.Stat(filepath.Join(dir, SegmentFileName(base, suf))); err != nil {
-				t.Errorf("segment %d: %v", base, err)
-			}
-		}
 	}
 	slices.Sort(bases)
 	return bases
@@ -154,8 +149,9 @@ func TestFilesHoldKafkaBatches(t *testing.T) {
 // so far.
 func checkIndexes(t *testing.T, dir string, base int64, batches []fileBatch) (entries int) {
 	t.Helper()
+	// An index file appears with its first entry.
 	idx, err := os.ReadFile(filepath.Join(dir, SegmentFileName(base, IndexSuffix)))
-	if err != nil {
+	if err != nil && !os.IsNotExist(err) {
 		t.Fatal(err)
 	}
 	if len(idx)%IndexEntrySize != 0 {
@@ -173,7 +169,7 @@ func checkIndexes(t *testing.T, dir string, base int64, batches []fileBatch) (en
 		}
 	}
 	ti, err := os.ReadFile(filepath.Join(dir, SegmentFileName(base, TimeIndexSuffix)))
-	if err != nil {
+	if err != nil && !os.IsNotExist(err) {
 		t.Fatal(err)
 	}
 	if len(ti)%TimeIndexEntrySize != 0 {
