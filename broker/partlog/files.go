@@ -68,11 +68,11 @@ type logFiles struct {
 type segmentFiles struct {
 	base                  int64
 	log, index, timeindex *os.File // index and timeindex nil until their first entry
-	size                  int64 // bytes in .log
-	sinceIndex            int64 // .log bytes since the last .index entry
-	maxTS                 int64 // ms, the largest timestamp so far
-	maxTSRel              int64 // offset - base of the last record of the batch that reached it
-	lastTI                int64 // the timestamp of the last .timeindex entry
+	size                  int64    // bytes in .log
+	sinceIndex            int64    // .log bytes since the last .index entry
+	maxTS                 int64    // ms, the largest timestamp so far
+	maxTSRel              int64    // offset - base of the last record of the batch that reached it
+	lastTI                int64    // the timestamp of the last .timeindex entry
 }
 
 // AttachDir makes the log write its segments as files in dir (see
