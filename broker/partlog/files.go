@@ -61,6 +61,8 @@ type logFiles struct {
 	err      error    // the first failure; nothing is written after it
 	buf      []byte   // a batch's Kafka encoding, reused
 	recs     []Record // a batch's records, reused
+	ckpt     checkpoint
+	ckptFile *os.File // CheckpointFile, open once written
 }
 
 // segmentFiles are the open files of the active segment and what adding
@@ -126,6 +128,9 @@ func (l *Log) detachLocked() {
 			closeFiles(s.files)
 			s.files = nil
 		}
+	}
+	if l.files.ckptFile != nil {
+		l.files.ckptFile.Close()
 	}
 	l.files = nil
 }
@@ -202,7 +207,14 @@ func (lf *logFiles) append(s *segment, b *batchRef) {
 		return
 	}
 	f.size += int64(len(lf.buf))
-	last := b.next() - 1 - s.base
+	lf.track(f, b, s.base, pos, int64(len(lf.buf)))
+}
+
+// track does the index keeping for batch b, written at byte pos of the
+// segment's .log and size bytes long: an offset index entry pointing at
+// it and a time index entry once more than the interval has gone by.
+func (lf *logFiles) track(f *segmentFiles, b *batchRef, base, pos, size int64) {
+	last := b.next() - 1 - base
 	if ts := b.maxTS / 1e6; ts > f.maxTS {
 		f.maxTS, f.maxTSRel = ts, last
 	}
@@ -222,7 +234,7 @@ func (lf *logFiles) append(s *segment, b *batchRef) {
 		lf.timeEntry(f)
 		f.sinceIndex = 0
 	}
-	f.sinceIndex += int64(len(lf.buf))
+	f.sinceIndex += size
 }
 
 // timeEntry adds a time index entry if the largest timestamp has grown
