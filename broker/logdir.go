@@ -10,6 +10,9 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
+
+	"github.com/mqlab/mqlab/broker/partlog"
 )
 
 // clearDataDir removes the node folders a cluster of at most MaxNodes
@@ -44,20 +47,81 @@ func (c *Cluster) PartitionDir(node string, tp TopicPartition) string {
 	return filepath.Join(c.dataDir, node, tp.Topic+"-"+strconv.Itoa(tp.Partition))
 }
 
-// attachFiles makes a partition replica's log write its files, telling
-// the timeline if it cannot: the log goes on in memory either way.
-func (f *partitionFSM) attachFiles() {
+// filesDir is the folder of a partition replica's segment files, "" when
+// it keeps none.
+func (f *partitionFSM) filesDir() string {
 	c, rep := f.rep.c, f.rep
 	if c == nil || c.dataDir == "" || c.filesOff.Load() {
-		return
+		return ""
 	}
 	tp, err := ParseTopicPartition(rep.group)
-	if err == nil {
-		err = f.log.AttachDir(c.PartitionDir(rep.node, tp))
-	}
 	if err != nil {
-		rep.emit(Event{Kind: EventRaftLog, Text: fmt.Sprintf("%s on %s cannot write its segment files: %v", rep.group, rep.node, err)})
+		return ""
 	}
+	return c.PartitionDir(rep.node, tp)
+}
+
+// attachFiles makes a partition replica's log write its files, afresh,
+// telling the timeline if it cannot: the log goes on in memory either way.
+func (f *partitionFSM) attachFiles() {
+	dir := f.filesDir()
+	if dir == "" {
+		return
+	}
+	if err := f.log.AttachDir(dir); err != nil {
+		f.rep.emit(Event{Kind: EventFiles, Text: fmt.Sprintf("%s cannot write %s's segment files: %v", f.rep.node, f.rep.group, err)})
+		return
+	}
+	f.log.NoteApplied(f.applied)
+}
+
+// openFiles starts a new replica's log from its folder: what a killed
+// replica left there is read back (partlog.Recover), and raft then
+// replays only the entries after it. A folder with nothing usable is
+// written afresh as raft rebuilds the log.
+func (f *partitionFSM) openFiles(cfg partlog.Config) {
+	dir := f.filesDir()
+	if dir == "" {
+		return
+	}
+	l, rec, err := partlog.Recover(cfg, dir)
+	if err != nil || !rec.Found {
+		f.attachFiles()
+		return
+	}
+	f.log, f.applied = l, rec.Applied
+	rep := f.rep
+	text := fmt.Sprintf("%s recovered %s from its files: offsets %s–%s in %s, up to raft entry %d",
+		rep.node, rep.group, thousands(rec.Start), thousands(rec.End-1), plural(rec.Segments, "segment"), rec.Applied)
+	if rec.End == rec.Start {
+		text = fmt.Sprintf("%s recovered %s from its files: no records, up to raft entry %d", rep.node, rep.group, rec.Applied)
+	}
+	if rec.CutBytes > 0 {
+		text = fmt.Sprintf("%s recovered %s: cut %s of a torn batch at offset %s; %s", rep.node, rep.group,
+			plural(int(rec.CutBytes), "byte"), thousands(rec.CutOffset), strings.TrimPrefix(text, rep.node+" recovered "+rep.group+" "))
+	}
+	rep.emit(Event{Kind: EventFiles, From: rec.Start, To: rec.End, Text: text})
+}
+
+// thousands writes n with its thousands separated: 1,500.
+func thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	if neg {
+		return "-" + s
+	}
+	return s
+}
+
+func plural(n int, unit string) string {
+	if n == 1 {
+		return "1 " + unit
+	}
+	return thousands(int64(n)) + " " + unit + "s"
 }
 
 // ReleaseDataDir stops the cluster writing to its DataDir: every replica's

@@ -66,7 +66,7 @@ func (c *Cluster) newStateMachine(rep *replica) (stateMachine, error) {
 			return nil, err
 		}
 		f := &partitionFSM{rep: rep, log: pl}
-		f.attachFiles()
+		f.openFiles(cfg)
 		return f, nil
 	case kindQueue:
 		return c.newQueueFSM(rep)
