@@ -58,11 +58,10 @@ func SegmentFileName(base int64, suffix string) string {
 type logFiles struct {
 	dir      string
 	interval int64
-	err      error    // the first failure; nothing is written after it
-	buf      []byte   // a batch's Kafka encoding, reused
-	recs     []Record // a batch's records, reused
-	ckpt     checkpoint
-	ckptFile *os.File // CheckpointFile, open once written
+	err      error      // the first failure; nothing is written after it
+	buf      []byte     // a batch's Kafka encoding, reused
+	recs     []Record   // a batch's records, reused
+	ckpt     checkpoint // written to CheckpointFile on detach
 }
 
 // segmentFiles are the open files of the active segment and what adding
@@ -112,7 +111,8 @@ func (l *Log) AttachDir(dir string) error {
 	return nil
 }
 
-// DetachDir closes the log's files; the folder keeps what was written.
+// DetachDir closes the log's files, writing its checkpoint (see
+// NoteApplied); the folder keeps what was written.
 func (l *Log) DetachDir() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -129,9 +129,7 @@ func (l *Log) detachLocked() {
 			s.files = nil
 		}
 	}
-	if l.files.ckptFile != nil {
-		l.files.ckptFile.Close()
-	}
+	l.files.writeCheckpoint()
 	l.files = nil
 }
 
