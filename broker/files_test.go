@@ -13,8 +13,11 @@ import (
 
 // fileOffsets reads a replica's segment files and returns the offsets of
 // their records in file order, failing on a damaged batch.
-func fileOffsets(t *testing.T, dir string) (offsets []int64, segments int) {
+func fileOffsets(t *testing.T, c *Cluster, dir string) (offsets []int64, segments int) {
 	t.Helper()
+	if err := c.SyncFiles(); err != nil {
+		t.Fatal(err)
+	}
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatalf("read %s: %v", dir, err)
@@ -92,7 +95,7 @@ func TestReplicaFilesFollowTheLog(t *testing.T) {
 	produce(0, 10)
 	for _, node := range c.Nodes() {
 		waitFor(t, 10*time.Second, node+" to apply 10 records", func() bool { return applied(c, node, tp) == 10 })
-		got, segs := fileOffsets(t, c.PartitionDir(node, tp))
+		got, segs := fileOffsets(t, c, c.PartitionDir(node, tp))
 		if !slices.Equal(got, want(10)) || segs != 3 {
 			t.Fatalf("%s's files hold offsets %v in %d segments, want 0–9 in 3", node, got, segs)
 		}
@@ -102,7 +105,7 @@ func TestReplicaFilesFollowTheLog(t *testing.T) {
 	if err := c.Kill(victim); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := fileOffsets(t, c.PartitionDir(victim, tp)); len(got) != 10 {
+	if got, _ := fileOffsets(t, c, c.PartitionDir(victim, tp)); len(got) != 10 {
 		t.Fatalf("a killed node's folder holds %d records, want the 10 it had", len(got))
 	}
 	produce(10, 14)
@@ -110,7 +113,7 @@ func TestReplicaFilesFollowTheLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, 20*time.Second, victim+" to catch up after its restart", func() bool { return applied(c, victim, tp) == 14 })
-	if got, _ := fileOffsets(t, c.PartitionDir(victim, tp)); !slices.Equal(got, want(14)) {
+	if got, _ := fileOffsets(t, c, c.PartitionDir(victim, tp)); !slices.Equal(got, want(14)) {
 		t.Fatalf("after its restart %s's files hold %v, want 0–13", victim, got)
 	}
 	// It read its 10 records back from the files rather than from raft,

@@ -146,3 +146,30 @@ func (c *Cluster) ReleaseDataDir() {
 		f.mu.Unlock()
 	}
 }
+
+// SyncFiles writes every replica's buffered segment bytes and index
+// entries to its files, so that reading the folder now sees all of them
+// (a replica writes several batches at a time, and keeps its active
+// segment's index entries in memory, as Kafka keeps them in mapped files).
+func (c *Cluster) SyncFiles() error {
+	c.mu.Lock()
+	var fsms []*partitionFSM
+	for _, n := range c.nodes {
+		for _, rep := range n.replicas {
+			if f := rep.partition(); f != nil {
+				fsms = append(fsms, f)
+			}
+		}
+	}
+	c.mu.Unlock()
+	var first error
+	for _, f := range fsms {
+		f.mu.RLock()
+		err := f.log.SyncFiles()
+		f.mu.RUnlock()
+		if err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}

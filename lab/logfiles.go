@@ -36,6 +36,9 @@ func (r *run) logFiles(c command.LogFiles) error {
 	if dir == "" {
 		return fmt.Errorf("log files: this lab keeps its logs in memory only")
 	}
+	if err := r.w.cluster.SyncFiles(); err != nil {
+		return fmt.Errorf("log files: %w", err)
+	}
 	rel, _ := filepath.Rel(r.l.logDir, dir)
 	lines, err := segmentListing(dir)
 	if err != nil {
@@ -113,6 +116,9 @@ func segmentListing(dir string) ([]string, error) {
 
 func (r *run) logDump(c command.LogDump) error {
 	path := filepath.Join(r.l.logDir, filepath.FromSlash(c.File))
+	if err := r.w.cluster.SyncFiles(); err != nil {
+		return fmt.Errorf("log dump: %w", err)
+	}
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		return fmt.Errorf("log dump: %s is a folder; name one of its segment files, as log files lists them", c.File)
 	}

@@ -123,6 +123,9 @@ func TestSegmentFilesHoldAcknowledgedBatches(t *testing.T) {
 		var segs []segmentFile
 		deadline := time.Now().Add(10 * time.Second)
 		for {
+			if err := l.c.SyncFiles(); err != nil {
+				t.Fatal(err)
+			}
 			segs, err = readSegments(pdir)
 			n := 0
 			for _, s := range segs {

@@ -69,11 +69,15 @@ type logFiles struct {
 type segmentFiles struct {
 	base                  int64
 	log, index, timeindex *os.File // index and timeindex nil until their first entry
-	size                  int64    // bytes in .log
-	sinceIndex            int64    // .log bytes since the last .index entry
-	maxTS                 int64    // ms, the largest timestamp so far
-	maxTSRel              int64    // offset - base of the last record of the batch that reached it
-	lastTI                int64    // the timestamp of the last .timeindex entry
+	// Bytes not yet handed to the files: the .log's up to pendingMax, and
+	// the index entries, which Kafka keeps in memory-mapped files and this
+	// package keeps here until the segment closes or the log is synced.
+	pendingLog, pendingIndex, pendingTime []byte
+	size                                  int64 // bytes in .log
+	sinceIndex                            int64 // .log bytes since the last .index entry
+	maxTS                                 int64 // ms, the largest timestamp so far
+	maxTSRel                              int64 // offset - base of the last record of the batch that reached it
+	lastTI                                int64 // the timestamp of the last .timeindex entry
 }
 
 // AttachDir makes the log write its segments as files in dir (see
@@ -125,6 +129,7 @@ func (l *Log) detachLocked() {
 	}
 	for _, s := range l.segs {
 		if s.files != nil {
+			l.files.flush(s.files)
 			closeFiles(s.files)
 			s.files = nil
 		}
@@ -197,15 +202,59 @@ func (lf *logFiles) append(s *segment, b *batchRef) {
 		return
 	}
 	lf.recs = decodeRecords(b.data, lf.recs[:0], b.base, 0, int(b.count), b.epoch)
-	lf.buf = appendKafkaBatch(lf.buf[:0], lf.recs, h.ProducerID, h.BaseSeq, b.epoch)
+	n := len(f.pendingLog)
+	f.pendingLog = appendKafkaBatch(f.pendingLog, lf.recs, h.ProducerID, h.BaseSeq, b.epoch)
 	clear(lf.recs) // drop the references into b.data
+	size := int64(len(f.pendingLog) - n)
 	pos := f.size
-	if _, err := f.log.Write(lf.buf); err != nil {
-		lf.fail(err)
+	f.size += size
+	lf.track(f, b, s.base, pos, size)
+	if len(f.pendingLog) >= pendingMax {
+		lf.flush(f)
+	}
+}
+
+// pendingMax is how much of a segment's .log waits in memory before it
+// is written: batches are written several at a time, in one system call.
+const pendingMax = 64 << 10
+
+// flush writes what f holds back, creating an index file with its first
+// entry.
+func (lf *logFiles) flush(f *segmentFiles) {
+	if lf == nil || lf.err != nil {
 		return
 	}
-	f.size += int64(len(lf.buf))
-	lf.track(f, b, s.base, pos, int64(len(lf.buf)))
+	write := func(file **os.File, suffix string, p *[]byte) {
+		if len(*p) == 0 || lf.err != nil {
+			return
+		}
+		if *file == nil {
+			if *file = lf.create(f.base, suffix); *file == nil {
+				return
+			}
+		}
+		if _, err := (*file).Write(*p); err != nil {
+			lf.fail(err)
+		}
+		*p = (*p)[:0]
+	}
+	write(&f.log, LogSuffix, &f.pendingLog)
+	write(&f.index, IndexSuffix, &f.pendingIndex)
+	write(&f.timeindex, TimeIndexSuffix, &f.pendingTime)
+}
+
+// SyncFiles writes everything the log holds back to its files, so that
+// reading them now sees every batch and index entry.
+func (l *Log) SyncFiles() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.files == nil {
+		return nil
+	}
+	if n := len(l.segs); n > 0 && l.segs[n-1].files != nil {
+		l.files.flush(l.segs[n-1].files)
+	}
+	return l.files.err
 }
 
 // track does the index keeping for batch b, written at byte pos of the
@@ -217,18 +266,8 @@ func (lf *logFiles) track(f *segmentFiles, b *batchRef, base, pos, size int64) {
 		f.maxTS, f.maxTSRel = ts, last
 	}
 	if f.sinceIndex > lf.interval {
-		var e [IndexEntrySize]byte
-		binary.BigEndian.PutUint32(e[:], uint32(last))
-		binary.BigEndian.PutUint32(e[4:], uint32(pos))
-		if f.index == nil {
-			if f.index = lf.create(f.base, IndexSuffix); f.index == nil {
-				return
-			}
-		}
-		if _, err := f.index.Write(e[:]); err != nil {
-			lf.fail(err)
-			return
-		}
+		f.pendingIndex = binary.BigEndian.AppendUint32(f.pendingIndex, uint32(last))
+		f.pendingIndex = binary.BigEndian.AppendUint32(f.pendingIndex, uint32(pos))
 		lf.timeEntry(f)
 		f.sinceIndex = 0
 	}
@@ -241,18 +280,8 @@ func (lf *logFiles) timeEntry(f *segmentFiles) {
 	if f.maxTS <= f.lastTI {
 		return
 	}
-	var e [TimeIndexEntrySize]byte
-	binary.BigEndian.PutUint64(e[:], uint64(f.maxTS))
-	binary.BigEndian.PutUint32(e[8:], uint32(f.maxTSRel))
-	if f.timeindex == nil {
-		if f.timeindex = lf.create(f.base, TimeIndexSuffix); f.timeindex == nil {
-			return
-		}
-	}
-	if _, err := f.timeindex.Write(e[:]); err != nil {
-		lf.fail(err)
-		return
-	}
+	f.pendingTime = binary.BigEndian.AppendUint64(f.pendingTime, uint64(f.maxTS))
+	f.pendingTime = binary.BigEndian.AppendUint32(f.pendingTime, uint32(f.maxTSRel))
 	f.lastTI = f.maxTS
 }
 
@@ -264,6 +293,7 @@ func (lf *logFiles) closeSegment(s *segment) {
 	}
 	if lf != nil && lf.err == nil {
 		lf.timeEntry(s.files)
+		lf.flush(s.files)
 	}
 	closeFiles(s.files)
 	s.files = nil

@@ -92,7 +92,7 @@ func TestFilesHoldKafkaBatches(t *testing.T) {
 	}
 	mustAppend(t, l, Batch{ProducerID: 7, BaseSeq: 0, Records: recs("b", 4, 20, 1e18+5e9)}, 2)
 	appendEach(t, l, recs("c", 6, 20, 1e18+10e9), 2) // rolls at offset 7 (3+4 = 7, then 8 is full)
-	if err := l.FilesErr(); err != nil {
+	if err := l.SyncFiles(); err != nil {
 		t.Fatal(err)
 	}
 
