@@ -133,6 +133,30 @@ func TestReplicaFilesFollowTheLog(t *testing.T) {
 	if len(recs) != 14 || recs[0].Offset != 0 || recs[13].Offset != 13 || string(recs[13].Value) != "value 13" {
 		t.Fatalf("%s's log after recovery: %d records", victim, len(recs))
 	}
+
+	// It dies in the middle of writing its last batch: the restart cuts
+	// the torn batch off and raft brings it back, once.
+	produce(14, 16)
+	waitFor(t, 10*time.Second, victim+" to apply 16 records", func() bool { return applied(c, victim, tp) == 16 })
+	torn, err := c.CrashTorn(victim)
+	if err != nil || len(torn) == 0 || !strings.HasPrefix(torn[0], victim+" died writing orders/0: the batch of offsets 15–15 is torn after ") {
+		t.Fatalf("crash torn: %q, %v", torn, err)
+	}
+	if err := c.Restart(victim); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 20*time.Second, victim+" to catch up after the torn write", func() bool { return applied(c, victim, tp) == 16 })
+	if got, _ := fileOffsets(t, c, c.PartitionDir(victim, tp)); !slices.Equal(got, want(16)) {
+		t.Fatalf("after the torn write %s's files hold %v, want 0–15", victim, got)
+	}
+	found := false
+	for _, e := range c.Events(0) {
+		found = found || e.Kind == EventFiles && strings.HasPrefix(e.Text, victim+" recovered orders/0: cut ") &&
+			strings.Contains(e.Text, " of a torn batch at offset 15; from its files: offsets 0–14")
+	}
+	if !found {
+		t.Error("the restart does not say it cut the torn batch at offset 15")
+	}
 }
 
 // readReplica reads one replica's whole committed log.

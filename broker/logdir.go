@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -172,4 +173,49 @@ func (c *Cluster) SyncFiles() error {
 		}
 	}
 	return first
+}
+
+// CrashTorn kills a node as Kill does, in the middle of a write: in each
+// of its partition replicas' folders the last batch written is cut in
+// half, as a crash while writing it would leave it. The restart then
+// finds the torn batch, cuts it off and has raft replay its entry. It
+// returns one line per batch torn.
+func (c *Cluster) CrashTorn(id string) ([]string, error) {
+	if c.dataDir == "" || c.filesOff.Load() {
+		return nil, fmt.Errorf("%w: crash %s torn: this cluster keeps no segment files to tear", ErrInvalid, id)
+	}
+	c.mu.Lock()
+	n := c.nodes[id]
+	var groups []string
+	if n != nil {
+		for g, rep := range n.replicas {
+			if rep.kind == kindPartition {
+				groups = append(groups, g)
+			}
+		}
+	}
+	c.mu.Unlock()
+	if err := c.Kill(id); err != nil {
+		return nil, err
+	}
+	slices.Sort(groups)
+	var out []string
+	for _, g := range groups {
+		tp, err := ParseTopicPartition(g)
+		if err != nil {
+			continue
+		}
+		t, ok, err := partlog.TearLastWrite(c.PartitionDir(id, tp))
+		if err != nil {
+			return out, fmt.Errorf("crash %s torn: %s: %w", id, g, err)
+		}
+		if !ok {
+			continue
+		}
+		text := fmt.Sprintf("%s died writing %s: the batch of offsets %s–%s is torn after %s of its %s",
+			id, g, thousands(t.BaseOffset), thousands(t.LastOffset), plural(int(t.Kept), "byte"), thousands(t.Size))
+		c.events.emit(Event{Kind: EventFiles, Node: id, Group: g, From: t.BaseOffset, To: t.LastOffset + 1, Text: text})
+		out = append(out, text)
+	}
+	return out, nil
 }

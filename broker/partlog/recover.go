@@ -312,3 +312,59 @@ func batchFromKafka(p []byte) (Batch, uint64, error) {
 	}
 	return b, uint64(uint32(kb.LeaderEpoch)), nil
 }
+
+// Torn describes a batch TearLastWrite cut in the middle.
+type Torn struct {
+	Segment    int64 // base offset of the segment
+	BaseOffset int64 // the torn batch's offsets
+	LastOffset int64
+	Kept       int64 // bytes of it left in the file
+	Size       int64 // bytes it had
+}
+
+// TearLastWrite cuts the last batch of the newest segment in dir in the
+// middle, as a crash during its write would leave it: the first half of
+// its bytes stay. ok is false when there is no batch to tear. The log
+// must not be attached to dir (its node is down).
+func TearLastWrite(dir string) (t Torn, ok bool, err error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return Torn{}, false, nil
+	}
+	last := ""
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), LogSuffix) {
+			last = e.Name() // ReadDir sorts by name: 20-digit names by base offset
+		}
+	}
+	if last == "" {
+		return Torn{}, false, nil
+	}
+	path := filepath.Join(dir, last)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Torn{}, false, err
+	}
+	pos, found := int64(0), false
+	var kb KafkaBatch
+	for pos < int64(len(data)) {
+		b, err := ParseKafkaBatch(data[pos:])
+		if err != nil {
+			break
+		}
+		if pos+b.Size() == int64(len(data)) {
+			kb, found = b, true
+			break
+		}
+		pos += b.Size()
+	}
+	if !found {
+		return Torn{}, false, nil
+	}
+	t = Torn{BaseOffset: kb.BaseOffset, LastOffset: kb.LastOffset, Size: kb.Size(), Kept: kb.Size() / 2}
+	t.Segment, _ = strconv.ParseInt(strings.TrimSuffix(last, LogSuffix), 10, 64)
+	if err := os.Truncate(path, pos+t.Kept); err != nil {
+		return Torn{}, false, err
+	}
+	return t, true, nil
+}

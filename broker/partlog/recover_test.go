@@ -162,3 +162,20 @@ func TestRecoverRefusesWhatItCannotTrust(t *testing.T) {
 		t.Fatalf("a refused recovery changed the folder: %v", got)
 	}
 }
+
+func TestTearLastWriteThenRecover(t *testing.T) {
+	dir := t.TempDir()
+	cfg := Config{SegmentRecords: 6}
+	writeLog(t, dir, cfg, 5).DetachDir() // segments 0–5, 6–11, 12–14
+	torn, ok, err := TearLastWrite(dir)
+	if err != nil || !ok || torn.Segment != 12 || torn.BaseOffset != 12 || torn.LastOffset != 14 || torn.Kept != torn.Size/2 {
+		t.Fatalf("TearLastWrite: %+v, %v, %v", torn, ok, err)
+	}
+	_, rec, err := Recover(cfg, dir)
+	if err != nil || !rec.Found || rec.CutBytes != torn.Kept || rec.CutOffset != 12 || rec.End != 12 || rec.Applied != 40 {
+		t.Fatalf("recovery after the tear: %+v, %v; want %d bytes cut at 12, back to entry 40", rec, err, torn.Kept)
+	}
+	if _, ok, _ := TearLastWrite(t.TempDir()); ok {
+		t.Fatal("tore a batch in an empty folder")
+	}
+}
