@@ -204,6 +204,22 @@ func (r *run) kill(c command.Kill) error {
 	return r.act("kill "+resolved(c.Node, id), func() error { return r.w.cluster.Kill(id) })
 }
 
+func (r *run) crash(c command.Crash) error {
+	id, err := r.w.resolve(c.Node)
+	if err != nil {
+		return fmt.Errorf("crash: %w", err)
+	}
+	var torn []string
+	err = r.act("crash "+resolved(c.Node, id)+" torn", func() (err error) {
+		torn, err = r.w.cluster.CrashTorn(id)
+		return err
+	})
+	if err == nil && len(torn) == 0 {
+		r.say(EventNote, "%s had written no batch to tear: it died like a kill", id)
+	}
+	return err
+}
+
 func (r *run) restart(c command.Restart) error {
 	id, err := r.w.resolve(c.Node)
 	if err != nil {

@@ -336,6 +336,8 @@ func (r *run) dispatch(ctx context.Context, cmd command.Command) error {
 		return r.elect(ctx, c)
 	case command.Kill:
 		return r.kill(c)
+	case command.Crash:
+		return r.crash(c)
 	case command.Restart:
 		return r.restart(c)
 	case command.Isolate:

@@ -39,6 +39,24 @@ func TestLogFilesAndDump(t *testing.T) {
 			t.Errorf("log dump lacks %q:\n%s", want, dump)
 		}
 	}
+	// n2 dies writing: its restart cuts the torn batch and raft brings it
+	// back, and the timeline says so.
+	mustRun(t, l, "crash n2 torn", "restart n2", "wait hwm(orders/0@n2) == 10")
+	var said []string
+	for _, e := range l.Snapshot().Timeline {
+		said = append(said, e.Text)
+	}
+	all := strings.Join(said, "\n")
+	for _, want := range []string{
+		"crash n2 torn",
+		"n2 died writing orders/0: the batch of offsets 8–9 is torn after ",
+		"n2 recovered orders/0: cut ",
+		" of a torn batch at offset 8; from its files: offsets 0–7 in 3 segments",
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("the timeline lacks %q:\n%s", want, all)
+		}
+	}
 	for line, want := range map[string]string{
 		"log files orders/0 on n4":                      "n4",
 		"log files orders/1 on n2":                      "orders",

@@ -581,3 +581,20 @@ func buildLogDump(p *parser, _ *Spec) (Command, *posError) {
 	}
 	return LogDump{File: path.Clean(t.text), Records: o.bool("records")}, nil
 }
+
+func buildCrash(p *parser, s *Spec) (Command, *posError) {
+	n, err := p.nodeRef()
+	if err != nil {
+		return nil, err
+	}
+	t, ok := p.peek()
+	if !ok || t.kind != tWord || t.text != "torn" {
+		col, got := p.end, ""
+		if ok {
+			col, got = t.col, ", not "+strconv.Quote(t.text)
+		}
+		return nil, errAt(col, "expected \"torn\" after the node%s: the crash that tears the last write; %s", got, p.usageHint()).withSuggest(keywordSuggest(t.text, "torn"))
+	}
+	p.pos++
+	return Crash{Node: n, Torn: true}, p.done()
+}

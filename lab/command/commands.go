@@ -352,6 +352,17 @@ type Restart struct{ Node NodeRef }
 type Isolate struct{ Node NodeRef }
 
 func (Kill) Name() string    { return "kill" }
+
+// Crash kills a node in the middle of a write: each of its partition
+// replicas' last batch is left half written in its segment file (Torn,
+// the only kind of crash so far).
+type Crash struct {
+	Node NodeRef
+	Torn bool
+}
+
+func (Crash) Name() string     { return "crash" }
+func (c Crash) String() string { return "crash " + c.Node.String() + " torn" }
 func (Restart) Name() string { return "restart" }
 func (Isolate) Name() string { return "isolate" }
 
@@ -496,6 +507,8 @@ func (c LogDump) String() string {
 func NodeOf(c Command) (NodeRef, bool) {
 	switch c := c.(type) {
 	case Kill:
+		return c.Node, true
+	case Crash:
 		return c.Node, true
 	case Restart:
 		return c.Node, true

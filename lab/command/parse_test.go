@@ -28,6 +28,7 @@ func TestParseValidLines(t *testing.T) {
 		{"load orders rate=60/m for=10s after=5s", Load{Topic: "orders", Rate: 1, For: 10 * time.Second, After: 5 * time.Second, Batch: 1}},
 		{"load orders rate=20/m for=1m", Load{Topic: "orders", Rate: 20.0 / 60, For: time.Minute, Batch: 1}},
 		{"load stop", LoadStop{}},
+		{"crash n2 torn", Crash{Node: NodeRef{Kind: RefNode, Node: "n2"}, Torn: true}},
 		{"log files orders/0 on leader(orders/0)", LogFiles{Partition: Target{Name: "orders", Partition: 0, IsPartition: true}, Node: NodeRef{Kind: RefLeader, Of: Target{Name: "orders", IsPartition: true}}}},
 		{"log dump n2/orders-0/00000000000000000016.log records=true", LogDump{File: "n2/orders-0/00000000000000000016.log", Records: true}},
 		{"load stop orders", LoadStop{Target: "orders"}},
@@ -139,7 +140,7 @@ func TestHelpListsEveryCommand(t *testing.T) {
 // The core command names are exactly these: lessons and scripts rely on them.
 func TestCoreNames(t *testing.T) {
 	want := []string{"cluster", "topic create", "queue create", "produce", "send", "load", "load stop", "consumer", "worker", "service",
-		"seek", "redrive", "elect", "kill", "restart", "isolate", "partition", "slow", "heal", "drop next reply", "drop next ack", "kafka listen", "kafka stop", "sqs listen", "sqs stop",
+		"seek", "redrive", "elect", "kill", "crash", "restart", "isolate", "partition", "slow", "heal", "drop next reply", "drop next ack", "kafka listen", "kafka stop", "sqs listen", "sqs stop",
 		"speed", "pause", "resume", "wait", "expect", "check", "help", "sql", "log files", "log dump"}
 	// Added to the core: orders placed through the orders service.
 	want = append(want[:10], append([]string{"order"}, want[10:]...)...)

@@ -276,6 +276,7 @@ var specs = []Spec{
 		{Key: "epoch", Arg: "N", Help: "move leadership round the replicas, one election each, until NODE leads at epoch N", parse: intIn(1, 1000)},
 	}},
 	{Name: "kill", Traits: TraitFault, Args: "NODE", Summary: "stop a node as if its process died (its disk stays)", Example: "kill leader(orders/0)", build: buildNode(func(n NodeRef) Command { return Kill{n} })},
+	{Name: "crash", Traits: TraitFault, Args: "NODE torn", Summary: "kill a node in the middle of a write: its last batches are left half written on disk", Example: "crash n2 torn", build: buildCrash},
 	{Name: "restart", Traits: TraitFault | TraitRepair, Args: "NODE", Summary: "bring a killed node back from its disk", Example: "restart n1", build: buildNode(func(n NodeRef) Command { return Restart{n} })},
 	{Name: "isolate", Traits: TraitFault, Args: "NODE", Summary: "cut every link of a node: peers and clients", Example: "isolate leader(orders/0)", build: buildNode(func(n NodeRef) Command { return Isolate{n} })},
 	{Name: "partition", Traits: TraitFault, Args: "SIDE | SIDE [| SIDE]", Summary: "cut node-to-node links between the sides; clients still reach every node", Example: "partition n1 | n2,n3", build: buildPartition},
