@@ -351,7 +351,7 @@ type Restart struct{ Node NodeRef }
 // Isolate cuts every link of a node, to peers and clients.
 type Isolate struct{ Node NodeRef }
 
-func (Kill) Name() string    { return "kill" }
+func (Kill) Name() string { return "kill" }
 
 // Crash kills a node in the middle of a write: each of its partition
 // replicas' last batch is left half written in its segment file (Torn,
@@ -363,8 +363,8 @@ type Crash struct {
 
 func (Crash) Name() string     { return "crash" }
 func (c Crash) String() string { return "crash " + c.Node.String() + " torn" }
-func (Restart) Name() string { return "restart" }
-func (Isolate) Name() string { return "isolate" }
+func (Restart) Name() string   { return "restart" }
+func (Isolate) Name() string   { return "isolate" }
 
 // Partition cuts the node-to-node links between two or more sides.
 type Partition struct{ Sides [][]NodeRef }
