@@ -353,6 +353,9 @@ type Isolate struct{ Node NodeRef }
 
 func (Kill) Name() string { return "kill" }
 
+func (Restart) Name() string { return "restart" }
+func (Isolate) Name() string { return "isolate" }
+
 // Crash kills a node in the middle of a write: each of its partition
 // replicas' last batch is left half written in its segment file (Torn,
 // the only kind of crash so far).
@@ -363,8 +366,6 @@ type Crash struct {
 
 func (Crash) Name() string     { return "crash" }
 func (c Crash) String() string { return "crash " + c.Node.String() + " torn" }
-func (Restart) Name() string   { return "restart" }
-func (Isolate) Name() string   { return "isolate" }
 
 // Partition cuts the node-to-node links between two or more sides.
 type Partition struct{ Sides [][]NodeRef }
