@@ -351,8 +351,7 @@ type Restart struct{ Node NodeRef }
 // Isolate cuts every link of a node, to peers and clients.
 type Isolate struct{ Node NodeRef }
 
-func (Kill) Name() string { return "kill" }
-
+func (Kill) Name() string    { return "kill" }
 func (Restart) Name() string { return "restart" }
 func (Isolate) Name() string { return "isolate" }
 
