@@ -74,7 +74,8 @@ type Config struct {
 	// Progress, when set, hears what the run is doing, a line at a time.
 	Progress func(line string)
 	// Files makes every cluster write its partitions' segment files, as
-	// a lab does, to a temporary folder removed at the end.
+	// a lab does, to a temporary folder removed at the end; its topics'
+	// segments then roll at 1 MiB rather than at the lab's 16 records.
 	Files bool
 }
 
@@ -286,7 +287,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	p("machine: %d cores (GOMAXPROCS %d), %s/%s, %s", r.Cores, r.GOMAXPROCS, runtime.GOOS, runtime.GOARCH, runtime.Version())
 	p("load average (1/5/15 min): %s at the start, %s at the end", r.LoadStart, r.LoadEnd)
 	if cfg.Files {
-		p("every replica writes its partitions' segment files (.log, .index, .timeindex), as in a lab")
+		p("every replica writes its partitions' segment files (.log, .index, .timeindex), as in a lab; segments roll at 1 MiB")
 	}
 	p("produce: %d producers, batches of %d messages (one raft entry each), %d partition%s, %s batches a round",
 		benchWorkers, Batch, cfg.Partitions, pluralS(cfg.Partitions), thousands(int64(cfg.Batches)))
@@ -438,6 +439,16 @@ func formatBytes(n float64) string {
 // filesRoot is where Run's clusters write their segment files when
 // Config.Files asks for them ("" for none): Run sets it for its duration.
 var filesRoot string
+
+// segmentBytes is the segment size of the phases' topics: the lab's
+// default (16 records) in memory, 1 MiB when they write files, where each
+// roll creates files (Kafka rolls at 1 GiB).
+func segmentBytes() int64 {
+	if filesRoot != "" {
+		return 1 << 20
+	}
+	return 0
+}
 
 // clusterConfig is the configuration every phase starts its cluster with.
 func clusterConfig() broker.Config {

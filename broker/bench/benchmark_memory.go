@@ -82,7 +82,7 @@ func Retained(ctx context.Context, n, partitions int) (MemoryResult, error) {
 	defer c.Close()
 	wctx, cancel := context.WithTimeout(ctx, 10*benchWait)
 	defer cancel()
-	if err := c.CreateTopic(wctx, broker.TopicConfig{Name: benchTopic, Partitions: partitions, RF: Nodes}); err != nil {
+	if err := c.CreateTopic(wctx, broker.TopicConfig{Name: benchTopic, Partitions: partitions, RF: Nodes, SegmentBytes: segmentBytes()}); err != nil {
 		return res, err
 	}
 	start := time.Now()

@@ -152,7 +152,7 @@ func Produce(ctx context.Context, pb ProduceBench) (Rate, int, error) {
 	defer c.Close()
 	wctx, cancel := context.WithTimeout(ctx, benchWait)
 	defer cancel()
-	if err := c.CreateTopic(wctx, broker.TopicConfig{Name: benchTopic, Partitions: pb.Partitions, RF: Nodes}); err != nil {
+	if err := c.CreateTopic(wctx, broker.TopicConfig{Name: benchTopic, Partitions: pb.Partitions, RF: Nodes, SegmentBytes: segmentBytes()}); err != nil {
 		return Rate{}, 0, err
 	}
 	producers := make([]*broker.Producer, benchWorkers)

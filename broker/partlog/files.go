@@ -59,8 +59,8 @@ type logFiles struct {
 	dir      string
 	interval int64
 	err      error      // the first failure; nothing is written after it
-	buf      []byte     // a batch's Kafka encoding, reused
 	recs     []Record   // a batch's records, reused
+	spare    []byte     // a closed segment's pending buffer, for the next one
 	ckpt     checkpoint // written to CheckpointFile on detach
 }
 
@@ -170,7 +170,8 @@ func (lf *logFiles) open(s *segment) {
 	if lf == nil || lf.err != nil {
 		return
 	}
-	f := &segmentFiles{base: s.base, maxTS: math.MinInt64, lastTI: math.MinInt64}
+	f := &segmentFiles{base: s.base, maxTS: math.MinInt64, lastTI: math.MinInt64, pendingLog: lf.spare[:0]}
+	lf.spare = nil
 	if f.log = lf.create(s.base, LogSuffix); f.log != nil {
 		s.files = f
 	}
@@ -294,6 +295,7 @@ func (lf *logFiles) closeSegment(s *segment) {
 	if lf != nil && lf.err == nil {
 		lf.timeEntry(s.files)
 		lf.flush(s.files)
+		lf.spare = s.files.pendingLog[:0]
 	}
 	closeFiles(s.files)
 	s.files = nil
