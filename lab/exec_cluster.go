@@ -71,7 +71,7 @@ func (r *run) topicCreate(ctx context.Context, c command.TopicCreate) error {
 		return fmt.Errorf("topic create %s: rf=%d but the cluster has %d nodes", c.Topic, c.RF, nodes)
 	}
 	cfg := broker.TopicConfig{Name: c.Topic, Partitions: c.Partitions, RF: c.RF,
-		SegmentRecords: c.Segment.Count, SegmentBytes: c.Segment.Bytes, RetentionAge: c.Retention.Age, RetentionBytes: c.Retention.Bytes}
+		SegmentRecords: c.Segment.Count, SegmentBytes: c.Segment.Bytes, SegmentAge: c.Segment.Age, RetentionAge: c.Retention.Age, RetentionBytes: c.Retention.Bytes}
 	r.begin(c.String())
 	ctx, cancel := r.w.bind(ctx)
 	defer cancel()

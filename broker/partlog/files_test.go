@@ -305,3 +305,27 @@ func TestDumpFileReadsWhatTheLogWrote(t *testing.T) {
 		t.Errorf("a file that is not a segment: %v", err)
 	}
 }
+
+// segment.ms: a batch a minute newer than the segment's first starts a
+// new segment, and its files.
+func TestFilesRollByAge(t *testing.T) {
+	dir := t.TempDir()
+	l := newLog(t, Config{SegmentAge: time.Minute})
+	if err := l.AttachDir(dir); err != nil {
+		t.Fatal(err)
+	}
+	at := func(sec int64) Batch { return Batch{Records: recs("a", 1, 5, sec*1e9)} }
+	for _, sec := range []int64{0, 30, 59, 60, 90, 200} {
+		mustAppend(t, l, at(sec), 1)
+	}
+	// 0, 30, 59 | 60, 90 | 200
+	if got := segmentBases(t, dir); !slices.Equal(got, []int64{0, 3, 5}) {
+		t.Fatalf("segments %v, want 0, 3 and 5", got)
+	}
+	// A snapshot carries the limit: the restored log rolls alike.
+	r, err := ReadLog(bytes.NewReader(snapshotBytes(t, l)))
+	if err != nil || r.Config().SegmentAge != time.Minute {
+		t.Fatalf("restored config %+v, %v", r.Config(), err)
+	}
+}
+

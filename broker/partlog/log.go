@@ -112,7 +112,7 @@ func (l *Log) AppendEncoded(data []byte, epoch uint64) (AppendResult, error) {
 // does not fit in it.
 func (l *Log) add(b batchRef, info *batchInfo) {
 	active := l.segs[len(l.segs)-1]
-	if active.full(&l.cfg, info.Count, info.bytes) {
+	if active.full(&l.cfg, info.Count, info.bytes, info.MaxTimestamp) {
 		active.close()
 		l.files.closeSegment(active)
 		active = newSegment(b.base)

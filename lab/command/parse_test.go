@@ -17,6 +17,7 @@ func TestParseValidLines(t *testing.T) {
 		{"topic create orders partitions=3", TopicCreate{Topic: "orders", Partitions: 3}},
 		{"topic create orders partitions=3 rf=3 segment=4KB retention=10m", TopicCreate{Topic: "orders", Partitions: 3, RF: 3, Segment: Amount{Bytes: 4096}, Retention: Amount{Age: 10 * time.Minute}}},
 		{"topic create logs partitions=1 segment=16 retention=1MB", TopicCreate{Topic: "logs", Partitions: 1, Segment: Amount{Count: 16}, Retention: Amount{Bytes: 1 << 20}}},
+		{"topic create logs partitions=1 segment=1m", TopicCreate{Topic: "logs", Partitions: 1, Segment: Amount{Age: time.Minute}}},
 		{"queue create receipts rf=3 visibility=5s max-receives=5 dlq=receipts-dlq max-length=100 ttl=1m",
 			QueueCreate{Queue: "receipts", RF: 3, Visibility: 5 * time.Second, MaxReceives: 5, DLQ: "receipts-dlq", MaxLength: 100, TTL: time.Minute}},
 		{`produce orders key=881 value="order 881 placed" acks=all idempotent=true count=3 as=shop batch=2`,

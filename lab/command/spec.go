@@ -200,7 +200,7 @@ var specs = []Spec{
 	{Name: "topic create", Args: "TOPIC", Summary: "create a partitioned log", Example: "topic create orders partitions=3", build: buildTopicCreate, Options: []Option{
 		{Key: "partitions", Arg: "N", Help: "how many partitions, each its own raft group", Required: true, parse: intIn(1, 64)},
 		{Key: "rf", Arg: "N", Help: "replicas per partition (default 3, or fewer nodes)", parse: intIn(1, 9)},
-		{Key: "segment", Arg: "N|SIZE", Help: "close a segment after N records or SIZE bytes (default 16 records)", parse: parseSegment},
+		{Key: "segment", Arg: "N|SIZE|AGE", Help: "close a segment after N records, SIZE bytes, or when a record comes AGE after its first (default 16 records)", parse: parseSegment},
 		{Key: "retention", Arg: "AGE|SIZE", Help: "delete closed segments older than AGE or beyond SIZE in total", parse: parseRetention},
 	}},
 	{Name: "queue create", Args: "QUEUE", Summary: "create a work queue", Example: "queue create receipts visibility=5s max-receives=5 dlq=receipts-dlq", build: buildQueueCreate, Options: []Option{
