@@ -328,4 +328,3 @@ func TestFilesRollByAge(t *testing.T) {
 		t.Fatalf("restored config %+v, %v", r.Config(), err)
 	}
 }
-
