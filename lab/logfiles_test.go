@@ -13,6 +13,9 @@ func TestLogFilesAndDump(t *testing.T) {
 	l := newLab(t)
 	mustRun(t, l, "topic create orders partitions=1 segment=4", "produce orders count=10 batch=2 value=\"order {n}\"",
 		"wait hwm(orders/0@n2) == 10")
+	if got := l.Snapshot().LogDir; got != l.LogDir() || got == "" {
+		t.Errorf("the snapshot names the log folder %q, want %q", got, l.LogDir())
+	}
 	res := mustRun(t, l, "log files orders/0 on n2", "log dump n2/orders-0/00000000000000000004.log records=true")
 	files := strings.Join(res[0].Lines, "\n")
 	for _, want := range []string{
