@@ -54,7 +54,7 @@ names the failing lines. 'mqlab script - <<<help' lists the commands.`,
 	cmd.Flags().StringVar(&f.record, "record", "", "write every event and snapshots to this JSONL file, for a replay")
 	cmd.Flags().StringVar(&f.timing, "timing", "fast", "raft timing preset: fast or classroom")
 	cmd.Flags().BoolVar(&f.verbose, "verbose", false, "also print every append and commit")
-	cmd.Flags().StringVar(&f.keep, "keep-logs", "", "write the replicas' segment files to this folder and keep them (default: a temporary folder, removed at the end)")
+	cmd.Flags().StringVar(&f.keep, "keep-logs", "", "write the replicas' segment files to this folder (its n1…n9 folders are replaced) and keep them; default: a temporary folder, removed at the end")
 	addKafkaFlag(cmd.Flags(), &f.kafka)
 	addSQSFlag(cmd.Flags(), &f.sqs)
 	return cmd
