@@ -67,7 +67,7 @@ func segmentListing(dir string) ([]string, error) {
 		}
 	}
 	if len(logs) == 0 {
-		return []string{"  no segment files"}, nil
+		return []string{"no segment files"}, nil
 	}
 	var out []string
 	for i, name := range logs {
@@ -89,13 +89,13 @@ func segmentListing(dir string) ([]string, error) {
 		}
 		what := "empty"
 		if batches > 0 {
-			what = fmt.Sprintf("offsets %s–%s in %s", commas(first), commas(last), plural(batches, "batch", "batches"))
+			what = fmt.Sprintf("offsets %s–%s, %s", commas(first), commas(last), plural(batches, "batch", "batches"))
 		}
 		if i == len(logs)-1 {
 			what += ", active"
 		}
 		row := func(name, what string) string {
-			return fmt.Sprintf("  %-30s %9s B  %s", name, commas(sizes[name]), what)
+			return fmt.Sprintf("%-30s %7s B  %s", name, commas(sizes[name]), what)
 		}
 		index := func(name string, entry int64) string {
 			if _, ok := sizes[name]; !ok {
@@ -103,7 +103,7 @@ func segmentListing(dir string) ([]string, error) {
 				if i == len(logs)-1 {
 					none = "no entry yet, so no file yet"
 				}
-				return fmt.Sprintf("  %-30s %11s  %s", name, "", none)
+				return fmt.Sprintf("%-30s %9s  %s", name, "", none)
 			}
 			return row(name, plural(int(sizes[name]/entry), "entry", "entries"))
 		}

@@ -21,10 +21,10 @@ func TestLogFilesAndDump(t *testing.T) {
 	for _, want := range []string{
 		"n2's copy of orders/0: n2/orders-0/ in " + l.LogDir(),
 		"00000000000000000000.log ",
-		"offsets 0–3 in 2 batches",
+		"offsets 0–3, 2 batches",
 		"00000000000000000008.log ",
-		"offsets 8–9 in 1 batch, active",
-		"00000000000000000004.timeindex        12 B  1 entry",
+		"offsets 8–9, 1 batch, active",
+		"00000000000000000004.timeindex      12 B  1 entry",
 	} {
 		if !strings.Contains(files, want) {
 			t.Errorf("log files lacks %q:\n%s", want, files)
