@@ -45,15 +45,21 @@ type Config struct {
 	// RaftPace is the pace raft starts at, as SetRaftPace would set it
 	// (zero is 1, the preset's own).
 	RaftPace float64
+	// DataDir, when set, is the folder where every replica writes its
+	// partitions' segment files, as Kafka lays them out (see
+	// PartitionDir). The cluster empties its node folders (n1…n9) there
+	// when it starts and leaves them when it closes.
+	DataDir string
 }
 
 // Cluster is a set of broker nodes in one process.
 type Cluster struct {
-	timing Timing
-	now    func() time.Time
-	net    *raftnet.Network
-	events *eventBus
-	logger hclog.Logger
+	timing  Timing
+	dataDir string
+	now     func() time.Time
+	net     *raftnet.Network
+	events  *eventBus
+	logger  hclog.Logger
 
 	admin sync.Mutex // serialises kill, restart, topic creation and close
 
@@ -68,10 +74,11 @@ type Cluster struct {
 	watchSeq uint64
 	watchers map[uint64]func(node string, up bool) // see WatchNodes
 
-	reqID atomic.Uint64
-	pace  atomic.Uint64 // float64 bits: raft's timeouts over the preset's (see SetRaftPace); 0 is 1
-	stop  chan struct{}
-	wg    sync.WaitGroup // housekeeping and request goroutines
+	reqID    atomic.Uint64
+	filesOff atomic.Bool   // see ReleaseDataDir
+	pace     atomic.Uint64 // float64 bits: raft's timeouts over the preset's (see SetRaftPace); 0 is 1
+	stop     chan struct{}
+	wg       sync.WaitGroup // housekeeping and request goroutines
 }
 
 type node struct {
@@ -96,13 +103,17 @@ func NewCluster(cfg Config) (*Cluster, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if err := clearDataDir(cfg.DataDir); err != nil {
+		return nil, err
+	}
 	c := &Cluster{
-		timing: cfg.Timing,
-		now:    cfg.Now,
-		events: newEventBus(cfg.Now),
-		nodes:  map[string]*node{},
-		topics: map[string]topicRecord{},
-		stop:   make(chan struct{}),
+		timing:  cfg.Timing,
+		dataDir: cfg.DataDir,
+		now:     cfg.Now,
+		events:  newEventBus(cfg.Now),
+		nodes:   map[string]*node{},
+		topics:  map[string]topicRecord{},
+		stop:    make(chan struct{}),
 	}
 	if cfg.RaftPace != 0 {
 		if err := c.validPace(cfg.RaftPace); err != nil {

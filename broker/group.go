@@ -129,8 +129,13 @@ func newGroupService(c *Cluster, cfg Config) (*groupService, error) {
 
 // createOffsetsTopic creates __consumer_offsets when the cluster starts.
 func (c *Cluster) createOffsetsTopic(ctx context.Context) error {
-	return c.createTopic(ctx, TopicConfig{Name: OffsetsTopic, Partitions: c.groups.partitions})
+	// Kafka's own segment size for it, 100 MiB: commits come many a second,
+	// and a roll of the lab's 16-record default would make new segment
+	// files every few polls.
+	return c.createTopic(ctx, TopicConfig{Name: OffsetsTopic, Partitions: c.groups.partitions, SegmentBytes: offsetsSegmentBytes})
 }
+
+const offsetsSegmentBytes = 100 << 20
 
 // offsetsPartitionOf says which partition of __consumer_offsets a raft
 // group is, or -1.

@@ -353,6 +353,7 @@ const (
 	EventFaultFired     EventKind = "fault-fired" // an armed fault bit: the reply or the ack was lost
 	EventLeaderTransfer EventKind = "leader-transfer"
 	EventRaftLog        EventKind = "raft-log" // a line of raft's own log, when Config.RaftLog asks for them
+	EventFiles          EventKind = "files"    // a replica's segment files: read back at a restart (a torn tail cut), or a write that failed
 )
 
 // Event is one thing that happened in the cluster. Fields that do not apply

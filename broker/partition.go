@@ -74,9 +74,18 @@ func (f *partitionFSM) Apply(l *raft.Log) interface{} {
 	}
 	var out applyResult
 	f.mu.Lock()
+	if l.Index <= f.applied {
+		// Already in the log: a restarted replica read it back from its
+		// files (see openFiles), and raft replays from its snapshot.
+		f.mu.Unlock()
+		return out
+	}
 	f.applied = l.Index
 	if cmd.Kind == partcmd.Produce {
 		out.res, out.err = f.log.AppendEncoded(batch, l.Term)
+		if out.err == nil && !out.res.Duplicate {
+			f.log.NoteApplied(l.Index)
+		}
 		if errors.Is(out.err, partlog.ErrCorrupt) {
 			out.err = fmt.Errorf("%w: %v", partcmd.ErrBad, out.err)
 		}
@@ -156,13 +165,23 @@ func (f *partitionFSM) Restore(rc io.ReadCloser) error {
 	if err != nil {
 		return fmt.Errorf("restore %s: %w", f.rep.group, err)
 	}
+	f.mu.RLock()
+	have := f.applied
+	f.mu.RUnlock()
+	if applied <= have {
+		// Raft restores its latest snapshot when a replica starts, but a
+		// log read back from its files already holds all of it.
+		return nil
+	}
 	l, err := partlog.ReadLog(br)
 	if err != nil {
 		return fmt.Errorf("restore %s: %w", f.rep.group, err)
 	}
 	f.rep.offsets.invalidate()
 	f.mu.Lock()
+	f.log.DetachDir()
 	f.log, f.applied = l, applied
+	f.attachFiles()
 	f.mu.Unlock()
 	return nil
 }

@@ -65,7 +65,9 @@ func (c *Cluster) newStateMachine(rep *replica) (stateMachine, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &partitionFSM{rep: rep, log: pl}, nil
+		f := &partitionFSM{rep: rep, log: pl}
+		f.openFiles(cfg)
+		return f, nil
 	case kindQueue:
 		return c.newQueueFSM(rep)
 	}

@@ -219,6 +219,11 @@ func (rep *replica) shutdown() {
 	}
 	rep.trans.Close()
 	rep.done.Wait()
+	if f := rep.partition(); f != nil {
+		f.mu.Lock()
+		f.log.DetachDir() // the folder stays, as a disk does
+		f.mu.Unlock()
+	}
 	rep.mu.Lock()
 	for id, w := range rep.waiters {
 		close(w)

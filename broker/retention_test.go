@@ -24,7 +24,7 @@ func newClockedCluster(t testing.TB) (*Cluster, *manualClock) {
 	t.Helper()
 	clock := &manualClock{}
 	clock.ns.Store(clockStart.UnixNano())
-	c, err := NewCluster(Config{Nodes: 3, Now: clock.now})
+	c, err := NewCluster(Config{Nodes: 3, Now: clock.now, DataDir: t.TempDir()})
 	if err != nil {
 		t.Fatalf("start cluster: %v", err)
 	}
@@ -63,6 +63,15 @@ func TestRetentionDeletesWholeSegments(t *testing.T) {
 		}
 		return true
 	})
+	for _, node := range c.Nodes() {
+		// Retention deleted whole files: every replica's first file is
+		// segment 8's, and the files hold the 6 records from there.
+		waitFor(t, 10*time.Second, node+" to apply all 14 records", func() bool { return applied(c, node, tp) == 14 })
+		got, segs := fileOffsets(t, c, c.PartitionDir(node, tp))
+		if len(got) != 6 || got[0] != 8 || segs != 2 {
+			t.Errorf("%s's files hold %v in %d segments; want 8–13 in 2", node, got, segs)
+		}
+	}
 	rs := replicaState(c.Snapshot(), tp, c.Leader(tp))
 	if len(rs.Segments) == 0 || rs.Segments[0].BaseOffset != 8 {
 		t.Fatalf("segments after retention: %+v; want the first to start at 8", rs.Segments)

@@ -27,6 +27,9 @@ type TopicConfig struct {
 	// a learner sees several.
 	SegmentRecords int   `json:"segment_records,omitempty"`
 	SegmentBytes   int64 `json:"segment_bytes,omitempty"`
+	// SegmentAge closes a segment when a batch arrives that much newer
+	// than its first (Kafka's segment.ms).
+	SegmentAge time.Duration `json:"segment_age,omitempty"`
 	// Retention deletes whole closed segments older than RetentionAge or
 	// beyond RetentionBytes in total; zero keeps everything.
 	RetentionAge   time.Duration `json:"retention_age,omitempty"`
@@ -59,6 +62,7 @@ func (t TopicConfig) partlogConfig() partlog.Config {
 	return partlog.Config{
 		SegmentRecords: t.SegmentRecords,
 		SegmentBytes:   t.SegmentBytes,
+		SegmentAge:     t.SegmentAge,
 		RetentionAge:   t.RetentionAge,
 		RetentionBytes: t.RetentionBytes,
 	}

@@ -253,7 +253,13 @@ func (h *torture) kinds() map[string]int {
 // returned value, infrastructure failures (a cluster that never drains)
 // fail the test.
 func runTorture(t *testing.T, cfg tortureConfig) *torture {
-	c := newTestCluster(t, 3)
+	// Every replica writes its segment files, so kills and restarts go
+	// through reading them back.
+	c, err := NewCluster(Config{Nodes: 3, DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatalf("start cluster: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
 	h := &torture{
 		t: t, c: c, cfg: cfg,
 		produced:  map[string]Outcome{},

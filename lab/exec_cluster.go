@@ -71,7 +71,7 @@ func (r *run) topicCreate(ctx context.Context, c command.TopicCreate) error {
 		return fmt.Errorf("topic create %s: rf=%d but the cluster has %d nodes", c.Topic, c.RF, nodes)
 	}
 	cfg := broker.TopicConfig{Name: c.Topic, Partitions: c.Partitions, RF: c.RF,
-		SegmentRecords: c.Segment.Count, SegmentBytes: c.Segment.Bytes, RetentionAge: c.Retention.Age, RetentionBytes: c.Retention.Bytes}
+		SegmentRecords: c.Segment.Count, SegmentBytes: c.Segment.Bytes, SegmentAge: c.Segment.Age, RetentionAge: c.Retention.Age, RetentionBytes: c.Retention.Bytes}
 	r.begin(c.String())
 	ctx, cancel := r.w.bind(ctx)
 	defer cancel()
@@ -202,6 +202,22 @@ func (r *run) kill(c command.Kill) error {
 		return fmt.Errorf("kill: %w", err)
 	}
 	return r.act("kill "+resolved(c.Node, id), func() error { return r.w.cluster.Kill(id) })
+}
+
+func (r *run) crash(c command.Crash) error {
+	id, err := r.w.resolve(c.Node)
+	if err != nil {
+		return fmt.Errorf("crash: %w", err)
+	}
+	var torn []string
+	err = r.act("crash "+resolved(c.Node, id)+" torn", func() (err error) {
+		torn, err = r.w.cluster.CrashTorn(id)
+		return err
+	})
+	if err == nil && len(torn) == 0 {
+		r.say(EventNote, "%s had written no batch to tear: it died like a kill", id)
+	}
+	return err
 }
 
 func (r *run) restart(c command.Restart) error {

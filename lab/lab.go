@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -33,6 +34,10 @@ type Options struct {
 	// SQS, when set, puts Amazon SQS's API on the nodes from the start, as
 	// the sqs listen command does.
 	SQS *command.SQSListen
+	// LogDir is the folder the replicas write their partitions' segment
+	// files to (LogDir/n2/orders-0/…), kept when the lab closes. Empty
+	// means a new temporary folder, removed when the lab closes.
+	LogDir string
 }
 
 // Lab is the world a learner drives: a broker cluster, its clients, a
@@ -43,6 +48,9 @@ type Lab struct {
 	opts  Options
 	clock *Clock
 	tl    *timeline.Timeline
+
+	logDir     string // where the cluster writes its segment files
+	tempLogDir bool   // logDir is the lab's own, removed by Close
 
 	swap  sync.Mutex  // serialises the cluster command
 	hurry atomic.Bool // raft on the fast preset's timeouts (see Hurry)
@@ -97,9 +105,16 @@ func New(opts Options) (*Lab, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lab: %w", err)
 	}
-	l := &Lab{opts: opts, clock: NewClock(), tl: timeline.New(opts.TimelineSize)}
+	l := &Lab{opts: opts, clock: NewClock(), tl: timeline.New(opts.TimelineSize), logDir: opts.LogDir}
+	if l.logDir == "" {
+		if l.logDir, err = os.MkdirTemp("", "mqlab-logs-"); err != nil {
+			return nil, fmt.Errorf("lab: a folder for the logs: %w", err)
+		}
+		l.tempLogDir = true
+	}
 	w, err := l.newWorld(opts.Nodes, timing)
 	if err != nil {
+		l.removeLogDir()
 		return nil, fmt.Errorf("lab: %w", err)
 	}
 	l.w = w
@@ -135,7 +150,18 @@ func (l *Lab) Close() error {
 	l.mu.Unlock()
 	l.retire(w)
 	l.tl.Close()
+	l.removeLogDir()
 	return nil
+}
+
+// LogDir is the folder where the replicas keep their partitions' segment
+// files: LogDir/n2/orders-0/00000000000000000000.log and so on.
+func (l *Lab) LogDir() string { return l.logDir }
+
+func (l *Lab) removeLogDir() {
+	if l.tempLogDir {
+		os.RemoveAll(l.logDir)
+	}
 }
 
 // Clock returns the lab's clock.
@@ -310,6 +336,8 @@ func (r *run) dispatch(ctx context.Context, cmd command.Command) error {
 		return r.elect(ctx, c)
 	case command.Kill:
 		return r.kill(c)
+	case command.Crash:
+		return r.crash(c)
 	case command.Restart:
 		return r.restart(c)
 	case command.Isolate:
@@ -334,6 +362,10 @@ func (r *run) dispatch(ctx context.Context, cmd command.Command) error {
 		return r.check(ctx, c)
 	case command.Help:
 		return r.help(c)
+	case command.LogFiles:
+		return r.logFiles(c)
+	case command.LogDump:
+		return r.logDump(c)
 	}
 	if f, ok := features[cmd.Name()]; ok {
 		return f.exec(ctx, r, cmd)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
@@ -334,7 +336,19 @@ func TestLoadFollowsSpeedAndStops(t *testing.T) {
 func TestClusterRestartsEmpty(t *testing.T) {
 	t.Parallel() // on a lab of its own, it mostly waits on lab time
 	l := newLab(t)
-	mustRun(t, l, "topic create orders partitions=1", "produce orders as=shop", "speed 10x", "pause", "cluster nodes=5 timing=fast")
+	mustRun(t, l, "topic create orders partitions=1", "produce orders as=shop")
+	// The lab's folder holds every replica's segment files, as Kafka's would.
+	dir := l.LogDir()
+	for _, n := range []string{"n1", "n2", "n3"} {
+		waitFor(t, 10*time.Second, n+"'s copy of orders/0 on disk", func() bool {
+			_, err := os.Stat(filepath.Join(dir, n, "orders-0", "00000000000000000000.log"))
+			return err == nil
+		})
+	}
+	mustRun(t, l, "speed 10x", "pause", "cluster nodes=5 timing=fast")
+	if _, err := os.Stat(filepath.Join(dir, "n1", "orders-0")); !os.IsNotExist(err) {
+		t.Errorf("the new cluster kept the old one's orders-0 folder: %v", err)
+	}
 	s := l.Snapshot()
 	if s.Speed != 1 || s.Paused {
 		t.Errorf("after cluster: speed %v, paused %v; a new cluster starts at 1x, running", s.Speed, s.Paused)
@@ -346,6 +360,10 @@ func TestClusterRestartsEmpty(t *testing.T) {
 		if tp.Config.Name == "orders" {
 			t.Errorf("topic orders survived the new cluster")
 		}
+	}
+	l.Close()
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("the lab's temporary log folder outlived it: %v", err)
 	}
 }
 

@@ -46,6 +46,9 @@ type Snapshot struct {
 	Kafka *KafkaState `json:"kafka,omitempty"`
 	// SQS is the SQS listener and its clients, nil when not listening.
 	SQS *SQSState `json:"sqs,omitempty"`
+	// LogDir is the folder of the replicas' segment files: under it,
+	// n2/orders-0/00000000000000000016.log and so on (see Lab.LogDir).
+	LogDir string `json:"log_dir,omitempty"`
 }
 
 // ClientState is one client and what became of the messages it sent.
@@ -68,7 +71,7 @@ type ClientState struct {
 // moment the snapshot says it shows.
 func (l *Lab) Snapshot() (s Snapshot) {
 	speed, paused := l.clock.Speed()
-	s = Snapshot{Speed: speed, Paused: paused, Behind: l.clock.Behind(), Timeline: l.tl.Recent(l.opts.TimelineSize)}
+	s = Snapshot{Speed: speed, Paused: paused, Behind: l.clock.Behind(), Timeline: l.tl.Recent(l.opts.TimelineSize), LogDir: l.logDir}
 	defer func() { s.Time = l.clock.Now() }()
 	w, err := l.world()
 	if err != nil {

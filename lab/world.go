@@ -72,7 +72,13 @@ func (l *Lab) newWorld(nodes int, timing broker.Timing) (*world, error) {
 	if l.hurry.Load() {
 		pace = timing.Hurried()
 	}
-	c, err := broker.NewCluster(broker.Config{Nodes: nodes, Timing: timing, Now: l.clock.Now, OffsetsPartitions: offsetsPartitions, RaftPace: pace})
+	l.mu.Lock()
+	if old := l.w; old != nil {
+		// The new cluster takes the log folder over from the old one.
+		old.cluster.ReleaseDataDir()
+	}
+	l.mu.Unlock()
+	c, err := broker.NewCluster(broker.Config{Nodes: nodes, Timing: timing, Now: l.clock.Now, OffsetsPartitions: offsetsPartitions, RaftPace: pace, DataDir: l.logDir})
 	if err != nil {
 		return nil, err
 	}

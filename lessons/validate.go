@@ -149,6 +149,8 @@ func (v *refs) command(line int, c command.Command) {
 		v.target(line, c.Target)
 	case command.Kill:
 		v.node(line, c.Node)
+	case command.Crash:
+		v.node(line, c.Node)
 	case command.Restart:
 		v.node(line, c.Node)
 	case command.Isolate:

@@ -77,6 +77,10 @@ type Config struct {
 	Retained int
 	// Progress, when set, hears what the run is doing, a line at a time.
 	Progress func(line string)
+	// Files makes every cluster write its partitions' segment files, as
+	// a lab does, to a temporary folder removed at the end; its topics'
+	// segments then roll at 1 MiB rather than at the lab's 16 records.
+	Files bool
 }
 
 func (cfg Config) withDefaults() Config {
@@ -152,6 +156,17 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
 		return nil, err
+	}
+	if cfg.Files {
+		dir, err := os.MkdirTemp("", "mqlab-bench-")
+		if err != nil {
+			return nil, fmt.Errorf("bench: a folder for the segment files: %w", err)
+		}
+		filesRoot = dir
+		defer func() {
+			filesRoot = ""
+			os.RemoveAll(dir)
+		}()
 	}
 	start := time.Now()
 	rep := &Report{Config: cfg, Timing: broker.FastTiming, Cores: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0), LoadStart: LoadAverage()}
@@ -283,6 +298,9 @@ func (r *Report) WriteText(w io.Writer) error {
 		Nodes, Nodes, ValueBytes, r.Timing.Name, r.Timing.ElectionTimeout)
 	p("machine: %d cores (GOMAXPROCS %d), %s/%s, %s", r.Cores, r.GOMAXPROCS, runtime.GOOS, runtime.GOARCH, runtime.Version())
 	p("load average (1/5/15 min): %s at the start, %s at the end", r.LoadStart, r.LoadEnd)
+	if cfg.Files {
+		p("every replica writes its partitions' segment files (.log, .index, .timeindex), as in a lab; segments roll at 1 MiB")
+	}
 	p("produce: %d producers, batches of %d messages (one raft entry each), %d partition%s, %s batches a round",
 		benchWorkers, Batch, cfg.Partitions, pluralS(cfg.Partitions), thousands(int64(cfg.Batches)))
 	p("raw raft: the same cluster shape, %s entries a round of %s bytes (the broker's: %s)",
@@ -438,4 +456,29 @@ func formatBytes(n float64) string {
 		return strconv.FormatFloat(n/1e9, 'f', 2, 64) + " GB"
 	}
 	return strconv.FormatFloat(n/1e6, 'f', 0, 64) + " MB"
+}
+
+// filesRoot is where Run's clusters write their segment files when
+// Config.Files asks for them ("" for none): Run sets it for its duration.
+var filesRoot string
+
+// segmentBytes is the segment size of the phases' topics: the lab's
+// default (16 records) in memory, 1 MiB when they write files, where each
+// roll creates files (Kafka rolls at 1 GiB).
+func segmentBytes() int64 {
+	if filesRoot != "" {
+		return 1 << 20
+	}
+	return 0
+}
+
+// clusterConfig is the configuration every phase starts its cluster with.
+func clusterConfig() broker.Config {
+	cfg := broker.Config{Nodes: Nodes}
+	if filesRoot != "" {
+		if dir, err := os.MkdirTemp(filesRoot, "cluster-"); err == nil {
+			cfg.DataDir = dir
+		}
+	}
+	return cfg
 }

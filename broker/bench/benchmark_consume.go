@@ -31,7 +31,7 @@ type ConsumeResult struct {
 func Consume(ctx context.Context, partitions, members, messages int) (ConsumeResult, error) {
 	const pollRecords = 100
 	res := ConsumeResult{Partitions: partitions, Members: members, PollRecords: pollRecords}
-	c, err := broker.NewCluster(broker.Config{Nodes: Nodes})
+	c, err := broker.NewCluster(clusterConfig())
 	if err != nil {
 		return res, fmt.Errorf("start cluster: %w", err)
 	}
@@ -69,7 +69,7 @@ func Consume(ctx context.Context, partitions, members, messages int) (ConsumeRes
 func fillTopic(ctx context.Context, c *broker.Cluster, partitions, messages int) error {
 	wctx, cancel := context.WithTimeout(ctx, benchWait)
 	defer cancel()
-	if err := c.CreateTopic(wctx, broker.TopicConfig{Name: benchTopic, Partitions: partitions, RF: Nodes}); err != nil {
+	if err := c.CreateTopic(wctx, broker.TopicConfig{Name: benchTopic, Partitions: partitions, RF: Nodes, SegmentBytes: segmentBytes()}); err != nil {
 		return err
 	}
 	p, err := c.NewProducer(wctx, broker.ProducerConfig{ClientID: "bench-producer", Acks: broker.AcksAll, BatchSize: 500})

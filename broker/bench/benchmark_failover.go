@@ -45,7 +45,7 @@ func (f FailoverResult) Mean() time.Duration {
 // timeout, doubling up to one). each, when set, hears every sample.
 func Failover(ctx context.Context, kills int, backoff time.Duration, each func(i int, et float64)) (FailoverResult, error) {
 	res := FailoverResult{Timeout: broker.FastTiming.ElectionTimeout}
-	c, err := broker.NewCluster(broker.Config{Nodes: Nodes})
+	c, err := broker.NewCluster(clusterConfig())
 	if err != nil {
 		return res, fmt.Errorf("start cluster: %w", err)
 	}
@@ -53,7 +53,7 @@ func Failover(ctx context.Context, kills int, backoff time.Duration, each func(i
 	tp := broker.TopicPartition{Topic: "failover", Partition: 0}
 	wctx, cancel := context.WithTimeout(ctx, benchWait)
 	defer cancel()
-	if err := c.CreateTopic(wctx, broker.TopicConfig{Name: tp.Topic, Partitions: 1, RF: Nodes}); err != nil {
+	if err := c.CreateTopic(wctx, broker.TopicConfig{Name: tp.Topic, Partitions: 1, RF: Nodes, SegmentBytes: segmentBytes()}); err != nil {
 		return res, err
 	}
 	p, err := c.NewProducer(wctx, broker.ProducerConfig{ClientID: "bench-failover", Acks: broker.AcksAll, Idempotent: true,

@@ -145,14 +145,14 @@ type ProduceBench struct {
 // (every SnapshotThreshold entries) serialises the whole log: the longer
 // the run, the lower the rate.
 func Produce(ctx context.Context, pb ProduceBench) (Rate, int, error) {
-	c, err := broker.NewCluster(broker.Config{Nodes: Nodes})
+	c, err := broker.NewCluster(clusterConfig())
 	if err != nil {
 		return Rate{}, 0, fmt.Errorf("start cluster: %w", err)
 	}
 	defer c.Close()
 	wctx, cancel := context.WithTimeout(ctx, benchWait)
 	defer cancel()
-	if err := c.CreateTopic(wctx, broker.TopicConfig{Name: benchTopic, Partitions: pb.Partitions, RF: Nodes}); err != nil {
+	if err := c.CreateTopic(wctx, broker.TopicConfig{Name: benchTopic, Partitions: pb.Partitions, RF: Nodes, SegmentBytes: segmentBytes()}); err != nil {
 		return Rate{}, 0, err
 	}
 	producers := make([]*broker.Producer, benchWorkers)

@@ -39,7 +39,7 @@ type QueueResult struct {
 // replicated, so a failover keeps it.
 func Queue(ctx context.Context, messages int, batchAck bool) (QueueResult, error) {
 	var res QueueResult
-	c, err := broker.NewCluster(broker.Config{Nodes: Nodes})
+	c, err := broker.NewCluster(clusterConfig())
 	if err != nil {
 		return res, fmt.Errorf("start cluster: %w", err)
 	}

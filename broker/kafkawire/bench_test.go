@@ -32,24 +32,9 @@ type benchTarget struct {
 }
 
 var benchTargets = []benchTarget{
-	{"mqlab", func(b *testing.B) []string {
-		c, err := broker.NewCluster(broker.Config{Nodes: 3})
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { c.Close() })
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := c.CreateTopic(ctx, broker.TopicConfig{Name: "orders", Partitions: 1, RF: 3, SegmentRecords: 100_000}); err != nil {
-			b.Fatal(err)
-		}
-		s, err := Listen(c, Config{Port: -1})
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { s.Close() })
-		return s.Seeds()
-	}},
+	{"mqlab", func(b *testing.B) []string { return startBenchLab(b, "") }},
+	// As a lab runs: every replica writes its segment files.
+	{"mqlab+files", func(b *testing.B) []string { return startBenchLab(b, b.TempDir()) }},
 	{"kfake", func(b *testing.B) []string {
 		c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "orders"))
 		if err != nil {
@@ -58,6 +43,27 @@ var benchTargets = []benchTarget{
 		b.Cleanup(c.Close)
 		return c.ListenAddrs()
 	}},
+}
+
+// startBenchLab starts a lab of 3 nodes with the Kafka protocol, its
+// segment files in dir ("" for none).
+func startBenchLab(b *testing.B, dir string) []string {
+	c, err := broker.NewCluster(broker.Config{Nodes: 3, DataDir: dir})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { c.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := c.CreateTopic(ctx, broker.TopicConfig{Name: "orders", Partitions: 1, RF: 3, SegmentRecords: 100_000}); err != nil {
+		b.Fatal(err)
+	}
+	s, err := Listen(c, Config{Port: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
+	return s.Seeds()
 }
 
 func benchClient(b *testing.B, seeds []string, opts ...kgo.Opt) *kgo.Client {

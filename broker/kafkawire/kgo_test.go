@@ -22,7 +22,14 @@ type lab struct {
 
 func newLab(t *testing.T, nodes int, topics ...broker.TopicConfig) *lab {
 	t.Helper()
-	c, err := broker.NewCluster(broker.Config{Nodes: nodes})
+	return newLabIn(t, "", nodes, topics...)
+}
+
+// newLabIn is newLab with the replicas writing their segment files in dir
+// ("" for none).
+func newLabIn(t *testing.T, dir string, nodes int, topics ...broker.TopicConfig) *lab {
+	t.Helper()
+	c, err := broker.NewCluster(broker.Config{Nodes: nodes, DataDir: dir})
 	if err != nil {
 		t.Fatalf("start cluster: %v", err)
 	}

@@ -3,6 +3,7 @@ package kafkawire
 import (
 	"encoding/binary"
 	"hash/crc32"
+	"slices"
 	"testing"
 	"time"
 
@@ -54,7 +55,7 @@ func produceAnswer(t *testing.T, cl *kgo.Broker, records []byte) kmsg.ProduceRes
 // batch is corrupt, a fetch past the end is out of range, and a lookup by
 // time finds the first record at or after it.
 func TestKafkaAnswers(t *testing.T) {
-	l := newLab(t, 3, broker.TopicConfig{Name: "orders", Partitions: 1})
+	l := newLabIn(t, t.TempDir(), 3, broker.TopicConfig{Name: "orders", Partitions: 1})
 	ctx := ctxFor(t, 30*time.Second)
 	leader, err := l.c.WaitForLeader(ctx, broker.TopicPartition{Topic: "orders"})
 	if err != nil {
@@ -108,6 +109,15 @@ func TestKafkaAnswers(t *testing.T) {
 	}
 	if got := fetch(0, -1); got.ErrorCode != 0 || got.HighWatermark != 3 || got.LastStableOffset != 3 {
 		t.Fatalf("a fetch from 0 = code %d, hwm %d, lso %d; want 0, 3, 3", got.ErrorCode, got.HighWatermark, got.LastStableOffset)
+	}
+	// The corrupt batch reached no file either: the leader's holds the
+	// three records of the good batches.
+	if err := l.c.SyncFiles(); err != nil {
+		t.Fatal(err)
+	}
+	segs, err := readSegments(l.c.PartitionDir(leader, broker.TopicPartition{Topic: "orders"}))
+	if err != nil || len(segs) != 1 || !slices.Equal(segs[0].values, []string{"a", "b", "c"}) {
+		t.Fatalf("the leader's segment files after the corrupt batch: %+v, %v; want the records a, b, c", segs, err)
 	}
 	epoch := int32(l.c.Snapshot().Topics[0].Partitions[0].Epoch)
 	if got := fetch(0, epoch-1); got.ErrorCode != codeFencedLeaderEpoch {

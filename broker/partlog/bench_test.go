@@ -201,3 +201,35 @@ func BenchmarkHeap1M(b *testing.B) {
 		b.StartTimer()
 	}
 }
+
+// BenchmarkAppendEncodedFiles is BenchmarkAppendEncoded with the log
+// writing its segment files: what a replica pays for a folder.
+func BenchmarkAppendEncodedFiles(b *testing.B) {
+	for _, n := range []int{1, 10, 100} {
+		b.Run(fmt.Sprintf("records=%d", n), func(b *testing.B) {
+			p := EncodeBatch(Batch{Records: recs("bench", n, 100, 1_700_000_000e9)})
+			dir := b.TempDir()
+			l := newLog(b, Config{SegmentBytes: 1 << 20})
+			if err := l.AttachDir(dir); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.SetBytes(int64(n) * 100)
+			for i := 0; b.Loop(); i++ {
+				if i%10_000 == 0 && i > 0 {
+					b.StopTimer()
+					l.DetachDir()
+					l = newLog(b, Config{SegmentBytes: 1 << 20})
+					if err := l.AttachDir(dir); err != nil {
+						b.Fatal(err)
+					}
+					b.StartTimer()
+				}
+				if _, err := l.AppendEncoded(p, 1); err != nil {
+					b.Fatal(err)
+				}
+			}
+			l.DetachDir()
+		})
+	}
+}

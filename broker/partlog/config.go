@@ -31,7 +31,12 @@ type Config struct {
 	// past either limit, unless it is empty, so a batch larger than a limit
 	// gets a segment to itself.
 	SegmentRecords int   // a segment holds at most this many records (0 = no record limit)
-	SegmentBytes   int64 // a segment holds at most this many key+value bytes (0 = no byte limit). If both limits are 0, 16 records.
+	SegmentBytes   int64 // a segment holds at most this many key+value bytes (0 = no byte limit). If all three limits are 0, 16 records.
+	// SegmentAge: a batch whose largest timestamp is this much newer than
+	// the active segment's first batch's starts a new segment (0 = no age
+	// limit): Kafka's segment.ms, which, as there, rolls only when a batch
+	// arrives, so every replica rolls at the same batch.
+	SegmentAge time.Duration
 
 	RetentionAge time.Duration // 0 = keep forever; closed segments whose newest record is older than now-age are deleted
 	// RetentionBytes: 0 = no size limit; the oldest closed segments are
@@ -51,6 +56,9 @@ func (c Config) Validate() error {
 	var bad []string
 	if c.SegmentRecords < 0 || int64(c.SegmentRecords) > maxSegmentRecords {
 		bad = append(bad, fmt.Sprintf("SegmentRecords is %d; want 0 (no record limit) or 1..%d", c.SegmentRecords, int64(maxSegmentRecords)))
+	}
+	if c.SegmentAge < 0 {
+		bad = append(bad, fmt.Sprintf("SegmentAge is %v; want 0 (no age limit) or a positive duration", c.SegmentAge))
 	}
 	if c.SegmentBytes < 0 {
 		bad = append(bad, fmt.Sprintf("SegmentBytes is %d; want 0 (no byte limit) or a positive size", c.SegmentBytes))
@@ -73,7 +81,7 @@ func (c Config) Validate() error {
 // withDefaults fills in the zero fields that stand for a default, so the
 // rest of the package never has to special-case them.
 func (c Config) withDefaults() Config {
-	if c.SegmentRecords == 0 && c.SegmentBytes == 0 {
+	if c.SegmentRecords == 0 && c.SegmentBytes == 0 && c.SegmentAge == 0 {
 		c.SegmentRecords = defaultSegmentRecords
 	}
 	if c.IndexIntervalBytes == 0 {

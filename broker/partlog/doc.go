@@ -28,6 +28,13 @@
 // what lets a million records fit in the lab's memory budget without a
 // second copy.
 //
+// On disk (files.go, kafkabatch.go, recover.go, dump.go): a log attached
+// to a folder writes every segment as Kafka's files, record batches of
+// format 2 in NNN.log with NNN.index and NNN.timeindex beside them, follows
+// every roll and retention deletion, and can be read back from the folder
+// after a crash (Recover), cutting a torn tail at the last whole batch.
+// DumpFile prints those files as kafka-dump-log does.
+//
 // A Log is safe for concurrent use: the FSM writes while the broker's fetch
 // and display paths read.
 package partlog

@@ -15,6 +15,7 @@ type Log struct {
 	segs      []*segment // never empty once initialised; the last is active
 	size      int64      // sum of segs[i].bytes
 	producers map[int64]*producer
+	files     *logFiles // nil unless attached to a folder (files.go)
 }
 
 // New returns an empty log that will assign offsets from 0.
@@ -111,13 +112,16 @@ func (l *Log) AppendEncoded(data []byte, epoch uint64) (AppendResult, error) {
 // does not fit in it.
 func (l *Log) add(b batchRef, info *batchInfo) {
 	active := l.segs[len(l.segs)-1]
-	if active.full(&l.cfg, info.Count, info.bytes) {
+	if active.full(&l.cfg, info.Count, info.bytes, info.MaxTimestamp) {
 		active.close()
+		l.files.closeSegment(active)
 		active = newSegment(b.base)
 		l.segs = append(l.segs, active)
+		l.files.open(active)
 	}
 	active.add(b, info, int64(l.cfg.IndexIntervalBytes))
 	l.size += info.bytes
+	l.files.append(active, &active.batches[len(active.batches)-1])
 }
 
 // StartOffset is the offset of the oldest retained record (or EndOffset

@@ -50,6 +50,7 @@ func (l *Log) EnforceRetention(now int64) []SegmentInfo {
 	for i, s := range l.segs[:n] {
 		deleted[i] = s.info()
 		l.size -= s.bytes
+		l.files.remove(s)
 	}
 	// Shift down and clear the tail so the deleted segments (and the record
 	// bytes they hold) can be garbage collected.

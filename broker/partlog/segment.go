@@ -39,9 +39,11 @@ type segment struct {
 	records int64 // records in all batches
 	bytes   int64 // key+value bytes of the records
 	closed  bool
+	files   *segmentFiles // open while the segment is active in a log with a folder
 
 	minTS, maxTS int64
 	maxTSSlot    uint32 // first batch that reached maxTS
+	rollTS       int64  // the first batch's largest timestamp, where SegmentAge counts from
 
 	// Sparse offset index, and the bytes appended since its last entry.
 	index      []indexEntry
@@ -76,11 +78,13 @@ func (s *segment) next() int64 { return s.base + s.records }
 // must go to a new segment. Rolling happens lazily, when the next batch
 // arrives (as in Kafka), so the active segment is never empty except in a
 // brand-new log; a batch larger than a limit gets a segment to itself.
-func (s *segment) full(cfg *Config, count int, size int64) bool {
+func (s *segment) full(cfg *Config, count int, size, maxTS int64) bool {
 	n := s.records
 	switch {
 	case n == 0:
 		return false
+	case cfg.SegmentAge > 0 && maxTS-s.rollTS >= int64(cfg.SegmentAge):
+		return true
 	case n+int64(count) > maxSegmentRecords:
 		return true
 	case cfg.SegmentRecords > 0 && n+int64(count) > int64(cfg.SegmentRecords):
@@ -104,7 +108,7 @@ func (s *segment) add(b batchRef, info *batchInfo, interval int64) {
 		s.sinceIndex = 0
 	}
 	if len(s.batches) == 0 {
-		s.minTS, s.maxTS, s.maxTSSlot = info.minTS, b.maxTS, slot
+		s.minTS, s.maxTS, s.maxTSSlot, s.rollTS = info.minTS, b.maxTS, slot, b.maxTS
 	} else {
 		s.minTS = min(s.minTS, info.minTS)
 		// Strictly greater: the entry must point at the FIRST batch with the

@@ -36,7 +36,7 @@ import (
 // to equal bytes.
 const (
 	snapshotMagic   = "MQPL"
-	snapshotVersion = 2
+	snapshotVersion = 3 // 3: the config carries SegmentAge
 )
 
 // Snapshot is a point-in-time copy of a Log for writing out. Taking one is
@@ -92,6 +92,7 @@ func (s *Snapshot) WriteTo(w io.Writer) (int64, error) {
 	buf = binary.AppendVarint(buf, int64(s.cfg.RetentionAge))
 	buf = binary.AppendVarint(buf, s.cfg.RetentionBytes)
 	buf = binary.AppendUvarint(buf, uint64(s.cfg.IndexIntervalBytes))
+	buf = binary.AppendVarint(buf, int64(s.cfg.SegmentAge))
 	buf = binary.AppendUvarint(buf, uint64(len(s.segs)))
 	fw.frame(buf)
 
@@ -228,6 +229,7 @@ func decodeHeader(p []byte) (Config, int, error) {
 	cfg.RetentionAge = time.Duration(d.varint("RetentionAge"))
 	cfg.RetentionBytes = d.varint("RetentionBytes")
 	interval := d.uvarint("IndexIntervalBytes")
+	cfg.SegmentAge = time.Duration(d.varint("SegmentAge"))
 	nsegs := d.uvarint("segment count")
 	d.done()
 	if d.err != nil {

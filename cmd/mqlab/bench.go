@@ -26,7 +26,7 @@ var benchPresets = map[string]bench.Config{
 }
 
 func benchCmd() *cobra.Command {
-	var long, quick bool
+	var long, quick, files bool
 	var partitions int
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -68,6 +68,7 @@ time per batch, printed too, moves less.`,
 			}
 			cfg := benchPresets[preset]
 			cfg.Partitions = partitions
+			cfg.Files = files
 			ctx := cmd.Context()
 			if ctx == nil {
 				ctx = context.Background()
@@ -79,6 +80,7 @@ time per batch, printed too, moves less.`,
 	}
 	cmd.Flags().BoolVar(&long, "long", false, "a longer run (a few minutes): 21 rounds, more messages, 100 kills a series")
 	cmd.Flags().BoolVar(&quick, "quick", false, "a smoke run of a few seconds with a few messages; its figures mean little")
+	cmd.Flags().BoolVar(&files, "files", false, "every cluster writes its segment files, as a lab does (to a temporary folder)")
 	cmd.Flags().IntVar(&partitions, "partitions", 1, "partitions of the produce topic, and raft groups on the raw-raft side")
 	return cmd
 }

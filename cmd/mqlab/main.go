@@ -47,6 +47,7 @@ terminal it prints a failover scene instead.`,
 	root.AddCommand(benchCmd())
 	root.AddCommand(serveCmd())
 	root.AddCommand(challengeCmd())
+	root.AddCommand(logCmd())
 	root.SetErr(os.Stderr)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return fmt.Errorf("%w\nrun 'mqlab --help' for the flags", err)

@@ -1,6 +1,7 @@
 package command
 
 import (
+	"path"
 	"strconv"
 	"strings"
 )
@@ -568,4 +569,60 @@ func buildKafkaListen(p *parser, _ *Spec) (Command, *posError) {
 	}
 	c.Host, _ = o.text("host")
 	return c, nil
+}
+
+func buildLogFiles(p *parser, s *Spec) (Command, *posError) {
+	t, err := p.arg("a partition, like orders/0")
+	if err != nil {
+		return nil, err
+	}
+	tg, terr := parseTarget(t.text)
+	if terr != nil || !tg.IsPartition {
+		return nil, errAt(t.col, "log files needs a partition, written TOPIC/N like orders/0, not %q", t.text)
+	}
+	if on, ok := p.peek(); !ok || on.kind != tWord || on.text != "on" {
+		col, got := p.end, ""
+		if ok {
+			col, got = on.col, ", not "+strconv.Quote(on.text)
+		}
+		return nil, errAt(col, "expected \"on\" and a node after the partition%s; %s", got, p.usageHint())
+	}
+	p.pos++
+	n, err := p.nodeRef()
+	if err != nil {
+		return nil, err
+	}
+	return LogFiles{Partition: tg, Node: n}, p.done()
+}
+
+func buildLogDump(p *parser, _ *Spec) (Command, *posError) {
+	t, err := p.arg("a segment file, like n2/orders-0/00000000000000000000.log")
+	if err != nil {
+		return nil, err
+	}
+	if path.IsAbs(t.text) || strings.HasPrefix(path.Clean(t.text), "..") {
+		return nil, errAt(t.col, "name a file inside the lab's log folder, as log files shows it: n2/orders-0/00000000000000000000.log")
+	}
+	o, err := p.options()
+	if err != nil {
+		return nil, err
+	}
+	return LogDump{File: path.Clean(t.text), Records: o.bool("records")}, nil
+}
+
+func buildCrash(p *parser, s *Spec) (Command, *posError) {
+	n, err := p.nodeRef()
+	if err != nil {
+		return nil, err
+	}
+	t, ok := p.peek()
+	if !ok || t.kind != tWord || t.text != "torn" {
+		col, got := p.end, ""
+		if ok {
+			col, got = t.col, ", not "+strconv.Quote(t.text)
+		}
+		return nil, errAt(col, "expected \"torn\" after the node%s: the crash that tears the last write; %s", got, p.usageHint()).withSuggest(keywordSuggest(t.text, "torn"))
+	}
+	p.pos++
+	return Crash{Node: n, Torn: true}, p.done()
 }

@@ -363,6 +363,17 @@ func (Kill) Name() string    { return "kill" }
 func (Restart) Name() string { return "restart" }
 func (Isolate) Name() string { return "isolate" }
 
+// Crash kills a node in the middle of a write: each of its partition
+// replicas' last batch is left half written in its segment file (Torn,
+// the only kind of crash so far).
+type Crash struct {
+	Node NodeRef
+	Torn bool
+}
+
+func (Crash) Name() string     { return "crash" }
+func (c Crash) String() string { return "crash " + c.Node.String() + " torn" }
+
 // Partition cuts the node-to-node links between two or more sides.
 type Partition struct{ Sides [][]NodeRef }
 
@@ -489,11 +500,36 @@ type SQL struct {
 func (SQL) Name() string     { return "sql" }
 func (c SQL) String() string { return "sql " + c.Service + " " + strconv.Quote(c.Query) }
 
+// LogFiles lists the segment files of one replica of a partition.
+type LogFiles struct {
+	Partition Target
+	Node      NodeRef
+}
+
+func (LogFiles) Name() string { return "log files" }
+func (c LogFiles) String() string {
+	return "log files " + c.Partition.String() + " on " + c.Node.String()
+}
+
+// LogDump prints a segment file of the lab's log folder, File relative to
+// it, as Kafka's kafka-dump-log does.
+type LogDump struct {
+	File    string
+	Records bool
+}
+
+func (LogDump) Name() string { return "log dump" }
+func (c LogDump) String() string {
+	return words("log dump", quoteText(c.File)).optIf(c.Records, "records", "true").String()
+}
+
 // NodeOf returns the node a command acts on (kill, restart, isolate,
 // slow, elect), as written.
 func NodeOf(c Command) (NodeRef, bool) {
 	switch c := c.(type) {
 	case Kill:
+		return c.Node, true
+	case Crash:
 		return c.Node, true
 	case Restart:
 		return c.Node, true

@@ -11,6 +11,11 @@ import (
 func TestParseErrors(t *testing.T) {
 	cases := []struct{ line, want string }{
 		{"kil n1", `line 1, col 1: unknown command "kil"; did you mean "kill"?`},
+		{"crash n2", `line 1, col 9: expected "torn" after the node: the crash that tears the last write; e.g. crash n2 torn`},
+		{"log files orders on n2", `line 1, col 11: log files needs a partition, written TOPIC/N like orders/0, not "orders"`},
+		{"log files orders/0 n2", `line 1, col 20: expected "on" and a node after the partition, not "n2"; e.g. log files orders/0 on n2`},
+		{"log dump /etc/passwd", `line 1, col 10: name a file inside the lab's log folder, as log files shows it: n2/orders-0/00000000000000000000.log`},
+		{"log dump n1/../../x.log", `line 1, col 10: name a file inside the lab's log folder, as log files shows it: n2/orders-0/00000000000000000000.log`},
 		{"isol n1", `line 1, col 1: unknown command "isol"; did you mean "isolate"?`},
 		{"frobnicate", `line 1, col 1: unknown command "frobnicate"; help lists the commands`},
 		{"check wy", `line 1, col 7: check takes nothing, or why and a count's name, not "wy"; e.g. check why order_violations; did you mean "why"?`},

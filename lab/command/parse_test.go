@@ -17,6 +17,7 @@ func TestParseValidLines(t *testing.T) {
 		{"topic create orders partitions=3", TopicCreate{Topic: "orders", Partitions: 3}},
 		{"topic create orders partitions=3 rf=3 segment=4KB retention=10m", TopicCreate{Topic: "orders", Partitions: 3, RF: 3, Segment: Amount{Bytes: 4096}, Retention: Amount{Age: 10 * time.Minute}}},
 		{"topic create logs partitions=1 segment=16 retention=1MB", TopicCreate{Topic: "logs", Partitions: 1, Segment: Amount{Count: 16}, Retention: Amount{Bytes: 1 << 20}}},
+		{"topic create logs partitions=1 segment=1m", TopicCreate{Topic: "logs", Partitions: 1, Segment: Amount{Age: time.Minute}}},
 		{"queue create receipts rf=3 visibility=5s max-receives=5 dlq=receipts-dlq max-length=100 ttl=1m",
 			QueueCreate{Queue: "receipts", RF: 3, Visibility: 5 * time.Second, MaxReceives: 5, DLQ: "receipts-dlq", MaxLength: 100, TTL: time.Minute}},
 		{`produce orders key=881 value="order 881 placed" acks=all idempotent=true count=3 as=shop batch=2`,
@@ -28,6 +29,9 @@ func TestParseValidLines(t *testing.T) {
 		{"load orders rate=60/m for=10s after=5s", Load{Topic: "orders", Rate: 1, For: 10 * time.Second, After: 5 * time.Second, Batch: 1}},
 		{"load orders rate=20/m for=1m", Load{Topic: "orders", Rate: 20.0 / 60, For: time.Minute, Batch: 1}},
 		{"load stop", LoadStop{}},
+		{"crash n2 torn", Crash{Node: NodeRef{Kind: RefNode, Node: "n2"}, Torn: true}},
+		{"log files orders/0 on leader(orders/0)", LogFiles{Partition: Target{Name: "orders", Partition: 0, IsPartition: true}, Node: NodeRef{Kind: RefLeader, Of: Target{Name: "orders", IsPartition: true}}}},
+		{"log dump n2/orders-0/00000000000000000016.log records=true", LogDump{File: "n2/orders-0/00000000000000000016.log", Records: true}},
 		{"load stop orders", LoadStop{Target: "orders"}},
 		{"consumer start c1 group=billing topic=orders ack=before crash=after-work fail=transient:0.2 retry=backoff base=1s cap=5m jitter=full max-attempts=5 rate=400/s",
 			Consumer{Action: "start", Client: "c1", Group: "billing", Topic: "orders", Options: ClientOptions{Rate: 400, Ack: "before", Crash: "after-work",
@@ -139,8 +143,8 @@ func TestHelpListsEveryCommand(t *testing.T) {
 // The core command names are exactly these: lessons and scripts rely on them.
 func TestCoreNames(t *testing.T) {
 	want := []string{"cluster", "topic create", "queue create", "produce", "send", "load", "load stop", "consumer", "worker", "service",
-		"seek", "redrive", "elect", "kill", "restart", "isolate", "partition", "slow", "heal", "drop next reply", "drop next ack", "kafka listen", "kafka stop", "sqs listen", "sqs stop",
-		"speed", "pause", "resume", "wait", "expect", "check", "help", "sql"}
+		"seek", "redrive", "elect", "kill", "crash", "restart", "isolate", "partition", "slow", "heal", "drop next reply", "drop next ack", "kafka listen", "kafka stop", "sqs listen", "sqs stop",
+		"speed", "pause", "resume", "wait", "expect", "check", "help", "sql", "log files", "log dump"}
 	// Added to the core: orders placed through the orders service.
 	want = append(want[:10], append([]string{"order"}, want[10:]...)...)
 	// And buyers sent through the checkout.

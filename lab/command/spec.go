@@ -200,7 +200,7 @@ var specs = []Spec{
 	{Name: "topic create", Args: "TOPIC", Summary: "create a partitioned log", Example: "topic create orders partitions=3", build: buildTopicCreate, Options: []Option{
 		{Key: "partitions", Arg: "N", Help: "how many partitions, each its own raft group", Required: true, parse: intIn(1, 64)},
 		{Key: "rf", Arg: "N", Help: "replicas per partition (default 3, or fewer nodes)", parse: intIn(1, 9)},
-		{Key: "segment", Arg: "N|SIZE", Help: "close a segment after N records or SIZE bytes (default 16 records)", parse: parseSegment},
+		{Key: "segment", Arg: "N|SIZE|AGE", Help: "close a segment after N records, SIZE bytes, or when a record comes AGE after its first (default 16 records)", parse: parseSegment},
 		{Key: "retention", Arg: "AGE|SIZE", Help: "delete closed segments older than AGE or beyond SIZE in total", parse: parseRetention},
 	}},
 	{Name: "queue create", Args: "QUEUE", Summary: "create a work queue", Example: "queue create receipts visibility=5s max-receives=5 dlq=receipts-dlq", build: buildQueueCreate, Options: []Option{
@@ -277,6 +277,7 @@ var specs = []Spec{
 		{Key: "epoch", Arg: "N", Help: "move leadership round the replicas, one election each, until NODE leads at epoch N", parse: intIn(1, 1000)},
 	}},
 	{Name: "kill", Traits: TraitFault, Args: "NODE", Summary: "stop a node as if its process died (its disk stays)", Example: "kill leader(orders/0)", build: buildNode(func(n NodeRef) Command { return Kill{n} })},
+	{Name: "crash", Traits: TraitFault, Args: "NODE torn", Summary: "kill a node in the middle of a write: its last batches are left half written on disk", Example: "crash n2 torn", build: buildCrash},
 	{Name: "restart", Traits: TraitFault | TraitRepair, Args: "NODE", Summary: "bring a killed node back from its disk", Example: "restart n1", build: buildNode(func(n NodeRef) Command { return Restart{n} })},
 	{Name: "isolate", Traits: TraitFault, Args: "NODE", Summary: "cut every link of a node: peers and clients", Example: "isolate leader(orders/0)", build: buildNode(func(n NodeRef) Command { return Isolate{n} })},
 	{Name: "partition", Traits: TraitFault, Args: "SIDE | SIDE [| SIDE]", Summary: "cut node-to-node links between the sides; clients still reach every node", Example: "partition n1 | n2,n3", build: buildPartition},
@@ -308,6 +309,10 @@ var specs = []Spec{
 		Example: "check why order_violations", build: buildCheck},
 	{Name: "help", Traits: TraitReadOnly, Args: "[COMMAND]", Summary: "list the commands, or explain one", Example: "help produce"}, // build: see init
 	{Name: "sql", Traits: TraitReadOnly, Args: `SERVICE "QUERY"`, Summary: "run a read-only query on a service's database", Example: `sql orders "SELECT * FROM outbox"`, build: buildSQL},
+	{Name: "log files", Traits: TraitReadOnly, Args: "PARTITION on NODE", Summary: "list a replica's segment files: names, sizes, offsets", Example: "log files orders/0 on n2", build: buildLogFiles},
+	{Name: "log dump", Traits: TraitReadOnly, Args: "FILE", Summary: "print a segment file's batches as kafka-dump-log does (FILE as log files names it)", Example: "log dump n2/orders-0/00000000000000000000.log", build: buildLogDump, Options: []Option{
+		{Key: "records", Arg: "true|false", Help: "print every record under its batch too (default false)", parse: parseBool},
+	}},
 }
 
 // help's builder looks commands up in specs, so it joins the table once

@@ -264,7 +264,10 @@ func parseSegment(v string) (any, error) {
 	if n, err := strconv.Atoi(v); err == nil && n >= 1 && n <= 1000000 {
 		return Amount{Count: n}, nil
 	}
-	return nil, fmt.Errorf("want a record count like 16 or a size like 4KB")
+	if d, err := parseDuration(v); err == nil && d > 0 {
+		return Amount{Age: d}, nil
+	}
+	return nil, fmt.Errorf("want a record count like 16, a size like 4KB or an age like 10m")
 }
 
 func parseRetention(v string) (any, error) {

@@ -1,0 +1,174 @@
+package partlog
+
+import (
+	"encoding/binary"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// DumpFile describes a segment file the way Kafka's kafka-dump-log does:
+// for a .log file one line per batch (offsets, count, epoch, position,
+// size, CRC) and, with records, one line per record under it; for an
+// .index its offset → position entries, for a .timeindex its timestamp →
+// offset entries. name is the file's name (its suffix says its kind, its
+// base offset is read from it); data is its content. Damage is described
+// in the output, never a panic: a torn tail, a bad CRC, a partial entry.
+func DumpFile(name string, data []byte, records bool) ([]string, error) {
+	base := filepath.Base(name)
+	stem := base[:len(base)-len(filepath.Ext(base))]
+	baseOffset, err := strconv.ParseInt(stem, 10, 64)
+	if err != nil || baseOffset < 0 {
+		return nil, fmt.Errorf("%s: not a segment file: its name should be a base offset in 20 digits, like 00000000000000000000.log", base)
+	}
+	out := []string{"Dumping " + base}
+	switch filepath.Ext(base) {
+	case LogSuffix:
+		out = append(out, fmt.Sprintf("Log starting offset: %d", baseOffset))
+		return append(out, dumpLog(data, records)...), nil
+	case IndexSuffix:
+		for i := 0; i+IndexEntrySize <= len(data); i += IndexEntrySize {
+			rel, pos := binary.BigEndian.Uint32(data[i:]), binary.BigEndian.Uint32(data[i+4:])
+			out = append(out, fmt.Sprintf("offset: %d position: %d", baseOffset+int64(rel), pos))
+		}
+		if n := len(data) % IndexEntrySize; n != 0 {
+			out = append(out, fmt.Sprintf("%d bytes at the end are not a whole entry (an entry takes %d)", n, IndexEntrySize))
+		}
+		return out, nil
+	case TimeIndexSuffix:
+		for i := 0; i+TimeIndexEntrySize <= len(data); i += TimeIndexEntrySize {
+			ts, rel := int64(binary.BigEndian.Uint64(data[i:])), binary.BigEndian.Uint32(data[i+8:])
+			out = append(out, fmt.Sprintf("timestamp: %d offset: %d", ts, baseOffset+int64(rel)))
+		}
+		if n := len(data) % TimeIndexEntrySize; n != 0 {
+			out = append(out, fmt.Sprintf("%d bytes at the end are not a whole entry (an entry takes %d)", n, TimeIndexEntrySize))
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("%s: not a segment file: want a name ending in %s, %s or %s", base, LogSuffix, IndexSuffix, TimeIndexSuffix)
+}
+
+func dumpLog(data []byte, records bool) []string {
+	var out []string
+	pos := int64(0)
+	for len(data) > 0 {
+		b, err := ParseKafkaBatch(data)
+		if err != nil {
+			out = append(out, fmt.Sprintf("position: %d: %d bytes that are not a whole batch: %v", pos, len(data), strings.TrimPrefix(err.Error(), ErrCorrupt.Error()+": ")))
+			return out
+		}
+		line := fmt.Sprintf("baseOffset: %d lastOffset: %d count: %d partitionLeaderEpoch: %d position: %d size: %d CreateTime: %d",
+			b.BaseOffset, b.LastOffset, b.Count, b.LeaderEpoch, pos, b.Size(), b.MaxTimestamp)
+		if b.ProducerID >= 0 {
+			line += fmt.Sprintf(" producerId: %d producerEpoch: %d baseSequence: %d", b.ProducerID, b.ProducerEpoch, b.BaseSequence)
+		}
+		line += fmt.Sprintf(" compresscodec: %s crcValid: %t", codecName(b.Attributes&7), b.CRCValid)
+		out = append(out, line)
+		if records && b.Attributes&7 == 0 {
+			out = append(out, dumpRecords(data[KafkaBatchHeaderLen:b.Size()], b)...)
+		}
+		data, pos = data[b.Size():], pos+b.Size()
+	}
+	return out
+}
+
+func codecName(c int16) string {
+	if c >= 0 && int(c) < len(codecNames) {
+		return codecNames[c]
+	}
+	return "unknown(" + strconv.Itoa(int(c)) + ")"
+}
+
+var codecNames = [...]string{"none", "gzip", "snappy", "lz4", "zstd"}
+
+// dumpRecords describes the uncompressed records p of batch b, one line
+// each, as kafka-dump-log --print-data-log does.
+func dumpRecords(p []byte, b KafkaBatch) []string {
+	var out []string
+	for i := int32(0); i < b.Count; i++ {
+		r, rest, ok := readKafkaRecord(p)
+		if !ok {
+			return append(out, fmt.Sprintf("| record %d does not decode", i))
+		}
+		p = rest
+		line := fmt.Sprintf("| offset: %d CreateTime: %d keySize: %d valueSize: %d", b.BaseOffset+r.offsetDelta, b.FirstTimestamp+r.tsDelta, len(r.key), len(r.value))
+		if r.key != nil {
+			line += " key: " + printable(r.key)
+		}
+		for _, h := range r.headers {
+			line += fmt.Sprintf(" header: %s=%s", h.Key, printable(h.Value))
+		}
+		line += " payload: " + printable(r.value)
+		out = append(out, line)
+	}
+	return out
+}
+
+type kafkaRecord struct {
+	tsDelta, offsetDelta int64
+	key, value           []byte
+	headers              []Header
+}
+
+// readKafkaRecord reads one record of an uncompressed batch, bounds
+// checked: ok is false for damaged bytes.
+func readKafkaRecord(p []byte) (r kafkaRecord, rest []byte, ok bool) {
+	length, n := binary.Varint(p)
+	if n <= 0 || length < 0 || length > int64(len(p)-n) {
+		return r, nil, false
+	}
+	rest, p = p[n+int(length):], p[n:n+int(length)]
+	if len(p) < 1 {
+		return r, nil, false
+	}
+	p = p[1:] // attributes
+	varint := func() (int64, bool) {
+		v, n := binary.Varint(p)
+		if n <= 0 {
+			return 0, false
+		}
+		p = p[n:]
+		return v, true
+	}
+	bytesField := func() ([]byte, bool) {
+		l, ok := varint()
+		if !ok || l > int64(len(p)) {
+			return nil, false
+		}
+		if l < 0 {
+			return nil, true
+		}
+		b := p[:l:l]
+		p = p[l:]
+		return b, true
+	}
+	var okTS, okOff, okKey, okValue bool
+	r.tsDelta, okTS = varint()
+	r.offsetDelta, okOff = varint()
+	r.key, okKey = bytesField()
+	r.value, okValue = bytesField()
+	nh, okH := varint()
+	if !okTS || !okOff || !okKey || !okValue || !okH || nh < 0 || nh > int64(len(p)) {
+		return r, nil, false
+	}
+	for range nh {
+		k, ok1 := bytesField()
+		v, ok2 := bytesField()
+		if !ok1 || !ok2 {
+			return r, nil, false
+		}
+		r.headers = append(r.headers, Header{Key: string(k), Value: v})
+	}
+	return r, rest, true
+}
+
+// printable shows b as text when it is short valid UTF-8 without control
+// characters, and as a byte count otherwise.
+func printable(b []byte) string {
+	if len(b) > 64 || !utf8.Valid(b) || strings.ContainsFunc(string(b), func(r rune) bool { return r < ' ' || r == 0x7f }) {
+		return fmt.Sprintf("(%d bytes)", len(b))
+	}
+	return string(b)
+}

@@ -1,0 +1,370 @@
+package partlog
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// A log with a folder keeps, beside its segment files, the checkpoint of
+// what it has applied (CheckpointFile): the raft index of the last entry
+// that appended a batch and the log end offset after it, and the same for
+// the append before. A restarted replica reads its log back from the files
+// (Recover) and asks raft only for the entries after that index, so no
+// entry is applied twice. The previous pair is what recovery falls back to
+// when the last batch was torn: its entry was being written when the node
+// died, so it is applied again.
+const CheckpointFile = "applied-checkpoint"
+
+// Recovery is what Recover found in a log's folder.
+type Recovery struct {
+	// Found: the folder held a log and its checkpoint, and they agree; the
+	// log returned holds it. When false, the folder is of no use (missing,
+	// or files and checkpoint disagree) and the log is empty.
+	Found bool
+	// Applied is the raft index of the last entry the files hold.
+	Applied       uint64
+	Segments      int
+	Start, End    int64 // the offsets held: [Start, End)
+	Batches       int
+	CutBytes      int64 // bytes cut from the tail: a torn or damaged batch
+	CutOffset     int64 // the offset where the cut began (End, after it)
+	CutSegment    int64 // the base offset of the segment that was cut
+	RebuiltActive bool  // the active segment's indexes were rebuilt
+}
+
+// checkpoint is the content of CheckpointFile.
+type checkpoint struct {
+	index, end         uint64
+	prevIndex, prevEnd uint64
+}
+
+func (c checkpoint) encode() []byte {
+	// Fixed width, so one write at the start of the file replaces it.
+	return fmt.Appendf(nil, "%020d %020d\n%020d %020d\n", c.index, c.end, c.prevIndex, c.prevEnd)
+}
+
+func parseCheckpoint(p []byte) (checkpoint, bool) {
+	var c checkpoint
+	lines := strings.Split(strings.TrimSpace(string(p)), "\n")
+	if len(lines) != 2 {
+		return c, false
+	}
+	read := func(line string, a, b *uint64) bool {
+		f := strings.Fields(line)
+		if len(f) != 2 {
+			return false
+		}
+		var err1, err2 error
+		*a, err1 = strconv.ParseUint(f[0], 10, 64)
+		*b, err2 = strconv.ParseUint(f[1], 10, 64)
+		return err1 == nil && err2 == nil
+	}
+	return c, read(lines[0], &c.index, &c.end) && read(lines[1], &c.prevIndex, &c.prevEnd)
+}
+
+// NoteApplied records that the raft entry at index has been applied.
+// When the entry changed the log's end (an append) it becomes the
+// checkpoint, so recovery knows which entries the files already hold; an
+// entry that appended nothing is simply applied again after a restart,
+// to the same effect. The checkpoint reaches its file when the log is
+// detached (DetachDir: the replica stops, which is when a lab node dies),
+// not at every append, which would double the writes of the apply path.
+func (l *Log) NoteApplied(index uint64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	lf := l.files
+	if lf == nil || lf.err != nil {
+		return
+	}
+	end := uint64(l.end())
+	if end == lf.ckpt.end && lf.ckpt.index != 0 {
+		return
+	}
+	lf.ckpt = checkpoint{index: index, end: end, prevIndex: lf.ckpt.index, prevEnd: lf.ckpt.end}
+}
+
+// writeCheckpoint puts the checkpoint in its file.
+func (lf *logFiles) writeCheckpoint() {
+	if lf.err != nil {
+		return
+	}
+	if err := os.WriteFile(filepath.Join(lf.dir, CheckpointFile), lf.ckpt.encode(), 0o644); err != nil {
+		lf.fail(err)
+	}
+}
+
+// Recover reads a log back from the folder a log with config cfg wrote
+// (AttachDir), as a restarting Kafka broker does: every segment's batches
+// in order, each CRC checked; a tail that is not a whole batch with a good
+// CRC (a write torn by a crash) is cut off, and the active segment's
+// indexes are rebuilt from its batches. The log returned writes to dir
+// from then on. When the folder holds nothing usable, Recovery.Found is
+// false and the log is an empty one, not attached: the caller rebuilds it
+// (from raft) and attaches it.
+func Recover(cfg Config, dir string) (*Log, Recovery, error) {
+	l, err := New(cfg)
+	if err != nil {
+		return nil, Recovery{}, err
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, CheckpointFile))
+	if err != nil {
+		return l, Recovery{}, nil
+	}
+	ckpt, ok := parseCheckpoint(raw)
+	if !ok {
+		return l, Recovery{}, nil
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return l, Recovery{}, nil
+	}
+	var bases []int64
+	for _, e := range ents {
+		stem, ok := strings.CutSuffix(e.Name(), LogSuffix)
+		if !ok {
+			continue
+		}
+		if b, err := strconv.ParseInt(stem, 10, 64); err == nil && SegmentFileName(b, LogSuffix) == e.Name() {
+			bases = append(bases, b)
+		}
+	}
+	slices.Sort(bases)
+	if len(bases) == 0 {
+		return l, Recovery{}, nil
+	}
+
+	rec := Recovery{Start: bases[0], Segments: len(bases)}
+	l.segs = []*segment{newSegment(bases[0])}
+	var active []byte // the last segment's bytes, kept whole
+	for i, base := range bases {
+		path := filepath.Join(dir, SegmentFileName(base, LogSuffix))
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return emptyLog(cfg), Recovery{}, nil
+		}
+		if i > 0 {
+			if l.end() != base {
+				return emptyLog(cfg), Recovery{}, nil // a gap or an overlap: not a log this package wrote
+			}
+			l.segs[len(l.segs)-1].close()
+			l.segs = append(l.segs, newSegment(base))
+		}
+		pos := int64(0)
+		for pos < int64(len(data)) {
+			kb, err := ParseKafkaBatch(data[pos:])
+			if err != nil || !kb.CRCValid || kb.BaseOffset != l.end() {
+				break
+			}
+			b, epoch, err := batchFromKafka(data[pos : pos+kb.Size()])
+			if err != nil {
+				break
+			}
+			if err := l.recoverAppend(EncodeBatch(b), epoch); err != nil {
+				break
+			}
+			rec.Batches++
+			pos += kb.Size()
+		}
+		if l.segs[len(l.segs)-1].base != base {
+			return emptyLog(cfg), Recovery{}, nil // rolled where the writer did not: another config
+		}
+		if pos < int64(len(data)) {
+			// A torn or damaged tail: cut it, and every later segment, as
+			// Kafka's recovery does.
+			rec.CutBytes, rec.CutOffset, rec.CutSegment = int64(len(data))-pos, l.end(), base
+			if err := os.Truncate(path, pos); err != nil {
+				return nil, Recovery{}, fmt.Errorf("recover %s: %w", dir, err)
+			}
+			for _, later := range bases[i+1:] {
+				for _, suffix := range [...]string{LogSuffix, IndexSuffix, TimeIndexSuffix} {
+					os.Remove(filepath.Join(dir, SegmentFileName(later, suffix)))
+				}
+			}
+			rec.Segments = i + 1
+			active = data[:pos]
+			break
+		}
+		active = data
+	}
+	rec.End = l.end()
+
+	// Which entry the files end at: the checkpoint's, or the one before it
+	// when the last append was torn off.
+	switch uint64(rec.End) {
+	case ckpt.end:
+		rec.Applied = ckpt.index
+	case ckpt.prevEnd:
+		rec.Applied, ckpt = ckpt.prevIndex, checkpoint{index: ckpt.prevIndex, end: ckpt.prevEnd}
+	default:
+		return emptyLog(cfg), Recovery{}, nil
+	}
+	if rec.Applied == 0 {
+		return emptyLog(cfg), Recovery{}, nil
+	}
+
+	// Attach the folder as it is: closed segments keep their files, the
+	// active one is appended to and its indexes are written afresh.
+	lf := &logFiles{dir: dir, interval: int64(l.cfg.IndexIntervalBytes), ckpt: ckpt}
+	act := l.segs[len(l.segs)-1]
+	if err := lf.adopt(act, active); err != nil {
+		return nil, Recovery{}, fmt.Errorf("recover %s: %w", dir, err)
+	}
+	l.files = lf
+	rec.RebuiltActive = true
+	rec.Found = true
+	return l, rec, nil
+}
+
+// emptyLog is an empty log with cfg (already validated by Recover's New).
+func emptyLog(cfg Config) *Log {
+	l := &Log{}
+	l.init(cfg)
+	return l
+}
+
+// recoverAppend appends a batch read back from a file: its offsets are
+// where it was written, and an idempotent producer's sequence is taken as
+// it is (its earlier batches may be gone with retention), then remembered.
+func (l *Log) recoverAppend(data []byte, epoch uint64) error {
+	info, err := parseBatch(data)
+	if err != nil {
+		return err
+	}
+	if info.Count == 0 {
+		return fmt.Errorf("%w: an empty batch", ErrInvalidBatch)
+	}
+	base := l.end()
+	files := l.files
+	l.files = nil // the batch is in its file already
+	l.add(batchRef{data: data[:len(data):len(data)], base: base, maxTS: info.MaxTimestamp, epoch: epoch, count: int32(info.Count)}, &info)
+	l.files = files
+	if info.ProducerID != 0 {
+		l.remember(info.ProducerID, info.BaseSeq, info.Count, base)
+	}
+	return nil
+}
+
+// adopt takes over the files of the active segment s, whose .log holds
+// data: it reopens .log to append and rewrites .index and .timeindex from
+// the batches, as they would have been written.
+func (lf *logFiles) adopt(s *segment, data []byte) error {
+	f := &segmentFiles{base: s.base, maxTS: -1 << 63, lastTI: -1 << 63}
+	for _, suffix := range [...]string{IndexSuffix, TimeIndexSuffix} {
+		if err := os.Remove(filepath.Join(lf.dir, SegmentFileName(s.base, suffix))); err != nil && !os.IsNotExist(err) {
+			return err
+		}
+	}
+	file, err := os.OpenFile(filepath.Join(lf.dir, SegmentFileName(s.base, LogSuffix)), os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	f.log = file
+	s.files = f
+	pos := int64(0)
+	for j := range s.batches {
+		kb, err := ParseKafkaBatch(data[pos:])
+		if err != nil {
+			return err
+		}
+		lf.track(f, &s.batches[j], s.base, pos, kb.Size())
+		pos += kb.Size()
+	}
+	f.size = pos
+	return lf.err
+}
+
+// batchFromKafka turns a Kafka batch (uncompressed, as this package
+// writes them) back into a Batch: timestamps to nanoseconds, the message
+// id out of its header. It returns the batch's leader epoch too.
+func batchFromKafka(p []byte) (Batch, uint64, error) {
+	kb, err := ParseKafkaBatch(p)
+	if err != nil {
+		return Batch{}, 0, err
+	}
+	if kb.Attributes&7 != 0 {
+		return Batch{}, 0, fmt.Errorf("%w: a compressed batch at offset %d", ErrCorrupt, kb.BaseOffset)
+	}
+	var b Batch
+	if kb.ProducerID >= 0 {
+		b.ProducerID, b.BaseSeq = kb.ProducerID, kb.BaseSequence
+	}
+	recs := p[KafkaBatchHeaderLen:kb.Size()]
+	for i := int32(0); i < kb.Count; i++ {
+		r, rest, ok := readKafkaRecord(recs)
+		if !ok || r.offsetDelta != int64(i) {
+			return Batch{}, 0, fmt.Errorf("%w: record %d of the batch at offset %d", ErrCorrupt, i, kb.BaseOffset)
+		}
+		recs = rest
+		rec := Record{Timestamp: (kb.FirstTimestamp + r.tsDelta) * 1e6, Key: r.key, Value: r.value}
+		for _, h := range r.headers {
+			if h.Key == MsgIDHeader && rec.MsgID == "" {
+				rec.MsgID = string(h.Value)
+				continue
+			}
+			rec.Headers = append(rec.Headers, Header{Key: h.Key, Value: bytes.Clone(h.Value)})
+		}
+		b.Records = append(b.Records, rec)
+	}
+	return b, uint64(uint32(kb.LeaderEpoch)), nil
+}
+
+// Torn describes a batch TearLastWrite cut in the middle.
+type Torn struct {
+	Segment    int64 // base offset of the segment
+	BaseOffset int64 // the torn batch's offsets
+	LastOffset int64
+	Kept       int64 // bytes of it left in the file
+	Size       int64 // bytes it had
+}
+
+// TearLastWrite cuts the last batch of the newest segment in dir in the
+// middle, as a crash during its write would leave it: the first half of
+// its bytes stay. ok is false when there is no batch to tear. The log
+// must not be attached to dir (its node is down).
+func TearLastWrite(dir string) (t Torn, ok bool, err error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return Torn{}, false, nil
+	}
+	last := ""
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), LogSuffix) {
+			last = e.Name() // ReadDir sorts by name: 20-digit names by base offset
+		}
+	}
+	if last == "" {
+		return Torn{}, false, nil
+	}
+	path := filepath.Join(dir, last)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Torn{}, false, err
+	}
+	pos, found := int64(0), false
+	var kb KafkaBatch
+	for pos < int64(len(data)) {
+		b, err := ParseKafkaBatch(data[pos:])
+		if err != nil {
+			break
+		}
+		if pos+b.Size() == int64(len(data)) {
+			kb, found = b, true
+			break
+		}
+		pos += b.Size()
+	}
+	if !found {
+		return Torn{}, false, nil
+	}
+	t = Torn{BaseOffset: kb.BaseOffset, LastOffset: kb.LastOffset, Size: kb.Size(), Kept: kb.Size() / 2}
+	t.Segment, _ = strconv.ParseInt(strings.TrimSuffix(last, LogSuffix), 10, 64)
+	if err := os.Truncate(path, pos+t.Kept); err != nil {
+		return Torn{}, false, err
+	}
+	return t, true, nil
+}

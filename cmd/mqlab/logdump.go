@@ -1,0 +1,60 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mqlab/mqlab/broker/partlog"
+)
+
+func logCmd() *cobra.Command {
+	log := &cobra.Command{
+		Use:   "log",
+		Short: "Read the segment files a lab writes (see mqlab script --keep-logs)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return fmt.Errorf("name what to do: mqlab log dump FILE")
+		},
+	}
+	var records bool
+	dump := &cobra.Command{
+		Use:   "dump FILE",
+		Short: "Print a segment file (.log, .index or .timeindex) as Kafka's kafka-dump-log does",
+		Long: `dump prints one segment file of a partition's folder, such as
+n2/orders-0/00000000000000000000.log: for a .log every record batch with its
+base and last offset, record count, leader epoch, position, size and whether
+its CRC-32C holds (--records adds each record); for an .index its offset →
+position entries; for a .timeindex its timestamp → offset entries. Kafka's
+own segment files can be read the same way.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			fi, err := os.Stat(args[0])
+			if err != nil {
+				return err
+			}
+			if fi.IsDir() {
+				return fmt.Errorf("%s is a folder; name one of its segment files, like %s", args[0], partlog.SegmentFileName(0, partlog.LogSuffix))
+			}
+			if _, err := partlog.DumpFile(args[0], nil, false); err != nil {
+				return err
+			}
+			data, err := os.ReadFile(args[0])
+			if err != nil {
+				return err
+			}
+			lines, err := partlog.DumpFile(args[0], data, records)
+			if err != nil {
+				return err
+			}
+			for _, l := range lines {
+				fmt.Fprintln(cmd.OutOrStdout(), l)
+			}
+			return nil
+		},
+	}
+	dump.Flags().BoolVar(&records, "records", false, "print every record under its batch")
+	log.AddCommand(dump)
+	return log
+}
