@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mqlab/mqlab/lab/command"
 	"sync"
 	"time"
 )
@@ -161,6 +162,13 @@ func (a *readingAudit) doTask(ctx context.Context) error {
 			return fmt.Errorf("line %d: %s: %w", d.Num, d.Text, err)
 		}
 	}
+	if task.Decide != "" && !endsWithResume(task.Do) {
+		// The choice is complete: say so, as a learner presses n (a
+		// resume typed last has said so already).
+		if _, err := a.p.Next(ctx); err != nil {
+			return fmt.Errorf("line %d: n after the decision's commands: %w", task.Line, err)
+		}
+	}
 	deadline := time.Now().Add(TaskReach)
 	for {
 		st := a.p.State()
@@ -182,6 +190,15 @@ func (a *readingAudit) doTask(ctx context.Context) error {
 			return ctx.Err()
 		}
 	}
+}
+
+// endsWithResume says whether a task's lines start the clock last.
+func endsWithResume(do []command.Line) bool {
+	if len(do) == 0 {
+		return false
+	}
+	_, ok := do[len(do)-1].Cmd.(command.Resume)
+	return ok
 }
 
 // note hears of the player's steps and blocks, on the goroutine that

@@ -47,6 +47,12 @@ type PlayedTask struct {
 	Waiting string
 	// Tried: the learner ran what the task asks; the lab is getting there.
 	Tried bool
+	// Decide names what the learner chooses, when the task is a decision:
+	// it ends when they say their choice is complete (n), not at the
+	// first command that meets its goal.
+	Decide string
+	// Acted: the learner has run a command since the task opened.
+	Acted bool
 }
 
 // PlayedPrediction is a question, and once answered, its reveal.
@@ -189,6 +195,11 @@ type playerState struct {
 	preview string
 	// held says why the player paused lab time, "" when it did not
 	held hold
+	// taskFrom is len(learner) when the open task opened; decided: the
+	// learner said their choice for a decision task is complete
+	taskFrom    int
+	outsideFrom int // Lab.OutsideActions when the open task opened
+	decided     bool
 }
 
 // hold is why the player paused lab time. A screen plays a lesson for a
@@ -206,6 +217,7 @@ const (
 	holdQuestion hold = "question"
 	holdTask     hold = "task"
 	holdReading  hold = "reading"
+	holdDecision hold = "decision"
 )
 
 // words is what the screen says of the hold beside PAUSED.
@@ -217,6 +229,8 @@ func (h hold) words() string {
 		return "your turn — any command resumes"
 	case holdReading:
 		return "reading — any command resumes"
+	case holdDecision:
+		return "deciding — n (or space) when your choice is complete"
 	}
 	return ""
 }

@@ -89,9 +89,24 @@ func (p *Player) ExecCommand(ctx context.Context, cmd command.Command) (string, 
 		}
 		return out, err
 	}
+	p.resumeDecides(cmd)
 	p.actedOnHold(ctx, cmd)
 	p.noteLearner(ctx, cmd)
 	return p.execLab(ctx, cmd)
+}
+
+// resumeDecides takes a learner's resume, after the commands of their
+// choice for an open decision task, as their word that it is complete,
+// as n is: the clock they start plays it out.
+func (p *Player) resumeDecides(cmd command.Command) {
+	if _, ok := cmd.(command.Resume); !ok {
+		return
+	}
+	p.update(func(st *playerState) {
+		if st.status == StatusTask && st.task != nil && st.task.Decide != "" && len(st.learner) > st.taskFrom {
+			st.decided = true
+		}
+	})
 }
 
 // execLab runs cmd on the lab and returns what it said.
@@ -255,6 +270,9 @@ func (p *Player) Next(ctx context.Context) (string, error) {
 	case StatusFinished:
 		return "", errors.New("this was the last step: the lesson is finished")
 	case StatusTask:
+		if st.task != nil && st.task.Decide != "" && !sandbox {
+			return p.decided(st)
+		}
 		if !sandbox {
 			return "", fmt.Errorf("first the task: %s (%s)", flatten(PlainInline(st.task.Text)), st.task.Hint())
 		}
@@ -293,6 +311,17 @@ func (p *Player) Next(ctx context.Context) (string, error) {
 		return "", err
 	}
 	return p.stepWords(step), p.progressErr()
+}
+
+// decided takes the learner's word that their choice for the open
+// decision task is complete, once they have made one: the lab then plays
+// it out and the lesson grades what comes of it.
+func (p *Player) decided(st playerState) (string, error) {
+	if len(st.learner) <= st.taskFrom && p.Lab().OutsideActions() <= st.outsideFrom {
+		return "", fmt.Errorf("first your choice: %s — then n (t shows one way)", st.task.Decide)
+	}
+	p.update(func(st *playerState) { st.decided = true })
+	return "your choice is in: the lab plays it out", nil
 }
 
 // ShowHint shows one way to meet the open task's goal: the task says what

@@ -156,10 +156,18 @@ func (p *Player) play(ctx context.Context) {
 			}
 			p.revealed(-1, rv)
 		case KindTask:
-			p.holdTime(ctx, holdTask) // until the learner acts: what the task needs waits for them
+			if ev.Task.Decide != "" {
+				// A choice may take several commands: time stands still
+				// until the learner says it is complete.
+				p.holdTime(ctx, holdDecision)
+			} else {
+				p.holdTime(ctx, holdTask) // until the learner acts: what the task needs waits for them
+			}
 			p.update(func(st *playerState) {
-				st.blocks = append(st.blocks, Played{Kind: KindTask, Task: &PlayedTask{Text: ev.Text, Hint: ev.Task.Hint()}})
+				st.blocks = append(st.blocks, Played{Kind: KindTask, Task: &PlayedTask{Text: ev.Text, Hint: ev.Task.Hint(), Decide: ev.Task.Decide}})
 				st.task = ev.Task
+				st.taskFrom, st.decided = len(st.learner), false
+				st.outsideFrom = p.Lab().OutsideActions()
 			})
 			p.observe(Note{Kind: NoteBlock, Step: ev.Step, Event: ev})
 			if !p.await(ctx, ev) {
@@ -208,6 +216,12 @@ func (p *Player) await(ctx context.Context, ev Event) bool {
 		// their own client's request in another terminal.
 		if !p.awaitAction(ctx, since, p.Lab().OutsideActions()) {
 			return false
+		}
+		if ev.Task.Decide != "" {
+			if !p.awaitDecided(ctx) {
+				return false
+			}
+			p.releaseTime(ctx) // the choice is made: the lab plays it out
 		}
 		err = p.run.AwaitTask(ctx)
 	}
@@ -268,6 +282,22 @@ func (p *Player) releaseTime(ctx context.Context) {
 	p.Lab().ExecCommand(ctx, command.Resume{})
 }
 
+// awaitDecided waits until the learner says their choice for the open
+// decision task is complete (Next); false when ctx ended first.
+func (p *Player) awaitDecided(ctx context.Context) bool {
+	for {
+		st, changed := p.state()
+		if st.decided {
+			return true
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
 // actedOnHold lets lab time run before a learner's command that changes
 // the lab, while the player holds it for a task or for reading: the
 // learner has acted, and the lab goes on from where they read it. Their
@@ -277,6 +307,12 @@ func (p *Player) actedOnHold(ctx context.Context, cmd command.Command) {
 	st, _ := p.state()
 	if st.held == "" || st.held == holdQuestion {
 		return
+	}
+	if st.held == holdDecision {
+		if _, ok := cmd.(command.Resume); ok {
+			p.update(func(st *playerState) { st.held = "" }) // the clock is theirs from here
+		}
+		return // a choice is made of several commands: time waits for n
 	}
 	switch cmd.(type) {
 	case command.Pause, command.Resume:

@@ -43,6 +43,9 @@ func (p *Player) noteLearner(ctx context.Context, cmd command.Command) {
 		if st.status == StatusTask {
 			st.offTrack = off
 			st.tried = st.tried || tried
+			if t := lastOpenTask(st.blocks); t != nil {
+				t.Acted = true
+			}
 		}
 	})
 }

@@ -501,3 +501,52 @@ func TestOutsideClientActs(t *testing.T) {
 		t.Fatal("the lab stayed paused after the learner's client acted")
 	}
 }
+
+// A decision task stays open after a command that meets its goal, with
+// lab time held across the learner's commands, until they say their
+// choice is complete (n); n before any command is refused and says why.
+func TestDecisionWaitsForTheLearnersWord(t *testing.T) {
+	ctx := ctxFor(t, time.Minute)
+	les, err := Parse("decide.md", []byte("---\nid: decide\ntitle: Decide\nconcepts: [acks]\n---\n\n"+
+		"## The only step\n\n```lab\ncluster nodes=3\ntopic create orders partitions=1\nwait leader(orders/0) != none\n```\n\n"+
+		"```task\nProduce as many orders as you think right.\ndecide: how many orders\n"+
+		"do: produce orders\nalso: produce orders count=2\nwait: hwm(orders/0) >= 1\n```\n\n"+
+		"```predict\nconcept: acks\nWhat now?\n- [x] this\n- [ ] that\nwhy: because.\n```\n\n"+
+		"```expect\nconcept: acks\nhwm(orders/0) >= 2\n```\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := newTestPlayer(t, les)
+	if _, err := p.Goto(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Next(ctx); err == nil || !strings.Contains(err.Error(), "first your choice: how many orders") {
+		t.Fatalf("n before any command: %v", err)
+	}
+	for range 2 {
+		if _, err := p.Exec(ctx, "produce orders"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The goal holds; the task waits for the learner's word, time still held.
+	for end := time.Now().Add(300 * time.Millisecond); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		st := p.State()
+		if st.Status != StatusTask {
+			t.Fatalf("the decision ended as %v before the learner said it was complete", st.Status)
+		}
+		if _, paused := p.Lab().Clock().Speed(); !paused {
+			t.Fatal("a command of the choice let lab time run")
+		}
+	}
+	if out, err := p.Next(ctx); err != nil || !strings.Contains(out, "your choice is in") {
+		t.Fatalf("n after the choice: %q %v", out, err)
+	}
+	for end := time.Now().Add(10 * time.Second); p.State().Status == StatusTask; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatal("the decision did not end after n")
+		}
+	}
+	if st := p.State(); st.Status != StatusPredict {
+		t.Fatalf("after the decision the step is %v, want the question after it", st.Status)
+	}
+}

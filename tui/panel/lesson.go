@@ -371,6 +371,10 @@ func (p *Lesson) waitsFor(ls *view.Lesson, taskShown bool) (mark, text string, m
 			break
 		}
 		switch {
+		case open != nil && open.Decide != "" && open.Acted:
+			text = "Your choice: add to it, or " + keyOf(k.NextStep) + " when it is complete"
+		case open != nil && open.Decide != "":
+			text = "Your choice: " + open.Decide + ", then " + keyOf(k.NextStep) + " — " + keyOf(k.Hint) + " for a hint"
 		case open != nil && open.Tried && open.Waiting != "":
 			mark, text, ms = draw.SymPending, "Done; the lab is getting there: "+open.Waiting, &st.Muted
 		case open != nil && open.Hint != "" && open.HintShown && !taskShown:

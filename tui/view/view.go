@@ -380,7 +380,12 @@ type Task struct {
 	// HintShown: the learner asked for the hint; until then the pane
 	// says only how to ask.
 	HintShown bool
-	Done      bool
+	// Decide names what the learner chooses when the task is a decision,
+	// which ends when they press n; Acted: they have run a command since
+	// it opened.
+	Decide string
+	Acted  bool
+	Done   bool
 	// Waiting is, while the task waits, the condition that does not hold
 	// yet and what the lab shows: "hwm(orders/0@n1) == 2000 (now 1500)".
 	Waiting string
