@@ -20,7 +20,10 @@
 //	                    are one way, done in turn)
 //	                  decide: what the learner chooses, when the task is a
 //	                    design decision: the goal is an outcome, and the
-//	                    do: and also: lines are two of its right answers
+//	                    do: and also: lines are two of its right answers;
+//	                    on a screen lab time stands still while the
+//	                    learner types the choice, and the task ends when
+//	                    they press n (or start the clock) after it
 //	                the runner waits for the conditions, whoever makes them
 //	                hold; played headless it types the do: commands itself
 //	```predict      a question, then the choices as - [ ] text, the right one
