@@ -28,7 +28,7 @@ import (
 
 func main() {
 	work := millis("MQLAB_WORK_MS")
-	db, err := sql.Open("sqlite", "file:"+os.Getenv("MQLAB_DB")+"?_pragma=busy_timeout(5000)")
+	db, err := sql.Open("sqlite", "file:"+os.Getenv("MQLAB_DB")+"?_pragma=busy_timeout(15000)")
 	if err != nil {
 		log.Fatal(err)
 	}

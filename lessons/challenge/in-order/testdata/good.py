@@ -12,7 +12,7 @@ import time
 from kafka import KafkaConsumer, TopicPartition
 from kafka.structs import OffsetAndMetadata
 
-db = sqlite3.connect(os.environ["MQLAB_DB"], timeout=5, isolation_level=None)
+db = sqlite3.connect(os.environ["MQLAB_DB"], timeout=15, isolation_level=None)
 session_ms = int(os.environ["MQLAB_SESSION_MS"])
 work = int(os.environ["MQLAB_WORK_MS"]) / 1000
 
