@@ -8,7 +8,7 @@
 // README.md, its starters in Go and Python, and their solutions in
 // testdata/.
 //
-// The program's side of the contract:
+// The program's side of the contract, for a topic's challenge:
 //   - its environment names the cluster (MQLAB_BOOTSTRAP), the topic
 //     (MQLAB_TOPIC), its group (MQLAB_GROUP), its client id
 //     (MQLAB_CLIENT_ID), the session timeout to ask its group for
@@ -20,6 +20,10 @@
 //     "processed KEY", one per attempt that failed, "failed KEY", and
 //     nothing else (it logs to standard error);
 //   - it runs until it is killed.
+//
+// A work queue's challenge (sqs-once) names instead the SQS endpoint
+// (MQLAB_SQS_ENDPOINT), the queue (MQLAB_QUEUE) and its visibility timeout
+// in milliseconds (MQLAB_VISIBILITY_MS); the rest is the same.
 package challenge
 
 import (
@@ -63,6 +67,16 @@ type Challenge struct {
 	// shop is done, and grades it, rather than waiting for the limit: a
 	// program stuck on one record is what the challenge fails.
 	GradeStalls bool
+	// Queue, when set, makes this a work queue's challenge rather than a
+	// topic's: the lab creates the queue with QueueVisibility, the shop
+	// sends each record's key as a message's body, the program works the
+	// queue through the SQS API, and the run is done once every message is
+	// deleted. Topic, Group and Partitions then go unused.
+	Queue           string
+	QueueVisibility time.Duration
+	// WorkMS, when set, is how long each record's work takes the program
+	// (MQLAB_WORK_MS); 0 for workMS.
+	WorkMS int
 	// Grade says what the program did wrong, given what it reported and
 	// when and, for a challenge with a database, its rows; nil when
 	// nothing.
@@ -250,6 +264,9 @@ func startLab(ctx context.Context, ch *Challenge) (*lab.Lab, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
+	if ch.Queue != "" {
+		return startQueueLab(ctx, l, ch)
+	}
 	setup := []string{fmt.Sprintf("topic create %s partitions=%d", ch.Topic, ch.Partitions)}
 	if ch.DeadLetters != "" {
 		setup = append(setup, "topic create "+ch.DeadLetters+" partitions=1")
@@ -267,6 +284,34 @@ func startLab(ctx context.Context, ch *Challenge) (*lab.Lab, string, error) {
 		return nil, "", errors.New("setting up the lab: the Kafka listener did not start")
 	}
 	return l, k.Bootstrap, nil
+}
+
+// startQueueLab readies a work queue's challenge in l: its queue and the
+// SQS listener the program talks to, whose endpoint (n1's) it returns.
+func startQueueLab(ctx context.Context, l *lab.Lab, ch *Challenge) (*lab.Lab, string, error) {
+	for _, line := range []string{
+		fmt.Sprintf("queue create %s visibility=%dms", ch.Queue, ch.QueueVisibility.Milliseconds()),
+		"sqs listen port=0",
+	} {
+		if _, err := l.Exec(ctx, line); err != nil {
+			l.Close()
+			return nil, "", fmt.Errorf("setting up the lab: %s: %w", line, err)
+		}
+	}
+	s := l.Snapshot().SQS
+	if s == nil {
+		l.Close()
+		return nil, "", errors.New("setting up the lab: the SQS listener did not start")
+	}
+	return l, s.Endpoint, nil
+}
+
+// workMillis is how long each record's work takes ch's program.
+func workMillis(ch *Challenge) int {
+	if ch.WorkMS > 0 {
+		return ch.WorkMS
+	}
+	return workMS
 }
 
 // setUpDB makes the challenge's database at path and, for a watched run,
