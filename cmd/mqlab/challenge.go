@@ -38,6 +38,12 @@ Your program prints "processed KEY" on standard output for each record
 it finished, "failed KEY" for each attempt that failed, and nothing else
 there (log to standard error).
 
+The SQS challenge (sqs-once) runs your program as the workers of a work
+queue instead: in place of the cluster, topic, group and session timeout,
+its environment names the SQS endpoint (MQLAB_SQS_ENDPOINT), the queue
+(MQLAB_QUEUE) and its visibility timeout in milliseconds
+(MQLAB_VISIBILITY_MS).
+
 The lab sends the records, kills your program (SIGKILL to its whole
 process group) at the worst moments a seeded schedule picks and starts it
 again, pauses it (SIGSTOP) and lets it go on, kills leaders under it, and

@@ -165,7 +165,7 @@ func gradeJobsOnce(r *Record) []Failure {
 	if len(twice) > 0 {
 		key, _, _ := strings.Cut(twice[0], ",")
 		out = append(out, Failure{
-			What: counted(len(twice), "job was", "jobs were") + " charged more than once: its message came back, because its visibility timeout ran out while a worker still worked on it or because the worker was killed before it deleted it, and the charge was made again",
+			What: counted(len(twice), "job was", "jobs were") + " charged more than once: a job's message came back, because its visibility timeout ran out while a worker still worked on it or because the worker was killed before it deleted it, and the job was charged again",
 			Kind: "jobs", Items: twice, Around: r.around(key),
 		})
 	}
