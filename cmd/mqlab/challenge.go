@@ -257,6 +257,14 @@ func watchOptions(ch *challenge.Challenge, seed uint64) tui.Options {
 	if ch.Schema != "" {
 		tabs += ", and the Services tab your database's tables as your program writes them"
 	}
+	if ch.Queue != "" {
+		return tui.Options{
+			Title: fmt.Sprintf("Challenge %s, seed %d", ch.ID, seed),
+			About: fmt.Sprintf("Your program runs here as the workers of queue %s, through this lab's SQS listener. The lab stops it right after the first commit that names a job and kills it (SIGKILL), and kills the queue's leader, at the moments seed %d picks, and the timeline's notes say each; the Queues tab shows the messages in flight and their receive counts, and the Services tab your database's tables as your program writes them. Once the run is over, q leaves the screen and prints the verdict. Leaving earlier stops the run.",
+				ch.Queue, seed),
+			Commands: tui.LabCommands(),
+		}
+	}
 	return tui.Options{
 		Title: fmt.Sprintf("Challenge %s, seed %d", ch.ID, seed),
 		About: fmt.Sprintf("Your program runs here as the consumer of group %s, through this lab's Kafka listener. The lab kills it (SIGKILL)%s, and kills leaders at the moments seed %d picks, and the timeline's notes say each; %s. Once the run is over, q leaves the screen and prints the verdict. Leaving earlier stops the run.",
