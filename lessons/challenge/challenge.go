@@ -1,5 +1,6 @@
 // Package challenge holds mqlab's challenges: the learner's own consumer,
-// in any language and with any Kafka client, run against a live cluster
+// in any language and with any Kafka client (or, for sqs-once, any SQS
+// client), run against a live cluster
 // under real faults and graded by what it did. The lab starts the cluster
 // with the Kafka listener, runs the program (program.Start), sends the
 // orders, kills the program at the worst moments a seeded schedule picks
