@@ -88,7 +88,7 @@ var challenges = []*Challenge{
 	},
 	{
 		ID: "sqs-once", Title: "SQS workers: each job's effect once, across kills and visibility timeouts", Level: 5,
-		Summary: "a job outlasts its visibility timeout and comes back; a worker killed before its delete leaves it to come back",
+		Summary: "a job outlasts its visibility timeout; a kill before the delete brings it back too",
 		Group:   "workers", Queue: "jobs", QueueVisibility: jobVisibility, WorkMS: jobWorkMS,
 		Workload: jobs,
 		Faults:   []string{FaultBetweenWrites, FaultLeader, FaultBetweenWrites, FaultBetweenWrites},
