@@ -63,7 +63,8 @@ func TestGradeSplitWrites(t *testing.T) {
 }
 
 // A job charged more than once is named with its count, a job never
-// charged is named apart, and a job charged once is not named at all.
+// charged is named apart, a message left in the queue apart again, and a
+// job charged once is not named at all.
 func TestGradeJobsOnce(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "sqs-once.db")
 	if err := createDB(ctxFor(t, time.Minute), path, Find("sqs-once").Schema); err != nil {
@@ -78,10 +79,14 @@ func TestGradeJobsOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := &Record{Keys: []string{"job-1", "job-2", "job-3"}, DB: path,
-		Timeline: []entry{{time.Second, "run 1 reports processed job-2"}}}
+		Timeline:  []entry{{time.Second, "run 1 reports processed job-2"}},
+		Undeleted: []string{"job-2, received 4 times"}}
 	got := gradeJobsOnce(r)
-	if len(got) != 2 {
-		t.Fatalf("got %d failures, want 2: %+v", len(got), got)
+	if len(got) != 3 {
+		t.Fatalf("got %d failures, want 3: %+v", len(got), got)
+	}
+	if !strings.Contains(got[2].What, "1 job's message was still in the queue") || strings.Join(got[2].Items, "|") != "job-2, received 4 times" {
+		t.Errorf("the third failure should name job-2's message, left in the queue: %+v", got[2])
 	}
 	if !strings.Contains(got[0].What, "1 job was charged more than once") || strings.Join(got[0].Items, "|") != "job-2, charged 3 times" || len(got[0].Around) == 0 {
 		t.Errorf("the first failure should name job-2, charged 3 times, with what happened around it: %+v", got[0])

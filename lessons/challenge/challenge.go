@@ -144,6 +144,9 @@ type Record struct {
 	DB string
 	// DeadLettered is what the dead-letter topic held at the end.
 	DeadLettered []lab.TopicRecord
+	// Undeleted is, for a work queue's challenge, the messages its queue
+	// still held at the end: "job-12, received 9 times".
+	Undeleted []string
 	// Between are the kills that landed right after the first commit
 	// naming an order (FaultBetweenWrites).
 	Between []betweenKill
@@ -246,6 +249,9 @@ func Run(ctx context.Context, ch *Challenge, opts Options) (v Verdict, err error
 			err = fmt.Errorf("reading %s at the end: %w", ch.DeadLetters, err)
 		}
 	}
+	if err == nil && ch.Queue != "" {
+		run.rec.Undeleted = undeleted(l.Snapshot(), ch.Queue)
+	}
 	v.Kills, v.Took, v.Checker = run.kills, time.Since(start), run.checked
 	for _, e := range run.rec.Timeline {
 		v.Timeline = append(v.Timeline, fmt.Sprintf("%6.2fs  %s", e.at.Seconds(), e.text))
@@ -305,6 +311,21 @@ func startQueueLab(ctx context.Context, l *lab.Lab, ch *Challenge) (*lab.Lab, st
 		return nil, "", errors.New("setting up the lab: the SQS listener did not start")
 	}
 	return l, s.Endpoint, nil
+}
+
+// undeleted is each message queue holds in snap, with how often it was
+// received.
+func undeleted(snap lab.Snapshot, queue string) []string {
+	var out []string
+	for _, q := range snap.Cluster.Queues {
+		if q.Config.Name != queue {
+			continue
+		}
+		for _, m := range q.Messages {
+			out = append(out, fmt.Sprintf("%s, received %d times", m.Body, m.ReceiveCount))
+		}
+	}
+	return out
 }
 
 // workMillis is how long each record's work takes ch's program.

@@ -172,6 +172,13 @@ func gradeJobsOnce(r *Record) []Failure {
 	if len(never) > 0 {
 		out = append(out, Failure{What: counted(len(never), "job was", "jobs were") + " never charged", Kind: "jobs", Items: never, Around: r.around(never[0])})
 	}
+	if len(r.Undeleted) > 0 {
+		key, _, _ := strings.Cut(r.Undeleted[0], ",")
+		out = append(out, Failure{
+			What: counted(len(r.Undeleted), "job's message was", "jobs' messages were") + " still in the queue at the end, coming back again and again: its work outlasted the visibility timeout, the message went to another worker, and each delete carried the receipt handle of an earlier receive, which deletes nothing; extend the visibility while the job works",
+			Kind: "jobs", Items: r.Undeleted, Around: r.around(key),
+		})
+	}
 	return out
 }
 
