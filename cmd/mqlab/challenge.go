@@ -38,6 +38,12 @@ Your program prints "processed KEY" on standard output for each record
 it finished, "failed KEY" for each attempt that failed, and nothing else
 there (log to standard error).
 
+The SQS challenge (sqs-once) runs your program as the workers of a work
+queue instead: in place of the cluster, topic, group and session timeout,
+its environment names the SQS endpoint (MQLAB_SQS_ENDPOINT), the queue
+(MQLAB_QUEUE) and its visibility timeout in milliseconds
+(MQLAB_VISIBILITY_MS).
+
 The lab sends the records, kills your program (SIGKILL to its whole
 process group) at the worst moments a seeded schedule picks and starts it
 again, pauses it (SIGSTOP) and lets it go on, kills leaders under it, and
@@ -250,6 +256,14 @@ func watchOptions(ch *challenge.Challenge, seed uint64) tui.Options {
 	}
 	if ch.Schema != "" {
 		tabs += ", and the Services tab your database's tables as your program writes them"
+	}
+	if ch.Queue != "" {
+		return tui.Options{
+			Title: fmt.Sprintf("Challenge %s, seed %d", ch.ID, seed),
+			About: fmt.Sprintf("Your program runs here as the workers of queue %s, through this lab's SQS listener. The lab stops it right after the first commit that names a job and kills it (SIGKILL), and kills the queue's leader, at the moments seed %d picks, and the timeline's notes say each; the Queues tab shows the messages in flight and their receive counts, and the Services tab your database's tables as your program writes them. Once the run is over, q leaves the screen and prints the verdict. Leaving earlier stops the run.",
+				ch.Queue, seed),
+			Commands: tui.LabCommands(),
+		}
 	}
 	return tui.Options{
 		Title: fmt.Sprintf("Challenge %s, seed %d", ch.ID, seed),

@@ -13,16 +13,19 @@ import (
 
 // Every challenge's Python starter, which does the naive thing, must fail
 // on every seed, and its good Python solution pass, on Debian's
-// python3-kafka. They take a minute, so go test runs them only with the
-// tag python (.ci/run does, after installing the client). Under CI a
-// missing client fails the test; elsewhere it skips, and says so.
+// python3-kafka (python3-boto3 for the SQS challenge). They take a minute,
+// so go test runs them only with the tag python (.ci/run does, after
+// installing the clients). Under CI a missing client fails the test;
+// elsewhere it skips, and says so.
 func TestChallengePythonSolutions(t *testing.T) {
 	const python = "/usr/bin/python3" // Debian's packages serve the system Python
-	if err := exec.Command(python, "-c", "import kafka").Run(); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s cannot import kafka (%v): install Debian's python3-kafka, as .ci/run does", python, err)
+	for mod, pkg := range map[string]string{"kafka": "python3-kafka", "boto3": "python3-boto3"} {
+		if err := exec.Command(python, "-c", "import "+mod).Run(); err != nil {
+			if os.Getenv("CI") != "" {
+				t.Fatalf("%s cannot import %s (%v): install Debian's %s, as .ci/run does", python, mod, err, pkg)
+			}
+			t.Skipf("skipped outside CI: %s cannot import %s; apt-get install %s to run it", python, mod, pkg)
 		}
-		t.Skipf("skipped outside CI: %s cannot import kafka; apt-get install python3-kafka to run it", python)
 	}
 	for _, ch := range challenge.All() {
 		dir := filepath.Join(challengesDir, ch.ID)

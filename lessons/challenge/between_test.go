@@ -61,3 +61,37 @@ func TestGradeSplitWrites(t *testing.T) {
 		t.Errorf("want exactly the three failures above, each order once:\n%s", all)
 	}
 }
+
+// A job charged more than once is named with its count, a job never
+// charged is named apart, a message left in the queue apart again, and a
+// job charged once is not named at all.
+func TestGradeJobsOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sqs-once.db")
+	if err := createDB(ctxFor(t, time.Minute), path, Find("sqs-once").Schema); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`INSERT INTO charges (job, amount) VALUES ('job-1', 450), ('job-2', 450), ('job-2', 450), ('job-2', 450)`); err != nil {
+		t.Fatal(err)
+	}
+	r := &Record{Keys: []string{"job-1", "job-2", "job-3"}, DB: path,
+		Timeline:  []entry{{time.Second, "run 1 reports processed job-2"}},
+		Undeleted: []string{"job-2, received 4 times"}}
+	got := gradeJobsOnce(r)
+	if len(got) != 3 {
+		t.Fatalf("got %d failures, want 3: %+v", len(got), got)
+	}
+	if !strings.Contains(got[2].What, "1 job's message was still in the queue") || strings.Join(got[2].Items, "|") != "job-2, received 4 times" {
+		t.Errorf("the third failure should name job-2's message, left in the queue: %+v", got[2])
+	}
+	if !strings.Contains(got[0].What, "1 job was charged more than once") || strings.Join(got[0].Items, "|") != "job-2, charged 3 times" || len(got[0].Around) == 0 {
+		t.Errorf("the first failure should name job-2, charged 3 times, with what happened around it: %+v", got[0])
+	}
+	if !strings.Contains(got[1].What, "1 job was never charged") || strings.Join(got[1].Items, "|") != "job-3" {
+		t.Errorf("the second failure should name job-3, never charged: %+v", got[1])
+	}
+}

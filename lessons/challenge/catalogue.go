@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"time"
 
 	_ "modernc.org/sqlite" // the challenges' databases
 )
@@ -85,6 +86,37 @@ var challenges = []*Challenge{
 		GradeStalls: true,
 		Grade:       gradePoison,
 	},
+	{
+		ID: "sqs-once", Title: "SQS workers: each job's effect once, across kills and visibility timeouts", Level: 5,
+		Summary: "a job outlasts its visibility timeout; a kill before the delete brings it back too",
+		Group:   "workers", Queue: "jobs", QueueVisibility: jobVisibility, WorkMS: jobWorkMS,
+		Workload: jobs,
+		Faults:   []string{FaultBetweenWrites, FaultLeader, FaultBetweenWrites, FaultBetweenWrites},
+		Schema: `CREATE TABLE charges (
+	id     INTEGER PRIMARY KEY AUTOINCREMENT,
+	job    TEXT NOT NULL,
+	amount INTEGER NOT NULL
+)`,
+		Grade: gradeJobsOnce,
+	},
+}
+
+// The sqs-once queue: each job's work takes longer than the queue's
+// visibility timeout, so a worker that does not extend it sees the job
+// handed to another worker while it still works on it.
+const (
+	jobsSent      = 12
+	jobVisibility = 300 * time.Millisecond
+	jobWorkMS     = 500
+)
+
+// jobs is the sqs-once workload: job-1 to job-12.
+func jobs(*rand.Rand) []ShopRecord {
+	var out []ShopRecord
+	for i := 1; i <= jobsSent; i++ {
+		out = append(out, ShopRecord{Key: "job-" + strconv.Itoa(i), Value: "job-" + strconv.Itoa(i)})
+	}
+	return out
 }
 
 // orders is the order challenges' workload: order-1 to order-30.

@@ -1,5 +1,6 @@
 // Package challenge holds mqlab's challenges: the learner's own consumer,
-// in any language and with any Kafka client, run against a live cluster
+// in any language and with any Kafka client (or, for sqs-once, any SQS
+// client), run against a live cluster
 // under real faults and graded by what it did. The lab starts the cluster
 // with the Kafka listener, runs the program (program.Start), sends the
 // orders, kills the program at the worst moments a seeded schedule picks
@@ -8,7 +9,7 @@
 // README.md, its starters in Go and Python, and their solutions in
 // testdata/.
 //
-// The program's side of the contract:
+// The program's side of the contract, for a topic's challenge:
 //   - its environment names the cluster (MQLAB_BOOTSTRAP), the topic
 //     (MQLAB_TOPIC), its group (MQLAB_GROUP), its client id
 //     (MQLAB_CLIENT_ID), the session timeout to ask its group for
@@ -20,6 +21,10 @@
 //     "processed KEY", one per attempt that failed, "failed KEY", and
 //     nothing else (it logs to standard error);
 //   - it runs until it is killed.
+//
+// A work queue's challenge (sqs-once) names instead the SQS endpoint
+// (MQLAB_SQS_ENDPOINT), the queue (MQLAB_QUEUE) and its visibility timeout
+// in milliseconds (MQLAB_VISIBILITY_MS); the rest is the same.
 package challenge
 
 import (
@@ -63,6 +68,16 @@ type Challenge struct {
 	// shop is done, and grades it, rather than waiting for the limit: a
 	// program stuck on one record is what the challenge fails.
 	GradeStalls bool
+	// Queue, when set, makes this a work queue's challenge rather than a
+	// topic's: the lab creates the queue with QueueVisibility, the shop
+	// sends each record's key as a message's body, the program works the
+	// queue through the SQS API, and the run is done once every message is
+	// deleted. Topic, Group and Partitions then go unused.
+	Queue           string
+	QueueVisibility time.Duration
+	// WorkMS, when set, is how long each record's work takes the program
+	// (MQLAB_WORK_MS); 0 for workMS.
+	WorkMS int
 	// Grade says what the program did wrong, given what it reported and
 	// when and, for a challenge with a database, its rows; nil when
 	// nothing.
@@ -129,6 +144,9 @@ type Record struct {
 	DB string
 	// DeadLettered is what the dead-letter topic held at the end.
 	DeadLettered []lab.TopicRecord
+	// Undeleted is, for a work queue's challenge, the messages its queue
+	// still held at the end: "job-12, received 9 times".
+	Undeleted []string
 	// Between are the kills that landed right after the first commit
 	// naming an order (FaultBetweenWrites).
 	Between []betweenKill
@@ -231,6 +249,9 @@ func Run(ctx context.Context, ch *Challenge, opts Options) (v Verdict, err error
 			err = fmt.Errorf("reading %s at the end: %w", ch.DeadLetters, err)
 		}
 	}
+	if err == nil && ch.Queue != "" {
+		run.rec.Undeleted = undeleted(l.Snapshot(), ch.Queue)
+	}
 	v.Kills, v.Took, v.Checker = run.kills, time.Since(start), run.checked
 	for _, e := range run.rec.Timeline {
 		v.Timeline = append(v.Timeline, fmt.Sprintf("%6.2fs  %s", e.at.Seconds(), e.text))
@@ -250,6 +271,9 @@ func startLab(ctx context.Context, ch *Challenge) (*lab.Lab, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
+	if ch.Queue != "" {
+		return startQueueLab(ctx, l, ch)
+	}
 	setup := []string{fmt.Sprintf("topic create %s partitions=%d", ch.Topic, ch.Partitions)}
 	if ch.DeadLetters != "" {
 		setup = append(setup, "topic create "+ch.DeadLetters+" partitions=1")
@@ -267,6 +291,49 @@ func startLab(ctx context.Context, ch *Challenge) (*lab.Lab, string, error) {
 		return nil, "", errors.New("setting up the lab: the Kafka listener did not start")
 	}
 	return l, k.Bootstrap, nil
+}
+
+// startQueueLab readies a work queue's challenge in l: its queue and the
+// SQS listener the program talks to, whose endpoint (n1's) it returns.
+func startQueueLab(ctx context.Context, l *lab.Lab, ch *Challenge) (*lab.Lab, string, error) {
+	for _, line := range []string{
+		fmt.Sprintf("queue create %s visibility=%dms", ch.Queue, ch.QueueVisibility.Milliseconds()),
+		"sqs listen port=0",
+	} {
+		if _, err := l.Exec(ctx, line); err != nil {
+			l.Close()
+			return nil, "", fmt.Errorf("setting up the lab: %s: %w", line, err)
+		}
+	}
+	s := l.Snapshot().SQS
+	if s == nil {
+		l.Close()
+		return nil, "", errors.New("setting up the lab: the SQS listener did not start")
+	}
+	return l, s.Endpoint, nil
+}
+
+// undeleted is each message queue holds in snap, with how often it was
+// received.
+func undeleted(snap lab.Snapshot, queue string) []string {
+	var out []string
+	for _, q := range snap.Cluster.Queues {
+		if q.Config.Name != queue {
+			continue
+		}
+		for _, m := range q.Messages {
+			out = append(out, fmt.Sprintf("%s, received %d times", m.Body, m.ReceiveCount))
+		}
+	}
+	return out
+}
+
+// workMillis is how long each record's work takes ch's program.
+func workMillis(ch *Challenge) int {
+	if ch.WorkMS > 0 {
+		return ch.WorkMS
+	}
+	return workMS
 }
 
 // setUpDB makes the challenge's database at path and, for a watched run,

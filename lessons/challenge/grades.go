@@ -133,6 +133,55 @@ func (r *Record) splitWrites(db *sql.DB, charged map[string]int) ([]Failure, map
 	return out, split
 }
 
+// gradeJobsOnce fails every job whose effect the database holds more
+// than once, and every job it never holds.
+func gradeJobsOnce(r *Record) []Failure {
+	db, fail := openDB(r)
+	if fail != nil {
+		return fail
+	}
+	defer db.Close()
+	done := map[string]int{}
+	err := eachRow(db, `SELECT job, count(*) FROM charges GROUP BY job`, func(rows *sql.Rows) error {
+		var key string
+		var n int
+		err := rows.Scan(&key, &n)
+		done[key] = n
+		return err
+	})
+	if err != nil {
+		return []Failure{{What: "the charges table could not be read: " + err.Error()}}
+	}
+	var twice, never []string
+	for _, key := range r.Keys {
+		switch n := done[key]; {
+		case n == 0:
+			never = append(never, key)
+		case n > 1:
+			twice = append(twice, fmt.Sprintf("%s, charged %d times", key, n))
+		}
+	}
+	var out []Failure
+	if len(twice) > 0 {
+		key, _, _ := strings.Cut(twice[0], ",")
+		out = append(out, Failure{
+			What: counted(len(twice), "job was", "jobs were") + " charged more than once: a job's message came back, because its visibility timeout ran out while a worker still worked on it or because the worker was killed before it deleted it, and the job was charged again",
+			Kind: "jobs", Items: twice, Around: r.around(key),
+		})
+	}
+	if len(never) > 0 {
+		out = append(out, Failure{What: counted(len(never), "job was", "jobs were") + " never charged", Kind: "jobs", Items: never, Around: r.around(never[0])})
+	}
+	if len(r.Undeleted) > 0 {
+		key, _, _ := strings.Cut(r.Undeleted[0], ",")
+		out = append(out, Failure{
+			What: counted(len(r.Undeleted), "job's message was", "jobs' messages were") + " still in the queue at the end, coming back again and again: its work outlasted the visibility timeout, the message went to another worker, and each delete carried the receipt handle of an earlier receive, which deletes nothing; extend the visibility while the job works",
+			Kind: "jobs", Items: r.Undeleted, Around: r.around(key),
+		})
+	}
+	return out
+}
+
 // eachRow runs query and hands each row to fn.
 func eachRow(db *sql.DB, query string, fn func(*sql.Rows) error) error {
 	rows, err := db.Query(query)

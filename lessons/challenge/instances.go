@@ -60,7 +60,11 @@ func (r *runner) kill(ctx context.Context, cur *instance, committed int) (*insta
 
 // end kills a run and takes what it wrote before it died.
 func (r *runner) end(cur *instance, committed int) error {
-	r.note("the lab kills run %d (SIGKILL to its process group): the group has committed %s and the program has reported %s", cur.n, counted(committed, "record", "records"), r.reportedText())
+	done := "the group has committed " + counted(committed, "record", "records")
+	if r.ch.Queue != "" {
+		done = fmt.Sprintf("%d of the queue's messages %s deleted", committed, were(committed))
+	}
+	r.note("the lab kills run %d (SIGKILL to its process group): %s and the program has reported %s", cur.n, done, r.reportedText())
 	r.mu.Lock()
 	cur.killed = true
 	r.kills++
@@ -116,8 +120,17 @@ func (r *runner) startProgram(ctx context.Context) (*instance, error) {
 		"MQLAB_TOPIC=" + r.ch.Topic,
 		"MQLAB_GROUP=" + r.ch.Group,
 		"MQLAB_CLIENT_ID=" + r.clientID(n),
-		"MQLAB_WORK_MS=" + strconv.Itoa(workMS),
+		"MQLAB_WORK_MS=" + strconv.Itoa(workMillis(r.ch)),
 		"MQLAB_SESSION_MS=" + strconv.Itoa(sessionMS),
+	}
+	if r.ch.Queue != "" {
+		env = []string{
+			"MQLAB_SQS_ENDPOINT=" + r.bootstrap,
+			"MQLAB_QUEUE=" + r.ch.Queue,
+			"MQLAB_VISIBILITY_MS=" + strconv.FormatInt(r.ch.QueueVisibility.Milliseconds(), 10),
+			"MQLAB_CLIENT_ID=" + r.clientID(n),
+			"MQLAB_WORK_MS=" + strconv.Itoa(workMillis(r.ch)),
+		}
 	}
 	if r.db != "" {
 		env = append(env, "MQLAB_DB="+r.db)

@@ -31,6 +31,10 @@ type player struct {
 	pausedAt, resumedAt time.Time
 
 	watch *dbWatch // the database watched for the between-writes fault
+
+	// allReportedAt is when every job of a work queue's challenge had
+	// been reported processed; zero until then.
+	allReportedAt time.Time
 }
 
 // play runs the program until its group has committed every record, under
@@ -206,10 +210,14 @@ func (pl *player) exited(p *instance) error {
 func (pl *player) turn(ctx context.Context) (over bool, err error) {
 	snap := pl.l.Snapshot()
 	if !pl.connected {
-		if snap.Kafka != nil && len(snap.Kafka.Clients) > 0 {
+		if snap.Kafka != nil && len(snap.Kafka.Clients) > 0 || snap.SQS != nil && len(snap.SQS.Clients) > 0 {
 			pl.connected = true
 		} else if within := pl.connectWithin(); time.Since(pl.cur.started) > within {
-			return false, fmt.Errorf("%w: the program never connected to %s in %v; it should read the address from MQLAB_BOOTSTRAP; its last words: %s", ErrNotGraded, pl.bootstrap, within, lastWords(pl.cur.p))
+			from := "MQLAB_BOOTSTRAP"
+			if pl.ch.Queue != "" {
+				from = "MQLAB_SQS_ENDPOINT"
+			}
+			return false, fmt.Errorf("%w: the program never connected to %s in %v; it should read the address from %s; its last words: %s", ErrNotGraded, pl.bootstrap, within, from, lastWords(pl.cur.p))
 		}
 	}
 	if pl.downNode != "" && time.Since(pl.nodeDownAt) > 500*time.Millisecond {
@@ -301,7 +309,11 @@ func (pl *player) fire(ctx context.Context, snap lab.Snapshot, committed int) er
 			t.fired = true
 			if _, err := pl.l.Exec(ctx, "kill "+lead); err == nil {
 				pl.downNode, pl.nodeDownAt = lead, time.Now()
-				pl.note("%s, the leader of %s/0, killed", lead, pl.ch.Topic)
+				if pl.ch.Queue != "" {
+					pl.note("%s, the leader of the queue %s, killed: the other nodes answer for the queue once a new leader is chosen, and requests to %s itself are refused until it restarts", lead, pl.ch.Queue, lead)
+				} else {
+					pl.note("%s, the leader of %s/0, killed", lead, pl.ch.Topic)
+				}
 			}
 		}
 	}
@@ -309,7 +321,16 @@ func (pl *player) fire(ctx context.Context, snap lab.Snapshot, committed int) er
 }
 
 // firstLeader is the leader of the topic's first partition in snap, or "".
+// For a work queue's challenge, it is the queue's leader.
 func (pl *player) firstLeader(snap lab.Snapshot) string {
+	if pl.ch.Queue != "" {
+		for _, q := range snap.Cluster.Queues {
+			if q.Config.Name == pl.ch.Queue {
+				return q.Leader
+			}
+		}
+		return ""
+	}
 	for _, p := range snap.Cluster.Topics {
 		if p.Config.Name == pl.ch.Topic && len(p.Partitions) > 0 {
 			return p.Partitions[0].Leader
@@ -330,7 +351,11 @@ func (pl *player) ended(allDone bool, committed, total int) bool {
 		return false
 	}
 	if allDone && time.Since(pl.lastLine) > quietEnd {
-		pl.note("the group has committed all %d records", total)
+		if pl.ch.Queue != "" {
+			pl.note("all %d of the queue's messages are deleted", total)
+		} else {
+			pl.note("the group has committed all %d records", total)
+		}
 		return true
 	}
 	// A run let go on after a pause may commit old offsets over newer
@@ -339,6 +364,15 @@ func (pl *player) ended(allDone bool, committed, total int) bool {
 	if pl.paused != nil && time.Since(pl.lastLine) > pausedQuiet && time.Since(pl.lastProgress) > pausedQuiet {
 		pl.note("all is quiet, with the group's commits at %d of %d records", committed, total)
 		return true
+	}
+	if pl.ch.Queue != "" && pl.distinctReported() >= len(pl.rec.Keys) {
+		if pl.allReportedAt.IsZero() {
+			pl.allReportedAt = time.Now()
+		} else if time.Since(pl.allReportedAt) > queueSettle {
+			pl.note("every job was reported processed %.1f s ago, yet %d of the queue's %d messages are not deleted: a delete with the receipt handle of an earlier receive deletes nothing once the message was received again; the lab ends the run",
+				time.Since(pl.allReportedAt).Seconds(), total-committed, total)
+			return true
+		}
 	}
 	stuck := time.Since(pl.lastProgress)
 	if pl.ch.GradeStalls && (stuck > stallEnd || stuck > retryStall && pl.mostTries() >= endlessTries) {

@@ -70,7 +70,9 @@ func (r *runner) record(format string, args ...any) {
 // the records it holds back wait for the release.
 func (r *runner) shop(ctx context.Context) {
 	n := len(r.rec.Sent)
-	if r.held == 0 {
+	if r.ch.Queue != "" {
+		r.note("the shop starts sending %d jobs to the queue %s over a second", n, r.ch.Queue)
+	} else if r.held == 0 {
 		r.note("the shop starts sending %d records to %s over a second", n, r.ch.Topic)
 	} else {
 		r.note("the shop starts sending %d of its %d records to %s over a second, holding back each key's last record until a run is paused: what a paused run holds, newer records follow", n-r.held, n, r.ch.Topic)
@@ -98,7 +100,11 @@ func (r *runner) shop(ctx context.Context) {
 		// The shop's producer is idempotent and retries through a
 		// leader's death; a record it gave up on is missing from the
 		// log, and the finish waits for the log's records, not the shop's.
-		r.l.Exec(ctx, fmt.Sprintf(`produce %s key=%s value="%s" acks=all idempotent=true as=shop`, r.ch.Topic, rec.Key, rec.Value)) //nolint:errcheck // see above
+		line := fmt.Sprintf(`produce %s key=%s value="%s" acks=all idempotent=true as=shop`, r.ch.Topic, rec.Key, rec.Value)
+		if r.ch.Queue != "" {
+			line = fmt.Sprintf(`send %s key=%s value="%s" as=shop`, r.ch.Queue, rec.Key, rec.Key)
+		}
+		r.l.Exec(ctx, line) //nolint:errcheck // see above
 	}
 	r.mu.Lock()
 	r.sentAll = true
@@ -189,7 +195,18 @@ const pausedQuiet = 2 * time.Second
 
 // committedIn is the group's committed offsets in snap, summed over the
 // topic's partitions, and the records those partitions hold.
+//
+// For a work queue's challenge, they are the messages deleted and the
+// messages the queue was sent.
 func (r *runner) committedIn(snap lab.Snapshot) (committed, total int) {
+	if r.ch.Queue != "" {
+		for _, q := range snap.Cluster.Queues {
+			if q.Config.Name == r.ch.Queue {
+				return int(q.Counts.Acked), int(q.Counts.Sent)
+			}
+		}
+		return 0, 0
+	}
 	r.eachGroupPartition(snap, func(_ int, next, hwm int64) {
 		committed += int(next)
 		total += int(hwm)
@@ -212,6 +229,11 @@ func (r *runner) eachGroupPartition(snap lab.Snapshot, fn func(partition int, co
 		}
 	}
 }
+
+// queueSettle is how long a work queue's run goes on once every job was
+// reported processed, for the messages still in the queue to be deleted,
+// before it ends and grades what was done.
+const queueSettle = 3 * time.Second
 
 // quietEnd is how long the program must have reported nothing before a
 // run with every record committed ends.
