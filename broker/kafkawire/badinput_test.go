@@ -16,6 +16,7 @@ import (
 // Bad input on one connection closes that connection with an event that
 // says what was wrong; the node goes on serving the others.
 func TestBadInputClosesOnlyItsConnection(t *testing.T) {
+	t.Parallel() // each on a cluster and listener of its own
 	l := newLab(t, 1, broker.TopicConfig{Name: "orders", Partitions: 1})
 	cases := []struct {
 		name  string

@@ -88,6 +88,7 @@ func crc32c(p []byte) uint32 { return crc32.Checksum(p, castagnoli) }
 // offsets run on without a gap, the records are the acknowledged ones, and
 // the .index and .timeindex entries point at batch starts and timestamps.
 func TestSegmentFilesHoldAcknowledgedBatches(t *testing.T) {
+	t.Parallel() // each on a cluster and listener of its own
 	dir := t.TempDir()
 	l := newLabIn(t, dir, 3, broker.TopicConfig{Name: "orders", Partitions: 1, SegmentRecords: 8})
 	tp := broker.TopicPartition{Topic: "orders", Partition: 0}

@@ -11,6 +11,7 @@ import (
 // every version, also from kafka-go's version 1 that stops after the user
 // data.
 func TestSubscribedTopics(t *testing.T) {
+	t.Parallel() // each on a cluster and listener of its own
 	full := kmsg.NewConsumerMemberMetadata()
 	full.Version = 1
 	full.Topics = []string{"orders", "payments"}

@@ -33,6 +33,7 @@ func needTool(t *testing.T, name, install string) string {
 // while the partition's leader is killed, then reads them back in a
 // consumer group: nothing is lost, and the log holds each record once.
 func TestKcatAcrossLeaderKill(t *testing.T) {
+	t.Parallel() // each on a cluster and listener of its own
 	kcat := needTool(t, "kcat", "apt-get install kcat")
 	l := newLab(t, 3, broker.TopicConfig{Name: "orders", Partitions: 2})
 	const n = 300

@@ -18,6 +18,7 @@ import (
 // it while the first member still heartbeats (kgo's default session is
 // 45 s, longer than this test waits) and the first member's rejoin.
 func TestKgoGroupGainsAMember(t *testing.T) {
+	t.Parallel() // each on a cluster and listener of its own
 	for _, kill := range []bool{false, true} {
 		name := "coordinator stays"
 		if kill {

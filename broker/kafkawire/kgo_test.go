@@ -75,6 +75,7 @@ func ctxFor(t *testing.T, d time.Duration) context.Context {
 // produced comes back with its headers and timestamp, keyed records land
 // where murmur2 puts them, and the group commits.
 func TestKgoProduceAndConsume(t *testing.T) {
+	t.Parallel() // each on a cluster and listener of its own
 	l := newLab(t, 3, broker.TopicConfig{Name: "orders", Partitions: 3})
 	p := l.client(t, kgo.RequiredAcks(kgo.AllISRAcks()), kgo.ClientID("shop"))
 	const n = 60
@@ -133,6 +134,7 @@ func TestKgoProduceAndConsume(t *testing.T) {
 // the middle of the stream: every acknowledged record is in the log
 // exactly once, in per-key order.
 func TestKgoIdempotentProducerAcrossLeaderKill(t *testing.T) {
+	t.Parallel() // each on a cluster and listener of its own
 	l := newLab(t, 3, broker.TopicConfig{Name: "orders", Partitions: 1})
 	p := l.client(t, kgo.RequiredAcks(kgo.AllISRAcks()), kgo.ClientID("shop"), kgo.DefaultProduceTopic("orders"),
 		kgo.ProducerLinger(time.Millisecond))

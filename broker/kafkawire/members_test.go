@@ -10,6 +10,7 @@ import (
 
 // Which group a fetch is for, from what the server's answers told it.
 func TestAttributeFetches(t *testing.T) {
+	t.Parallel() // each on a cluster and listener of its own
 	orders0 := broker.TopicPartition{Topic: "orders", Partition: 0}
 	orders1 := broker.TopicPartition{Topic: "orders", Partition: 1}
 	newServer := func() *Server {

@@ -55,6 +55,7 @@ func produceAnswer(t *testing.T, cl *kgo.Broker, records []byte) kmsg.ProduceRes
 // batch is corrupt, a fetch past the end is out of range, and a lookup by
 // time finds the first record at or after it.
 func TestKafkaAnswers(t *testing.T) {
+	t.Parallel() // each on a cluster and listener of its own
 	l := newLabIn(t, t.TempDir(), 3, broker.TopicConfig{Name: "orders", Partitions: 1})
 	ctx := ctxFor(t, 30*time.Second)
 	leader, err := l.c.WaitForLeader(ctx, broker.TopicPartition{Topic: "orders"})

@@ -28,6 +28,7 @@ var (
 )
 
 func TestTortureKgo(t *testing.T) {
+	t.Parallel() // each on a cluster and listener of its own
 	seeds := []uint64{*kgoSeed}
 	if *kgoSeed == 0 {
 		seeds = seeds[:0]

@@ -12,6 +12,7 @@ import (
 // A message received maxReceiveCount times without a delete goes to the
 // dead-letter queue, which names its source; a move task redrives it.
 func TestSDKDeadLetterAndRedrive(t *testing.T) {
+	t.Parallel() // each on a cluster and listener of its own
 	l := newLab(t, 3)
 	ctx := ctxFor(t, 60*time.Second)
 	cl := l.client("n1", "billing")

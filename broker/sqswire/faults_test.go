@@ -14,6 +14,7 @@ import (
 // The node a client talks to: isolated, it stops answering until the
 // heal; killed, its endpoint refuses connections until the restart.
 func TestEndpointIsolatedThenKilled(t *testing.T) {
+	t.Parallel() // each on a cluster and listener of its own
 	l := newLab(t, 3)
 	ctx := ctxFor(t, 60*time.Second)
 	cl := l.client("n3", "shop")

@@ -14,6 +14,7 @@ import (
 // answered with the original message id; a group is handed out in order
 // and held while one of its messages is in flight.
 func TestSDKFIFO(t *testing.T) {
+	t.Parallel() // each on a cluster and listener of its own
 	l := newLab(t, 3)
 	ctx := ctxFor(t, 60*time.Second)
 	cl := l.client("n1", "fifo-shop")

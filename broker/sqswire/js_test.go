@@ -53,6 +53,7 @@ func errorLine(s string) string {
 // its visibility, deletes it, and deletes the queue: every message sent
 // and acknowledged is received, none lost.
 func TestJavaScriptSDKAcrossLeaderKill(t *testing.T) {
+	t.Parallel() // each on a cluster and listener of its own
 	node := needNodeSQS(t)
 	ctx := ctxFor(t, 120*time.Second)
 	l := newLab(t, 3)

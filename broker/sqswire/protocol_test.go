@@ -37,6 +37,7 @@ var form = map[string]string{"Content-Type": "application/x-www-form-urlencoded"
 // flattened lists, XML answers with flattened lists, and errors in SQS's
 // ErrorResponse shape with its legacy codes.
 func TestQueryProtocol(t *testing.T) {
+	t.Parallel() // each on a cluster and listener of its own
 	l := newLab(t, 3)
 	v := url.Values{"Action": {"CreateQueue"}, "QueueName": {"receipts"}, "Attribute.1.Name": {"VisibilityTimeout"}, "Attribute.1.Value": {"7"}}
 	code, body := l.post(t, "n3", form, v.Encode())
@@ -113,6 +114,7 @@ func TestQueryProtocol(t *testing.T) {
 // Bad input gets a clear SQS error in the protocol it came in, and the
 // node goes on answering.
 func TestBadInput(t *testing.T) {
+	t.Parallel() // each on a cluster and listener of its own
 	l := newLab(t, 1)
 	json := map[string]string{"Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": "AmazonSQS.CreateQueue"}
 	cases := []struct {
@@ -176,6 +178,7 @@ func TestBadInput(t *testing.T) {
 // SDK's retries carry the client until one is elected: no entry of a
 // batch is answered as failed on its own (which an SDK does not retry).
 func TestNoLeaderIsRetryable(t *testing.T) {
+	t.Parallel() // each on a cluster and listener of its own
 	l := newLab(t, 3)
 	if err := l.c.CreateQueue(ctxFor(t, 20*time.Second), broker.QueueConfig{Name: "orders"}); err != nil {
 		t.Fatal(err)

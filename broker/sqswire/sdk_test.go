@@ -95,6 +95,7 @@ func createQueue(ctx context.Context, t *testing.T, cl *sqs.Client, name string,
 // (the SDK compares them), a receive count and a sent time; a delete
 // removes it, and the queue's attributes count what it holds.
 func TestSDKSendReceiveDelete(t *testing.T) {
+	t.Parallel() // each on a cluster and listener of its own
 	l := newLab(t, 3)
 	ctx := ctxFor(t, 60*time.Second)
 	cl := l.client("n2", "shop")
@@ -205,6 +206,7 @@ func TestSDKSendReceiveDelete(t *testing.T) {
 // with ApproximateReceiveCount 2; its old receipt handle can no longer
 // change the visibility, and a delete with it does nothing.
 func TestSDKVisibilityTimeout(t *testing.T) {
+	t.Parallel() // each on a cluster and listener of its own
 	l := newLab(t, 3)
 	ctx := ctxFor(t, 60*time.Second)
 	cl := l.client("n1", "slow-worker")
@@ -255,6 +257,7 @@ func TestSDKVisibilityTimeout(t *testing.T) {
 // processed at least once, none is lost, and the queue accounts for them
 // all as deleted.
 func TestSDKWorkersAcrossLeaderKill(t *testing.T) {
+	t.Parallel() // each on a cluster and listener of its own
 	l := newLab(t, 3)
 	ctx := ctxFor(t, 120*time.Second)
 	admin := l.client("n1", "admin")

@@ -84,6 +84,7 @@ print(json.dumps(seen), flush=True)
 // queue's leader, then receives and deletes every message: its MD5 checks
 // pass and nothing is lost.
 func TestBoto3AcrossLeaderKill(t *testing.T) {
+	t.Parallel() // each on a cluster and listener of its own
 	py := needTool(t, "/usr/bin/python3", "apt-get install python3-boto3", "-c", "import boto3")
 	ctx := ctxFor(t, 120*time.Second)
 	l := toolLab(t, ctx)
@@ -132,6 +133,7 @@ func TestBoto3AcrossLeaderKill(t *testing.T) {
 // The AWS CLI 2.9 sends before and after the leader's kill, receives
 // them all and deletes them in a batch.
 func TestAWSCLIAcrossLeaderKill(t *testing.T) {
+	t.Parallel() // each on a cluster and listener of its own
 	aws := needTool(t, "/usr/bin/aws", "apt-get install awscli", "--version")
 	ctx := ctxFor(t, 120*time.Second)
 	l := toolLab(t, ctx)
