@@ -15,7 +15,7 @@ import (
 // their records in file order, failing on a damaged batch.
 func fileOffsets(t *testing.T, c *Cluster, dir string) (offsets []int64, segments int) {
 	t.Helper()
-	if err := c.SyncFiles(); err != nil {
+	if err := c.Files().Sync(); err != nil {
 		t.Fatal(err)
 	}
 	ents, err := os.ReadDir(dir)
@@ -95,7 +95,7 @@ func TestReplicaFilesFollowTheLog(t *testing.T) {
 	produce(0, 10)
 	for _, node := range c.Nodes() {
 		waitFor(t, 10*time.Second, node+" to apply 10 records", func() bool { return applied(c, node, tp) == 10 })
-		got, segs := fileOffsets(t, c, c.PartitionDir(node, tp))
+		got, segs := fileOffsets(t, c, c.Files().PartitionDir(node, tp))
 		if !slices.Equal(got, want(10)) || segs != 3 {
 			t.Fatalf("%s's files hold offsets %v in %d segments, want 0–9 in 3", node, got, segs)
 		}
@@ -105,7 +105,7 @@ func TestReplicaFilesFollowTheLog(t *testing.T) {
 	if err := c.Kill(victim); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := fileOffsets(t, c, c.PartitionDir(victim, tp)); len(got) != 10 {
+	if got, _ := fileOffsets(t, c, c.Files().PartitionDir(victim, tp)); len(got) != 10 {
 		t.Fatalf("a killed node's folder holds %d records, want the 10 it had", len(got))
 	}
 	produce(10, 14)
@@ -113,7 +113,7 @@ func TestReplicaFilesFollowTheLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, 20*time.Second, victim+" to catch up after its restart", func() bool { return applied(c, victim, tp) == 14 })
-	if got, _ := fileOffsets(t, c, c.PartitionDir(victim, tp)); !slices.Equal(got, want(14)) {
+	if got, _ := fileOffsets(t, c, c.Files().PartitionDir(victim, tp)); !slices.Equal(got, want(14)) {
 		t.Fatalf("after its restart %s's files hold %v, want 0–13", victim, got)
 	}
 	// It read its 10 records back from the files rather than from raft,
@@ -138,7 +138,7 @@ func TestReplicaFilesFollowTheLog(t *testing.T) {
 	// the torn batch off and raft brings it back, once.
 	produce(14, 16)
 	waitFor(t, 10*time.Second, victim+" to apply 16 records", func() bool { return applied(c, victim, tp) == 16 })
-	torn, err := c.CrashTorn(victim)
+	torn, err := c.Files().CrashTorn(victim)
 	if err != nil || len(torn) == 0 || !strings.HasPrefix(torn[0], victim+" died writing orders/0: the batch of offsets 15–15 is torn after ") {
 		t.Fatalf("crash torn: %q, %v", torn, err)
 	}
@@ -146,7 +146,7 @@ func TestReplicaFilesFollowTheLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, 20*time.Second, victim+" to catch up after the torn write", func() bool { return applied(c, victim, tp) == 16 })
-	if got, _ := fileOffsets(t, c, c.PartitionDir(victim, tp)); !slices.Equal(got, want(16)) {
+	if got, _ := fileOffsets(t, c, c.Files().PartitionDir(victim, tp)); !slices.Equal(got, want(16)) {
 		t.Fatalf("after the torn write %s's files hold %v, want 0–15", victim, got)
 	}
 	found := false

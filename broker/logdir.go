@@ -34,14 +34,22 @@ func clearDataDir(dir string) error {
 	return nil
 }
 
-// DataDir is the folder the replicas' logs are written to, "" when the
+// LogFiles is a cluster's partition logs as files: where they are, and
+// what a lab does with them (read them now, tear one, let them go).
+type LogFiles struct{ c *Cluster }
+
+// Files is the cluster's log files; they exist when Config.DataDir was set.
+func (c *Cluster) Files() LogFiles { return LogFiles{c} }
+
+// Dir is the folder the replicas' logs are written to, "" when the
 // cluster keeps them in memory only.
-func (c *Cluster) DataDir() string { return c.dataDir }
+func (lf LogFiles) Dir() string { return lf.c.dataDir }
 
 // PartitionDir is the folder of tp's replica on node, as Kafka names it
 // (DataDir/n2/orders-0), or "" when the cluster has no DataDir. The
 // folder exists only while or after node holds a replica of tp.
-func (c *Cluster) PartitionDir(node string, tp TopicPartition) string {
+func (lf LogFiles) PartitionDir(node string, tp TopicPartition) string {
+	c := lf.c
 	if c.dataDir == "" {
 		return ""
 	}
@@ -59,7 +67,7 @@ func (f *partitionFSM) filesDir() string {
 	if err != nil {
 		return ""
 	}
-	return c.PartitionDir(rep.node, tp)
+	return c.Files().PartitionDir(rep.node, tp)
 }
 
 // attachFiles makes a partition replica's log write its files, afresh,
@@ -125,11 +133,12 @@ func plural(n int, unit string) string {
 	return thousands(int64(n)) + " " + unit + "s"
 }
 
-// ReleaseDataDir stops the cluster writing to its DataDir: every replica's
+// Release stops the cluster writing to its DataDir: every replica's
 // log closes its files and writes none again, now or after a restart, and
 // the folder keeps what it holds. A lab replacing its cluster calls it
 // first, so the new cluster can take the same folder over.
-func (c *Cluster) ReleaseDataDir() {
+func (lf LogFiles) Release() {
+	c := lf.c
 	c.filesOff.Store(true)
 	c.mu.Lock()
 	var fsms []*partitionFSM
@@ -148,11 +157,12 @@ func (c *Cluster) ReleaseDataDir() {
 	}
 }
 
-// SyncFiles writes every replica's buffered segment bytes and index
+// Sync writes every replica's buffered segment bytes and index
 // entries to its files, so that reading the folder now sees all of them
 // (a replica writes several batches at a time, and keeps its active
 // segment's index entries in memory, as Kafka keeps them in mapped files).
-func (c *Cluster) SyncFiles() error {
+func (lf LogFiles) Sync() error {
+	c := lf.c
 	c.mu.Lock()
 	var fsms []*partitionFSM
 	for _, n := range c.nodes {
@@ -180,7 +190,8 @@ func (c *Cluster) SyncFiles() error {
 // half, as a crash while writing it would leave it. The restart then
 // finds the torn batch, cuts it off and has raft replay its entry. It
 // returns one line per batch torn.
-func (c *Cluster) CrashTorn(id string) ([]string, error) {
+func (lf LogFiles) CrashTorn(id string) ([]string, error) {
+	c := lf.c
 	if c.dataDir == "" || c.filesOff.Load() {
 		return nil, fmt.Errorf("%w: crash %s torn: this cluster keeps no segment files to tear", ErrInvalid, id)
 	}
@@ -205,7 +216,7 @@ func (c *Cluster) CrashTorn(id string) ([]string, error) {
 		if err != nil {
 			continue
 		}
-		t, ok, err := partlog.TearLastWrite(c.PartitionDir(id, tp))
+		t, ok, err := partlog.TearLastWrite(c.Files().PartitionDir(id, tp))
 		if err != nil {
 			return out, fmt.Errorf("crash %s torn: %s: %w", id, g, err)
 		}

@@ -67,7 +67,7 @@ func TestRetentionDeletesWholeSegments(t *testing.T) {
 		// Retention deleted whole files: every replica's first file is
 		// segment 8's, and the files hold the 6 records from there.
 		waitFor(t, 10*time.Second, node+" to apply all 14 records", func() bool { return applied(c, node, tp) == 14 })
-		got, segs := fileOffsets(t, c, c.PartitionDir(node, tp))
+		got, segs := fileOffsets(t, c, c.Files().PartitionDir(node, tp))
 		if len(got) != 6 || got[0] != 8 || segs != 2 {
 			t.Errorf("%s's files hold %v in %d segments; want 8–13 in 2", node, got, segs)
 		}

@@ -110,9 +110,9 @@ func (t Timing) validate() error {
 // already ten seconds without a heartbeat.
 const MaxRaftPace = 10
 
-// MinRaftPace is the lowest factor SetRaftPace takes: the one that brings
+// minRaftPace is the lowest factor SetRaftPace takes: the one that brings
 // the cluster's preset down to the fast preset's timeouts.
-func (c *Cluster) MinRaftPace() float64 { return c.timing.Hurried() }
+func (c *Cluster) minRaftPace() float64 { return c.timing.Hurried() }
 
 // Hurried is the raft pace that brings t down to the fast preset's
 // timeouts (1 for the fast preset itself).
@@ -165,7 +165,7 @@ func (c *Cluster) SetRaftPace(factor float64) error {
 }
 
 func (c *Cluster) validPace(factor float64) error {
-	if low := c.MinRaftPace(); math.IsNaN(factor) || factor < low || factor > MaxRaftPace {
+	if low := c.minRaftPace(); math.IsNaN(factor) || factor < low || factor > MaxRaftPace {
 		return fmt.Errorf("%w: raft pace %v; want %s to %d times the %s preset", ErrInvalid, factor,
 			strconv.FormatFloat(low, 'f', -1, 64), MaxRaftPace, c.timing.Name)
 	}

@@ -133,7 +133,7 @@ func TestNewGroupsStartQuick(t *testing.T) {
 func TestRaftPaceHurries(t *testing.T) {
 	t.Parallel()
 	c := classroomOrders(t)
-	low := c.MinRaftPace()
+	low := c.minRaftPace()
 	if want := 0.1; low != want {
 		t.Fatalf("MinRaftPace = %v; want %v, the fast preset's heartbeat over the classroom's", low, want)
 	}

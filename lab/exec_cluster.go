@@ -211,7 +211,7 @@ func (r *run) crash(c command.Crash) error {
 	}
 	var torn []string
 	err = r.act("crash "+resolved(c.Node, id)+" torn", func() (err error) {
-		torn, err = r.w.cluster.CrashTorn(id)
+		torn, err = r.w.cluster.Files().CrashTorn(id)
 		return err
 	})
 	if err == nil && len(torn) == 0 {
@@ -395,7 +395,7 @@ func (l *Lab) Hurry(on bool) error {
 // pace sets raft's pace on w's cluster from the lab's speed and Hurry.
 func (l *Lab) pace(w *world) error {
 	if l.hurry.Load() {
-		return w.cluster.SetRaftPace(w.cluster.MinRaftPace())
+		return w.cluster.SetRaftPace(w.cluster.Timing().Hurried())
 	}
 	factor, _ := l.clock.Speed()
 	return w.cluster.SetRaftPace(raftPace(factor))

@@ -32,11 +32,11 @@ func (r *run) logFiles(c command.LogFiles) error {
 	if !slices.Contains(hosts, id) {
 		return fmt.Errorf("log files: %s holds no replica of %s; its replicas are on %s", id, tp, strings.Join(hosts, ", "))
 	}
-	dir := r.w.cluster.PartitionDir(id, tp)
+	dir := r.w.cluster.Files().PartitionDir(id, tp)
 	if dir == "" {
 		return fmt.Errorf("log files: this lab keeps its logs in memory only")
 	}
-	if err := r.w.cluster.SyncFiles(); err != nil {
+	if err := r.w.cluster.Files().Sync(); err != nil {
 		return fmt.Errorf("log files: %w", err)
 	}
 	rel, _ := filepath.Rel(r.l.logDir, dir)
@@ -116,7 +116,7 @@ func segmentListing(dir string) ([]string, error) {
 
 func (r *run) logDump(c command.LogDump) error {
 	path := filepath.Join(r.l.logDir, filepath.FromSlash(c.File))
-	if err := r.w.cluster.SyncFiles(); err != nil {
+	if err := r.w.cluster.Files().Sync(); err != nil {
 		return fmt.Errorf("log dump: %w", err)
 	}
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {

@@ -75,7 +75,7 @@ func (l *Lab) newWorld(nodes int, timing broker.Timing) (*world, error) {
 	l.mu.Lock()
 	if old := l.w; old != nil {
 		// The new cluster takes the log folder over from the old one.
-		old.cluster.ReleaseDataDir()
+		old.cluster.Files().Release()
 	}
 	l.mu.Unlock()
 	c, err := broker.NewCluster(broker.Config{Nodes: nodes, Timing: timing, Now: l.clock.Now, OffsetsPartitions: offsetsPartitions, RaftPace: pace, DataDir: l.logDir})

@@ -120,11 +120,11 @@ func TestSegmentFilesHoldAcknowledgedBatches(t *testing.T) {
 	}
 
 	for _, node := range l.c.Nodes() {
-		pdir := l.c.PartitionDir(node, tp)
+		pdir := l.c.Files().PartitionDir(node, tp)
 		var segs []segmentFile
 		deadline := time.Now().Add(10 * time.Second)
 		for {
-			if err := l.c.SyncFiles(); err != nil {
+			if err := l.c.Files().Sync(); err != nil {
 				t.Fatal(err)
 			}
 			segs, err = readSegments(pdir)

@@ -113,10 +113,10 @@ func TestKafkaAnswers(t *testing.T) {
 	}
 	// The corrupt batch reached no file either: the leader's holds the
 	// three records of the good batches.
-	if err := l.c.SyncFiles(); err != nil {
+	if err := l.c.Files().Sync(); err != nil {
 		t.Fatal(err)
 	}
-	segs, err := readSegments(l.c.PartitionDir(leader, broker.TopicPartition{Topic: "orders"}))
+	segs, err := readSegments(l.c.Files().PartitionDir(leader, broker.TopicPartition{Topic: "orders"}))
 	if err != nil || len(segs) != 1 || !slices.Equal(segs[0].values, []string{"a", "b", "c"}) {
 		t.Fatalf("the leader's segment files after the corrupt batch: %+v, %v; want the records a, b, c", segs, err)
 	}
