@@ -20,6 +20,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/mqlab/mqlab/broker"
+	"github.com/mqlab/mqlab/broker/partlog"
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -249,73 +250,14 @@ func appendBatches(dst []byte, recs []broker.Record) []byte {
 	return dst
 }
 
+// appendBatch writes recs, consecutive records of one epoch, as one
+// batch, as the partition's segment files hold them but without the
+// message id mqlab keeps beside each record: a client sees only its own
+// headers.
 func appendBatch(dst []byte, recs []broker.Record) []byte {
-	start := len(dst)
-	base, first := recs[0].Offset, recs[0].Timestamp.UnixMilli()
-	maxTS := first
-	for _, r := range recs {
-		maxTS = max(maxTS, r.Timestamp.UnixMilli())
+	plain := make([]partlog.Record, len(recs))
+	for i, r := range recs {
+		plain[i] = partlog.Record{Offset: r.Offset, Epoch: r.Epoch, Timestamp: r.Timestamp.UnixNano(), Key: r.Key, Value: r.Value, Headers: r.Headers}
 	}
-	dst = binary.BigEndian.AppendUint64(dst, uint64(base))
-	dst = append(dst, 0, 0, 0, 0) // length, below
-	dst = binary.BigEndian.AppendUint32(dst, uint32(int32(recs[0].Epoch)))
-	dst = append(dst, 2)          // magic
-	dst = append(dst, 0, 0, 0, 0) // CRC, below
-	dst = binary.BigEndian.AppendUint16(dst, 0)
-	dst = binary.BigEndian.AppendUint32(dst, uint32(int32(recs[len(recs)-1].Offset-base)))
-	dst = binary.BigEndian.AppendUint64(dst, uint64(first))
-	dst = binary.BigEndian.AppendUint64(dst, uint64(maxTS))
-	dst = binary.BigEndian.AppendUint64(dst, ^uint64(0)) // producer id -1
-	dst = binary.BigEndian.AppendUint16(dst, ^uint16(0)) // producer epoch -1
-	dst = binary.BigEndian.AppendUint32(dst, ^uint32(0)) // base sequence -1
-	dst = binary.BigEndian.AppendUint32(dst, uint32(len(recs)))
-	for i := range recs {
-		r := &recs[i]
-		tsDelta, offDelta := r.Timestamp.UnixMilli()-first, r.Offset-base
-		n := 1 + varintLen(tsDelta) + varintLen(offDelta) + varBytesLen(r.Key) + varBytesLen(r.Value) + varintLen(int64(len(r.Headers)))
-		for _, h := range r.Headers {
-			n += varintLen(int64(len(h.Key))) + len(h.Key) + varBytesLen(h.Value)
-		}
-		dst = binary.AppendVarint(dst, int64(n))
-		dst = append(dst, 0) // attributes
-		dst = binary.AppendVarint(dst, tsDelta)
-		dst = binary.AppendVarint(dst, offDelta)
-		dst = appendVarBytes(dst, r.Key)
-		dst = appendVarBytes(dst, r.Value)
-		dst = binary.AppendVarint(dst, int64(len(r.Headers)))
-		for _, h := range r.Headers {
-			dst = binary.AppendVarint(dst, int64(len(h.Key)))
-			dst = append(dst, h.Key...)
-			dst = appendVarBytes(dst, h.Value)
-		}
-	}
-	binary.BigEndian.PutUint32(dst[start+8:], uint32(len(dst)-start-12))
-	binary.BigEndian.PutUint32(dst[start+17:], crc32.Checksum(dst[start+crcFrom:], castagnoli))
-	return dst
-}
-
-func appendVarBytes(dst, b []byte) []byte {
-	if b == nil {
-		return binary.AppendVarint(dst, -1)
-	}
-	dst = binary.AppendVarint(dst, int64(len(b)))
-	return append(dst, b...)
-}
-
-// varintLen is the length of binary.AppendVarint's zigzag encoding of v.
-func varintLen(v int64) int {
-	u := uint64(v<<1) ^ uint64(v>>63)
-	n := 1
-	for u >= 0x80 {
-		u >>= 7
-		n++
-	}
-	return n
-}
-
-func varBytesLen(b []byte) int {
-	if b == nil {
-		return 1
-	}
-	return varintLen(int64(len(b))) + len(b)
+	return partlog.AppendKafkaBatch(dst, plain, 0, 0, recs[0].Epoch)
 }

@@ -204,7 +204,7 @@ func (lf *logFiles) append(s *segment, b *batchRef) {
 	}
 	lf.recs = decodeRecords(b.data, lf.recs[:0], b.base, 0, int(b.count), b.epoch)
 	n := len(f.pendingLog)
-	f.pendingLog = appendKafkaBatch(f.pendingLog, lf.recs, h.ProducerID, h.BaseSeq, b.epoch)
+	f.pendingLog = AppendKafkaBatch(f.pendingLog, lf.recs, h.ProducerID, h.BaseSeq, b.epoch)
 	clear(lf.recs) // drop the references into b.data
 	size := int64(len(f.pendingLog) - n)
 	pos := f.size

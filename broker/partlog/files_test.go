@@ -235,7 +235,7 @@ func TestFilesRollAndRetention(t *testing.T) {
 func TestParseKafkaBatchFindsDamage(t *testing.T) {
 	r := recs("a", 2, 5, 0)
 	r[0].Offset, r[1].Offset = 10, 11
-	b := appendKafkaBatch(nil, r, 0, 0, 3)
+	b := AppendKafkaBatch(nil, r, 0, 0, 3)
 	info, err := ParseKafkaBatch(b)
 	if err != nil || !info.CRCValid || info.BaseOffset != 10 || info.LastOffset != 11 || info.LeaderEpoch != 3 || info.Size() != int64(len(b)) {
 		t.Fatalf("good batch: %+v, %v", info, err)

@@ -37,10 +37,14 @@ const (
 // (MsgID) in a segment file: Kafka's records have no field for it.
 const MsgIDHeader = "mqlab.msg-id"
 
-// appendKafkaBatch appends recs, one stored batch's records decoded, as
-// one uncompressed Kafka batch written in epoch; a record's MsgID goes in
-// a header of its own (MsgIDHeader), after the producer's.
-func appendKafkaBatch(dst []byte, recs []Record, pid int64, baseSeq int32, epoch uint64) []byte {
+// AppendKafkaBatch appends recs, consecutive records of one epoch, as one
+// uncompressed Kafka record batch v2 written in epoch, with producer id
+// pid and base sequence baseSeq (pid 0: no producer id, as a plain
+// producer's). A record's MsgID goes in a header of its own
+// (MsgIDHeader), after the producer's; a record without one has none.
+// The segment files and the Kafka listener's fetch answers both write
+// their batches with it.
+func AppendKafkaBatch(dst []byte, recs []Record, pid int64, baseSeq int32, epoch uint64) []byte {
 	start := len(dst)
 	base := recs[0].Offset
 	first := recs[0].Timestamp / 1e6
