@@ -10,11 +10,15 @@ import (
 )
 
 // A Recall warning names a prediction a learner can answer by recall
-// instead of reasoning: the right choice's words stand in the text of its
-// step before the question, in the step's heading or in the question
-// itself, or another question of the curriculum asks nearly the same.
-// A prediction that says recall: REASON is meant to be recalled and is
-// left alone.
+// instead of reasoning: the right choice's words, or the number asked for,
+// already stand in what the learner has read by then (the question
+// itself, the paragraph just before it, its step's heading, the lesson's
+// summary shown as the lesson opens, the earlier steps and their
+// reveals); or a numeric answer is one sum, difference, product or
+// quotient of two numbers given just before; or another question of the
+// curriculum asks the same with other numbers. A prediction that says
+// recall: REASON is meant to be recalled and is left alone, except as
+// the earlier of two alike questions.
 type Recall struct {
 	File string
 	Line int
@@ -23,57 +27,128 @@ type Recall struct {
 
 func (r Recall) String() string { return fmt.Sprintf("%s:%d: %s", r.File, r.Line, r.Text) }
 
-// recallShare is how much of the right choice's own words (those no wrong
-// choice uses) may appear in one place before the choice is given away;
-// recallSame is how alike two questions may be before they are one.
+// A place is text the learner has read before a question, and how loudly
+// it speaks: the question, the paragraph just before it, its step's
+// heading and the lesson's summary are in front of them; the rest of the
+// step less so; earlier steps, their headings and reveals least.
+type place struct {
+	name   string
+	weight float64
+	text   string
+}
+
 const (
-	recallShare = 0.5
-	recallSame  = 0.7
+	loud   = 1.0
+	near   = 0.7
+	faint  = 0.45
+	remote = 0.35
+)
+
+// recallScore is how much of the right choice's own words, weighed by
+// where they stand and how rare they are in the lessons, may be on the
+// page before the choice is given away; recallLead is how far ahead of
+// every wrong choice it must be, so that a text that names all the
+// choices gives nothing away.
+const (
+	recallScore = 0.4
+	recallLead  = 0.1
+)
+
+// recallSame is how alike two questions (numbers masked) and their right
+// answers may be before they are one question asked twice.
+const (
+	recallSameQuestion = 0.5
+	recallSameAnswer   = 0.5
+	recallSameBoth     = 0.6
+)
+
+// Two reveals of the same rule share words however differently the scene
+// is told; among the curriculum's reveals, one pair in a hundred shares a
+// fifth of its words, one in a thousand a third.
+const (
+	recallSameWhy      = 0.4
+	recallSameWhyAsked = 0.3
+	recallSameAsked    = 0.2
 )
 
 // FindRecall checks the predictions of the lessons given, and each pair of
-// them across all those lessons.
+// them across all those lessons, in the order given.
 func FindRecall(les []*Lesson) []Recall {
+	rare := rarity(les)
 	var out []Recall
-	type asked struct {
-		file  string
-		line  int
-		words map[string]bool
-	}
 	var all []asked
 	for _, l := range les {
+		var earlierText, earlierHeads, reveals []string
 		for _, s := range l.Steps {
-			prose := ""
+			var stepText []string
 			for _, b := range s.Blocks {
 				switch {
 				case b.Kind == KindText:
-					prose += "\n\n" + b.Text
+					stepText = append(stepText, b.Text)
+				case b.Kind == KindTask && b.Task != nil:
+					stepText = append(stepText, b.Task.Text)
 				case b.Kind == KindPredict && b.Predict != nil:
 					p := b.Predict
-					all = append(all, asked{l.File, p.Line, set(words(p.Question + " " + rightText(p)))})
-					if p.Recall != "" {
-						continue
+					all = append(all, askedOf(l.File, p))
+					if p.Recall == "" {
+						just, rest := lastParagraph(stepText)
+						places := []place{
+							{"the question itself", loud, p.Question},
+							{"the paragraph just before it", loud, just},
+							{"the step's heading", loud, s.Title},
+							{"the lesson's summary", loud, l.Summary},
+							{"the step's text before it", near, rest},
+							{"an earlier step's heading", near, strings.Join(earlierHeads, "\n\n")},
+							{"an earlier reveal", faint, strings.Join(reveals, "\n\n")},
+							{"an earlier step", remote, strings.Join(earlierText, "\n\n")},
+						}
+						for _, w := range giveaways(p, places, just, rare) {
+							out = append(out, Recall{l.File, p.Line, w})
+						}
 					}
-					for _, w := range giveaways(p, prose, s.Title) {
-						out = append(out, Recall{l.File, p.Line, w})
-					}
+					reveals = append(reveals, p.Why)
 				}
 			}
+			earlierText = append(earlierText, stepText...)
+			earlierHeads = append(earlierHeads, s.Title)
 		}
 	}
 	for i := range all {
-		for j := i + 1; j < len(all); j++ {
-			if sim := jaccard(all[i].words, all[j].words); sim >= recallSame {
-				out = append(out, Recall{all[j].file, all[j].line, fmt.Sprintf("asks nearly what %s:%d asked (%.0f%% the same words)", all[i].file, all[i].line, sim*100)})
+		for j := 0; j < i; j++ {
+			if alike(all[j], all[i]) {
+				out = append(out, Recall{all[i].file, all[i].line, fmt.Sprintf("asks what %s:%d asked, %s", all[j].file, all[j].line, sameHow(all[j], all[i]))})
+				break
 			}
 		}
 	}
 	return out
 }
 
+// lastParagraph splits the text read so far in a step into its last
+// paragraph (with the one before it when it is only a line) and the rest.
+func lastParagraph(texts []string) (just, rest string) {
+	var paras []string
+	for _, t := range texts {
+		for _, p := range strings.Split(t, "\n\n") {
+			if strings.TrimSpace(p) != "" {
+				paras = append(paras, p)
+			}
+		}
+	}
+	if len(paras) == 0 {
+		return "", ""
+	}
+	n := 1
+	if len(words(paras[len(paras)-1])) < 8 && len(paras) > 1 {
+		n = 2
+	}
+	cut := len(paras) - n
+	return strings.Join(paras[cut:], "\n\n"), strings.Join(paras[:cut], "\n\n")
+}
+
 func rightText(p *Predict) string {
 	if p.Number != nil {
-		return strconv.FormatFloat(p.Number.Value, 'f', -1, 64)
+		return FormatNumber(p.Number.Value)
 	}
 	if p.Answer >= 0 && p.Answer < len(p.Choices) {
 		return p.Choices[p.Answer]
@@ -82,52 +157,168 @@ func rightText(p *Predict) string {
 }
 
 // giveaways says where the right answer already stands.
-func giveaways(p *Predict, prose, heading string) []string {
-	places := []struct{ name, text string }{
-		{"the step's text before it", prose},
-		{"the step's heading", heading},
-		{"the question itself", p.Question},
-	}
-	var out []string
+func giveaways(p *Predict, places []place, just string, rare map[string]float64) []string {
 	if p.Number != nil {
-		n := rightText(p)
-		things := counted(p)
-		for _, pl := range places {
-			if numberStands(pl.text, n, p.Number.Value, things) {
-				out = append(out, fmt.Sprintf("the answer %s stands in %s", n, pl.name))
+		return numberGiveaways(p, places, just)
+	}
+	if p.Answer < 0 || p.Answer >= len(p.Choices) {
+		return nil
+	}
+	var sets []map[string]bool
+	for _, c := range p.Choices {
+		sets = append(sets, set(words(c)))
+	}
+	seen := make([]map[string]bool, len(places))
+	for i, pl := range places {
+		seen[i] = set(words(pl.text))
+	}
+	right, where := choiceScore(p.Answer, sets, places, seen, rare)
+	if right < recallScore || len(where) == 0 {
+		return nil
+	}
+	if len(where) == 1 && len(ownWords(p.Answer, sets)) > 1 {
+		// One word of several gives the choice away only where the
+		// learner has just read it.
+		for _, pl := range where {
+			if placeWeight(places, pl) < loud {
+				return nil
 			}
 		}
-		return out
 	}
-	wrong := map[string]bool{}
-	for i, c := range p.Choices {
-		if i != p.Answer {
-			for _, w := range words(c) {
-				wrong[w] = true
-			}
+	best := 0.0
+	for i := range p.Choices {
+		if i == p.Answer {
+			continue
+		}
+		wrong, _ := choiceScore(i, sets, places, seen, rare)
+		if right-wrong < recallLead {
+			return nil
+		}
+		best = math.Max(best, wrong)
+	}
+	// Name the words, as the choice writes them, by the loudest place
+	// each stands in.
+	spelled := map[string]string{}
+	for _, f := range strings.FieldsFunc(strings.ToLower(rightText(p)), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '-'
+	}) {
+		if ws := words(f); len(ws) == 1 && spelled[ws[0]] == "" {
+			spelled[ws[0]] = f
 		}
 	}
+	byPlace := map[string][]string{}
+	var order []string
+	for _, w := range sortedKeys(where) {
+		pl := where[w]
+		if byPlace[pl] == nil {
+			order = append(order, pl)
+		}
+		if spelled[w] != "" {
+			w = spelled[w]
+		}
+		byPlace[pl] = append(byPlace[pl], "“"+w+"”")
+	}
+	sort.SliceStable(order, func(a, b int) bool { return placeRank(places, order[a]) < placeRank(places, order[b]) })
+	var parts []string
+	for _, pl := range order {
+		parts = append(parts, strings.Join(byPlace[pl], ", ")+" in "+pl)
+	}
+	return []string{fmt.Sprintf("the right choice's own words stand on the page before the question (%.0f%% of their weight, the wrong choices' at most %.0f%%): %s", right*100, best*100, strings.Join(parts, "; "))}
+}
+
+func placeWeight(places []place, name string) float64 {
+	for _, p := range places {
+		if p.name == name {
+			return p.weight
+		}
+	}
+	return 0
+}
+
+func placeRank(places []place, name string) int {
+	for i, p := range places {
+		if p.name == name {
+			return i
+		}
+	}
+	return len(places)
+}
+
+// ownWords are the words of choice i that no other choice uses.
+func ownWords(i int, sets []map[string]bool) []string {
 	var own []string
-	for w := range set(words(rightText(p))) {
-		if !wrong[w] {
+	for w := range sets[i] {
+		mine := true
+		for j, s := range sets {
+			if j != i && s[w] {
+				mine = false
+				break
+			}
+		}
+		if mine {
 			own = append(own, w)
 		}
 	}
 	sort.Strings(own)
-	if len(own) == 0 {
-		return nil
-	}
-	for _, pl := range places {
-		there := set(words(pl.text))
-		var found []string
-		for _, w := range own {
-			if there[w] {
-				found = append(found, w)
+	return own
+}
+
+// choiceScore is the share of choice i's own words, each weighed by its
+// rarity, that stand in the places, each word counted at the loudest
+// place it stands in; where names that place for each word found.
+func choiceScore(i int, sets []map[string]bool, places []place, seen []map[string]bool, rare map[string]float64) (float64, map[string]string) {
+	own := ownWords(i, sets)
+	where := map[string]string{}
+	var got, total float64
+	for _, w := range own {
+		r := rare[w]
+		if r == 0 {
+			r = 1
+		}
+		total += r
+		for k, pl := range places {
+			if seen[k][w] {
+				got += r * pl.weight
+				where[w] = pl.name
+				break // places run loudest first
 			}
 		}
-		if len(found) >= 2 && float64(len(found)) >= recallShare*float64(len(own)) {
-			out = append(out, fmt.Sprintf("the right choice's words %s stand in %s", strings.Join(found, ", "), pl.name))
+	}
+	if total == 0 {
+		return 0, nil
+	}
+	return got / total, where
+}
+
+// rarity weighs each word by how few of the lessons' steps use it: a word
+// in every step ("order", "worker") says little about which choice is
+// right; one in a few says much. Weights run from 0.2 to 1.
+func rarity(les []*Lesson) map[string]float64 {
+	df := map[string]int{}
+	n := 0
+	for _, l := range les {
+		for _, s := range l.Steps {
+			n++
+			var text []string
+			for _, b := range s.Blocks {
+				switch {
+				case b.Kind == KindText:
+					text = append(text, b.Text)
+				case b.Kind == KindPredict && b.Predict != nil:
+					text = append(text, b.Predict.Question, b.Predict.Why)
+				}
+			}
+			for w := range set(words(strings.Join(text, " "))) {
+				df[w]++
+			}
 		}
+	}
+	out := map[string]float64{}
+	if n < 8 {
+		return out // too few steps to tell a common word from a rare one
+	}
+	for w, d := range df {
+		out[w] = math.Max(0.2, math.Min(1, math.Log(float64(n)/float64(d))/math.Log(float64(n)/2)))
 	}
 	return out
 }
@@ -138,6 +329,100 @@ func giveaways(p *Predict, prose, heading string) []string {
 // quantity of the same thing, with the thing's name beside it; a larger
 // one, such as 1,600, rarely stands anywhere by chance.
 const recallSmall = 100
+
+// numberGiveaways says where a numeric answer stands, or which two numbers
+// of the paragraph just before the question make it in one step.
+func numberGiveaways(p *Predict, places []place, just string) []string {
+	n := rightText(p)
+	things := counted(p)
+	asks := set(words(p.Question))
+	for _, pl := range places {
+		if pl.weight < near && math.Abs(p.Number.Value) < recallSmall {
+			continue // a small number far back is a coincidence
+		}
+		// A count under ten stands in every paragraph: beside the thing
+		// the question counts, and among the question's own words, it is
+		// the same count of the same thing.
+		var also map[string]bool
+		if math.Abs(p.Number.Value) < 10 && pl.name != "the question itself" && pl.name != "the step's heading" {
+			also = asks
+		}
+		if numberStands(pl.text, p.Number, things, also) {
+			return []string{fmt.Sprintf("the answer %s stands in %s", n, pl.name)}
+		}
+	}
+	if how := oneStep(p.Number, quantities(just)); how != "" {
+		return []string{fmt.Sprintf("the answer %s is %s, both given in the paragraph just before it: one step of arithmetic", n, how)}
+	}
+	return nil
+}
+
+// close says whether x is the answer, within its tolerance.
+func (n *Number) close(x float64) bool {
+	tol := n.Tol
+	if n.Percent {
+		tol = math.Abs(n.Value) * n.Tol / 100
+	}
+	return math.Abs(x-n.Value) <= tol+1e-9*math.Max(1, math.Abs(n.Value))
+}
+
+// oneStep finds two numbers whose sum, difference, product or quotient is
+// exactly the answer, and says which. A small result falls out of any
+// two numbers of a paragraph by chance, so the answer must be 10 or
+// more, a quotient 100 or more; a number that is the answer by itself,
+// or 0 or 1, makes no step.
+func oneStep(n *Number, nums []float64) string {
+	v := n.Value
+	if math.Abs(v) < 10 {
+		return ""
+	}
+	exact := func(x float64) bool { return math.Abs(x-v) <= 1e-9*math.Abs(v) }
+	var use []float64
+	seen := map[float64]bool{}
+	for _, x := range nums {
+		if x == 0 || x == 1 || exact(x) || seen[x] {
+			continue
+		}
+		seen[x] = true
+		use = append(use, x)
+	}
+	f := FormatNumber
+	for i, a := range use {
+		for j, b := range use {
+			switch {
+			case i == j:
+			case i < j && exact(a+b):
+				return f(a) + " + " + f(b)
+			case a > b && exact(a-b):
+				return f(a) + " − " + f(b)
+			case i < j && exact(a*b):
+				return f(a) + " × " + f(b)
+			case math.Abs(v) >= 100 && exact(a/b):
+				return f(a) + " ÷ " + f(b)
+			}
+		}
+	}
+	return ""
+}
+
+// names are words that a number after them names rather than counts:
+// order 881, seller 7, offset 20, n3.
+var names = set(strings.Fields("order seller user receipt payment partition offset epoch node msg key step lesson version charg"))
+
+// quantities are the numbers written in text, in digits or as words,
+// leaving out those that name a thing (order 881).
+func quantities(text string) []float64 {
+	var out []float64
+	ts := tokens(text)
+	for i, t := range ts {
+		v, err := strconv.ParseFloat(t, 64)
+		if err != nil || i > 0 && names[ts[i-1]] {
+			continue
+		}
+		out = append(out, v)
+	}
+	return out
+}
 
 // counted is what a numeric answer counts: its unit ("s", "a second",
 // "deliveries") and the word after the question's "how many", "how much",
@@ -165,17 +450,21 @@ func counted(p *Predict) map[string]bool {
 	return things
 }
 
-// numberStands says whether the number n stands in text as the answer:
-// anywhere when it is not small or the question names no thing, else
-// only with the thing counted just before or after it ("20 writes", "₹50",
-// "offset 20").
-func numberStands(text, n string, value float64, things map[string]bool) bool {
+// numberStands says whether the answer stands in text: anywhere when it
+// is not small or the question names no thing, else only with the thing
+// counted just before or after it ("20 writes", "₹50", "offset 20"); and
+// when also is given, with one of its words within five words of it.
+func numberStands(text string, n *Number, things, also map[string]bool) bool {
 	ts := tokens(text)
 	for i, t := range ts {
-		if t != n {
+		v, err := strconv.ParseFloat(t, 64)
+		if err != nil || !n.close(v) || i > 0 && names[ts[i-1]] && !things[ts[i-1]] {
+			continue // order 881 is no count, unless orders are what is asked
+		}
+		if also != nil && !nearby(ts, i, 5, also, things) {
 			continue
 		}
-		if len(things) == 0 || math.Abs(value) >= recallSmall {
+		if len(things) == 0 || math.Abs(n.Value) >= recallSmall {
 			return true
 		}
 		if i > 0 && things[unitName(ts[i-1])] || i+1 < len(ts) && things[unitName(ts[i+1])] {
@@ -185,10 +474,36 @@ func numberStands(text, n string, value float64, things map[string]bool) bool {
 	return false
 }
 
+// nearby says whether a word of want, other than the things counted,
+// stands within span words of ts[i], in its sentence.
+func nearby(ts []string, i, span int, want, things map[string]bool) bool {
+	for _, dir := range []int{-1, 1} {
+		for k := 1; k <= span; k++ {
+			j := i + dir*k
+			if j < 0 || j >= len(ts) || ts[j] == "" {
+				break
+			}
+			if want[ts[j]] && !things[unitName(ts[j])] && !stop[ts[j]] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// numberWords are the numbers a lesson spells out. "one" is left out: it
+// is as often a pronoun as a count.
+var numberWords = map[string]string{
+	"two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7", "eight": "8", "nine": "9",
+	"ten": "10", "eleven": "11", "twelve": "12", "twenty": "20", "thirty": "30", "forty": "40", "fifty": "50",
+	"hundred": "100", "twice": "2", "double": "2", "half": "0.5",
+}
+
 // tokens are a text's words in order, lower case and folded as words
 // folds them but keeping short words, with a currency or percent sign as
-// a token of its own and "" where a sentence or clause ends, so that a
-// number's neighbours are the words of its own sentence.
+// a token of its own, spelled-out numbers as digits, and "" where a
+// sentence or clause ends, so that a number's neighbours are the words of
+// its own sentence.
 func tokens(text string) []string {
 	var out []string
 	var cur strings.Builder
@@ -199,6 +514,8 @@ func tokens(text string) []string {
 		if f = strings.Trim(f, "-,."); f != "" {
 			if isNumber(f) {
 				f = strings.ReplaceAll(f, ",", "")
+			} else if d, ok := numberWords[f]; ok {
+				f = d
 			} else {
 				f = stem(strings.NewReplacer(",", "", ".", "").Replace(f))
 			}
@@ -229,7 +546,7 @@ func tokens(text string) []string {
 // unitName folds the ways a lesson writes a unit into one name.
 func unitName(w string) string {
 	switch w {
-	case "s", "sec", "second":
+	case "s", "sec", "second", "seconds":
 		return "second"
 	case "ms", "millisecond":
 		return "millisecond"
@@ -246,13 +563,13 @@ func unitName(w string) string {
 // stop holds words that carry no answer.
 var stop = set(strings.Fields(`a an the and or but of to in on at by for from with as is are was were be been it its it's
 this that these those there here then than so no not nor do does did done has have had will would can could may might
-must shall should what which who whom whose when where why how each every all any some one two three once twice only
+must shall should what which who whom whose when where why how each every all any some one two three
 just also still again yet now before after until while into out up down over under about more most less least very
 too much many few same other another own such their they them he she his her we you your i me my our us if because
-first last next new old both either neither none nothing`))
+first last next new old both either neither none nothing get gets got only`))
 
-// words are a text's content words, lower case, with plural and past
-// endings cut, and numbers without their thousands commas.
+// words are a text's content words, lower case, with their endings cut,
+// and numbers without their thousands commas.
 func words(text string) []string {
 	var out []string
 	for _, f := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
@@ -277,12 +594,28 @@ func isNumber(s string) bool {
 	return err == nil
 }
 
+// stem cuts the endings that make "charged", "charges" and "charging"
+// one word, and "retries" and "retry".
 func stem(w string) string {
+	if len(w) <= 3 || isNumber(w) {
+		return w
+	}
 	switch {
 	case strings.HasSuffix(w, "ies") && len(w) > 4:
-		return strings.TrimSuffix(w, "ies") + "y"
-	case strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && len(w) > 3:
-		return strings.TrimSuffix(w, "s")
+		w = strings.TrimSuffix(w, "ies") + "y"
+	case strings.HasSuffix(w, "ied") && len(w) > 4:
+		w = strings.TrimSuffix(w, "ied") + "y"
+	case strings.HasSuffix(w, "ing") && len(w) > 5:
+		w = strings.TrimSuffix(w, "ing")
+	case strings.HasSuffix(w, "ed") && len(w) > 4:
+		w = strings.TrimSuffix(w, "ed")
+	case strings.HasSuffix(w, "es") && len(w) > 4 && !strings.HasSuffix(w, "ses"):
+		w = strings.TrimSuffix(w, "s")
+	case strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss"):
+		w = strings.TrimSuffix(w, "s")
+	}
+	if strings.HasSuffix(w, "e") && len(w) > 4 {
+		w = strings.TrimSuffix(w, "e")
 	}
 	return w
 }
@@ -293,6 +626,15 @@ func set(ws []string) map[string]bool {
 		m[w] = true
 	}
 	return m
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
 }
 
 func jaccard(a, b map[string]bool) float64 {
@@ -306,4 +648,70 @@ func jaccard(a, b map[string]bool) float64 {
 		}
 	}
 	return float64(both) / float64(len(a)+len(b)-both)
+}
+
+// asked is a question as near-duplicates are found: its words and its
+// right answer's, numbers masked, so that the same rule asked with other
+// numbers is the same question.
+type asked struct {
+	file     string
+	line     int
+	question map[string]bool
+	answer   map[string]bool
+	why      map[string]bool
+	numeric  bool
+}
+
+func askedOf(file string, p *Predict) asked {
+	a := asked{file: file, line: p.Line, question: masked(p.Question), why: masked(p.Why), numeric: p.Number != nil}
+	if p.Number != nil {
+		a.answer = masked("# " + p.Number.Unit)
+	} else {
+		a.answer = masked(rightText(p))
+	}
+	return a
+}
+
+// masked are a text's content words with every number as "#".
+func masked(text string) map[string]bool {
+	m := map[string]bool{}
+	for _, w := range words(text) {
+		if isNumber(w) {
+			w = "#"
+		}
+		m[w] = true
+	}
+	return m
+}
+
+// alike says whether b asks what a asked: their questions alike and their
+// right answers alike, or the two together very alike; or, however the
+// scene is told, their reveals explain the answer with the same rule.
+func alike(a, b asked) bool {
+	q := jaccard(a.question, b.question)
+	if w := jaccard(a.why, b.why); w >= recallSameWhy || w >= recallSameWhyAsked && q >= recallSameAsked {
+		return true
+	}
+	if a.numeric != b.numeric {
+		return false
+	}
+	if q >= recallSameQuestion && jaccard(a.answer, b.answer) >= recallSameAnswer {
+		return true
+	}
+	return jaccard(union(a.question, a.answer), union(b.question, b.answer)) >= recallSameBoth
+}
+
+func sameHow(a, b asked) string {
+	return fmt.Sprintf("numbers aside: %.0f%% the same words in the question, %.0f%% in the right answer, %.0f%% in the reveal", jaccard(a.question, b.question)*100, jaccard(a.answer, b.answer)*100, jaccard(a.why, b.why)*100)
+}
+
+func union(a, b map[string]bool) map[string]bool {
+	m := map[string]bool{}
+	for w := range a {
+		m[w] = true
+	}
+	for w := range b {
+		m[w] = true
+	}
+	return m
 }
