@@ -17,9 +17,9 @@ import (
 	"time"
 )
 
-// TaskReach bounds, in wall time, how long a reading audit waits for a
+// taskReach bounds, in wall time, how long a reading audit waits for a
 // task's goal after it typed the task's commands.
-const TaskReach = 30 * time.Second
+var taskReach = 30 * time.Second
 
 // readingAudit plays a lesson on a Player and keeps what it finds. The
 // player's goroutine reports blocks through note; the audit's own loop
@@ -47,7 +47,7 @@ func (a *readingAudit) add(line int, format string, args ...any) {
 // question (before its answer), task (before its commands) and step's end
 // (before the next step). It reports with line numbers a question whose
 // answer was on screen when it was asked, an expectation that did not
-// hold, and a task whose goal is not met within TaskReach of its
+// hold, and a task whose goal is not met within taskReach of its
 // commands. An expect block that held before its step began is --play's
 // to find, at machine speed: at reading pace a machine slow to catch up
 // while the clock stands still shows rates that a lesson cannot vouch for.
@@ -169,7 +169,7 @@ func (a *readingAudit) doTask(ctx context.Context) error {
 			return fmt.Errorf("line %d: n after the decision's commands: %w", task.Line, err)
 		}
 	}
-	deadline := time.Now().Add(TaskReach)
+	deadline := time.Now().Add(taskReach)
 	for {
 		st := a.p.State()
 		if st.Status != StatusTask {
@@ -180,7 +180,7 @@ func (a *readingAudit) doTask(ctx context.Context) error {
 			if t := lastOpenTask(st.Blocks); t != nil && t.Waiting != "" {
 				waiting = t.Waiting
 			}
-			a.add(task.Line, "at reading pace the task's goal was not met within %v of its commands: %s", TaskReach, waiting)
+			a.add(task.Line, "at reading pace the task's goal was not met within %v of its commands: %s", taskReach, waiting)
 			return errors.New("a task could not be done: the rest of the lesson cannot play")
 		}
 		select {

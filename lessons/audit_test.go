@@ -53,3 +53,39 @@ func TestHoldsBeforeNeedsAReason(t *testing.T) {
 		t.Fatalf("Parse: %v; want a problem saying holds-before: needs its reason", err)
 	}
 }
+
+// At reading pace the audit names a question whose answer is on screen
+// when it is asked, a checker's count (expired, as lost would be) among
+// them, an expectation that fails, and a task whose goal is out of reach.
+func TestAuditAtReadingPace(t *testing.T) {
+	les, err := Load(filepath.Join("testdata", "audit", "reading.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func(d time.Duration) { taskReach = d }(taskReach)
+	taskReach = 3 * time.Second
+	found, err := Audit(ctxFor(t, time.Minute), les, Options{Timing: "fast", Reading: 500 * time.Millisecond})
+	if err == nil || !strings.Contains(err.Error(), "a task could not be done") {
+		t.Errorf("Audit: %v; want it to stop at the task out of reach", err)
+	}
+	want := map[int]string{
+		22: "at reading pace the answer was on screen when the question was asked: the expect block at line 30",
+		44: "the expect block at line 51 read the same then (expired == 5: 5)",
+		64: "the expectation did not hold when played at reading pace: hwm(orders/0) == 7 (hwm(orders/0) is 4)",
+		69: "at reading pace the task's goal was not met within 3s of its commands",
+	}
+	got := map[int]string{}
+	for _, f := range found {
+		got[f.Line] += f.Text + "\n"
+	}
+	for line, w := range want {
+		if !strings.Contains(got[line], w) {
+			t.Errorf("line %d: %q; want it to say %q", line, got[line], w)
+		}
+	}
+	for line, text := range got {
+		if _, ok := want[line]; !ok {
+			t.Errorf("unexpected finding at line %d: %s", line, text)
+		}
+	}
+}
