@@ -98,3 +98,29 @@ func TestHeaderSaysWhenTheMachineIsBehind(t *testing.T) {
 		}
 	}
 }
+
+// While a lesson holds the clock, the header says why and how to let it
+// run before it spends room on the lab time, which stands still anyway;
+// at 80 columns it keeps at least why.
+func TestHeaderSaysWhyTheClockIsHeld(t *testing.T) {
+	for _, c := range []struct {
+		w        int
+		want     string
+		withTime string // "yes", "no", or "" for either
+	}{
+		{140, "‖ PAUSED · reading — any command resumes", "yes"},
+		{100, "‖ PAUSED · reading — any command resumes", "no"},
+		{80, "‖ PAUSED · reading", ""},
+	} {
+		v := view.State{Time: demoStart, Clock: view.Clock{Speed: 1, Paused: true, Held: "reading — any command resumes"}, Timing: "classroom",
+			Lesson: &view.Lesson{Title: "Retries: backoff, jitter and the dead-letter queue", Step: 1, Steps: 6}}
+		m, _ := newTestModel(t, v, c.w, 24)
+		head := lines(m.View())[0]
+		if !containsAll(head, c.want) || draw.Width(head) != c.w {
+			t.Errorf("%d columns: header %q, want %q in it", c.w, head, c.want)
+		}
+		if shown := containsAll(head, demoStart.Format("15:04:05.0")); c.withTime != "" && shown != (c.withTime == "yes") {
+			t.Errorf("%d columns: header %q shows the lab time: %v, want %s", c.w, head, shown, c.withTime)
+		}
+	}
+}

@@ -201,11 +201,8 @@ func (m *Model) header(w int) string {
 	// to read: the jobs shorten and go before the title does.
 	room := w - 10 - draw.Width(warn) - min(draw.Width(title), 28) - draw.Width(tail)
 	var r draw.Line
-	for _, form := range []struct {
-		level  int
-		timing bool
-	}{{0, true}, {1, true}, {2, true}, {2, false}, {3, false}} {
-		r = m.headerRight(form.level, form.timing)
+	for _, form := range headerForms {
+		r = m.headerRight(form)
 		if r.Width() <= room {
 			break
 		}
@@ -271,11 +268,30 @@ func (m *Model) showRoster() {
 	m.showOutput("Who is connected", strings.Join(lines, "\n"))
 }
 
+// headerForm is how much the header's right side draws. jobs 0 draws
+// every job in full; 1 shortens names and bars; 2 draws the first job
+// only, with how many more run; 3 draws no job. held 2 says why a paused
+// lesson holds the clock and how to let it run ("reading — any command
+// resumes"), 1 only why, 0 neither.
+type headerForm struct {
+	jobs, held   int
+	time, timing bool
+}
+
+// headerForms run from the fullest to the barest. Jobs and the timing go
+// first; while the clock is held, what lets it run outranks the lab time,
+// which stands still anyway.
+var headerForms = []headerForm{
+	{0, 2, true, true}, {1, 2, true, true}, {2, 2, true, true}, {2, 2, true, false},
+	{3, 2, true, false}, {3, 2, false, false}, {3, 1, true, false}, {3, 1, false, false},
+	{3, 0, true, false}, {3, 0, false, false},
+}
+
 // headerRight is the header's right side: the jobs with their progress,
-// whether the clock runs and how fast, the lab time, the timing preset.
-// level 0 draws every job in full; 1 shortens names and bars; 2 draws
-// the first job only, with how many more run; 3 draws no job.
-func (m *Model) headerRight(level int, timing bool) draw.Line {
+// whether the clock runs and how fast (or why it is held), the lab time,
+// the timing preset, as much of each as form says.
+func (m *Model) headerRight(form headerForm) draw.Line {
+	level, timing := form.jobs, form.timing
 	st := m.ctx.Styles
 	s := m.ctx.State
 	var r draw.Line
@@ -308,8 +324,8 @@ func (m *Model) headerRight(level int, timing bool) draw.Line {
 		r.Add(&st.Warn, "■ run over")
 	case s.Clock.Paused:
 		r.Add(&st.Warn, "‖ PAUSED")
-		if why, _, _ := strings.Cut(s.Clock.Held, " — "); why != "" && level <= 2 {
-			if level == 0 {
+		if why, _, _ := strings.Cut(s.Clock.Held, " — "); why != "" && form.held > 0 {
+			if form.held == 2 {
 				why = s.Clock.Held
 			}
 			r.Add(&st.Muted, " · "+why)
@@ -327,7 +343,7 @@ func (m *Model) headerRight(level int, timing bool) draw.Line {
 			}
 		}
 	}
-	if !s.Time.IsZero() {
+	if !s.Time.IsZero() && (form.time || !s.Clock.Paused) {
 		r.Add(&st.Muted, "  "+s.Time.Format("15:04:05.0"))
 	}
 	if s.Timing != "" && timing {

@@ -33,6 +33,9 @@ type Lesson struct {
 	seenStatus lessons.Status
 	seenH      int
 	anchor     int
+	// taskBelow: the open task starts below the rows in view, so the
+	// last row points down to it rather than up.
+	taskBelow bool
 }
 
 func NewLesson(ctx *Context) *Lesson { return &Lesson{ctx: ctx, scrolled: scrolled{keys: ctx.Scroll}} }
@@ -82,6 +85,22 @@ func (p *Lesson) View() string {
 	}
 	rows, off := draw.WindowNote(body, p.off, bodyH, st, how)
 	p.off = off
+	if i := lastTask(ls.Blocks); ls.Status == lessons.StatusTask && i >= 0 && starts[i] >= off+bodyH {
+		p.taskBelow = true
+		below := p.foot(ls, false)
+		if len(below) > 0 && below[0] == "" && (len(foot) == 0 || foot[0] != "") {
+			below = below[1:] // as foot, no spacer in a full pane
+		}
+		if extra := len(below) - len(foot); extra <= 0 || bodyH-extra >= 3 {
+			foot = below
+			if extra > 0 { // the pointer takes a row more: the task stays below
+				bodyH -= extra
+				rows, off = draw.WindowNote(body, p.off, bodyH, st, how)
+				p.off = off
+			}
+		}
+		p.taskBelow = false
+	}
 	// While the open task shows, the last row need not repeat its hint.
 	if ls.Status == lessons.StatusTask {
 		if i := lastTask(ls.Blocks); i >= 0 && starts[i] >= off && starts[i]+2 <= off+bodyH {
@@ -365,14 +384,20 @@ func (p *Lesson) waitsFor(ls *view.Lesson, taskShown bool) (mark, text string, m
 				open = b.Task
 			}
 		}
-		mark, text = "▶", "Your turn: the task above"
+		where := "the task above"
+		if p.taskBelow {
+			where = "the task below (↓)"
+		}
+		mark, text = "▶", "Your turn: "+where
 		if p.ctx.Follow {
-			mark, text, ms = draw.SymPending, "The teacher's turn: the task above", &st.Muted
+			mark, text, ms = draw.SymPending, "The teacher's turn: "+where, &st.Muted
 			break
 		}
 		switch {
 		case open != nil && open.Decide != "" && open.Acted:
 			text = "Your choice: add to it, or " + keyOf(k.NextStep) + " when it is complete"
+		case open != nil && open.Decide != "" && p.taskBelow:
+			text = "Your choice, in the task below (↓): " + open.Decide + ", then " + keyOf(k.NextStep)
 		case open != nil && open.Decide != "":
 			text = "Your choice: " + open.Decide + ", then " + keyOf(k.NextStep) + " — " + keyOf(k.Hint) + " for a hint"
 		case open != nil && open.Tried && open.Waiting != "":
@@ -380,7 +405,7 @@ func (p *Lesson) waitsFor(ls *view.Lesson, taskShown bool) (mark, text string, m
 		case open != nil && open.Hint != "" && open.HintShown && !taskShown:
 			text = "Your turn — " + open.Hint
 		case open != nil && !open.HintShown:
-			text = "Your turn: the task above — " + keyOf(k.Hint) + " for a hint"
+			text = "Your turn: " + where + " — " + keyOf(k.Hint) + " for a hint"
 		}
 	case lessons.StatusPredict:
 		n := 0

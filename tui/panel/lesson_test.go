@@ -174,3 +174,31 @@ func TestLessonPaneClassTallyWraps(t *testing.T) {
 		}
 	}
 }
+
+// An open task below the rows in view is pointed to downwards: the last
+// row does not send the learner up to a task they have not reached.
+func TestLessonPanePointsDownToATaskBelow(t *testing.T) {
+	ctx := NewContext(nil, draw.NewStyles(draw.DefaultTheme), keys.Default())
+	long := strings.Repeat("The checkout sends both charges in one command; the reply is lost on the way back. ", 6)
+	ls := &view.Lesson{Title: "FIFO queues", Step: 3, Steps: 4, StepTitle: "A charge sent twice", Status: lessons.StatusTask,
+		Blocks: []view.LessonBlock{
+			{Kind: view.BlockText, Text: long},
+			{Kind: view.BlockTask, Task: &view.Task{Text: "Send the charges with deduplication ids of your choosing.", Decide: "the deduplication ids"}},
+		}}
+	ls.Tasks = []view.Task{*ls.Blocks[1].Task}
+	for _, c := range []struct {
+		h    int
+		want string
+	}{
+		{12, "Your choice, in the task below (↓): the deduplication ids, then n"},
+		{40, "Your choice: the deduplication ids, then n — t for a hint"},
+	} {
+		ctx.State = &view.State{Lesson: ls}
+		p := NewLesson(ctx)
+		p.SetSize(60, c.h)
+		got := p.View()
+		if flat := strings.Join(strings.Fields(got), " "); !strings.Contains(flat, c.want) {
+			t.Errorf("%d rows: %q not in\n%s", c.h, c.want, got)
+		}
+	}
+}
