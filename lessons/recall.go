@@ -190,7 +190,9 @@ func giveaways(p *Predict, places []place, just string, rare map[string]float64)
 		if i == p.Answer {
 			continue
 		}
-		wrong, _ := choiceScore(i, sets, places, seen, rare)
+		// A question sets its scene in words its wrong choices borrow: a
+		// wrong choice is weighed by the rest of the page alone.
+		wrong, _ := choiceScore(i, sets, places[1:], seen[1:], rare)
 		if right-wrong < recallLead {
 			return nil
 		}
