@@ -81,6 +81,16 @@ with in a condition: expect epoch(orders/0) > before, wait: hwm(orders/0)
 >= before + 10. It reports every problem as FILE:LINE[:COL]: message and
 exits non-zero if there is one.
 
+It then warns of each prediction a learner could answer by recall rather
+than by reasoning: the right choice's own words, or the number asked for,
+already on the page before the question (the question itself, the
+paragraph just before it, the step's heading, the lesson's summary, the
+rest of the step, earlier steps and their reveals, the nearer weighing
+more); a numeric answer that one sum, difference, product or quotient
+of two numbers in the paragraph just before gives; and a question that
+asks what another asked, numbers aside. A prediction that says recall:
+REASON is meant to be recalled. Warnings do not make check fail.
+
 With --play it then plays each lesson headless on a lab of its own and
 reports what only playing shows: a prediction whose answer is already on
 screen when it is asked (its expect block reads the same values then), an

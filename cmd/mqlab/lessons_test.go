@@ -149,7 +149,7 @@ func TestLessonCheckWarnsOfRecall(t *testing.T) {
 	if err := checkLessons(context.Background(), &out, []string{p}, false, lessons.Options{}); err != nil {
 		t.Fatalf("err %v:\n%s", err, out.String())
 	}
-	if want := "warning: " + p + ":13: the right choice's words dead-letter, failure, permanent, queue stand in the step's heading"; !strings.Contains(out.String(), want) {
+	if want := "warning: " + p + ":13: the right choice's own words stand on the page before the question"; !strings.Contains(out.String(), want) || !strings.Contains(out.String(), "in the step's heading") {
 		t.Errorf("output lacks %q:\n%s", want, out.String())
 	}
 }
