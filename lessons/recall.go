@@ -619,8 +619,15 @@ func stem(w string) string {
 	if strings.HasSuffix(w, "e") && len(w) > 4 {
 		w = strings.TrimSuffix(w, "e")
 	}
+	if f, ok := fold[w]; ok {
+		return f
+	}
 	return w
 }
+
+// fold makes one word of words that lessons use for one thing: the
+// leader is the node that leads.
+var fold = map[string]string{"leader": "lead"}
 
 func set(ws []string) map[string]bool {
 	m := map[string]bool{}
