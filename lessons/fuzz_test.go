@@ -47,6 +47,11 @@ func FuzzParseLesson(f *testing.F) {
 		if les.ID == "" || les.Title == "" || len(les.Steps) == 0 || len(les.Concepts) == 0 {
 			t.Fatalf("a lesson without problems lacks something: %+v", les)
 		}
+		for _, r := range FindRecall([]*Lesson{les, les}) { // the recall detector reads any lesson
+			if r.Line < 1 || r.Line > lines || r.Text == "" {
+				t.Fatalf("a recall warning at line %d of a %d-line file: %q", r.Line, lines, r.Text)
+			}
+		}
 		for _, s := range les.Steps {
 			if len(s.Blocks) == 0 {
 				t.Fatalf("step %q has no blocks", s.Title)

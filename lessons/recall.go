@@ -417,7 +417,7 @@ func quantities(text string) []float64 {
 	var out []float64
 	ts := tokens(text)
 	for i, t := range ts {
-		v, err := strconv.ParseFloat(t, 64)
+		v, err := numberOf(t)
 		if err != nil || i > 0 && names[ts[i-1]] {
 			continue
 		}
@@ -459,7 +459,7 @@ func counted(p *Predict) map[string]bool {
 func numberStands(text string, n *Number, things, also map[string]bool) bool {
 	ts := tokens(text)
 	for i, t := range ts {
-		v, err := strconv.ParseFloat(t, 64)
+		v, err := numberOf(t)
 		if err != nil || !n.close(v) || i > 0 && names[ts[i-1]] && !things[ts[i-1]] {
 			continue // order 881 is no count, unless orders are what is asked
 		}
@@ -591,7 +591,20 @@ func words(text string) []string {
 	return out
 }
 
+// numberOf is a token's value when it is a number.
+func numberOf(t string) (float64, error) {
+	if !isNumber(t) {
+		return 0, strconv.ErrSyntax
+	}
+	return strconv.ParseFloat(t, 64)
+}
+
+// isNumber says whether s is a number written in digits ("1,600",
+// "3.1"); "inf" and "nan" are words.
 func isNumber(s string) bool {
+	if !strings.ContainsAny(s, "0123456789") {
+		return false
+	}
 	_, err := strconv.ParseFloat(strings.ReplaceAll(s, ",", ""), 64)
 	return err == nil
 }
