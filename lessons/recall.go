@@ -469,8 +469,23 @@ func numberStands(text string, n *Number, things, also map[string]bool) bool {
 		if len(things) == 0 || math.Abs(n.Value) >= recallSmall {
 			return true
 		}
-		if i > 0 && things[unitName(ts[i-1])] || i+1 < len(ts) && things[unitName(ts[i+1])] {
+		if beside(ts, i, -1, things) || beside(ts, i, 1, things) {
 			return true
+		}
+	}
+	return false
+}
+
+// beside says whether the first word from ts[i] in direction dir that is
+// not a stop word ("five more orders", "₹50", "offset 20") is one of the
+// things, in ts[i]'s sentence.
+func beside(ts []string, i, dir int, things map[string]bool) bool {
+	for j := i + dir; j >= 0 && j < len(ts) && ts[j] != ""; j += dir {
+		if things[unitName(ts[j])] {
+			return true
+		}
+		if !stop[ts[j]] {
+			return false
 		}
 	}
 	return false
