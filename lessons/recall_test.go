@@ -291,6 +291,8 @@ func TestFindRecallNumbersCountThings(t *testing.T) {
 		{"The old log started at offset 20.", "At which offset does the log start?", "20 ± 0.5", true},
 		{"The group finished 1,600 in the last run.", "How many orders a second does it finish?", "1,600 ± 5% a second", true},
 		{"Three workers, 40 in all.", "What is the total?", "40 ± 1", true},
+		{"Audit joins with from=latest.", "The shop writes five more orders. How many orders does audit receive?", "5 ± 0.5", true},
+		{"Audit joins with from=latest.", "The shop writes five orders, then seven more. How many does audit receive?", "12 ± 0.5", false},
 	}
 	for _, c := range cases {
 		src := "---\nid: n\ntitle: N\nconcepts: [c]\n---\n\n## Scene\n\n" + c.text + "\n\n```predict\n" + c.question + "\nanswer: " + c.answer + "\nwhy: because.\n```\n\n```expect\nlost == 0\n```\n"
