@@ -123,6 +123,19 @@ func FindRecall(les []*Lesson) []Recall {
 			}
 		}
 	}
+	// In the order of the files given, then of their lines.
+	order := map[string]int{}
+	for i, l := range les {
+		if _, ok := order[l.File]; !ok {
+			order[l.File] = i
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if a, b := order[out[i].File], order[out[j].File]; a != b {
+			return a < b
+		}
+		return out[i].Line < out[j].Line
+	})
 	return out
 }
 
