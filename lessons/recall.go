@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 )
 
@@ -307,37 +308,78 @@ func choiceScore(i int, sets []map[string]bool, places []place, seen []map[strin
 	return got / total, where
 }
 
-// rarity weighs each word by how few of the lessons' steps use it: a word
-// in every step ("order", "worker") says little about which choice is
-// right; one in a few says much. Weights run from 0.2 to 1.
+// rarity weighs each word by how few steps use it, among the lessons
+// given and the curriculum's (so that how rare a word is does not depend
+// on how many files are checked at once): a word in every step ("order",
+// "worker") says little about which choice is right; one in a few says
+// much. Weights run from 0.2 to 1.
 func rarity(les []*Lesson) map[string]float64 {
+	base := curriculumCounts()
 	df := map[string]int{}
-	n := 0
+	n := base.steps
 	for _, l := range les {
-		for _, s := range l.Steps {
-			n++
-			var text []string
-			for _, b := range s.Blocks {
-				switch {
-				case b.Kind == KindText:
-					text = append(text, b.Text)
-				case b.Kind == KindPredict && b.Predict != nil:
-					text = append(text, b.Predict.Question, b.Predict.Why)
-				}
-			}
-			for w := range set(words(strings.Join(text, " "))) {
-				df[w]++
-			}
+		if base.ids[l.ID] {
+			continue // counted with the curriculum
 		}
+		n += countSteps(l, df)
 	}
 	out := map[string]float64{}
 	if n < 8 {
 		return out // too few steps to tell a common word from a rare one
 	}
-	for w, d := range df {
+	weigh := func(w string, d int) {
 		out[w] = math.Max(0.2, math.Min(1, math.Log(float64(n)/float64(d))/math.Log(float64(n)/2)))
 	}
+	for w, d := range base.df {
+		weigh(w, d+df[w])
+	}
+	for w, d := range df {
+		if base.df[w] == 0 {
+			weigh(w, d)
+		}
+	}
 	return out
+}
+
+// wordCounts are how many steps use each word, over some lessons.
+type wordCounts struct {
+	ids   map[string]bool
+	steps int
+	df    map[string]int
+}
+
+// curriculumCounts are the curriculum's word counts, counted once.
+var curriculumCounts = sync.OnceValue(func() wordCounts {
+	c := wordCounts{ids: map[string]bool{}, df: map[string]int{}}
+	all, err := Curriculum()
+	if err != nil {
+		return c
+	}
+	for _, l := range all {
+		c.ids[l.ID] = true
+		c.steps += countSteps(l, c.df)
+	}
+	return c
+})
+
+// countSteps adds to df, for each word, the steps of l that use it, and
+// says how many steps l has.
+func countSteps(l *Lesson, df map[string]int) int {
+	for _, s := range l.Steps {
+		var text []string
+		for _, b := range s.Blocks {
+			switch {
+			case b.Kind == KindText:
+				text = append(text, b.Text)
+			case b.Kind == KindPredict && b.Predict != nil:
+				text = append(text, b.Predict.Question, b.Predict.Why)
+			}
+		}
+		for w := range set(words(strings.Join(text, " "))) {
+			df[w]++
+		}
+	}
+	return len(l.Steps)
 }
 
 // recallSmall is where a number stops being small. A small number (a
