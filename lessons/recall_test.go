@@ -319,3 +319,37 @@ func TestCurriculumHasNoRecall(t *testing.T) {
 		t.Errorf("%v", r)
 	}
 }
+
+// A lesson checked alone draws the warnings it draws among all the
+// others, repeats of other lessons' questions aside: how rare a word is
+// does not depend on how many files are checked at once.
+func TestRecallAloneAsAmongAll(t *testing.T) {
+	all, err := Curriculum()
+	if err != nil {
+		t.Fatal(err)
+	}
+	among := map[string]bool{}
+	for _, r := range FindRecall(all) {
+		if !strings.Contains(r.Text, "asks what") {
+			among[r.String()] = true
+		}
+	}
+	alone := map[string]bool{}
+	for _, l := range all {
+		for _, r := range FindRecall([]*Lesson{l}) {
+			if !strings.Contains(r.Text, "asks what") {
+				alone[r.String()] = true
+			}
+		}
+	}
+	for r := range alone {
+		if !among[r] {
+			t.Errorf("only alone: %s", r)
+		}
+	}
+	for r := range among {
+		if !alone[r] {
+			t.Errorf("only among all: %s", r)
+		}
+	}
+}
