@@ -476,8 +476,8 @@ func (cn *Consumer) rejoin(parent context.Context, graceful bool) error {
 	// Asked only now that the generation is over for the application
 	// too, so that nothing it finishes after the answer is missed: what
 	// it finishes later it cannot commit, and the next generation reads
-	// it again.
-	if graceful && gen > 0 && cn.cfg.OnRevoke != nil {
+	// it again. A consumer that is closing or crashing is not asked.
+	if graceful && gen > 0 && cn.cfg.OnRevoke != nil && parent.Err() == nil {
 		for tp, off := range cn.cfg.OnRevoke() {
 			if prev, ok := committed[tp]; !slices.Contains(assigned, tp) || off < 0 || ok && off <= prev {
 				continue
