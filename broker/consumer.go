@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -69,12 +70,27 @@ type ConsumerConfig struct {
 	// PollTimeout is how long Poll waits for records when none are ready
 	// (default one heartbeat timeout of the timing preset).
 	PollTimeout time.Duration
+	// OnRevoke, if set, is called when the consumer gives up its
+	// partitions in a rebalance it is still a member of, once the
+	// application has finished the records it held (or the wait for it
+	// ran out). It returns the offsets of records processed and not yet
+	// committed; they are committed in the generation being left, as a
+	// Kafka application commits in onPartitionsRevoked. The next
+	// generation starts every partition at the group's last commit, so
+	// without it a member that kept a partition would read those records
+	// again. It runs on the consumer's own goroutine, not the
+	// application's.
+	OnRevoke func() map[TopicPartition]int64
 }
 
-// ConsumerRecord is a record with the partition it came from.
+// ConsumerRecord is a record with the partition it came from and the
+// group generation in which it was fetched: once the group has moved to
+// a newer generation the record belongs to the partition's owner in that
+// one, who reads it again from the group's last commit.
 type ConsumerRecord struct {
 	TopicPartition
 	Record
+	Generation int
 }
 
 // Consumer is a member of a consumer group: it joins, heartbeats from a
@@ -447,7 +463,7 @@ func (cn *Consumer) rejoin(parent context.Context, graceful bool) error {
 	if graceful && cn.cfg.AutoCommit && cn.generation > 0 {
 		revoke = cn.commitableLocked(cn.consumed)
 	}
-	member, gen := cn.memberID, cn.generation
+	member, gen, assigned, committed := cn.memberID, cn.generation, cn.assignment, maps.Clone(cn.committed)
 	cn.assignment, cn.generation = nil, 0
 	cn.pos = map[TopicPartition]int64{}
 	cn.epoch++
@@ -457,6 +473,21 @@ func (cn *Consumer) rejoin(parent context.Context, graceful bool) error {
 		cn.state = "joining"
 	}
 	cn.mu.Unlock()
+	// Asked only now that the generation is over for the application
+	// too, so that nothing it finishes after the answer is missed: what
+	// it finishes later it cannot commit, and the next generation reads
+	// it again. A consumer that is closing or crashing is not asked.
+	if graceful && gen > 0 && cn.cfg.OnRevoke != nil && parent.Err() == nil {
+		for tp, off := range cn.cfg.OnRevoke() {
+			if prev, ok := committed[tp]; !slices.Contains(assigned, tp) || off < 0 || ok && off <= prev {
+				continue
+			}
+			if revoke == nil {
+				revoke = map[TopicPartition]int64{}
+			}
+			revoke[tp] = max(revoke[tp], off)
+		}
+	}
 	if len(revoke) > 0 {
 		ctx, cancel := cn.requestCtx(parent)
 		cn.sendCommit(ctx, member, gen, revoke) // best effort: if fenced, the new owner starts from the last commit

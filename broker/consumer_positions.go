@@ -162,9 +162,10 @@ func (cn *Consumer) fetch(ctx context.Context, limit int) []ConsumerRecord {
 		}
 		cn.pos[tp] = res.Records[len(res.Records)-1].Offset + 1
 		cn.delivered = true
+		gen := cn.generation
 		cn.mu.Unlock()
 		for _, r := range res.Records {
-			out = append(out, ConsumerRecord{TopicPartition: tp, Record: r})
+			out = append(out, ConsumerRecord{TopicPartition: tp, Record: r, Generation: gen})
 		}
 	}
 	return out
@@ -385,6 +386,11 @@ func (cn *Consumer) checkActive() error {
 // CommitOffsets commits the given offsets: for each partition, the offset
 // of the next record to read (the last processed one plus one).
 func (cn *Consumer) CommitOffsets(ctx context.Context, offsets map[TopicPartition]int64) error {
+	return cn.commitOffsets(ctx, -1, offsets)
+}
+
+// commitOffsets is CommitOffsets in generation (-1: the current one).
+func (cn *Consumer) commitOffsets(ctx context.Context, generation int, offsets map[TopicPartition]int64) error {
 	if err := cn.checkUsable(); err != nil {
 		return err
 	}
@@ -405,7 +411,25 @@ func (cn *Consumer) CommitOffsets(ctx context.Context, offsets map[TopicPartitio
 	cn.mu.Lock()
 	member, gen := cn.memberID, cn.generation
 	cn.mu.Unlock()
+	if generation >= 0 && generation != gen {
+		return fmt.Errorf("commit %s for %s: %w: %w: its records were fetched in generation %d and the group is in generation %d now, which reads them again from the last commit",
+			cn.cfg.Group, cn.cfg.ClientID, ErrFenced, ErrStaleGeneration, generation, gen)
+	}
+	// The generation may move on before the coordinator sees the commit:
+	// it then refuses the generation this commit names.
 	return cn.sendCommit(ctx, member, gen, maps.Clone(offsets))
+}
+
+// CommitFetched commits offsets for records fetched in generation (their
+// ConsumerRecord.Generation). If the group has moved to a newer
+// generation since, the commit is refused (ErrFenced), as a Kafka
+// coordinator refuses a commit from an older generation: in an eager
+// rebalance the new generation starts every partition from the group's
+// last commit, so it reads these records again, even on a partition that
+// stayed with the same member. Committing them now would move the
+// group's offset past records the new generation is about to read.
+func (cn *Consumer) CommitFetched(ctx context.Context, generation int, offsets map[TopicPartition]int64) error {
+	return cn.commitOffsets(ctx, generation, offsets)
 }
 
 // sendCommit sends one offset commit (an ack request) to the coordinator.

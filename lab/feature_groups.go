@@ -250,8 +250,9 @@ func (cc *consumerClient) launch(ctx context.Context, r *run, cmd command.Consum
 	verb := fmt.Sprintf("consumer %s %s", cmd.Action, cc.name)
 	policy := clients.PolicyOf(cmd.Options)
 	session := g.sessionFor(cmd.Session)
+	held := &heldOffsets{}
 	cfg := broker.ConsumerConfig{ClientID: cc.name, Group: cmd.Group, Topics: []string{cmd.Topic}, SessionTimeout: session,
-		MaxPollRecords: consumerPollRecords}
+		MaxPollRecords: consumerPollRecords, OnRevoke: held.revoked}
 	if cmd.From == "latest" {
 		cfg.ResetPolicy = broker.ResetLatest
 	}
@@ -266,7 +267,7 @@ func (cc *consumerClient) launch(ctx context.Context, r *run, cmd command.Consum
 	if err != nil {
 		return fmt.Errorf("%s: %w", verb, err)
 	}
-	ru := &consumerRun{clientRun: newClientRun(g.l, g.w, &cc.clientCore, policy), cc: cc, cn: cn, cmd: cmd, session: session}
+	ru := &consumerRun{clientRun: newClientRun(g.l, g.w, &cc.clientCore, policy), cc: cc, cn: cn, cmd: cmd, session: session, pending: held}
 	if !launchRun(&g.clientSet, &cc.clientRuns, cmd, cmd.Options.Crash, ru, nil) {
 		return fmt.Errorf("%s: %w", verb, ErrClosed)
 	}

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mqlab/mqlab/broker"
@@ -30,10 +31,10 @@ type consumerRun struct {
 	// session is the member's session timeout (groupSet.sessionFor)
 	session time.Duration
 
-	// commit=poll: the offsets to commit once the poll's records are done,
-	// and the last record's message id for the timeline.
-	pending     map[broker.TopicPartition]int64
-	pendingLast string
+	// commit=poll: what the poll's records leave to commit once they are
+	// done; shared with the broker consumer, which takes it when the
+	// client gives up its partitions in a rebalance.
+	pending *heldOffsets
 
 	seenGen int // the group generation the loop last polled in
 }
@@ -63,13 +64,13 @@ func (ru *consumerRun) loop() {
 		if err != nil {
 			return false, err
 		}
-		gen := ru.cn.Generation()
-		ru.noteGeneration(gen)
+		ru.noteGeneration(ru.cn.Generation())
+	records:
 		for _, rec := range recs {
-			if ru.cn.Generation() != gen {
-				break // the group rebalanced: the rest go to the partitions' owners from the last commit
-			}
-			if !ru.handle(rec) {
+			switch ru.handle(rec) {
+			case recordRevoked:
+				break records
+			case recordOver:
 				if ru.cc.stateNow() != ClientCrashed {
 					ru.commitPending() // stopped: what is done is committed, as a closing consumer does
 				}
@@ -86,16 +87,39 @@ func (ru *consumerRun) loop() {
 	})
 }
 
-// handle runs the client's work for one record; false means the run is
-// over (crashed or stopped).
-func (ru *consumerRun) handle(rec broker.ConsumerRecord) bool {
+// handled is what became of a record handed to the client.
+type handled int
+
+const (
+	recordDone    handled = iota // worked on, given up, or skipped
+	recordRevoked                // its partition was given up first: not taken
+	recordOver                   // the run is over (crashed or stopped)
+)
+
+// handle runs the client's work for one record. A record whose
+// generation the group has left is not taken: in an eager rebalance the
+// new generation reads every partition again from the last commit, so
+// the partition's owner in it — this client too, if it kept the
+// partition — gets the record then. A client whose rebalance had to go
+// ahead while it waited (lab time paused, or slow) thus does not work on
+// a record twice.
+func (ru *consumerRun) handle(rec broker.ConsumerRecord) handled {
 	cc, g := ru.cc, ru.cc.g
+	if ru.cn.Generation() != rec.Generation {
+		return recordRevoked
+	}
 	if !ru.pacer.Wait(ru.soft, g.l.clock, ru.opts.Rate) {
-		return false
+		return recordOver
+	}
+	if ru.cn.Generation() != rec.Generation {
+		return recordRevoked
 	}
 	d := g.deliver(cc, ru.cmd.Group, rec, g.l.clock.Now())
 	// A record given up on is skipped: its offset is committed.
-	return ru.process(&cc.clientCore, consumerRecord{ru, rec, d}, true)
+	if !ru.process(&cc.clientCore, consumerRecord{ru, rec, d}, true) {
+		return recordOver
+	}
+	return recordDone
 }
 
 // consumerRecord is a record in a consumer's hands.
@@ -110,27 +134,57 @@ func (cr consumerRecord) ack() {
 		cr.ru.hold(cr.rec, cr.d.MsgID)
 		return
 	}
-	cr.ru.commit(map[broker.TopicPartition]int64{cr.rec.TopicPartition: cr.rec.Offset + 1}, cr.d.MsgID)
+	cr.ru.commit(cr.rec.Generation, map[broker.TopicPartition]int64{cr.rec.TopicPartition: cr.rec.Offset + 1}, cr.d.MsgID)
 }
 
-// hold keeps rec's offset to commit with the rest of its poll.
+// heldOffsets are offsets a commit=poll client has processed and not
+// committed yet, of records fetched in one generation, and the last
+// record's message id for the timeline.
+type heldOffsets struct {
+	mu      sync.Mutex
+	offsets map[broker.TopicPartition]int64
+	gen     int
+	last    string
+}
+
+// take empties h and returns what it held.
+func (h *heldOffsets) take() (offsets map[broker.TopicPartition]int64, gen int, last string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	offsets, gen, last = h.offsets, h.gen, h.last
+	h.offsets, h.last = nil, ""
+	return offsets, gen, last
+}
+
+// revoked is the consumer's OnRevoke: what was processed is committed as
+// the client gives up its partitions, so a partition it keeps does not
+// come back from an older commit.
+func (h *heldOffsets) revoked() map[broker.TopicPartition]int64 {
+	offsets, _, _ := h.take()
+	return offsets
+}
+
+// hold keeps rec's offset to commit with the rest of its poll, which
+// was fetched in the same generation.
 func (ru *consumerRun) hold(rec broker.ConsumerRecord, msgID string) {
-	if ru.pending == nil {
-		ru.pending = map[broker.TopicPartition]int64{}
+	h := ru.pending
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.offsets == nil || h.gen != rec.Generation {
+		h.offsets = map[broker.TopicPartition]int64{}
 	}
-	ru.pending[rec.TopicPartition] = rec.Offset + 1
-	ru.pendingLast = msgID
+	h.offsets[rec.TopicPartition] = rec.Offset + 1
+	h.gen, h.last = rec.Generation, msgID
 }
 
 // commitPending commits, in one request, what a poll's records left to
 // commit; a crash or a stop before it leaves them to be read again.
 func (ru *consumerRun) commitPending() {
-	if len(ru.pending) == 0 {
+	offsets, gen, last := ru.pending.take()
+	if len(offsets) == 0 {
 		return
 	}
-	offsets, last := ru.pending, ru.pendingLast
-	ru.pending, ru.pendingLast = nil, ""
-	ru.commit(offsets, last)
+	ru.commit(gen, offsets, last)
 }
 
 // work tries the record until it is done, given up, or the client goes.
@@ -247,14 +301,14 @@ func (ru *consumerRun) crashNow(text string) {
 	g.event(false, "%s; group %s drops %s once its session of %v runs out (consumer restart %s brings it back)", text, ru.cmd.Group, cc.name, ru.session, cc.name)
 }
 
-// commit commits offsets (each the one after the last record done). A
-// commit that fails is reported and the client goes on, as a real one
-// does: the next commit covers it, and if none comes the records are read
-// again from the last commit.
-func (ru *consumerRun) commit(offsets map[broker.TopicPartition]int64, msgID string) {
+// commit commits offsets (each the one after the last record done) of
+// records fetched in generation gen. A commit that fails is reported and
+// the client goes on, as a real one does: the next commit covers it, and
+// if none comes the records are read again from the last commit.
+func (ru *consumerRun) commit(gen int, offsets map[broker.TopicPartition]int64, msgID string) {
 	cc, g := ru.cc, ru.cc.g
 	err, gone := ru.settle(&cc.clientCore, &cc.stats.commits, &cc.stats.commitErrors, func(ctx context.Context) error {
-		return ru.cn.CommitOffsets(ctx, offsets)
+		return ru.cn.CommitFetched(ctx, gen, offsets)
 	})
 	if gone || err == nil {
 		return

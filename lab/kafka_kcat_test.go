@@ -1,5 +1,3 @@
-//go:build kcatgroups
-
 package lab
 
 import (
@@ -39,7 +37,10 @@ func needTool(t *testing.T, name, install string) string {
 type kcatConsumer struct {
 	cmd    *exec.Cmd
 	stderr bytes.Buffer
-	done   chan struct{}
+	done   chan struct{} // closed once it exited and its output is read
+	exit   error         // how it exited, set before done closes
+	exitAt time.Time
+	asked  bool // stop asked it to end
 
 	mu    sync.Mutex
 	lines []string // "PARTITION OFFSET KEY VALUE"
@@ -71,16 +72,31 @@ func startKcat(t *testing.T, kcat, bootstrap, group string, extra ...string) *kc
 			k.lines = append(k.lines, sc.Text())
 			k.mu.Unlock()
 		}
+		k.exit, k.exitAt = k.cmd.Wait(), time.Now()
 	}()
 	t.Cleanup(func() {
+		how, early := k.exited()
 		k.stop(t)
 		if t.Failed() {
+			if early {
+				t.Logf("kcat in group %s: %s", group, how)
+			}
 			// Its debug log (cgrp, fetch, broker): the last of it.
 			lines := strings.Split(k.stderr.String(), "\n")
 			t.Logf("kcat in group %s printed %d records and said, last:\n%s", group, k.count(), strings.Join(lines[max(0, len(lines)-80):], "\n"))
 		}
 	})
 	return k
+}
+
+// printed is how many records it printed; a kcat that ended on its own
+// fails the test at once, with how it ended.
+func (k *kcatConsumer) printed(t *testing.T, name string) int {
+	t.Helper()
+	if how, ok := k.exited(); ok {
+		t.Fatalf("%s printed %d records, then %s", name, k.count(), how)
+	}
+	return k.count()
 }
 
 func (k *kcatConsumer) count() int {
@@ -92,16 +108,32 @@ func (k *kcatConsumer) count() int {
 // stop ends kcat as a person's Ctrl-C would (it commits and leaves its
 // group) and waits for it.
 func (k *kcatConsumer) stop(t *testing.T) {
-	if k.cmd.ProcessState == nil {
-		k.cmd.Process.Signal(syscall.SIGINT) //nolint:errcheck // it may have exited already
-		select {
-		case <-k.done:
-		case <-time.After(10 * time.Second):
-			k.cmd.Process.Kill() //nolint:errcheck
-			<-k.done
-		}
-		k.cmd.Wait() //nolint:errcheck // an interrupted kcat exits non-zero
+	select {
+	case <-k.done:
+		return
+	default:
 	}
+	k.asked = true
+	k.cmd.Process.Signal(syscall.SIGINT) //nolint:errcheck // it may have exited meanwhile
+	select {
+	case <-k.done:
+	case <-time.After(10 * time.Second):
+		k.cmd.Process.Kill() //nolint:errcheck
+		<-k.done
+	}
+}
+
+// exited says, once kcat ended without being asked to, how it ended.
+func (k *kcatConsumer) exited() (string, bool) {
+	select {
+	case <-k.done:
+	default:
+		return "", false
+	}
+	if k.asked {
+		return "", false
+	}
+	return fmt.Sprintf("kcat exited on its own at %s (%v)", k.exitAt.Format("15:04:05.000"), k.exit), true
 }
 
 // ownView checks what kcat printed: each record once, and each key's
@@ -132,11 +164,6 @@ func (k *kcatConsumer) ownView(t *testing.T, name string, n int) {
 	}
 }
 
-// Run with -tags kcatgroups: librdkafka's billing group has stalled after
-// its first half, printing nothing for 45 s, in about one run in twenty on
-// a busy machine, and the cause is not found yet; until it is, the test
-// stays out of go test ./... and CI.
-//
 // A kcat group consuming across a leader kill, and a second group reading
 // the topic from its start while the first still runs, both with
 // librdkafka's default client.id: kcat itself sees each record once and
@@ -148,33 +175,42 @@ func TestKcatGroupsAcrossLeaderKill(t *testing.T) {
 	l := newLab(t)
 	mustRun(t, l, "topic create orders partitions=2", "kafka listen port=0")
 	const keys, each = 10, 12
+	// Idempotent, so that a produce retried on a busy machine writes its
+	// records once and the log holds exactly what the kcats must print.
 	produce := func(from int) {
 		for k := range keys {
-			mustRun(t, l, fmt.Sprintf(`produce orders key=user-%d value="order-%d-{n}" count=%d`, k, from, each))
+			mustRun(t, l, fmt.Sprintf(`produce orders key=user-%d value="order-%d-{n}" count=%d idempotent=true`, k, from, each))
 		}
 	}
 	produce(1)
 	bootstrap := l.Snapshot().Kafka.Bootstrap
 	billing := startKcat(t, kcat, bootstrap, "billing")
-	waitFor(t, 45*time.Second, "billing's kcat to print the first half", func() bool { return billing.count() == keys*each })
+	waitFor(t, 45*time.Second, "billing's kcat to print the first half", func() bool { return billing.printed(t, "billing's kcat") >= keys*each })
 	audit := startKcat(t, kcat, bootstrap, "audit")
-	waitFor(t, 45*time.Second, "audit's kcat to print the first half", func() bool { return audit.count() == keys*each })
+	waitFor(t, 45*time.Second, "audit's kcat to print the first half", func() bool { return audit.printed(t, "audit's kcat") >= keys*each })
 
 	// The leader of orders/0 dies under both groups' fetches, and the
 	// second half is written to its successor while both read. The kill
 	// picks a leader that coordinates neither group: a coordinator's
-	// failover is another test's.
+	// failover is another test's. Leaders are looked up, not assumed: on
+	// a busy machine an election may be under way.
 	w, _ := l.world()
+	leaderOf := func(tp broker.TopicPartition) string {
+		var n string
+		waitFor(t, 20*time.Second, "a leader of "+tp.String(), func() bool { n = w.cluster.Leader(tp); return n != "" })
+		return n
+	}
 	coordinators := map[string]bool{}
 	for _, g := range []string{"billing", "audit"} {
-		coordinators[w.cluster.Leader(w.cluster.CoordinatorPartition(g))] = true
+		coordinators[leaderOf(w.cluster.CoordinatorPartition(g))] = true
 	}
-	leader := w.cluster.Leader(broker.TopicPartition{Topic: "orders", Partition: 0})
+	orders0 := broker.TopicPartition{Topic: "orders", Partition: 0}
+	leader := leaderOf(orders0)
 	if coordinators[leader] {
 		for _, n := range w.cluster.Nodes() {
 			if !coordinators[n] {
 				mustRun(t, l, "elect "+n+" orders/0")
-				leader = n
+				leader = leaderOf(orders0)
 				break
 			}
 		}
@@ -182,7 +218,7 @@ func TestKcatGroupsAcrossLeaderKill(t *testing.T) {
 	mustRun(t, l, "kill "+leader)
 	produce(2)
 	waitFor(t, 45*time.Second, "both groups' kcat to print every record", func() bool {
-		return billing.count() == 2*keys*each && audit.count() == 2*keys*each
+		return billing.printed(t, "billing's kcat") >= 2*keys*each && audit.printed(t, "audit's kcat") >= 2*keys*each
 	})
 	// Each kcat commits what it printed as it leaves; a second check
 	// below then reads both groups' final commits.

@@ -90,17 +90,28 @@ var (
 	// errLost: the request or its reply was lost (an armed fault); the
 	// connection breaks.
 	errLost = errors.New("lost on the network")
+	// errNodeDown: the node was killed while it handled the request. A
+	// dead broker answers nothing; its connections just end, and the
+	// client looks for the partition's new leader. An error code instead
+	// (REQUEST_TIMED_OUT, say) would reach a consumer's application as
+	// an error, and kcat, for one, exits on it.
+	errNodeDown = errors.New("the node went down")
 )
 
 // netErr turns the network's faults into the connection's fate: a call
 // that did not get through because the node is cut off goes unanswered,
-// and a lost request or reply breaks the connection. Other errors are for
-// the answer.
+// a lost request or reply breaks the connection, and so does any failure
+// of a node that has been killed meanwhile. Other errors are for the
+// answer.
 func (r *request) netErr(err error) error {
 	switch {
+	case err == nil:
+		return nil
 	case errors.Is(err, raftnet.ErrReplyLost), errors.Is(err, raftnet.ErrRequestLost):
 		return fmt.Errorf("%w: %v", errLost, err)
-	case errors.Is(err, raftnet.ErrUnreachable) && r.cn.s.c.NodeUp(r.cn.node):
+	case !r.cn.s.c.NodeUp(r.cn.node):
+		return fmt.Errorf("%w: %v", errNodeDown, err)
+	case errors.Is(err, raftnet.ErrUnreachable):
 		return fmt.Errorf("%w: %v", errUnanswered, err)
 	}
 	return nil
@@ -130,7 +141,7 @@ func (cn *conn) serve() {
 		if err != nil {
 			switch {
 			case errors.Is(err, errUnanswered):
-			case errors.Is(err, errLost):
+			case errors.Is(err, errLost), errors.Is(err, errNodeDown):
 			default:
 				cn.report(err.Error() + ": the connection is closed")
 			}
