@@ -23,7 +23,15 @@ func kafkaRow(st *draw.Styles, k *view.Kafka, w int) string {
 	l.Add(&st.Accent, "Kafka ")
 	l.Add(&st.Text, KafkaSeed(k))
 	if len(k.Clients) == 0 {
-		l.Add(&st.Muted, " · no client connected · try  kcat -b "+KafkaSeed(k)+" -L")
+		// Every node's address when the row has room, so a client started
+		// while one node is down still finds the others.
+		hint := " · no client connected · try  kcat -b "
+		if l.Width()+len(hint)+len(k.Bootstrap)+3 <= w {
+			hint += k.Bootstrap
+		} else {
+			hint += KafkaSeed(k)
+		}
+		l.Add(&st.Muted, hint+" -L")
 		return l.Fit(w)
 	}
 	l.Add(&st.Muted, " · clients ")
