@@ -41,4 +41,6 @@ var (
 	ErrOutOfOrderSequence = partlog.ErrOutOfOrderSequence
 	// ErrDuplicateSequence: a repeat too old for the partition to answer.
 	ErrDuplicateSequence = partlog.ErrDuplicateSequence
+	// ErrNoKey: a record without a key sent to a compacted topic.
+	ErrNoKey = partlog.ErrNoKey
 )
