@@ -348,7 +348,7 @@ func (c *Cluster) housekeep() {
 			if ch.clean && lead.dirty(ch.ratio) {
 				// Waited for, so the next round sees the log it cleaned
 				// and does not propose the same pass again.
-				lead.compact()
+				lead.compact() // a failure: the next round tries again
 			} else if ch.tick {
 				lead.raft().Apply(partcmd.EncodeTick(c.now().UnixNano()), c.requestTimeout())
 			}

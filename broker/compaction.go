@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/mqlab/mqlab/broker/partcmd"
 	"github.com/mqlab/mqlab/broker/partlog"
@@ -35,14 +36,46 @@ func (c *Cluster) Compact(ctx context.Context, tp TopicPartition) (res CompactRe
 		if err != nil {
 			return res, false, fmt.Errorf("compact %s: %w", tp, err)
 		}
-		out, err := lead.compact()
+		out, index, err := lead.compact()
 		if errors.Is(err, ErrNotLeader) {
 			continue
 		}
 		if err != nil {
 			return res, false, fmt.Errorf("compact %s: %w", tp, err)
 		}
+		c.awaitReplicas(ctx, tp, index)
 		return out.compacted, out.cleaned, nil
+	}
+}
+
+// awaitReplicas waits, for a little while, until every live replica of
+// tp has applied the raft entry at index, so what a learner lists next
+// on a follower shows it. A replica cut off from its leader is not
+// waited for long: it catches up when it can.
+func (c *Cluster) awaitReplicas(ctx context.Context, tp TopicPartition, index uint64) {
+	ctx, cancel := context.WithTimeout(ctx, max(2*time.Second, 20*c.timing.HeartbeatTimeout))
+	defer cancel()
+	for {
+		behind := false
+		for _, node := range c.Nodes() {
+			rep := c.replicaOn(node, tp.String())
+			if rep == nil || rep.partition() == nil {
+				continue
+			}
+			if _, _, applied := rep.partition().state(); applied < index {
+				behind = true
+			}
+		}
+		if !behind {
+			return
+		}
+		t := time.NewTimer(5 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
 	}
 }
 
@@ -70,20 +103,20 @@ func (c *Cluster) topicConfig(tp TopicPartition) (TopicConfig, error) {
 
 // compact proposes a compact entry on this replica, which must lead, and
 // waits for it to apply.
-func (rep *replica) compact() (applyResult, error) {
+func (rep *replica) compact() (applyResult, uint64, error) {
 	r := rep.raft()
 	if r == nil || !rep.isLeader() {
-		return applyResult{}, fmt.Errorf("%w: %s on %s", ErrNotLeader, rep.group, rep.node)
+		return applyResult{}, 0, fmt.Errorf("%w: %s on %s", ErrNotLeader, rep.group, rep.node)
 	}
 	f := r.Apply(partcmd.EncodeCompact(rep.c.now().UnixNano()), rep.c.requestTimeout())
 	if err := rep.wait(f); err != nil {
-		return applyResult{}, rep.applyError(err)
+		return applyResult{}, 0, rep.applyError(err)
 	}
 	out, ok := f.Response().(applyResult)
 	if !ok {
-		return applyResult{}, fmt.Errorf("unexpected apply response %T", f.Response())
+		return applyResult{}, 0, fmt.Errorf("unexpected apply response %T", f.Response())
 	}
-	return out, out.err
+	return out, f.Index(), out.err
 }
 
 // dirty reports whether the leader's log of a compacted partition has
