@@ -184,7 +184,7 @@ func (v *refs) value(line int, val command.Value) {
 		return
 	}
 	switch val.Func {
-	case "leader", "epoch", "hwm", "leo", "logstart":
+	case "leader", "epoch", "hwm", "leo", "logstart", "records":
 		v.target(line, val.Target)
 		if val.Node != "" {
 			v.nodeID(line, val.Node)
