@@ -110,20 +110,20 @@ func (t TopicConfig) validate(nodes int) error {
 	}
 	if t.Cleanup != "" {
 		if norm, err := NormalizeCleanup(t.Cleanup); err != nil || norm != t.Cleanup {
-			return fmt.Errorf("%w: topic %s: cleanup %q: want %s, %s or %s", ErrInvalid, t.Name, t.Cleanup, CleanupDelete, CleanupCompact, CleanupCompactDelete)
+			return fmt.Errorf("%w: %w: topic %s: cleanup %q: want %s, %s or %s", ErrInvalid, ErrInvalidConfig, t.Name, t.Cleanup, CleanupDelete, CleanupCompact, CleanupCompactDelete)
 		}
 	}
 	if t.Cleanup == CleanupCompact && (t.RetentionAge > 0 || t.RetentionBytes > 0) {
-		return fmt.Errorf("%w: topic %s: retention deletes segments only under cleanup=%s; with cleanup=%s nothing is deleted by age or size", ErrInvalid, t.Name, CleanupCompactDelete, CleanupCompact)
+		return fmt.Errorf("%w: %w: topic %s: retention deletes segments only under cleanup=%s; with cleanup=%s nothing is deleted by age or size", ErrInvalid, ErrInvalidConfig, t.Name, CleanupCompactDelete, CleanupCompact)
 	}
 	if !t.Compacted() && (t.DeleteRetention != 0 || t.DirtyRatio != 0 || t.ManualCleaner) {
-		return fmt.Errorf("%w: topic %s: delete retention, dirty ratio and the cleaner apply to compacted topics; add cleanup=%s", ErrInvalid, t.Name, CleanupCompact)
+		return fmt.Errorf("%w: %w: topic %s: delete retention, dirty ratio and the cleaner apply to compacted topics; add cleanup=%s", ErrInvalid, ErrInvalidConfig, t.Name, CleanupCompact)
 	}
 	if t.DirtyRatio < 0 || t.DirtyRatio > 1 {
-		return fmt.Errorf("%w: topic %s: dirty ratio %g; want a share from 0 to 1 (0.5 is Kafka's default)", ErrInvalid, t.Name, t.DirtyRatio)
+		return fmt.Errorf("%w: %w: topic %s: dirty ratio %g; want a share from 0 to 1 (0.5 is Kafka's default)", ErrInvalid, ErrInvalidConfig, t.Name, t.DirtyRatio)
 	}
 	if _, err := partlog.New(t.partlogConfig()); err != nil {
-		return fmt.Errorf("%w: topic %s: %v", ErrInvalid, t.Name, err)
+		return fmt.Errorf("%w: %w: topic %s: %v", ErrInvalid, ErrInvalidConfig, t.Name, err)
 	}
 	return nil
 }

@@ -22,13 +22,16 @@ func TestKgoReadsACompactedTopic(t *testing.T) {
 	cl := l.client(t, kgo.RequiredAcks(kgo.AllISRAcks()), kgo.ClientID("accounts"))
 	ctx := ctxFor(t, 30*time.Second)
 
-	create := func(name, policy string) int16 {
+	create := func(name, policy string, more ...string) int16 {
 		req := kmsg.NewPtrCreateTopicsRequest()
 		rt := kmsg.NewCreateTopicsRequestTopic()
 		rt.Topic, rt.NumPartitions, rt.ReplicationFactor = name, 1, 3
-		c := kmsg.NewCreateTopicsRequestTopicConfig()
-		c.Name, c.Value = "cleanup.policy", kmsg.StringPtr(policy)
-		rt.Configs = append(rt.Configs, c)
+		kv := append([]string{"cleanup.policy", policy}, more...)
+		for i := 0; i+1 < len(kv); i += 2 {
+			c := kmsg.NewCreateTopicsRequestTopicConfig()
+			c.Name, c.Value = kv[i], kmsg.StringPtr(kv[i+1])
+			rt.Configs = append(rt.Configs, c)
+		}
 		req.Topics = append(req.Topics, rt)
 		resp, err := req.RequestWith(ctx, cl)
 		if err != nil {
@@ -38,6 +41,10 @@ func TestKgoReadsACompactedTopic(t *testing.T) {
 	}
 	if code := create("bad", "shred"); code != kerr.InvalidConfig.Code {
 		t.Fatalf("cleanup.policy=shred: error code %d, want INVALID_CONFIG", code)
+	}
+	// Retention by age contradicts a compact-only policy.
+	if code := create("bad", "compact", "retention.ms", "60000"); code != kerr.InvalidConfig.Code {
+		t.Fatalf("compact with retention.ms: error code %d, want INVALID_CONFIG", code)
 	}
 	if code := create("accounts", "compact"); code != 0 {
 		t.Fatalf("create accounts: error code %d", code)

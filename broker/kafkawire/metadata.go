@@ -255,7 +255,9 @@ func handleCreateTopics(r *request, kr kmsg.Request) (kmsg.Response, error) {
 				return nil, ferr
 			}
 			rt.ErrorCode = code(err)
-			if errors.Is(err, broker.ErrInvalid) {
+			if errors.Is(err, broker.ErrInvalidConfig) {
+				rt.ErrorCode = codeInvalidConfig
+			} else if errors.Is(err, broker.ErrInvalid) {
 				rt.ErrorCode = codeInvalidPartitions
 				if cfg.Partitions >= 1 && cfg.Partitions <= broker.MaxPartitions {
 					rt.ErrorCode = codeInvalidReplicationFactor
