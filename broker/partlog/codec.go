@@ -450,20 +450,17 @@ func decodeRecords(p []byte, out []Record, base int64, skip, n int, epoch uint64
 	if h.headers {
 		hr.p = r.raw(int(r.uvarint()))
 	}
-	var offs reader
-	if h.compacted() {
-		offs.p = h.offsets
-	}
-	delta := func(i int) int64 {
-		if h.compacted() {
-			return int64(offs.uvarint())
-		}
-		return int64(i)
-	}
+	// A compacted batch says each record's offset delta; a batch as
+	// written numbers its records 0, 1, 2, ...
+	offs := reader{p: h.offsets}
+	compacted := h.compacted()
 	ts, idPos := h.BaseTimestamp, 0
 	i, d := 0, int64(0)
 	for ; i < h.Count; i++ {
-		if d = delta(i); d >= int64(skip) {
+		if d = int64(i); compacted {
+			d = int64(offs.uvarint())
+		}
+		if d >= int64(skip) {
 			break
 		}
 		ts += r.varint()
@@ -493,8 +490,8 @@ func decodeRecords(p []byte, out []Record, base int64, skip, n int, epoch uint64
 		}
 		out = append(out, rec)
 		idPos += idLen
-		if i+1 < h.Count {
-			d = delta(i + 1)
+		if d = int64(i + 1); compacted && i+1 < h.Count {
+			d = int64(offs.uvarint())
 		}
 	}
 	return out

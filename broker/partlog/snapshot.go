@@ -30,7 +30,8 @@ import (
 // The stored batches go out as they are, so writing a snapshot is
 // checksumming and copying bytes, and reading one slices the batches back
 // out of each segment's frame. Offsets are implicit (segment base plus the
-// records before) and indexes are not stored: decoding rebuilds them by
+// records before; a compacted batch carries its own base offset, and a
+// segment that ends in a gap ends where the next begins) and indexes are not stored: decoding rebuilds them by
 // appending the batches through the same code Append uses, so they come out
 // identical. Everything is written in a fixed order, so equal logs encode
 // to equal bytes.
