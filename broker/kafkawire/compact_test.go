@@ -88,4 +88,25 @@ func TestKgoReadsACompactedTopic(t *testing.T) {
 	if values[0] != "k0=v12" || values[3] != "k3=v15" || values[4] != "k0=v16" {
 		t.Fatalf("values read: %v", values)
 	}
+
+	// A tombstone from a Kafka client stays null all the way: the cleaner
+	// tells a delete from an empty value by it. It comes from the client
+	// whose batch was refused above: an idempotent client bumps its
+	// producer epoch after that and starts its sequence again at 0, and
+	// the partition must take that batch, not answer it as a duplicate.
+	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "accounts", Key: []byte("k1")}).FirstErr(); err != nil {
+		t.Fatalf("produce a tombstone: %v", err)
+	}
+	var tomb *kgo.Record
+	for tomb == nil {
+		fs := consumer.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			t.Fatalf("waiting for the tombstone: %v", err)
+		}
+		fs.EachError(func(_ string, _ int32, err error) { t.Fatalf("fetch: %v", err) })
+		fs.EachRecord(func(r *kgo.Record) { tomb = r })
+	}
+	if tomb.Offset != 20 || tomb.Value != nil {
+		t.Fatalf("the tombstone came back at %d with value %q (nil: %v); want offset 20 and a null value", tomb.Offset, tomb.Value, tomb.Value == nil)
+	}
 }
