@@ -118,7 +118,9 @@ func (f *partitionFSM) Apply(l *raft.Log) interface{} {
 		if cmd.Kind == partcmd.Produce && out.err == nil && !out.res.Duplicate {
 			f.rep.emit(Event{Kind: EventCommit, Epoch: l.Term, From: out.res.BaseOffset, To: hwm, lazy: true})
 		}
-		if out.cleaned {
+		// A pass proposed in an earlier term is one a new leader replays:
+		// it was reported when it ran.
+		if out.cleaned && l.Term == f.rep.raft().CurrentTerm() {
 			r := out.compacted
 			text := fmt.Sprintf("cleaned %s offsets %s–%s: %s → %s records (%s → %d)", f.rep.group,
 				thousands(r.From), thousands(r.To-1), thousands(r.RecordsBefore), thousands(r.RecordsAfter), plural(r.SegmentsBefore, "segment"), r.SegmentsAfter)
