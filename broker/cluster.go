@@ -306,13 +306,21 @@ func (c *Cluster) node(id string) (*node, error) {
 func (c *Cluster) defaultRF() int { return min(3, len(c.nodeIDs)) }
 
 // housekeep gives every partition with retention a clock tick now and then,
-// so retention runs on idle partitions too. The leader's time goes into the
-// raft entry so every replica deletes the same segments.
+// so retention runs on idle partitions too, and starts a compaction pass
+// on a compacted partition whose leader finds it dirty enough. The
+// leader's time goes into the raft entry so every replica deletes the
+// same segments and cleans the same log.
 func (c *Cluster) housekeep() {
 	defer c.wg.Done()
 	every := max(250*time.Millisecond, c.timing.HeartbeatTimeout)
 	t := time.NewTicker(every)
 	defer t.Stop()
+	type chore struct {
+		group string
+		tick  bool    // retention
+		ratio float64 // compaction, when clean is set
+		clean bool
+	}
 	for {
 		select {
 		case <-c.stop:
@@ -320,18 +328,28 @@ func (c *Cluster) housekeep() {
 		case <-t.C:
 		}
 		c.mu.Lock()
-		var groups []string
+		var chores []chore
 		for _, rec := range c.topics {
-			if rec.Config.RetentionAge == 0 && rec.Config.RetentionBytes == 0 {
+			tick := rec.Config.RetentionAge != 0 || rec.Config.RetentionBytes != 0
+			clean := rec.Config.Compacted() && !rec.Config.ManualCleaner
+			if !tick && !clean {
 				continue
 			}
 			for p := range rec.Placement {
-				groups = append(groups, TopicPartition{rec.Config.Name, p}.String())
+				chores = append(chores, chore{TopicPartition{rec.Config.Name, p}.String(), tick, rec.Config.DirtyRatio, clean})
 			}
 		}
 		c.mu.Unlock()
-		for _, g := range groups {
-			if lead := c.leaderOf(g); lead != nil && lead.readyLeader() {
+		for _, ch := range chores {
+			lead := c.leaderOf(ch.group)
+			if lead == nil || !lead.readyLeader() {
+				continue
+			}
+			if ch.clean && lead.dirty(ch.ratio) {
+				// Waited for, so the next round sees the log it cleaned
+				// and does not propose the same pass again.
+				lead.compact() // a failure: the next round tries again
+			} else if ch.tick {
 				lead.raft().Apply(partcmd.EncodeTick(c.now().UnixNano()), c.requestTimeout())
 			}
 		}

@@ -11,6 +11,10 @@ import (
 var (
 	// ErrInvalid marks bad input: a name, a number or an option out of range.
 	ErrInvalid = errors.New("invalid request")
+	// ErrInvalidConfig: a topic's configuration (segments, retention,
+	// cleanup) is out of range or contradicts itself. It comes with
+	// ErrInvalid.
+	ErrInvalidConfig = errors.New("invalid topic config")
 	// ErrUnknownTopic: no topic by that name.
 	ErrUnknownTopic = errors.New("unknown topic")
 	// ErrUnknownPartition: the topic has no such partition.
@@ -41,4 +45,6 @@ var (
 	ErrOutOfOrderSequence = partlog.ErrOutOfOrderSequence
 	// ErrDuplicateSequence: a repeat too old for the partition to answer.
 	ErrDuplicateSequence = partlog.ErrDuplicateSequence
+	// ErrNoKey: a record without a key sent to a compacted topic.
+	ErrNoKey = partlog.ErrNoKey
 )

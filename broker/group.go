@@ -131,8 +131,10 @@ func newGroupService(c *Cluster, cfg Config) (*groupService, error) {
 func (c *Cluster) createOffsetsTopic(ctx context.Context) error {
 	// Kafka's own segment size for it, 100 MiB: commits come many a second,
 	// and a roll of the lab's 16-record default would make new segment
-	// files every few polls.
-	return c.createTopic(ctx, TopicConfig{Name: OffsetsTopic, Partitions: c.groups.partitions, SegmentBytes: offsetsSegmentBytes})
+	// files every few polls. Compacted, as in Kafka: only the newest
+	// commit of each group and partition, and the newest metadata of each
+	// group, matter.
+	return c.createTopic(ctx, TopicConfig{Name: OffsetsTopic, Partitions: c.groups.partitions, SegmentBytes: offsetsSegmentBytes, Cleanup: CleanupCompact})
 }
 
 const offsetsSegmentBytes = 100 << 20

@@ -342,6 +342,7 @@ const (
 	EventCommit         EventKind = "commit"          // the leader's high-water mark moved to To
 	EventTruncation     EventKind = "truncation"      // a replica cut its uncommitted tail: offsets From..To of Epochs
 	EventSegmentDeleted EventKind = "segment-deleted" // retention deleted a closed segment; the log now starts at To
+	EventCompacted      EventKind = "compacted"       // a compaction pass cleaned the closed segments From..To (To exclusive)
 	EventTopicCreated   EventKind = "topic-created"
 	EventProducerID     EventKind = "producer-id" // the controller handed out a producer id
 	EventNodeKilled     EventKind = "node-killed"

@@ -52,6 +52,10 @@ type applyResult struct {
 	res   partlog.AppendResult
 	epoch uint64 // the epoch the batch was written in (the original one for a duplicate)
 	err   error
+	// A compact entry's pass; cleaned is false when there was nothing to
+	// clean (no closed segment).
+	compacted partlog.CompactResult
+	cleaned   bool
 }
 
 // Apply stores a produce entry's batch without decoding its records: the
@@ -99,6 +103,9 @@ func (f *partitionFSM) Apply(l *raft.Log) interface{} {
 			}
 		}
 	}
+	if cmd.Kind == partcmd.Compact {
+		out.compacted, out.cleaned = f.log.Compact(cmd.Now)
+	}
 	deleted := f.log.EnforceRetention(cmd.Now)
 	hwm, start := f.log.EndOffset(), f.log.StartOffset()
 	if f.grew != nil && cmd.Kind == partcmd.Produce && out.err == nil && !out.res.Duplicate {
@@ -110,6 +117,17 @@ func (f *partitionFSM) Apply(l *raft.Log) interface{} {
 	if f.rep.isLeader() {
 		if cmd.Kind == partcmd.Produce && out.err == nil && !out.res.Duplicate {
 			f.rep.emit(Event{Kind: EventCommit, Epoch: l.Term, From: out.res.BaseOffset, To: hwm, lazy: true})
+		}
+		// A pass proposed in an earlier term is one a new leader replays:
+		// it was reported when it ran.
+		if out.cleaned && l.Term == f.rep.raft().CurrentTerm() {
+			r := out.compacted
+			text := fmt.Sprintf("cleaned %s offsets %s–%s: %s → %s records (%s → %d)", f.rep.group,
+				thousands(r.From), thousands(r.To-1), thousands(r.RecordsBefore), thousands(r.RecordsAfter), plural(r.SegmentsBefore, "segment"), r.SegmentsAfter)
+			if r.Tombstones > 0 {
+				text += fmt.Sprintf("; %d tombstone(s) past delete retention removed", r.Tombstones)
+			}
+			f.rep.emit(Event{Kind: EventCompacted, From: r.From, To: r.To, Text: text})
 		}
 		for _, s := range deleted {
 			f.rep.emit(Event{Kind: EventSegmentDeleted, From: s.BaseOffset, To: s.NextOffset,
@@ -253,6 +271,9 @@ func (rep *replica) produce(b partlog.Batch, acks Acks) (produceResponse, error)
 	r := rep.raft()
 	if r == nil || r.State() != raft.Leader {
 		return produceResponse{}, fmt.Errorf("%w: %s on %s", ErrNotLeader, rep.group, rep.node)
+	}
+	if err := rep.refuseUnkeyed(b); err != nil {
+		return produceResponse{}, err
 	}
 	now := rep.c.now().UnixNano()
 	for i := range b.Records {

@@ -34,6 +34,62 @@ type TopicConfig struct {
 	// beyond RetentionBytes in total; zero keeps everything.
 	RetentionAge   time.Duration `json:"retention_age,omitempty"`
 	RetentionBytes int64         `json:"retention_bytes,omitempty"`
+
+	// Cleanup is Kafka's cleanup.policy: "delete" (the default: retention
+	// alone), "compact" (keep the newest record of each key; retention
+	// off), or "compact,delete" (both).
+	Cleanup string `json:"cleanup,omitempty"`
+	// DeleteRetention is how long a tombstone stays after its timestamp
+	// before a compaction pass removes it (delete.retention.ms; 0 = one
+	// day, Kafka's default).
+	DeleteRetention time.Duration `json:"delete_retention,omitempty"`
+	// DirtyRatio starts a compaction pass once this share of the closed
+	// segments' bytes arrived since the last pass
+	// (min.cleanable.dirty.ratio; 0 = 0.5, Kafka's default).
+	DirtyRatio float64 `json:"dirty_ratio,omitempty"`
+	// ManualCleaner: passes run only when asked (Cluster.Compact), so a
+	// lesson can count what a pass will find before it runs. Kafka has no
+	// such switch.
+	ManualCleaner bool `json:"manual_cleaner,omitempty"`
+}
+
+// Cleanup policies.
+const (
+	CleanupDelete        = "delete"
+	CleanupCompact       = "compact"
+	CleanupCompactDelete = "compact,delete"
+)
+
+// defaultDirtyRatio is Kafka's min.cleanable.dirty.ratio default.
+const defaultDirtyRatio = 0.5
+
+// Compacted reports whether the topic's cleanup policy includes compact.
+func (t TopicConfig) Compacted() bool {
+	return t.Cleanup == CleanupCompact || t.Cleanup == CleanupCompactDelete
+}
+
+// NormalizeCleanup turns a cleanup.policy value ("compact", "delete",
+// "compact,delete" in either order, spaces allowed) into one of the
+// Cleanup constants, or says what is wrong with it.
+func NormalizeCleanup(s string) (string, error) {
+	var compact, del bool
+	for _, part := range strings.Split(s, ",") {
+		switch strings.TrimSpace(part) {
+		case "compact":
+			compact = true
+		case "delete":
+			del = true
+		default:
+			return "", fmt.Errorf("%w: cleanup policy %q: want delete, compact or compact,delete", ErrInvalid, s)
+		}
+	}
+	switch {
+	case compact && del:
+		return CleanupCompactDelete, nil
+	case compact:
+		return CleanupCompact, nil
+	}
+	return CleanupDelete, nil
 }
 
 // MaxPartitions bounds a topic's partitions: every partition is a raft group
@@ -52,19 +108,35 @@ func (t TopicConfig) validate(nodes int) error {
 	if t.RF < 1 || t.RF > nodes {
 		return fmt.Errorf("%w: topic %s: rf=%d; want 1 to %d (the cluster has %d nodes)", ErrInvalid, t.Name, t.RF, nodes, nodes)
 	}
+	if t.Cleanup != "" {
+		if norm, err := NormalizeCleanup(t.Cleanup); err != nil || norm != t.Cleanup {
+			return fmt.Errorf("%w: %w: topic %s: cleanup %q: want %s, %s or %s", ErrInvalid, ErrInvalidConfig, t.Name, t.Cleanup, CleanupDelete, CleanupCompact, CleanupCompactDelete)
+		}
+	}
+	if t.Cleanup == CleanupCompact && (t.RetentionAge > 0 || t.RetentionBytes > 0) {
+		return fmt.Errorf("%w: %w: topic %s: retention deletes segments only under cleanup=%s; with cleanup=%s nothing is deleted by age or size", ErrInvalid, ErrInvalidConfig, t.Name, CleanupCompactDelete, CleanupCompact)
+	}
+	if !t.Compacted() && (t.DeleteRetention != 0 || t.DirtyRatio != 0 || t.ManualCleaner) {
+		return fmt.Errorf("%w: %w: topic %s: delete retention, dirty ratio and the cleaner apply to compacted topics; add cleanup=%s", ErrInvalid, ErrInvalidConfig, t.Name, CleanupCompact)
+	}
+	if t.DirtyRatio < 0 || t.DirtyRatio > 1 {
+		return fmt.Errorf("%w: %w: topic %s: dirty ratio %g; want a share from 0 to 1 (0.5 is Kafka's default)", ErrInvalid, ErrInvalidConfig, t.Name, t.DirtyRatio)
+	}
 	if _, err := partlog.New(t.partlogConfig()); err != nil {
-		return fmt.Errorf("%w: topic %s: %v", ErrInvalid, t.Name, err)
+		return fmt.Errorf("%w: %w: topic %s: %v", ErrInvalid, ErrInvalidConfig, t.Name, err)
 	}
 	return nil
 }
 
 func (t TopicConfig) partlogConfig() partlog.Config {
 	return partlog.Config{
-		SegmentRecords: t.SegmentRecords,
-		SegmentBytes:   t.SegmentBytes,
-		SegmentAge:     t.SegmentAge,
-		RetentionAge:   t.RetentionAge,
-		RetentionBytes: t.RetentionBytes,
+		SegmentRecords:  t.SegmentRecords,
+		SegmentBytes:    t.SegmentBytes,
+		SegmentAge:      t.SegmentAge,
+		RetentionAge:    t.RetentionAge,
+		RetentionBytes:  t.RetentionBytes,
+		Compact:         t.Compacted(),
+		DeleteRetention: t.DeleteRetention,
 	}
 }
 

@@ -144,6 +144,9 @@ func (w *world) settled(tp broker.TopicPartition) bool {
 
 func (w *world) readOnce(ctx context.Context, tp broker.TopicPartition) (checker.Log, error) {
 	log := checker.Log{Topic: tp.Topic, Partition: tp.Partition}
+	if t, err := w.topic(tp.Topic); err == nil {
+		log.Compacted = t.Config.Compacted()
+	}
 	start, err := w.eachRecord(ctx, tp, func(rec broker.Record) {
 		log.Records = append(log.Records, checker.Record{Offset: rec.Offset, MsgID: rec.MsgID})
 	})

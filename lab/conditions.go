@@ -100,7 +100,7 @@ func (rd *reader) value(v command.Value) (any, error) {
 		return float64(n), nil
 	}
 	switch v.Func {
-	case "leader", "epoch", "hwm", "leo", "logstart":
+	case "leader", "epoch", "hwm", "leo", "logstart", "records":
 		return rd.partitionValue(v)
 	case "state":
 		return rd.state(v.Arg)
@@ -191,6 +191,12 @@ func replicaField(fn string, r broker.ReplicaState, p broker.PartitionState) flo
 		return float64(r.LogEnd)
 	case "logstart":
 		return float64(r.LogStart)
+	case "records":
+		n := 0
+		for _, s := range r.Segments {
+			n += s.Records
+		}
+		return float64(n)
 	}
 	return 0
 }

@@ -71,7 +71,15 @@ func (r *run) topicCreate(ctx context.Context, c command.TopicCreate) error {
 		return fmt.Errorf("topic create %s: rf=%d but the cluster has %d nodes", c.Topic, c.RF, nodes)
 	}
 	cfg := broker.TopicConfig{Name: c.Topic, Partitions: c.Partitions, RF: c.RF,
-		SegmentRecords: c.Segment.Count, SegmentBytes: c.Segment.Bytes, SegmentAge: c.Segment.Age, RetentionAge: c.Retention.Age, RetentionBytes: c.Retention.Bytes}
+		SegmentRecords: c.Segment.Count, SegmentBytes: c.Segment.Bytes, SegmentAge: c.Segment.Age, RetentionAge: c.Retention.Age, RetentionBytes: c.Retention.Bytes,
+		DeleteRetention: c.DeleteRetention, ManualCleaner: c.Cleaner == "manual"}
+	if c.Cleanup != "" {
+		cleanup, err := broker.NormalizeCleanup(c.Cleanup)
+		if err != nil {
+			return fmt.Errorf("topic create %s: %w", c.Topic, err)
+		}
+		cfg.Cleanup = cleanup
+	}
 	r.begin(c.String())
 	ctx, cancel := r.w.bind(ctx)
 	defer cancel()
@@ -88,8 +96,32 @@ func (r *run) topicCreate(ctx context.Context, c command.TopicCreate) error {
 	for _, p := range t.Partitions {
 		leaders = append(leaders, fmt.Sprintf("%s/%d on %s", c.Topic, p.Partition, orNone(p.Leader)))
 	}
-	r.say(EventOutcome, "topic %s: %d partition(s), rf %d; leaders %s", c.Topic, len(t.Partitions), t.Config.RF, strings.Join(leaders, ", "))
+	kind := ""
+	if cfg.Compacted() {
+		kind = "; compacted (" + cfg.Cleanup + ")"
+	}
+	r.say(EventOutcome, "topic %s: %d partition(s), rf %d; leaders %s%s", c.Topic, len(t.Partitions), t.Config.RF, strings.Join(leaders, ", "), kind)
 	return nil
+}
+
+// compact runs one compaction pass on a partition now; the broker
+// reports the pass on the timeline.
+func (r *run) compact(ctx context.Context, c command.Compact) error {
+	tp := broker.TopicPartition{Topic: c.Partition.Name, Partition: c.Partition.Partition}
+	r.begin(c.String())
+	ctx, cancel := r.w.bind(ctx)
+	defer cancel()
+	ctx, cancel2 := context.WithTimeout(ctx, r.w.adminTimeout())
+	defer cancel2()
+	_, cleaned, err := r.w.cluster.Compact(ctx, tp)
+	if err != nil {
+		return err
+	}
+	if !cleaned {
+		r.say(EventOutcome, "compact %s: no closed segment yet; the active segment is never cleaned", tp)
+		return nil
+	}
+	return nil // the broker's own event reports the pass on the timeline
 }
 
 func orNone(s string) string {

@@ -326,6 +326,8 @@ func (r *run) dispatch(ctx context.Context, cmd command.Command) error {
 		return r.cluster(c)
 	case command.TopicCreate:
 		return r.topicCreate(ctx, c)
+	case command.Compact:
+		return r.compact(ctx, c)
 	case command.Produce:
 		return r.produce(ctx, c)
 	case command.Load:

@@ -86,8 +86,12 @@ func (r *run) produce(ctx context.Context, c command.Produce) error {
 		acks = "all"
 	}
 	r.begin(c.String())
+	value := valueFunc(c.Value, c.HasValue)
+	if c.Tombstone {
+		value = func(int, string) []byte { return nil }
+	}
 	msgs, recs := r.w.prepare(cl, c.Topic, 1, c.Count, acks, c.Idempotent, c.Pinned, c.Partition,
-		keyFunc(c.Key, c.Keyed), valueFunc(c.Value, c.HasValue), r.l.clock.Now())
+		keyFunc(c.Key, c.Keyed), value, r.l.clock.Now())
 	ctx, cancel := r.w.bind(ctx)
 	defer cancel()
 	started := r.l.clock.Now()

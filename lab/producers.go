@@ -90,6 +90,7 @@ type Produce struct {
 	Key        string          `json:"key,omitempty"`
 	Keyed      bool            `json:"keyed,omitempty"`
 	Value      string          `json:"value"`
+	Tombstone  bool            `json:"tombstone,omitempty"` // a null value
 	Acks       string          `json:"acks"`
 	Idempotent bool            `json:"idempotent,omitempty"`
 	Partition  int             `json:"partition"` // -1 until known
@@ -115,7 +116,7 @@ func (w *world) prepare(cl *client, topic string, first, n int, acks string, ide
 		k, keyed := key(first + i)
 		v := value(first+i, id)
 		msgs[i] = broker.Message{Topic: topic, Key: k, Value: v, MsgID: id, Partition: partition, Pinned: pinned}
-		recs[i] = &Produce{MsgID: id, Client: cl.name, Topic: topic, Key: string(k), Keyed: keyed, Value: string(v),
+		recs[i] = &Produce{MsgID: id, Client: cl.name, Topic: topic, Key: string(k), Keyed: keyed, Value: string(v), Tombstone: v == nil,
 			Acks: acks, Idempotent: idem, Partition: -1, Offset: -1, Outcome: checker.Pending, Sent: now}
 	}
 	w.mu.Lock()
@@ -177,7 +178,7 @@ func (w *world) checkerHistory() checker.History {
 	var h checker.History
 	for _, p := range w.historyCopy() {
 		h.Produces = append(h.Produces, checker.Produce{MsgID: p.MsgID, Client: p.Client, Topic: p.Topic,
-			Partition: p.Partition, Offset: p.Offset, Key: p.Key, Outcome: p.Outcome})
+			Partition: p.Partition, Offset: p.Offset, Key: p.Key, Tombstone: p.Tombstone, Outcome: p.Outcome})
 	}
 	return h
 }

@@ -19,6 +19,10 @@ import (
 // expectation fail: if the lesson still passed, its expects would not be
 // checking what it teaches.
 var mutations = map[string]struct{ old, new, why string }{
+	"compaction": {
+		old: "delete-retention=2m", new: "delete-retention=30s",
+		why: "stock keeps a tombstone 30 s, so the pass 50 s after the withdrawal removes it before search reads on: delivered(search) == 11 fails",
+	},
 	"queues": {
 		old: "ack=after crash=after-work", new: "ack=before crash=after-work",
 		why: "w1 acks receipt 881 before its work, so the crash leaves nothing in flight and nothing comes back: inflight == 1, depth == 1 and delivered(receipts) == 2 fail",

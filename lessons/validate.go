@@ -2,6 +2,7 @@ package lessons
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -26,8 +27,14 @@ func (p *parser) validate() {
 				v.commands(b.Commands)
 			case KindTask:
 				v.lines(b.src)
+				// do: and also: are two ways to the goal: each is checked
+				// against the lesson as it stood before the task, and what
+				// either makes is there after it.
+				before := v.clone()
 				v.commands(b.Task.Do)
-				v.commands(b.Task.Also)
+				alt := before.clone()
+				alt.commands(b.Task.Also)
+				v.merge(alt)
 				v.commands(b.Task.Wait)
 			case KindPredict:
 				v.lines(b.src)
@@ -99,6 +106,30 @@ type refs struct {
 	topics map[string]int // name → partitions
 	queues map[string]bool
 	kept   map[string]bool
+}
+
+// clone copies what the lesson has made so far.
+func (v *refs) clone() *refs {
+	c := *v
+	c.topics, c.queues, c.kept = maps.Clone(v.topics), maps.Clone(v.queues), maps.Clone(v.kept)
+	return &c
+}
+
+// merge adds what o made to v.
+func (v *refs) merge(o *refs) {
+	v.nodes = max(v.nodes, o.nodes)
+	if v.topics == nil {
+		v.topics = map[string]int{}
+	}
+	maps.Copy(v.topics, o.topics)
+	if v.queues == nil {
+		v.queues = map[string]bool{}
+	}
+	maps.Copy(v.queues, o.queues)
+	if v.kept == nil {
+		v.kept = map[string]bool{}
+	}
+	maps.Copy(v.kept, o.kept)
 }
 
 // commands checks a block's commands in order.
@@ -184,7 +215,7 @@ func (v *refs) value(line int, val command.Value) {
 		return
 	}
 	switch val.Func {
-	case "leader", "epoch", "hwm", "leo", "logstart":
+	case "leader", "epoch", "hwm", "leo", "logstart", "records":
 		v.target(line, val.Target)
 		if val.Node != "" {
 			v.nodeID(line, val.Node)

@@ -40,6 +40,7 @@ const (
 	codeUnknownLeaderEpoch       int16 = 75
 	codeUnsupportedCompression   int16 = 76
 	codeInvalidRecord            int16 = 87
+	codeInvalidConfig            int16 = 40
 )
 
 // code is the Kafka error code for a broker error.
@@ -57,6 +58,8 @@ func code(err error) int16 {
 		return codeOffsetOutOfRange
 	case errors.Is(err, broker.ErrOutOfOrderSequence):
 		return codeOutOfOrderSequence
+	case errors.Is(err, broker.ErrNoKey):
+		return codeInvalidRecord
 	case errors.Is(err, broker.ErrDuplicateSequence):
 		return codeDuplicateSequence
 	case errors.Is(err, broker.ErrFencedEpoch):
@@ -119,7 +122,7 @@ var codeNames = map[int16]string{
 	codeInvalidReplicationFactor: "INVALID_REPLICATION_FACTOR", codeInvalidRequest: "INVALID_REQUEST",
 	codeOutOfOrderSequence: "OUT_OF_ORDER_SEQUENCE_NUMBER", codeDuplicateSequence: "DUPLICATE_SEQUENCE_NUMBER",
 	codeGroupIDNotFound: "GROUP_ID_NOT_FOUND", codeFencedLeaderEpoch: "FENCED_LEADER_EPOCH", codeUnknownLeaderEpoch: "UNKNOWN_LEADER_EPOCH",
-	codeUnsupportedCompression: "UNSUPPORTED_COMPRESSION_TYPE", codeInvalidRecord: "INVALID_RECORD",
+	codeUnsupportedCompression: "UNSUPPORTED_COMPRESSION_TYPE", codeInvalidRecord: "INVALID_RECORD", codeInvalidConfig: "INVALID_CONFIG",
 }
 
 // answered puts an error answer in the timeline: "n2 answered

@@ -168,6 +168,61 @@ func handleListOffsets(r *request, kr kmsg.Request) (kmsg.Response, error) {
 	return resp, nil
 }
 
+// topicConfigs applies a CreateTopics request's configs to cfg: the
+// topic configs the lab has, by their Kafka names.
+func topicConfigs(cfg *broker.TopicConfig, configs []kmsg.CreateTopicsRequestTopicConfig) error {
+	for _, c := range configs {
+		if c.Value == nil {
+			continue // null: the default
+		}
+		v := *c.Value
+		ms := func() (time.Duration, error) {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n < 0 {
+				return 0, fmt.Errorf("config %s=%q: want milliseconds, a whole number ≥ 0", c.Name, v)
+			}
+			return time.Duration(n) * time.Millisecond, nil
+		}
+		var err error
+		switch c.Name {
+		case "cleanup.policy":
+			cfg.Cleanup, err = broker.NormalizeCleanup(v)
+		case "delete.retention.ms":
+			cfg.DeleteRetention, err = ms()
+		case "retention.ms":
+			// Kafka's -1 is "keep forever", the lab's 0.
+			if v != "-1" {
+				cfg.RetentionAge, err = ms()
+			}
+		case "segment.ms":
+			cfg.SegmentAge, err = ms()
+		case "segment.bytes", "retention.bytes":
+			n, perr := strconv.ParseInt(v, 10, 64)
+			switch {
+			case c.Name == "retention.bytes" && v == "-1":
+			case perr != nil || n <= 0:
+				err = fmt.Errorf("config %s=%q: want a size in bytes, a whole number > 0", c.Name, v)
+			case c.Name == "segment.bytes":
+				cfg.SegmentBytes = n
+			default:
+				cfg.RetentionBytes = n
+			}
+		case "min.cleanable.dirty.ratio":
+			f, perr := strconv.ParseFloat(v, 64)
+			if perr != nil || f < 0 || f > 1 {
+				err = fmt.Errorf("config %s=%q: want a share from 0 to 1", c.Name, v)
+			}
+			cfg.DirtyRatio = f
+		default:
+			err = fmt.Errorf("config %q is not one mqlab has; it understands cleanup.policy, delete.retention.ms, min.cleanable.dirty.ratio, retention.ms, retention.bytes, segment.ms and segment.bytes", c.Name)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func handleCreateTopics(r *request, kr kmsg.Request) (kmsg.Response, error) {
 	req := kr.(*kmsg.CreateTopicsRequest)
 	ctx, cancel := context.WithTimeout(r.ctx, requestTimeout(req.TimeoutMillis, 30*time.Second))
@@ -183,8 +238,10 @@ func handleCreateTopics(r *request, kr kmsg.Request) (kmsg.Response, error) {
 		if cfg.RF < 0 {
 			cfg.RF = 0
 		}
-		var err error
+		err := topicConfigs(&cfg, t.Configs)
 		switch {
+		case err != nil:
+			rt.ErrorCode = codeInvalidConfig
 		case len(t.ReplicaAssignment) > 0:
 			rt.ErrorCode = codeInvalidRequest
 			err = errors.New("mqlab places replicas itself; leave out the replica assignment")
@@ -198,7 +255,9 @@ func handleCreateTopics(r *request, kr kmsg.Request) (kmsg.Response, error) {
 				return nil, ferr
 			}
 			rt.ErrorCode = code(err)
-			if errors.Is(err, broker.ErrInvalid) {
+			if errors.Is(err, broker.ErrInvalidConfig) {
+				rt.ErrorCode = codeInvalidConfig
+			} else if errors.Is(err, broker.ErrInvalid) {
 				rt.ErrorCode = codeInvalidPartitions
 				if cfg.Partitions >= 1 && cfg.Partitions <= broker.MaxPartitions {
 					rt.ErrorCode = codeInvalidReplicationFactor

@@ -29,9 +29,10 @@ const (
 
 // ObservedRecord is one record a client produced or fetched.
 type ObservedRecord struct {
-	MsgID  string
-	Key    []byte
-	Offset int64 // -1 when not known
+	MsgID     string
+	Key       []byte
+	Offset    int64 // -1 when not known
+	Tombstone bool  // a null value: a compacted topic's delete of the key
 }
 
 // Produced is one partition's produce from a client.

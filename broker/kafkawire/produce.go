@@ -121,7 +121,7 @@ func (r *request) observeProduce(tp broker.TopicPartition, b broker.Batch, acks 
 		p.Fate = Refused
 	}
 	for i, rec := range b.Records {
-		p.Records[i] = ObservedRecord{MsgID: rec.MsgID, Key: rec.Key, Offset: -1}
+		p.Records[i] = ObservedRecord{MsgID: rec.MsgID, Key: rec.Key, Offset: -1, Tombstone: rec.Value == nil}
 		if p.Fate == Acked && ans.BaseOffset >= 0 {
 			p.Records[i].Offset = ans.BaseOffset + int64(i)
 		}

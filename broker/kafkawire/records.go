@@ -110,7 +110,7 @@ func readBatch(client string, tp broker.TopicPartition, raw []byte) (producedBat
 	}
 	pb := producedBatch{producerEpoch: kb.ProducerEpoch}
 	if kb.ProducerID >= 0 {
-		pb.ProducerID, pb.BaseSeq = kb.ProducerID, kb.FirstSequence
+		pb.ProducerID, pb.BaseSeq = epochProducer(kb.ProducerID, kb.ProducerEpoch), kb.FirstSequence
 	}
 	pb.Records = make([]broker.BatchRecord, 0, kb.NumRecords)
 	for i := int32(0); i < kb.NumRecords; i++ {
@@ -260,4 +260,18 @@ func appendBatch(dst []byte, recs []broker.Record) []byte {
 		plain[i] = partlog.Record{Offset: r.Offset, Epoch: r.Epoch, Timestamp: r.Timestamp.UnixNano(), Key: r.Key, Value: r.Value, Headers: r.Headers}
 	}
 	return partlog.AppendKafkaBatch(dst, plain, 0, 0, recs[0].Epoch)
+}
+
+// epochProducer is the producer a partition knows a Kafka client's
+// batches by. An idempotent client that cannot retry a batch (one refused
+// with INVALID_RECORD, say) bumps its producer epoch itself and starts
+// its sequence numbers again at 0, which Kafka accepts. The partition
+// tracks producers by id alone, so each epoch of an id is a producer of
+// its own there: the id with the epoch in its high bits (epoch 0 leaves
+// the id as it is).
+func epochProducer(pid int64, epoch int16) int64 {
+	if epoch <= 0 || pid >= 1<<47 {
+		return pid
+	}
+	return pid | int64(epoch)<<47
 }

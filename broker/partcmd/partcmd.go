@@ -29,6 +29,10 @@ import (
 const (
 	Produce byte = 1 // a batch of records from one producer request
 	Tick    byte = 2 // the leader's clock, so idle partitions apply retention too
+	// Compact asks every replica for one compaction pass at the leader's
+	// clock: the leader decides when (a dirty ratio, or the lab's
+	// compact command), so every replica cleans at the same entry.
+	Compact byte = 3
 )
 
 // Cmd is one decoded entry.
@@ -67,6 +71,11 @@ func EncodeTick(now int64) []byte {
 	return binary.AppendVarint(buf, now)
 }
 
+// EncodeCompact builds a compact entry: the leader's clock, unix nanos.
+func EncodeCompact(now int64) []byte {
+	return binary.AppendVarint([]byte{Compact}, now)
+}
+
 // DecodeHeader reads everything but the records; rest is the encoded batch
 // (a slice of p, not a copy).
 func DecodeHeader(p []byte) (cmd Cmd, rest []byte, err error) {
@@ -93,7 +102,7 @@ func DecodeHeader(p []byte) (cmd Cmd, rest []byte, err error) {
 		}
 		cmd.ReqID, cmd.Now, cmd.Count = id, now, int(count)
 		return cmd, p[n:], nil
-	case Tick:
+	case Tick, Compact:
 		now, n := binary.Varint(p)
 		if n <= 0 {
 			return cmd, nil, ErrBad

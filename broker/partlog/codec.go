@@ -46,6 +46,21 @@ const batchVersion = 2
 // batches pay nothing for them.
 const batchVersionHeaders = 3
 
+// Versions 4 and 5 are 2 and 3 rewritten by compaction (compact.go): the
+// cleaner keeps a batch's base offset and its offset span and drops some
+// of its records, so the survivors carry their offset deltas, as Kafka's
+// records do. Before the version-2 header they add
+//
+//	varint  base offset
+//	uvarint span: the last offset delta + 1, as the batch was written
+//	uvarint offset delta bytes, then per record: uvarint offset delta
+//
+// A compacted batch is never a produce command: AppendEncoded refuses one.
+const (
+	batchVersionCompacted        = 4
+	batchVersionCompactedHeaders = 5
+)
+
 // minRecordBytes is the least a record body can take: one byte each for the
 // timestamp delta, key, value and MsgID length.
 const minRecordBytes = 4
@@ -191,7 +206,17 @@ type BatchHeader struct {
 	MaxTimestamp  int64 // the largest record timestamp
 
 	headers bool // a header blob follows the MsgIDs (batchVersionHeaders)
+
+	// Compacted batches only (versions 4 and 5): the base offset the batch
+	// was written at, its span of offsets, and its records' offset deltas
+	// (uvarints, one per record). offsets is nil for a batch as written.
+	Base    int64
+	Span    int64
+	offsets []byte
 }
+
+// compacted reports whether the batch lost records to compaction.
+func (h *BatchHeader) compacted() bool { return h.offsets != nil }
 
 // ParseBatchHeader reads the header of an encoded batch without looking at
 // its records (so it does not check them: Log.AppendEncoded and DecodeBatch
@@ -218,12 +243,31 @@ func parseHeader(p []byte) (h BatchHeader, rest []byte, err error) {
 	if len(p) == 0 {
 		return bad("version: input ends early")
 	}
-	if p[0] != batchVersion && p[0] != batchVersionHeaders {
-		return bad("unknown version %d; this build reads versions %d and %d", p[0], batchVersion, batchVersionHeaders)
+	version := p[0]
+	if version < batchVersion || version > batchVersionCompactedHeaders {
+		return bad("unknown version %d; this build reads versions %d to %d", p[0], batchVersion, batchVersionCompactedHeaders)
 	}
-	h.headers = p[0] == batchVersionHeaders
+	h.headers = version == batchVersionHeaders || version == batchVersionCompactedHeaders
 	p = p[1:]
 	var n int
+	if version >= batchVersionCompacted {
+		if h.Base, n = binary.Varint(p); n <= 0 || h.Base < 0 {
+			return bad("base offset: truncated or overlong varint, or negative")
+		}
+		p = p[n:]
+		span, n := binary.Uvarint(p)
+		if n <= 0 || span == 0 || span > maxSegmentRecords {
+			return bad("offset span: truncated or overlong varint, or not 1..%d", int64(maxSegmentRecords))
+		}
+		h.Span = int64(span)
+		p = p[n:]
+		ol, n := binary.Uvarint(p)
+		if n <= 0 || ol > uint64(len(p)-n) {
+			return bad("offset delta bytes: truncated varint or a length past the end")
+		}
+		h.offsets = p[n : n+int(ol) : n+int(ol)]
+		p = p[n+int(ol):]
+	}
 	if h.ProducerID, n = binary.Varint(p); n <= 0 {
 		return bad("producer id: truncated or overlong varint")
 	}
@@ -289,6 +333,11 @@ func parseBatch(p []byte) (batchInfo, error) {
 			return batchInfo{}, corruptf("batch", pos(), "headers: %v", err)
 		}
 		q = q[n+int(hl):]
+	}
+	if h.compacted() {
+		if err := checkOffsets(h.offsets, h.Count, h.Span); err != nil {
+			return batchInfo{}, corruptf("batch", pos(), "offset deltas: %v", err)
+		}
 	}
 	info := batchInfo{BatchHeader: h}
 	ts := h.BaseTimestamp
@@ -384,10 +433,12 @@ func DecodeBatch(p []byte) (Batch, error) {
 	return b, nil
 }
 
-// decodeRecords appends to out records skip..skip+n-1 of the encoded batch
-// p, which parseBatch has accepted, numbering them from base and stamping
-// them with epoch. Key and Value point into p; the MsgIDs of the records
-// returned share one string.
+// decodeRecords appends to out up to n records of the encoded batch p,
+// which parseBatch has accepted, from the first whose offset is at least
+// base+skip, numbering them from base and stamping them with epoch. A
+// batch as written holds offsets base, base+1, ...; a compacted one says
+// each record's offset delta. Key and Value point into p; the MsgIDs of
+// the records returned share one string.
 func decodeRecords(p []byte, out []Record, base int64, skip, n int, epoch uint64) []Record {
 	h, q, err := parseHeader(p)
 	if err != nil {
@@ -399,8 +450,19 @@ func decodeRecords(p []byte, out []Record, base int64, skip, n int, epoch uint64
 	if h.headers {
 		hr.p = r.raw(int(r.uvarint()))
 	}
+	// A compacted batch says each record's offset delta; a batch as
+	// written numbers its records 0, 1, 2, ...
+	offs := reader{p: h.offsets}
+	compacted := h.compacted()
 	ts, idPos := h.BaseTimestamp, 0
-	for range min(skip, h.Count) {
+	i, d := 0, int64(0)
+	for ; i < h.Count; i++ {
+		if d = int64(i); compacted {
+			d = int64(offs.uvarint())
+		}
+		if d >= int64(skip) {
+			break
+		}
 		ts += r.varint()
 		r.optBytes()
 		r.optBytes()
@@ -409,12 +471,12 @@ func decodeRecords(p []byte, out []Record, base int64, skip, n int, epoch uint64
 			hr.headers(false)
 		}
 	}
-	if skip >= h.Count || n <= 0 {
+	if i >= h.Count || n <= 0 {
 		return out
 	}
 	s := string(ids[min(idPos, len(ids)):])
 	idPos = 0
-	for i := skip; i < h.Count && n > 0 && !r.bad; i, n = i+1, n-1 {
+	for ; i < h.Count && n > 0 && !r.bad; i, n = i+1, n-1 {
 		ts += r.varint()
 		key := r.optBytes()
 		value := r.optBytes()
@@ -422,19 +484,22 @@ func decodeRecords(p []byte, out []Record, base int64, skip, n int, epoch uint64
 		if r.bad || idLen > len(s)-idPos {
 			break
 		}
-		rec := Record{Offset: base + int64(i), Epoch: epoch, Timestamp: ts, Key: key, Value: value, MsgID: s[idPos : idPos+idLen]}
+		rec := Record{Offset: base + d, Epoch: epoch, Timestamp: ts, Key: key, Value: value, MsgID: s[idPos : idPos+idLen]}
 		if h.headers {
 			rec.Headers = hr.headers(true)
 		}
 		out = append(out, rec)
 		idPos += idLen
+		if d = int64(i + 1); compacted && i+1 < h.Count {
+			d = int64(offs.uvarint())
+		}
 	}
 	return out
 }
 
-// findTime returns the position in the encoded batch p (accepted by
+// findTime returns the offset delta in the encoded batch p (accepted by
 // parseBatch) of the first record with Timestamp >= t, or false.
-func findTime(p []byte, t int64) (int, bool) {
+func findTime(p []byte, t int64) (int64, bool) {
 	h, q, err := parseHeader(p)
 	if err != nil || h.MaxTimestamp < t {
 		return 0, false
@@ -444,14 +509,19 @@ func findTime(p []byte, t int64) (int, bool) {
 	if h.headers {
 		r.raw(int(r.uvarint()))
 	}
+	offs := reader{p: h.offsets}
 	ts := h.BaseTimestamp
 	for i := range h.Count {
+		d := int64(i)
+		if h.compacted() {
+			d = int64(offs.uvarint())
+		}
 		ts += r.varint()
 		if r.bad {
 			break
 		}
 		if ts >= t {
-			return i, true
+			return d, true
 		}
 		r.optBytes()
 		r.optBytes()

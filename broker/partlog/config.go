@@ -21,6 +21,9 @@ const (
 	// Kafka's do, so a segment must roll before that overflows (and a
 	// batch can hold no more).
 	maxSegmentRecords = math.MaxInt32
+
+	// defaultDeleteRetention is Kafka's delete.retention.ms default.
+	defaultDeleteRetention = 24 * time.Hour
 )
 
 // Config says when segments roll, how long they are kept, and how dense the
@@ -49,6 +52,17 @@ type Config struct {
 	// last one (0 = 64); the time index gets one at the same moments, when
 	// the segment's max timestamp has grown since its last entry.
 	IndexIntervalBytes int
+
+	// Compact: the topic's cleanup policy includes compact, so Compact
+	// passes keep only the newest record of each key in the closed
+	// segments, and a record without a key is refused (compact.go).
+	// Retention still applies when its limits are set (compact,delete).
+	Compact bool
+	// DeleteRetention is how long a tombstone (a record whose value is
+	// null) outlives its own timestamp before a pass removes it, so a
+	// consumer that far behind still sees the delete: Kafka's
+	// delete.retention.ms (0 = its default, one day).
+	DeleteRetention time.Duration
 }
 
 // Validate reports every field that is out of range.
@@ -69,6 +83,9 @@ func (c Config) Validate() error {
 	if c.RetentionBytes < 0 {
 		bad = append(bad, fmt.Sprintf("RetentionBytes is %d; want 0 (no size limit) or a positive size", c.RetentionBytes))
 	}
+	if c.DeleteRetention < 0 {
+		bad = append(bad, fmt.Sprintf("DeleteRetention is %v; want 0 (default %v) or a positive duration", c.DeleteRetention, defaultDeleteRetention))
+	}
 	if c.IndexIntervalBytes < 0 {
 		bad = append(bad, fmt.Sprintf("IndexIntervalBytes is %d; want 0 (default %d) or a positive size", c.IndexIntervalBytes, defaultIndexIntervalBytes))
 	}
@@ -86,6 +103,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.IndexIntervalBytes == 0 {
 		c.IndexIntervalBytes = defaultIndexIntervalBytes
+	}
+	if c.DeleteRetention == 0 {
+		c.DeleteRetention = defaultDeleteRetention
 	}
 	return c
 }

@@ -35,6 +35,12 @@
 // after a crash (Recover), cutting a torn tail at the last whole batch.
 // DumpFile prints those files as kafka-dump-log does.
 //
+// Compaction (compact.go): a log whose Config says Compact refuses
+// records without a key, and a Compact pass rewrites its closed segments
+// keeping the newest record of each key, as Kafka's log cleaner does.
+// Offsets never change, so a compacted log has gaps: a batch keeps its
+// base offset and span, and its surviving records their offset deltas.
+//
 // A Log is safe for concurrent use: the FSM writes while the broker's fetch
 // and display paths read.
 package partlog

@@ -24,6 +24,10 @@ var (
 	// overflowing sequence numbers). Retrying it cannot succeed.
 	ErrInvalidBatch = errors.New("partlog: invalid batch")
 
+	// ErrNoKey: a record without a key was sent to a compacted log.
+	// Kafka refuses such a batch with INVALID_RECORD.
+	ErrNoKey = errors.New("partlog: record without a key on a compacted topic")
+
 	// ErrInvalidConfig: a Config field is out of range.
 	ErrInvalidConfig = errors.New("partlog: invalid config")
 

@@ -204,7 +204,7 @@ func (lf *logFiles) append(s *segment, b *batchRef) {
 	}
 	lf.recs = decodeRecords(b.data, lf.recs[:0], b.base, 0, int(b.count), b.epoch)
 	n := len(f.pendingLog)
-	f.pendingLog = AppendKafkaBatch(f.pendingLog, lf.recs, h.ProducerID, h.BaseSeq, b.epoch)
+	f.pendingLog = appendKafkaBatch(f.pendingLog, lf.recs, b.base, b.next()-1, h.ProducerID, h.BaseSeq, b.epoch)
 	clear(lf.recs) // drop the references into b.data
 	size := int64(len(f.pendingLog) - n)
 	pos := f.size
@@ -310,6 +310,25 @@ func (lf *logFiles) remove(s *segment) {
 		if err := os.Remove(filepath.Join(lf.dir, SegmentFileName(s.base, suffix))); err != nil && !errors.Is(err, os.ErrNotExist) {
 			lf.fail(err)
 		}
+	}
+}
+
+// replaceSegments writes the segments a compaction pass made, in place
+// of the closed segments it read: the old files go, the new ones are
+// written whole and closed.
+func (lf *logFiles) replaceSegments(old, made []*segment) {
+	if lf == nil || lf.err != nil {
+		return
+	}
+	for _, s := range old {
+		lf.remove(s)
+	}
+	for _, s := range made {
+		lf.open(s)
+		for j := range s.batches {
+			lf.append(s, &s.batches[j])
+		}
+		lf.closeSegment(s)
 	}
 }
 

@@ -45,8 +45,14 @@ const MsgIDHeader = "mqlab.msg-id"
 // The segment files and the Kafka listener's fetch answers both write
 // their batches with it.
 func AppendKafkaBatch(dst []byte, recs []Record, pid int64, baseSeq int32, epoch uint64) []byte {
+	return appendKafkaBatch(dst, recs, recs[0].Offset, recs[len(recs)-1].Offset, pid, baseSeq, epoch)
+}
+
+// appendKafkaBatch is AppendKafkaBatch for a batch written at base whose
+// last offset was last: a compacted batch keeps both, as Kafka's cleaner
+// does, though its first and last records may be gone.
+func appendKafkaBatch(dst []byte, recs []Record, base, last int64, pid int64, baseSeq int32, epoch uint64) []byte {
 	start := len(dst)
-	base := recs[0].Offset
 	first := recs[0].Timestamp / 1e6
 	maxTS := first
 	for i := range recs {
@@ -58,7 +64,7 @@ func AppendKafkaBatch(dst []byte, recs []Record, pid int64, baseSeq int32, epoch
 	dst = append(dst, 2)          // magic
 	dst = append(dst, 0, 0, 0, 0) // CRC, below
 	dst = binary.BigEndian.AppendUint16(dst, 0)
-	dst = binary.BigEndian.AppendUint32(dst, uint32(int32(recs[len(recs)-1].Offset-base)))
+	dst = binary.BigEndian.AppendUint32(dst, uint32(int32(last-base)))
 	dst = binary.BigEndian.AppendUint64(dst, uint64(first))
 	dst = binary.BigEndian.AppendUint64(dst, uint64(maxTS))
 	if pid == 0 {

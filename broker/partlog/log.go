@@ -16,6 +16,7 @@ type Log struct {
 	size      int64      // sum of segs[i].bytes
 	producers map[int64]*producer
 	files     *logFiles // nil unless attached to a folder (files.go)
+	cleanEnd  int64     // where the last compaction pass stopped (compact.go)
 }
 
 // New returns an empty log that will assign offsets from 0.
@@ -81,6 +82,8 @@ func (l *Log) AppendEncoded(data []byte, epoch uint64) (AppendResult, error) {
 	switch {
 	case info.Count == 0:
 		return AppendResult{}, fmt.Errorf("%w: a batch needs at least one record, got none", ErrInvalidBatch)
+	case info.compacted():
+		return AppendResult{}, fmt.Errorf("%w: a compacted batch cannot be produced; only the cleaner writes one", ErrInvalidBatch)
 	case info.Count > maxSegmentRecords:
 		return AppendResult{}, fmt.Errorf("%w: %d records in one batch; a batch holds at most %d", ErrInvalidBatch, info.Count, int64(maxSegmentRecords))
 	}
@@ -88,6 +91,11 @@ func (l *Log) AppendEncoded(data []byte, epoch uint64) (AppendResult, error) {
 	defer l.mu.Unlock()
 	if l.segs == nil {
 		l.init(Config{})
+	}
+	if l.cfg.Compact {
+		if i := unkeyed(data); i >= 0 {
+			return AppendResult{}, fmt.Errorf("%w: record %d of the batch has no key; a compacted topic keeps the newest record of each key, so every record needs one", ErrNoKey, i)
+		}
 	}
 
 	if info.ProducerID != 0 {

@@ -148,23 +148,26 @@ func Recover(cfg Config, dir string) (*Log, Recovery, error) {
 			return emptyLog(cfg), Recovery{}, nil
 		}
 		if i > 0 {
-			if l.end() != base {
-				return emptyLog(cfg), Recovery{}, nil // a gap or an overlap: not a log this package wrote
+			prev := l.segs[len(l.segs)-1]
+			if l.end() > base || (l.end() < base && !cfg.Compact) {
+				return emptyLog(cfg), Recovery{}, nil // an overlap, or a gap compaction did not make: not a log this package wrote
 			}
-			l.segs[len(l.segs)-1].close()
+			// A gap: compaction dropped the segment's last batches.
+			prev.end = base
+			prev.close()
 			l.segs = append(l.segs, newSegment(base))
 		}
 		pos := int64(0)
 		for pos < int64(len(data)) {
 			kb, err := ParseKafkaBatch(data[pos:])
-			if err != nil || !kb.CRCValid || kb.BaseOffset != l.end() {
+			if err != nil || !kb.CRCValid || kb.BaseOffset < l.end() || (kb.BaseOffset > l.end() && !cfg.Compact) {
 				break
 			}
 			b, epoch, err := batchFromKafka(data[pos : pos+kb.Size()])
 			if err != nil {
 				break
 			}
-			if err := l.recoverAppend(EncodeBatch(b), epoch); err != nil {
+			if err := l.recoverAppend(b, kb, epoch); err != nil {
 				break
 			}
 			rec.Batches++
@@ -230,21 +233,39 @@ func emptyLog(cfg Config) *Log {
 // recoverAppend appends a batch read back from a file: its offsets are
 // where it was written, and an idempotent producer's sequence is taken as
 // it is (its earlier batches may be gone with retention), then remembered.
-func (l *Log) recoverAppend(data []byte, epoch uint64) error {
+//
+// A batch compaction left with gaps (records whose offset deltas skip,
+// or a last offset beyond its last record) is kept in the compacted
+// encoding, with its base offset and span as the file says.
+func (l *Log) recoverAppend(b Batch, kb KafkaBatch, epoch uint64) error {
+	if len(b.Records) == 0 {
+		return fmt.Errorf("%w: an empty batch", ErrInvalidBatch)
+	}
+	span := kb.LastOffset - kb.BaseOffset + 1
+	if span <= 0 || span > maxSegmentRecords {
+		return fmt.Errorf("%w: a batch spanning %d offsets", ErrCorrupt, span)
+	}
+	gaps := span != int64(len(b.Records))
+	var data []byte
+	if gaps {
+		data = encodeCompacted(b.Records, kb.BaseOffset, int32(span), b.ProducerID, b.BaseSeq)
+	} else {
+		data = EncodeBatch(b)
+	}
 	info, err := parseBatch(data)
 	if err != nil {
 		return err
 	}
-	if info.Count == 0 {
-		return fmt.Errorf("%w: an empty batch", ErrInvalidBatch)
+	ref := batchRef{data: data, base: kb.BaseOffset, maxTS: info.MaxTimestamp, epoch: epoch, count: int32(info.Count)}
+	if gaps {
+		ref.span = int32(span)
 	}
-	base := l.end()
 	files := l.files
 	l.files = nil // the batch is in its file already
-	l.add(batchRef{data: data[:len(data):len(data)], base: base, maxTS: info.MaxTimestamp, epoch: epoch, count: int32(info.Count)}, &info)
+	l.add(ref, &info)
 	l.files = files
 	if info.ProducerID != 0 {
-		l.remember(info.ProducerID, info.BaseSeq, info.Count, base)
+		l.remember(info.ProducerID, info.BaseSeq, int(span), ref.base)
 	}
 	return nil
 }
@@ -294,13 +315,16 @@ func batchFromKafka(p []byte) (Batch, uint64, error) {
 		b.ProducerID, b.BaseSeq = kb.ProducerID, kb.BaseSequence
 	}
 	recs := p[KafkaBatchHeaderLen:kb.Size()]
+	prev := int64(-1)
 	for i := int32(0); i < kb.Count; i++ {
 		r, rest, ok := readKafkaRecord(recs)
-		if !ok || r.offsetDelta != int64(i) {
+		// Offset deltas increase; compaction may leave gaps between them.
+		if !ok || r.offsetDelta <= prev || kb.BaseOffset+r.offsetDelta > kb.LastOffset {
 			return Batch{}, 0, fmt.Errorf("%w: record %d of the batch at offset %d", ErrCorrupt, i, kb.BaseOffset)
 		}
+		prev = r.offsetDelta
 		recs = rest
-		rec := Record{Timestamp: (kb.FirstTimestamp + r.tsDelta) * 1e6, Key: r.key, Value: r.value}
+		rec := Record{Offset: kb.BaseOffset + r.offsetDelta, Timestamp: (kb.FirstTimestamp + r.tsDelta) * 1e6, Key: r.key, Value: r.value}
 		for _, h := range r.headers {
 			if h.Key == MsgIDHeader && rec.MsgID == "" {
 				rec.MsgID = string(h.Value)

@@ -14,10 +14,19 @@ type batchRef struct {
 	base  int64  // offset of its first record
 	maxTS int64
 	epoch uint64
-	count int32
+	count int32 // records it holds
+	// span is the offsets the batch covers when compaction has dropped
+	// some of its records (its last offset delta + 1, as written); 0 for a
+	// batch as written, which covers exactly count offsets.
+	span int32
 }
 
-func (b *batchRef) next() int64 { return b.base + int64(b.count) }
+func (b *batchRef) next() int64 {
+	if b.span > 0 {
+		return b.base + int64(b.span)
+	}
+	return b.base + int64(b.count)
+}
 
 // indexEntry is one entry of a segment's sparse offset index. Kafka maps a
 // relative offset to a byte position in the segment file, where a record
@@ -35,6 +44,7 @@ type indexEntry struct {
 // deleted whole, by retention. Like Kafka, a batch never spans segments.
 type segment struct {
 	base    int64
+	end     int64 // one past its last offset: base + records until compaction leaves gaps
 	batches []batchRef
 	records int64 // records in all batches
 	bytes   int64 // key+value bytes of the records
@@ -67,12 +77,12 @@ type segment struct {
 // a one-element batches slice; the indexes grow only when they get entries
 // beyond the first time index entry, which the struct holds.
 func newSegment(base int64) *segment {
-	s := &segment{base: base}
+	s := &segment{base: base, end: base}
 	s.timeTS, s.timeSlot = s.firstTS[:0], s.firstSlot[:0]
 	return s
 }
 
-func (s *segment) next() int64 { return s.base + s.records }
+func (s *segment) next() int64 { return s.end }
 
 // full reports whether a batch of count records and size key+value bytes
 // must go to a new segment. Rolling happens lazily, when the next batch
@@ -120,6 +130,7 @@ func (s *segment) add(b batchRef, info *batchInfo, interval int64) {
 	}
 	s.batches = append(s.batches, b)
 	s.records += int64(b.count)
+	s.end = b.next()
 	s.bytes += info.bytes
 	s.sinceIndex += info.bytes
 }
@@ -204,7 +215,7 @@ func (s *segment) findTime(t int64) (int64, bool) {
 			continue
 		}
 		if k, ok := findTime(b.data, t); ok {
-			return b.base + int64(k), true
+			return b.base + k, true
 		}
 	}
 	return 0, false

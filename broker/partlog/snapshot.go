@@ -30,13 +30,14 @@ import (
 // The stored batches go out as they are, so writing a snapshot is
 // checksumming and copying bytes, and reading one slices the batches back
 // out of each segment's frame. Offsets are implicit (segment base plus the
-// records before) and indexes are not stored: decoding rebuilds them by
+// records before; a compacted batch carries its own base offset, and a
+// segment that ends in a gap ends where the next begins) and indexes are not stored: decoding rebuilds them by
 // appending the batches through the same code Append uses, so they come out
 // identical. Everything is written in a fixed order, so equal logs encode
 // to equal bytes.
 const (
 	snapshotMagic   = "MQPL"
-	snapshotVersion = 3 // 3: the config carries SegmentAge
+	snapshotVersion = 4 // 3: the config carries SegmentAge; 4: Compact and DeleteRetention
 )
 
 // Snapshot is a point-in-time copy of a Log for writing out. Taking one is
@@ -93,6 +94,12 @@ func (s *Snapshot) WriteTo(w io.Writer) (int64, error) {
 	buf = binary.AppendVarint(buf, s.cfg.RetentionBytes)
 	buf = binary.AppendUvarint(buf, uint64(s.cfg.IndexIntervalBytes))
 	buf = binary.AppendVarint(buf, int64(s.cfg.SegmentAge))
+	compact := uint64(0)
+	if s.cfg.Compact {
+		compact = 1
+	}
+	buf = binary.AppendUvarint(buf, compact)
+	buf = binary.AppendVarint(buf, int64(s.cfg.DeleteRetention))
 	buf = binary.AppendUvarint(buf, uint64(len(s.segs)))
 	fw.frame(buf)
 
@@ -230,6 +237,12 @@ func decodeHeader(p []byte) (Config, int, error) {
 	cfg.RetentionBytes = d.varint("RetentionBytes")
 	interval := d.uvarint("IndexIntervalBytes")
 	cfg.SegmentAge = time.Duration(d.varint("SegmentAge"))
+	if c := d.uvarint("Compact"); d.err == nil && c > 1 {
+		d.failf("Compact is %d; want 0 or 1", c)
+	} else {
+		cfg.Compact = c == 1
+	}
+	cfg.DeleteRetention = time.Duration(d.varint("DeleteRetention"))
 	nsegs := d.uvarint("segment count")
 	d.done()
 	if d.err != nil {
@@ -264,15 +277,15 @@ func decodeSegment(p []byte, cfg Config, what func() string) (*segment, error) {
 			d.failf("closed flag is %d; want 0 or 1", closed)
 		case base < 0:
 			d.failf("base offset %d is negative", base)
-		case closed == 1 && n == 0:
-			d.failf("closed segment with no records; segments only roll once they hold a record")
+		case closed == 1 && n == 0 && !cfg.Compact:
+			d.failf("closed segment with no records; segments only roll once they hold a record, and only compaction empties one")
 		}
 	}
 	if d.err != nil {
 		return nil, d.err
 	}
 
-	seg := &segment{base: base, batches: make([]batchRef, 0, n)}
+	seg := &segment{base: base, end: base, batches: make([]batchRef, 0, n)}
 	interval := int64(cfg.IndexIntervalBytes)
 	for i := range n {
 		epoch := d.uvarint("epoch")
@@ -296,10 +309,18 @@ func decodeSegment(p []byte, cfg Config, what func() string) (*segment, error) {
 		case base > math.MaxInt64-seg.records-int64(info.Count):
 			d.failf("base offset %d with %d records is past %d", base, seg.records+int64(info.Count), int64(math.MaxInt64))
 		}
+		ref := batchRef{data: data, base: seg.next(), maxTS: info.MaxTimestamp, epoch: epoch, count: int32(info.Count)}
+		if info.compacted() {
+			// Compaction may have dropped whole batches before this one.
+			if info.Base < seg.next() {
+				d.failf("batch %d of %d starts at offset %d, inside the batch before it (which ends at %d)", i+1, n, info.Base, seg.next())
+			}
+			ref.base, ref.span = info.Base, int32(info.Span)
+		}
 		if d.err != nil {
 			return nil, d.err
 		}
-		seg.add(batchRef{data: data, base: seg.next(), maxTS: info.MaxTimestamp, epoch: epoch, count: int32(info.Count)}, &info, interval)
+		seg.add(ref, &info, interval)
 	}
 	d.done()
 	if d.err != nil {
@@ -314,10 +335,14 @@ func decodeSegment(p []byte, cfg Config, what func() string) (*segment, error) {
 // checkNextSegment checks that seg can follow the segments read so far.
 func (l *Log) checkNextSegment(seg *segment, last bool, what func() string) error {
 	if n := len(l.segs); n > 0 {
-		if prev := l.segs[n-1]; seg.base != prev.next() {
-			return fmt.Errorf("%w: snapshot %s starts at offset %d, but the segment before it ends at %d; segments must be contiguous",
+		// A compacted segment may end in a gap; the next one's base says
+		// where it ends.
+		prev := l.segs[n-1]
+		if seg.base < prev.next() || (seg.base > prev.next() && (!prev.closed || !l.cfg.Compact)) {
+			return fmt.Errorf("%w: snapshot %s starts at offset %d, but the segment before it ends at %d; segments must follow each other",
 				ErrCorrupt, what(), seg.base, prev.next())
 		}
+		prev.end = seg.base
 	}
 	if seg.closed == last {
 		want := "closed"

@@ -46,6 +46,7 @@ type Produce struct {
 	Partition int     `json:"partition"` // -1 when not known
 	Offset    int64   `json:"offset"`    // -1 when not known
 	Key       string  `json:"key,omitempty"`
+	Tombstone bool    `json:"tombstone,omitempty"` // a null value: a compacted topic's delete of the key
 	Outcome   Outcome `json:"outcome"`
 }
 
@@ -132,6 +133,9 @@ type Log struct {
 	Partition int
 	Start     int64 // the log start offset: older records were deleted by retention
 	Records   []Record
+	// Compacted: the topic is compacted, so a record with a newer one of
+	// its key, or a tombstone, may be gone from the log by design.
+	Compacted bool
 }
 
 // Fate is where a queue message is at check time.
@@ -342,6 +346,27 @@ func checkProduces(r *Report, produces []Produce, moves []Move, o Observed) {
 	// present says whether a confirmed copy of id in topic at w/offset is
 	// accounted for: in the log, or below its start (retention deleted its
 	// segment: it was there).
+	compacted := map[where]bool{}
+	for _, l := range o.Logs {
+		compacted[where{l.Topic, l.Partition}] = l.Compacted
+	}
+	type keyAt struct {
+		w   where
+		key string
+	}
+	newest := map[keyAt]int64{} // the newest confirmed offset of each key, per compacted partition
+	for _, p := range produces {
+		if k := (keyAt{where{p.Topic, p.Partition}, p.Key}); p.Outcome == Acknowledged && compacted[k.w] && p.Offset > newest[k] {
+			newest[k] = p.Offset
+		}
+	}
+	// compactedAway says whether a confirmed record missing from a
+	// compacted log is gone by design: a newer record of its key
+	// replaced it, or it is a tombstone (which a pass removes in time).
+	compactedAway := func(p Produce) bool {
+		k := keyAt{where{p.Topic, p.Partition}, p.Key}
+		return compacted[k.w] && p.Offset >= 0 && (p.Offset < newest[k] || p.Tombstone)
+	}
 	present := func(id, topic string, w where, offset int64) bool {
 		for _, c := range copies[id] {
 			if c.topic == topic {
@@ -371,6 +396,11 @@ func checkProduces(r *Report, produces []Produce, moves []Move, o Observed) {
 			continue
 		}
 		if present(p.MsgID, p.Topic, w, p.Offset) {
+			continue
+		}
+		if compactedAway(p) {
+			r.note("compacted", Finding{MsgID: p.MsgID, Client: p.Client, Where: fmt.Sprintf("%s/%d", p.Topic, p.Partition), Offset: p.Offset,
+				Explained: fmt.Sprintf("removed by compaction: key %s has a newer record, or this was its tombstone", p.Key)})
 			continue
 		}
 		r.lose(Missing{MsgID: p.MsgID, Client: p.Client, Where: fmt.Sprintf("%s/%d", p.Topic, p.Partition), Offset: p.Offset,

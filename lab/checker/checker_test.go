@@ -50,6 +50,31 @@ func TestRetentionAndUnreadable(t *testing.T) {
 	}
 }
 
+// A record compaction removed is not lost when a newer record of its key
+// was confirmed, or when it was a tombstone; the newest of a key is.
+func TestCompactedRecordsAreNotLost(t *testing.T) {
+	keyed := func(id string, offset int64, key string) Produce {
+		p := acked(id, "accounts", 0, offset)
+		p.Key = key
+		return p
+	}
+	tomb := keyed("p-4", 3, "b")
+	tomb.Tombstone = true
+	h := History{Produces: []Produce{keyed("p-1", 0, "a"), keyed("p-2", 1, "b"), keyed("p-3", 2, "a"), tomb, keyed("p-5", 4, "c")}}
+	l := log("accounts", 0, 0)
+	l.Records = []Record{{Offset: 2, MsgID: "p-3"}}
+	l.Compacted = true
+	r := Check(h, Observed{Logs: []Log{l}})
+	if r.Confirmed != 5 || r.Lost != 1 || r.LostMessages[0].MsgID != "p-5" || len(r.Why["compacted"]) != 3 {
+		t.Errorf("report %+v", r)
+	}
+	// The same log, not compacted: every missing record is lost.
+	l.Compacted = false
+	if r := Check(h, Observed{Logs: []Log{l}}); r.Lost != 4 {
+		t.Errorf("an uncompacted log: lost %d, want 4", r.Lost)
+	}
+}
+
 // Deliveries beyond the first of one message to one group are duplicates,
 // replays the learner asked for are not.
 func TestDeliveries(t *testing.T) {

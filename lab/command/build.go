@@ -25,7 +25,29 @@ func buildTopicCreate(p *parser, _ *Spec) (Command, *posError) {
 	c := TopicCreate{Topic: name, Partitions: o.int("partitions", 0), RF: o.int("rf", 0)}
 	c.Segment, _ = o["segment"].v.(Amount)
 	c.Retention, _ = o["retention"].v.(Amount)
+	c.Cleanup, c.DeleteRetention, c.Cleaner = o.str("cleanup"), o.dur("delete-retention"), o.str("cleaner")
+	compacted := c.Cleanup == "compact" || c.Cleanup == "compact,delete"
+	for _, k := range []string{"delete-retention", "cleaner"} {
+		if o.has(k) && !compacted {
+			return nil, errAt(o[k].col, "%s= applies to a compacted topic; add cleanup=compact (or cleanup=compact,delete)", k)
+		}
+	}
+	if c.Cleanup == "compact" && o.has("retention") {
+		return nil, errAt(o["retention"].col, "with cleanup=compact nothing is deleted by age or size; write cleanup=compact,delete to have both")
+	}
 	return c, nil
+}
+
+func buildCompact(p *parser, _ *Spec) (Command, *posError) {
+	t, err := p.arg("a partition, like accounts/0")
+	if err != nil {
+		return nil, err
+	}
+	tg, terr := parseTarget(t.text)
+	if terr != nil || !tg.IsPartition {
+		return nil, errAt(t.col, "compact needs a partition, written TOPIC/N like accounts/0, not %q", t.text)
+	}
+	return Compact{Partition: tg}, p.done()
 }
 
 func buildQueueCreate(p *parser, _ *Spec) (Command, *posError) {
@@ -73,6 +95,10 @@ func buildProduce(p *parser, _ *Spec) (Command, *posError) {
 		As: o.str("as"), Batch: o.int("batch", DefaultBatch), Partition: o.int("partition", 0), Pinned: o.has("partition")}
 	c.Key, c.Keyed = o.text("key")
 	c.Value, c.HasValue = o.text("value")
+	c.Tombstone = o.bool("tombstone")
+	if c.Tombstone && c.HasValue {
+		return nil, errAt(o["tombstone"].col, "a tombstone has no value (it is null); leave out value= or tombstone=true")
+	}
 	return c, nil
 }
 

@@ -40,6 +40,10 @@ type TopicCreate struct {
 	RF         int    // 0: the cluster's default
 	Segment    Amount // records (Count) or bytes; zero: the broker's default
 	Retention  Amount // age or bytes; zero: keep everything
+	// Cleanup is "delete", "compact" or "compact,delete"; "" is delete.
+	Cleanup         string
+	DeleteRetention time.Duration // how long a tombstone stays; zero: the broker's default (one day)
+	Cleaner         string        // "auto", "manual", or "" (auto)
 }
 
 func (TopicCreate) Name() string { return "topic create" }
@@ -47,8 +51,19 @@ func (c TopicCreate) String() string {
 	return words("topic", "create", c.Topic).opt("partitions", strconv.Itoa(c.Partitions)).
 		optIf(c.RF != 0, "rf", strconv.Itoa(c.RF)).
 		optIf(c.Segment != Amount{}, "segment", c.Segment.String()).
-		optIf(c.Retention != Amount{}, "retention", c.Retention.String()).String()
+		optIf(c.Retention != Amount{}, "retention", c.Retention.String()).
+		optIf(c.Cleanup != "", "cleanup", c.Cleanup).
+		optIf(c.DeleteRetention != 0, "delete-retention", formatDuration(c.DeleteRetention)).
+		optIf(c.Cleaner != "", "cleaner", c.Cleaner).String()
 }
+
+// Compact runs one compaction pass on a partition of a compacted topic.
+type Compact struct {
+	Partition Target
+}
+
+func (Compact) Name() string     { return "compact" }
+func (c Compact) String() string { return "compact " + c.Partition.String() }
 
 // QueueCreate creates a work queue.
 type QueueCreate struct {
@@ -99,6 +114,7 @@ type Produce struct {
 	Batch      int // records per request, at least 1
 	Partition  int
 	Pinned     bool // partition= was given
+	Tombstone  bool // a null value: on a compacted topic, the key's delete
 }
 
 func (Produce) Name() string { return "produce" }
@@ -106,6 +122,7 @@ func (c Produce) String() string {
 	return words("produce", c.Topic).
 		optIf(c.Keyed, "key", quoteText(c.Key)).
 		optIf(c.HasValue, "value", quoteText(c.Value)).
+		optIf(c.Tombstone, "tombstone", "true").
 		optIf(c.Acks != "", "acks", c.Acks).
 		optIf(c.Idempotent, "idempotent", "true").
 		optIf(c.Count != DefaultCount, "count", strconv.Itoa(c.Count)).

@@ -54,6 +54,7 @@ var labFuncs = []labFunc{
 	{"hwm", "P", true, true, true, "P's high-water mark: the next offset to commit; P@n1 on one replica"},
 	{"leo", "P", true, true, true, "P's log end offset, uncommitted entries included; P@n1 on one replica"},
 	{"logstart", "P", true, false, true, "P's log start offset (retention moves it)"},
+	{"records", "P", true, true, true, "the records P's log holds, on its leader (compaction and retention remove some); P@n1 on one replica"},
 	{"lag", "GROUP", true, false, false, "a consumer group's lag in messages; lag(GROUP, TOPIC/N) on one partition"},
 	{"lag_seconds", "GROUP", true, false, false, "a consumer group's lag in seconds; lag_seconds(GROUP, TOPIC/N) on one partition"},
 	{"delivered", "GROUP", true, false, false, "messages handed to a consumer group's clients, or a queue's (its SQS clients' too), repeats included"},

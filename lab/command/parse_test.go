@@ -18,6 +18,10 @@ func TestParseValidLines(t *testing.T) {
 		{"topic create orders partitions=3 rf=3 segment=4KB retention=10m", TopicCreate{Topic: "orders", Partitions: 3, RF: 3, Segment: Amount{Bytes: 4096}, Retention: Amount{Age: 10 * time.Minute}}},
 		{"topic create logs partitions=1 segment=16 retention=1MB", TopicCreate{Topic: "logs", Partitions: 1, Segment: Amount{Count: 16}, Retention: Amount{Bytes: 1 << 20}}},
 		{"topic create logs partitions=1 segment=1m", TopicCreate{Topic: "logs", Partitions: 1, Segment: Amount{Age: time.Minute}}},
+		{"topic create accounts partitions=1 retention=1h cleanup=compact,delete delete-retention=30s cleaner=manual",
+			TopicCreate{Topic: "accounts", Partitions: 1, Retention: Amount{Age: time.Hour}, Cleanup: "compact,delete", DeleteRetention: 30 * time.Second, Cleaner: "manual"}},
+		{"compact accounts/0", Compact{Partition: Target{Name: "accounts", Partition: 0, IsPartition: true}}},
+		{"produce accounts key=alice tombstone=true", Produce{Topic: "accounts", Key: "alice", Keyed: true, Tombstone: true, Count: 1, Batch: 1}},
 		{"queue create receipts rf=3 visibility=5s max-receives=5 dlq=receipts-dlq max-length=100 ttl=1m",
 			QueueCreate{Queue: "receipts", RF: 3, Visibility: 5 * time.Second, MaxReceives: 5, DLQ: "receipts-dlq", MaxLength: 100, TTL: time.Minute}},
 		{`produce orders key=881 value="order 881 placed" acks=all idempotent=true count=3 as=shop batch=2`,
@@ -144,7 +148,7 @@ func TestHelpListsEveryCommand(t *testing.T) {
 func TestCoreNames(t *testing.T) {
 	want := []string{"cluster", "topic create", "queue create", "produce", "send", "load", "load stop", "consumer", "worker", "service",
 		"seek", "redrive", "elect", "kill", "crash", "restart", "isolate", "partition", "slow", "heal", "drop next reply", "drop next ack", "kafka listen", "kafka stop", "sqs listen", "sqs stop",
-		"speed", "pause", "resume", "wait", "expect", "check", "help", "sql", "log files", "log dump"}
+		"speed", "pause", "resume", "wait", "expect", "check", "help", "sql", "log files", "log dump", "compact"}
 	// Added to the core: orders placed through the orders service.
 	want = append(want[:10], append([]string{"order"}, want[10:]...)...)
 	// And buyers sent through the checkout.

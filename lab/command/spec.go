@@ -202,6 +202,9 @@ var specs = []Spec{
 		{Key: "rf", Arg: "N", Help: "replicas per partition (default 3, or fewer nodes)", parse: intIn(1, 9)},
 		{Key: "segment", Arg: "N|SIZE|AGE", Help: "close a segment after N records, SIZE bytes, or when a record comes AGE after its first (default 16 records)", parse: parseSegment},
 		{Key: "retention", Arg: "AGE|SIZE", Help: "delete closed segments older than AGE or beyond SIZE in total", parse: parseRetention},
+		{Key: "cleanup", Arg: "delete|compact|compact,delete", Help: "Kafka's cleanup.policy: retention deletes old segments (delete, the default), or compaction keeps the newest record of each key (compact), or both", parse: enum("delete", "compact", "compact,delete")},
+		{Key: "delete-retention", Arg: "DURATION", Help: "a compacted topic keeps a tombstone this long after its timestamp (Kafka's delete.retention.ms; default 1 day)", parse: durationParser(true)},
+		{Key: "cleaner", Arg: "auto|manual", Help: "auto: a compaction pass runs when half the closed segments' bytes are new since the last (Kafka's min.cleanable.dirty.ratio 0.5); manual: only the compact command runs one", parse: enum("auto", "manual")},
 	}},
 	{Name: "queue create", Args: "QUEUE", Summary: "create a work queue", Example: "queue create receipts visibility=5s max-receives=5 dlq=receipts-dlq", build: buildQueueCreate, Options: []Option{
 		{Key: "rf", Arg: "N", Help: "replicas (default 3, or fewer nodes)", parse: intIn(1, 9)},
@@ -217,6 +220,7 @@ var specs = []Spec{
 	{Name: "produce", Args: "TOPIC", Summary: "write messages to a topic and wait for their outcomes", Example: `produce orders key=881 value="order 881 placed" acks=all`, build: buildProduce, Options: []Option{
 		optKey, optValue, optAcks, optIdempotent, optCount, optAs, optBatch,
 		{Key: "partition", Arg: "N", Help: "write to this partition instead of the key's", parse: intIn(0, 63)},
+		{Key: "tombstone", Arg: "true|false", Help: "a null value: on a compacted topic it deletes the key once compaction passes it", parse: parseBool},
 	}},
 	{Name: "send", Args: "QUEUE", Summary: "put messages on a queue", Example: `send receipts value="receipt 881"`, build: buildSend, Options: []Option{
 		optValue,
@@ -313,6 +317,7 @@ var specs = []Spec{
 	{Name: "log dump", Traits: TraitReadOnly, Args: "FILE", Summary: "print a segment file's batches as kafka-dump-log does (FILE as log files names it)", Example: "log dump n2/orders-0/00000000000000000000.log", build: buildLogDump, Options: []Option{
 		{Key: "records", Arg: "true|false", Help: "print every record under its batch too (default false)", parse: parseBool},
 	}},
+	{Name: "compact", Args: "PARTITION", Summary: "run one compaction pass on a partition of a compacted topic now", Example: "compact accounts/0", build: buildCompact},
 }
 
 // help's builder looks commands up in specs, so it joins the table once

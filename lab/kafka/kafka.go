@@ -219,7 +219,7 @@ func (h *wireHistory) Produced(p kafkawire.Produced) {
 		if !seen {
 			h.index[r.MsgID] = len(h.produces)
 			h.produces = append(h.produces, checker.Produce{MsgID: r.MsgID, Client: p.Client, Topic: p.Partition.Topic,
-				Partition: p.Partition.Partition, Offset: r.Offset, Key: string(r.Key), Outcome: outcome})
+				Partition: p.Partition.Partition, Offset: r.Offset, Key: string(r.Key), Tombstone: r.Tombstone, Outcome: outcome})
 			continue
 		}
 		if cur := &h.produces[i]; outcome.Outranks(cur.Outcome) {
