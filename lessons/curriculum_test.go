@@ -20,8 +20,8 @@ import (
 // checking what it teaches.
 var mutations = map[string]struct{ old, new, why string }{
 	"queues": {
-		old: "ack=after crash=after-work", new: "ack=before crash=after-work",
-		why: "w1 acks receipt 881 before its work, so the crash leaves nothing in flight and nothing comes back: inflight == 1 and depth == 1 fail",
+		old: "queue create receipts visibility=5s", new: "queue create receipts visibility=3s",
+		why: "with a 3 s timeout receipt 881 is visible again the moment w1 crashes, not 2 s later: oldest_age == 5 ± 0.6 fails",
 	},
 	"retries": {
 		old: "jitter=full max-attempts=3", new: "jitter=none max-attempts=3",
