@@ -270,7 +270,9 @@ func (p *Player) Next(ctx context.Context) (string, error) {
 	case StatusFinished:
 		return "", errors.New("this was the last step: the lesson is finished")
 	case StatusTask:
-		if st.task != nil && st.task.Decide != "" && !sandbox {
+		// A decision's n says the choice is in; in the sandbox, too,
+		// once the learner has made one (before that, n passes over it).
+		if st.task != nil && st.task.Decide != "" && (!sandbox || p.chose(st)) {
 			return p.decided(st)
 		}
 		if !sandbox {
@@ -317,11 +319,17 @@ func (p *Player) Next(ctx context.Context) (string, error) {
 // decision task is complete, once they have made one: the lab then plays
 // it out and the lesson grades what comes of it.
 func (p *Player) decided(st playerState) (string, error) {
-	if len(st.learner) <= st.taskFrom && p.Lab().OutsideActions() <= st.outsideFrom {
+	if !p.chose(st) {
 		return "", fmt.Errorf("first your choice: %s — then n (t shows one way)", st.task.Decide)
 	}
 	p.update(func(st *playerState) { st.decided = true })
 	return "your choice is in: the lab plays it out", nil
+}
+
+// chose says whether the learner has acted since the open task opened:
+// a lab command of theirs, or an outside client's action.
+func (p *Player) chose(st playerState) bool {
+	return len(st.learner) > st.taskFrom || p.Lab().OutsideActions() > st.outsideFrom
 }
 
 // ShowHint shows one way to meet the open task's goal: the task says what

@@ -550,3 +550,46 @@ func TestDecisionWaitsForTheLearnersWord(t *testing.T) {
 		t.Fatalf("after the decision the step is %v, want the question after it", st.Status)
 	}
 }
+
+// In the sandbox (and so in the reading audit, which plays there), n on a
+// decision the learner has acted on says the choice is in, as it does in a
+// lesson: it must not pass over the rest of the step.
+func TestSandboxDecisionPlaysOut(t *testing.T) {
+	ctx := ctxFor(t, time.Minute)
+	les, err := Parse("decide.md", []byte("---\nid: decide\ntitle: Decide\nconcepts: [acks]\n---\n\n"+
+		"## The only step\n\n```lab\ncluster nodes=3\ntopic create orders partitions=1\nwait leader(orders/0) != none\n```\n\n"+
+		"```task\nProduce as many orders as you think right.\ndecide: how many orders\n"+
+		"do: produce orders\nalso: produce orders count=2\nwait: hwm(orders/0) >= 1\n```\n\n"+
+		"```predict\nconcept: acks\nWhat now?\n- [x] this\n- [ ] that\nwhy: because.\n```\n\n"+
+		"```expect\nconcept: acks\nhwm(orders/0) >= 1\n```\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := lab.New(lab.Options{Nodes: 3, Timing: "fast"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	p, err := NewPlayer(les, PlayerOptions{Lab: l, Sandbox: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	if _, err := p.Goto(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Exec(ctx, "produce orders"); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := p.Next(ctx); err != nil || !strings.Contains(out, "your choice is in") {
+		t.Fatalf("n after the choice in the sandbox: %q %v", out, err)
+	}
+	for end := time.Now().Add(10 * time.Second); p.State().Status == StatusTask; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatal("the decision did not end after n")
+		}
+	}
+	if st := p.State(); st.Status != StatusPredict {
+		t.Fatalf("after the decision the step is %v, want the question after it", st.Status)
+	}
+}
