@@ -27,6 +27,10 @@ var mutations = map[string]struct{ old, new, why string }{
 		old: "jitter=full max-attempts=3", new: "jitter=none max-attempts=3",
 		why: "the full-jitter run without jitter sends all 30 retries of an attempt in one wave: retry_peak(payments) <= 15 fails",
 	},
+	"shapes": {
+		old: "consumer start audit-1 group=audit topic=orders from=latest", new: "consumer start audit-1 group=audit topic=orders from=earliest",
+		why: "an audit group that starts at the earliest offset reads the 24 orders written before it joined: delivered(audit) == 5 fails",
+	},
 	"choosing": {
 		old: "service start checkout mode=sync", new: "service start checkout mode=sync receipt=3s",
 		why: "with the bad day's 3 s receipt service the direct call runs out of threads: served == 20, errors == 0 and p99 < 1 fail",
