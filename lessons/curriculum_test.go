@@ -96,8 +96,8 @@ var mutations = map[string]struct{ old, new, why string }{
 		why: "a repeat four minutes after the first send is still inside the five-minute window and is dropped: depth(payments) == 4 fails",
 	},
 	"rebalancing": {
-		old: "pause in=3s", new: "pause in=200ms",
-		why: "200 ms after the crash billing-2's one-second session has not run out: members(billing) == 1 and duplicate_deliveries == 1 fail",
+		old: "crash=after-work session=4s", new: "crash=after-work session=500ms",
+		why: "with a 500 ms session the coordinator drops billing-2 long before the clock stops 3 s after its crash, and billing-1 reads its partition: members(billing) == 2 and lag(billing) >= 120 fail",
 	},
 	"your-own-client": {
 		old: `value="order {n} after the kill" count=20`, new: `value="order {n} after the kill" count=10`,
