@@ -92,8 +92,8 @@ var mutations = map[string]struct{ old, new, why string }{
 		why: "with n1 leading receipts, killing the client's endpoint kills the queue's leader too: leader(receipts) == n3 and epoch(receipts) == mid fail",
 	},
 	"fifo-queues": {
-		old: "pause in=6m", new: "pause in=4m",
-		why: "a repeat four minutes after the first send is still inside the five-minute window and is dropped: depth(payments) == 4 fails",
+		old: "pause in=180s", new: "pause in=60s",
+		why: "a fourth send four minutes after the first is still inside the five-minute window and is dropped: depth(payments) == 4 fails",
 	},
 	"rebalancing": {
 		old: "crash=after-work session=4s", new: "crash=after-work session=500ms",
