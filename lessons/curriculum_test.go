@@ -33,7 +33,7 @@ var mutations = map[string]struct{ old, new, why string }{
 	},
 	"choosing": {
 		old: "service start checkout mode=sync receipt=600ms", new: "service start checkout mode=sync receipt=100ms",
-		why: "with a healthy 100 ms receipt service the 8 threads serve about 40 buyers a second, not 11: served(checkout) <= 48, busy == 8 and waiting > 0 fail",
+		why: "with a healthy 100 ms receipt service the 8 threads serve about 40 buyers a second, not 11: served(checkout) <= 48 and waiting > 0 fail",
 	},
 	"why-a-queue": {
 		old: "mode=sync receipt=3s", new: "mode=sync receipt=100ms",
