@@ -31,9 +31,13 @@ var mutations = map[string]struct{ old, new, why string }{
 		old: "jitter=full max-attempts=3", new: "jitter=none max-attempts=3",
 		why: "the full-jitter run without jitter sends all 30 retries of an attempt in one wave: retry_peak(payments) <= 15 fails",
 	},
+	"shapes": {
+		old: "consumer start audit-1 group=audit topic=orders from=latest", new: "consumer start audit-1 group=audit topic=orders from=earliest",
+		why: "an audit group that starts at the earliest offset reads the 24 orders written before it joined: delivered(audit) == 5 fails",
+	},
 	"choosing": {
-		old: "service start checkout mode=sync", new: "service start checkout mode=sync receipt=3s",
-		why: "with the bad day's 3 s receipt service the direct call runs out of threads: served == 20, errors == 0 and p99 < 1 fail",
+		old: "service start checkout mode=sync receipt=600ms", new: "service start checkout mode=sync receipt=100ms",
+		why: "with a healthy 100 ms receipt service the 8 threads serve about 40 buyers a second, not 11: served(checkout) <= 48 and waiting > 0 fail",
 	},
 	"why-a-queue": {
 		old: "mode=sync receipt=3s", new: "mode=sync receipt=100ms",
@@ -92,16 +96,16 @@ var mutations = map[string]struct{ old, new, why string }{
 		why: "with n1 leading receipts, killing the client's endpoint kills the queue's leader too: leader(receipts) == n3 and epoch(receipts) == mid fail",
 	},
 	"fifo-queues": {
-		old: "pause in=6m", new: "pause in=4m",
-		why: "a repeat four minutes after the first send is still inside the five-minute window and is dropped: depth(payments) == 4 fails",
+		old: "pause in=180s", new: "pause in=60s",
+		why: "a fourth send four minutes after the first is still inside the five-minute window and is dropped: depth(payments) == 4 fails",
 	},
 	"rebalancing": {
-		old: "pause in=3s", new: "pause in=200ms",
-		why: "200 ms after the crash billing-2's one-second session has not run out: members(billing) == 1 and duplicate_deliveries == 1 fail",
+		old: "crash=after-work session=4s", new: "crash=after-work session=500ms",
+		why: "with a 500 ms session the coordinator drops billing-2 long before the clock stops 3 s after its crash, and billing-1 reads its partition: members(billing) == 2 and lag(billing) >= 120 fail",
 	},
 	"your-own-client": {
-		old: `value="order {n} after the kill" count=20`, new: `value="order {n} after the kill" count=10`,
-		why: "the new leader takes the writes after the kill: with fewer, hwm(orders/0) >= hwm_before + 21 fails",
+		old: `value="order 881 packed" acks=all idempotent=true`, new: `value="order 881 packed" acks=all idempotent=false`,
+		why: "without idempotence the lost reply's retry writes \"packed\" a second time, and \"shipped\" lands at 7: hwm(orders/0) == 7 and duplicate_writes == 0 fail",
 	},
 }
 
