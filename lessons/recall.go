@@ -63,6 +63,11 @@ const (
 	recallSameQuestion = 0.5
 	recallSameAnswer   = 0.5
 	recallSameBoth     = 0.6
+	// A numeric question's frame ("how many rupees does the wallet
+	// hold?") is an instrument a lesson reads again after each new scene:
+	// with its numbers masked, two such questions are one only when the
+	// frame is all but the same, or the reveals share their rule.
+	recallSameNumeric = 0.8
 )
 
 // Two reveals of the same rule share words however differently the scene
@@ -757,13 +762,25 @@ type asked struct {
 }
 
 func askedOf(file string, p *Predict) asked {
-	a := asked{file: file, line: p.Line, question: masked(p.Question), why: masked(p.Why), numeric: p.Number != nil}
+	a := asked{file: file, line: p.Line, question: masked(spellDigits(p.Question)), why: masked(p.Why), numeric: p.Number != nil}
 	if p.Number != nil {
 		a.answer = masked("# " + p.Number.Unit)
 	} else {
 		a.answer = masked(rightText(p))
 	}
 	return a
+}
+
+// spellDigits writes a question's spelled-out numbers as digits, so that
+// "six workers on four partitions" and "twelve on eight" mask alike.
+func spellDigits(text string) string {
+	f := strings.Fields(text)
+	for i, w := range f {
+		if d := numberWords[strings.ToLower(strings.Trim(w, ".,;:?!()"))]; d != "" {
+			f[i] = d
+		}
+	}
+	return strings.Join(f, " ")
 }
 
 // masked are a text's content words with every number as "#".
@@ -787,6 +804,9 @@ func alike(a, b asked) bool {
 		return true
 	}
 	if a.numeric != b.numeric {
+		return false
+	}
+	if a.numeric && q < recallSameNumeric {
 		return false
 	}
 	if q >= recallSameQuestion && jaccard(a.answer, b.answer) >= recallSameAnswer {

@@ -353,3 +353,27 @@ func TestRecallAloneAsAmongAll(t *testing.T) {
 		}
 	}
 }
+
+// A numeric question's frame is an instrument a lesson reads after each
+// new scene: the same "how many rupees does the wallet hold?" after
+// another failure, explained by another rule, is not a repeat.
+func TestRecallInstrumentIsNoRepeat(t *testing.T) {
+	a := recallCase{summary: "Cashback.", heading: "The commit before the work", text: "cashback-1 commits, then crashes before it pays.",
+		predict: "Once cashback-1 is restarted and has read to the end of the topic, how many rupees does user 42's wallet hold?\nanswer: 100 ± 1 rupees\nwhy: the restart starts after the committed offset, so the skipped cashback is never paid."}
+	b := a
+	b.heading, b.text = "A lost commit", "cashback-1 pays, and its commit is lost on the way."
+	b.predict = "cashback-1 did nothing wrong. A deploy now restarts it. Once it has caught up, how many rupees does user 42's wallet hold?\nanswer: 150 ± 1 rupees\nwhy: the broker never heard the commit, so promo-1 comes again and the wallet pays it a second time."
+	var les []*Lesson
+	for i, c := range []recallCase{a, b} {
+		l, err := Parse(fmt.Sprintf("%c.md", 'a'+i), []byte(c.lesson(fmt.Sprintf("%c", 'a'+i))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		les = append(les, l)
+	}
+	for _, r := range FindRecall(les) {
+		if strings.Contains(r.Text, "asks what") {
+			t.Errorf("the same frame after another scene counted as a repeat: %v", r)
+		}
+	}
+}
