@@ -404,6 +404,13 @@ func numberGiveaways(p *Predict, places []place, just string) []string {
 		if pl.weight < near && math.Abs(p.Number.Value) < recallSmall {
 			continue // a small number far back is a coincidence
 		}
+		if pl.weight <= remote {
+			// An earlier scene's outcome (₹100 in the wallet, 20 a
+			// second) comes round again in a lesson that varies one
+			// thing at a time; far back, the same number is the
+			// lesson's instrument, not its answer.
+			continue
+		}
 		// A count under ten stands in every paragraph: beside the thing
 		// the question counts, and among the question's own words, it is
 		// the same count of the same thing.
