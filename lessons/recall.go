@@ -807,7 +807,11 @@ func masked(text string) map[string]bool {
 // scene is told, their reveals explain the answer with the same rule.
 func alike(a, b asked) bool {
 	q := jaccard(a.question, b.question)
-	if w := jaccard(a.why, b.why); w >= recallSameWhy || w >= recallSameWhyAsked && q >= recallSameAsked {
+	// One lesson's reveals share its vocabulary (a closed segment, the
+	// newest record of a key) from question to question: within a lesson
+	// only reveals that are mostly the same make a repeat.
+	w := jaccard(a.why, b.why)
+	if w >= recallSameWhy || w >= recallSameWhyAsked && q >= recallSameAsked && a.file != b.file {
 		return true
 	}
 	if a.numeric != b.numeric {
