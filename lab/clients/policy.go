@@ -228,11 +228,12 @@ func (pc *Pacer) Wait(ctx context.Context, clock *clock.Clock, rate float64) boo
 		pc.due = now.Add(-pacerSlack)
 	}
 	if pc.Claim != nil {
-		if pc.due.After(now) {
-			pc.Claim.Idle() // ahead: it waits on lab time, which must run
-		} else {
-			pc.Claim.Behind(pc.due)
-		}
+		// Ahead or late, the message is due at pc.due: lab time may run
+		// to it and a claim's slack past it, so the client wakes, but no
+		// further while the machine is slow to wake it. Left to the
+		// clock's slack for sleepers, a client slow to wake would lose
+		// the difference from its rate.
+		pc.Claim.Behind(pc.due)
 	}
 	if clock.SleepUntil(ctx, pc.due) != nil {
 		return false
