@@ -232,7 +232,10 @@ func TestBuyersStop(t *testing.T) {
 	}
 	mustRun(t, l, "wait answered(checkout) == arrived(checkout) timeout=30s", "wait busy(checkout) == 0 timeout=30s")
 	// One buyer may have been through the door as the stop was typed.
-	if got := value(t, l, "arrived(checkout)"); got > arrived+1 || got > 20 {
+	// The answers take 3 s of lab time, in which 30 more would have come
+	// had the stop not ended the arrivals. (How many came before the stop
+	// depends on how soon a busy machine ran it after the wait.)
+	if got := value(t, l, "arrived(checkout)"); got > arrived+1 {
 		t.Errorf("%v buyers arrived by the end, %v when the stop returned", got, arrived)
 	}
 	waitFor(t, 10*time.Second, "the summary", func() bool {
