@@ -93,10 +93,15 @@ func TestBuyersExhaustASyncCheckout(t *testing.T) {
 
 // Queued, the checkout answers after the fast part and sends the rest of
 // the work to the queue receipts, where it waits for workers.
+//
+// The send is a replicated write that takes what the machine takes, in
+// wall time; at 10x a busy machine's 100 ms would read as a second of
+// lab time, so this runs at 2x, where the p99 still shows the 3 s
+// receipt call missing from the buyer's wait.
 func TestBuyersThroughAQueuedCheckout(t *testing.T) {
 	t.Parallel() // on a lab of its own, it mostly waits on lab time
 	l := newLab(t)
-	res := mustRun(t, l, "speed 10x", "queue create receipts visibility=30s", "service start payments",
+	res := mustRun(t, l, "speed 2x", "queue create receipts visibility=30s", "service start payments",
 		"service start checkout mode=queued receipt=3s", "buyers rate=20/s for=1s",
 		"wait answered(checkout) == 20 timeout=30s",
 		"expect errors(checkout) == 0", "expect served(checkout) == 20",
