@@ -93,10 +93,15 @@ func TestBuyersExhaustASyncCheckout(t *testing.T) {
 
 // Queued, the checkout answers after the fast part and sends the rest of
 // the work to the queue receipts, where it waits for workers.
+//
+// The send is a replicated write that takes what the machine takes, in
+// wall time; at 10x a busy machine's 100 ms would read as a second of
+// lab time, so this runs at 2x, where the p99 still shows the 3 s
+// receipt call missing from the buyer's wait.
 func TestBuyersThroughAQueuedCheckout(t *testing.T) {
 	t.Parallel() // on a lab of its own, it mostly waits on lab time
 	l := newLab(t)
-	res := mustRun(t, l, "speed 10x", "queue create receipts visibility=30s", "service start payments",
+	res := mustRun(t, l, "speed 2x", "queue create receipts visibility=30s", "service start payments",
 		"service start checkout mode=queued receipt=3s", "buyers rate=20/s for=1s",
 		"wait answered(checkout) == 20 timeout=30s",
 		"expect errors(checkout) == 0", "expect served(checkout) == 20",
@@ -232,7 +237,10 @@ func TestBuyersStop(t *testing.T) {
 	}
 	mustRun(t, l, "wait answered(checkout) == arrived(checkout) timeout=30s", "wait busy(checkout) == 0 timeout=30s")
 	// One buyer may have been through the door as the stop was typed.
-	if got := value(t, l, "arrived(checkout)"); got > arrived+1 || got > 20 {
+	// The answers take 3 s of lab time, in which 30 more would have come
+	// had the stop not ended the arrivals. (How many came before the stop
+	// depends on how soon a busy machine ran it after the wait.)
+	if got := value(t, l, "arrived(checkout)"); got > arrived+1 {
 		t.Errorf("%v buyers arrived by the end, %v when the stop returned", got, arrived)
 	}
 	waitFor(t, 10*time.Second, "the summary", func() bool {

@@ -94,8 +94,13 @@ func TestNewProduceRun(t *testing.T) {
 // shows in acks=all's, which waits for a follower's copy: one round trip
 // to the nearer one. It does not show in acks=1's: the leader answers
 // alone, and the producer asked which node leads once, not per request.
+//
+// Not parallel: the latencies are wall time at 1x, and the package's
+// parallel tests (a flash sale at 10,000 orders a second of wall time
+// among them) would share the process's threads with the slow links'
+// timers and raft's goroutines, adding tens of milliseconds that are
+// the other tests', not the links'.
 func TestProduceLatency(t *testing.T) {
-	t.Parallel()
 	l := newLab(t)
 	mustRun(t, l, "topic create orders partitions=1", "elect n1 orders/0",
 		"slow n2 10ms", "slow n3 10ms",

@@ -242,10 +242,13 @@ func (bs *Buyers) arrive(ctx context.Context, br *buyersRun, id int64, inflight 
 		return
 	}
 	br.mu.Unlock()
+	// The buyer arrives here, on the lab clock's time; only the wait for
+	// an answer is on its own goroutine.
+	buy := co.Arrive(ctx, services.Purchase{OrderID: id, Amount: br.cmd.Amount})
 	inflight.Add(1)
 	go func() {
 		defer inflight.Done()
-		res, err := co.Buy(ctx, services.Purchase{OrderID: id, Amount: br.cmd.Amount})
+		res, err := buy()
 		br.mu.Lock()
 		defer br.mu.Unlock()
 		switch {

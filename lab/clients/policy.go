@@ -174,10 +174,16 @@ type Pacer struct {
 	Instant bool
 }
 
-// fetchGrip is how long a paced client's fetch may hold lab time: a
-// fetch the machine is slow to answer takes a few milliseconds more; one
-// that meets a rebalance waits on lab time itself, which must run.
-const fetchGrip = 50 * time.Millisecond
+// fetchGrip is how long a paced client's fetch may hold lab time. The
+// claim holds only while the client is behind, after a fetch that came
+// back full, so the next fetch almost always finds records at once and
+// what it costs is the machine's: a queue's receive is a replicated
+// write, which a busy machine can take a hundred milliseconds or more
+// over, and lab time that ran on meanwhile would be taken from the
+// client's rate. A fetch that waits instead (it met a rebalance, which
+// waits on lab time itself, or the backlog ended exactly) lets go after
+// the clock's usual grip.
+const fetchGrip = clock.Grip
 
 // Fetching tells the pacer the client asks for more messages: it holds
 // lab time only briefly while it waits for them.
@@ -228,11 +234,12 @@ func (pc *Pacer) Wait(ctx context.Context, clock *clock.Clock, rate float64) boo
 		pc.due = now.Add(-pacerSlack)
 	}
 	if pc.Claim != nil {
-		if pc.due.After(now) {
-			pc.Claim.Idle() // ahead: it waits on lab time, which must run
-		} else {
-			pc.Claim.Behind(pc.due)
-		}
+		// Ahead or late, the message is due at pc.due: lab time may run
+		// to it and a claim's slack past it, so the client wakes, but no
+		// further while the machine is slow to wake it. Left to the
+		// clock's slack for sleepers, a client slow to wake would lose
+		// the difference from its rate.
+		pc.Claim.Behind(pc.due)
 	}
 	if clock.SleepUntil(ctx, pc.due) != nil {
 		return false

@@ -64,7 +64,7 @@ func (c *Clock) nowLocked() time.Time {
 	if !c.stopAt.IsZero() && !t.Before(c.stopAt) {
 		t = c.stopAt
 	}
-	if limit, ok := c.limitLocked(wall); ok && t.After(limit) {
+	if limit, ok := c.limitLocked(wall, t); ok && t.After(limit) {
 		// The lab's work is behind: time waits here for it, and what the
 		// wall clock ran on meanwhile is given up, not made up later.
 		limit = later(limit, c.lab0)
@@ -233,16 +233,20 @@ const heldPoll = 2 * time.Millisecond
 // A Claim is one part of the lab's own work paced by lab time — a load's
 // generator, a client's rate= — that tells the clock when it falls behind
 // what came due for it. While a claim is behind, lab time runs no further
-// than Slack past the work it names; a claim that does not move for Grip of
-// wall time stops holding. Its zero value is not usable: take one with
+// than Slack past the work it names; a claim that has held lab time for
+// Grip of wall time without moving stops holding (work due ahead holds
+// nothing, so its grip starts when lab time reaches it). Its zero value is not usable: take one with
 // Clock.Claim.
 type Claim struct {
-	c      *Clock
-	slack  time.Duration // how far past due lab time may run
-	due    time.Time     // the oldest work due and not done; zero: none
-	moved  time.Time     // wall time of the last Behind
-	grip   time.Duration // how long it holds without moving; zero: Grip
-	closed bool
+	c     *Clock
+	slack time.Duration // how far past due lab time may run
+	due   time.Time     // the oldest work due and not done; zero: none
+	moved time.Time     // wall time of the last Behind
+	grip  time.Duration // how long it holds without moving; zero: Grip
+	// reached is the wall time lab time reached due plus slack; zero:
+	// not yet, or not looked at since due last changed.
+	reached time.Time
+	closed  bool
 }
 
 // Claim registers a new claim, behind nothing, that lets lab time run
@@ -269,7 +273,7 @@ func (cl *Claim) Behind(due time.Time) {
 	defer c.mu.Unlock()
 	if !cl.closed && !due.Equal(cl.due) {
 		// Only a move renews the grip: work stuck on one message lets go.
-		cl.due, cl.moved, cl.grip = due, time.Now(), 0
+		cl.due, cl.moved, cl.grip, cl.reached = due, time.Now(), 0, time.Time{}
 	}
 }
 
@@ -290,7 +294,7 @@ func (cl *Claim) Idle() {
 	c := cl.c
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	cl.due = time.Time{}
+	cl.due, cl.reached = time.Time{}, time.Time{}
 }
 
 // Close ends the claim for good.
@@ -340,20 +344,38 @@ func (c *Clock) firstSleeperLocked() (time.Time, bool) {
 
 // limitLocked is the furthest lab time the lab's work lets the clock
 // reach: Slack past the earliest sleeper and the oldest claim behind.
-func (c *Clock) limitLocked(wall time.Time) (time.Time, bool) {
+// now is the lab time the wall clock alone would give.
+func (c *Clock) limitLocked(wall, now time.Time) (time.Time, bool) {
 	var limit time.Time
 	if t, ok := c.firstSleeperLocked(); ok {
 		limit = t.Add(Slack)
 	}
 	for cl := range c.claims {
+		if cl.due.IsZero() {
+			continue
+		}
+		l := cl.due.Add(cl.slack)
+		if now.Before(l) {
+			continue // work due ahead holds nothing yet
+		}
 		grip := cl.grip
 		if grip == 0 {
 			grip = Grip
 		}
-		if cl.due.IsZero() || wall.Sub(cl.moved) > grip {
+		// The grip runs from the last move, or from when lab time
+		// reached the limit if that was later: a client that sleeps
+		// until its next message is held to it however long it slept.
+		if cl.reached.IsZero() {
+			cl.reached = c.wall0.Add(time.Duration(float64(l.Sub(c.lab0)) / c.speed))
+		}
+		start := cl.moved
+		if cl.reached.After(start) {
+			start = cl.reached
+		}
+		if wall.Sub(start) > grip {
 			continue
 		}
-		if l := cl.due.Add(cl.slack); limit.IsZero() || l.Before(limit) {
+		if limit.IsZero() || l.Before(limit) {
 			limit = l
 		}
 	}

@@ -195,3 +195,39 @@ func TestLateSleeperHoldsLabTime(t *testing.T) {
 		t.Fatalf("after the sleeper woke: %v", err)
 	}
 }
+
+// A claim on work due ahead holds nothing until lab time reaches it, and
+// then holds for its grip however long ago it was made: a client that
+// sleeps longer than Grip until its next message keeps it. (A reading
+// the machine delays past the grip sees lab time let go, as it should:
+// such an attempt is tried again.)
+func TestClaimAheadHoldsWhenReached(t *testing.T) {
+	held := func() (time.Duration, bool) {
+		c := New()
+		c.SetSpeed(100)
+		cl := c.Claim()
+		defer cl.Close()
+		due := c.Now().Add(2 * Grip * 100) // twice Grip of wall time away
+		cl.Behind(due)
+		limit := due.Add(Slack)
+		deadline := time.Now().Add(5 * time.Second)
+		now := c.Now()
+		for now.Before(limit) && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+			now = c.Now()
+		}
+		cl.Idle()
+		if err := c.Sleep(ctxFor(t, 5*time.Second), time.Second); err != nil {
+			t.Fatalf("after the claim went idle: %v", err)
+		}
+		return now.Sub(due), now.Equal(limit)
+	}
+	var past time.Duration
+	for range 3 {
+		var ok bool
+		if past, ok = held(); ok {
+			return
+		}
+	}
+	t.Errorf("lab time reached %v past the claim's work, want it held at Slack (%v) past", past, Slack)
+}

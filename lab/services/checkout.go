@@ -329,6 +329,16 @@ func (r *request) result() (CheckoutResult, error) {
 // Buy returns the buyer's answer (an error is the error page; Charged says
 // whether they paid all the same) once its thread, if it got one, is free.
 func (s *Checkout) Buy(ctx context.Context, p Purchase) (CheckoutResult, error) {
+	return s.Arrive(ctx, p)()
+}
+
+// Arrive is Buy in two halves: the buyer arrives now — counted, and its
+// deadline running from this moment of lab time — and the returned
+// function, run on the buyer's own goroutine, does the rest and answers.
+// A caller that starts buyers on goroutines arrives them first, so an
+// arrival counts when it happens, not when the machine gets round to
+// running its goroutine.
+func (s *Checkout) Arrive(ctx context.Context, p Purchase) func() (CheckoutResult, error) {
 	if p.UserID == 0 {
 		p.UserID = 42
 	}
@@ -336,21 +346,25 @@ func (s *Checkout) Buy(ctx context.Context, p Purchase) (CheckoutResult, error) 
 		p.Amount = 450
 	}
 	if err := s.up(); err != nil {
-		return CheckoutResult{OrderID: p.OrderID}, err
+		return func() (CheckoutResult, error) { return CheckoutResult{OrderID: p.OrderID}, err }
 	}
 	r := &request{s: s, ctx: ctx, p: p, arrived: s.env.Clock(), stage: "thread"}
 	s.mu.Lock()
 	s.stats.Requests++
 	s.stats.Waiting++
 	s.mu.Unlock()
+	return func() (CheckoutResult, error) { return s.serve(ctx, r) }
+}
 
+// serve is the part of a buyer's visit after it arrived.
+func (s *Checkout) serve(ctx context.Context, r *request) (CheckoutResult, error) {
 	// The deadline runs on the lab clock, on its own goroutine, which Buy
 	// waits for before it returns.
 	deadline, stop := context.WithCancel(ctx)
 	timer := make(chan struct{})
 	go func() {
 		defer close(timer)
-		if s.env.Sleeper.Sleep(deadline, s.cfg.Timeout) == nil {
+		if s.env.Sleeper.Sleep(deadline, s.cfg.Timeout-s.env.Clock().Sub(r.arrived)) == nil {
 			r.timeout()
 			stop()
 		}

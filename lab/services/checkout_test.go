@@ -144,3 +144,31 @@ func TestCheckoutRecordsEveryAnswer(t *testing.T) {
 		}
 	})
 }
+
+// A buyer counts, and its deadline runs, from Arrive, not from when its
+// goroutine gets to run: a late goroutine still meets the deadline its
+// arrival set.
+func TestCheckoutArriveCountsAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		env := Env{Publisher: &fakePublisher{}}
+		pay, err := NewPayments(ctx, PaymentsConfig{}, env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer pay.Close()
+		co, err := NewCheckout(ctx, CheckoutConfig{Mode: Queued, Threads: 1, Timeout: 5 * time.Second}, env, pay)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer co.Close()
+		buy := co.Arrive(ctx, Purchase{OrderID: 881})
+		if st := co.Stats(); st.Requests != 1 || st.Waiting != 1 {
+			t.Fatalf("after Arrive: %d arrived, %d waiting; want 1 and 1", st.Requests, st.Waiting)
+		}
+		time.Sleep(6 * time.Second) // the buyer's goroutine runs only now, past its deadline
+		if _, err := buy(); !errors.Is(err, ErrTimeout) {
+			t.Errorf("a buyer served after its deadline had passed: %v; want %v", err, ErrTimeout)
+		}
+	})
+}
