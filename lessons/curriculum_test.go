@@ -81,7 +81,7 @@ var mutations = map[string]struct{ old, new, why string }{
 	},
 	"failover": {
 		old: `value="order 881 paid" batch=500 acks=all idempotent=true`, new: `value="order 881 paid" batch=500 acks=all idempotent=false`,
-		why: "without idempotence the checkout's lost reply is written twice: recognised(checkout) == 1, duplicate_writes == 1 and hwm(orders/0) == 2003 fail",
+		why: "without idempotence the checkout's lost reply is written twice: recognised(checkout) == 1, duplicate_writes == 1 and hwm(orders/0) == 2004 fail",
 	},
 	"your-own-sqs-worker": {
 		old: "elect n3 receipts", new: "elect n1 receipts",
