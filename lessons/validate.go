@@ -2,6 +2,7 @@ package lessons
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -26,8 +27,11 @@ func (p *parser) validate() {
 				v.commands(b.Commands)
 			case KindTask:
 				v.lines(b.src)
+				// also: is another way from the same start, not a
+				// sequel to do: (both may create the same topic).
+				other := v.clone()
 				v.commands(b.Task.Do)
-				v.commands(b.Task.Also)
+				other.commands(b.Task.Also)
 				v.commands(b.Task.Wait)
 			case KindPredict:
 				v.lines(b.src)
@@ -99,6 +103,16 @@ type refs struct {
 	topics map[string]int // name → partitions
 	queues map[string]bool
 	kept   map[string]bool
+}
+
+// clone copies what the lesson has made so far, for checking another
+// way to a task's goal from the same start.
+func (v *refs) clone() *refs {
+	c := *v
+	c.topics = maps.Clone(v.topics)
+	c.queues = maps.Clone(v.queues)
+	c.kept = maps.Clone(v.kept)
+	return &c
 }
 
 // commands checks a block's commands in order.
