@@ -483,3 +483,64 @@ func (b *eventBus) subscribe(buffer int) *Subscription {
 }
 
 func (b *eventBus) closeAll() { b.subs.CloseAll() }
+
+// EntryAt returns the record at offset as node's replica of tp holds it
+// now, committed or in its uncommitted tail, with the epoch it was
+// written under: after a failover two replicas can hold different records
+// at one offset, and this tells them apart. found is false when the
+// replica holds nothing there (before its log start, at or past its log
+// end). It fails with ErrNodeDown when node is down and
+// ErrUnknownPartition when node holds no replica of tp.
+func (c *Cluster) EntryAt(tp TopicPartition, node string, offset int64) (e Entry, found bool, err error) {
+	c.mu.Lock()
+	n := c.nodes[node]
+	var rep *replica
+	up := n != nil && n.up
+	if up {
+		rep = n.replicas[tp.String()]
+	}
+	c.mu.Unlock()
+	switch {
+	case n == nil:
+		return Entry{}, false, fmt.Errorf("%s: %w", node, ErrUnknownNode)
+	case !up:
+		return Entry{}, false, fmt.Errorf("%s: %w", node, ErrNodeDown)
+	case rep == nil || rep.partition() == nil:
+		return Entry{}, false, fmt.Errorf("%s on %s: %w", tp, node, ErrUnknownPartition)
+	}
+	f := rep.partition()
+	f.mu.RLock()
+	start, hwm := f.log.StartOffset(), f.log.EndOffset()
+	var committed []partlog.Record
+	if offset >= start && offset < hwm {
+		committed = f.log.Window(offset, 1)
+	}
+	f.mu.RUnlock()
+	if offset < start {
+		return Entry{}, false, nil
+	}
+	if offset < hwm {
+		if len(committed) == 0 || committed[0].Offset != offset {
+			return Entry{}, false, nil
+		}
+		return entryOf(committed[0], true), true, nil
+	}
+	// Above the high-water mark: the uncommitted tail in raft's log.
+	for _, t := range rep.tail(rep.lastIndex()) {
+		if offset < t.base || offset >= t.base+int64(t.count) {
+			continue
+		}
+		cmd, err := partcmd.Decode(t.data)
+		if err != nil {
+			return Entry{}, false, fmt.Errorf("%s on %s at %d: %w", tp, node, offset, err)
+		}
+		k := int(offset - t.base)
+		if k >= len(cmd.Batch.Records) {
+			return Entry{}, false, nil
+		}
+		r := cmd.Batch.Records[k]
+		r.Offset, r.Epoch = offset, t.epoch
+		return entryOf(r, false), true, nil
+	}
+	return Entry{}, false, nil
+}

@@ -142,6 +142,9 @@ func (rd *reader) partitionValue(v command.Value) (any, error) {
 	if v.Func == "leader" {
 		return orNone(p.Leader), nil
 	}
+	if v.HasAt {
+		return rd.recordEpoch(v, p)
+	}
 	if v.Node != "" {
 		if _, err := rd.r.w.node(v.Node); err != nil {
 			return nil, fmt.Errorf("%s: %w", v, err)
@@ -179,6 +182,48 @@ func (rd *reader) partitionValue(v command.Value) (any, error) {
 		return nil, notNow(fmt.Errorf("%s: no replica of %s is up", v, v.Target))
 	}
 	return best, nil
+}
+
+// recordEpoch reads epoch(P@n1, OFFSET): the epoch of the record at
+// OFFSET as n1's replica holds it, or without @ as the leader holds it.
+// A replica that holds nothing there yet is "not now": a wait goes on, an
+// expect fails saying what the replica's log does hold.
+func (rd *reader) recordEpoch(v command.Value, p broker.PartitionState) (any, error) {
+	node := v.Node
+	if node == "" {
+		if p.Leader == "" {
+			return nil, notNow(fmt.Errorf("%s: %s has no leader now; name a replica, as in epoch(%s@n1, %d)", v, v.Target, v.Target, v.At))
+		}
+		node = p.Leader
+	} else if _, err := rd.r.w.node(node); err != nil {
+		return nil, fmt.Errorf("%s: %w", v, err)
+	}
+	var rs *broker.ReplicaState
+	var hosts []string
+	for i, r := range p.Replicas {
+		hosts = append(hosts, r.Node)
+		if r.Node == node {
+			rs = &p.Replicas[i]
+		}
+	}
+	if rs == nil {
+		return nil, fmt.Errorf("%s: %s holds no replica of %s; its replicas are on %s", v, node, v.Target, strings.Join(hosts, ", "))
+	}
+	if !rs.Up {
+		return nil, notNow(fmt.Errorf("%s: %s is down", v, node))
+	}
+	tp := broker.TopicPartition{Topic: v.Target.Name, Partition: v.Target.Partition}
+	e, found, err := rd.r.w.cluster.EntryAt(tp, node, v.At)
+	if errors.Is(err, broker.ErrNodeDown) {
+		return nil, notNow(fmt.Errorf("%s: %s is down", v, node))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", v, err)
+	}
+	if !found {
+		return nil, notNow(fmt.Errorf("%s: %s holds no record at offset %d; its log holds offsets %d to %d", v, node, v.At, rs.LogStart, rs.LogEnd-1))
+	}
+	return float64(e.Epoch), nil
 }
 
 func replicaField(fn string, r broker.ReplicaState, p broker.PartitionState) float64 {

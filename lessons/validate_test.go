@@ -50,3 +50,49 @@ rejected > 0
 		t.Errorf("problems at lines %v, want 13 (a misspelt queue) and 15 (a queue of the old cluster): %v", lines, got)
 	}
 }
+
+// A task's also: is another way from where its do: starts, so both may
+// create the same topic; a third create after the task is still one too
+// many.
+func TestCheckTaskWaysStartAlike(t *testing.T) {
+	const fence = "```"
+	src := `---
+id: ways
+title: Two ways to one topic
+concepts: [retention]
+---
+
+## One step
+
+` + fence + `lab
+cluster nodes=3
+` + fence + `
+
+` + fence + `task
+Create payments with a retention you choose.
+do: topic create payments partitions=1 retention=5m
+also: topic create payments partitions=1 retention=2m
+decide: how long payments keeps its records
+wait: logstart(payments/0) == 0
+` + fence + `
+
+` + fence + `predict
+Kept?
+- [x] yes
+- [ ] no
+why: retention is longer than the wait.
+` + fence + `
+
+` + fence + `lab
+topic create payments partitions=1
+` + fence + `
+
+` + fence + `expect
+logstart(payments/0) == 0
+` + fence + `
+`
+	got := Check("ways.md", []byte(src))
+	if len(got) != 1 || got[0].Line != 29 || !strings.Contains(got[0].Msg, "created a second time") {
+		t.Errorf("want one problem, the create at line 29 after the task: %v", got)
+	}
+}

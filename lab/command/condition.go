@@ -36,6 +36,10 @@ type Value struct {
 	Where   string // rows: an SQL condition, or ""
 	Key     string // partition_of: the key (Arg is the topic)
 	Other   string // speedup: the client compared with (Arg is the one measured)
+	// epoch(P@n1, 1500): the epoch of the record at offset At, as that
+	// replica (or, without @, the leader) holds it
+	At    int64
+	HasAt bool
 }
 
 // labFunc describes one lab value function.
@@ -50,7 +54,7 @@ type labFunc struct {
 
 var labFuncs = []labFunc{
 	{"leader", "P", false, false, true, "the node leading P at the highest epoch, or none; leader(controller) leads the controller"},
-	{"epoch", "P", true, true, true, "P's epoch on its leader (the highest among live replicas when none leads); P@n1 on one replica; epoch(controller) the controller's"},
+	{"epoch", "P", true, true, true, "P's epoch on its leader (the highest among live replicas when none leads); P@n1 on one replica; epoch(P@n1, 1500) the epoch of the record at offset 1500 as n1 holds it; epoch(controller) the controller's"},
 	{"hwm", "P", true, true, true, "P's high-water mark: the next offset to commit; P@n1 on one replica"},
 	{"leo", "P", true, true, true, "P's log end offset, uncommitted entries included; P@n1 on one replica"},
 	{"logstart", "P", true, false, true, "P's log start offset (retention moves it)"},
@@ -149,6 +153,10 @@ func (v Value) String() string {
 			s += ", " + v.Where
 		}
 		return s + ")"
+	case v.HasAt && v.Node != "":
+		return v.Func + "(" + v.Target.String() + "@" + v.Node + ", " + strconv.FormatInt(v.At, 10) + ")"
+	case v.HasAt:
+		return v.Func + "(" + v.Target.String() + ", " + strconv.FormatInt(v.At, 10) + ")"
 	case v.Node != "":
 		return v.Func + "(" + v.Target.String() + "@" + v.Node + ")"
 	case v.Arg != "" && v.Target.IsPartition:
@@ -418,6 +426,19 @@ func parseValue(t token) (Value, *posError) {
 	case name == "partition_of":
 		return parsePartitionOf(v, arg, argCol)
 	case f.target:
+		if name == "epoch" {
+			if before, at, ok := strings.Cut(arg, ","); ok {
+				at = strings.TrimSpace(at)
+				n, err := strconv.ParseInt(at, 10, 64)
+				if err != nil || n < 0 {
+					return Value{}, errAt(argCol, "epoch(%s, %q): after the comma comes an offset, a whole number from 0 up, as in epoch(orders/0@n1, 1500)", strings.TrimSpace(before), at)
+				}
+				v.At, v.HasAt = n, true
+				arg = strings.TrimSpace(before)
+			}
+		} else if strings.Contains(arg, ",") && !onPartition[name] {
+			return Value{}, errAt(argCol, "%s(…) takes one partition or queue; only epoch takes an offset after a comma, as in epoch(orders/0@n1, 1500)", name)
+		}
 		target, node, hasNode := strings.Cut(arg, "@")
 		if hasNode {
 			if !f.onNode {
@@ -431,6 +452,9 @@ func parseValue(t token) (Value, *posError) {
 		tg, err := parseTarget(target)
 		if err != nil {
 			return Value{}, errAt(argCol, "%s(…): %v", name, err)
+		}
+		if v.HasAt && !tg.IsPartition {
+			return Value{}, errAt(argCol, "epoch(%s, %d): only a partition's records have offsets; name one, as in epoch(orders/0@n1, 1500)", target, v.At)
 		}
 		v.Target = tg
 	case onPartition[name] && strings.Contains(arg, ","):

@@ -89,6 +89,9 @@ func TestParseValidLines(t *testing.T) {
 		{"expect epoch(orders/0) == epoch(orders/0@n1) + 1", Expect{Cond: Condition{
 			Left: Expr{Value: Value{Kind: ValLab, Func: "epoch", Target: Target{Name: "orders", IsPartition: true}}}, Op: "==",
 			Right: Expr{Value: Value{Kind: ValLab, Func: "epoch", Target: Target{Name: "orders", IsPartition: true}, Node: "n1"}, Offset: 1}}}},
+		{"expect epoch(orders/0@n1, 1500) < epoch(orders/0, 1500)", Expect{Cond: Condition{
+			Left: Expr{Value: Value{Kind: ValLab, Func: "epoch", Target: Target{Name: "orders", IsPartition: true}, Node: "n1", At: 1500, HasAt: true}}, Op: "<",
+			Right: Expr{Value: Value{Kind: ValLab, Func: "epoch", Target: Target{Name: "orders", IsPartition: true}, At: 1500, HasAt: true}}}}},
 		{"expect rows(orders.outbox, status='pending') >= 2", Expect{Cond: Condition{
 			Left: Expr{Value: Value{Kind: ValLab, Func: "rows", Service: "orders", Table: "outbox", Where: "status='pending'"}}, Op: ">=", Right: Expr{Value: Value{Kind: ValNumber, Num: 2}}}}},
 		{"wait lag(billing)<=0", Wait{Cond: Condition{Left: Expr{Value: Value{Kind: ValLab, Func: "lag", Arg: "billing"}}, Op: "<=", Right: Expr{Value: Value{Kind: ValNumber}}}, Timeout: 10 * time.Second}},
