@@ -61,7 +61,7 @@ var mutations = map[string]struct{ old, new, why string }{
 	},
 	"ordering": {
 		old: "topic create orders partitions=3\nconsumer start billing-1 group=billing topic=orders work=200ms", new: "topic create orders partitions=1\nconsumer start billing-1 group=billing topic=orders work=200ms",
-		why: "the per-key step on one partition has one consumer at work, in the written order: processed(billing) == 6 ± 1 at 0.55 s, workers(billing) == 3 and reordered > 0 fail",
+		why: "the per-key step on one partition has one consumer at work, in the written order: processed(billing) >= 3 at 0.55 s, workers(billing) == 3 and reordered > 0 fail",
 	},
 	"durability": {
 		old: "acks=1 as=checkout", new: "acks=all as=checkout",
