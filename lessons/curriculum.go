@@ -68,7 +68,7 @@ func Curriculum() ([]*Lesson, error) {
 }
 
 // Find returns an embedded lesson by its id ("durability"), its file name
-// without .md ("10-durability") or its number ("10").
+// without .md ("11-durability") or its number ("11").
 func Find(ref string) (*Lesson, error) {
 	all, err := Curriculum()
 	if err != nil {

@@ -418,7 +418,15 @@ func numberGiveaways(p *Predict, places []place, just string) []string {
 		if math.Abs(p.Number.Value) < 10 && pl.name != "the question itself" && pl.name != "the step's heading" {
 			also = asks
 		}
-		if numberStands(pl.text, p.Number, things, also) {
+		num := p.Number
+		if pl.weight <= faint {
+			// Far back only the very number counts: within a wide
+			// tolerance some earlier figure always falls.
+			exact := *num
+			exact.Tol, exact.Percent = 0, false
+			num = &exact
+		}
+		if numberStands(pl.text, num, things, also) {
 			return []string{fmt.Sprintf("the answer %s stands in %s", n, pl.name)}
 		}
 	}
