@@ -120,6 +120,10 @@ func (s *LessonSource) View() view.State {
 	st := s.player.State()
 	v.Lesson = lessonOf(s.les, st)
 	v.Clock.Held = st.Held
+	if v.Clock.Held == "" && v.Clock.Paused {
+		// The lesson's own pause: say so, and how time runs on.
+		v.Clock.Held = "the lesson stopped it — space resumes"
+	}
 	v.Lesson.Next = s.next
 	return v
 }
