@@ -149,7 +149,12 @@ func (qs *queueSet) note(e broker.Event) {
 // message's fate.
 func (queuesFeature) observe(ctx context.Context, w *world, h *checker.History, o *checker.Observed) error {
 	qs := w.queues
-	qs.l.syncBroker(w) // the acks and expiries reported so far
+	// In this order, so that a message cannot slip between the reads:
+	// the sends the clients heard answered, then each queue's contents,
+	// then the acks, expiries and drops reported so far. A send heard
+	// before the queue was read is in the queue or has left it, and
+	// leaving it is reported by the time the last read is made.
+	qs.l.syncBroker(w)
 	qs.mu.Lock()
 	for _, s := range qs.sends {
 		h.Sends = append(h.Sends, checker.Send{MsgID: s.MsgID, Client: s.Client, Queue: s.Queue, Outcome: s.Outcome})
@@ -158,19 +163,10 @@ func (queuesFeature) observe(ctx context.Context, w *world, h *checker.History, 
 		h.Deliveries = append(h.Deliveries, checker.Delivery{MsgID: d.MsgID, Client: d.Client, Group: d.Queue, Key: d.Key, Replay: d.Replay})
 	}
 	h.Done = append(h.Done, qs.doneWork...)
+	qs.mu.Unlock()
 	if o.Fates == nil {
 		o.Fates = map[string]checker.Fate{}
 	}
-	for id := range qs.expired {
-		o.Fates[id] = checker.FateExpired
-	}
-	for id := range qs.dropped {
-		o.Fates[id] = checker.FateDropped
-	}
-	for id := range qs.acked {
-		o.Fates[id] = checker.FateAcked
-	}
-	qs.mu.Unlock()
 	var problems []string
 	for _, q := range w.cluster.SnapshotWindow(0).Queues {
 		msgs, err := w.readQueue(ctx, q.Config.Name)
@@ -197,6 +193,18 @@ func (queuesFeature) observe(ctx context.Context, w *world, h *checker.History, 
 			o.Fates[m.MsgID] = f
 		}
 	}
+	qs.l.syncBroker(w) // the acks, expiries and drops reported since
+	qs.mu.Lock()
+	for id := range qs.expired {
+		o.Fates[id] = checker.FateExpired
+	}
+	for id := range qs.dropped {
+		o.Fates[id] = checker.FateDropped
+	}
+	for id := range qs.acked {
+		o.Fates[id] = checker.FateAcked
+	}
+	qs.mu.Unlock()
 	if len(problems) > 0 {
 		return errors.New(strings.Join(problems, "; "))
 	}
