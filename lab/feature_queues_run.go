@@ -197,9 +197,22 @@ func (ru *workerRun) nackRetry(d broker.Delivery, delay time.Duration, reason er
 // nack gives a message back to the queue; false when the nack failed.
 func (ru *workerRun) nack(d broker.Delivery, delay time.Duration, reason error) bool {
 	wk, qs := ru.wk, ru.wk.qs
-	ctx, cancel := context.WithTimeout(ru.hard, qs.w.timing.RequestTimeout)
-	defer cancel()
-	err := ru.qc.Nack(ctx, ru.cmd.Queue, d.ReceiptHandle, delay, reason.Error())
+	send := func() error {
+		ctx, cancel := context.WithTimeout(ru.hard, qs.w.timing.RequestTimeout)
+		defer cancel()
+		return ru.qc.Nack(ctx, ru.cmd.Queue, d.ReceiptHandle, delay, reason.Error())
+	}
+	err := send()
+	if err != nil && ru.hard.Err() == nil && !errors.Is(err, broker.ErrStaleReceipt) && !errors.Is(err, broker.ErrUnknownReceipt) {
+		// Sent again once, as an SDK retries a call that timed out or
+		// found no leader. A
+		// stale answer means the first one was applied (its reply was
+		// lost) or the message came back meanwhile: either way it is
+		// back in the queue, which is what the nack was for.
+		if err = send(); errors.Is(err, broker.ErrStaleReceipt) {
+			err = nil
+		}
+	}
 	wk.mu.Lock()
 	if err == nil {
 		wk.stats.nacks++
