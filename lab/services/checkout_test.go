@@ -167,8 +167,10 @@ func TestCheckoutArriveCountsAtOnce(t *testing.T) {
 			t.Fatalf("after Arrive: %d arrived, %d waiting; want 1 and 1", st.Requests, st.Waiting)
 		}
 		time.Sleep(6 * time.Second) // the buyer's goroutine runs only now, past its deadline
-		if _, err := buy(); !errors.Is(err, ErrTimeout) {
-			t.Errorf("a buyer served after its deadline had passed: %v; want %v", err, ErrTimeout)
+		// The deadline may find it still waiting for the one thread or
+		// already past it: either way it is an error page, not a sale.
+		if _, err := buy(); !errors.Is(err, ErrTimeout) && !errors.Is(err, ErrNoThread) {
+			t.Errorf("a buyer served after its deadline had passed: %v; want %v or %v", err, ErrTimeout, ErrNoThread)
 		}
 	})
 }
