@@ -118,6 +118,9 @@ func (p *parser) frontKey(key string, line int, v *yaml.Node) {
 			}
 			p.les.ID = val
 		case "title":
+			if val == "" {
+				p.problem(line, 0, "front matter: title is empty; give the lesson a title, like \"Durability: acks 0, 1 and all\"")
+			}
 			p.les.Title = val
 		case "summary":
 			p.les.Summary = val
