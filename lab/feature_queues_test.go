@@ -128,9 +128,14 @@ func TestWorkerRetriesThenDeadLetters(t *testing.T) {
 	if len(ds) != 3 || ds[2].ReceiveCount != 3 {
 		t.Fatalf("deliveries: %+v", ds)
 	}
-	ws := workerNamed(t, l, "w1")
-	if ws.Nacks != 2 || ws.DeadLettered != 1 || ws.Failures != 3 {
-		t.Errorf("w1: %+v", ws)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		ws := workerNamed(t, l, "w1") // counted once the broker answered
+		if ws.Nacks == 2 && ws.DeadLettered == 1 && ws.Failures == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("w1: %+v", ws)
+		}
 	}
 	mustRun(t, l, "worker stop w1", "worker start w2 queue=jobs", "redrive jobs-dlq", "wait depth(jobs-dlq) == 0", "wait depth(jobs) == 0",
 		"expect processed(jobs) == 1", "expect duplicate_deliveries == 2", "expect dead_lettered == 0", "expect lost == 0")
@@ -140,8 +145,16 @@ func TestWorkerRetriesThenDeadLetters(t *testing.T) {
 	}
 
 	mustRun(t, l, "worker restart w2 fail=permanent", `send jobs value="job 2"`, "wait depth(jobs-dlq) == 1", "expect dead_lettered == 1")
-	if ws := workerNamed(t, l, "w2"); ws.DeadLettered != 1 || ws.Nacks != 0 {
-		t.Errorf("w2 after a permanent failure: %+v", ws)
+	// The worker counts its dead-lettering once the broker has answered,
+	// a moment after the queue shows it: poll for the count.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		ws := workerNamed(t, l, "w2")
+		if ws.DeadLettered == 1 && ws.Nacks == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("w2 after a permanent failure: %+v", ws)
+		}
 	}
 }
 
