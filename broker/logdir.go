@@ -110,6 +110,10 @@ func (f *partitionFSM) openFiles(cfg partlog.Config) {
 			plural(int(rec.CutBytes), "byte"), thousands(rec.CutOffset), strings.TrimPrefix(text, rep.node+" recovered "+rep.group+" "))
 	}
 	rep.emit(Event{Kind: EventFiles, From: rec.Start, To: rec.End, Text: text})
+	for _, r := range rec.Rebuilt {
+		rep.emit(Event{Kind: EventFiles, From: r.Segment, To: r.Segment,
+			Text: fmt.Sprintf("%s rebuilt %s of %s from its .log: %s", rep.node, r.File, rep.group, r.Problem)})
+	}
 }
 
 // thousands writes n with its thousands separated: 1,500.

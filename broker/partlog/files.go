@@ -209,7 +209,7 @@ func (lf *logFiles) append(s *segment, b *batchRef) {
 	size := int64(len(f.pendingLog) - n)
 	pos := f.size
 	f.size += size
-	lf.track(f, b, s.base, pos, size)
+	lf.track(f, b.next()-1-s.base, b.maxTS/1e6, pos, size)
 	if len(f.pendingLog) >= pendingMax {
 		lf.flush(f)
 	}
@@ -258,12 +258,13 @@ func (l *Log) SyncFiles() error {
 	return l.files.err
 }
 
-// track does the index keeping for batch b, written at byte pos of the
-// segment's .log and size bytes long: an offset index entry pointing at
-// it and a time index entry once more than the interval has gone by.
-func (lf *logFiles) track(f *segmentFiles, b *batchRef, base, pos, size int64) {
-	last := b.next() - 1 - base
-	if ts := b.maxTS / 1e6; ts > f.maxTS {
+// track does the index keeping for a batch whose last offset is last
+// (relative to the segment's base) and whose largest timestamp is ts
+// (milliseconds), written at byte pos of the segment's .log and size
+// bytes long: an offset index entry pointing at it and a time index entry
+// once more than the interval has gone by.
+func (lf *logFiles) track(f *segmentFiles, last, ts, pos, size int64) {
+	if ts > f.maxTS {
 		f.maxTS, f.maxTSRel = ts, last
 	}
 	if f.sinceIndex > lf.interval {
