@@ -103,7 +103,7 @@ func (l *Log) NoteApplied(index uint64) {
 
 // writeCheckpoint puts the checkpoint in its file.
 func (lf *logFiles) writeCheckpoint() {
-	if lf.err != nil {
+	if lf.err != nil || lf.faulted() {
 		return
 	}
 	if err := os.WriteFile(filepath.Join(lf.dir, CheckpointFile), lf.ckpt.encode(), 0o644); err != nil {
