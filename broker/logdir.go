@@ -273,13 +273,15 @@ func (f *partitionFSM) filesFailed() error {
 // handOff moves leadership away from a replica whose files have failed,
 // as Kafka moves it off a broker whose log folder went offline, so
 // producers find a leader that can write. One transfer at a time; the
-// others answer ErrStorage at once and retry.
+// others answer ErrStorage at once and retry. A replica with no peer to
+// take over (RF 1) keeps leading and refusing; the timeline hears of it
+// once.
 func (f *partitionFSM) handOff(r *raft.Raft) {
 	if !f.handing.CompareAndSwap(false, true) {
 		return
 	}
 	defer f.handing.Store(false)
-	if err := f.rep.wait(r.LeadershipTransfer()); err != nil {
+	if err := f.rep.wait(r.LeadershipTransfer()); err != nil && f.stuck.CompareAndSwap(false, true) {
 		f.rep.emit(Event{Kind: EventFiles, Text: fmt.Sprintf("%s cannot write %s's segment files and could not hand leadership on: %v", f.rep.node, f.rep.group, err)})
 	}
 }

@@ -40,6 +40,7 @@ type partitionFSM struct {
 	// timeline has been told.
 	filesDown bool
 	handing   atomic.Bool // a leadership transfer away from a failed disk is under way
+	stuck     atomic.Bool // such a transfer failed, and the timeline was told
 }
 
 // growth returns a channel closed when the log next grows.
