@@ -89,8 +89,8 @@ func TestRecoverReadsTheFilesBack(t *testing.T) {
 	if next != 32 || len(all) != 32 {
 		t.Fatalf("files hold up to %d, the log %d records; want 32", next, len(all))
 	}
-	if _, rec, _ := Recover(cfg, dir); !rec.Found || rec.Applied != 110 {
-		t.Fatalf("second recovery: %+v", rec)
+	if _, rec, _ := Recover(cfg, dir); !rec.Found || rec.Applied != 110 || len(rec.Rebuilt) != 0 {
+		t.Fatalf("second recovery: %+v; want entry 110 and every index file as written", rec)
 	}
 }
 
