@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -94,9 +95,12 @@ func serve(cmd *cobra.Command, o serveFlags) error {
 	state := filepath.Dir(progress)
 	// Each own-lab session's segment files: under the state folder, gone
 	// when the session ends, or kept under --keep-logs.
-	labs := filepath.Join(state, "ssh", "labs")
+	labs := filepath.Join(state, "ssh", "labs", strconv.Itoa(os.Getpid()))
 	if keep != "" {
 		labs = filepath.Join(keep, "sessions")
+	} else {
+		sweepLabs(filepath.Dir(labs))
+		defer os.RemoveAll(labs)
 	}
 	var class *source.Class
 	if o.share {
@@ -166,6 +170,32 @@ func serve(cmd *cobra.Command, o serveFlags) error {
 		}
 	}
 	return errors.Join(appErr, srv.Close())
+}
+
+// sweepLabs removes the session folders a server that did not end
+// cleanly left under dir: each server keeps its sessions' folders under
+// its process id, so a folder whose process is gone is nobody's.
+func sweepLabs(dir string) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || !e.IsDir() || pid == os.Getpid() || processAlive(pid) {
+			continue
+		}
+		os.RemoveAll(filepath.Join(dir, e.Name()))
+	}
+}
+
+// processAlive says whether a process with this id is running.
+func processAlive(pid int) bool {
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return false
+	}
+	return p.Signal(syscall.Signal(0)) == nil
 }
 
 // labsWord says where the students' labs keep their segment files.
