@@ -27,6 +27,9 @@ type TopicSettings struct {
 	SegmentRecords  int
 	DeleteRetention time.Duration
 	DirtyRatio      float64
+	// IndexIntervalBytes is how many bytes of keys and values a segment
+	// takes between two entries of its indexes.
+	IndexIntervalBytes int
 	// MinInSync is how many replicas must hold a write before acks=all
 	// answers: a majority of RF, raft's rule, whatever a client asks.
 	MinInSync int
@@ -42,7 +45,7 @@ func (t TopicConfig) Settings() TopicSettings {
 	}
 	if l, err := partlog.New(t.partlogConfig()); err == nil {
 		eff := l.Config()
-		s.SegmentRecords, s.DeleteRetention = eff.SegmentRecords, eff.DeleteRetention
+		s.SegmentRecords, s.DeleteRetention, s.IndexIntervalBytes = eff.SegmentRecords, eff.DeleteRetention, eff.IndexIntervalBytes
 	}
 	if s.DirtyRatio == 0 {
 		s.DirtyRatio = DefaultDirtyRatio

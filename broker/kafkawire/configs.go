@@ -61,6 +61,8 @@ func topicConfigEntries(cfg broker.TopicConfig) []configEntry {
 			doc: "delete: retention removes whole old segments; compact: the cleaner keeps the newest record of each key; compact,delete: both."},
 		{name: "delete.retention.ms", value: millis(st.DeleteRetention), isDefault: cfg.DeleteRetention == 0, kind: kmsg.ConfigTypeLong,
 			doc: "How long a tombstone (a record with a null value) outlives its timestamp before a compaction pass removes it."},
+		{name: "index.interval.bytes", value: strconv.Itoa(st.IndexIntervalBytes), isDefault: true, readOnly: true, kind: kmsg.ConfigTypeInt,
+			doc: "A segment's .index and .timeindex get an entry each time this many bytes of keys and values have been appended since the last: far denser than Kafka's 4096, so a small segment shows some."},
 		{name: "min.cleanable.dirty.ratio", value: strconv.FormatFloat(st.DirtyRatio, 'g', -1, 64), isDefault: cfg.DirtyRatio == 0, kind: kmsg.ConfigTypeDouble,
 			doc: "A compaction pass starts once this share of the closed segments' bytes arrived since the last pass."},
 		{name: "min.insync.replicas", value: strconv.Itoa(st.MinInSync), isDefault: true, readOnly: true, kind: kmsg.ConfigTypeInt,

@@ -48,7 +48,7 @@ func TestDescribeTopicConfigsWithKadm(t *testing.T) {
 	wants := map[string]map[string]want{
 		"orders": {"cleanup.policy": {"delete", false}, "retention.ms": {"-1", false}, "retention.bytes": {"-1", false},
 			"segment.bytes": {"2147483647", false}, "segment.ms": {"9223372036854775807", false}, "mqlab.segment.records": {"16", false},
-			"delete.retention.ms": {"86400000", false}, "min.cleanable.dirty.ratio": {"0.5", false}, "min.insync.replicas": {"2", false}},
+			"delete.retention.ms": {"86400000", false}, "min.cleanable.dirty.ratio": {"0.5", false}, "min.insync.replicas": {"2", false}, "index.interval.bytes": {"64", false}},
 		"prices": {"cleanup.policy": {"compact", true}, "delete.retention.ms": {"60000", true}, "min.cleanable.dirty.ratio": {"0.2", true},
 			"retention.ms": {"-1", false}, "mqlab.segment.records": {"16", false}},
 		"clicks": {"segment.bytes": {"4096", true}, "segment.ms": {"3600000", true}, "retention.ms": {"600000", true},
