@@ -59,7 +59,7 @@ var labFuncs = []labFunc{
 	{"leo", "P", true, true, true, "P's log end offset, uncommitted entries included; P@n1 on one replica"},
 	{"logstart", "P", true, false, true, "P's log start offset (retention moves it)"},
 	{"records", "P", true, true, true, "the records P's log holds, on its leader (compaction and retention remove some); P@n1 on one replica"},
-	{"lag", "GROUP", true, false, false, "a consumer group's lag in messages; lag(GROUP, TOPIC/N) on one partition"},
+	{"lag", "GROUP", true, false, false, "a consumer group's lag: each partition's high-water mark minus the group's committed offset, summed, as Kafka counts it (on a compacted topic that includes offsets a pass emptied, which records(P) does not); lag(GROUP, TOPIC/N) on one partition"},
 	{"lag_seconds", "GROUP", true, false, false, "a consumer group's lag in seconds; lag_seconds(GROUP, TOPIC/N) on one partition"},
 	{"delivered", "GROUP", true, false, false, "messages handed to a consumer group's clients, or a queue's (its SQS clients' too), repeats included"},
 	{"processed", "GROUP", true, false, false, "distinct messages a consumer group's clients finished their work on"},
