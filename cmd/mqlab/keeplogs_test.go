@@ -119,38 +119,3 @@ func TestLogDumpDamagedFiles(t *testing.T) {
 		}
 	}
 }
-
-// Whatever bytes a segment file holds, log dump says what it finds and
-// never panics.
-func FuzzLogDump(f *testing.F) {
-	l, err := partlog.New(partlog.Config{IndexIntervalBytes: 1})
-	if err != nil {
-		f.Fatal(err)
-	}
-	dir := f.TempDir()
-	if err := l.AttachDir(dir); err != nil {
-		f.Fatal(err)
-	}
-	for i := range 3 {
-		if _, err := l.Append(partlog.Batch{Records: []partlog.Record{{Timestamp: 1e15 + int64(i), Key: []byte("k"), Value: []byte("order 881")}}}, 2); err != nil {
-			f.Fatal(err)
-		}
-	}
-	if err := l.SyncFiles(); err != nil {
-		f.Fatal(err)
-	}
-	for _, suffix := range []string{partlog.LogSuffix, partlog.IndexSuffix, partlog.TimeIndexSuffix} {
-		if data, err := os.ReadFile(filepath.Join(dir, partlog.SegmentFileName(0, suffix))); err == nil {
-			f.Add(data)
-		}
-	}
-	l.DetachDir()
-	f.Add([]byte{})
-	f.Fuzz(func(t *testing.T, data []byte) {
-		for _, suffix := range []string{partlog.LogSuffix, partlog.IndexSuffix, partlog.TimeIndexSuffix} {
-			for _, records := range []bool{false, true} {
-				partlog.DumpFile(partlog.SegmentFileName(0, suffix), data, records)
-			}
-		}
-	})
-}
