@@ -11,16 +11,17 @@ import (
 	"github.com/mqlab/mqlab/lab/command"
 )
 
-// newTestPlayer plays les on a fast-timing lab of its own; both close at
-// the end of the test.
-func newTestPlayer(t *testing.T, les *Lesson) (*Player, *lab.Lab) {
+// newTestPlayer plays les with opts (a store, the sandbox) on a
+// fast-timing lab of its own; both close at the end of the test.
+func newTestPlayer(t *testing.T, les *Lesson, opts PlayerOptions) (*Player, *lab.Lab) {
 	t.Helper()
 	l, err := lab.New(lab.Options{Nodes: 3, Timing: "fast"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { l.Close() })
-	p, err := NewPlayer(les, PlayerOptions{Lab: l})
+	opts.Lab = l
+	p, err := NewPlayer(les, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +130,7 @@ func TestStartingStepShowsItsOpeningText(t *testing.T) {
 func TestQuestionHoldsLabTime(t *testing.T) {
 	ctx := ctxFor(t, time.Minute)
 	les := loadLesson(t, "testdata/runner/back.md")
-	p, l := newTestPlayer(t, les)
+	p, l := newTestPlayer(t, les, PlayerOptions{})
 	if _, err := p.Goto(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +218,7 @@ func TestTaskWaitsForTheLearner(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, l := newTestPlayer(t, les)
+	p, l := newTestPlayer(t, les, PlayerOptions{})
 	if _, err := p.Goto(ctx, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -337,7 +338,7 @@ func TestLabHoldsStillWhileRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, l := newTestPlayer(t, les)
+	p, l := newTestPlayer(t, les, PlayerOptions{})
 	if _, err := p.Goto(ctx, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -402,7 +403,7 @@ func TestActingEndsTheReadingHold(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, l := newTestPlayer(t, les)
+	p, l := newTestPlayer(t, les, PlayerOptions{})
 	if _, err := p.Goto(ctx, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -472,7 +473,7 @@ func TestOutsideClientActs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, l := newTestPlayer(t, les)
+	p, l := newTestPlayer(t, les, PlayerOptions{})
 	if _, err := p.Goto(ctx, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -502,21 +503,25 @@ func TestOutsideClientActs(t *testing.T) {
 	}
 }
 
+// decideLesson asks the learner to decide how many orders to produce,
+// then asks a question; it expects two orders at the step's end.
+const decideLesson = "---\nid: decide\ntitle: Decide\nconcepts: [acks]\n---\n\n" +
+	"## The only step\n\n```lab\ncluster nodes=3\ntopic create orders partitions=1\nwait leader(orders/0) != none\n```\n\n" +
+	"```task\nProduce as many orders as you think right.\ndecide: how many orders\n" +
+	"do: produce orders\nalso: produce orders count=2\nwait: hwm(orders/0) >= 1\n```\n\n" +
+	"```predict\nconcept: acks\nWhat now?\n- [x] this\n- [ ] that\nwhy: because.\n```\n\n" +
+	"```expect\nconcept: acks\nhwm(orders/0) >= 2\n```\n"
+
 // A decision task stays open after a command that meets its goal, with
 // lab time held across the learner's commands, until they say their
 // choice is complete (n); n before any command is refused and says why.
 func TestDecisionWaitsForTheLearnersWord(t *testing.T) {
 	ctx := ctxFor(t, time.Minute)
-	les, err := Parse("decide.md", []byte("---\nid: decide\ntitle: Decide\nconcepts: [acks]\n---\n\n"+
-		"## The only step\n\n```lab\ncluster nodes=3\ntopic create orders partitions=1\nwait leader(orders/0) != none\n```\n\n"+
-		"```task\nProduce as many orders as you think right.\ndecide: how many orders\n"+
-		"do: produce orders\nalso: produce orders count=2\nwait: hwm(orders/0) >= 1\n```\n\n"+
-		"```predict\nconcept: acks\nWhat now?\n- [x] this\n- [ ] that\nwhy: because.\n```\n\n"+
-		"```expect\nconcept: acks\nhwm(orders/0) >= 2\n```\n"))
+	les, err := Parse("decide.md", []byte(decideLesson))
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, _ := newTestPlayer(t, les)
+	p, _ := newTestPlayer(t, les, PlayerOptions{})
 	if _, err := p.Goto(ctx, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -556,25 +561,11 @@ func TestDecisionWaitsForTheLearnersWord(t *testing.T) {
 // lesson: it must not pass over the rest of the step.
 func TestSandboxDecisionPlaysOut(t *testing.T) {
 	ctx := ctxFor(t, time.Minute)
-	les, err := Parse("decide.md", []byte("---\nid: decide\ntitle: Decide\nconcepts: [acks]\n---\n\n"+
-		"## The only step\n\n```lab\ncluster nodes=3\ntopic create orders partitions=1\nwait leader(orders/0) != none\n```\n\n"+
-		"```task\nProduce as many orders as you think right.\ndecide: how many orders\n"+
-		"do: produce orders\nalso: produce orders count=2\nwait: hwm(orders/0) >= 1\n```\n\n"+
-		"```predict\nconcept: acks\nWhat now?\n- [x] this\n- [ ] that\nwhy: because.\n```\n\n"+
-		"```expect\nconcept: acks\nhwm(orders/0) >= 1\n```\n"))
+	les, err := Parse("decide.md", []byte(decideLesson))
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := lab.New(lab.Options{Nodes: 3, Timing: "fast"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	p, err := NewPlayer(les, PlayerOptions{Lab: l, Sandbox: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close() })
+	p, _ := newTestPlayer(t, les, PlayerOptions{Sandbox: true})
 	if _, err := p.Goto(ctx, 0); err != nil {
 		t.Fatal(err)
 	}
