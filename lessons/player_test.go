@@ -533,7 +533,7 @@ func TestDecisionWaitsForTheLearnersWord(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// The goal holds; the task waits for the learner's word, time still held.
+	// The task waits for the learner's word, time still held.
 	for end := time.Now().Add(300 * time.Millisecond); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
 		st := p.State()
 		if st.Status != StatusTask {
@@ -582,5 +582,69 @@ func TestSandboxDecisionPlaysOut(t *testing.T) {
 	}
 	if st := p.State(); st.Status != StatusPredict {
 		t.Fatalf("after the decision the step is %v, want the question after it", st.Status)
+	}
+}
+
+// A decision holds the lab still: what the learner types for their choice
+// waits, shown under the task, and runs in order when they say the choice
+// is complete. A command that cannot run then is named, the rest of the
+// choice waits on, and the decision stays open.
+func TestDecisionCommandsWaitForTheChoice(t *testing.T) {
+	ctx := ctxFor(t, time.Minute)
+	les, err := Parse("decide.md", []byte(decideLesson))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, l := newTestPlayer(t, les, PlayerOptions{})
+	if _, err := p.Goto(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	hwm := func() string {
+		t.Helper()
+		v, err := l.Value(ctx, script(t, "expect hwm(orders/0) == 0")[0].Cmd.(command.Expect).Cond.Left)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	chosen := func() []string {
+		for _, b := range p.State().Blocks {
+			if b.Kind == KindTask && !b.Task.Done {
+				return b.Task.Chosen
+			}
+		}
+		return nil
+	}
+	if st := p.State(); st.Status != StatusTask || !strings.Contains(st.Held, "wait") {
+		t.Fatalf("at the decision: %v, held %q; want the task, saying commands wait", st.Status, st.Held)
+	}
+	out, err := p.Exec(ctx, "produce nosuch")
+	if err != nil || !strings.Contains(out, "n (or space)") {
+		t.Fatalf("a command of the choice: %q %v; want it kept until n", out, err)
+	}
+	if _, err := p.Next(ctx); err == nil || !strings.Contains(err.Error(), "produce nosuch") {
+		t.Fatalf("n with a choice that cannot run: %v; want the command named", err)
+	}
+	if st := p.State(); st.Status != StatusTask || len(chosen()) != 0 {
+		t.Fatalf("after a choice that could not run: %v, still waiting %q; want the task open, nothing waiting", st.Status, chosen())
+	}
+	for _, line := range []string{"produce orders count=2", "load orders rate=1/s for=1s"} {
+		if _, err := p.Exec(ctx, line); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := hwm(); got != "0" {
+		t.Fatalf("the log ends at %s while the learner is still choosing; want 0", got)
+	}
+	if got := chosen(); len(got) != 2 || got[0] != "produce orders count=2" || !strings.HasPrefix(got[1], "load orders") {
+		t.Fatalf("the task shows the choice as %q", got)
+	}
+	if out, err := p.Next(ctx); err != nil || !strings.Contains(out, "your choice is in") {
+		t.Fatalf("n after the choice: %q %v", out, err)
+	}
+	for end := time.Now().Add(10 * time.Second); p.State().Status == StatusTask || hwm() != "3"; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("after n the step is %v and the log ends at %s; want the question, and 3 records", p.State().Status, hwm())
+		}
 	}
 }
