@@ -648,3 +648,22 @@ func TestDecisionCommandsWaitForTheChoice(t *testing.T) {
 		}
 	}
 }
+
+// A numeric answer is said as a learner reads it: with its tolerance,
+// except for an exact count, where "± 0.5" would only puzzle.
+func TestNumberSaysItsTolerance(t *testing.T) {
+	for _, c := range []struct {
+		n    Number
+		want string
+	}{
+		{Number{Value: 2002, Tol: 0.5}, "2,002"},
+		{Number{Value: 36, Tol: 0.5, Unit: "deliveries"}, "36 deliveries"},
+		{Number{Value: 20, Tol: 4, Unit: "a second"}, "20 a second (± 4)"},
+		{Number{Value: 2.5, Tol: 0.5, Unit: "s"}, "2.5 s (± 0.5)"},
+		{Number{Value: 1600, Tol: 10, Percent: true}, "1,600 (± 10 %)"},
+	} {
+		if got := c.n.String(); got != c.want {
+			t.Errorf("%+v says %q, want %q", c.n, got, c.want)
+		}
+	}
+}
