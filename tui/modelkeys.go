@@ -202,11 +202,11 @@ func (m *Model) screenKey(msg tea.KeyMsg) (tea.Cmd, bool) {
 		}
 		m.toLive()
 	case key.Matches(msg, k.Focus):
-		m.focus = (m.focus + 1) % panel.Count
+		m.focus = m.lay.nextFocus(m.focus, false)
 		m.chosen = true
 		m.showFocus()
 	case key.Matches(msg, k.FocusPrev):
-		m.focus = (m.focus + panel.Count - 1) % panel.Count
+		m.focus = m.lay.nextFocus(m.focus, true)
 		m.chosen = true
 		m.showFocus()
 	case key.Matches(msg, k.NodeNext):
