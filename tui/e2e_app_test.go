@@ -126,3 +126,31 @@ func TestEndToEndSandbox(t *testing.T) {
 	pressKeys(tm, "q")
 	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
 }
+
+// An answer pressed 50 ms after enter on a lesson, while the lab is still
+// being set up for its first step, waits for the step and is then taken:
+// a learner who reads the question off the picker's summary and answers
+// at once loses nothing.
+func TestAnswerPressedWhileTheLessonOpens(t *testing.T) {
+	checkLeaks(t)
+	les, err := lessons.Parse("quick.md", []byte("---\nid: quick\ntitle: Quick question\nconcepts: [acks]\n---\n\n"+
+		"## Asked at once\n\n```lab\ncluster nodes=3\ntopic create orders partitions=1\nwait leader(orders/0) != none\n```\n\n"+
+		"```predict\nconcept: acks\nHow many partitions does orders have?\n- [x] one\n- [ ] three\nwhy: It was created with one.\n```\n\n"+
+		"```expect\nconcept: acks\nleader(orders/0) != none\n```\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	app, err := NewApp(AppOptions{Lessons: []*lessons.Lesson{les}, Timing: "fast"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(app.Close)
+	tm := teatest.NewTestModel(t, app, teatest.WithInitialTermSize(100, 30))
+	waitText(t, tm, "mqlab │ Lessons", "Quick question")
+	pressKeys(tm, "enter")
+	time.Sleep(50 * time.Millisecond) // the learner's reaction, not a wait for the lab
+	pressKeys(tm, "a")
+	waitLong(t, tm, "You chose a) and predicted it.")
+	pressKeys(tm, "q")
+	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
+}
