@@ -118,7 +118,7 @@ func (p *Player) choosing(cmd command.Command) bool {
 // addToChoice keeps cmd for the open decision until the learner says the
 // choice is complete; it counts as their acting on the task meanwhile.
 func (p *Player) addToChoice(ctx context.Context, cmd command.Command) (string, error) {
-	p.noteLearner(ctx, cmd)
+	p.note(ctx, cmd, "chose")
 	n := 0
 	p.update(func(st *playerState) {
 		st.chosen = append(slices.Clip(st.chosen), cmd)
