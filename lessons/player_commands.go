@@ -112,7 +112,31 @@ func (p *Player) choosing(cmd command.Command) bool {
 		return false
 	}
 	st, _ := p.state()
-	return st.held == holdDecision && st.status == StatusTask && st.task != nil && st.task.Decide != ""
+	return st.held == holdDecision && st.status == StatusTask && st.task != nil && st.task.Decide != "" && !st.decided
+}
+
+// completeChoice runs the commands of the learner's choice and takes it
+// as complete: the player's goroutine then lets the lab play it out. A
+// command added while the others ran runs too, before the choice counts
+// as complete.
+func (p *Player) completeChoice(ctx context.Context) error {
+	for {
+		if err := p.runChoice(ctx); err != nil {
+			return err
+		}
+		done := false
+		p.update(func(st *playerState) {
+			if len(st.chosen) == 0 && st.status == StatusTask && st.task != nil && st.task.Decide != "" {
+				st.decided, done = true, true
+			}
+		})
+		if done {
+			return nil
+		}
+		if st, _ := p.state(); st.status != StatusTask {
+			return nil // the task is no longer open: nothing to decide
+		}
+	}
 }
 
 // addToChoice keeps cmd for the open decision until the learner says the
@@ -173,15 +197,7 @@ func (p *Player) resumeDecides(ctx context.Context, cmd command.Command) error {
 	if st, _ := p.state(); st.status != StatusTask || st.task == nil || st.task.Decide == "" || len(st.learner) <= st.taskFrom {
 		return nil
 	}
-	if err := p.runChoice(ctx); err != nil {
-		return err
-	}
-	p.update(func(st *playerState) {
-		if st.status == StatusTask && st.task != nil && st.task.Decide != "" {
-			st.decided = true
-		}
-	})
-	return nil
+	return p.completeChoice(ctx)
 }
 
 // execLab runs cmd on the lab and returns what it said.
@@ -397,10 +413,9 @@ func (p *Player) decided(ctx context.Context, st playerState) (string, error) {
 	if !p.chose(st) {
 		return "", fmt.Errorf("first your choice: %s — then n (t shows one way)", st.task.Decide)
 	}
-	if err := p.runChoice(ctx); err != nil {
+	if err := p.completeChoice(ctx); err != nil {
 		return "", err
 	}
-	p.update(func(st *playerState) { st.decided = true })
 	return "your choice is in: the lab plays it out", nil
 }
 
