@@ -151,11 +151,10 @@ func (p *Player) addToChoice(ctx context.Context, cmd command.Command) (string, 
 			t.Chosen = append(slices.Clip(t.Chosen), cmd.String())
 		}
 	})
-	what := "it waits"
 	if n > 1 {
-		what = fmt.Sprintf("it waits with the %d before it", n-1)
+		return fmt.Sprintf("waits with the %d before it until your choice is complete: n (or space) runs them", n-1), nil
 	}
-	return what + " until your choice is complete: n (or space) runs it, and the lab plays it out", nil
+	return "waits until your choice is complete: n (or space) runs it", nil
 }
 
 // runChoice runs the commands of the learner's choice, in order, when

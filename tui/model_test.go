@@ -701,3 +701,21 @@ func TestTabFollowsTheReadingOrder(t *testing.T) {
 		}
 	}
 }
+
+// A long command's one-line answer stays readable on the status line:
+// the command, which the learner has just typed, is cut rather than what
+// the lab said back.
+func TestStatusKeepsTheAnswerOfALongCommand(t *testing.T) {
+	m, src := newTestModel(t, sceneEnd(t), 100, 30)
+	answer := "waits until your choice is complete: n (or space) runs it"
+	src.reply = func(string) (string, error) { return answer, nil }
+	line := `load orders rate=1/s for=1s key=881 value="order 881 packed" acks=all idempotent=true as=checkout`
+	press(m, ":")
+	press(m, strings.Split(line, "")...)
+	press(m, "enter")
+	rows := strings.Split(m.View(), "\n")
+	status := rows[len(rows)-2]
+	if !strings.Contains(status, answer) || !strings.Contains(status, "load orders") {
+		t.Errorf("the status line reads %q; want the command, cut if need be, and all of %q", status, answer)
+	}
+}

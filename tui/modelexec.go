@@ -215,7 +215,7 @@ func (m *Model) report(msg execDoneMsg) tea.Cmd {
 	case out == "":
 		m.setStatus(statusOK, msg.line)
 	case len(lines) == 1:
-		m.setStatus(statusOK, msg.line+" — "+out)
+		m.setStatus(statusOK, m.lineAndAnswer(msg.line, out))
 	case quiet:
 		// A startup line the learner did not type: its lines are in the
 		// timeline, the screen stays on the lab.
@@ -236,3 +236,18 @@ func (m *Model) showOutput(title, text string) {
 }
 
 func (m *Model) setStatus(k statusKind, s string) { m.status, m.statusKind = s, k }
+
+// lineAndAnswer is a command and its one-line answer for the status line.
+// Where both do not fit, the command is cut rather than the answer: the
+// learner has just typed the command, and the answer is the news.
+func (m *Model) lineAndAnswer(line, out string) string {
+	room := m.ctx.Width - 2 // the status line's mark
+	if w := draw.Width(line) + 3 + draw.Width(out); w <= room || room <= 0 {
+		return line + " — " + out
+	}
+	keep := max(20, room-3-draw.Width(out))
+	if keep < draw.Width(line) {
+		line = draw.Cut(line, keep)
+	}
+	return line + " — " + out
+}
