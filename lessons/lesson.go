@@ -150,11 +150,16 @@ func (n *Number) Within(x float64) bool {
 }
 
 // String is the answer as the reveal says it: "20 a second (± 4)",
-// "1,600 (± 10 %)".
+// "1,600 (± 10 %)". A whole number with a tolerance of at most a half,
+// the way a lesson asks for an exact count, is said as it is: "2,002
+// records", not "(± 0.5)", which reads as if 2,001.5 were an answer.
 func (n *Number) String() string {
 	s := FormatNumber(n.Value)
 	if n.Unit != "" {
 		s += " " + n.Unit
+	}
+	if !n.Percent && n.Tol <= 0.5 && n.Value == math.Trunc(n.Value) {
+		return s
 	}
 	tol := FormatNumber(n.Tol)
 	if n.Percent {

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/mqlab/mqlab/lab"
+	"github.com/mqlab/mqlab/lab/command"
 )
 
 // Status is where a lesson's step stands, as a Player plays it.
@@ -53,6 +54,9 @@ type PlayedTask struct {
 	Decide string
 	// Acted: the learner has run a command since the task opened.
 	Acted bool
+	// Chosen are the commands of the learner's choice for a decision, as
+	// typed, that wait to run until they say it is complete.
+	Chosen []string
 }
 
 // PlayedPrediction is a question, and once answered, its reveal.
@@ -200,6 +204,9 @@ type playerState struct {
 	taskFrom    int
 	outsideFrom int // Lab.OutsideActions when the open task opened
 	decided     bool
+	// chosen: the commands of the learner's choice for the open decision,
+	// which wait while the lab holds still for it (see choosing)
+	chosen []command.Command
 }
 
 // hold is why the player paused lab time. A screen plays a lesson for a
@@ -209,8 +216,9 @@ type playerState struct {
 // answer; a task and a step's end until the learner acts: any command
 // that changes the lab (a key or a typed line) lets it run, and so does
 // moving to another step or, while a task waits, a request from the
-// learner's own client (Lab.OutsideActions). A headless play (Auto) never
-// holds.
+// learner's own client (Lab.OutsideActions). A decision holds it until
+// the learner says their choice is complete, and what they type for it
+// waits until then (Player.choosing). A headless play (Auto) never holds.
 type hold string
 
 const (
@@ -230,7 +238,7 @@ func (h hold) words() string {
 	case holdReading:
 		return "reading — any command resumes"
 	case holdDecision:
-		return "deciding — n (or space) when your choice is complete"
+		return "deciding: your commands wait — n (or space) runs them"
 	}
 	return ""
 }
@@ -351,6 +359,7 @@ func (b Played) clone() Played {
 	c.Expects = slices.Clone(b.Expects)
 	if b.Task != nil {
 		t := *b.Task
+		t.Chosen = slices.Clone(t.Chosen)
 		c.Task = &t
 	}
 	if b.Prediction != nil {

@@ -4,8 +4,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/mqlab/mqlab/lab"
 )
 
 // A teacher's reveal shows a numeric question's answer and plays on,
@@ -18,16 +16,7 @@ func TestRevealWithoutAnswering(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := lab.New(lab.Options{Nodes: 3, Timing: "fast"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	p, err := NewPlayer(les, PlayerOptions{Lab: l, Progress: store})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close() })
+	p, _ := newTestPlayer(t, les, PlayerOptions{Progress: store})
 	if _, err := p.Reveal(ctx); err == nil || !strings.Contains(err.Error(), "no question is open") {
 		t.Errorf("reveal before the question: %v", err)
 	}

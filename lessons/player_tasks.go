@@ -19,6 +19,12 @@ import (
 // change nothing (the command table's read-only and clock commands) are
 // not noted.
 func (p *Player) noteLearner(ctx context.Context, cmd command.Command) {
+	p.note(ctx, cmd, "ran")
+}
+
+// note is noteLearner for a command the learner ran, or chose for a
+// decision to run later: did says which, in the words of the notice.
+func (p *Player) note(ctx context.Context, cmd command.Command, did string) {
 	if command.ReadOnly(cmd) || command.Clock(cmd) {
 		return
 	}
@@ -32,9 +38,9 @@ func (p *Player) noteLearner(ctx context.Context, cmd command.Command) {
 		tried = p.onTrack(ctx, cmd, st.task)
 		if !tried && !command.Repair(cmd) {
 			if t := lastOpenTask(st.blocks); t != nil && t.HintShown {
-				off = fmt.Sprintf("You ran %s; the hint for this task is to %s.", cmd.String(), taskHow(st.task))
+				off = fmt.Sprintf("You %s %s; the hint for this task is to %s.", did, cmd.String(), taskHow(st.task))
 			} else if w := p.waiting(ctx, st.task); w != "" {
-				off = fmt.Sprintf("You ran %s. The task waits for %s; t (or :lesson hint) shows one way there.", cmd.String(), w)
+				off = fmt.Sprintf("You %s %s. The task waits for %s; t (or :lesson hint) shows one way there.", did, cmd.String(), w)
 			}
 		}
 	}

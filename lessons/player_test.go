@@ -11,16 +11,17 @@ import (
 	"github.com/mqlab/mqlab/lab/command"
 )
 
-// newTestPlayer plays les on a fast-timing lab of its own; both close at
-// the end of the test.
-func newTestPlayer(t *testing.T, les *Lesson) (*Player, *lab.Lab) {
+// newTestPlayer plays les with opts (a store, the sandbox) on a
+// fast-timing lab of its own; both close at the end of the test.
+func newTestPlayer(t *testing.T, les *Lesson, opts PlayerOptions) (*Player, *lab.Lab) {
 	t.Helper()
 	l, err := lab.New(lab.Options{Nodes: 3, Timing: "fast"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { l.Close() })
-	p, err := NewPlayer(les, PlayerOptions{Lab: l})
+	opts.Lab = l
+	p, err := NewPlayer(les, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +130,7 @@ func TestStartingStepShowsItsOpeningText(t *testing.T) {
 func TestQuestionHoldsLabTime(t *testing.T) {
 	ctx := ctxFor(t, time.Minute)
 	les := loadLesson(t, "testdata/runner/back.md")
-	p, l := newTestPlayer(t, les)
+	p, l := newTestPlayer(t, les, PlayerOptions{})
 	if _, err := p.Goto(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +218,7 @@ func TestTaskWaitsForTheLearner(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, l := newTestPlayer(t, les)
+	p, l := newTestPlayer(t, les, PlayerOptions{})
 	if _, err := p.Goto(ctx, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -337,7 +338,7 @@ func TestLabHoldsStillWhileRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, l := newTestPlayer(t, les)
+	p, l := newTestPlayer(t, les, PlayerOptions{})
 	if _, err := p.Goto(ctx, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -402,7 +403,7 @@ func TestActingEndsTheReadingHold(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, l := newTestPlayer(t, les)
+	p, l := newTestPlayer(t, les, PlayerOptions{})
 	if _, err := p.Goto(ctx, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -472,7 +473,7 @@ func TestOutsideClientActs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, l := newTestPlayer(t, les)
+	p, l := newTestPlayer(t, les, PlayerOptions{})
 	if _, err := p.Goto(ctx, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -502,21 +503,25 @@ func TestOutsideClientActs(t *testing.T) {
 	}
 }
 
+// decideLesson asks the learner to decide how many orders to produce,
+// then asks a question; it expects two orders at the step's end.
+const decideLesson = "---\nid: decide\ntitle: Decide\nconcepts: [acks]\n---\n\n" +
+	"## The only step\n\n```lab\ncluster nodes=3\ntopic create orders partitions=1\nwait leader(orders/0) != none\n```\n\n" +
+	"```task\nProduce as many orders as you think right.\ndecide: how many orders\n" +
+	"do: produce orders\nalso: produce orders count=2\nwait: hwm(orders/0) >= 1\n```\n\n" +
+	"```predict\nconcept: acks\nWhat now?\n- [x] this\n- [ ] that\nwhy: because.\n```\n\n" +
+	"```expect\nconcept: acks\nhwm(orders/0) >= 2\n```\n"
+
 // A decision task stays open after a command that meets its goal, with
 // lab time held across the learner's commands, until they say their
 // choice is complete (n); n before any command is refused and says why.
 func TestDecisionWaitsForTheLearnersWord(t *testing.T) {
 	ctx := ctxFor(t, time.Minute)
-	les, err := Parse("decide.md", []byte("---\nid: decide\ntitle: Decide\nconcepts: [acks]\n---\n\n"+
-		"## The only step\n\n```lab\ncluster nodes=3\ntopic create orders partitions=1\nwait leader(orders/0) != none\n```\n\n"+
-		"```task\nProduce as many orders as you think right.\ndecide: how many orders\n"+
-		"do: produce orders\nalso: produce orders count=2\nwait: hwm(orders/0) >= 1\n```\n\n"+
-		"```predict\nconcept: acks\nWhat now?\n- [x] this\n- [ ] that\nwhy: because.\n```\n\n"+
-		"```expect\nconcept: acks\nhwm(orders/0) >= 2\n```\n"))
+	les, err := Parse("decide.md", []byte(decideLesson))
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, _ := newTestPlayer(t, les)
+	p, _ := newTestPlayer(t, les, PlayerOptions{})
 	if _, err := p.Goto(ctx, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -528,7 +533,7 @@ func TestDecisionWaitsForTheLearnersWord(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// The goal holds; the task waits for the learner's word, time still held.
+	// The task waits for the learner's word, time still held.
 	for end := time.Now().Add(300 * time.Millisecond); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
 		st := p.State()
 		if st.Status != StatusTask {
@@ -556,25 +561,11 @@ func TestDecisionWaitsForTheLearnersWord(t *testing.T) {
 // lesson: it must not pass over the rest of the step.
 func TestSandboxDecisionPlaysOut(t *testing.T) {
 	ctx := ctxFor(t, time.Minute)
-	les, err := Parse("decide.md", []byte("---\nid: decide\ntitle: Decide\nconcepts: [acks]\n---\n\n"+
-		"## The only step\n\n```lab\ncluster nodes=3\ntopic create orders partitions=1\nwait leader(orders/0) != none\n```\n\n"+
-		"```task\nProduce as many orders as you think right.\ndecide: how many orders\n"+
-		"do: produce orders\nalso: produce orders count=2\nwait: hwm(orders/0) >= 1\n```\n\n"+
-		"```predict\nconcept: acks\nWhat now?\n- [x] this\n- [ ] that\nwhy: because.\n```\n\n"+
-		"```expect\nconcept: acks\nhwm(orders/0) >= 1\n```\n"))
+	les, err := Parse("decide.md", []byte(decideLesson))
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := lab.New(lab.Options{Nodes: 3, Timing: "fast"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	p, err := NewPlayer(les, PlayerOptions{Lab: l, Sandbox: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close() })
+	p, _ := newTestPlayer(t, les, PlayerOptions{Sandbox: true})
 	if _, err := p.Goto(ctx, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -591,5 +582,88 @@ func TestSandboxDecisionPlaysOut(t *testing.T) {
 	}
 	if st := p.State(); st.Status != StatusPredict {
 		t.Fatalf("after the decision the step is %v, want the question after it", st.Status)
+	}
+}
+
+// A decision holds the lab still: what the learner types for their choice
+// waits, shown under the task, and runs in order when they say the choice
+// is complete. A command that cannot run then is named, the rest of the
+// choice waits on, and the decision stays open.
+func TestDecisionCommandsWaitForTheChoice(t *testing.T) {
+	ctx := ctxFor(t, time.Minute)
+	les, err := Parse("decide.md", []byte(decideLesson))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, l := newTestPlayer(t, les, PlayerOptions{})
+	if _, err := p.Goto(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	hwm := func() string {
+		t.Helper()
+		v, err := l.Value(ctx, script(t, "expect hwm(orders/0) == 0")[0].Cmd.(command.Expect).Cond.Left)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	chosen := func() []string {
+		for _, b := range p.State().Blocks {
+			if b.Kind == KindTask && !b.Task.Done {
+				return b.Task.Chosen
+			}
+		}
+		return nil
+	}
+	if st := p.State(); st.Status != StatusTask || !strings.Contains(st.Held, "wait") {
+		t.Fatalf("at the decision: %v, held %q; want the task, saying commands wait", st.Status, st.Held)
+	}
+	out, err := p.Exec(ctx, "produce nosuch")
+	if err != nil || !strings.Contains(out, "n (or space)") {
+		t.Fatalf("a command of the choice: %q %v; want it kept until n", out, err)
+	}
+	if _, err := p.Next(ctx); err == nil || !strings.Contains(err.Error(), "produce nosuch") {
+		t.Fatalf("n with a choice that cannot run: %v; want the command named", err)
+	}
+	if st := p.State(); st.Status != StatusTask || len(chosen()) != 0 {
+		t.Fatalf("after a choice that could not run: %v, still waiting %q; want the task open, nothing waiting", st.Status, chosen())
+	}
+	for _, line := range []string{"produce orders count=2", "load orders rate=1/s for=1s"} {
+		if _, err := p.Exec(ctx, line); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := hwm(); got != "0" {
+		t.Fatalf("the log ends at %s while the learner is still choosing; want 0", got)
+	}
+	if got := chosen(); len(got) != 2 || got[0] != "produce orders count=2" || !strings.HasPrefix(got[1], "load orders") {
+		t.Fatalf("the task shows the choice as %q", got)
+	}
+	if out, err := p.Next(ctx); err != nil || !strings.Contains(out, "your choice is in") {
+		t.Fatalf("n after the choice: %q %v", out, err)
+	}
+	for end := time.Now().Add(10 * time.Second); p.State().Status == StatusTask || hwm() != "3"; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("after n the step is %v and the log ends at %s; want the question, and 3 records", p.State().Status, hwm())
+		}
+	}
+}
+
+// A numeric answer is said as a learner reads it: with its tolerance,
+// except for an exact count, where "± 0.5" would only puzzle.
+func TestNumberSaysItsTolerance(t *testing.T) {
+	for _, c := range []struct {
+		n    Number
+		want string
+	}{
+		{Number{Value: 2002, Tol: 0.5}, "2,002"},
+		{Number{Value: 36, Tol: 0.5, Unit: "deliveries"}, "36 deliveries"},
+		{Number{Value: 20, Tol: 4, Unit: "a second"}, "20 a second (± 4)"},
+		{Number{Value: 2.5, Tol: 0.5, Unit: "s"}, "2.5 s (± 0.5)"},
+		{Number{Value: 1600, Tol: 10, Percent: true}, "1,600 (± 10 %)"},
+	} {
+		if got := c.n.String(); got != c.want {
+			t.Errorf("%+v says %q, want %q", c.n, got, c.want)
+		}
 	}
 }

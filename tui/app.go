@@ -83,6 +83,9 @@ type App struct {
 	labUsed  bool
 	want     *pickerEntry // opens when the lab is up
 	wantOver bool
+	// early are the keys pressed after the learner chose what to open and
+	// before it opened: they are meant for it, and go to it in order.
+	early []tea.KeyMsg
 
 	asking  bool // the picker's q asked ConfirmQuit's question
 	screen  *Model
@@ -195,9 +198,14 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if a.want != nil && a.screen == nil {
 			e, over := *a.want, a.wantOver
 			a.want = nil
-			return a, a.open(e, over)
+			return a, a.openWithEarlyKeys(e, over)
 		}
 		return a, nil
+	case tea.KeyMsg:
+		if a.want != nil && a.screen == nil && !a.asking && msg.Type != tea.KeyCtrlC {
+			a.early = append(a.early, msg)
+			return a, nil
+		}
 	}
 	if a.screen != nil {
 		_, cmd := a.screen.Update(msg)
@@ -258,6 +266,23 @@ func (a *App) request(e pickerEntry, over bool) tea.Cmd {
 		return nil
 	}
 	return a.open(e, over)
+}
+
+// openWithEarlyKeys opens an entry, then hands it the keys pressed while
+// it waited for the lab: the screen holds them until its first step is
+// set up, and then acts on them in order.
+func (a *App) openWithEarlyKeys(e pickerEntry, over bool) tea.Cmd {
+	cmds := []tea.Cmd{a.open(e, over)}
+	early := a.early
+	a.early = nil
+	for _, k := range early {
+		if a.screen == nil {
+			break
+		}
+		_, cmd := a.screen.Update(k)
+		cmds = append(cmds, cmd)
+	}
+	return tea.Batch(cmds...)
 }
 
 // open puts the lab screen up for a lesson (at the step the learner left

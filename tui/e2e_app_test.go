@@ -126,3 +126,39 @@ func TestEndToEndSandbox(t *testing.T) {
 	pressKeys(tm, "q")
 	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
 }
+
+// An answer pressed 50 ms after enter on a lesson, while the lab is still
+// being set up for its first step, waits for the step and is then taken;
+// so does one pressed 50 ms after n, while the next step sets up. A
+// learner who answers as the question appears loses nothing.
+func TestAnswerPressedWhileTheLessonOpens(t *testing.T) {
+	checkLeaks(t)
+	les, err := lessons.Parse("quick.md", []byte("---\nid: quick\ntitle: Quick question\nconcepts: [acks]\n---\n\n"+
+		"## Asked at once\n\n```lab\ncluster nodes=3\ntopic create orders partitions=1\nwait leader(orders/0) != none\n```\n\n"+
+		"```predict\nconcept: acks\nHow many partitions does orders have?\n- [x] one\n- [ ] three\nwhy: It was created with one.\n```\n\n"+
+		"```expect\nconcept: acks\nleader(orders/0) != none\n```\n\n"+
+		"## Asked again\n\n```lab\ntopic create receipts partitions=1\nwait leader(receipts/0) != none\n```\n\n"+
+		"```predict\nconcept: acks\nHow many topics are there now?\n- [ ] one\n- [x] two\nwhy: Two were created.\n```\n\n"+
+		"```expect\nconcept: acks\nleader(receipts/0) != none\n```\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	app, err := NewApp(AppOptions{Lessons: []*lessons.Lesson{les}, Timing: "fast"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(app.Close)
+	tm := teatest.NewTestModel(t, app, teatest.WithInitialTermSize(100, 30))
+	waitText(t, tm, "mqlab │ Lessons", "Quick question")
+	pressKeys(tm, "enter")
+	time.Sleep(50 * time.Millisecond) // the learner's reaction, not a wait for the lab
+	pressKeys(tm, "a")
+	waitLong(t, tm, "You chose a) and predicted it.", "Step done — n: next step")
+	// The same for the next step: its set-up runs its commands first.
+	pressKeys(tm, "n")
+	time.Sleep(50 * time.Millisecond)
+	pressKeys(tm, "b")
+	waitLong(t, tm, "You chose b) and predicted it.")
+	pressKeys(tm, "q")
+	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
+}

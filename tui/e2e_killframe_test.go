@@ -10,20 +10,32 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/teatest"
 
+	"github.com/mqlab/mqlab/lab"
+	"github.com/mqlab/mqlab/tui/source"
 	"github.com/mqlab/mqlab/tui/view"
 )
 
 // A fault's effect is on every panel of the frame that reports it: in a
-// running lab, with records flowing, the first frame whose status line
-// says "✓ kill n1" shows n1 down on the cluster panel too. The screen
-// writes each frame's rows top to bottom, the cluster above the status
-// line, so in the stream of frames n1's "down" must come before the
-// tick of the status line: a panel a frame late would put it after.
+// running lab at classroom timing, with records flowing to a consumer,
+// the first frame whose status line says "✓ kill n1" shows n1 down on the
+// cluster panel too, at the 100x30 of a projector. The screen writes each
+// frame's rows top to bottom, the cluster above the status line, so in
+// the stream of frames n1's "down" must come before the tick of the
+// status line: a panel a frame late would put it after.
 func TestKillShowsInTheFrameThatReportsIt(t *testing.T) {
-	_, src := newTestLab(t, "topic create orders partitions=1", "load orders rate=200/s for=60s")
+	l, err := lab.New(lab.Options{Nodes: 3, Timing: "classroom"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	src := source.NewLabSource(l)
+	t.Cleanup(src.Close)
+	for _, line := range []string{"topic create orders partitions=3", "load orders rate=1000/s for=60s", "consumer start c1 group=billing topic=orders"} {
+		mustExec(t, src, line)
+	}
 	m := New(src, Options{Commands: LabCommands()})
 	t.Cleanup(m.Close)
-	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 40))
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(100, 30))
 	waitText(t, tm, "n1 ● up", "▶ running")
 	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("1")})
 	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("k")})

@@ -1,6 +1,11 @@
 package tui
 
-import "github.com/mqlab/mqlab/tui/panel"
+import (
+	"cmp"
+	"slices"
+
+	"github.com/mqlab/mqlab/tui/panel"
+)
 
 // The smallest screen the lab draws on; below it, one notice.
 const (
@@ -121,6 +126,37 @@ func (l *layout) slotOf(id panel.ID) (int, int) {
 		}
 	}
 	return -1, -1
+}
+
+// focusOrder is the order tab moves the focus in: the screen's reading
+// order, column by column from the left, each column from the top, and
+// within a box its tabs from left to right.
+func (l *layout) focusOrder() []panel.ID {
+	slots := slices.Clone(l.slots)
+	slices.SortStableFunc(slots, func(a, b slot) int {
+		return cmp.Or(cmp.Compare(a.r.x, b.r.x), cmp.Compare(a.r.y, b.r.y))
+	})
+	var out []panel.ID
+	for _, s := range slots {
+		out = append(out, s.panels...)
+	}
+	return out
+}
+
+// nextFocus is the panel after (or with back, before) id in focusOrder.
+func (l *layout) nextFocus(id panel.ID, back bool) panel.ID {
+	order := l.focusOrder()
+	if len(order) == 0 {
+		return id
+	}
+	i := slices.Index(order, id)
+	switch {
+	case i < 0:
+		return order[0]
+	case back:
+		return order[(i+len(order)-1)%len(order)]
+	}
+	return order[(i+1)%len(order)]
 }
 
 // visible says whether a panel is on screen now.

@@ -534,7 +534,7 @@ func TestSideSlotShowsWhatTheLabHas(t *testing.T) {
 	// Once the learner picks a panel, an empty one stays in front.
 	m, src := newTestModel(t, view.State{Nodes: v.Nodes}, 100, 30)
 	m.pull()
-	press(m, "tab") // from the lesson's slot to the cluster
+	press(m, "tab") // from the lesson to the next tab of its box
 	focus := m.focus
 	src.set(func(v *view.State) { v.Queues = []view.Queue{{Name: "receipts", Leader: "n1", Epoch: 1}} })
 	m.pull()
@@ -663,5 +663,59 @@ func TestFinishedLessonOffersTheNext(t *testing.T) {
 	m.Update(teaSize(120, 40))
 	if view := m.View(); !strings.Contains(view, "Next: 5 · Idempotency") || !strings.Contains(view, "keys — backspace goes back to the") {
 		t.Errorf("the finish does not offer the next lesson:\n%s", view)
+	}
+}
+
+// Tab moves the focus in the screen's reading order at every size: each
+// panel once, column by column from the left and down each column, never
+// back to a box already left; shift+tab goes the same way back.
+func TestTabFollowsTheReadingOrder(t *testing.T) {
+	v := sceneEnd(t)
+	v.Lesson = &view.Lesson{ID: "t", Title: "t", Step: 1, Steps: 3, Status: lessons.StatusStepDone}
+	for _, size := range [][2]int{{80, 24}, {100, 30}, {140, 40}, {200, 60}} {
+		m, _ := newTestModel(t, v, size[0], size[1])
+		start := m.focus
+		seen := map[panel.ID]bool{start: true}
+		var path []panel.ID
+		for range panel.Count {
+			prev := m.focus
+			press(m, "tab")
+			path = append(path, m.focus)
+			if len(path) == int(panel.Count) {
+				break
+			}
+			seen[m.focus] = true
+			a, _ := m.lay.slotOf(prev)
+			b, _ := m.lay.slotOf(m.focus)
+			ra, rb := m.lay.slots[a].r, m.lay.slots[b].r
+			if rb.x < ra.x || rb.x == ra.x && rb.y < ra.y {
+				t.Errorf("%v: tab went from %v (box at %d,%d) back to %v (box at %d,%d); path %v", size, prev, ra.x, ra.y, m.focus, rb.x, rb.y, path)
+			}
+		}
+		if len(seen) != int(panel.Count) || m.focus != start {
+			t.Errorf("%v: tab visited %d panels and ended on %v, want all %d and back to %v: %v", size, len(seen), m.focus, panel.Count, start, path)
+		}
+		press(m, "tab", "shift+tab")
+		if m.focus != start {
+			t.Errorf("%v: shift+tab after tab is on %v, want %v", size, m.focus, start)
+		}
+	}
+}
+
+// A long command's one-line answer stays readable on the status line:
+// the command, which the learner has just typed, is cut rather than what
+// the lab said back.
+func TestStatusKeepsTheAnswerOfALongCommand(t *testing.T) {
+	m, src := newTestModel(t, sceneEnd(t), 100, 30)
+	answer := "waits until your choice is complete: n (or space) runs it"
+	src.reply = func(string) (string, error) { return answer, nil }
+	line := `load orders rate=1/s for=1s key=881 value="order 881 packed" acks=all idempotent=true as=checkout`
+	press(m, ":")
+	press(m, strings.Split(line, "")...)
+	press(m, "enter")
+	rows := strings.Split(m.View(), "\n")
+	status := rows[len(rows)-2]
+	if !strings.Contains(status, answer) || !strings.Contains(status, "load orders") {
+		t.Errorf("the status line reads %q; want the command, cut if need be, and all of %q", status, answer)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/mqlab/mqlab/lab/command"
+	"github.com/mqlab/mqlab/lessons"
 	"github.com/mqlab/mqlab/tui/draw"
 	"github.com/mqlab/mqlab/tui/source"
 	"github.com/mqlab/mqlab/tui/view"
@@ -79,9 +80,33 @@ func besideable(running command.Command) bool {
 // faultOrder says whether an order breaks or mends the cluster.
 func faultOrder(o view.Order) bool { return o.Cmd != nil && command.Fault(o.Cmd) }
 
-// start runs an order now.
+// setsUpStep says whether an order moves the lesson on to where it next
+// asks something: a step opened (lesson next, prev, goto, reset) or an
+// answer, after which the step plays on. Keys pressed meanwhile are meant
+// for what it will ask, which is not open yet.
+func setsUpStep(o view.Order) bool {
+	if o.Cmd != nil {
+		return false
+	}
+	line := strings.TrimSpace(o.Line)
+	if _, ok := lessons.PredictAnswer(line); ok {
+		return true
+	}
+	for _, c := range []string{source.CmdLessonNext, source.CmdLessonPrev, source.CmdLessonReset, source.CmdLessonGoto} {
+		if line == c || strings.HasPrefix(line, c+" ") {
+			return true
+		}
+	}
+	return false
+}
+
+// start runs an order now. While it sets up a lesson's step, keys wait
+// for the step and then act (see started).
 func (m *Model) start(o view.Order) tea.Cmd {
 	ctx, cancel := context.WithCancel(m.base)
+	if setsUpStep(o) {
+		m.starting = true
+	}
 	m.running, m.runningCmd, m.cancel = o.Line, o.Cmd, cancel
 	m.setStatus(statusBusy, o.Line)
 	return m.exec(ctx, cancel, o, false)
@@ -190,7 +215,7 @@ func (m *Model) report(msg execDoneMsg) tea.Cmd {
 	case out == "":
 		m.setStatus(statusOK, msg.line)
 	case len(lines) == 1:
-		m.setStatus(statusOK, msg.line+" — "+out)
+		m.setStatus(statusOK, m.lineAndAnswer(msg.line, out))
 	case quiet:
 		// A startup line the learner did not type: its lines are in the
 		// timeline, the screen stays on the lab.
@@ -211,3 +236,18 @@ func (m *Model) showOutput(title, text string) {
 }
 
 func (m *Model) setStatus(k statusKind, s string) { m.status, m.statusKind = s, k }
+
+// lineAndAnswer is a command and its one-line answer for the status line.
+// Where both do not fit, the command is cut rather than the answer: the
+// learner has just typed the command, and the answer is the news.
+func (m *Model) lineAndAnswer(line, out string) string {
+	room := m.ctx.Width - 2 // the status line's mark
+	if w := draw.Width(line) + 3 + draw.Width(out); w <= room || room <= 0 {
+		return line + " — " + out
+	}
+	keep := max(20, room-3-draw.Width(out))
+	if keep < draw.Width(line) {
+		line = draw.Cut(line, keep)
+	}
+	return line + " — " + out
+}

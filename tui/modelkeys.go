@@ -76,9 +76,11 @@ func (m *Model) modeOff() []*key.Binding {
 // opens the prompt and types into it. A bracketed paste is text: it goes
 // into the prompt, which it opens.
 func (m *Model) keys(msg tea.KeyMsg) tea.Cmd {
-	if k := m.ctx.Keys; m.starting && !key.Matches(msg, k.Quit, k.Live, k.Help) {
+	if k := m.ctx.Keys; m.starting && !m.prompt.active() && !key.Matches(msg, k.Quit, k.Live, k.Help, k.Prompt) {
 		// A lesson's step is being set up: a key pressed now (an answer
-		// typed as the question appears) waits for it, then acts.
+		// typed as the question appears) waits for it, then acts. The
+		// prompt opens at once: what is typed there shows as it is typed,
+		// and its command waits its turn.
 		m.early = append(m.early, msg)
 		return nil
 	}
@@ -202,11 +204,11 @@ func (m *Model) screenKey(msg tea.KeyMsg) (tea.Cmd, bool) {
 		}
 		m.toLive()
 	case key.Matches(msg, k.Focus):
-		m.focus = (m.focus + 1) % panel.Count
+		m.focus = m.lay.nextFocus(m.focus, false)
 		m.chosen = true
 		m.showFocus()
 	case key.Matches(msg, k.FocusPrev):
-		m.focus = (m.focus + panel.Count - 1) % panel.Count
+		m.focus = m.lay.nextFocus(m.focus, true)
 		m.chosen = true
 		m.showFocus()
 	case key.Matches(msg, k.NodeNext):

@@ -374,17 +374,29 @@ func (p *Cluster) ruler(h *draw.Line, lay stripLayout, w int) string {
 	st := p.ctx.Styles
 	pos := lay.labelW + 1 // the mark of the first cell
 	next := h.Width() + 2
+	// The first label says what the numbers are: a bare number after the
+	// epoch would read as another value of the partition.
+	const word = "offset "
+	named := false
 	for i := 0; i < lay.n; i++ {
 		x := pos + i*lay.cellW
 		off := lay.start + int64(i)
-		if x < next || (i > 0 && off%5 != 0) {
+		lead := 0
+		if !named {
+			lead = len(word)
+		}
+		if x-lead < next || (i > 0 && off%5 != 0) {
 			continue
 		}
 		label := strconv.FormatInt(off, 10)
 		if x+len(label) > lay.labelW+lay.n*lay.cellW+1 {
 			break
 		}
-		h.Pad(x)
+		h.Pad(x - lead)
+		if !named {
+			h.Add(&st.Faint, word)
+			named = true
+		}
 		h.Add(&st.Faint, label)
 		next = x + len(label) + 2
 	}
@@ -413,9 +425,16 @@ func (p *Cluster) replica(pt view.Partition, r view.Replica, lay stripLayout, w 
 	default:
 		l.Add(&st.Muted, "  "+r.Role)
 	}
-	if r.Role == "down" && r.Epoch == 0 && r.LEO == 0 && len(r.Entries) == 0 {
-		// A dead node reports nothing: its memory is gone. Say so rather
-		// than draw an empty log of epoch 0 that never existed.
+	if r.Role == "down" && r.LEO == 0 && len(r.Entries) == 0 {
+		// A dead node reports no log: its memory is gone, and what its
+		// disk holds is read when it restarts. Say so rather than draw an
+		// empty log and offsets of 0 that are not what it holds; the last
+		// epoch its disk recorded is known, and shown as the others are.
+		if r.Epoch > 0 {
+			l.Pad(lay.labelW - 2 - lay.epochW)
+			l.Add(&st.Muted, "e")
+			l.Add(&st.Text, strconv.FormatUint(r.Epoch, 10))
+		}
 		l.Pad(lay.labelW)
 		l.Add(&st.Muted, "not running: its log waits on disk")
 		return l.Fit(w), ""

@@ -1,6 +1,7 @@
 package panel
 
-// ID names a panel; the order is the order tab moves focus in.
+// ID names a panel. Tab moves the focus in the screen's reading order,
+// which the layout knows; this order is the tabs' in a box showing all.
 type ID int
 
 const (

@@ -182,16 +182,11 @@ func (p *Lesson) body(ls *view.Lesson) (rows []string, starts, tops []int) {
 			rows = append(rows, md...)
 		case view.BlockCommands:
 			for _, c := range b.Commands {
-				var l draw.Line
 				if c.OK {
-					l.Add(&st.Faint, "$ ")
-					l.Add(&st.Muted, c.Text)
-					rows = append(rows, l.Fit(w))
+					rows = append(rows, p.commandRows("$ ", c.Text, &st.Muted)...)
 					continue
 				}
-				l.Add(&st.Fail, draw.SymFail+" ")
-				l.Add(&st.Muted, c.Text)
-				rows = append(rows, l.Fit(w))
+				rows = append(rows, p.commandRows(draw.SymFail+" ", c.Text, &st.Muted)...)
 				for _, s := range draw.Wrap(draw.OneLine(c.Note), w-2) {
 					rows = append(rows, "  "+st.Fail.Render(s))
 				}
@@ -240,10 +235,55 @@ func (p *Lesson) task(t *view.Task) []string {
 	case !p.ctx.Follow:
 		rows = append(rows, "    "+st.Muted.Render(draw.Cut(p.ctx.Keys.Hint.Keys()[0]+": a hint, if you want one", p.w-4)))
 	}
+	if len(t.Chosen) > 0 && !t.Done {
+		// The lab holds still while the learner chooses: what they typed
+		// shows here until n runs it.
+		rows = append(rows, "    "+st.Muted.Render(draw.Cut("your choice, run at "+keyOf(p.ctx.Keys.NextStep)+":", p.w-4)))
+		for _, c := range t.Chosen {
+			rows = append(rows, p.commandRows("    $ ", c, &st.Text)...)
+		}
+	}
 	if t.Waiting != "" && !t.Done {
 		for _, s := range draw.Wrap("waits for "+t.Waiting, p.w-4) {
 			rows = append(rows, "    "+st.Muted.Render(s))
 		}
+	}
+	return rows
+}
+
+// commandRows is a command as the pane shows it: after its mark
+// ("$ "), wrapped so that all of it can be read, each further row
+// indented two columns past the mark so it reads as the same command.
+func (p *Lesson) commandRows(mark, text string, ts *draw.Style) []string {
+	st := p.ctx.Styles
+	ms := &st.Faint
+	if strings.TrimSpace(mark) == draw.SymFail {
+		ms = &st.Fail
+	}
+	lead := draw.Width(mark)
+	line := draw.OneLine(text)
+	wrapped := draw.Wrap(line, max(1, p.w-lead))
+	if len(wrapped) == 0 {
+		return nil
+	}
+	var first draw.Line
+	first.Add(ms, mark)
+	first.Add(ts, wrapped[0])
+	rows := []string{first.Fit(p.w)}
+	rest := strings.Join(wrapped[1:], " ")
+	if strings.HasPrefix(line, wrapped[0]) {
+		rest = line[len(wrapped[0]):]
+	}
+	rest = strings.TrimSpace(rest)
+	if rest == "" {
+		return rows
+	}
+	pad := draw.Spaces(lead + 2)
+	for _, s := range draw.Wrap(rest, max(1, p.w-lead-2)) {
+		var l draw.Line
+		l.Add(nil, pad)
+		l.Add(ts, s)
+		rows = append(rows, l.Fit(p.w))
 	}
 	return rows
 }
@@ -394,6 +434,8 @@ func (p *Lesson) waitsFor(ls *view.Lesson, taskShown bool) (mark, text string, m
 			break
 		}
 		switch {
+		case open != nil && open.Decide != "" && len(open.Chosen) > 0:
+			text = fmt.Sprintf("Your choice waits (%d %s): add to it, or %s runs it", len(open.Chosen), plural(len(open.Chosen), "command", "commands"), keyOf(k.NextStep))
 		case open != nil && open.Decide != "" && open.Acted:
 			text = "Your choice: add to it, or " + keyOf(k.NextStep) + " when it is complete"
 		case open != nil && open.Decide != "" && p.taskBelow:

@@ -202,3 +202,43 @@ func TestLessonPanePointsDownToATaskBelow(t *testing.T) {
 		}
 	}
 }
+
+// A command the lesson ran is shown whole however narrow the pane: its
+// words wrap onto rows indented past its "$ ", and the commands of a
+// choice that wait for n show under their decision the same way.
+func TestLessonPaneWrapsCommands(t *testing.T) {
+	cmd := `produce orders key=881 value="order 881 shipped" acks=all idempotent=true as=checkout`
+	ctx := NewContext(nil, draw.NewStyles(draw.DefaultTheme), keys.Default())
+	ctx.State = &view.State{Lesson: &view.Lesson{Title: "Failover", Step: 4, Steps: 4, StepTitle: "A reply that never arrives", Status: lessons.StatusTask,
+		Blocks: []view.LessonBlock{
+			{Kind: view.BlockCommands, Commands: []view.CommandLine{{Text: "drop next reply to producer", OK: true}, {Text: cmd, OK: true}}},
+			{Kind: view.BlockTask, Task: &view.Task{Text: "Send it once.", Decide: "acks", Acted: true, Chosen: []string{"load orders rate=1/s for=1s key=881 acks=0 as=checkout"}}},
+		}}}
+	p := NewLesson(ctx)
+	p.SetSize(40, 24)
+	rows := lines(p.View())
+	text := strings.Join(rows, "\n")
+	var shown []string
+	at := -1
+	for i, r := range rows {
+		if strings.HasPrefix(r, "$ produce") {
+			at = i
+		}
+		if at >= 0 && i >= at && (i == at || strings.HasPrefix(r, "    ") && strings.TrimSpace(r) != "") {
+			shown = append(shown, strings.TrimSpace(strings.TrimPrefix(r, "$ ")))
+		} else if at >= 0 && i > at {
+			break
+		}
+	}
+	if got := strings.Join(shown, " "); got != cmd {
+		t.Errorf("the command reads %q across its rows, want all of it:\n%s", got, text)
+	}
+	if !strings.Contains(text, "your choice, run at n:") || !strings.Contains(text, "$ load orders rate=1/s") || !strings.Contains(text, "as=checkout") {
+		t.Errorf("the waiting choice is not shown whole under its task:\n%s", text)
+	}
+	for i, l := range rows {
+		if draw.Width(l) != 40 {
+			t.Errorf("row %d is %d wide", i, draw.Width(l))
+		}
+	}
+}

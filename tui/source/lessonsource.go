@@ -152,7 +152,7 @@ func lessonOf(les *lessons.Lesson, st lessons.State) *view.Lesson {
 			c = view.LessonBlock{Kind: view.BlockCommands, Commands: commandLines(b.Commands)}
 		case lessons.KindTask:
 			t := view.Task{Text: b.Task.Text, Hint: b.Task.Hint, HintShown: b.Task.HintShown, Done: b.Task.Done, Waiting: b.Task.Waiting, Tried: b.Task.Tried,
-				Decide: b.Task.Decide, Acted: b.Task.Acted}
+				Decide: b.Task.Decide, Acted: b.Task.Acted, Chosen: b.Task.Chosen}
 			c = view.LessonBlock{Kind: view.BlockTask, Task: &t}
 			ls.Tasks = append(ls.Tasks, t)
 		case lessons.KindPredict:

@@ -393,6 +393,9 @@ type Task struct {
 	Waiting string
 	// Tried: the learner did what the task asks; the lab is getting there.
 	Tried bool
+	// Chosen are the commands of the learner's choice for a decision
+	// that wait to run until they say it is complete.
+	Chosen []string
 }
 
 // Prediction is a question asked before the reveal.
