@@ -89,6 +89,9 @@ func TestParseValidLines(t *testing.T) {
 		{"expect epoch(orders/0) == epoch(orders/0@n1) + 1", Expect{Cond: Condition{
 			Left: Expr{Value: Value{Kind: ValLab, Func: "epoch", Target: Target{Name: "orders", IsPartition: true}}}, Op: "==",
 			Right: Expr{Value: Value{Kind: ValLab, Func: "epoch", Target: Target{Name: "orders", IsPartition: true}, Node: "n1"}, Offset: 1}}}},
+		{"expect position(orders/0@n2, 17) == segment(orders/0)", Expect{Cond: Condition{
+			Left: Expr{Value: Value{Kind: ValLab, Func: "position", Target: Target{Name: "orders", Partition: 0, IsPartition: true}, Node: "n2", At: 17, HasAt: true}}, Op: "==",
+			Right: Expr{Value: Value{Kind: ValLab, Func: "segment", Target: Target{Name: "orders", Partition: 0, IsPartition: true}}}}}},
 		{"expect epoch(orders/0@n1, 1500) < epoch(orders/0, 1500)", Expect{Cond: Condition{
 			Left: Expr{Value: Value{Kind: ValLab, Func: "epoch", Target: Target{Name: "orders", IsPartition: true}, Node: "n1", At: 1500, HasAt: true}}, Op: "<",
 			Right: Expr{Value: Value{Kind: ValLab, Func: "epoch", Target: Target{Name: "orders", IsPartition: true}, At: 1500, HasAt: true}}}}},
