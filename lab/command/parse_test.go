@@ -150,6 +150,19 @@ func TestHelpListsEveryCommand(t *testing.T) {
 	}
 }
 
+// help wait and help expect explain every lab value a condition can read.
+func TestHelpExplainsEveryLabValue(t *testing.T) {
+	for _, name := range []string{"wait", "expect"} {
+		s, _ := Lookup(name)
+		text := s.Detail()
+		for _, f := range labFuncs {
+			if !strings.Contains(text, f.name+"("+f.arg+")") || !strings.Contains(text, f.help) {
+				t.Errorf("help %s does not explain %s(%s)", name, f.name, f.arg)
+			}
+		}
+	}
+}
+
 // The core command names are exactly these: lessons and scripts rely on them.
 func TestCoreNames(t *testing.T) {
 	want := []string{"cluster", "topic create", "queue create", "produce", "send", "load", "load stop", "consumer", "worker", "service",
