@@ -46,8 +46,11 @@ func (r *run) logFiles(c command.LogFiles) error {
 	if err != nil {
 		return fmt.Errorf("log files %s on %s: %w", tp, id, err)
 	}
-	r.lines = append(r.lines, fmt.Sprintf("%s's copy of %s: %s/ in %s", id, tp, filepath.ToSlash(rel), r.l.logDir))
-	r.lines = append(r.lines, lines...)
+	r.begin(c.String())
+	r.say(EventOutcome, "%s's copy of %s: %s/ in %s", id, tp, filepath.ToSlash(rel), r.l.logDir)
+	for _, line := range lines {
+		r.say(EventOutcome, "%s", line)
+	}
 	return nil
 }
 
@@ -138,7 +141,12 @@ func (r *run) logDump(c command.LogDump) error {
 	if err != nil {
 		return fmt.Errorf("log dump: %w", err)
 	}
-	r.lines = append(r.lines, lines...)
+	// Like sql, what a look into the files found goes on the timeline, so
+	// a lesson that runs it shows it and a transcript keeps it.
+	r.begin(c.String())
+	for _, line := range lines {
+		r.say(EventOutcome, "%s", line)
+	}
 	return nil
 }
 

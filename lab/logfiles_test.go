@@ -52,6 +52,9 @@ func TestLogFilesAndDump(t *testing.T) {
 	}
 	all := strings.Join(said, "\n")
 	for _, want := range []string{
+		"log files orders/0 on n2", // a look into the files shows on the timeline, as sql's rows do
+		"offsets 8–9, 1 batch, active",
+		"baseOffset: 4 lastOffset: 5 count: 2 partitionLeaderEpoch: ",
 		"crash n2 torn",
 		"n2 died writing orders/0: the batch of offsets 8–9 is torn after ",
 		"n2 recovered orders/0: cut ",
