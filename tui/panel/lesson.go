@@ -187,6 +187,14 @@ func (p *Lesson) body(ls *view.Lesson) (rows []string, starts, tops []int) {
 					l.Add(&st.Faint, "$ ")
 					l.Add(&st.Muted, c.Text)
 					rows = append(rows, l.Fit(w))
+					for _, f := range c.Found {
+						if draw.Width(f) > w-2 {
+							f = strings.Join(strings.Fields(f), " ") // columns cannot line up once wrapped
+						}
+						for _, s := range draw.Wrap(f, w-2) {
+							rows = append(rows, "  "+st.Faint.Render(s))
+						}
+					}
 					continue
 				}
 				l.Add(&st.Fail, draw.SymFail+" ")

@@ -374,6 +374,10 @@ type CommandLine struct {
 	Text string
 	OK   bool
 	Note string // why not, when it did not
+	// Found is what a command that looks into the lab's files found (log
+	// files, log dump), shown under it: the lesson's question may rest
+	// on it.
+	Found []string
 }
 
 // Task is something the learner must do.
