@@ -76,6 +76,7 @@ type Cluster struct {
 
 	reqID    atomic.Uint64
 	filesOff atomic.Bool   // see ReleaseDataDir
+	diskFull sync.Map      // node → error its segment file writes fail with (LogFiles.FailWrites)
 	pace     atomic.Uint64 // float64 bits: raft's timeouts over the preset's (see SetRaftPace); 0 is 1
 	stop     chan struct{}
 	wg       sync.WaitGroup // housekeeping and request goroutines

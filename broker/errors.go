@@ -36,6 +36,12 @@ var (
 	// ErrUnknownOutcome: the request reached a leader that lost leadership
 	// or died before it could answer; the write may or may not commit.
 	ErrUnknownOutcome = errors.New("outcome unknown")
+	// ErrStorage: the replica asked cannot write its segment files (its
+	// disk is full or failing), so it takes no produce; a retry goes on
+	// once another replica leads. Kafka answers KAFKA_STORAGE_ERROR.
+	// When it comes with ErrUnknownOutcome, the batch reached raft before
+	// the write failed and the other replicas may hold it.
+	ErrStorage = errors.New("storage error")
 	// ErrClosed: the cluster has been closed.
 	ErrClosed = errors.New("cluster closed")
 

@@ -109,6 +109,16 @@ func TestReplicaFilesFollowTheLog(t *testing.T) {
 		t.Fatalf("a killed node's folder holds %d records, want the 10 it had", len(got))
 	}
 	produce(10, 14)
+	// Its first segment's time index is damaged while it is down: the
+	// restart finds it and writes it again from the .log.
+	ti := filepath.Join(c.Files().PartitionDir(victim, tp), partlog.SegmentFileName(0, partlog.TimeIndexSuffix))
+	tiWant, err := os.ReadFile(ti)
+	if err != nil || len(tiWant) < 12 {
+		t.Fatalf("the closed segment's time index: %d bytes, %v", len(tiWant), err)
+	}
+	if err := os.WriteFile(ti, tiWant[:7], 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if err := c.Restart(victim); err != nil {
 		t.Fatal(err)
 	}
@@ -128,6 +138,14 @@ func TestReplicaFilesFollowTheLog(t *testing.T) {
 		return strings.HasPrefix(s, victim+" recovered orders/0 from its files: offsets 0–9 in 3 segments, up to raft entry ")
 	}) {
 		t.Errorf("no recovery of orders/0 on %s in the events: %q", victim, recovered)
+	}
+	if !slices.ContainsFunc(recovered, func(s string) bool {
+		return strings.HasPrefix(s, victim+" rebuilt 00000000000000000000.timeindex of orders/0 from its .log: it was 7 bytes long")
+	}) {
+		t.Errorf("the restart does not say it rebuilt the damaged time index: %q", recovered)
+	}
+	if got, _ := os.ReadFile(ti); !slices.Equal(got, tiWant) {
+		t.Errorf("the time index after the restart: % x; want it as written, % x", got, tiWant)
 	}
 	recs := readReplica(t, c, victim, tp)
 	if len(recs) != 14 || recs[0].Offset != 0 || recs[13].Offset != 13 || string(recs[13].Value) != "value 13" {

@@ -27,7 +27,7 @@ type ConsumerGroupState struct {
 	RebalanceReason string // while preparing a rebalance
 	Members         []MemberState
 	Partitions      []GroupPartitionState
-	// Lag is the sum of the partitions' lag in messages; LagSeconds the
+	// Lag is the sum of the partitions' lag in offsets; LagSeconds the
 	// largest lag in seconds.
 	Lag        int64
 	LagSeconds float64
@@ -54,9 +54,11 @@ type GroupPartitionState struct {
 	CommittedBy   string // who committed it ("seek" for an admin seek)
 	LogStart      int64
 	HighWatermark int64
-	// Lag is the records between the committed offset (or the log start
-	// when there is none, or it was deleted) and the high-water mark;
-	// LagSeconds the age of the oldest of them, 0 when caught up.
+	// Lag is the offsets between the committed offset (or the log start
+	// when there is none, or it was deleted) and the high-water mark, as
+	// Kafka's tools count it: on a compacted topic it includes offsets a
+	// pass emptied, so it can exceed the records left to read.
+	// LagSeconds is the age of the oldest record left, 0 when caught up.
 	Lag        int64
 	LagSeconds float64
 }

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hashicorp/raft"
+
 	"github.com/mqlab/mqlab/broker/partlog"
 )
 
@@ -77,6 +79,7 @@ func (f *partitionFSM) attachFiles() {
 	if dir == "" {
 		return
 	}
+	f.log.SetWriteFault(f.writeFault)
 	if err := f.log.AttachDir(dir); err != nil {
 		f.rep.emit(Event{Kind: EventFiles, Text: fmt.Sprintf("%s cannot write %s's segment files: %v", f.rep.node, f.rep.group, err)})
 		return
@@ -99,6 +102,7 @@ func (f *partitionFSM) openFiles(cfg partlog.Config) {
 		return
 	}
 	f.log, f.applied = l, rec.Applied
+	f.log.SetWriteFault(f.writeFault)
 	rep := f.rep
 	text := fmt.Sprintf("%s recovered %s from its files: offsets %s–%s in %s, up to raft entry %d",
 		rep.node, rep.group, thousands(rec.Start), thousands(rec.End-1), plural(rec.Segments, "segment"), rec.Applied)
@@ -110,6 +114,10 @@ func (f *partitionFSM) openFiles(cfg partlog.Config) {
 			plural(int(rec.CutBytes), "byte"), thousands(rec.CutOffset), strings.TrimPrefix(text, rep.node+" recovered "+rep.group+" "))
 	}
 	rep.emit(Event{Kind: EventFiles, From: rec.Start, To: rec.End, Text: text})
+	for _, r := range rec.Rebuilt {
+		rep.emit(Event{Kind: EventFiles, From: r.Segment, To: r.Segment,
+			Text: fmt.Sprintf("%s rebuilt %s of %s from its .log: %s", rep.node, r.File, rep.group, r.Problem)})
+	}
 }
 
 // thousands writes n with its thousands separated: 1,500.
@@ -229,4 +237,51 @@ func (lf LogFiles) CrashTorn(id string) ([]string, error) {
 		out = append(out, text)
 	}
 	return out, nil
+}
+
+// FailWrites makes every later write to node's segment files fail with
+// err, as a disk that has filled up fails them (syscall.ENOSPC); nil
+// lets writes through again. A replica whose files failed stays without
+// them until its node restarts, as a Kafka broker takes a failed log
+// folder offline until it restarts: its log goes on in memory, and as a
+// leader it refuses produces with ErrStorage.
+func (lf LogFiles) FailWrites(node string, err error) {
+	if err == nil {
+		lf.c.diskFull.Delete(node)
+		return
+	}
+	lf.c.diskFull.Store(node, err)
+}
+
+// writeFault is the error the replica's next file write fails with,
+// nil for none.
+func (f *partitionFSM) writeFault() error {
+	if err, ok := f.rep.c.diskFull.Load(f.rep.node); ok {
+		return err.(error)
+	}
+	return nil
+}
+
+// filesFailed is why the replica's segment files stopped, nil while they
+// are written.
+func (f *partitionFSM) filesFailed() error {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.log.FilesErr()
+}
+
+// handOff moves leadership away from a replica whose files have failed,
+// as Kafka moves it off a broker whose log folder went offline, so
+// producers find a leader that can write. One transfer at a time; the
+// others answer ErrStorage at once and retry. A replica with no peer to
+// take over (RF 1) keeps leading and refusing; the timeline hears of it
+// once.
+func (f *partitionFSM) handOff(r *raft.Raft) {
+	if !f.handing.CompareAndSwap(false, true) {
+		return
+	}
+	defer f.handing.Store(false)
+	if err := f.rep.wait(r.LeadershipTransfer()); err != nil && f.stuck.CompareAndSwap(false, true) {
+		f.rep.emit(Event{Kind: EventFiles, Text: fmt.Sprintf("%s cannot write %s's segment files and could not hand leadership on: %v", f.rep.node, f.rep.group, err)})
+	}
 }

@@ -36,6 +36,11 @@ type partitionFSM struct {
 	// grew is closed when the log next grows, for readers waiting at its
 	// end (a Kafka long poll); nil until one asks.
 	grew chan struct{}
+	// filesDown: the log's files have stopped (a failed write) and the
+	// timeline has been told.
+	filesDown bool
+	handing   atomic.Bool // a leadership transfer away from a failed disk is under way
+	stuck     atomic.Bool // such a transfer failed, and the timeline was told
 }
 
 // growth returns a channel closed when the log next grows.
@@ -52,6 +57,9 @@ type applyResult struct {
 	res   partlog.AppendResult
 	epoch uint64 // the epoch the batch was written in (the original one for a duplicate)
 	err   error
+	// storage is why this replica could not write the batch to its
+	// segment files (it is in the log, in memory, all the same).
+	storage error
 	// A compact entry's pass; cleaned is false when there was nothing to
 	// clean (no closed segment).
 	compacted partlog.CompactResult
@@ -89,6 +97,7 @@ func (f *partitionFSM) Apply(l *raft.Log) interface{} {
 		out.res, out.err = f.log.AppendEncoded(batch, l.Term)
 		if out.err == nil && !out.res.Duplicate {
 			f.log.NoteApplied(l.Index)
+			out.storage = f.log.FilesErr()
 		}
 		if errors.Is(out.err, partlog.ErrCorrupt) {
 			out.err = fmt.Errorf("%w: %v", partcmd.ErrBad, out.err)
@@ -112,8 +121,14 @@ func (f *partitionFSM) Apply(l *raft.Log) interface{} {
 		close(f.grew)
 		f.grew = nil
 	}
+	filesStopped := out.storage != nil && !f.filesDown
+	f.filesDown = f.filesDown || out.storage != nil
 	f.mu.Unlock()
 
+	if filesStopped {
+		f.rep.emit(Event{Kind: EventFiles, Text: fmt.Sprintf("%s stopped writing %s's segment files: %v; its log goes on in memory, it hands leadership on at the next produce, and a restart rebuilds the files",
+			f.rep.node, f.rep.group, out.storage)})
+	}
 	if f.rep.isLeader() {
 		if cmd.Kind == partcmd.Produce && out.err == nil && !out.res.Duplicate {
 			f.rep.emit(Event{Kind: EventCommit, Epoch: l.Term, From: out.res.BaseOffset, To: hwm, lazy: true})
@@ -200,6 +215,7 @@ func (f *partitionFSM) Restore(rc io.ReadCloser) error {
 	f.log.DetachDir()
 	f.log, f.applied = l, applied
 	f.attachFiles()
+	f.filesDown = f.log.FilesErr() != nil
 	f.mu.Unlock()
 	return nil
 }
@@ -275,6 +291,10 @@ func (rep *replica) produce(b partlog.Batch, acks Acks) (produceResponse, error)
 	if err := rep.refuseUnkeyed(b); err != nil {
 		return produceResponse{}, err
 	}
+	if err := rep.partition().filesFailed(); err != nil {
+		rep.partition().handOff(r)
+		return produceResponse{}, fmt.Errorf("%w: %s on %s cannot write its segment files: %v", ErrStorage, rep.group, rep.node, err)
+	}
 	now := rep.c.now().UnixNano()
 	for i := range b.Records {
 		if b.Records[i].Timestamp == 0 {
@@ -303,7 +323,7 @@ func (rep *replica) produce(b partlog.Batch, acks Acks) (produceResponse, error)
 			if err != nil {
 				return produceResponse{}, rep.applyError(err)
 			}
-			return resultOf(f)
+			return rep.resultOf(f)
 		case <-rep.stop:
 			return produceResponse{}, rep.applyError(raft.ErrRaftShutdown)
 		}
@@ -311,7 +331,7 @@ func (rep *replica) produce(b partlog.Batch, acks Acks) (produceResponse, error)
 	if err := rep.wait(f); err != nil {
 		return produceResponse{}, rep.applyError(err)
 	}
-	return resultOf(f)
+	return rep.resultOf(f)
 }
 
 // await delivers a raft future's error. raft v1.8.0 can leave a future
@@ -338,13 +358,19 @@ func (rep *replica) wait(f raft.Future) error {
 	}
 }
 
-func resultOf(f raft.ApplyFuture) (produceResponse, error) {
+func (rep *replica) resultOf(f raft.ApplyFuture) (produceResponse, error) {
 	res, ok := f.Response().(applyResult)
 	if !ok {
 		return produceResponse{}, fmt.Errorf("unexpected apply response %T", f.Response())
 	}
 	if res.err != nil {
 		return produceResponse{}, res.err
+	}
+	if res.storage != nil {
+		// Committed, but not in this replica's files: the client hears of
+		// the failure, and the batch may well be read later.
+		return produceResponse{}, fmt.Errorf("%w (%w): %s on %s could not write the batch at offset %d to its segment files: %v",
+			ErrStorage, ErrUnknownOutcome, rep.group, rep.node, res.res.BaseOffset, res.storage)
 	}
 	return produceResponse{base: res.res.BaseOffset, epoch: res.epoch, duplicate: res.res.Duplicate}, nil
 }

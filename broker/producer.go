@@ -458,7 +458,7 @@ func (p *Producer) send(ctx context.Context, tp TopicPartition, b partlog.Batch)
 			return produceResponse{base: -1, duplicate: true}, OutcomeAcked, attempt, nil
 		case errors.Is(err, raftnet.ErrReplyLost), errors.Is(err, ErrUnknownOutcome):
 			unknown = true
-		case errors.Is(err, ErrNotLeader), errors.Is(err, ErrNoLeader),
+		case errors.Is(err, ErrNotLeader), errors.Is(err, ErrNoLeader), errors.Is(err, ErrStorage),
 			errors.Is(err, raftnet.ErrUnreachable), errors.Is(err, raftnet.ErrRequestLost):
 			// nothing was written; try again
 		default:

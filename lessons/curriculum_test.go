@@ -252,10 +252,10 @@ func isLongest(choices []string, i int) bool {
 // tests run at a time, each on its own lab. A play mostly waits on lab
 // time and raft's timers (about an eighth of a core on fast timing), so
 // many at once finish sooner on two cores without crowding them.
-const playsAtOnce = 12
+const playsAtOnce = 10
 
 // playTurns is shared by the curriculum tests' plays.
-var playTurns = make(chan struct{}, playsAtOnce)
+var playTurns = newTurns(playsAtOnce)
 
 // fixedPort lets one play at a time of a lesson that listens for Kafka
 // clients on the port its prose names.
@@ -287,7 +287,7 @@ func eachLesson(t *testing.T, underRace bool, play func(t *testing.T, les *Lesso
 }
 
 // eachLessonOn is eachLesson taking turns of its own.
-func eachLessonOn(t *testing.T, underRace bool, turns chan struct{}, play func(t *testing.T, les *Lesson)) {
+func eachLessonOn(t *testing.T, underRace bool, turns *turns, play func(t *testing.T, les *Lesson)) {
 	all, err := Curriculum()
 	if err != nil {
 		t.Fatal(err)
@@ -301,8 +301,7 @@ func eachLessonOn(t *testing.T, underRace bool, turns chan struct{}, play func(t
 				t.Skip("under the race detector only " + strings.Join(raceLessons, ", ") + " play")
 			}
 			t.Parallel()
-			turns <- struct{}{}
-			defer func() { <-turns }()
+			defer turns.take(playRank(les.ID))()
 			if listensOnAFixedPort(les) {
 				// Two plays of it at once would both bind its port.
 				fixedPort.Lock()
@@ -390,7 +389,7 @@ const ReadingPause = 500 * time.Millisecond
 // readingTurns are the reading-pace plays' own: such a play mostly waits
 // out its pauses on a lab held still, so it does not take the turns of
 // the plays that run at machine speed.
-var readingTurns = make(chan struct{}, 8)
+var readingTurns = newTurns(6)
 
 // lesson check --reading finds nothing in the curriculum: played as the
 // screen plays it, at a person's pace, no answer reaches the screen

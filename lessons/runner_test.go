@@ -17,7 +17,10 @@ import (
 // within an election timeout on their own (as in package lab's tests).
 func TestMain(m *testing.M) {
 	if !raceEnabled {
-		parallel.Raise("12") // tests that wait on lab time, a few at a time
+		// The curriculum's plays wait on lab time, and take turns of
+		// their own (playTurns, readingTurns), the longest first: every
+		// play must be able to ask for its turn at once.
+		parallel.Raise("100")
 	}
 	goleak.VerifyTestMain(m,
 		goleak.IgnoreAnyFunction("github.com/hashicorp/raft.(*Raft).leadershipTransfer"),

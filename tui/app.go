@@ -36,6 +36,9 @@ type AppOptions struct {
 	Kafka *command.KafkaListen
 	// SQS, when set, puts Amazon SQS's API on the lab's nodes.
 	SQS *command.SQSListen
+	// LogDir, when set, is the folder the lab writes its segment files
+	// to, kept when it closes (see lab.Options).
+	LogDir string
 	// Theme overrides DefaultTheme.
 	Theme *draw.Theme
 	// Renderer is the terminal the program draws on (nil: this
@@ -128,7 +131,7 @@ func NewApp(opts AppOptions) (*App, error) {
 	a.w, a.h = MinWidth, MinHeight
 	go func() {
 		defer close(a.labDone)
-		a.lab, a.labErr = lab.New(lab.Options{Nodes: 3, Timing: opts.Timing, Kafka: opts.Kafka, SQS: opts.SQS})
+		a.lab, a.labErr = lab.New(lab.Options{Nodes: 3, Timing: opts.Timing, Kafka: opts.Kafka, SQS: opts.SQS, LogDir: opts.LogDir})
 	}()
 	if opts.Open != nil {
 		a.want = &pickerEntry{les: opts.Open}

@@ -60,6 +60,11 @@ type ServeOptions struct {
 	HostKeyPath string
 	// StateDir keeps each SSH user's progress under it; empty: none kept.
 	StateDir string
+	// LabsDir holds a folder for each own-lab session's segment files,
+	// made when its lab starts and removed when the session ends unless
+	// KeepLabs; empty: each lab a temporary folder of its own.
+	LabsDir  string
+	KeepLabs bool
 	// Timing, Lessons, Sandbox and Theme are as in AppOptions, for every
 	// session's own lab.
 	Timing  string
@@ -531,6 +536,7 @@ func (s *Server) program(sess ssh.Session, who student) (tea.Model, func(), erro
 		return model, closeAll, nil
 	case len(cmd) == 0:
 		var app *App
+		logDir := ""
 		open := func(dir string) (tea.Model, error) {
 			var store *lessons.Store
 			if s.opts.StateDir != "" {
@@ -540,9 +546,14 @@ func (s *Server) program(sess ssh.Session, who student) (tea.Model, func(), erro
 				}
 				store = st
 			}
+			var err error
+			if logDir, err = s.labDir(sess.User()); err != nil {
+				return nil, err
+			}
 			a, err := NewApp(AppOptions{Lessons: s.opts.Lessons, Progress: store, Timing: s.opts.Timing,
-				Sandbox: s.opts.Sandbox, Theme: s.opts.Theme, Renderer: r, NoChallenges: true})
+				Sandbox: s.opts.Sandbox, Theme: s.opts.Theme, Renderer: r, NoChallenges: true, LogDir: logDir})
 			if err != nil {
+				s.dropLabDir(logDir)
 				return nil, err
 			}
 			app = a
@@ -578,6 +589,7 @@ func (s *Server) program(sess ssh.Session, who student) (tea.Model, func(), erro
 		return model, func() {
 			if app != nil { // the program has ended: nothing sets it now
 				app.Close()
+				s.dropLabDir(logDir)
 			}
 			if seat != nil {
 				seat.Leave()
@@ -586,6 +598,30 @@ func (s *Server) program(sess ssh.Session, who student) (tea.Model, func(), erro
 	default:
 		return nil, nil, fmt.Errorf("unknown command %q: ssh with no command opens a lab of your own, ssh -t … %s follows the teacher's",
 			strings.Join(cmd, " "), FollowCommand)
+	}
+}
+
+// labDir makes the folder of a session's lab under LabsDir, named after
+// its user so a teacher can tell them apart; "" without LabsDir.
+func (s *Server) labDir(user string) (string, error) {
+	if s.opts.LabsDir == "" {
+		return "", nil
+	}
+	if err := os.MkdirAll(s.opts.LabsDir, 0o755); err != nil {
+		return "", fmt.Errorf("a folder for your lab's logs: %w", err)
+	}
+	dir, err := os.MkdirTemp(s.opts.LabsDir, userDir(user)+"-")
+	if err != nil {
+		return "", fmt.Errorf("a folder for your lab's logs: %w", err)
+	}
+	return dir, nil
+}
+
+// dropLabDir removes a session's lab folder once its lab has closed,
+// unless the server keeps them.
+func (s *Server) dropLabDir(dir string) {
+	if dir != "" && !s.opts.KeepLabs {
+		os.RemoveAll(dir)
 	}
 }
 

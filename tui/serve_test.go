@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -364,4 +366,48 @@ func TestServeClassTally(t *testing.T) {
 	mustExec(t, src, "predict b")
 	ada.waitFor(t, 10*time.Second, "You chose b) and predicted it")
 	bob.waitFor(t, 10*time.Second, "You chose a); it was b)")
+}
+
+// Each own-lab session writes its segment files to a folder of its own
+// under LabsDir, named after its user, removed when the session ends
+// unless the server keeps them.
+func TestServeSessionLabFolder(t *testing.T) {
+	for _, keep := range []bool{false, true} {
+		t.Run(fmt.Sprintf("keep=%v", keep), func(t *testing.T) {
+			labs := filepath.Join(t.TempDir(), "labs")
+			s, err := NewServer(ServeOptions{Addr: "127.0.0.1:0", Code: testCode, Timing: "fast", LabsDir: labs, KeepLabs: keep})
+			if err != nil {
+				t.Fatal(err)
+			}
+			served := make(chan error, 1)
+			go func() { served <- s.Serve() }()
+			defer func() {
+				s.Close()
+				<-served
+			}()
+			sc := openScreen(t, s, "ada", "")
+			sc.waitFor(t, 20*time.Second, "enter opens the lesson on a live three-node cluster")
+			entries, _ := os.ReadDir(labs)
+			if len(entries) != 1 || !strings.HasPrefix(entries[0].Name(), "ada-") {
+				t.Fatalf("%s holds %v while ada's session runs; want one folder named ada-…", labs, entries)
+			}
+			sc.send(t, "q")
+			select {
+			case <-sc.done:
+			case <-time.After(20 * time.Second):
+				t.Fatal("q did not end the session")
+			}
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				entries, _ = os.ReadDir(labs)
+				if keep && len(entries) == 1 || !keep && len(entries) == 0 {
+					return
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("after the session ended %s holds %v; kept: %v", labs, entries, keep)
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		})
+	}
 }

@@ -103,3 +103,38 @@ func TestBenchDrainNoticesLeaderChange(t *testing.T) {
 	})
 	waitFor(t, 20*time.Second, "every replica to hold the 3 messages", func() bool { return replicasAgree(c, 1) == 3 })
 }
+
+// The report holds the log-on-disk targets: with segment files, peak
+// memory is held to TargetPeakRSSFiles; and kgo's rates on the lab are
+// set against kfake's.
+func TestReportTargets(t *testing.T) {
+	rate := func(msgs int) Rate { return Rate{Messages: msgs, Elapsed: time.Second} }
+	r := &Report{
+		Acks0: []Rate{rate(70)}, Acks1: []Rate{rate(70)}, AcksAll: []Rate{rate(70)}, Raw: []Rate{rate(100)},
+		Kafka:    KafkaResult{Lab: KafkaSide{Produce: rate(300), Consume: rate(500)}, Kfake: KafkaSide{Produce: rate(400), Consume: rate(400)}},
+		Failover: FailoverResult{ET: []float64{1, 2, 3}}, FailoverFastRetry: FailoverResult{ET: []float64{1, 2, 3}},
+		Memory: MemoryResult{Retained: 1_000_000, PeakBytes: 190e6, FromKernel: true},
+	}
+	text := func(files bool) string {
+		r.Config = Config{Files: files}.withDefaults()
+		var b strings.Builder
+		if err := r.WriteText(&b); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	for _, tc := range []struct {
+		files bool
+		want  []string
+	}{
+		{true, []string{"target ≤ 100 MB: not met", "target ≥ 0.60: met", "lab/kfake 0.75  target ≥ 0.80: not met", "lab/kfake 1.25  target ≥ 1.00: met"}},
+		{false, []string{"target ≤ 1.50 GB: met"}},
+	} {
+		got := text(tc.files)
+		for _, w := range tc.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("files %v: the report does not say %q:\n%s", tc.files, w, got)
+			}
+		}
+	}
+}

@@ -36,6 +36,9 @@ func init() {
 		18: {0, 3, handleAPIVersions},
 		19: {0, 5, handleCreateTopics},
 		22: {0, 4, handleInitProducerID},
+		32: {0, 4, handleDescribeConfigs},
+		33: {0, 2, handleAlterConfigs},
+		44: {0, 1, handleIncrementalAlterConfigs},
 	}
 }
 

@@ -21,6 +21,12 @@
 //     connection with the request done (or not done), so the client sees
 //     a broken connection and retries.
 //
+// An admin client can create topics with their configs and describe them
+// (DescribeConfigs answers each config the lab has by Kafka's name, with
+// the value the partitions use); a topic's configs are fixed when it is
+// created, so AlterConfigs and IncrementalAlterConfigs are refused per
+// resource with that reason.
+//
 // The codec is franz-go's kmsg; record batches are checked with their
 // CRC-32C and decompressed (gzip, snappy, lz4, zstd). Bad input — a frame
 // over the size limit, an unknown key or version, garbage, a truncated

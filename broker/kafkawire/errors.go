@@ -29,6 +29,7 @@ const (
 	codeInvalidSessionTimeout    int16 = 26
 	codeRebalanceInProgress      int16 = 27
 	codeUnsupportedVersion       int16 = 35
+	codeKafkaStorageError        int16 = 56
 	codeTopicAlreadyExists       int16 = 36
 	codeInvalidPartitions        int16 = 37
 	codeInvalidReplicationFactor int16 = 38
@@ -80,6 +81,10 @@ func code(err error) int16 {
 		return codeGroupIDNotFound
 	case errors.Is(err, broker.ErrTopicExists):
 		return codeTopicAlreadyExists
+	case errors.Is(err, broker.ErrStorage):
+		// Before the outcome: a batch that reached raft before the write
+		// failed is a storage error too, which a producer retries.
+		return codeKafkaStorageError
 	case errors.Is(err, broker.ErrUnknownOutcome), errors.Is(err, raftnet.ErrUnreachable), errors.Is(err, broker.ErrClosed):
 		// The write may or may not have happened, or the request never got
 		// through: a timeout, which a producer retries.

@@ -58,10 +58,11 @@ func SegmentFileName(base int64, suffix string) string {
 type logFiles struct {
 	dir      string
 	interval int64
-	err      error      // the first failure; nothing is written after it
-	recs     []Record   // a batch's records, reused
-	spare    []byte     // a closed segment's pending buffer, for the next one
-	ckpt     checkpoint // written to CheckpointFile on detach
+	err      error        // the first failure; nothing is written after it
+	recs     []Record     // a batch's records, reused
+	spare    []byte       // a closed segment's pending buffer, for the next one
+	ckpt     checkpoint   // written to CheckpointFile on detach
+	fault    func() error // nil, or asked before each write (SetWriteFault)
 }
 
 // segmentFiles are the open files of the active segment and what adding
@@ -97,7 +98,7 @@ func (l *Log) AttachDir(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("log folder %s: %w", dir, err)
 	}
-	lf := &logFiles{dir: dir, interval: int64(l.cfg.IndexIntervalBytes)}
+	lf := &logFiles{dir: dir, interval: int64(l.cfg.IndexIntervalBytes), fault: l.fault}
 	for i, s := range l.segs {
 		lf.open(s)
 		for j := range s.batches {
@@ -159,6 +160,33 @@ func (l *Log) FilesErr() error {
 	return l.files.err
 }
 
+// SetWriteFault makes the log ask fault before every write to its files,
+// now and after a later AttachDir; a non-nil answer is taken as the
+// write's error (a full disk answers syscall.ENOSPC), which stops the
+// files as a real failure does. It is how the broker's tests and the
+// lab's faults give one replica a failing disk; nil removes the hook, but
+// files already stopped stay stopped.
+func (l *Log) SetWriteFault(fault func() error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.fault = fault
+	if l.files != nil {
+		l.files.fault = fault
+	}
+}
+
+// faulted reports an injected write error, failing the files with it.
+func (lf *logFiles) faulted() bool {
+	if lf.fault == nil {
+		return false
+	}
+	if err := lf.fault(); err != nil {
+		lf.fail(err)
+		return true
+	}
+	return false
+}
+
 func (lf *logFiles) fail(err error) {
 	if lf.err == nil {
 		lf.err = fmt.Errorf("log folder %s: %w", lf.dir, err)
@@ -179,6 +207,9 @@ func (lf *logFiles) open(s *segment) {
 
 // create makes a new, empty segment file; nil after a failure.
 func (lf *logFiles) create(base int64, suffix string) *os.File {
+	if lf.faulted() {
+		return nil
+	}
 	file, err := os.OpenFile(filepath.Join(lf.dir, SegmentFileName(base, suffix)), os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 	if err != nil {
 		lf.fail(err)
@@ -209,7 +240,7 @@ func (lf *logFiles) append(s *segment, b *batchRef) {
 	size := int64(len(f.pendingLog) - n)
 	pos := f.size
 	f.size += size
-	lf.track(f, b, s.base, pos, size)
+	lf.track(f, b.next()-1-s.base, b.maxTS/1e6, pos, size)
 	if len(f.pendingLog) >= pendingMax {
 		lf.flush(f)
 	}
@@ -233,6 +264,9 @@ func (lf *logFiles) flush(f *segmentFiles) {
 			if *file = lf.create(f.base, suffix); *file == nil {
 				return
 			}
+		}
+		if lf.faulted() {
+			return
 		}
 		if _, err := (*file).Write(*p); err != nil {
 			lf.fail(err)
@@ -258,12 +292,13 @@ func (l *Log) SyncFiles() error {
 	return l.files.err
 }
 
-// track does the index keeping for batch b, written at byte pos of the
-// segment's .log and size bytes long: an offset index entry pointing at
-// it and a time index entry once more than the interval has gone by.
-func (lf *logFiles) track(f *segmentFiles, b *batchRef, base, pos, size int64) {
-	last := b.next() - 1 - base
-	if ts := b.maxTS / 1e6; ts > f.maxTS {
+// track does the index keeping for a batch whose last offset is last
+// (relative to the segment's base) and whose largest timestamp is ts
+// (milliseconds), written at byte pos of the segment's .log and size
+// bytes long: an offset index entry pointing at it and a time index entry
+// once more than the interval has gone by.
+func (lf *logFiles) track(f *segmentFiles, last, ts, pos, size int64) {
+	if ts > f.maxTS {
 		f.maxTS, f.maxTSRel = ts, last
 	}
 	if f.sinceIndex > lf.interval {

@@ -3,11 +3,13 @@ package partlog
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -326,5 +328,49 @@ func TestFilesRollByAge(t *testing.T) {
 	r, err := ReadLog(bytes.NewReader(snapshotBytes(t, l)))
 	if err != nil || r.Config().SegmentAge != time.Minute {
 		t.Fatalf("restored config %+v, %v", r.Config(), err)
+	}
+}
+
+// A disk that fills up stops the files at the write that failed: what was
+// written before stays whole, the log keeps every batch in memory, and
+// recovery does not take the short files for the whole log.
+func TestFilesStopWhenTheDiskIsFull(t *testing.T) {
+	dir := t.TempDir()
+	cfg := Config{SegmentRecords: 1000}
+	l := writeLog(t, dir, cfg, 3)
+	if err := l.SyncFiles(); err != nil {
+		t.Fatal(err)
+	}
+	full := false
+	l.SetWriteFault(func() error {
+		if full {
+			return syscall.ENOSPC
+		}
+		return nil
+	})
+	full = true
+	// A batch larger than the write buffer is written at once, and fails.
+	big := Batch{Records: recs("big", 1, pendingMax+1, 1_800_000_000e9)}
+	res := mustAppend(t, l, big, 9)
+	if err := l.FilesErr(); !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("after a write to a full disk FilesErr is %v; want ENOSPC", err)
+	}
+	if res.BaseOffset != 9 || l.EndOffset() != 10 {
+		t.Fatalf("the log after the failed write: batch at %d, end %d; want 9 and 10 (it goes on in memory)", res.BaseOffset, l.EndOffset())
+	}
+	l.NoteApplied(99)
+	l.DetachDir()
+	path := filepath.Join(dir, SegmentFileName(0, LogSuffix))
+	var offsets []int64
+	for _, b := range readLogFile(t, path) {
+		for _, r := range b.records {
+			offsets = append(offsets, b.kb.FirstOffset+int64(r.OffsetDelta))
+		}
+	}
+	if !slices.Equal(offsets, []int64{0, 1, 2, 3, 4, 5, 6, 7, 8}) {
+		t.Fatalf("the file holds offsets %v; want the 9 written before the disk filled", offsets)
+	}
+	if _, rec, err := Recover(cfg, dir); err != nil || rec.Found {
+		t.Fatalf("recovery after the disk filled: %+v, %v; want the files refused, to be rebuilt from raft", rec, err)
 	}
 }

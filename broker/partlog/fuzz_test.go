@@ -3,6 +3,8 @@ package partlog
 import (
 	"bytes"
 	"errors"
+	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
 )
@@ -107,6 +109,41 @@ func FuzzReadLog(f *testing.F) {
 			l.EnforceRetention(1 << 62)
 			l.OffsetForTime(0)
 			l.Window(0, 100)
+		}
+	})
+}
+
+// Whatever bytes a segment file holds, log dump says what it finds and
+// never panics.
+func FuzzLogDump(f *testing.F) {
+	l, err := New(Config{IndexIntervalBytes: 1})
+	if err != nil {
+		f.Fatal(err)
+	}
+	dir := f.TempDir()
+	if err := l.AttachDir(dir); err != nil {
+		f.Fatal(err)
+	}
+	for i := range 3 {
+		if _, err := l.Append(Batch{Records: []Record{{Timestamp: 1e15 + int64(i), Key: []byte("k"), Value: []byte("order 881")}}}, 2); err != nil {
+			f.Fatal(err)
+		}
+	}
+	if err := l.SyncFiles(); err != nil {
+		f.Fatal(err)
+	}
+	for _, suffix := range []string{LogSuffix, IndexSuffix, TimeIndexSuffix} {
+		if data, err := os.ReadFile(filepath.Join(dir, SegmentFileName(0, suffix))); err == nil {
+			f.Add(data)
+		}
+	}
+	l.DetachDir()
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, suffix := range []string{LogSuffix, IndexSuffix, TimeIndexSuffix} {
+			for _, records := range []bool{false, true} {
+				DumpFile(SegmentFileName(0, suffix), data, records)
+			}
 		}
 	})
 }

@@ -15,8 +15,9 @@ type Log struct {
 	segs      []*segment // never empty once initialised; the last is active
 	size      int64      // sum of segs[i].bytes
 	producers map[int64]*producer
-	files     *logFiles // nil unless attached to a folder (files.go)
-	cleanEnd  int64     // where the last compaction pass stopped (compact.go)
+	files     *logFiles    // nil unless attached to a folder (files.go)
+	fault     func() error // SetWriteFault's, asked before each file write
+	cleanEnd  int64        // where the last compaction pass stopped (compact.go)
 }
 
 // New returns an empty log that will assign offsets from 0.

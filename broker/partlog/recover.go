@@ -2,7 +2,9 @@ package partlog
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -35,6 +37,17 @@ type Recovery struct {
 	CutOffset     int64 // the offset where the cut began (End, after it)
 	CutSegment    int64 // the base offset of the segment that was cut
 	RebuiltActive bool  // the active segment's indexes were rebuilt
+	// Rebuilt lists the index files of closed segments that were damaged
+	// or missing and were written again from their .log.
+	Rebuilt []IndexRebuild
+}
+
+// IndexRebuild is one index file of a closed segment that recovery found
+// damaged and wrote again from the segment's .log.
+type IndexRebuild struct {
+	Segment int64  // the segment's base offset
+	File    string // the file's name, 00000000000000001500.index
+	Problem string // what was wrong with it
 }
 
 // checkpoint is the content of CheckpointFile.
@@ -90,7 +103,7 @@ func (l *Log) NoteApplied(index uint64) {
 
 // writeCheckpoint puts the checkpoint in its file.
 func (lf *logFiles) writeCheckpoint() {
-	if lf.err != nil {
+	if lf.err != nil || lf.faulted() {
 		return
 	}
 	if err := os.WriteFile(filepath.Join(lf.dir, CheckpointFile), lf.ckpt.encode(), 0o644); err != nil {
@@ -140,7 +153,8 @@ func Recover(cfg Config, dir string) (*Log, Recovery, error) {
 
 	rec := Recovery{Start: bases[0], Segments: len(bases)}
 	l.segs = []*segment{newSegment(bases[0])}
-	var active []byte // the last segment's bytes, kept whole
+	var closed []wantIndexes // what the closed segments' index files should hold
+	var active []byte        // the last segment's bytes, kept whole
 	for i, base := range bases {
 		path := filepath.Join(dir, SegmentFileName(base, LogSuffix))
 		data, err := os.ReadFile(path)
@@ -192,6 +206,9 @@ func Recover(cfg Config, dir string) (*Log, Recovery, error) {
 			active = data[:pos]
 			break
 		}
+		if i < len(bases)-1 {
+			closed = append(closed, segmentIndexes(base, data, int64(l.cfg.IndexIntervalBytes)))
+		}
 		active = data
 	}
 	rec.End = l.end()
@@ -210,8 +227,19 @@ func Recover(cfg Config, dir string) (*Log, Recovery, error) {
 		return emptyLog(cfg), Recovery{}, nil
 	}
 
-	// Attach the folder as it is: closed segments keep their files, the
-	// active one is appended to and its indexes are written afresh.
+	// Closed segments keep their files; an index file of theirs that is
+	// not what their .log says is written again, as Kafka rebuilds an
+	// index that fails its sanity check.
+	for _, w := range closed {
+		fixed, err := w.repair(dir)
+		if err != nil {
+			return nil, Recovery{}, fmt.Errorf("recover %s: %w", dir, err)
+		}
+		rec.Rebuilt = append(rec.Rebuilt, fixed...)
+	}
+
+	// Attach the folder as it is: the active segment is appended to and
+	// its indexes are written afresh.
 	lf := &logFiles{dir: dir, interval: int64(l.cfg.IndexIntervalBytes), ckpt: ckpt}
 	act := l.segs[len(l.segs)-1]
 	if err := lf.adopt(act, active); err != nil {
@@ -292,7 +320,8 @@ func (lf *logFiles) adopt(s *segment, data []byte) error {
 		if err != nil {
 			return err
 		}
-		lf.track(f, &s.batches[j], s.base, pos, kb.Size())
+		b := &s.batches[j]
+		lf.track(f, b.next()-1-s.base, b.maxTS/1e6, pos, kb.Size())
 		pos += kb.Size()
 	}
 	f.size = pos
@@ -391,4 +420,99 @@ func TearLastWrite(dir string) (t Torn, ok bool, err error) {
 		return Torn{}, false, err
 	}
 	return t, true, nil
+}
+
+// wantIndexes is what a closed segment's .index and .timeindex hold when
+// they are intact.
+type wantIndexes struct {
+	base             int64
+	index, timeindex []byte
+}
+
+// segmentIndexes computes the index files of a closed segment whose .log
+// holds data (whole batches), as the writer made them: the same entries
+// at the same interval, and the closing time index entry.
+func segmentIndexes(base int64, data []byte, interval int64) wantIndexes {
+	lf := &logFiles{interval: interval}
+	f := &segmentFiles{base: base, maxTS: math.MinInt64, lastTI: math.MinInt64}
+	for pos := int64(0); pos < int64(len(data)); {
+		kb, err := ParseKafkaBatch(data[pos:])
+		if err != nil {
+			break
+		}
+		lf.track(f, kb.LastOffset-base, kb.MaxTimestamp, pos, kb.Size())
+		pos += kb.Size()
+	}
+	lf.timeEntry(f)
+	return wantIndexes{base: base, index: f.pendingIndex, timeindex: f.pendingTime}
+}
+
+// repair compares the segment's index files in dir with what they should
+// hold and writes again each one that differs, saying what was wrong.
+func (w wantIndexes) repair(dir string) ([]IndexRebuild, error) {
+	var out []IndexRebuild
+	for _, file := range [...]struct {
+		suffix string
+		want   []byte
+		size   int
+	}{{IndexSuffix, w.index, IndexEntrySize}, {TimeIndexSuffix, w.timeindex, TimeIndexEntrySize}} {
+		path := filepath.Join(dir, SegmentFileName(w.base, file.suffix))
+		got, err := os.ReadFile(path)
+		if err != nil && !os.IsNotExist(err) {
+			return out, err
+		}
+		problem := indexProblem(got, err == nil, file.want, file.size, file.suffix)
+		if problem == "" {
+			continue
+		}
+		if len(file.want) == 0 {
+			err = os.Remove(path)
+		} else {
+			err = os.WriteFile(path, file.want, 0o644)
+		}
+		if err != nil {
+			return out, err
+		}
+		out = append(out, IndexRebuild{Segment: w.base, File: filepath.Base(path), Problem: problem})
+	}
+	return out, nil
+}
+
+// indexProblem says how an index file's bytes got (exists: the file is
+// there) differ from want, "" when they do not.
+func indexProblem(got []byte, exists bool, want []byte, size int, suffix string) string {
+	n := len(want) / size
+	switch {
+	case bytes.Equal(got, want) && (exists || len(want) == 0):
+		return ""
+	case !exists:
+		return fmt.Sprintf("it was missing (the .log gives %s)", plural(n, "entry", "entries"))
+	case len(got)%size != 0:
+		return fmt.Sprintf("it was %s long, not a whole number of %d-byte entries (the .log gives %s)", plural(len(got), "byte", "bytes"), size, plural(n, "entry", "entries"))
+	case len(want) == 0:
+		return fmt.Sprintf("it held %s, but a segment this small has none", plural(len(got)/size, "entry", "entries"))
+	}
+	for i := 0; i < min(len(got), len(want)); i += size {
+		if !bytes.Equal(got[i:i+size], want[i:i+size]) {
+			return fmt.Sprintf("entry %d of %d was %s; the .log gives %s", i/size+1, len(got)/size, indexEntryText(got[i:i+size], suffix), indexEntryText(want[i:i+size], suffix))
+		}
+	}
+	return fmt.Sprintf("it held %s; the .log gives %s", plural(len(got)/size, "entry", "entries"), plural(n, "entry", "entries"))
+}
+
+// indexEntryText describes one index entry: offset and byte position, or
+// timestamp and offset, both relative offsets as the file holds them.
+func indexEntryText(e []byte, suffix string) string {
+	be := binary.BigEndian
+	if suffix == IndexSuffix {
+		return fmt.Sprintf("(offset +%d, byte %d)", int32(be.Uint32(e)), int32(be.Uint32(e[4:])))
+	}
+	return fmt.Sprintf("(time %d ms, offset +%d)", int64(be.Uint64(e)), int32(be.Uint32(e[8:])))
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -88,8 +89,8 @@ func TestRecoverReadsTheFilesBack(t *testing.T) {
 	if next != 32 || len(all) != 32 {
 		t.Fatalf("files hold up to %d, the log %d records; want 32", next, len(all))
 	}
-	if _, rec, _ := Recover(cfg, dir); !rec.Found || rec.Applied != 110 {
-		t.Fatalf("second recovery: %+v", rec)
+	if _, rec, _ := Recover(cfg, dir); !rec.Found || rec.Applied != 110 || len(rec.Rebuilt) != 0 {
+		t.Fatalf("second recovery: %+v; want entry 110 and every index file as written", rec)
 	}
 }
 
@@ -177,5 +178,65 @@ func TestTearLastWriteThenRecover(t *testing.T) {
 	}
 	if _, ok, _ := TearLastWrite(t.TempDir()); ok {
 		t.Fatal("tore a batch in an empty folder")
+	}
+}
+
+func TestRecoverRebuildsDamagedIndexesOfClosedSegments(t *testing.T) {
+	dir := t.TempDir()
+	cfg := Config{SegmentRecords: 7, IndexIntervalBytes: 100}
+	writeLog(t, dir, cfg, 10).DetachDir() // segments of 2 batches: 0, 6, 12, 18, 24 (active)
+	bases := segmentBases(t, dir)
+	if len(bases) < 4 {
+		t.Fatalf("segments %v; want at least 4", bases)
+	}
+	path := func(base int64, suffix string) string { return filepath.Join(dir, SegmentFileName(base, suffix)) }
+	orig := map[string][]byte{}
+	for _, b := range bases[:len(bases)-1] {
+		for _, suffix := range []string{IndexSuffix, TimeIndexSuffix} {
+			data, err := os.ReadFile(path(b, suffix))
+			if err != nil || len(data) == 0 {
+				t.Fatalf("closed segment %d has no %s to damage: %v", b, suffix, err)
+			}
+			orig[path(b, suffix)] = data
+		}
+	}
+	// A cut index, a flipped timestamp, a lost file; the fourth segment
+	// is left alone.
+	os.WriteFile(path(bases[0], IndexSuffix), orig[path(bases[0], IndexSuffix)][:5], 0o644)
+	ti := bytes.Clone(orig[path(bases[1], TimeIndexSuffix)])
+	ti[6] ^= 0x10
+	os.WriteFile(path(bases[1], TimeIndexSuffix), ti, 0o644)
+	os.Remove(path(bases[2], IndexSuffix))
+
+	l, rec, err := Recover(cfg, dir)
+	if err != nil || !rec.Found || rec.End != 30 {
+		t.Fatalf("Recover: %+v, %v", rec, err)
+	}
+	want := []struct {
+		seg     int64
+		suffix  string
+		problem string
+	}{
+		{bases[0], IndexSuffix, "it was 5 bytes long, not a whole number of 8-byte entries"},
+		{bases[1], TimeIndexSuffix, "entry 1 of 1 was (time "},
+		{bases[2], IndexSuffix, "it was missing"},
+	}
+	if len(rec.Rebuilt) != len(want) {
+		t.Fatalf("rebuilt %+v; want %d files", rec.Rebuilt, len(want))
+	}
+	for i, w := range want {
+		got := rec.Rebuilt[i]
+		if got.Segment != w.seg || got.File != SegmentFileName(w.seg, w.suffix) || !strings.HasPrefix(got.Problem, w.problem) {
+			t.Errorf("rebuild %d: %+v; want %s of segment %d: %q…", i, got, w.suffix, w.seg, w.problem)
+		}
+	}
+	for p, data := range orig {
+		if got, _ := os.ReadFile(p); !bytes.Equal(got, data) {
+			t.Errorf("%s after recovery: % x; want it as written, % x", filepath.Base(p), got, data)
+		}
+	}
+	l.DetachDir()
+	if _, rec, _ := Recover(cfg, dir); !rec.Found || len(rec.Rebuilt) != 0 {
+		t.Fatalf("a second recovery: %+v; want nothing left to rebuild", rec)
 	}
 }

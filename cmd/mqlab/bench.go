@@ -20,9 +20,9 @@ var benchPresets = map[string]bench.Config{
 	// long: the same work a round (a longer produce phase would measure a
 	// longer log, not the same thing more steadily), more rounds, and more
 	// of everything else.
-	"long": {Rounds: 21, ConsumeMessages: 1_000_000, QueueMessages: 50_000, SQSMessages: 50_000, Kills: 100},
+	"long": {Rounds: 21, ConsumeMessages: 1_000_000, KafkaMessages: 300_000, QueueMessages: 50_000, SQSMessages: 50_000, Kills: 100},
 	// quick: a smoke run in seconds; its figures say little.
-	"quick": {Batches: 50, RawBatches: 100, Rounds: 1, ConsumeMessages: 2_000, QueueMessages: 200, SQSMessages: 300, Kills: 3, Retained: 20_000},
+	"quick": {Batches: 50, RawBatches: 100, Rounds: 1, ConsumeMessages: 2_000, KafkaMessages: 2_000, QueueMessages: 200, SQSMessages: 300, Kills: 3, Retained: 20_000},
 }
 
 func benchCmd() *cobra.Command {
@@ -35,10 +35,14 @@ func benchCmd() *cobra.Command {
 measures, with 100-byte values:
 
   peak resident memory with 1,000,000 messages retained   target ≤ 1.5 GB
+                                          with --files:   target ≤ 100 MB
   produce throughput, acks 0, 1 and all, batches of 100
   bare raft.Apply with entries of the same size, same cluster shape
-  the ratio broker/raw-raft (acks=all)                     target ≥ 0.50
+  the ratio broker/raw-raft (acks=all)                     target ≥ 0.60
   consume: a group reading the log back, a commit every 100 records
+  kgo (franz-go) against the Kafka listener and against kfake:
+       produce acks=all, linger 1ms                 lab/kfake target ≥ 0.80
+       consume from the start                       lab/kfake target ≥ 1.00
   queue: send + receive + ack, 8 consumers
   sqs: 8 workers, send + receive + delete in
        batches of 10 through the SQS listener     target ≥ 5,000 msgs/s

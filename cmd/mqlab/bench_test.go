@@ -31,8 +31,10 @@ func TestBenchQuickPrintsEveryLine(t *testing.T) {
 		`^produce acks=all +[\d,]+ msgs/s +[\d.]+ MB/s`,
 		`^raw raft\.Apply +[\d,]+ msgs/s +[\d.]+ MB/s`,
 		`^ratio broker/raw-raft: \d+\.\d\d$`,
-		`^ +target ≥ 0\.50: (met|not met) `,
+		`^ +target ≥ 0\.60: (met|not met) `,
 		`^consume +[\d,]+ msgs/s +[\d.]+ MB/s`,
+		`^kgo produce acks=all +[\d,]+ msgs/s +[\d.]+ MB/s  kfake [\d,]+ msgs/s; lab/kfake \d+\.\d\d  target ≥ 0\.80: (met|not met)$`,
+		`^kgo consume +[\d,]+ msgs/s +[\d.]+ MB/s  kfake [\d,]+ msgs/s; lab/kfake \d+\.\d\d  target ≥ 1\.00: (met|not met)$`,
 		`^queue send\+receive\+ack +[\d,]+ msgs/s +[\d.]+ MB/s`,
 		`^sqs send\+receive\+delete +[\d,]+ msgs/s +p50 send [\d.]+[µm]?s +8 workers, batches of 10; 300 messages +target ≥ 5,000 msgs/s: (met|not met)$`,
 		`^sqs, echo +[\d,]+ msgs/s +p50 send [\d.]+[µm]?s +the same workers against an echo of the protocol$`,
@@ -50,7 +52,7 @@ func TestBenchQuickPrintsEveryLine(t *testing.T) {
 	if t.Failed() {
 		t.Logf("report:\n%s", report)
 	}
-	for _, phase := range []string{"peak memory", "produce acks=all", "raw raft.Apply", "consume", "queue", "sqs", "failover: kill 3/3"} {
+	for _, phase := range []string{"peak memory", "produce acks=all", "raw raft.Apply", "consume", "kafka: produce", "queue", "sqs", "failover: kill 3/3"} {
 		if !strings.Contains(errOut.String(), phase) {
 			t.Errorf("no progress for %q on standard error:\n%s", phase, errOut.String())
 		}

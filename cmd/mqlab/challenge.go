@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -64,6 +65,16 @@ type challengeFlags struct {
 	seed  uint64 // the one schedule to run, when given
 	seeds int    // how many schedules to run otherwise
 	watch bool
+	keep  string // --keep-logs
+}
+
+// logDir is where schedule seed's lab keeps its segment files: a folder
+// of its own under --keep-logs, "" for a temporary one.
+func (f challengeFlags) logDir(seed uint64) string {
+	if f.keep == "" {
+		return ""
+	}
+	return filepath.Join(f.keep, fmt.Sprintf("seed-%d", seed))
 }
 
 func challengeCmd() *cobra.Command {
@@ -89,13 +100,16 @@ func challengeCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if f.keep, err = keepLogsDir(f.keep); err != nil {
+				return err
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			if f.watch {
-				return watchChallenge(ctx, out, ch, challenge.Options{Command: command, Seed: f.seed})
+				return watchChallenge(ctx, out, ch, challenge.Options{Command: command, Seed: f.seed, LogDir: f.logDir(f.seed)})
 			}
 			list := f.schedules(cmd.Flags().Changed("seed"))
-			if err := runSchedules(ctx, out, ch, command, list); err != nil {
+			if err := runSchedules(ctx, out, ch, command, list, f); err != nil {
 				return err
 			}
 			if serr == nil && len(list) >= defaultSeeds {
@@ -109,6 +123,7 @@ func challengeCmd() *cobra.Command {
 	}
 	cmd.Flags().Uint64Var(&f.seed, "seed", 1, "run this one schedule only, to replay it")
 	cmd.Flags().IntVar(&f.seeds, "seeds", defaultSeeds, "how many schedules to run without --seed")
+	cmd.Flags().StringVar(&f.keep, "keep-logs", "", "keep each schedule's segment files, in a folder of its own under this one (DIR/seed-1, …); default: removed when each lab closes")
 	cmd.Flags().BoolVar(&f.watch, "watch", false, "watch one schedule (--seed, 1 by default) on the lab's screen: your program's group, offsets and the kills, live")
 	return cmd
 }
@@ -146,10 +161,10 @@ func (f challengeFlags) schedules(seedGiven bool) []uint64 {
 // runSchedules runs the learner's program under each schedule in turn and
 // prints each verdict; an error says a schedule failed or could not grade
 // the program, or that the run was stopped.
-func runSchedules(ctx context.Context, out io.Writer, ch *challenge.Challenge, command []string, list []uint64) error {
+func runSchedules(ctx context.Context, out io.Writer, ch *challenge.Challenge, command []string, list []uint64, f challengeFlags) error {
 	failed := 0
 	for _, s := range list {
-		v, err := challenge.Run(ctx, ch, challenge.Options{Command: command, Seed: s})
+		v, err := challenge.Run(ctx, ch, challenge.Options{Command: command, Seed: s, LogDir: f.logDir(s)})
 		if ctx.Err() != nil {
 			return errors.New("stopped: the lab and your program are stopped")
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -55,6 +56,14 @@ func TestChallengeCommand(t *testing.T) {
 	out, err = runChallenge(t, "at-least-once", "--seed", "1", "--", "no-such-program-mqlab")
 	if err == nil || !strings.Contains(out, `at-least-once, seed 1: the challenge could not grade the program: run 1 of the program does not start: "no-such-program-mqlab" is not a program on PATH`) {
 		t.Errorf("a program that does not start: %v\n%s", err, out)
+	}
+	// --keep-logs keeps each schedule's lab in a folder of its own.
+	keep := t.TempDir()
+	if _, err := runChallenge(t, "at-least-once", "--seed", "2", "--keep-logs", keep, "--", "no-such-program-mqlab"); err == nil {
+		t.Error("a program that does not start was graded")
+	}
+	if ents, err := os.ReadDir(filepath.Join(keep, "seed-2", "n1")); err != nil || len(ents) == 0 {
+		t.Errorf("--keep-logs %s: seed 2's lab left %v (%v); want n1's partition folders", keep, ents, err)
 	}
 }
 

@@ -15,6 +15,7 @@ type labFlags struct {
 	timing string
 	kafka  kafkaFlag
 	sqs    sqsFlag
+	keep   string // --keep-logs
 }
 
 // kafkaFlag is --kafka[=ADDR]: the Kafka protocol on every node, n1 at

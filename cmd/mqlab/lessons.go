@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mqlab/mqlab/lab"
 	"github.com/mqlab/mqlab/lessons"
 )
 
@@ -215,6 +216,9 @@ classroom timing unless --timing fast.`,
 			if err != nil {
 				return err
 			}
+			if f.keep, err = keepLogsDir(f.keep); err != nil {
+				return err
+			}
 			// Without a terminal there is no screen: print the transcript.
 			if !headless && isTerminal(cmd.OutOrStdout()) {
 				if playLessonTUI == nil {
@@ -234,13 +238,22 @@ classroom timing unless --timing fast.`,
 			}
 			ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
 			defer stop()
-			return lessons.PlayHeadless(ctx, les, cmd.OutOrStdout(), lessons.Options{Timing: f.timing, Kafka: f.kafka.listen, SQS: f.sqs.listen})
+			// The lab is made here, with its listeners and folder, so the
+			// folder can be named before the transcript starts.
+			l, err := lab.New(lab.Options{Timing: f.timing, Kafka: f.kafka.listen, SQS: f.sqs.listen, LogDir: f.keep})
+			if err != nil {
+				return err
+			}
+			defer l.Close()
+			sayLogDir(cmd.ErrOrStderr(), l.LogDir(), f.keep != "")
+			return lessons.PlayHeadless(ctx, les, cmd.OutOrStdout(), lessons.Options{Timing: f.timing, Lab: l})
 		},
 	}
 	cmd.Flags().BoolVar(&headless, "headless", false, "print the lesson as a transcript instead of playing it on screen")
 	cmd.Flags().StringVar(&f.timing, "timing", "", "raft timing preset: fast or classroom")
 	addKafkaFlag(cmd.Flags(), &f.kafka)
 	addSQSFlag(cmd.Flags(), &f.sqs)
+	addKeepLogsFlag(cmd.Flags(), &f.keep)
 	return cmd
 }
 

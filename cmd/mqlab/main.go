@@ -32,13 +32,18 @@ terminal it prints a failover scene instead.`,
 		Args:         cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if isTerminal(cmd.OutOrStdout()) {
+				var err error
+				if f.keep, err = keepLogsDir(f.keep); err != nil {
+					return err
+				}
 				return runApp(cmd.ErrOrStderr(), f, nil)
 			}
-			return runHeadless(cmd.Context(), cmd.OutOrStdout(), f.timing)
+			return runHeadless(cmd.Context(), cmd.OutOrStdout(), f.timing, f.keep)
 		},
 	}
 	addKafkaFlag(root.Flags(), &f.kafka)
 	addSQSFlag(root.Flags(), &f.sqs)
+	addKeepLogsFlag(root.Flags(), &f.keep)
 	root.Flags().StringVar(&f.timing, "timing", "", "raft timing preset: fast or classroom (default classroom on screen, fast when printing)")
 	root.AddCommand(scriptCmd(), replayCmd())
 	root.AddCommand(lessonsCmd())

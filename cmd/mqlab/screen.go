@@ -57,7 +57,11 @@ func runApp(stderr io.Writer, f labFlags, open *lessons.Lesson) error {
 		fmt.Fprintf(stderr, "mqlab: your progress will not be kept: %v\n", err)
 		store = nil
 	}
-	return tui.RunApp(tui.AppOptions{Progress: store, Timing: timing, Open: open, Sandbox: sandboxSetup, Kafka: f.kafka.listen, SQS: f.sqs.listen})
+	err = tui.RunApp(tui.AppOptions{Progress: store, Timing: timing, Open: open, Sandbox: sandboxSetup, Kafka: f.kafka.listen, SQS: f.sqs.listen, LogDir: f.keep})
+	if f.keep != "" {
+		sayLogDir(stderr, f.keep, true) // after the screen, where it can be read
+	}
+	return err
 }
 
 // playLesson is mqlab run on a terminal.
@@ -142,7 +146,7 @@ var scene string
 // runHeadless is what mqlab does without a terminal: it plays the failover
 // scene through the lab, as mqlab script would, after the scene's opening
 // comment, so scripts and CI still get something useful.
-func runHeadless(ctx context.Context, out io.Writer, timing string) error {
+func runHeadless(ctx context.Context, out io.Writer, timing, keep string) error {
 	if timing == "" {
 		timing = "fast"
 	}
@@ -153,5 +157,5 @@ func runHeadless(ctx context.Context, out io.Writer, timing string) error {
 		fmt.Fprintln(out, strings.TrimSpace(strings.TrimPrefix(l, "#")))
 	}
 	fmt.Fprintln(out)
-	return playScript(ctx, out, "the failover scene", scene, scriptFlags{timing: timing})
+	return playScript(ctx, out, "the failover scene", scene, scriptFlags{timing: timing, keep: keep})
 }

@@ -54,7 +54,7 @@ names the failing lines. 'mqlab script - <<<help' lists the commands.`,
 	cmd.Flags().StringVar(&f.record, "record", "", "write every event and snapshots to this JSONL file, for a replay")
 	cmd.Flags().StringVar(&f.timing, "timing", "fast", "raft timing preset: fast or classroom")
 	cmd.Flags().BoolVar(&f.verbose, "verbose", false, "also print every append and commit")
-	cmd.Flags().StringVar(&f.keep, "keep-logs", "", "write the replicas' segment files to this folder (its n1…n9 folders are replaced) and keep them; default: a temporary folder, removed at the end")
+	addKeepLogsFlag(cmd.Flags(), &f.keep)
 	addKafkaFlag(cmd.Flags(), &f.kafka)
 	addSQSFlag(cmd.Flags(), &f.sqs)
 	return cmd
@@ -92,14 +92,16 @@ func playScript(ctx context.Context, out io.Writer, path, src string, f scriptFl
 			}
 		}()
 	}
-	l, err := lab.New(lab.Options{Timing: f.timing, Kafka: f.kafka.listen, SQS: f.sqs.listen, LogDir: f.keep})
+	keep, err := keepLogsDir(f.keep)
+	if err != nil {
+		return err
+	}
+	l, err := lab.New(lab.Options{Timing: f.timing, Kafka: f.kafka.listen, SQS: f.sqs.listen, LogDir: keep})
 	if err != nil {
 		return err
 	}
 	defer l.Close()
-	if f.keep != "" {
-		fmt.Fprintf(os.Stderr, "mqlab: the segment files are in %s and stay there\n", l.LogDir())
-	}
+	sayLogDir(os.Stderr, l.LogDir(), keep != "")
 	if f.record != "" {
 		file, err := os.Create(f.record)
 		if err != nil {

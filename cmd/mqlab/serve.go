@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -19,6 +20,7 @@ import (
 
 type serveFlags struct {
 	ssh, code, keys, timing, log string
+	keep                         string // --keep-logs
 	max                          int
 	share, keepOwnLabs           bool
 }
@@ -44,7 +46,12 @@ with --share (whose screen is the terminal) to a file, or to --log FILE.
 Quitting with students connected asks first; their sessions end with a
 goodbye and their terminals as they were. With --keep-own-labs, quitting
 the shared screen ends only the sessions that follow it: students with
-labs of their own keep them until Ctrl-C stops the server.`,
+labs of their own keep them until Ctrl-C stops the server.
+
+Each student's lab writes its partitions' segment files to a folder of its
+own under mqlab's state folder, removed when the session ends. With
+--keep-logs DIR they are kept, each under DIR/sessions, and the teacher's
+lab writes to DIR itself.`,
 		Example: `  mqlab serve --ssh :2222 --share          # the teacher's screen here, shared
   ssh -p 2222 127.0.0.1                    # a student: a lab of their own
   ssh -t -p 2222 127.0.0.1 follow          # a student: the teacher's lab`,
@@ -59,6 +66,7 @@ labs of their own keep them until Ctrl-C stops the server.`,
 	fs.BoolVar(&o.share, "share", false, "open the teacher's screen here and share it with students who connect with the command follow")
 	fs.StringVar(&o.timing, "timing", "classroom", "raft timing preset for every lab: fast or classroom")
 	fs.StringVar(&o.log, "log", "", "a file to log joins, leaves and refusals to (default: standard error; with --share, serve.log in mqlab's state folder)")
+	fs.StringVar(&o.keep, "keep-logs", "", "keep the segment files: your lab's (with --share) in this folder, each student's lab's in a folder of its own under DIR/sessions; default: removed when each lab closes")
 	fs.BoolVar(&o.keepOwnLabs, "keep-own-labs", false, "with --share: quitting your screen ends only the sessions that follow it; own labs stay until Ctrl-C")
 	return cmd
 }
@@ -76,11 +84,24 @@ func serve(cmd *cobra.Command, o serveFlags) error {
 	if o.share && !isTerminal(cmd.OutOrStdout()) {
 		return errors.New("--share opens the teacher's screen here, and standard output is not a terminal: run it in one, or leave --share out to serve students only")
 	}
+	keep, err := keepLogsDir(o.keep)
+	if err != nil {
+		return err
+	}
 	progress, err := lessons.DefaultStorePath()
 	if err != nil {
 		return err
 	}
 	state := filepath.Dir(progress)
+	// Each own-lab session's segment files: under the state folder, gone
+	// when the session ends, or kept under --keep-logs.
+	labs := filepath.Join(state, "ssh", "labs", strconv.Itoa(os.Getpid()))
+	if keep != "" {
+		labs = filepath.Join(keep, "sessions")
+	} else {
+		sweepLabs(filepath.Dir(labs))
+		defer os.RemoveAll(labs)
+	}
 	var class *source.Class
 	if o.share {
 		class = source.NewClass()
@@ -103,13 +124,13 @@ func serve(cmd *cobra.Command, o serveFlags) error {
 	}
 	srv, err := tui.NewServer(tui.ServeOptions{Addr: o.ssh, Code: o.code, AuthorizedKeys: o.keys, MaxSessions: o.max,
 		HostKeyPath: filepath.Join(state, "ssh_host_ed25519"), StateDir: filepath.Join(state, "ssh"),
-		Timing: o.timing, Sandbox: sandboxSetup, Class: class, Log: logw})
+		LabsDir: labs, KeepLabs: keep != "", Timing: o.timing, Sandbox: sandboxSetup, Class: class, Log: logw})
 	if err != nil {
 		return err
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve() }()
-	banner := serveBanner(srv, o.share)
+	banner := serveBanner(srv, o.share) + labsWord(labs, keep != "")
 	if !o.share {
 		fmt.Fprint(cmd.ErrOrStderr(), banner+"Ctrl-C stops the server.\n")
 		ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
@@ -130,8 +151,11 @@ func serve(cmd *cobra.Command, o serveFlags) error {
 	if logPath != "" {
 		fmt.Fprintf(cmd.ErrOrStderr(), "Joins and refusals are logged to %s.\n", logPath)
 	}
-	appErr := tui.RunApp(tui.AppOptions{Progress: store, Timing: o.timing, Sandbox: sandboxSetup, Class: class,
+	appErr := tui.RunApp(tui.AppOptions{Progress: store, Timing: o.timing, Sandbox: sandboxSetup, Class: class, LogDir: keep,
 		Notice: serveNotice(srv), ConfirmQuit: func() string { return srv.QuitQuestion(o.keepOwnLabs) }})
+	if keep != "" {
+		sayLogDir(cmd.ErrOrStderr(), keep, true)
+	}
 	if appErr == nil && o.keepOwnLabs {
 		srv.End(tui.GoodbyeTeacherLeft, true)
 		if all, _ := srv.Sessions(); all > 0 {
@@ -146,6 +170,40 @@ func serve(cmd *cobra.Command, o serveFlags) error {
 		}
 	}
 	return errors.Join(appErr, srv.Close())
+}
+
+// sweepLabs removes the session folders a server that did not end
+// cleanly left under dir: each server keeps its sessions' folders under
+// its process id, so a folder whose process is gone is nobody's.
+func sweepLabs(dir string) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || !e.IsDir() || pid == os.Getpid() || processAlive(pid) {
+			continue
+		}
+		os.RemoveAll(filepath.Join(dir, e.Name()))
+	}
+}
+
+// processAlive says whether a process with this id is running.
+func processAlive(pid int) bool {
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return false
+	}
+	return p.Signal(syscall.Signal(0)) == nil
+}
+
+// labsWord says where the students' labs keep their segment files.
+func labsWord(dir string, kept bool) string {
+	if kept {
+		return fmt.Sprintf("Each student's lab writes its segment files to a folder of its own in %s, kept.\n", dir)
+	}
+	return fmt.Sprintf("Each student's lab writes its segment files to a folder of its own in %s, removed when the session ends.\n", dir)
 }
 
 // students is "1 student" or "12 students".

@@ -62,7 +62,7 @@ var labFuncs = []labFunc{
 	{"segments", "P", true, true, true, "the segments (each a .log file with its indexes) P's log holds, on its leader; P@n1 on one replica"},
 	{"segment", "P[, OFFSET]", true, true, true, "the base offset of P's active segment, the number its newest .log file is named after; segment(P, 1500) of the segment holding offset 1500; P@n1 on one replica"},
 	{"position", "P, OFFSET", true, true, true, "the byte position in its segment's .log file of the batch holding OFFSET, found as a fetch finds it: the segment, the last .index entry at or before OFFSET, then batch by batch; P@n1 on one replica"},
-	{"lag", "GROUP", true, false, false, "a consumer group's lag in messages; lag(GROUP, TOPIC/N) on one partition"},
+	{"lag", "GROUP", true, false, false, "a consumer group's lag: each partition's high-water mark minus the group's committed offset, summed, as Kafka counts it (on a compacted topic that includes offsets a pass emptied, which records(P) does not); lag(GROUP, TOPIC/N) on one partition"},
 	{"lag_seconds", "GROUP", true, false, false, "a consumer group's lag in seconds; lag_seconds(GROUP, TOPIC/N) on one partition"},
 	{"delivered", "GROUP", true, false, false, "messages handed to a consumer group's clients, or a queue's (its SQS clients' too), repeats included"},
 	{"processed", "GROUP", true, false, false, "distinct messages a consumer group's clients finished their work on"},

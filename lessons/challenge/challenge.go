@@ -102,6 +102,9 @@ type Options struct {
 	// is called with the outcome once the run is graded, and the lab stays
 	// up until it returns.
 	Watch func(l *lab.Lab) (release func(Verdict, error))
+	// LogDir, when set, is the folder the lab writes its segment files
+	// to, kept when it closes (see lab.Options).
+	LogDir string
 }
 
 // Verdict is how a run went.
@@ -218,7 +221,7 @@ func Run(ctx context.Context, ch *Challenge, opts Options) (v Verdict, err error
 	}
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
-	l, bootstrap, err := startLab(ctx, ch)
+	l, bootstrap, err := startLab(ctx, ch, opts.LogDir)
 	if err != nil {
 		return v, err
 	}
@@ -266,8 +269,8 @@ func Run(ctx context.Context, ch *Challenge, opts Options) (v Verdict, err error
 
 // startLab starts the challenge's lab: its topics and the Kafka listener
 // the program connects to, whose bootstrap address it returns.
-func startLab(ctx context.Context, ch *Challenge) (*lab.Lab, string, error) {
-	l, err := lab.New(lab.Options{Nodes: 3, Timing: "fast"})
+func startLab(ctx context.Context, ch *Challenge, logDir string) (*lab.Lab, string, error) {
+	l, err := lab.New(lab.Options{Nodes: 3, Timing: "fast", LogDir: logDir})
 	if err != nil {
 		return nil, "", err
 	}

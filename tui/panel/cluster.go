@@ -2,6 +2,7 @@ package panel
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -71,7 +72,24 @@ func (p *Cluster) View() string {
 	if avail < 2 {
 		return draw.Block(rows, p.w, p.h)
 	}
+	// Where the segment files are, on the panel's last row when the
+	// partitions leave it free.
+	need := len(s.Partitions) - 1
+	for _, pt := range s.Partitions {
+		need += p.height(pt)
+	}
+	files := s.LogDir != "" && p.off == 0 && need < avail
+	if files {
+		avail--
+	}
 	rows = append(rows, p.partitionRows(avail)...)
+	if files {
+		path := []rune(s.LogDir + string(filepath.Separator))
+		if room := p.w - 7; len(path) > room && room > 0 {
+			path = append([]rune("…"), path[len(path)-room:]...) // the end of a path tells labs apart
+		}
+		rows = append(rows, st.Faint.Render("files ")+st.Muted.Render(string(path)))
+	}
 	return draw.Block(rows, p.w, p.h)
 }
 

@@ -319,3 +319,29 @@ func TestClusterStripSegments(t *testing.T) {
 		t.Errorf("%d segment marks, want 2 (the first segment begins at the log's start, marked [):\n%s", n, out)
 	}
 }
+
+// The cluster panel names the folder of the segment files on its last
+// row when the partitions leave it free, keeping the path's end when it
+// is long.
+func TestClusterNamesTheLogFolder(t *testing.T) {
+	ctx := panelFixture(t)
+	v := *ctx.State
+	v.LogDir = "/tmp/mqlab-logs-1234"
+	ctx.State = &v
+	p := NewCluster(ctx)
+	p.SetSize(78, 19) // the partitions fill it
+	if strings.Contains(ansi.Strip(p.View()), "files ") {
+		t.Errorf("the folder took a row the partitions need:\n%s", ansi.Strip(p.View()))
+	}
+	p.SetSize(78, 40)
+	lines := strings.Split(ansi.Strip(p.View()), "\n")
+	if last := strings.TrimSpace(lines[len(lines)-1]); last != "files /tmp/mqlab-logs-1234/" {
+		t.Errorf("last row %q; want the folder", last)
+	}
+	v.LogDir = "/home/teacher/" + strings.Repeat("x", 80) + "/class-3"
+	p.SetSize(60, 40)
+	lines = strings.Split(ansi.Strip(p.View()), "\n")
+	if last := strings.TrimSpace(lines[len(lines)-1]); !strings.HasPrefix(last, "files …") || !strings.HasSuffix(last, "/class-3/") {
+		t.Errorf("last row %q; want the long folder's end", last)
+	}
+}

@@ -163,6 +163,7 @@ func viewOf(snap *lab.Snapshot, trunc truncTimes) view.State {
 	v.Jobs = jobsOf(snap)
 	v.Charts = chartsOf(snap)
 	v.Kafka = kafkaOf(snap)
+	v.LogDir = snap.LogDir
 	if snap.SQS != nil {
 		v.SQS = snap.SQS.Endpoint
 	}

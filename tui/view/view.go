@@ -89,6 +89,8 @@ type State struct {
 	Kafka *Kafka
 	// SQS is n1's SQS endpoint, "" when the nodes do not speak it.
 	SQS string
+	// LogDir is the folder of the replicas' segment files, "" for none.
+	LogDir string
 	// Class is, on a teacher's shared screen, who is connected; else nil.
 	Class *Roster
 }

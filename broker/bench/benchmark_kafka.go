@@ -1,0 +1,129 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/mqlab/mqlab/broker"
+	"github.com/mqlab/mqlab/broker/kafkawire"
+)
+
+// The Kafka phase: franz-go's kgo client, the same on both sides, writes
+// 100-byte values with acks=all and batching on (a linger of 1 ms), then
+// reads them back, once against the lab's Kafka listener (Nodes nodes,
+// RF 3, raft under every batch) and once against kfake, the Kafka franz-go
+// runs in a process for its own tests (one broker, RF 1). The targets are
+// ratios, lab over kfake, measured side by side in one run.
+const (
+	// TargetKafkaProduce: the lab's kgo produce rate is at least this
+	// share of kfake's.
+	TargetKafkaProduce = 0.8
+	// TargetKafkaConsume: the lab's kgo consume rate is at least kfake's.
+	TargetKafkaConsume = 1.0
+	// KafkaLinger is the producer's linger: how long kgo waits to fill a
+	// batch.
+	KafkaLinger = time.Millisecond
+)
+
+// KafkaSide is what kgo did against one Kafka.
+type KafkaSide struct {
+	Produce, Consume Rate
+}
+
+// KafkaResult is the phase on both sides.
+type KafkaResult struct {
+	Lab, Kfake KafkaSide
+}
+
+// ProduceRatio is the lab's produce rate over kfake's.
+func (r KafkaResult) ProduceRatio() float64 {
+	return r.Lab.Produce.MsgsPerSec() / r.Kfake.Produce.MsgsPerSec()
+}
+
+// ConsumeRatio is the lab's consume rate over kfake's.
+func (r KafkaResult) ConsumeRatio() float64 {
+	return r.Lab.Consume.MsgsPerSec() / r.Kfake.Consume.MsgsPerSec()
+}
+
+// Kafka runs the phase: n records produced, then consumed, on each side,
+// kfake first. The lab writes its segment files when Run was asked to.
+func Kafka(ctx context.Context, n int) (KafkaResult, error) {
+	var res KafkaResult
+	kf, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "orders"))
+	if err != nil {
+		return res, fmt.Errorf("kfake: %w", err)
+	}
+	res.Kfake, err = kafkaSide(ctx, kf.ListenAddrs(), n)
+	kf.Close()
+	if err != nil {
+		return res, fmt.Errorf("kfake: %w", err)
+	}
+
+	c, err := broker.NewCluster(clusterConfig())
+	if err != nil {
+		return res, err
+	}
+	defer c.Close()
+	if err := c.CreateTopic(ctx, broker.TopicConfig{Name: "orders", Partitions: 1, RF: Nodes, SegmentBytes: segmentBytes()}); err != nil {
+		return res, err
+	}
+	if _, err := c.WaitForLeader(ctx, broker.TopicPartition{Topic: "orders"}); err != nil {
+		return res, err
+	}
+	s, err := kafkawire.Listen(c, kafkawire.Config{Port: -1})
+	if err != nil {
+		return res, err
+	}
+	defer s.Close()
+	res.Lab, err = kafkaSide(ctx, s.Seeds(), n)
+	if err != nil {
+		return res, fmt.Errorf("the lab: %w", err)
+	}
+	return res, nil
+}
+
+// kafkaSide produces n records to orders/0 through seeds and reads them
+// back from the start.
+func kafkaSide(ctx context.Context, seeds []string, n int) (KafkaSide, error) {
+	var side KafkaSide
+	p, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.DefaultProduceTopic("orders"),
+		kgo.RequiredAcks(kgo.AllISRAcks()), kgo.ProducerLinger(KafkaLinger))
+	if err != nil {
+		return side, err
+	}
+	defer p.Close()
+	value := make([]byte, ValueBytes)
+	var failed firstErr
+	cpu0, start := processCPU(), time.Now()
+	for range n {
+		p.Produce(ctx, &kgo.Record{Value: value}, func(_ *kgo.Record, err error) { failed.set(err) })
+	}
+	if err := p.Flush(ctx); err != nil {
+		return side, err
+	}
+	if err := failed.get(); err != nil {
+		return side, fmt.Errorf("produce: %w", err)
+	}
+	side.Produce = Rate{Messages: n, Elapsed: time.Since(start), CPU: processCPU() - cpu0}
+
+	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{"orders": {0: kgo.NewOffset().AtStart()}}))
+	if err != nil {
+		return side, err
+	}
+	defer cl.Close()
+	cpu0, start = processCPU(), time.Now()
+	for got := 0; got < n; {
+		fs := cl.PollFetches(ctx)
+		if err := fs.Err(); err != nil {
+			return side, fmt.Errorf("consume after %d of %d records: %w", got, n, err)
+		}
+		got += fs.NumRecords()
+	}
+	side.Consume = Rate{Messages: n, Elapsed: time.Since(start), CPU: processCPU() - cpu0}
+	return side, nil
+}
