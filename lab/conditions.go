@@ -100,7 +100,7 @@ func (rd *reader) value(v command.Value) (any, error) {
 		return float64(n), nil
 	}
 	switch v.Func {
-	case "leader", "epoch", "hwm", "leo", "logstart", "records":
+	case "leader", "epoch", "hwm", "leo", "logstart", "records", "segments", "segment", "position":
 		return rd.partitionValue(v)
 	case "state":
 		return rd.state(v.Arg)
@@ -142,8 +142,11 @@ func (rd *reader) partitionValue(v command.Value) (any, error) {
 	if v.Func == "leader" {
 		return orNone(p.Leader), nil
 	}
-	if v.HasAt {
+	if v.HasAt && v.Func == "epoch" {
 		return rd.recordEpoch(v, p)
+	}
+	if v.HasAt {
+		return rd.segmentValue(v, p)
 	}
 	if v.Node != "" {
 		if _, err := rd.r.w.node(v.Node); err != nil {
@@ -242,6 +245,13 @@ func replicaField(fn string, r broker.ReplicaState, p broker.PartitionState) flo
 			n += s.Records
 		}
 		return float64(n)
+	case "segments":
+		return float64(len(r.Segments))
+	case "segment":
+		if n := len(r.Segments); n > 0 {
+			return float64(r.Segments[n-1].BaseOffset)
+		}
+		return float64(r.LogStart)
 	}
 	return 0
 }

@@ -4,10 +4,12 @@ package lab
 // one of them printed as Kafka's kafka-dump-log prints it.
 
 import (
+	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/mqlab/mqlab/broker"
@@ -44,8 +46,11 @@ func (r *run) logFiles(c command.LogFiles) error {
 	if err != nil {
 		return fmt.Errorf("log files %s on %s: %w", tp, id, err)
 	}
-	r.lines = append(r.lines, fmt.Sprintf("%s's copy of %s: %s/ in %s", id, tp, filepath.ToSlash(rel), r.l.logDir))
-	r.lines = append(r.lines, lines...)
+	r.begin(c.String())
+	r.say(EventOutcome, "%s's copy of %s: %s/ in %s", id, tp, filepath.ToSlash(rel), r.l.logDir)
+	for _, line := range lines {
+		r.say(EventOutcome, "%s", line)
+	}
 	return nil
 }
 
@@ -136,7 +141,12 @@ func (r *run) logDump(c command.LogDump) error {
 	if err != nil {
 		return fmt.Errorf("log dump: %w", err)
 	}
-	r.lines = append(r.lines, lines...)
+	// Like sql, what a look into the files found goes on the timeline, so
+	// a lesson that runs it shows it and a transcript keeps it.
+	r.begin(c.String())
+	for _, line := range lines {
+		r.say(EventOutcome, "%s", line)
+	}
 	return nil
 }
 
@@ -159,4 +169,104 @@ func commas(n int64) string {
 		return "-" + s
 	}
 	return s
+}
+
+// segmentValue reads segment(P@n2, OFFSET) and position(P@n2, OFFSET) from
+// the replica's files, as a fetch finds a record: the segment whose base
+// offset is the largest at or below OFFSET, the last entry of its .index
+// at or before OFFSET, then batch headers forward from that byte until
+// the batch that holds OFFSET. Without @ the leader's files are read.
+func (rd *reader) segmentValue(v command.Value, p broker.PartitionState) (any, error) {
+	node := v.Node
+	if node == "" {
+		if p.Leader == "" {
+			return nil, notNow(fmt.Errorf("%s: %s has no leader now; name a replica, as in %s(%s@n1, %d)", v, v.Target, v.Func, v.Target, v.At))
+		}
+		node = p.Leader
+	}
+	var rs *broker.ReplicaState
+	var hosts []string
+	for i, r := range p.Replicas {
+		hosts = append(hosts, r.Node)
+		if r.Node == node {
+			rs = &p.Replicas[i]
+		}
+	}
+	if rs == nil {
+		return nil, fmt.Errorf("%s: %s holds no replica of %s; its replicas are on %s", v, node, v.Target, strings.Join(hosts, ", "))
+	}
+	if !rs.Up {
+		return nil, notNow(fmt.Errorf("%s: %s is down", v, node))
+	}
+	if v.At < rs.LogStart || v.At >= rs.HighWatermark {
+		return nil, notNow(fmt.Errorf("%s: %s's files hold offsets %d to %d, not %d", v, node, rs.LogStart, rs.HighWatermark-1, v.At))
+	}
+	files := rd.r.w.cluster.Files()
+	dir := files.PartitionDir(node, broker.TopicPartition{Topic: v.Target.Name, Partition: v.Target.Partition})
+	if dir == "" {
+		return nil, fmt.Errorf("%s: this lab keeps its logs in memory only", v)
+	}
+	if err := files.Sync(); err != nil {
+		return nil, fmt.Errorf("%s: %w", v, err)
+	}
+	base, pos, err := findInFiles(dir, v.At)
+	if err != nil {
+		return nil, notNow(fmt.Errorf("%s: %w", v, err))
+	}
+	if v.Func == "segment" {
+		return float64(base), nil
+	}
+	return float64(pos), nil
+}
+
+// findInFiles finds offset in the segment files of dir: the base offset of
+// the segment that holds it, and the byte position in that segment's .log
+// of the batch that holds it.
+func findInFiles(dir string, offset int64) (base, pos int64, err error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, 0, err
+	}
+	base = -1
+	for _, e := range ents {
+		stem, ok := strings.CutSuffix(e.Name(), partlog.LogSuffix)
+		if !ok {
+			continue
+		}
+		if b, err := strconv.ParseInt(stem, 10, 64); err == nil && b <= offset && b > base {
+			base = b
+		}
+	}
+	if base < 0 {
+		return 0, 0, fmt.Errorf("no segment file holds offset %d", offset)
+	}
+	// The index: 8-byte entries of a 4-byte offset relative to the base and
+	// a 4-byte position, in offset order. A missing index (a segment too
+	// small for an entry) means reading from the segment's first byte.
+	index, err := os.ReadFile(filepath.Join(dir, partlog.SegmentFileName(base, partlog.IndexSuffix)))
+	if err != nil && !os.IsNotExist(err) {
+		return 0, 0, err
+	}
+	for i := 0; i+partlog.IndexEntrySize <= len(index); i += partlog.IndexEntrySize {
+		rel, at := binary.BigEndian.Uint32(index[i:]), binary.BigEndian.Uint32(index[i+4:])
+		if base+int64(rel) > offset {
+			break
+		}
+		pos = int64(at)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, partlog.SegmentFileName(base, partlog.LogSuffix)))
+	if err != nil {
+		return 0, 0, err
+	}
+	for pos < int64(len(data)) {
+		b, err := partlog.ParseKafkaBatch(data[pos:])
+		if err != nil {
+			return 0, 0, fmt.Errorf("%s at byte %d: %w", partlog.SegmentFileName(base, partlog.LogSuffix), pos, err)
+		}
+		if b.LastOffset >= offset {
+			return base, pos, nil
+		}
+		pos += int64(b.Size())
+	}
+	return 0, 0, fmt.Errorf("%s ends before offset %d", partlog.SegmentFileName(base, partlog.LogSuffix), offset)
 }

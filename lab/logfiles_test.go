@@ -2,6 +2,7 @@ package lab
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -51,6 +52,9 @@ func TestLogFilesAndDump(t *testing.T) {
 	}
 	all := strings.Join(said, "\n")
 	for _, want := range []string{
+		"log files orders/0 on n2", // a look into the files shows on the timeline, as sql's rows do
+		"offsets 8–9, 1 batch, active",
+		"baseOffset: 4 lastOffset: 5 count: 2 partitionLeaderEpoch: ",
 		"crash n2 torn",
 		"n2 died writing orders/0: the batch of offsets 8–9 is torn after ",
 		"n2 recovered orders/0: cut ",
@@ -66,6 +70,48 @@ func TestLogFilesAndDump(t *testing.T) {
 		"log dump n2/orders-0/00000000000000000099.log": "no file n2/orders-0/00000000000000000099.log",
 		"log dump n2/orders-0":                          "is a folder",
 		"log dump n2/orders-0/notes.txt":                "not a segment file",
+	} {
+		if _, err := l.Exec(context.Background(), line); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v; want an error naming %q", line, err, want)
+		}
+	}
+}
+
+// segments, segment and position read the replica's files: the count of
+// segments, the base offset a file is named after, and the byte a lookup
+// through the .index lands on, the same byte log dump prints.
+func TestSegmentValuesReadTheFiles(t *testing.T) {
+	t.Parallel()
+	l := newLab(t)
+	mustRun(t, l, "topic create orders partitions=1 segment=4",
+		`produce orders count=9 batch=2 value="order {n}"`, `produce orders value="a longer order 10"`,
+		"wait hwm(orders/0@n2) == 10")
+	// Segments of at most 4 records: 0–3, 4–7, 8–9 (offset 9 in a batch of its own).
+	dump := mustRun(t, l, "log dump n2/orders-0/00000000000000000008.log")[0].Lines
+	var second int
+	for _, line := range dump {
+		if strings.HasPrefix(line, "baseOffset: 9 ") {
+			_, after, _ := strings.Cut(line, " position: ")
+			fmt.Sscan(after, &second)
+		}
+	}
+	if second == 0 {
+		t.Fatalf("log dump shows no batch at offset 9:\n%s", strings.Join(dump, "\n"))
+	}
+	mustRun(t, l,
+		"expect segments(orders/0) == 3",
+		"expect segments(orders/0@n3) == 3",
+		"expect segment(orders/0) == 8",
+		"expect segment(orders/0@n2, 5) == 4",
+		"expect segment(orders/0, 3) == 0",
+		"expect position(orders/0@n2, 8) == 0",
+		fmt.Sprintf("expect position(orders/0@n2, 9) == %d", second),
+		"expect position(orders/0@n2, 5) == position(orders/0@n2, 4)", // one batch holds 4 and 5
+		"expect position(orders/0@n2, 6) > position(orders/0@n2, 5)",
+	)
+	for line, want := range map[string]string{
+		"expect position(orders/0@n2, 10) == 0": "n2's files hold offsets 0 to 9, not 10",
+		"expect segment(orders/0@n4, 1) == 0":   "n4",
 	} {
 		if _, err := l.Exec(context.Background(), line); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v; want an error naming %q", line, err, want)

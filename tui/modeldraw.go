@@ -513,7 +513,7 @@ func (m *Model) helpRows(w int) []string {
 	legend := [][2]string{
 		{draw.SymLeader, "leader of a partition (the word says it too)"},
 		{draw.SymCommitted + "7 " + draw.SymUncommitted + "7 " + draw.SymLearning + "7", "committed / not yet on a majority / committed, not yet heard here"},
-		{"[ | …", "the log's first offset / the high-water mark / more before"},
+		{"[ | " + draw.SymSegment + " …", "the log's first offset / the high-water mark / a new segment file begins / more before"},
 		{draw.SymTruncated, "a replica cut its uncommitted tail: those entries are gone"},
 		{draw.SymOK + " " + draw.SymFail, "holds / fails; " + draw.SymFail + " also marks a node that is down"},
 		{draw.SymIsolated, "a node cut off from its peers (and clients, when isolated)"},

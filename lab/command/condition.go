@@ -59,6 +59,9 @@ var labFuncs = []labFunc{
 	{"leo", "P", true, true, true, "P's log end offset, uncommitted entries included; P@n1 on one replica"},
 	{"logstart", "P", true, false, true, "P's log start offset (retention moves it)"},
 	{"records", "P", true, true, true, "the records P's log holds, on its leader (compaction and retention remove some); P@n1 on one replica"},
+	{"segments", "P", true, true, true, "the segments (each a .log file with its indexes) P's log holds, on its leader; P@n1 on one replica"},
+	{"segment", "P[, OFFSET]", true, true, true, "the base offset of P's active segment, the number its newest .log file is named after; segment(P, 1500) of the segment holding offset 1500; P@n1 on one replica"},
+	{"position", "P, OFFSET", true, true, true, "the byte position in its segment's .log file of the batch holding OFFSET, found as a fetch finds it: the segment, the last .index entry at or before OFFSET, then batch by batch; P@n1 on one replica"},
 	{"lag", "GROUP", true, false, false, "a consumer group's lag: each partition's high-water mark minus the group's committed offset, summed, as Kafka counts it (on a compacted topic that includes offsets a pass emptied, which records(P) does not); lag(GROUP, TOPIC/N) on one partition"},
 	{"lag_seconds", "GROUP", true, false, false, "a consumer group's lag in seconds; lag_seconds(GROUP, TOPIC/N) on one partition"},
 	{"delivered", "GROUP", true, false, false, "messages handed to a consumer group's clients, or a queue's (its SQS clients' too), repeats included"},
@@ -93,6 +96,14 @@ var labFuncs = []labFunc{
 	{"speedup", "CLIENT, CLIENT", true, false, false, "how many times the first client's produce_rate is the second's: speedup(hundred, one)"},
 }
 
+// atOffset are the lab value functions that take an offset after the
+// partition: epoch(orders/0@n1, 1500). position needs one.
+var atOffset = map[string]bool{"epoch": true, "segment": true, "position": true}
+
+// segmentFunc are the lab value functions that read a partition's
+// segments, which a queue does not have.
+var segmentFunc = map[string]bool{"segments": true, "segment": true, "position": true}
+
 // onPartition are the lab value functions that take GROUP, TOPIC/N as well
 // as GROUP: lag(billing, orders/1).
 var onPartition = map[string]bool{"lag": true, "lag_seconds": true}
@@ -104,6 +115,17 @@ func findFunc(name string) (labFunc, bool) {
 		}
 	}
 	return labFunc{}, false
+}
+
+// onNodeFuncs are the lab value functions that read one replica with @NODE.
+func onNodeFuncs() []string {
+	var out []string
+	for _, f := range labFuncs {
+		if f.onNode {
+			out = append(out, f.name)
+		}
+	}
+	return out
 }
 
 func funcNames() []string {
@@ -426,23 +448,25 @@ func parseValue(t token) (Value, *posError) {
 	case name == "partition_of":
 		return parsePartitionOf(v, arg, argCol)
 	case f.target:
-		if name == "epoch" {
+		if atOffset[name] {
 			if before, at, ok := strings.Cut(arg, ","); ok {
 				at = strings.TrimSpace(at)
 				n, err := strconv.ParseInt(at, 10, 64)
 				if err != nil || n < 0 {
-					return Value{}, errAt(argCol, "epoch(%s, %q): after the comma comes an offset, a whole number from 0 up, as in epoch(orders/0@n1, 1500)", strings.TrimSpace(before), at)
+					return Value{}, errAt(argCol, "%s(%s, %q): after the comma comes an offset, a whole number from 0 up, as in %s(orders/0@n1, 1500)", name, strings.TrimSpace(before), at, name)
 				}
 				v.At, v.HasAt = n, true
 				arg = strings.TrimSpace(before)
+			} else if name == "position" {
+				return Value{}, errAt(argCol, "position(%s) needs an offset after a comma: the batch holding which record? As in position(orders/0@n2, 1500)", arg)
 			}
 		} else if strings.Contains(arg, ",") && !onPartition[name] {
-			return Value{}, errAt(argCol, "%s(…) takes one partition or queue; only epoch takes an offset after a comma, as in epoch(orders/0@n1, 1500)", name)
+			return Value{}, errAt(argCol, "%s(…) takes one partition or queue; only epoch, segment and position take an offset after a comma, as in epoch(orders/0@n1, 1500)", name)
 		}
 		target, node, hasNode := strings.Cut(arg, "@")
 		if hasNode {
 			if !f.onNode {
-				return Value{}, errAt(argCol, "%s(…) reads the partition's leader; only epoch, hwm and leo take @NODE", name)
+				return Value{}, errAt(argCol, "%s(…) reads the partition's leader; only %s take @NODE", name, strings.Join(onNodeFuncs(), ", "))
 			}
 			if !nodeRe.MatchString(node) {
 				return Value{}, errAt(argCol, "%q after '@' is not a node; write n1…n9, as in hwm(orders/0@n1)", node)
@@ -454,7 +478,10 @@ func parseValue(t token) (Value, *posError) {
 			return Value{}, errAt(argCol, "%s(…): %v", name, err)
 		}
 		if v.HasAt && !tg.IsPartition {
-			return Value{}, errAt(argCol, "epoch(%s, %d): only a partition's records have offsets; name one, as in epoch(orders/0@n1, 1500)", target, v.At)
+			return Value{}, errAt(argCol, "%s(%s, %d): only a partition's records have offsets; name one, as in %s(orders/0@n1, 1500)", name, target, v.At, name)
+		}
+		if segmentFunc[name] && !tg.IsPartition {
+			return Value{}, errAt(argCol, "%s(%s): only a partition's log has segments; name one, as in %s(orders/0@n1)", name, target, name)
 		}
 		v.Target = tg
 	case onPartition[name] && strings.Contains(arg, ","):

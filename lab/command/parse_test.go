@@ -89,6 +89,9 @@ func TestParseValidLines(t *testing.T) {
 		{"expect epoch(orders/0) == epoch(orders/0@n1) + 1", Expect{Cond: Condition{
 			Left: Expr{Value: Value{Kind: ValLab, Func: "epoch", Target: Target{Name: "orders", IsPartition: true}}}, Op: "==",
 			Right: Expr{Value: Value{Kind: ValLab, Func: "epoch", Target: Target{Name: "orders", IsPartition: true}, Node: "n1"}, Offset: 1}}}},
+		{"expect position(orders/0@n2, 17) == segment(orders/0)", Expect{Cond: Condition{
+			Left: Expr{Value: Value{Kind: ValLab, Func: "position", Target: Target{Name: "orders", Partition: 0, IsPartition: true}, Node: "n2", At: 17, HasAt: true}}, Op: "==",
+			Right: Expr{Value: Value{Kind: ValLab, Func: "segment", Target: Target{Name: "orders", Partition: 0, IsPartition: true}}}}}},
 		{"expect epoch(orders/0@n1, 1500) < epoch(orders/0, 1500)", Expect{Cond: Condition{
 			Left: Expr{Value: Value{Kind: ValLab, Func: "epoch", Target: Target{Name: "orders", IsPartition: true}, Node: "n1", At: 1500, HasAt: true}}, Op: "<",
 			Right: Expr{Value: Value{Kind: ValLab, Func: "epoch", Target: Target{Name: "orders", IsPartition: true}, At: 1500, HasAt: true}}}}},
@@ -144,6 +147,19 @@ func TestHelpListsEveryCommand(t *testing.T) {
 	})
 	if !strings.Contains(noted, "put messages on a queue (not available yet)") {
 		t.Errorf("help does not show the lab's note:\n%s", noted)
+	}
+}
+
+// help wait and help expect explain every lab value a condition can read.
+func TestHelpExplainsEveryLabValue(t *testing.T) {
+	for _, name := range []string{"wait", "expect"} {
+		s, _ := Lookup(name)
+		text := s.Detail()
+		for _, f := range labFuncs {
+			if !strings.Contains(text, f.name+"("+f.arg+")") || !strings.Contains(text, f.help) {
+				t.Errorf("help %s does not explain %s(%s)", name, f.name, f.arg)
+			}
+		}
 	}
 }
 

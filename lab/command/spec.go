@@ -101,6 +101,12 @@ func (s Spec) Detail() string {
 		}
 		fmt.Fprintf(&b, "  %-22s %s%s\n", o.Key+"="+o.Arg, o.Help, req)
 	}
+	if s.Name == "wait" || s.Name == "expect" {
+		b.WriteString("  a condition is VALUE OP VALUE (== != < <= > >=); a value is a number, a word, a checker field (lost, confirmed, …) or a lab value:\n")
+		for _, f := range labFuncs {
+			fmt.Fprintf(&b, "  %-22s %s\n", f.name+"("+f.arg+")", f.help)
+		}
+	}
 	return strings.TrimRight(b.String(), "\n")
 }
 

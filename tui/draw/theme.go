@@ -163,6 +163,7 @@ const (
 	SymUncommitted = "○"
 	SymLearning    = "◐" // committed; this replica has not heard so yet
 	SymTruncated   = "✂"
+	SymSegment     = "¦" // a segment file begins at the next offset
 	SymIsolated    = "⊘"
 	SymSlow        = "~"
 	SymOK          = "✓"

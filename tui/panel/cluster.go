@@ -3,6 +3,7 @@ package panel
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -556,7 +557,8 @@ func (p *Cluster) cells(l *draw.Line, r view.Replica, lay stripLayout, trunc *vi
 }
 
 // gapMark is the marker in the gap before the cell at off: the log's
-// start, more before the strip's first cell, or the high-water mark.
+// start, more before the strip's first cell, the high-water mark, or the
+// first offset of a segment file (the log's start is one too).
 func gapMark(r view.Replica, off int64, first bool) string {
 	switch {
 	case off == r.LogStart && off < r.LEO:
@@ -565,8 +567,16 @@ func gapMark(r view.Replica, off int64, first bool) string {
 		return "…"
 	case off == r.HWM && off < r.LEO && off > r.LogStart:
 		return "|"
+	case off > r.LogStart && off < r.LEO && segmentStart(r.SegmentStarts, off):
+		return draw.SymSegment
 	}
 	return " "
+}
+
+// segmentStart says whether a segment of the replica begins at off.
+func segmentStart(starts []int64, off int64) bool {
+	_, found := slices.BinarySearch(starts, off)
+	return found
 }
 
 // entryAt is the entry at offset off. Entries are in offset order and

@@ -184,6 +184,14 @@ func (p *Lesson) body(ls *view.Lesson) (rows []string, starts, tops []int) {
 			for _, c := range b.Commands {
 				if c.OK {
 					rows = append(rows, p.commandRows("$ ", c.Text, &st.Muted)...)
+					for _, f := range c.Found {
+						if draw.Width(f) > w-2 {
+							f = strings.Join(strings.Fields(f), " ") // columns cannot line up once wrapped
+						}
+						for _, s := range draw.Wrap(f, w-2) {
+							rows = append(rows, "  "+st.Faint.Render(s))
+						}
+					}
 					continue
 				}
 				rows = append(rows, p.commandRows(draw.SymFail+" ", c.Text, &st.Muted)...)

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/charmbracelet/x/ansi"
 	"github.com/mqlab/mqlab/lessons"
 	"github.com/mqlab/mqlab/tui/draw"
 	"github.com/mqlab/mqlab/tui/keys"
@@ -239,6 +240,27 @@ func TestLessonPaneWrapsCommands(t *testing.T) {
 	for i, l := range rows {
 		if draw.Width(l) != 40 {
 			t.Errorf("row %d is %d wide", i, draw.Width(l))
+		}
+	}
+}
+
+// What a look into the files found shows under its command, so a question
+// that rests on a file's size has it on screen; a line too wide for the
+// pane wraps at words, its columns closed up.
+func TestLessonPaneShowsWhatFilesHold(t *testing.T) {
+	ctx := NewContext(nil, draw.NewStyles(draw.DefaultTheme), keys.Default())
+	ctx.State = &view.State{Lesson: &view.Lesson{Title: "The log", Step: 2, Steps: 13, StepTitle: "The folder", Blocks: []view.LessonBlock{
+		{Kind: view.BlockCommands, Commands: []view.CommandLine{{Text: "log files events/0 on n1", OK: true, Found: []string{
+			"n1's copy of events/0: n1/events-0/",
+			"00000000000000000020.log           555 B  offsets 20–24, 5 batches, active",
+		}}}},
+	}}}
+	p := NewLesson(ctx)
+	p.SetSize(40, 12)
+	out := ansi.Strip(p.View())
+	for _, want := range []string{"$ log files events/0 on n1", "n1's copy of events/0", "00000000000000000020.log 555 B offsets", "20–24, 5 batches, active"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the lesson pane lacks %q:\n%s", want, out)
 		}
 	}
 }

@@ -297,6 +297,29 @@ func TestTimelineKeys(t *testing.T) {
 	}
 }
 
+// The strip marks where each segment file begins, from the broker's list
+// of segments: irregular segments show irregular marks, and the log's
+// own start keeps its [.
+func TestClusterStripSegments(t *testing.T) {
+	r := view.Replica{Node: "n1", Role: "leader", Epoch: 2, LogStart: 0, HWM: 15, LEO: 15, SegmentStarts: []int64{0, 3, 11}}
+	for off := int64(0); off < 15; off++ {
+		r.Entries = append(r.Entries, view.Entry{Offset: off, Epoch: 2, Committed: true})
+	}
+	v := view.State{Partitions: []view.Partition{{Name: "events/0", Leader: "n1", Epoch: 2, Replicas: []view.Replica{r}}}}
+	ctx := NewContext(nil, draw.NewStyles(draw.DefaultTheme), keys.Default())
+	ctx.State = &v
+	p := NewCluster(ctx)
+	p.SetSize(100, 8)
+	out := ansi.Strip(p.View())
+	want := "[●2 ●2 ●2" + draw.SymSegment + "●2 ●2 ●2 ●2 ●2 ●2 ●2 ●2" + draw.SymSegment + "●2 ●2 ●2 ●2"
+	if !strings.Contains(out, want) {
+		t.Errorf("the strip does not mark segments at 3 and 11; want %q in:\n%s", want, out)
+	}
+	if n := strings.Count(out, draw.SymSegment); n != 2 {
+		t.Errorf("%d segment marks, want 2 (the first segment begins at the log's start, marked [):\n%s", n, out)
+	}
+}
+
 // The cluster panel names the folder of the segment files on its last
 // row when the partitions leave it free, keeping the path's end when it
 // is long.

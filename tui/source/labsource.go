@@ -228,6 +228,12 @@ func partitionsOf(snap *lab.Snapshot, trunc truncTimes) []view.Partition {
 				if !r.Up {
 					rv.Role = "down"
 				}
+				if len(r.Segments) > 0 {
+					rv.SegmentStarts = make([]int64, len(r.Segments))
+					for i, s := range r.Segments {
+						rv.SegmentStarts[i] = s.BaseOffset
+					}
+				}
 				if len(r.Entries) > 0 {
 					rv.Entries = make([]view.Entry, len(r.Entries))
 					for i, e := range r.Entries {

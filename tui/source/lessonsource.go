@@ -2,6 +2,7 @@ package source
 
 import (
 	"context"
+	"strings"
 	"sync"
 
 	"github.com/mqlab/mqlab/lessons"
@@ -175,12 +176,21 @@ func lessonOf(les *lessons.Lesson, st lessons.State) *view.Lesson {
 	return ls
 }
 
+// looksIntoFiles says whether a lesson's command lists or prints the
+// lab's segment files, whose output the lesson pane shows under it.
+func looksIntoFiles(text string) bool {
+	return strings.HasPrefix(text, "log files ") || strings.HasPrefix(text, "log dump ")
+}
+
 func commandLines(rs []lessons.CommandResult) []view.CommandLine {
 	out := make([]view.CommandLine, len(rs))
 	for i, r := range rs {
 		out[i] = view.CommandLine{Text: r.Text, OK: r.Err == nil}
 		if r.Err != nil {
 			out[i].Note = r.Err.Error()
+		}
+		if r.Err == nil && looksIntoFiles(r.Text) {
+			out[i].Found = r.Lines
 		}
 	}
 	return out

@@ -304,3 +304,19 @@ func TestLessonSourceCloses(t *testing.T) {
 	}
 	execErr(t, src, CmdLessonNext, "closed")
 }
+
+// A lesson's look into the files keeps what it found for the lesson pane;
+// a wait's or an expect's words stay in the timeline.
+func TestCommandLinesKeepWhatFilesHold(t *testing.T) {
+	got := commandLines([]lessons.CommandResult{
+		{Text: "log files events/0 on n1", Lines: []string{"n1's copy of events/0", "00000000000000000020.log  555 B"}},
+		{Text: "log dump n1/events-0/00000000000000000020.index", Lines: []string{"offset: 21 position: 111"}},
+		{Text: "wait logstart(events/0) == 20", Lines: []string{"held after 0.6s"}},
+	})
+	if len(got[0].Found) != 2 || len(got[1].Found) != 1 {
+		t.Errorf("log files and log dump lost what they found: %+v", got[:2])
+	}
+	if got[2].Found != nil {
+		t.Errorf("a wait shows %q under it; only looks into the files do", got[2].Found)
+	}
+}

@@ -151,6 +151,9 @@ type Replica struct {
 	// Entries is a window of the newest entries, ending at LEO, in offset
 	// order. A few dozen are plenty: the panel shows what fits.
 	Entries []Entry
+	// SegmentStarts are the base offsets of the replica's segment files,
+	// oldest first, as the broker lists them: where each file begins.
+	SegmentStarts []int64
 	// Raft is what its raft did lately, for the raft panel.
 	Raft RaftView
 	// Truncation is the replica's latest cut of its uncommitted tail, or nil.
@@ -373,6 +376,10 @@ type CommandLine struct {
 	Text string
 	OK   bool
 	Note string // why not, when it did not
+	// Found is what a command that looks into the lab's files found (log
+	// files, log dump), shown under it: the lesson's question may rest
+	// on it.
+	Found []string
 }
 
 // Task is something the learner must do.
