@@ -39,8 +39,7 @@ type Config struct {
 	// __consumer_offsets (default 1: each is a raft group).
 	OffsetsPartitions int
 	// SessionTimeout is consumers' default group session timeout; zero
-	// follows the timing preset (ten heartbeat timeouts: 1 s fast, 10 s
-	// classroom).
+	// follows the timing preset (1 s fast, 10 s classroom).
 	SessionTimeout time.Duration
 	// RaftPace is the pace raft starts at, as SetRaftPace would set it
 	// (zero is 1, the preset's own).

@@ -121,7 +121,7 @@ func newGroupService(c *Cluster, cfg Config) (*groupService, error) {
 	s := &groupService{c: c, partitions: max(1, cfg.OffsetsPartitions), session: cfg.SessionTimeout,
 		coords: map[*replica]*coordinator{}}
 	if s.session == 0 {
-		s.session = 10 * c.timing.HeartbeatTimeout
+		s.session = c.timing.SessionTimeout
 	}
 	s.tick = min(max(c.timing.HeartbeatTimeout/4, 10*time.Millisecond), 250*time.Millisecond)
 	return s, nil

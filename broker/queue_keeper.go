@@ -88,8 +88,9 @@ func (c *Cluster) keepOnce(ctx context.Context, name string) {
 
 // moveHook, set only by tests, runs after a message has reached its
 // destination and before its source drops it: the moment a failover must
-// neither lose nor double it.
-var moveHook atomic.Pointer[func(source string, out queue.Outgoing, arrived queue.Result)]
+// neither lose nor double it. It sees the moves of every cluster in the
+// process: a test picks out its own by the cluster.
+var moveHook atomic.Pointer[func(c *Cluster, source string, out queue.Outgoing, arrived queue.Result)]
 
 // moveOut hands one message to its destination queue, then drops it from
 // the source.
@@ -102,7 +103,7 @@ func (c *Cluster) moveOut(ctx context.Context, lead *replica, out queue.Outgoing
 		return err
 	}
 	if h := moveHook.Load(); h != nil {
-		(*h)(lead.group, out, arrived)
+		(*h)(c, lead.group, out, arrived)
 	}
 	res, err := lead.queueApply(queue.Command{Op: queue.OpMoved, Seq: out.Seq, TransferID: out.TransferID})
 	if err == nil {

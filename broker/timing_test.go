@@ -134,7 +134,7 @@ func TestRaftPaceHurries(t *testing.T) {
 	t.Parallel()
 	c := classroomOrders(t)
 	low := c.minRaftPace()
-	if want := 0.1; low != want {
+	if want := float64(FastTiming.HeartbeatTimeout) / float64(ClassroomTiming.HeartbeatTimeout); low != want {
 		t.Fatalf("MinRaftPace = %v; want %v, the fast preset's heartbeat over the classroom's", low, want)
 	}
 	if err := c.SetRaftPace(low); err != nil {

@@ -3,6 +3,8 @@ package lab
 import (
 	"strings"
 	"testing"
+
+	"github.com/mqlab/mqlab/broker"
 )
 
 // A lab slowed below real time slows raft with it, so an election lasts
@@ -39,12 +41,13 @@ func TestHurry(t *testing.T) {
 	if err := l.Hurry(true); err != nil {
 		t.Fatal(err)
 	}
-	if got := pace(); got != 0.1 {
-		t.Errorf("hurried: raft's pace is %v; want 0.1, the fast preset's timeouts", got)
+	hurried := float64(broker.FastTiming.HeartbeatTimeout) / float64(broker.ClassroomTiming.HeartbeatTimeout)
+	if got := pace(); got != hurried {
+		t.Errorf("hurried: raft's pace is %v; want %v, the fast preset's timeouts", got, hurried)
 	}
 	mustRun(t, l, "cluster nodes=3", "speed 0.5x")
-	if got := pace(); got != 0.1 {
-		t.Errorf("a cluster started while hurried, at 0.5x: raft's pace is %v; want 0.1", got)
+	if got := pace(); got != hurried {
+		t.Errorf("a cluster started while hurried, at 0.5x: raft's pace is %v; want %v", got, hurried)
 	}
 	// A consumer started while hurried gets the fast preset's session, so
 	// a replayed crash is not waited out for the classroom's 10 s.

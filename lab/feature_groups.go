@@ -433,7 +433,7 @@ func checkSeekOffset(p broker.PartitionState, off int64) error {
 }
 
 // sessionFor is a consumer's session timeout: the one it asked for, else
-// ten heartbeat timeouts of the lab's timing, the broker's default. While
+// the session of the lab's timing, the broker's default. While
 // the lab is hurried (Hurry) the fast preset's, so a crash in a replayed
 // step is not waited out at classroom length; a member keeps the session
 // it joined with, as a Kafka member does.
@@ -442,7 +442,7 @@ func (g *groupSet) sessionFor(asked time.Duration) time.Duration {
 	case asked > 0:
 		return asked
 	case g.l.hurry.Load():
-		return 10 * min(g.w.timing.HeartbeatTimeout, broker.FastTiming.HeartbeatTimeout)
+		return min(g.w.timing.SessionTimeout, broker.FastTiming.SessionTimeout)
 	}
-	return 10 * g.w.timing.HeartbeatTimeout
+	return g.w.timing.SessionTimeout
 }

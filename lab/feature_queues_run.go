@@ -167,10 +167,13 @@ func (ru *workerRun) settleFailure(d broker.Delivery, err error) {
 			qs.event(false, "%s gave up on %s %s: %v; queue %s has no dead-letter queue, so it is given back", wk.name, d.MsgID, why, err, ru.cmd.Queue)
 			return
 		}
-		ctx, cancel := context.WithTimeout(ru.hard, qs.w.timing.RequestTimeout)
-		defer cancel()
-		if derr := ru.qc.DeadLetter(ctx, ru.cmd.Queue, d.ReceiptHandle, err.Error()); derr != nil {
-			qs.event(false, "%s could not dead-letter %s: %v; it comes back after its visibility timeout", wk.name, d.MsgID, derr)
+		derr, _ := settleRetried(ru.hard, qs.w.timing.RequestTimeout, settleGiveBack, func(ctx context.Context) error {
+			return ru.qc.DeadLetter(ctx, ru.cmd.Queue, d.ReceiptHandle, err.Error())
+		})
+		if derr != nil {
+			if ru.hard.Err() == nil {
+				qs.event(false, "%s could not dead-letter %s: %v; it comes back after its visibility timeout", wk.name, d.MsgID, derr)
+			}
 			return
 		}
 		wk.mu.Lock()
@@ -197,22 +200,9 @@ func (ru *workerRun) nackRetry(d broker.Delivery, delay time.Duration, reason er
 // nack gives a message back to the queue; false when the nack failed.
 func (ru *workerRun) nack(d broker.Delivery, delay time.Duration, reason error) bool {
 	wk, qs := ru.wk, ru.wk.qs
-	send := func() error {
-		ctx, cancel := context.WithTimeout(ru.hard, qs.w.timing.RequestTimeout)
-		defer cancel()
+	err, _ := settleRetried(ru.hard, qs.w.timing.RequestTimeout, settleGiveBack, func(ctx context.Context) error {
 		return ru.qc.Nack(ctx, ru.cmd.Queue, d.ReceiptHandle, delay, reason.Error())
-	}
-	err := send()
-	if err != nil && ru.hard.Err() == nil && !errors.Is(err, broker.ErrStaleReceipt) && !errors.Is(err, broker.ErrUnknownReceipt) {
-		// Sent again once, as an SDK retries a call that timed out or
-		// found no leader. A
-		// stale answer means the first one was applied (its reply was
-		// lost) or the message came back meanwhile: either way it is
-		// back in the queue, which is what the nack was for.
-		if err = send(); errors.Is(err, broker.ErrStaleReceipt) {
-			err = nil
-		}
-	}
+	})
 	wk.mu.Lock()
 	if err == nil {
 		wk.stats.nacks++
@@ -228,8 +218,13 @@ func (ru *workerRun) nack(d broker.Delivery, delay time.Duration, reason error) 
 
 func (ru *workerRun) ack(d broker.Delivery) {
 	wk, qs := ru.wk, ru.wk.qs
-	err, gone := ru.settle(&wk.clientCore, &wk.stats.acks, &wk.stats.ackErrors, func(ctx context.Context) error {
-		return ru.qc.Ack(ctx, ru.cmd.Queue, d.ReceiptHandle)
+	// Each send of the ack has its own timeout (settleRetried), not the
+	// one settle gives the whole call.
+	err, gone := ru.settle(&wk.clientCore, &wk.stats.acks, &wk.stats.ackErrors, func(context.Context) error {
+		err, _ := settleRetried(ru.hard, qs.w.timing.RequestTimeout, settleAck, func(ctx context.Context) error {
+			return ru.qc.Ack(ctx, ru.cmd.Queue, d.ReceiptHandle)
+		})
+		return err
 	})
 	if gone {
 		return
