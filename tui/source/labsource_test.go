@@ -54,7 +54,7 @@ func TestLabSourceMapsCluster(t *testing.T) {
 		t.Errorf("produce said %q", out)
 	}
 
-	// Fast timing elects in tens of milliseconds, and a busy machine can
+	// Fast timing elects within a second, and a busy machine can
 	// make a leader step down between two looks: wait for a settled view.
 	v := eventually(t, src, "every replica to hold its 2 messages, committed, under a leader", func(v view.State) bool {
 		for _, p := range v.Partitions {
