@@ -246,7 +246,10 @@ type Claim struct {
 	// reached is the wall time lab time reached due plus slack; zero:
 	// not yet, or not looked at since due last changed.
 	reached time.Time
-	closed  bool
+	// brief says Briefly renewed the grip since the last move: asking
+	// again without moving renews nothing.
+	brief  bool
+	closed bool
 }
 
 // Claim registers a new claim, behind nothing, that lets lab time run
@@ -273,19 +276,22 @@ func (cl *Claim) Behind(due time.Time) {
 	defer c.mu.Unlock()
 	if !cl.closed && !due.Equal(cl.due) {
 		// Only a move renews the grip: work stuck on one message lets go.
-		cl.due, cl.moved, cl.grip, cl.reached = due, time.Now(), 0, time.Time{}
+		cl.due, cl.moved, cl.grip, cl.reached, cl.brief = due, time.Now(), 0, time.Time{}, false
 	}
 }
 
 // Briefly says the work behind now asks something that may wait on more
 // than the machine (a fetch that can meet a rebalance): the claim holds
-// for at most d of wall time from now unless it moves again.
+// for at most d of wall time from now unless it moves again. Only the
+// first ask after a move renews the grip: a client that asks again and
+// again and finds nothing (what it waits for comes only as lab time
+// passes) lets the clock go on.
 func (cl *Claim) Briefly(d time.Duration) {
 	c := cl.c
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !cl.due.IsZero() {
-		cl.moved, cl.grip = time.Now(), min(d, Grip)
+	if !cl.due.IsZero() && !cl.brief {
+		cl.moved, cl.grip, cl.brief = time.Now(), min(d, Grip), true
 	}
 }
 

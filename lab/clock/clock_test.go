@@ -231,3 +231,37 @@ func TestClaimAheadHoldsWhenReached(t *testing.T) {
 	}
 	t.Errorf("lab time reached %v past the claim's work, want it held at Slack (%v) past", past, Slack)
 }
+
+// A client behind that keeps asking for more and finds nothing (its
+// messages are in flight until lab time passes their visibility) says
+// Briefly at every ask without moving: its grip runs from the first ask,
+// so lab time goes on after Grip instead of waiting for it for ever.
+func TestBrieflyWithoutMovingLetsGo(t *testing.T) {
+	c := New()
+	cl := c.Claim()
+	defer cl.Close()
+	start := c.Now()
+	cl.Behind(start)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() { // the client's empty fetches
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(5 * time.Millisecond):
+				cl.Briefly(Grip)
+			}
+		}
+	}()
+	ctx := ctxFor(t, 10*Grip)
+	if err := c.SleepUntil(ctx, start.Add(2*Slack)); err != nil {
+		t.Fatalf("lab time stood %v past a claim that asked again and again without moving: %v", c.Now().Sub(start), err)
+	}
+	// A move renews the grip once more.
+	cl.Behind(c.Now())
+	cl.Briefly(Grip)
+	if now := c.Now(); now.Sub(start) > 3*Slack {
+		t.Errorf("after a move lab time ran on to %v past the start", now.Sub(start))
+	}
+}
