@@ -9,6 +9,7 @@ package lessons
 // read.
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -18,8 +19,8 @@ import (
 )
 
 // taskReach bounds, in wall time, how long a reading audit waits for a
-// task's goal after it typed the task's commands.
-var taskReach = 30 * time.Second
+// task's goal after it typed the task's commands, unless Options says.
+const taskReach = 30 * time.Second
 
 // readingAudit plays a lesson on a Player and keeps what it finds. The
 // player's goroutine reports blocks through note; the audit's own loop
@@ -27,6 +28,7 @@ var taskReach = 30 * time.Second
 type readingAudit struct {
 	p       *Player
 	reading time.Duration
+	reach   time.Duration // see taskReach
 
 	mu     sync.Mutex
 	found  []Finding
@@ -52,7 +54,7 @@ func (a *readingAudit) add(line int, format string, args ...any) {
 // to find, at machine speed: at reading pace a machine slow to catch up
 // while the clock stands still shows rates that a lesson cannot vouch for.
 func auditReading(ctx context.Context, les *Lesson, opts Options) ([]Finding, error) {
-	a := &readingAudit{reading: opts.Reading, ask: -1}
+	a := &readingAudit{reading: opts.Reading, reach: cmp.Or(opts.taskReach, taskReach), ask: -1}
 	p, err := NewPlayer(les, PlayerOptions{Timing: opts.Timing, Nodes: opts.Nodes, Sandbox: true, Observe: a.note})
 	if err != nil {
 		return nil, err
@@ -169,7 +171,7 @@ func (a *readingAudit) doTask(ctx context.Context) error {
 			return fmt.Errorf("line %d: n after the decision's commands: %w", task.Line, err)
 		}
 	}
-	deadline := time.Now().Add(taskReach)
+	deadline := time.Now().Add(a.reach)
 	for {
 		st := a.p.State()
 		if st.Status != StatusTask {
@@ -180,7 +182,7 @@ func (a *readingAudit) doTask(ctx context.Context) error {
 			if t := lastOpenTask(st.Blocks); t != nil && t.Waiting != "" {
 				waiting = t.Waiting
 			}
-			a.add(task.Line, "at reading pace the task's goal was not met within %v of its commands: %s", taskReach, waiting)
+			a.add(task.Line, "at reading pace the task's goal was not met within %v of its commands: %s", a.reach, waiting)
 			return errors.New("a task could not be done: the rest of the lesson cannot play")
 		}
 		select {

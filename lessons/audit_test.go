@@ -13,6 +13,7 @@ import (
 // the learner acts, and the expectation that fails, at its line; the block that says why it holds before,
 // and the step that asks before it shows, pass.
 func TestAuditFindsSpoilers(t *testing.T) {
+	playsALab(t)
 	les, err := Load(filepath.Join("testdata", "audit", "spoiled.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -58,13 +59,12 @@ func TestHoldsBeforeNeedsAReason(t *testing.T) {
 // when it is asked, a checker's count (expired, as lost would be) among
 // them, an expectation that fails, and a task whose goal is out of reach.
 func TestAuditAtReadingPace(t *testing.T) {
+	playsALab(t)
 	les, err := Load(filepath.Join("testdata", "audit", "reading.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func(d time.Duration) { taskReach = d }(taskReach)
-	taskReach = 3 * time.Second
-	found, err := Audit(ctxFor(t, time.Minute), les, Options{Timing: "fast", Reading: 500 * time.Millisecond})
+	found, err := Audit(ctxFor(t, time.Minute), les, Options{Timing: "fast", Reading: 500 * time.Millisecond, taskReach: 3 * time.Second})
 	if err == nil || !strings.Contains(err.Error(), "a task could not be done") {
 		t.Errorf("Audit: %v; want it to stop at the task out of reach", err)
 	}

@@ -10,6 +10,7 @@ import (
 // keeping nothing as the teacher's own prediction; with no question open
 // it says so.
 func TestRevealWithoutAnswering(t *testing.T) {
+	playsALab(t)
 	ctx := ctxFor(t, time.Minute)
 	les := loadLesson(t, "testdata/runner/number.md")
 	store, err := OpenStore(t.TempDir() + "/progress.json")

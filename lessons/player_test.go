@@ -43,6 +43,7 @@ func script(t *testing.T, src string) []command.Line {
 // the node and the key that brings it back, unless bringing it back is the
 // task.
 func TestTaskNotes(t *testing.T) {
+	playsALab(t)
 	ctx := ctxFor(t, time.Minute)
 	l, err := lab.New(lab.Options{Nodes: 3, Timing: "fast"})
 	if err != nil {
@@ -128,6 +129,7 @@ func TestStartingStepShowsItsOpeningText(t *testing.T) {
 // learner cannot start it again; the answer lets it run on. A headless
 // run answers at once and never stops the clock.
 func TestQuestionHoldsLabTime(t *testing.T) {
+	playsALab(t)
 	ctx := ctxFor(t, time.Minute)
 	les := loadLesson(t, "testdata/runner/back.md")
 	p, l := newTestPlayer(t, les, PlayerOptions{})
@@ -175,6 +177,7 @@ func TestQuestionHoldsLabTime(t *testing.T) {
 // wait, plus or minus a number, and the expectation shows what it was;
 // comparing with a name kept nowhere before is a problem at its line.
 func TestSavedValuesInConditions(t *testing.T) {
+	playsALab(t)
 	les := loadLesson(t, "testdata/runner/saved.md")
 	var out strings.Builder
 	if err := PlayHeadless(ctxFor(t, time.Minute), les, &out, Options{Timing: "fast"}); err != nil {
@@ -209,6 +212,7 @@ Epoch {{epoch(orders/0) as before}}.
 // A task is the learner's to do: one whose goal already holds is not done
 // until the learner has acted, and is done once they have.
 func TestTaskWaitsForTheLearner(t *testing.T) {
+	playsALab(t)
 	ctx := ctxFor(t, time.Minute)
 	les, err := Parse("held.md", []byte("---\nid: held\ntitle: Held\nconcepts: [acks]\n---\n\n"+
 		"## The only step\n\n```lab\ncluster nodes=3\ntopic create orders partitions=1\nwait leader(orders/0) != none\n```\n\n"+
@@ -244,6 +248,7 @@ func TestTaskWaitsForTheLearner(t *testing.T) {
 // with its tolerance, progress keeps the number, and a headless run shows
 // the answer.
 func TestNumericPrediction(t *testing.T) {
+	playsALab(t)
 	ctx := ctxFor(t, time.Minute)
 	les := loadLesson(t, "testdata/runner/number.md")
 	pr := les.Predictions()[0]
@@ -329,6 +334,7 @@ func TestNumericPrediction(t *testing.T) {
 // on. Commands that only look leave it still; the screen is told why it
 // is paused.
 func TestLabHoldsStillWhileRead(t *testing.T) {
+	playsALab(t)
 	ctx := ctxFor(t, time.Minute)
 	les, err := Parse("read.md", []byte("---\nid: read\ntitle: Read\nconcepts: [acks]\n---\n\n"+
 		"## A load runs\n\n```lab\ncluster nodes=3\ntopic create orders partitions=1\nwait leader(orders/0) != none\nload orders rate=200/s for=60s\n```\n\n"+
@@ -395,6 +401,7 @@ func TestLabHoldsStillWhileRead(t *testing.T) {
 
 // A learner who acts at the end of a step lets the lab run on.
 func TestActingEndsTheReadingHold(t *testing.T) {
+	playsALab(t)
 	ctx := ctxFor(t, time.Minute)
 	les, err := Parse("act.md", []byte("---\nid: act\ntitle: Act\nconcepts: [acks]\n---\n\n"+
 		"## One\n\n```lab\ncluster nodes=3\ntopic create orders partitions=1\nwait leader(orders/0) != none\n```\n\n"+
@@ -464,6 +471,7 @@ func TestParseAnswer(t *testing.T) {
 // task as a command of theirs would, and lets lab time run again: an SQS
 // client's receive is the learner acting.
 func TestOutsideClientActs(t *testing.T) {
+	playsALab(t)
 	ctx := ctxFor(t, time.Minute)
 	les, err := Parse("outside.md", []byte("---\nid: outside\ntitle: Outside\nconcepts: [acks]\n---\n\n"+
 		"## One\n\n```lab\ncluster nodes=3\nqueue create receipts\nsqs listen port=0\nsend receipts value=\"receipt 881\"\n```\n\n"+
@@ -516,6 +524,7 @@ const decideLesson = "---\nid: decide\ntitle: Decide\nconcepts: [acks]\n---\n\n"
 // lab time held across the learner's commands, until they say their
 // choice is complete (n); n before any command is refused and says why.
 func TestDecisionWaitsForTheLearnersWord(t *testing.T) {
+	playsALab(t)
 	ctx := ctxFor(t, time.Minute)
 	les, err := Parse("decide.md", []byte(decideLesson))
 	if err != nil {
@@ -560,6 +569,7 @@ func TestDecisionWaitsForTheLearnersWord(t *testing.T) {
 // decision the learner has acted on says the choice is in, as it does in a
 // lesson: it must not pass over the rest of the step.
 func TestSandboxDecisionPlaysOut(t *testing.T) {
+	playsALab(t)
 	ctx := ctxFor(t, time.Minute)
 	les, err := Parse("decide.md", []byte(decideLesson))
 	if err != nil {
@@ -590,6 +600,7 @@ func TestSandboxDecisionPlaysOut(t *testing.T) {
 // is complete. A command that cannot run then is named, the rest of the
 // choice waits on, and the decision stays open.
 func TestDecisionCommandsWaitForTheChoice(t *testing.T) {
+	playsALab(t)
 	ctx := ctxFor(t, time.Minute)
 	les, err := Parse("decide.md", []byte(decideLesson))
 	if err != nil {

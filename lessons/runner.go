@@ -56,6 +56,10 @@ type Options struct {
 	// wait this much wall time at every question, task and step's end
 	// before it answers, acts or moves on, as a person reading would.
 	Reading time.Duration
+	// taskReach bounds, in wall time, how long a reading audit waits for
+	// a task's goal after it typed the task's commands: taskReach when
+	// zero (tests shorten it).
+	taskReach time.Duration
 }
 
 // Event is what one block did when Runner.Next played it.

@@ -88,6 +88,7 @@ func value(t *testing.T, ctx context.Context, r *Runner, expr string) string {
 // node the later step killed is up again, and a value kept by a step not
 // yet replayed is not there; going forward again brings both back.
 func TestGotoReplaysOnAFreshCluster(t *testing.T) {
+	playsALab(t)
 	ctx := ctxFor(t, time.Minute)
 	r := newRunner(t, loadLesson(t, "testdata/runner/back.md"), Options{})
 	playStep(t, ctx, r)
@@ -145,6 +146,7 @@ func TestGotoReplaysOnAFreshCluster(t *testing.T) {
 // AwaitTask waits for whoever makes the condition hold: here the test
 // plays the learner and kills n1 through the lab, as a key would.
 func TestAwaitTaskWaitsForTheLearner(t *testing.T) {
+	playsALab(t)
 	ctx := ctxFor(t, time.Minute)
 	store, err := OpenStore(t.TempDir() + "/progress.json")
 	if err != nil {
@@ -207,6 +209,7 @@ func TestAwaitTaskWaitsForTheLearner(t *testing.T) {
 
 // A step whose expectation failed cannot be passed, except by force.
 func TestNextStepRefusesAFailedExpectation(t *testing.T) {
+	playsALab(t)
 	ctx := ctxFor(t, time.Minute)
 	r := newRunner(t, loadLesson(t, "testdata/runner/failing.md"), Options{})
 	if err := r.NextStep(ctx, false); !errors.Is(err, ErrStepNotDone) {
@@ -233,6 +236,7 @@ func TestNextStepRefusesAFailedExpectation(t *testing.T) {
 }
 
 func TestPlayHeadlessFailsOnAFailedExpectation(t *testing.T) {
+	playsALab(t)
 	ctx := ctxFor(t, time.Minute)
 	var out strings.Builder
 	err := PlayHeadless(ctx, loadLesson(t, "testdata/runner/failing.md"), &out, Options{})
@@ -255,6 +259,7 @@ func TestPlayHeadlessFailsOnAFailedExpectation(t *testing.T) {
 
 // FailFast ends the run with the step whose expectation failed.
 func TestPlayHeadlessFailFast(t *testing.T) {
+	playsALab(t)
 	ctx := ctxFor(t, time.Minute)
 	var out strings.Builder
 	err := PlayHeadless(ctx, loadLesson(t, "testdata/runner/failing.md"), &out, Options{FailFast: true})
@@ -270,6 +275,7 @@ func TestPlayHeadlessFailFast(t *testing.T) {
 // A task may wait on a queue the learner's own command creates: until it
 // exists the wait keeps waiting, as it would for any other goal.
 func TestAwaitTaskWaitsForWhatTheLearnerCreates(t *testing.T) {
+	playsALab(t)
 	ctx := ctxFor(t, time.Minute)
 	les, err := Parse("create.md", []byte("---\nid: create\ntitle: Create\nconcepts: [queue]\n---\n\n## Make it\n\n"+
 		"```lab\ncluster nodes=1\n```\n\n"+

@@ -3,6 +3,7 @@ package lessons
 import (
 	"slices"
 	"sync"
+	"testing"
 	"time"
 )
 
@@ -79,4 +80,12 @@ func (ts *turns) handOut() {
 		ts.waiting = slices.Delete(ts.waiting, best, best+1)
 		ts.free--
 	}
+}
+
+// playsALab starts a test that plays a lab of its own beside the
+// curriculum's plays, taking a turn as they do: it need not wait for them
+// to start, nor they for it.
+func playsALab(t *testing.T) {
+	t.Parallel()
+	t.Cleanup(playTurns.take(0))
 }
