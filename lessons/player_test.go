@@ -445,6 +445,20 @@ func TestParseAnswer(t *testing.T) {
 			t.Errorf("%q: %+v, %v; want %+v", c.said, got, err, c.want)
 		}
 	}
+	for _, c := range []struct {
+		n    Number
+		want string
+	}{
+		{Number{Value: 7, Tol: 0.5, Unit: "records"}, "7 records (exact)"},
+		{Number{Value: 2000, Tol: 0.5}, "2,000 (exact)"},
+		{Number{Value: 2, Tol: 0.5, Unit: "s"}, "2 s (± 0.5)"},
+		{Number{Value: 8, Tol: 1, Unit: "buyers"}, "8 buyers (± 1)"},
+		{Number{Value: 1.8, Tol: 0.4, Unit: "s"}, "1.8 s (± 0.4)"},
+	} {
+		if got := c.n.String(); got != c.want {
+			t.Errorf("%+v reads %q; want %q", c.n, got, c.want)
+		}
+	}
 	n := &Number{Value: 20, Tol: 10, Percent: true}
 	if !(Said{Choice: -1, Number: 21, Numeric: true}).Right(-1, n) || (Said{Choice: 2}).Right(1, nil) || !(Said{Choice: 1}).Right(1, nil) {
 		t.Error("Right grades a number by its tolerance and a choice by the right one")
