@@ -150,22 +150,35 @@ func (n *Number) Within(x float64) bool {
 }
 
 // String is the answer as the reveal says it: "20 a second (± 4)",
-// "1,600 (± 10 %)". A whole number with a tolerance of at most a half,
-// the way a lesson asks for an exact count, is said as it is: "2,002
-// records", not "(± 0.5)", which reads as if 2,001.5 were an answer.
+// "1,600 (± 10 %)", and for a count that only a whole number can be,
+// "7 records (exact)": a learner reads "± 0.5" as a measurement's error.
 func (n *Number) String() string {
 	s := FormatNumber(n.Value)
 	if n.Unit != "" {
 		s += " " + n.Unit
 	}
-	if !n.Percent && n.Tol <= 0.5 && n.Value == math.Trunc(n.Value) {
-		return s
+	if n.Exact() {
+		return s + " (exact)"
 	}
 	tol := FormatNumber(n.Tol)
 	if n.Percent {
 		tol += " %"
 	}
 	return s + " (± " + tol + ")"
+}
+
+// Exact says whether only the whole number Value itself is right: a
+// count such as 7 ± 0.5, whose tolerance rounds to it. A duration (a unit
+// of s or ms) keeps its ± however small: 2 ± 0.5 s is a measurement.
+func (n *Number) Exact() bool {
+	if n.Percent || n.Tol >= 1 || n.Value != math.Trunc(n.Value) {
+		return false
+	}
+	switch strings.ToLower(n.Unit) {
+	case "s", "ms", "second", "seconds", "milliseconds", "minutes", "min":
+		return false
+	}
+	return true
 }
 
 // FormatNumber writes x as a lesson does: thousands grouped with commas,

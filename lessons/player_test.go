@@ -453,6 +453,21 @@ func TestParseAnswer(t *testing.T) {
 			t.Errorf("%q: %+v, %v; want %+v", c.said, got, err, c.want)
 		}
 	}
+	for _, c := range []struct {
+		n    Number
+		want string
+	}{
+		{Number{Value: 7, Tol: 0.5, Unit: "records"}, "7 records (exact)"},
+		{Number{Value: 2000, Tol: 0.5}, "2,000 (exact)"},
+		{Number{Value: 2, Tol: 0.5, Unit: "s"}, "2 s (± 0.5)"},
+		{Number{Value: 8, Tol: 1, Unit: "buyers"}, "8 buyers (± 1)"},
+		{Number{Value: 1.8, Tol: 0.4, Unit: "s"}, "1.8 s (± 0.4)"},
+		{Number{Value: 1600, Tol: 10, Percent: true}, "1,600 (± 10 %)"},
+	} {
+		if got := c.n.String(); got != c.want {
+			t.Errorf("%+v reads %q; want %q", c.n, got, c.want)
+		}
+	}
 	n := &Number{Value: 20, Tol: 10, Percent: true}
 	if !(Said{Choice: -1, Number: 21, Numeric: true}).Right(-1, n) || (Said{Choice: 2}).Right(1, nil) || !(Said{Choice: 1}).Right(1, nil) {
 		t.Error("Right grades a number by its tolerance and a choice by the right one")
@@ -656,25 +671,6 @@ func TestDecisionCommandsWaitForTheChoice(t *testing.T) {
 	for end := time.Now().Add(10 * time.Second); p.State().Status == StatusTask || hwm() != "3"; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(end) {
 			t.Fatalf("after n the step is %v and the log ends at %s; want the question, and 3 records", p.State().Status, hwm())
-		}
-	}
-}
-
-// A numeric answer is said as a learner reads it: with its tolerance,
-// except for an exact count, where "± 0.5" would only puzzle.
-func TestNumberSaysItsTolerance(t *testing.T) {
-	for _, c := range []struct {
-		n    Number
-		want string
-	}{
-		{Number{Value: 2002, Tol: 0.5}, "2,002"},
-		{Number{Value: 36, Tol: 0.5, Unit: "deliveries"}, "36 deliveries"},
-		{Number{Value: 20, Tol: 4, Unit: "a second"}, "20 a second (± 4)"},
-		{Number{Value: 2.5, Tol: 0.5, Unit: "s"}, "2.5 s (± 0.5)"},
-		{Number{Value: 1600, Tol: 10, Percent: true}, "1,600 (± 10 %)"},
-	} {
-		if got := c.n.String(); got != c.want {
-			t.Errorf("%+v says %q, want %q", c.n, got, c.want)
 		}
 	}
 }
