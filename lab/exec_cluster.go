@@ -380,6 +380,9 @@ func electable(id, group string, hosts, down []string) error {
 // that what is read next (a backlog, a lag) is the state at that moment
 // however late the machine gets round to reading it.
 func (r *run) pauseIn(ctx context.Context, d time.Duration) error {
+	if _, paused := r.l.clock.Speed(); paused {
+		return fmt.Errorf("pause in=%v: lab time is paused already, so %v of it would never pass; resume first, then pause in=%v", d, d, d)
+	}
 	ctx, cancel := r.w.bind(ctx)
 	defer cancel()
 	at := r.l.clock.Now().Add(d)

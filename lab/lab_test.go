@@ -330,6 +330,14 @@ func TestLoadFollowsSpeedAndStops(t *testing.T) {
 	if !l.Clock().Now().Equal(before) {
 		t.Error("lab time moved while paused")
 	}
+	// Paused, no lab time can pass: pause in= says so rather than wait for ever.
+	if _, err := l.Exec(ctxFor(t, 10*time.Second), "pause in=1s"); err == nil || !strings.Contains(err.Error(), "resume first") {
+		t.Errorf("pause in=1s while paused: %v; want an error saying to resume first", err)
+	}
+	mustRun(t, l, "resume", "pause in=100ms")
+	if _, paused := l.Clock().Speed(); !paused || l.Clock().Now().Sub(before) < 100*time.Millisecond {
+		t.Errorf("pause in=100ms after resume: lab time %v on, paused %v; want at least 100ms on, and paused", l.Clock().Now().Sub(before), paused)
+	}
 	mustRun(t, l, "resume")
 }
 
