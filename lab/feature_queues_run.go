@@ -239,6 +239,9 @@ func (ru *workerRun) ack(d broker.Delivery) {
 	why := err.Error()
 	if errors.Is(err, broker.ErrStaleReceipt) || errors.Is(err, broker.ErrUnknownReceipt) {
 		why = "its visibility timeout ran out first, so the queue has given it to another delivery: " + why
+		qs.mu.Lock()
+		qs.staleAcks[wk.queueOf(d)]++
+		qs.mu.Unlock()
 	}
 	qs.event(false, "%s's ack of %s failed: %s", wk.name, d.MsgID, why)
 }

@@ -103,6 +103,13 @@ func (queuesFeature) value(_ context.Context, w *world, v command.Value) (any, b
 			return float64(q.Counts.InFlight), true, nil
 		}
 		return q.OldestAge.Seconds(), true, nil
+	case "stale_acks":
+		if !w.isQueue(v.Arg) {
+			return nil, true, fmt.Errorf("%s: %q is not a queue; stale_acks counts a queue's refused acks", v, v.Arg)
+		}
+		qs.mu.Lock()
+		defer qs.mu.Unlock()
+		return float64(qs.staleAcks[v.Arg]), true, nil
 	case "delivered", "processed", "workers":
 		if !w.isQueue(v.Arg) {
 			return nil, false, nil
