@@ -201,7 +201,7 @@ var clientOptions = []Option{
 var specs = []Spec{
 	{Name: "cluster", Summary: "(re)start an empty cluster", Example: "cluster nodes=3 timing=fast", build: buildCluster, Options: []Option{
 		{Key: "nodes", Arg: "N", Help: "how many nodes, 1 to 9", Required: true, parse: intIn(1, 9)},
-		{Key: "timing", Arg: "fast|classroom", Help: "raft timeouts: a third of a second, or a second to watch an election", parse: enum("fast", "classroom")},
+		{Key: "timing", Arg: "fast|classroom", Help: "raft timeouts: a fifth of a second, or a second to watch an election", parse: enum("fast", "classroom")},
 	}},
 	{Name: "topic create", Args: "TOPIC", Summary: "create a partitioned log", Example: "topic create orders partitions=3", build: buildTopicCreate, Options: []Option{
 		{Key: "partitions", Arg: "N", Help: "how many partitions, each its own raft group", Required: true, parse: intIn(1, 64)},
