@@ -39,9 +39,8 @@ type player struct {
 
 // play runs the program until its group has committed every record, under
 // the schedule, restarting it after each kill.
-func (r *runner) play(ctx context.Context) error {
+func (r *runner) play(ctx context.Context) (err error) {
 	pl := &player{runner: r, triggers: r.schedule(), lastLine: time.Now(), lastProgress: time.Now()}
-	var err error
 	if pl.cur, err = r.startProgram(ctx); err != nil {
 		return err
 	}
@@ -58,6 +57,13 @@ func (r *runner) play(ctx context.Context) error {
 		r.mu.Unlock()
 		for _, p := range live {
 			p.p.Kill()
+		}
+		// What a run wrote before the lab ended it counts, as when a fault
+		// kills one: a busy machine may read its last report only now.
+		for _, p := range live {
+			if derr := r.drain(p); err == nil && derr != nil {
+				err = derr
+			}
 		}
 		<-shopped // its notes are in the timeline before the verdict reads it
 	}()
