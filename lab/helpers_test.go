@@ -18,9 +18,14 @@ var leakOptions = []goleak.Option{
 }
 
 func TestMain(m *testing.M) {
-	if !raceEnabled {
-		parallel.Raise("8") // tests that wait on lab time, a few at a time
+	// Tests that wait on lab time, a few at a time. Under the race
+	// detector they still mostly wait (a third of a core at two at a
+	// time), so four at a time.
+	n := "8"
+	if raceEnabled {
+		n = "4"
 	}
+	parallel.Raise(n)
 	goleak.VerifyTestMain(m, leakOptions...)
 }
 

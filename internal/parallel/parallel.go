@@ -7,8 +7,9 @@ import "flag"
 // Raise makes go test run up to n parallel tests at a time unless
 // -test.parallel was given: the tests of labs mostly wait on lab time and
 // raft's timers, so more than one per core finish sooner. Call it from
-// TestMain before m.Run. Under the race detector, where those tests are
-// CPU-bound, leave the default by not calling it.
+// TestMain before m.Run. Under the race detector, where the same tests
+// take more of the CPU, pass a smaller n, or leave the default by not
+// calling it.
 func Raise(n string) {
 	flag.Parse()
 	set := false
