@@ -110,7 +110,7 @@ var mutations = map[string]struct{ old, new, why string }{
 }
 
 // raceLessons are the lessons played under the race detector.
-var raceLessons = []string{"queues", "ordering", "outbox", "failover"}
+var raceLessons = []string{"queues", "failover"}
 
 // LessonTimeLimit bounds one embedded lesson's play in a test: far more
 // than an idle machine needs (under 30 s headless), so that a busy one,

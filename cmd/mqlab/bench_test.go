@@ -12,6 +12,7 @@ import (
 // and the ratio line in its exact form; and that progress went to
 // standard error.
 func TestBenchQuickPrintsEveryLine(t *testing.T) {
+	t.Parallel() // beside the challenges' runs, which mostly wait
 	var out, errOut bytes.Buffer
 	root := rootCmd()
 	root.SetOut(&out)

@@ -87,6 +87,7 @@ func ready(command ...string) func() ([]string, error) {
 // every seed, naming what went wrong; its good Go solution must pass on
 // every seed.
 func TestChallengeGoSolutions(t *testing.T) {
+	t.Parallel() // beside the package's other slow test, the bench's
 	for _, ch := range challenge.All() {
 		dir := filepath.Join(challengesDir, ch.ID)
 		build := func(file string) func() ([]string, error) { return buildSolution(t, file) }
@@ -100,8 +101,13 @@ func TestChallengeGoSolutions(t *testing.T) {
 // runSolutions runs each solution on every seed, in parallel with the
 // other plays of the package.
 func runSolutions(t *testing.T, ch *challenge.Challenge, sols []solution) {
+	runSolutionsOn(t, ch, challengeSeeds, sols)
+}
+
+// runSolutionsOn runs each solution on each of seeds.
+func runSolutionsOn(t *testing.T, ch *challenge.Challenge, seeds []uint64, sols []solution) {
 	for _, sol := range sols {
-		for _, seed := range challengeSeeds {
+		for _, seed := range seeds {
 			t.Run(fmt.Sprintf("%s/%s/seed-%d", ch.ID, sol.name, seed), func(t *testing.T) {
 				t.Parallel()
 				challengeTurns <- struct{}{}
