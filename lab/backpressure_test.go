@@ -78,6 +78,7 @@ func TestGroupMembersIdleAndThroughput(t *testing.T) {
 		"consumer start c3 group=billing topic=orders rate=30/s",
 		"wait members(billing) == 3",
 		"wait idle(billing) == 1",
+		"expect owned(billing) == 2",
 		"wait throughput(billing) > 0")
 	if got := labNumberOf(t, l, "throughput(billing)"); got < 35 || got > 62 {
 		t.Errorf("three consumers at 30/s on two partitions: throughput %v, want at most about 60", got)
@@ -91,9 +92,11 @@ func TestGroupMembersIdleAndThroughput(t *testing.T) {
 	if idle != 1 {
 		t.Errorf("the snapshot shows %d consumers without a partition, want 1: %+v", idle, l.Snapshot().Consumers)
 	}
-	mustRun(t, l, "consumer stop c3", "wait idle(billing) == 0", "expect members(billing) == 2")
+	mustRun(t, l, "consumer stop c3", "wait idle(billing) == 0", "expect members(billing) == 2", "expect owned(billing) == 2")
+	// With its last member gone no partition has an owner.
+	mustRun(t, l, "consumer stop c1", "consumer stop c2", "wait members(billing) == 0", "expect owned(billing) == 0")
 
-	for _, expr := range []string{"idle(nobody)", "members(nobody)"} {
+	for _, expr := range []string{"idle(nobody)", "members(nobody)", "owned(nobody)"} {
 		if _, err := readValue(t, l, expr); err == nil || !strings.Contains(err.Error(), "nobody") {
 			t.Errorf("%s: %v", expr, err)
 		}

@@ -57,6 +57,12 @@ func (groupsFeature) value(ctx context.Context, w *world, v command.Value) (any,
 			return nil, true, notNow(fmt.Errorf("%s: %w", v, err))
 		}
 		return float64(idleMembers(gs)), true, nil
+	case "owned":
+		gs, err := g.groupState(v.Arg)
+		if err != nil {
+			return nil, true, notNow(fmt.Errorf("%s: %w", v, err))
+		}
+		return float64(ownedPartitions(gs)), true, nil
 	case "delivered", "processed", "workers":
 		n, processed, workers, known := g.counts(v.Arg)
 		switch v.Func {
@@ -166,6 +172,19 @@ func idleMembers(gs broker.ConsumerGroupState) int {
 	n := 0
 	for _, m := range gs.Members {
 		if m.Idle {
+			n++
+		}
+	}
+	return n
+}
+
+// ownedPartitions counts the partitions of a group's topics that a member
+// owns in the current generation. A rebalance that deals out fewer than
+// all of them leaves records unread while every member looks busy.
+func ownedPartitions(gs broker.ConsumerGroupState) int {
+	n := 0
+	for _, ps := range gs.Partitions {
+		if ps.Owner != "" {
 			n++
 		}
 	}

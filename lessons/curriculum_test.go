@@ -53,7 +53,7 @@ var mutations = map[string]struct{ old, new, why string }{
 	},
 	"partition-sizing": {
 		old: "topic create orders partitions=8", new: "topic create orders partitions=4",
-		why: "with four partitions the three workers who join own none: the group bills 200 a second, not 275, and throughput(billing) == 285 ± 50 fails",
+		why: "with four partitions the three workers who join own none: the group bills 200 a second, not 275, and throughput(billing) == 275 ± 25 fails",
 	},
 	"idempotency-keys": {
 		old: "crash=after-work", new: "crash=before-work",

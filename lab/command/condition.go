@@ -88,6 +88,7 @@ var labFuncs = []labFunc{
 	{"state", "X", false, false, false, "a node, client or service: up, down, crashed or stopped"},
 	{"elapsed", "LOAD", true, false, false, "lab seconds since a load (named by its client or topic) began sending"},
 	{"idle", "GROUP", true, false, false, "a consumer group's members that own no partition: more members than partitions"},
+	{"owned", "GROUP", true, false, false, "partitions of a consumer group's topics that a member owns in its current generation: fewer than the partitions means some go unread"},
 	{"partition_of", "TOPIC, KEY", true, false, false, "the partition KEY goes to in TOPIC: murmur2(KEY) % the topic's partition count"},
 	{"workers", "GROUP", true, false, false, "clients of a consumer group or queue that finished work on at least one message"},
 	{"requests", "CLIENT", true, false, false, "produce requests a client's last produce command sent, retries included: one per batch"},
