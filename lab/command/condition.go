@@ -73,7 +73,7 @@ var labFuncs = []labFunc{
 	{"throughput", "GROUP|QUEUE", true, false, false, "messages per second a group's consumers or a queue's workers finished over the last second of lab time (readable once they have run unchanged that long)"},
 	{"members", "GROUP", true, false, false, "members of a consumer group in its current generation"},
 	{"retries", "X", true, false, false, "retries scheduled by a worker or consumer, or for a queue or group"},
-	{"retry_peak", "X", true, false, false, "the most of X's retries due within one 100 ms window of lab time"},
+	{"retry_peak", "X", true, false, false, "the most of X's retries that came back (received again, tried again) within one 100 ms window of lab time"},
 	{"rows", "SERVICE.TABLE[, WHERE]", true, false, false, "a count of rows in a service's table"},
 	{"p50", "checkout", true, false, false, "the checkout's median answer time in seconds of lab time, error pages included"},
 	{"p99", "checkout", true, false, false, "the answer time in seconds that 99% of the checkout's buyers got within, error pages included"},
