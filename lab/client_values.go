@@ -5,9 +5,11 @@ package lab
 //
 // The retries consumers and workers schedule, and the two lab values that
 // read them: retries(X), how many retries X scheduled, and retry_peak(X),
-// the most of X's retries due within one clients.RetryWindow of lab time. Retries
-// without jitter come back in waves, each as large as the failures that
-// caused it; full jitter spreads them, and the peak shows the difference.
+// the most of X's retries that came back within one clients.RetryWindow
+// of lab time. Retries without jitter come back in waves, each as large as
+// the failures that caused it; full jitter spreads them, and the peak
+// shows the difference. It counts when each retry really came back, so a
+// queue that ignored a nack's delay would show its burst.
 //
 // A retry is a failed attempt that another attempt will follow because
 // the client gave the message another go: a consumer's pause before it

@@ -59,6 +59,11 @@ func TestWorkerRetriesComeInWavesWithoutJitter(t *testing.T) {
 			case r.Delay < 0 || r.Delay > d:
 				t.Errorf("jitter=full: attempt %d waits %v, outside [0, %v]", r.Attempt, r.Delay, d)
 			}
+			// The queue held each nacked payment back for its delay: the
+			// retry came back, and not before it was due.
+			if r.Arrived.IsZero() || r.Arrived.Before(r.Due()) {
+				t.Errorf("jitter=%s: retry %+v arrived at %v, due %v", jitter, r, r.Arrived, r.Due())
+			}
 		}
 		if got := labNumber(t, l, "retries(payments)"); got != 2*n {
 			t.Errorf("jitter=%s: retries(payments) = %v, want %d", jitter, got, 2*n)

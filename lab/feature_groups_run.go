@@ -237,6 +237,7 @@ func (cr consumerRecord) work() workResult {
 		if ru.soft.Err() != nil {
 			return workStopped
 		}
+		g.w.retries.Arrived(d.Group, d.MsgID, attempt+1, g.l.clock.Now())
 	}
 }
 

@@ -75,7 +75,13 @@ func (ru *workerRun) handle(d broker.Delivery) bool {
 	if !ru.pacer.Wait(ru.soft, qs.l.clock, ru.opts.Rate) {
 		return false // stopped: the message comes back after its visibility timeout
 	}
-	qs.deliver(wk, d, qs.l.clock.Now())
+	now := qs.l.clock.Now()
+	qs.deliver(wk, d, now)
+	if d.ReceiveCount > 1 {
+		// A retry this worker or another asked for is back: retry_peak
+		// counts it now, whenever the policy wanted it.
+		ru.w.retries.Arrived(wk.queueOf(d), d.MsgID, d.ReceiveCount, now)
+	}
 	// A message given up on has been settled: nacked or dead-lettered.
 	if !ru.process(&wk.clientCore, queueMessage{ru, d}, false) {
 		return false

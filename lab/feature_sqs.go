@@ -4,10 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/mqlab/mqlab/broker/sqswire"
 	"github.com/mqlab/mqlab/lab/checker"
@@ -126,8 +130,37 @@ func (w *world) sqsState() *SQSState {
 	return &SQSState{Endpoint: srv.Endpoint(w.cluster.Nodes()[0]), Clients: w.sqsWire.clientNames()}
 }
 
-func (sqsFeature) value(context.Context, *world, command.Value) (any, bool, error) {
-	return nil, false, nil
+// sqsDialTimeout bounds sqs_answers' connection attempt: a refused port
+// answers at once on the loopback, a live one well within it.
+const sqsDialTimeout = 500 * time.Millisecond
+
+// value reads sqs_answers(NODE): yes when NODE's SQS port takes a
+// connection now, no when nothing listens there. It dials the port as a
+// client would, rather than asking the listener, so a node that went on
+// listening after its kill would read yes.
+func (sqsFeature) value(ctx context.Context, w *world, v command.Value) (any, bool, error) {
+	if v.Func != "sqs_answers" {
+		return nil, false, nil
+	}
+	nodes := w.cluster.Nodes()
+	if !slices.Contains(nodes, v.Arg) {
+		return nil, true, fmt.Errorf("%s: no node named %q; the nodes are %s%s", v, v.Arg, strings.Join(nodes, ", "), didYouMean(v.Arg, nodes))
+	}
+	srv := w.sqsServer()
+	if srv == nil {
+		return nil, true, fmt.Errorf("%s: the nodes are not listening for SQS clients; start them with sqs listen", v)
+	}
+	u, err := url.Parse(srv.Endpoint(v.Arg))
+	if err != nil || u.Host == "" {
+		return nil, true, fmt.Errorf("%s: %s has no SQS address", v, v.Arg)
+	}
+	d := net.Dialer{Timeout: sqsDialTimeout}
+	conn, err := d.DialContext(ctx, "tcp", u.Host)
+	if err != nil {
+		return "no", true, nil
+	}
+	conn.Close()
+	return "yes", true, nil
 }
 
 // observe adds what the SQS clients did: every send with what its client

@@ -149,3 +149,26 @@ func TestSQSPurge(t *testing.T) {
 		t.Fatalf("report %s; want 3 confirmed, all dropped, none lost", rep.Summary())
 	}
 }
+
+// sqs_answers(NODE) dials the node's SQS port as a client would: a killed
+// node's port refuses, a live one's takes the connection, and a restart
+// opens it again. A node that is no node, or a lab not listening, is an
+// error that says what would be right.
+func TestSQSAnswersDialsTheNodesPort(t *testing.T) {
+	t.Parallel()
+	l := newLab(t)
+	ctx := ctxFor(t, 10*time.Second)
+	if _, err := l.Exec(ctx, "expect sqs_answers(n1) == yes"); err == nil || !strings.Contains(err.Error(), "start them with sqs listen") {
+		t.Errorf("before sqs listen: %v", err)
+	}
+	mustRun(t, l, "sqs listen port=0",
+		"expect sqs_answers(n1) == yes",
+		"kill n1",
+		"expect sqs_answers(n1) == no",
+		"expect sqs_answers(n2) == yes",
+		"restart n1",
+		"wait sqs_answers(n1) == yes timeout=10s")
+	if _, err := l.Exec(ctx, "expect sqs_answers(n9) == no"); err == nil || !strings.Contains(err.Error(), `no node named "n9"; the nodes are n1, n2, n3`) {
+		t.Errorf("an unknown node: %v", err)
+	}
+}

@@ -63,7 +63,7 @@ var features = map[string]feature{
 // family's value says which of them are its. Consumer groups come before
 // queues: delivered(X), processed(X) and workers(X) read a group, or hand
 // over to the queues when X is a queue.
-var valueFamilies = []feature{consumerGroups, queues, backPressure, serviceFamily, retryValues, checkoutFamily}
+var valueFamilies = []feature{consumerGroups, queues, backPressure, serviceFamily, retryValues, checkoutFamily, sqsWire}
 
 // stateFeatures are asked, in order, for state(X) when X is neither a node
 // nor a load, before a plain client is reported up: a service that

@@ -29,7 +29,7 @@ var mutations = map[string]struct{ old, new, why string }{
 	},
 	"retries": {
 		old: "jitter=full max-attempts=3", new: "jitter=none max-attempts=3",
-		why: "the full-jitter run without jitter sends each batch's 15 retries in one wave: retry_peak(payments) <= 12 fails",
+		why: "the full-jitter run without jitter sends each batch's 15 retries back in one wave: retry_peak(payments) <= 12 fails",
 	},
 	"shapes": {
 		old: "consumer start audit-1 group=audit topic=orders from=latest", new: "consumer start audit-1 group=audit topic=orders from=earliest",

@@ -2,7 +2,10 @@ package clients
 
 // The retries consumers and workers schedule: a retry is a failed attempt
 // that another attempt will follow. retries(X) counts them and
-// retry_peak(X) reads the most of them due within one RetryWindow.
+// retry_peak(X) reads the most of them that arrived within one
+// RetryWindow: the moment the next attempt really reached its client, not
+// the moment the client asked for, so a queue that handed a nacked message
+// back before its delay shows the burst it caused.
 
 import (
 	"slices"
@@ -17,10 +20,14 @@ type Retry struct {
 	Attempt int           `json:"attempt"` // the attempt this retry will be (2 = the first retry)
 	Failed  time.Time     `json:"failed"`  // lab time the attempt failed
 	Delay   time.Duration `json:"delay"`   // the backoff chosen (0 for immediate)
+	// Arrived is the lab time the retry's attempt began: a worker received
+	// the message again, or a consumer tried the record again. Zero while
+	// it has not (yet) come back.
+	Arrived time.Time `json:"arrived,omitzero"`
 }
 
-// Due is the lab time the retry fires: when the failed attempt's backoff
-// runs out.
+// Due is the lab time the retry was asked for: when the failed attempt's
+// backoff runs out.
 func (r Retry) Due() time.Time { return r.Failed.Add(r.Delay) }
 
 const (
@@ -67,6 +74,24 @@ func (rl *Retries) Add(of string, r Retry) {
 	rl.kept = append(rl.kept, retryRecord{Retry: r, of: of})
 }
 
+// Arrived notes that attempt of message msgID, of queue or group of,
+// began at lab time at. It settles the most recent retry scheduled for
+// that attempt that has not arrived yet; an attempt no retry asked for (a
+// redelivery after a visibility timeout, a redrive) settles none, and
+// false says so.
+func (rl *Retries) Arrived(of, msgID string, attempt int, at time.Time) bool {
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	for i := len(rl.kept) - 1; i >= 0; i-- {
+		r := &rl.kept[i]
+		if r.Message == msgID && r.Attempt == attempt && r.of == of && r.Arrived.IsZero() {
+			r.Arrived = at
+			return true
+		}
+	}
+	return false
+}
+
 // Recent returns the n most recent retries, oldest first.
 func (rl *Retries) Recent(n int) []Retry {
 	rl.mu.Lock()
@@ -89,18 +114,19 @@ func (rl *Retries) Total(name string) int {
 	return rl.count[name]
 }
 
-// Peak is the most of name's retries due within any one window of lab
-// time.
+// Peak is the most of name's retries that arrived within any one window
+// of lab time. A retry not yet back counts nowhere: the peak reads what
+// the queue and the client did, not what the client's policy asked for.
 func (rl *Retries) Peak(name string, window time.Duration) int {
 	rl.mu.Lock()
-	var due []time.Time
+	var arrived []time.Time
 	for _, r := range rl.kept {
-		if r.Client == name || r.of == name {
-			due = append(due, r.Due())
+		if (r.Client == name || r.of == name) && !r.Arrived.IsZero() {
+			arrived = append(arrived, r.Arrived)
 		}
 	}
 	rl.mu.Unlock()
-	return peakWithin(due, window)
+	return peakWithin(arrived, window)
 }
 
 // peakWithin is the most of times that fall within one window [t, t+window).

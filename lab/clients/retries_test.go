@@ -58,3 +58,44 @@ func TestRetryLogKeepsTheMostRecent(t *testing.T) {
 		t.Errorf("an empty log's recent: %v", r)
 	}
 }
+
+// retry_peak reads when the retries came back, not when the policy asked
+// for them: fifteen retries asked for over a spread-out second read as a
+// burst when the queue hands every one back at once, and a retry that
+// never came back counts nowhere.
+func TestPeakCountsTheRetriesThatArrived(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	schedule := func() *Retries {
+		var rl Retries
+		for i := range 15 {
+			// Full jitter: delays spread evenly over a second.
+			rl.Add("payments", Retry{Client: "pay-1", Message: "m" + strconv.Itoa(i), Attempt: 2,
+				Failed: t0, Delay: time.Duration(i) * 70 * time.Millisecond})
+		}
+		return &rl
+	}
+	honest, eager := schedule(), schedule()
+	for i := range 15 {
+		m := "m" + strconv.Itoa(i)
+		if !honest.Arrived("payments", m, 2, t0.Add(time.Duration(i)*70*time.Millisecond+3*time.Millisecond)) {
+			t.Fatalf("retry of %s not found", m)
+		}
+		// A queue that ignores the delay: back a few ms after the nack.
+		eager.Arrived("payments", m, 2, t0.Add(time.Duration(i)*time.Millisecond))
+	}
+	if got := honest.Peak("payments", RetryWindow); got != 2 {
+		t.Errorf("delays honoured: peak %d, want 2", got)
+	}
+	if got := eager.Peak("pay-1", RetryWindow); got != 15 {
+		t.Errorf("delays ignored: peak %d, want all 15", got)
+	}
+	// An attempt nobody scheduled (a redelivery after a visibility
+	// timeout) settles nothing; one scheduled but not back is not counted.
+	pending := schedule()
+	if pending.Arrived("payments", "m3", 3, t0) || pending.Arrived("other", "m3", 2, t0) {
+		t.Error("an attempt no retry asked for settled one")
+	}
+	if got := pending.Peak("payments", RetryWindow); got != 0 {
+		t.Errorf("nothing came back yet: peak %d, want 0", got)
+	}
+}
