@@ -192,28 +192,14 @@ func (rd *reader) partitionValue(v command.Value) (any, error) {
 // A replica that holds nothing there yet is "not now": a wait goes on, an
 // expect fails saying what the replica's log does hold.
 func (rd *reader) recordEpoch(v command.Value, p broker.PartitionState) (any, error) {
-	node := v.Node
-	if node == "" {
-		if p.Leader == "" {
-			return nil, notNow(fmt.Errorf("%s: %s has no leader now; name a replica, as in epoch(%s@n1, %d)", v, v.Target, v.Target, v.At))
-		}
-		node = p.Leader
-	} else if _, err := rd.r.w.node(node); err != nil {
-		return nil, fmt.Errorf("%s: %w", v, err)
-	}
-	var rs *broker.ReplicaState
-	var hosts []string
-	for i, r := range p.Replicas {
-		hosts = append(hosts, r.Node)
-		if r.Node == node {
-			rs = &p.Replicas[i]
+	if v.Node != "" {
+		if _, err := rd.r.w.node(v.Node); err != nil {
+			return nil, fmt.Errorf("%s: %w", v, err)
 		}
 	}
-	if rs == nil {
-		return nil, fmt.Errorf("%s: %s holds no replica of %s; its replicas are on %s", v, node, v.Target, strings.Join(hosts, ", "))
-	}
-	if !rs.Up {
-		return nil, notNow(fmt.Errorf("%s: %s is down", v, node))
+	node, rs, err := replicaUp(v, p)
+	if err != nil {
+		return nil, err
 	}
 	tp := broker.TopicPartition{Topic: v.Target.Name, Partition: v.Target.Partition}
 	e, found, err := rd.r.w.cluster.EntryAt(tp, node, v.At)
@@ -505,4 +491,29 @@ func (w *world) partitionOf(v command.Value) (any, error) {
 		return nil, notNow(fmt.Errorf("%s: %s has no partitions yet", v, v.Arg))
 	}
 	return float64(partlog.PartitionForKey([]byte(v.Key), len(t.Partitions))), nil
+}
+
+// replicaUp is the replica an offset value such as epoch(P@n1, OFFSET)
+// reads, with its node: the one on v's node, or without @ the leader's.
+// No leader now, or the replica down, is "not now"; a node that holds no
+// replica of the partition is an error naming those that do.
+func replicaUp(v command.Value, p broker.PartitionState) (string, *broker.ReplicaState, error) {
+	node := v.Node
+	if node == "" {
+		if p.Leader == "" {
+			return "", nil, notNow(fmt.Errorf("%s: %s has no leader now; name a replica, as in %s(%s@n1, %d)", v, v.Target, v.Func, v.Target, v.At))
+		}
+		node = p.Leader
+	}
+	var hosts []string
+	for i, r := range p.Replicas {
+		hosts = append(hosts, r.Node)
+		if r.Node == node {
+			if !r.Up {
+				return "", nil, notNow(fmt.Errorf("%s: %s is down", v, node))
+			}
+			return node, &p.Replicas[i], nil
+		}
+	}
+	return "", nil, fmt.Errorf("%s: %s holds no replica of %s; its replicas are on %s", v, node, v.Target, strings.Join(hosts, ", "))
 }

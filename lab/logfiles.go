@@ -177,26 +177,9 @@ func commas(n int64) string {
 // at or before OFFSET, then batch headers forward from that byte until
 // the batch that holds OFFSET. Without @ the leader's files are read.
 func (rd *reader) segmentValue(v command.Value, p broker.PartitionState) (any, error) {
-	node := v.Node
-	if node == "" {
-		if p.Leader == "" {
-			return nil, notNow(fmt.Errorf("%s: %s has no leader now; name a replica, as in %s(%s@n1, %d)", v, v.Target, v.Func, v.Target, v.At))
-		}
-		node = p.Leader
-	}
-	var rs *broker.ReplicaState
-	var hosts []string
-	for i, r := range p.Replicas {
-		hosts = append(hosts, r.Node)
-		if r.Node == node {
-			rs = &p.Replicas[i]
-		}
-	}
-	if rs == nil {
-		return nil, fmt.Errorf("%s: %s holds no replica of %s; its replicas are on %s", v, node, v.Target, strings.Join(hosts, ", "))
-	}
-	if !rs.Up {
-		return nil, notNow(fmt.Errorf("%s: %s is down", v, node))
+	node, rs, err := replicaUp(v, p)
+	if err != nil {
+		return nil, err
 	}
 	if v.At < rs.LogStart || v.At >= rs.HighWatermark {
 		return nil, notNow(fmt.Errorf("%s: %s's files hold offsets %d to %d, not %d", v, node, rs.LogStart, rs.HighWatermark-1, v.At))
