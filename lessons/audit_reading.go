@@ -55,11 +55,13 @@ func (a *readingAudit) add(line int, format string, args ...any) {
 // while the clock stands still shows rates that a lesson cannot vouch for.
 func auditReading(ctx context.Context, les *Lesson, opts Options) ([]Finding, error) {
 	a := &readingAudit{reading: opts.Reading, reach: cmp.Or(opts.taskReach, taskReach), ask: -1}
-	p, err := NewPlayer(les, PlayerOptions{Timing: opts.Timing, Nodes: opts.Nodes, Sandbox: true, Observe: a.note})
+	observe, t := transcribing(les, opts.transcript, a.note)
+	p, err := NewPlayer(les, PlayerOptions{Timing: opts.Timing, Nodes: opts.Nodes, Sandbox: true, Observe: observe})
 	if err != nil {
 		return nil, err
 	}
 	defer p.Close()
+	defer t.start(p)()
 	a.p = p
 	if _, err := p.Goto(ctx, 0); err != nil {
 		return a.found, err

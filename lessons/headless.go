@@ -71,6 +71,32 @@ func PlayHeadless(ctx context.Context, les *Lesson, w io.Writer, opts Options) e
 	return t.err
 }
 
+// transcribing is observe, and a transcript to w of what the player
+// reports beside it when w is set: start it once the player is made, and
+// call what start returns when the play ends. With w nil the transcript
+// is nil, and starting it does nothing.
+func transcribing(les *Lesson, w io.Writer, observe func(Note)) (func(Note), *transcript) {
+	if w == nil {
+		return observe, nil
+	}
+	t := &transcript{w: w, les: les}
+	return func(n Note) { t.note(n); observe(n) }, t
+}
+
+// start writes the header and follows p's lab; what it returns writes the
+// events not yet written and lets the lab go.
+func (t *transcript) start(p *Player) (end func()) {
+	if t == nil {
+		return func() {}
+	}
+	t.sub = p.Lab().Subscribe(1 << 16)
+	t.header(t.les)
+	return func() {
+		t.events(false)
+		t.sub.Close()
+	}
+}
+
 // note writes what the player reports, as it plays.
 func (t *transcript) note(n Note) {
 	ev := n.Event

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -60,6 +61,9 @@ type Options struct {
 	// a task's goal after it typed the task's commands: taskReach when
 	// zero (tests shorten it).
 	taskReach time.Duration
+	// transcript, when set, is where a reading audit writes the
+	// transcript PlayHeadless would, as it plays (tests read it).
+	transcript io.Writer
 }
 
 // Event is what one block did when Runner.Next played it.
