@@ -22,7 +22,7 @@ import (
 //
 //	go test ./broker/kafkawire -run TestTortureKgo -torture.seeds=10 -torture.messages=1000
 var (
-	kgoSeeds    = flag.Int("torture.seeds", 3, "torture: how many seeds to run (seeds 1…N)")
+	kgoSeeds    = flag.Int("torture.seeds", tortureSeeds, "torture: how many seeds to run (seeds 1…N)")
 	kgoSeed     = flag.Uint64("torture.seed", 0, "torture: replay this one seed")
 	kgoMessages = flag.Int("torture.messages", 300, "torture: records produced per seed and producer")
 )

@@ -1,0 +1,6 @@
+//go:build !race
+
+package kafkawire
+
+// tortureSeeds is how many seeds TestTortureKgo plays unless told.
+const tortureSeeds = 3
