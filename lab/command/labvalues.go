@@ -1,0 +1,192 @@
+package command
+
+// The lab values a condition compares: the kinds of value, the lab's
+// functions with their help, and how a value is written back.
+
+import "strconv"
+
+// Value kinds.
+const (
+	ValNumber = "number" // 3, 0.5
+	ValWord   = "word"   // n1, none, up
+	ValLab    = "lab"    // epoch(orders/0), rows(orders.outbox, …), state(n1)
+	ValField  = "field"  // a checker field: lost, confirmed, …
+	// ValSaved is a number a lesson kept earlier with {{epoch(orders/0)
+	// as before}}: a bare name compared with a number, or given + N, as
+	// in epoch(orders/0) > before. The lesson puts the number in before
+	// the lab evaluates the condition.
+	ValSaved = "saved"
+)
+
+// Value is one side of a condition.
+type Value struct {
+	Kind string
+	Num  float64 // ValNumber
+	Word string  // ValWord, or the field's name for ValField
+
+	// ValLab: Func(Arg) or Func(Target@Node), or rows(Service.Table, Where).
+	Func    string
+	Target  Target // leader, epoch, hwm, leo, logstart; lag(GROUP, TOPIC/N)'s partition
+	Node    string // epoch/hwm/leo of one replica: hwm(orders/0@n1)
+	Arg     string // lag, depth, state, …: a group, queue, node, client or service
+	Service string // rows
+	Table   string // rows
+	Where   string // rows: an SQL condition, or ""
+	Key     string // partition_of: the key (Arg is the topic)
+	Other   string // speedup: the client compared with (Arg is the one measured)
+	// epoch(P@n1, 1500): the epoch of the record at offset At, as that
+	// replica (or, without @, the leader) holds it
+	At    int64
+	HasAt bool
+}
+
+// labFunc describes one lab value function.
+type labFunc struct {
+	name    string
+	arg     string // how its argument is written, for messages
+	numeric bool
+	onNode  bool // accepts @node
+	target  bool // its argument is a partition or queue
+	help    string
+}
+
+var labFuncs = []labFunc{
+	{"leader", "P", false, false, true, "the node leading P at the highest epoch, or none; leader(controller) leads the controller"},
+	{"epoch", "P", true, true, true, "P's epoch on its leader (the highest among live replicas when none leads); P@n1 on one replica; epoch(P@n1, 1500) the epoch of the record at offset 1500 as n1 holds it; epoch(controller) the controller's"},
+	{"hwm", "P", true, true, true, "P's high-water mark: the next offset to commit; P@n1 on one replica"},
+	{"leo", "P", true, true, true, "P's log end offset, uncommitted entries included; P@n1 on one replica"},
+	{"logstart", "P", true, false, true, "P's log start offset (retention moves it)"},
+	{"records", "P", true, true, true, "the records P's log holds, on its leader (compaction and retention remove some); P@n1 on one replica"},
+	{"segments", "P", true, true, true, "the segments (each a .log file with its indexes) P's log holds, on its leader; P@n1 on one replica"},
+	{"segment", "P[, OFFSET]", true, true, true, "the base offset of P's active segment, the number its newest .log file is named after; segment(P, 1500) of the segment holding offset 1500; P@n1 on one replica"},
+	{"position", "P, OFFSET", true, true, true, "the byte position in its segment's .log file of the batch holding OFFSET, found as a fetch finds it: the segment, the last .index entry at or before OFFSET, then batch by batch; P@n1 on one replica"},
+	{"lag", "GROUP", true, false, false, "a consumer group's lag: each partition's high-water mark minus the group's committed offset, summed, as Kafka counts it (on a compacted topic that includes offsets a pass emptied, which records(P) does not); lag(GROUP, TOPIC/N) on one partition"},
+	{"lag_seconds", "GROUP", true, false, false, "a consumer group's lag in seconds; lag_seconds(GROUP, TOPIC/N) on one partition"},
+	{"delivered", "GROUP", true, false, false, "messages handed to a consumer group's clients, or a queue's (its SQS clients' too), repeats included"},
+	{"processed", "GROUP", true, false, false, "distinct messages a consumer group's clients finished their work on"},
+	{"depth", "QUEUE", true, false, false, "a queue's messages: ready + in flight + delayed"},
+	{"inflight", "QUEUE", true, false, false, "a queue's messages in flight"},
+	{"oldest_age", "QUEUE", true, false, false, "the age in seconds of a queue's oldest message"},
+	{"stale_acks", "QUEUE", true, false, false, "acks a queue's workers sent that it refused because their delivery was no longer the latest: the message had been received again"},
+	{"throughput", "GROUP|QUEUE", true, false, false, "messages per second a group's consumers or a queue's workers finished over the last second of lab time (readable once they have run unchanged that long)"},
+	{"members", "GROUP", true, false, false, "members of a consumer group in its current generation"},
+	{"retries", "X", true, false, false, "retries scheduled by a worker or consumer, or for a queue or group"},
+	{"retry_peak", "X", true, false, false, "the most of X's retries that came back (received again, tried again) within one 100 ms window of lab time"},
+	{"rows", "SERVICE.TABLE[, WHERE]", true, false, false, "a count of rows in a service's table"},
+	{"p50", "checkout", true, false, false, "the checkout's median answer time in seconds of lab time, error pages included"},
+	{"p99", "checkout", true, false, false, "the answer time in seconds that 99% of the checkout's buyers got within, error pages included"},
+	{"arrived", "checkout", true, false, false, "buyers who reached the checkout"},
+	{"answered", "checkout", true, false, false, "buyers the checkout answered, with success or an error page"},
+	{"served", "checkout", true, false, false, "buyers the checkout answered with success"},
+	{"errors", "checkout", true, false, false, "buyers the checkout showed an error page"},
+	{"no_thread", "checkout", true, false, false, "error pages because no request thread came free before the buyer's deadline"},
+	{"charged_but_failed", "checkout", true, false, false, "buyers charged and then shown an error page"},
+	{"busy", "checkout", true, false, false, "the checkout's request threads at work now"},
+	{"waiting", "checkout", true, false, false, "buyers waiting for a request thread now"},
+	{"sqs_answers", "NODE", false, false, false, "yes when NODE's SQS port (sqs listen) takes a connection now, no when nothing listens there"},
+	{"state", "X", false, false, false, "a node, client or service: up, down, crashed or stopped"},
+	{"elapsed", "LOAD", true, false, false, "lab seconds since a load (named by its client or topic) began sending"},
+	{"idle", "GROUP", true, false, false, "a consumer group's members that own no partition: more members than partitions"},
+	{"owned", "GROUP", true, false, false, "partitions of a consumer group's topics that a member owns in its current generation: fewer than the partitions means some go unread"},
+	{"partition_of", "TOPIC, KEY", true, false, false, "the partition KEY goes to in TOPIC: murmur2(KEY) % the topic's partition count"},
+	{"workers", "GROUP", true, false, false, "clients of a consumer group or queue that finished work on at least one message"},
+	{"requests", "CLIENT", true, false, false, "produce requests a client's last produce command sent, retries included: one per batch"},
+	{"latency", "CLIENT", true, false, false, "milliseconds of lab time a produce request of a client's last produce command took, on average: one batch sent and answered"},
+	{"recognised", "CLIENT", true, false, false, "messages of a client's last produce command that a partition recognised as a retry and answered with the original offset"},
+	{"produce_rate", "CLIENT", true, false, false, "messages per second of lab time that a client's last produce command got acknowledged"},
+	{"speedup", "CLIENT, CLIENT", true, false, false, "how many times the first client's produce_rate is the second's: speedup(hundred, one)"},
+}
+
+// atOffset are the lab value functions that take an offset after the
+// partition: epoch(orders/0@n1, 1500). position needs one.
+var atOffset = map[string]bool{"epoch": true, "segment": true, "position": true}
+
+// segmentFunc are the lab value functions that read a partition's
+// segments, which a queue does not have.
+var segmentFunc = map[string]bool{"segments": true, "segment": true, "position": true}
+
+// onPartition are the lab value functions that take GROUP, TOPIC/N as well
+// as GROUP: lag(billing, orders/1).
+var onPartition = map[string]bool{"lag": true, "lag_seconds": true}
+
+func findFunc(name string) (labFunc, bool) {
+	for _, f := range labFuncs {
+		if f.name == name {
+			return f, true
+		}
+	}
+	return labFunc{}, false
+}
+
+// onNodeFuncs are the lab value functions that read one replica with @NODE.
+func onNodeFuncs() []string {
+	var out []string
+	for _, f := range labFuncs {
+		if f.onNode {
+			out = append(out, f.name)
+		}
+	}
+	return out
+}
+
+func funcNames() []string {
+	out := make([]string, len(labFuncs))
+	for i, f := range labFuncs {
+		out[i] = f.name
+	}
+	return out
+}
+
+// Services are the simulated services a lab can run.
+var Services = []string{"orders", "payments", "wallet", "checkout"}
+
+// HandlerServices are the services that take deliveries: a consumer or
+// worker started with service=NAME hands them each message as its work.
+var HandlerServices = []string{"payments", "wallet"}
+
+// Numeric reports whether the value is a number (else a word).
+func (v Value) Numeric() bool {
+	switch v.Kind {
+	case ValNumber, ValField, ValSaved:
+		return true
+	case ValLab:
+		f, _ := findFunc(v.Func)
+		return f.numeric
+	}
+	return false
+}
+
+func (v Value) String() string {
+	switch v.Kind {
+	case ValNumber:
+		return formatFloat(v.Num)
+	case ValWord:
+		return quoteWord(v.Word)
+	case ValField, ValSaved:
+		return v.Word
+	}
+	switch {
+	case v.Func == "partition_of":
+		return v.Func + "(" + v.Arg + ", " + v.Key + ")"
+	case v.Func == "speedup":
+		return v.Func + "(" + v.Arg + ", " + v.Other + ")"
+	case v.Func == "rows":
+		s := "rows(" + v.Service + "." + v.Table
+		if v.Where != "" {
+			s += ", " + v.Where
+		}
+		return s + ")"
+	case v.HasAt && v.Node != "":
+		return v.Func + "(" + v.Target.String() + "@" + v.Node + ", " + strconv.FormatInt(v.At, 10) + ")"
+	case v.HasAt:
+		return v.Func + "(" + v.Target.String() + ", " + strconv.FormatInt(v.At, 10) + ")"
+	case v.Node != "":
+		return v.Func + "(" + v.Target.String() + "@" + v.Node + ")"
+	case v.Arg != "" && v.Target.IsPartition:
+		return v.Func + "(" + v.Arg + ", " + v.Target.String() + ")"
+	case v.Arg != "":
+		return v.Func + "(" + v.Arg + ")"
+	}
+	return v.Func + "(" + v.Target.String() + ")"
+}
+
