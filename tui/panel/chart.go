@@ -15,7 +15,7 @@ import (
 
 // Chart draws what a picture says better than numbers: backlog and
 // lag over time (a flash sale's queue growing, then draining), and when
-// retries fired (backoff without jitter comes in waves; with full jitter,
+// retries came back (backoff without jitter comes in waves; with full jitter,
 // spread out).
 type Chart struct {
 	ctx  *Context
@@ -252,7 +252,7 @@ func (p *Chart) retries(spreads []view.RetrySpread, k int) []string {
 	var ax draw.Line
 	ax.Add(&st.Faint, draw.Spaces(yw)+"└ 0s")
 	span := shortDur(maxT.Round(100 * time.Millisecond))
-	for _, end := range []string{"retry time since the first failure · " + span, "since the first failure · " + span, span} {
+	for _, end := range []string{"arrived after the first failure · " + span, "after the first failure · " + span, span} {
 		if ax.Width()+1+draw.Width(end) <= p.w {
 			ax.Pad(p.w - draw.Width(end))
 			ax.Add(&st.Faint, end)

@@ -32,7 +32,7 @@ func TestViewOfCharts(t *testing.T) {
 		waves[d.Round(time.Second)]++
 	}
 	if len(r[0].Times) != 90 || waves[time.Second] != 30 || waves[3*time.Second] != 30 || waves[7*time.Second] != 30 {
-		t.Errorf("retries without jitter fire at %v; want 30 each at 1s, 3s, 7s", waves)
+		t.Errorf("retries without jitter come back at %v; want 30 each at 1s, 3s, 7s", waves)
 	}
 	spread := map[time.Duration]bool{}
 	for _, d := range r[1].Times {
@@ -45,6 +45,16 @@ func TestViewOfCharts(t *testing.T) {
 	calm := lab.Snapshot{Series: snap.Series[:1]}
 	if got := ViewOf(&calm).Charts.Series; len(got) != 1 || got[0].Name != "depth(receipts)" {
 		t.Errorf("an empty queue alone: %v, want depth(receipts) drawn", names(got))
+	}
+	// The spread is when retries came back, as retry_peak counts them: a
+	// queue that hands a nacked message back before its backoff shows
+	// where it really arrived, and a retry not back yet shows nowhere.
+	early := lab.Snapshot{Retries: []lab.RetryState{
+		{Client: "w", Message: "m1", Attempt: 2, Failed: labtest.DemoStart, Delay: time.Second, Arrived: labtest.DemoStart.Add(100 * time.Millisecond)},
+		{Client: "w", Message: "m2", Attempt: 2, Failed: labtest.DemoStart, Delay: time.Second},
+	}}
+	if got := ViewOf(&early).Charts.Retries; len(got) != 1 || !slices.Equal(got[0].Times, []time.Duration{100 * time.Millisecond}) {
+		t.Errorf("a retry due at 1s that came back at 100ms, and one not back: %+v; want one time, 100ms", got)
 	}
 	// A message whose first retry left the window is not measured.
 	late := lab.Snapshot{Retries: []lab.RetryState{{Client: "w", Message: "m", Attempt: 3, Failed: labtest.DemoStart, Delay: time.Second}}}

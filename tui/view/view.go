@@ -297,8 +297,9 @@ type CheckField struct {
 type Charts struct {
 	// Series are values over time, oldest first, one every Every.
 	Series []Series
-	// Retries are spreads of retry times: when each retry fired, measured
-	// from its failure. Drawn as histograms, one above the other, on one
+	// Retries are spreads of retry times: when each retry came back to
+	// its client (as retry_peak counts them), measured from its message's
+	// first failure. Drawn as histograms, one above the other, on one
 	// time axis, so "no jitter" shows waves and "full jitter" a spread.
 	Retries []RetrySpread
 }
@@ -311,7 +312,7 @@ type Series struct {
 	Values []float64
 }
 
-// RetrySpread is the set of times at which retries fired.
+// RetrySpread is the set of times at which retries came back.
 type RetrySpread struct {
 	Name  string // "backoff, no jitter"
 	Times []time.Duration
