@@ -110,11 +110,11 @@ func (p *Chart) series(ss []view.Series, k int) []string {
 		}
 		var t draw.Line
 		t.Add(&st.Bold, s.Name)
-		unit := ""
-		if s.Unit != "" {
-			unit = " " + s.Unit
+		nums := fmt.Sprintf("  now %s · peak %s", humanNum(last), humanNum(peak))
+		if s.Unit != "" && t.Width()+draw.Width(nums)+1+draw.Width(s.Unit) <= p.w {
+			nums += " " + s.Unit // the numbers come first: a narrow panel leaves out the unit
 		}
-		t.Add(&st.Muted, fmt.Sprintf("  now %s · peak %s%s", humanNum(last), humanNum(peak), unit))
+		t.Add(&st.Muted, nums)
 		rows = append(rows, t.Fit(p.w))
 		for r := k - 1; r >= 0; r-- {
 			var l draw.Line

@@ -17,7 +17,7 @@ func chartsOf(snap *lab.Snapshot) view.Charts {
 	return view.Charts{Series: seriesOf(snap.Series), Retries: retriesOf(snap.Retries)}
 }
 
-// seriesOf maps lag(G) and depth(Q) over time. When some series moved,
+// seriesOf maps lag(G), in offsets, and depth(Q), in messages, over time. When some series moved,
 // those that stayed at zero all along are left out: the chart's rows are
 // few, and a queue that stayed empty says less than a group that fell
 // behind. When none moved, all are drawn, flat: nothing is backlogged.
@@ -32,7 +32,13 @@ func seriesOf(ss []lab.SeriesState) []view.Series {
 				moved[s.Name] = true
 			}
 		}
-		out = append(out, view.Series{Name: s.Name, Unit: s.Unit, Every: s.Every, Values: vals})
+		unit := s.Unit
+		if s.Func == "lag" {
+			// Lag counts offsets, as lag(G) and the groups panel say: on
+			// a compacted topic it counts emptied ones, not messages.
+			unit = "offsets"
+		}
+		out = append(out, view.Series{Name: s.Name, Unit: unit, Every: s.Every, Values: vals})
 	}
 	if len(moved) > 0 {
 		out = slices.DeleteFunc(out, func(s view.Series) bool { return !moved[s.Name] })

@@ -17,8 +17,8 @@ func TestViewOfCharts(t *testing.T) {
 	if len(s) != 1 || s[0].Name != "lag(billing)" {
 		t.Fatalf("series %v: want lag(billing), which moved, and not depth(receipts), which stayed at 0", names(s))
 	}
-	if s[0].Unit != "msgs" || s[0].Every != lab.SeriesEvery || len(s[0].Values) != 80 || s[0].Values[40] != 2400 {
-		t.Errorf("lag(billing): %s every %v, %d values, peak %v; want msgs every %v, 80 values, 2400 at step 40",
+	if s[0].Unit != "offsets" || s[0].Every != lab.SeriesEvery || len(s[0].Values) != 80 || s[0].Values[40] != 2400 {
+		t.Errorf("lag(billing): %s every %v, %d values, peak %v; want offsets every %v, 80 values, 2400 at step 40",
 			s[0].Unit, s[0].Every, len(s[0].Values), slices.Max(s[0].Values), lab.SeriesEvery)
 	}
 	r := v.Charts.Retries
@@ -88,8 +88,8 @@ func TestLabSourceChartsAndTables(t *testing.T) {
 		}
 		return false
 	})
-	if s := v.Charts.Series[0]; s.Every != lab.SeriesEvery || s.Unit != "msgs" {
-		t.Errorf("series %s every %v in %q, want every %v in msgs", s.Name, s.Every, s.Unit, lab.SeriesEvery)
+	if s := v.Charts.Series[0]; s.Every != lab.SeriesEvery || s.Unit != "offsets" {
+		t.Errorf("series %s every %v in %q, want every %v in offsets", s.Name, s.Every, s.Unit, lab.SeriesEvery)
 	}
 	var outbox *view.Table
 	for i := range v.Tables {

@@ -211,7 +211,7 @@ type Group struct {
 	State      string // "stable", "rebalancing", "empty"
 	Members    []Member
 	Offsets    []GroupOffset // one per partition of the topic
-	Lag        int64         // messages, all partitions
+	Lag        int64         // offsets, all partitions: the high-water marks minus the commits
 	LagSeconds float64       // age of the oldest unconsumed message
 }
 
@@ -307,7 +307,7 @@ type Charts struct {
 // Series is one quantity over time.
 type Series struct {
 	Name   string // the lab value: "lag(billing)", "depth(receipts)"
-	Unit   string // "msgs", "s"
+	Unit   string // "msgs", "offsets", "s"
 	Every  time.Duration
 	Values []float64
 }
