@@ -243,7 +243,7 @@ func (h hold) words() string {
 	case holdReading:
 		return "reading — any command resumes"
 	case holdDecision:
-		return "deciding: your commands wait — n (or space) runs them"
+		return "deciding — your commands wait for n"
 	}
 	return ""
 }
