@@ -674,3 +674,54 @@ func TestDecisionCommandsWaitForTheChoice(t *testing.T) {
 		}
 	}
 }
+
+// A decision that opens on a clock the lesson itself stopped (pause, or
+// pause in=) holds the learner's commands as one on a running clock does:
+// they wait, shown under the task, until n runs them, and the clock stays
+// as the lesson left it.
+func TestDecisionAfterTheLessonsPause(t *testing.T) {
+	for _, pause := range []string{"pause", "pause in=100ms"} {
+		t.Run(pause, func(t *testing.T) {
+			playsALab(t)
+			ctx := ctxFor(t, time.Minute)
+			src := strings.Replace(decideLesson, "wait leader(orders/0) != none\n", "wait leader(orders/0) != none\n"+pause+"\n", 1)
+			les, err := Parse("decide.md", []byte(src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, l := newTestPlayer(t, les, PlayerOptions{})
+			if _, err := p.Goto(ctx, 0); err != nil {
+				t.Fatal(err)
+			}
+			hwm := func() string {
+				t.Helper()
+				v, err := l.Value(ctx, script(t, "expect hwm(orders/0) == 0")[0].Cmd.(command.Expect).Cond.Left)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return v
+			}
+			if st := p.State(); st.Status != StatusTask || !strings.Contains(st.Held, "your commands wait") {
+				t.Fatalf("at the decision: %v, held %q; want the task, saying commands wait", st.Status, st.Held)
+			}
+			out, err := p.Exec(ctx, "produce orders count=2")
+			if err != nil || !strings.Contains(out, "n (or space)") {
+				t.Fatalf("a command of the choice: %q %v; want it kept until n", out, err)
+			}
+			if got := hwm(); got != "0" {
+				t.Fatalf("the log ends at %s while the learner is still choosing; want 0", got)
+			}
+			if out, err := p.Next(ctx); err != nil || !strings.Contains(out, "your choice is in") {
+				t.Fatalf("n after the choice: %q %v", out, err)
+			}
+			for end := time.Now().Add(10 * time.Second); p.State().Status == StatusTask || hwm() != "2"; time.Sleep(10 * time.Millisecond) {
+				if time.Now().After(end) {
+					t.Fatalf("after n the step is %v and the log ends at %s; want the question, and 2 records", p.State().Status, hwm())
+				}
+			}
+			if _, paused := l.Clock().Speed(); !paused {
+				t.Fatal("n let lab time run that the lesson had stopped")
+			}
+		})
+	}
+}
