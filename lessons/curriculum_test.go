@@ -41,7 +41,7 @@ var mutations = map[string]struct{ old, new, why string }{
 	},
 	"why-a-queue": {
 		old: "mode=sync receipt=3s", new: "mode=sync receipt=100ms",
-		why: "with a healthy 100 ms receipt service the direct call keeps up: busy == 8, waiting == arrived - 8, served == 8, no_thread > 0, charged_but_failed > 0 and p99 >= 5 fail",
+		why: "with a healthy 100 ms receipt service the direct call keeps up: busy == 8, waiting == arrived - 16, served == 8, no_thread > 0, charged_but_failed > 0 and p99 >= 5 fail",
 	},
 	"delivery-guarantees": {
 		old: "ack=before crash=before-work", new: "ack=after crash=before-work",
