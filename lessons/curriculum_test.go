@@ -33,7 +33,7 @@ var mutations = map[string]struct{ old, new, why string }{
 	},
 	"shapes": {
 		old: "consumer start audit-1 group=audit topic=orders from=latest", new: "consumer start audit-1 group=audit topic=orders from=earliest",
-		why: "an audit group that starts at the earliest offset reads the 24 orders written before it joined: delivered(audit) == 5 fails",
+		why: "an audit group that starts at the earliest offset reads the 12 orders written before it joined: delivered(audit) == 17 fails",
 	},
 	"choosing": {
 		old: "service start checkout mode=sync receipt=600ms", new: "service start checkout mode=sync receipt=100ms",
