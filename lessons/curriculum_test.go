@@ -61,7 +61,7 @@ var mutations = map[string]struct{ old, new, why string }{
 	},
 	"idempotent-consumer": {
 		old: "strategy=dedupe-table", new: "strategy=none",
-		why: "a wallet that keeps no processed_messages credits the redelivered ₹50 again: balance=100, processed_messages == 2 and duplicate_effects == 0 fail",
+		why: "a wallet that keeps no processed_messages credits the redelivered ₹50 again: balance=160, processed_messages == 4 and duplicate_effects == 0 fail",
 	},
 	"outbox": {
 		old: "strategy=dedupe-table", new: "strategy=none",
