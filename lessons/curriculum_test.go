@@ -64,8 +64,8 @@ var mutations = map[string]struct{ old, new, why string }{
 		why: "a wallet that keeps no processed_messages credits the redelivered ₹50 again: balance=160, processed_messages == 4 and duplicate_effects == 0 fail",
 	},
 	"outbox": {
-		old: "strategy=dedupe-table", new: "strategy=none",
-		why: "without the inbox the relay's second msg-881 credits the cashback again: duplicate_effects == 0, balance=50 and processed_messages == 1 fail",
+		old: "do: service start wallet strategy=conditional", new: "do: service start wallet strategy=dedupe-table",
+		why: "a wallet that remembers message ids takes the checkout's re-sent order 881, checkout-1, for a new message and pays ₹50 more: balance=100 fails",
 	},
 	"ordering": {
 		old: "topic create orders partitions=3\nconsumer start billing-1 group=billing topic=orders work=200ms", new: "topic create orders partitions=4\nconsumer start billing-1 group=billing topic=orders work=200ms",
