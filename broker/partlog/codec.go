@@ -207,6 +207,10 @@ type BatchHeader struct {
 
 	headers bool // a header blob follows the MsgIDs (batchVersionHeaders)
 
+	// kafka is the Kafka record batch of a version 6 batch (wirebatch.go),
+	// nil for the others.
+	kafka []byte
+
 	// Compacted batches only (versions 4 and 5): the base offset the batch
 	// was written at, its span of offsets, and its records' offset deltas
 	// (uvarints, one per record). offsets is nil for a batch as written.
@@ -244,6 +248,10 @@ func parseHeader(p []byte) (h BatchHeader, rest []byte, err error) {
 		return bad("version: input ends early")
 	}
 	version := p[0]
+	if version == batchVersionKafka {
+		h, _, _, _, err := parseWire(p)
+		return h, nil, err
+	}
 	if version < batchVersion || version > batchVersionCompactedHeaders {
 		return bad("unknown version %d; this build reads versions %d to %d", p[0], batchVersion, batchVersionCompactedHeaders)
 	}
@@ -310,6 +318,16 @@ func parseHeader(p []byte) (h BatchHeader, rest []byte, err error) {
 // the last record. A batch that passes can be decoded later without
 // errors. Damaged input is an error wrapping ErrCorrupt.
 func parseBatch(p []byte) (batchInfo, error) {
+	if len(p) > 0 && p[0] == batchVersionKafka {
+		h, _, kv, minTS, err := parseWire(p)
+		if err == nil {
+			err = checkWire(&h)
+		}
+		if err != nil {
+			return batchInfo{}, err
+		}
+		return batchInfo{BatchHeader: h, minTS: minTS, bytes: kv}, nil
+	}
 	h, q, err := parseHeader(p)
 	if err != nil {
 		return batchInfo{}, err
@@ -444,6 +462,9 @@ func decodeRecords(p []byte, out []Record, base int64, skip, n int, epoch uint64
 	if err != nil {
 		return out // cannot happen for an accepted batch
 	}
+	if h.kafka != nil {
+		return decodeWire(&h, out, base, skip, n, epoch)
+	}
 	r := reader{p: q}
 	ids := r.raw(int(r.uvarint()))
 	var hr reader
@@ -503,6 +524,9 @@ func findTime(p []byte, t int64) (int64, bool) {
 	h, q, err := parseHeader(p)
 	if err != nil || h.MaxTimestamp < t {
 		return 0, false
+	}
+	if h.kafka != nil {
+		return findWireTime(&h, t)
 	}
 	r := reader{p: q}
 	r.raw(int(r.uvarint()))

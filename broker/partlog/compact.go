@@ -70,7 +70,7 @@ func (l *Log) Compact(now int64) (res CompactResult, ok bool) {
 	for _, s := range closed {
 		for j := range s.batches {
 			b := &s.batches[j]
-			recs = decodeRecords(b.data, recs[:0], b.base, 0, int(b.count), b.epoch)
+			recs = l.decode(b, recs[:0], 0, int(b.count))
 			for i := range recs {
 				latest[string(recs[i].Key)] = recs[i].Offset
 			}
@@ -97,7 +97,7 @@ func (l *Log) Compact(now int64) (res CompactResult, ok bool) {
 		}
 		for j := range s.batches {
 			b := &s.batches[j]
-			recs = decodeRecords(b.data, recs[:0], b.base, 0, int(b.count), b.epoch)
+			recs = l.decode(b, recs[:0], 0, int(b.count))
 			kept := recs[:0]
 			for _, r := range recs {
 				switch {
@@ -163,7 +163,7 @@ func (l *Log) fitsMerged(cur, s *segment, latest map[string]int64, horizon int64
 	var recs []Record
 	for j := range s.batches {
 		b := &s.batches[j]
-		recs = decodeRecords(b.data, recs[:0], b.base, 0, int(b.count), b.epoch)
+		recs = l.decode(b, recs[:0], 0, int(b.count))
 		for _, r := range recs {
 			if latest[string(r.Key)] == r.Offset && (r.Value != nil || r.Timestamp >= horizon) {
 				n++
@@ -235,6 +235,9 @@ func unkeyed(p []byte) int {
 	h, q, err := parseHeader(p)
 	if err != nil {
 		return -1
+	}
+	if h.kafka != nil {
+		return unkeyedWire(&h)
 	}
 	r := reader{p: q}
 	r.raw(int(r.uvarint()))
