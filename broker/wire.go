@@ -99,6 +99,32 @@ func (p PartitionFront) Produce(ctx context.Context, b Batch, acks Acks) (Produc
 	return ans, err
 }
 
+// ProduceKafka is Produce for a Kafka client's record batch raw (magic 2,
+// its CRC checked by the caller), kept as it arrived: b is its records
+// decoded, kvBytes their keys' and values' bytes and minTS their least
+// timestamp (unix nanoseconds).
+func (p PartitionFront) ProduceKafka(ctx context.Context, raw []byte, b Batch, kvBytes, minTS int64, acks Acks) (ProduceAnswer, error) {
+	c, node, tp := p.f.c, p.f.node, p.tp
+	if _, err := c.topicPartition(tp); err != nil {
+		return ProduceAnswer{}, err
+	}
+	var ans ProduceAnswer
+	err := c.net.Call(ctx, p.f.client, node, raftnet.RequestData, func() error {
+		rep := c.replicaOn(node, tp.String())
+		if rep == nil {
+			return fmt.Errorf("%w: %s has no replica of %s", ErrNotLeader, node, tp)
+		}
+		resp, err := rep.produceKafka(raw, b, kvBytes, minTS, acks)
+		if err != nil {
+			return err
+		}
+		ans = ProduceAnswer{BaseOffset: resp.base, Duplicate: resp.duplicate}
+		ans.LogStart, _, _ = rep.partition().state()
+		return nil
+	})
+	return ans, err
+}
+
 // Fetch reads committed records of the partition from offset on the
 // node, which must lead it and be ready, up to about maxBytes of keys and values (at least
 // one record). A leaderEpoch of -1 skips the epoch check.
