@@ -27,7 +27,7 @@ func newLab(t *testing.T, nodes int, topics ...broker.TopicConfig) *lab {
 
 // newLabIn is newLab with the replicas writing their segment files in dir
 // ("" for none).
-func newLabIn(t *testing.T, dir string, nodes int, topics ...broker.TopicConfig) *lab {
+func newLabIn(t testing.TB, dir string, nodes int, topics ...broker.TopicConfig) *lab {
 	t.Helper()
 	c, err := broker.NewCluster(broker.Config{Nodes: nodes, DataDir: dir})
 	if err != nil {
@@ -49,7 +49,7 @@ func newLabIn(t *testing.T, dir string, nodes int, topics ...broker.TopicConfig)
 	return &lab{c: c, s: s}
 }
 
-func (l *lab) client(t *testing.T, opts ...kgo.Opt) *kgo.Client {
+func (l *lab) client(t testing.TB, opts ...kgo.Opt) *kgo.Client {
 	t.Helper()
 	all := append([]kgo.Opt{
 		kgo.SeedBrokers(l.s.Seeds()...),
@@ -65,7 +65,7 @@ func (l *lab) client(t *testing.T, opts ...kgo.Opt) *kgo.Client {
 	return cl
 }
 
-func ctxFor(t *testing.T, d time.Duration) context.Context {
+func ctxFor(t testing.TB, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	t.Cleanup(cancel)
 	return ctx
