@@ -245,6 +245,7 @@ func (lf *logFiles) append(s *segment, b *batchRef) {
 	size := int64(len(f.pendingLog) - n)
 	pos := f.size
 	f.size += size
+	b.filePos, b.fileLen = pos, int32(size)
 	lf.track(f, b.next()-1-s.base, b.maxTS/1e6, pos, size)
 	if len(f.pendingLog) >= pendingMax {
 		lf.flush(f)

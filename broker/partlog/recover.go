@@ -191,6 +191,8 @@ func Recover(cfg Config, dir string) (*Log, Recovery, error) {
 					break
 				}
 			}
+			last := l.segs[len(l.segs)-1]
+			last.batches[len(last.batches)-1].filePos, last.batches[len(last.batches)-1].fileLen = pos, int32(kb.Size())
 			rec.Batches++
 			pos += kb.Size()
 		}
