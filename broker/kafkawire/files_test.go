@@ -274,6 +274,21 @@ func TestProducedBatchIsTheFileBatch(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
+	// A fetch answers with those same bytes, from the leader's file.
+	file, err := os.ReadFile(filepath.Join(l.c.Files().PartitionDir(leader, tp), partlog.SegmentFileName(0, partlog.LogSuffix)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, at := range []int64{0, 3} { // a fetch from inside a batch gets all of it, as from Kafka
+		fr := fetchAnswer(t, cl, at)
+		start := 0
+		if at == 3 {
+			start = len(sent[0])
+		}
+		if fr.ErrorCode != 0 || !bytes.Equal(fr.RecordBatches, file[start:len(sent[0])+len(sent[1])]) {
+			t.Errorf("a fetch at %d answers %d bytes (code %d); want the file's %d from byte %d", at, len(fr.RecordBatches), fr.ErrorCode, len(sent[0])+len(sent[1])-start, start)
+		}
+	}
 	c := l.client(t, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{"orders": {0: kgo.NewOffset().AtStart()}}))
 	var got []string
 	for len(got) < 5 {
@@ -286,4 +301,22 @@ func TestProducedBatchIsTheFileBatch(t *testing.T) {
 	if want := []string{"order 881 placed", "order 882 placed", "order 883 placed", "order 884 placed", "order 885 placed"}; !slices.Equal(got, want) {
 		t.Errorf("consumed %q; want %q", got, want)
 	}
+}
+
+// fetchAnswer fetches orders/0 from offset, up to 1 MiB, from cl.
+func fetchAnswer(t *testing.T, cl *kgo.Broker, offset int64) kmsg.FetchResponseTopicPartition {
+	t.Helper()
+	req := kmsg.NewPtrFetchRequest()
+	req.ReplicaID, req.MaxBytes = -1, 1<<20
+	rt := kmsg.NewFetchRequestTopic()
+	rt.Topic = "orders"
+	rp := kmsg.NewFetchRequestTopicPartition()
+	rp.FetchOffset, rp.PartitionMaxBytes, rp.CurrentLeaderEpoch = offset, 1<<20, -1
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctxFor(t, 10*time.Second), cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.Topics[0].Partitions[0]
 }

@@ -22,7 +22,9 @@ type lab struct {
 
 func newLab(t *testing.T, nodes int, topics ...broker.TopicConfig) *lab {
 	t.Helper()
-	return newLabIn(t, "", nodes, topics...)
+	// As a lab runs: the replicas write segment files, and fetches serve
+	// their bytes.
+	return newLabIn(t, t.TempDir(), nodes, topics...)
 }
 
 // newLabIn is newLab with the replicas writing their segment files in dir
@@ -73,10 +75,11 @@ func ctxFor(t testing.TB, d time.Duration) context.Context {
 
 // A kgo producer and a kgo consumer group against the lab: what is
 // produced comes back with its headers and timestamp, keyed records land
-// where murmur2 puts them, and the group commits.
+// where murmur2 puts them, and the group commits. The replicas keep no
+// files, so fetches encode the records they read.
 func TestKgoProduceAndConsume(t *testing.T) {
 	t.Parallel() // each on a cluster and listener of its own
-	l := newLab(t, 3, broker.TopicConfig{Name: "orders", Partitions: 3})
+	l := newLabIn(t, "", 3, broker.TopicConfig{Name: "orders", Partitions: 3})
 	p := l.client(t, kgo.RequiredAcks(kgo.AllISRAcks()), kgo.ClientID("shop"))
 	const n = 60
 	stamp := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
