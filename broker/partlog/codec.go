@@ -61,6 +61,21 @@ const (
 	batchVersionCompactedHeaders = 5
 )
 
+// Versions 7 and 8 are 4 and 5 for the survivors of a Kafka client's
+// batch (version 6): their records carry no message ids, which a log with
+// a Name derives on reading, so the segment file holds no id header the
+// client did not send.
+const (
+	batchVersionCompactedKafka        = 7
+	batchVersionCompactedKafkaHeaders = 8
+)
+
+// kafkaRecords reports whether the batch p holds a Kafka client's records,
+// whose message ids a log derives (Log.decode).
+func kafkaRecords(p []byte) bool {
+	return len(p) > 0 && (p[0] == batchVersionKafka || p[0] == batchVersionCompactedKafka || p[0] == batchVersionCompactedKafkaHeaders)
+}
+
 // minRecordBytes is the least a record body can take: one byte each for the
 // timestamp delta, key, value and MsgID length.
 const minRecordBytes = 4
@@ -252,10 +267,10 @@ func parseHeader(p []byte) (h BatchHeader, rest []byte, err error) {
 		h, _, _, _, err := parseWire(p)
 		return h, nil, err
 	}
-	if version < batchVersion || version > batchVersionCompactedHeaders {
-		return bad("unknown version %d; this build reads versions %d to %d", p[0], batchVersion, batchVersionCompactedHeaders)
+	if version < batchVersion || version > batchVersionCompactedKafkaHeaders {
+		return bad("unknown version %d; this build reads versions %d to %d", p[0], batchVersion, batchVersionCompactedKafkaHeaders)
 	}
-	h.headers = version == batchVersionHeaders || version == batchVersionCompactedHeaders
+	h.headers = version == batchVersionHeaders || version == batchVersionCompactedHeaders || version == batchVersionCompactedKafkaHeaders
 	p = p[1:]
 	var n int
 	if version >= batchVersionCompacted {

@@ -116,7 +116,7 @@ func (l *Log) WireMsgID(r Record) string {
 func (l *Log) decode(b *batchRef, out []Record, skip, n int) []Record {
 	from := len(out)
 	out = decodeRecords(b.data, out, b.base, skip, n, b.epoch)
-	if l.cfg.Name != "" && len(b.data) > 0 && b.data[0] == batchVersionKafka {
+	if l.cfg.Name != "" && kafkaRecords(b.data) {
 		for i := from; i < len(out); i++ {
 			out[i].MsgID = WireMsgID(l.cfg.Name, out[i].Key, out[i].Value)
 		}

@@ -285,7 +285,7 @@ func (l *Log) recoverAppend(b Batch, kb KafkaBatch, epoch uint64) error {
 	gaps := span != int64(len(b.Records))
 	var data []byte
 	if gaps {
-		data = encodeCompacted(b.Records, kb.BaseOffset, int32(span), b.ProducerID, b.BaseSeq)
+		data = encodeCompacted(b.Records, kb.BaseOffset, int32(span), b.ProducerID, b.BaseSeq, !slices.ContainsFunc(b.Records, func(r Record) bool { return r.MsgID != "" }))
 	} else {
 		data = EncodeBatch(b)
 	}

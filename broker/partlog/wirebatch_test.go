@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/binary"
+	"fmt"
 	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -173,4 +175,51 @@ func TestClientBatchRefusedWhenDamaged(t *testing.T) {
 			t.Errorf("%s: the log ends at %d", tc.what, l.EndOffset())
 		}
 	}
+}
+
+// The cleaner rewrites what is left of a client's batch without giving
+// its records an id header they were not sent with; their ids are still
+// derived on reading, after a restart too.
+func TestCompactedClientRecordsGetNoIDHeader(t *testing.T) {
+	dir := t.TempDir()
+	cfg := Config{Name: "prices/0", Compact: true, SegmentRecords: 2}
+	l := newLog(t, cfg)
+	if err := l.AttachDir(dir); err != nil {
+		t.Fatal(err)
+	}
+	rec := func(k, v string) Record { return Record{Timestamp: 1e15, Key: []byte(k), Value: []byte(v)} }
+	for _, b := range [][]Record{{rec("k1", "a"), rec("k2", "b")}, {rec("k1", "c"), rec("k3", "d")}, {rec("k9", "x")}} {
+		appendWire(t, l, clientBatch(t, false, b), 1)
+	}
+	if _, ok := l.Compact(2e15); !ok {
+		t.Fatal("no compaction pass")
+	}
+	check := func(what string, l *Log) {
+		t.Helper()
+		var got []string
+		for _, r := range readAll(t, l) {
+			if r.MsgID != WireMsgID("prices/0", r.Key, r.Value) {
+				t.Errorf("%s: record %d has id %q", what, r.Offset, r.MsgID)
+			}
+			got = append(got, fmt.Sprintf("%d:%s=%s", r.Offset, r.Key, r.Value))
+		}
+		if want := "1:k2=b 2:k1=c 3:k3=d 4:k9=x"; strings.Join(got, " ") != want {
+			t.Errorf("%s: %s; want %s", what, strings.Join(got, " "), want)
+		}
+	}
+	check("compacted", l)
+	l.NoteApplied(3)
+	l.DetachDir()
+	file, err := os.ReadFile(filepath.Join(dir, SegmentFileName(0, LogSuffix)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(file, []byte(MsgIDHeader)) {
+		t.Error("the compacted segment's file holds an id header")
+	}
+	back, _, err := Recover(cfg, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("recovered", back)
 }
