@@ -110,6 +110,8 @@ func (rd *reader) value(v command.Value) (any, error) {
 		return rd.r.w.partitionOf(v)
 	case "requests", "recognised", "latency", "produce_rate", "speedup":
 		return rd.r.w.produceValue(v)
+	case "recognised_all":
+		return rd.r.w.recognisedAll(v)
 	}
 	for _, f := range valueFamilies {
 		if val, ok, err := f.value(rd.ctx, rd.r.w, v); ok {

@@ -167,6 +167,8 @@ func (groupsFeature) exec(ctx context.Context, r *run, cmd command.Command) erro
 		return clientCommand(ctx, r, g, c.Action, c.Client, c, consumerWords)
 	case command.Seek:
 		return g.seek(ctx, r, c)
+	case command.Stall:
+		return g.stall(r, c)
 	}
 	return fmt.Errorf("%s: the consumer groups have no handler for this command", cmd.Name())
 }

@@ -37,6 +37,8 @@ type consumerRun struct {
 	pending *heldOffsets
 
 	seenGen int // the group generation the loop last polled in
+
+	stalled stallState // stall: the loop waits while it lasts
 }
 
 // leave closes the broker consumer, so that it leaves its group at once.
@@ -59,6 +61,7 @@ func pollRecords(rate float64) int {
 func (ru *consumerRun) loop() {
 	full := pollRecords(ru.opts.Rate)
 	ru.clientRun.loop(func() (bool, error) {
+		ru.waitStall()
 		ru.pacer.Fetching()
 		recs, err := ru.cn.Poll(ru.soft)
 		if err != nil {
@@ -67,6 +70,7 @@ func (ru *consumerRun) loop() {
 		ru.noteGeneration(ru.cn.Generation())
 	records:
 		for _, rec := range recs {
+			ru.waitStall()
 			switch ru.handle(rec) {
 			case recordRevoked:
 				break records

@@ -41,6 +41,7 @@ var (
 var features = map[string]feature{
 	"consumer":     consumerGroups,
 	"seek":         consumerGroups,
+	"stall":        consumerGroups,
 	"queue create": queues,
 	"queue delete": queues,
 	"send":         queues,

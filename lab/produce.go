@@ -293,6 +293,26 @@ func (w *world) produceValue(v command.Value) (any, error) {
 	return nil, fmt.Errorf("%s: the lab cannot read this value", v)
 }
 
+// recognisedAll reads recognised_all(CLIENT): of every message the client
+// has produced, by commands and by loads, the ones a partition recognised
+// as a retry. A load's messages are not told one by one, so this is how a
+// lesson sees that a load's retry across a failover was answered, not
+// written twice.
+func (w *world) recognisedAll(v command.Value) (any, error) {
+	if !w.hasClient(v.Arg) {
+		return nil, unnamedYet{fmt.Errorf("%s: no client named %q has produced yet; produce or load with as=%s makes one", v, v.Arg, v.Arg)}
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := 0
+	for _, p := range w.history {
+		if p.Client == v.Arg && p.Duplicate {
+			n++
+		}
+	}
+	return float64(n), nil
+}
+
 // lastProduce is client's last produce command, or why there is none.
 func (w *world) lastProduceRun(v command.Value, client string) (produceRun, error) {
 	if pr, ok := w.produced.last(client); ok {

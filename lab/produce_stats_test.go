@@ -186,3 +186,32 @@ func TestElectToAnEpoch(t *testing.T) {
 		t.Errorf("an epoch already passed: %v", err)
 	}
 }
+
+// recognised_all counts a load's recognised retries as well as a produce
+// command's, which recognised does not: a load whose reply is lost retries,
+// and an idempotent partition answers the retry with the first offset.
+func TestRecognisedAllCountsLoads(t *testing.T) {
+	t.Parallel()
+	l := newLab(t)
+	if _, err := readStat(t, l, "recognised_all(checkout)"); err == nil || !strings.Contains(err.Error(), `no client named "checkout"`) {
+		t.Errorf("recognised_all of a client that never produced: %v", err)
+	}
+	mustRun(t, l,
+		"topic create orders partitions=1",
+		"produce orders key=881 acks=all idempotent=true as=checkout",
+		"drop next reply to checkout",
+		"load orders rate=50/s for=200ms key=881 acks=all idempotent=true as=checkout",
+		"wait elapsed(checkout) >= 0.2",
+		"wait hwm(orders/0) >= 11",
+	)
+	waitFor(t, 10*time.Second, "the load's retry to be answered", func() bool {
+		s, err := readStat(t, l, "recognised_all(checkout)")
+		return err == nil && s == "1"
+	})
+	if got := mustStat(t, l, "hwm(orders/0)"); got != 11 {
+		t.Errorf("hwm = %v, want 11: the retried message written once", got)
+	}
+	if got := mustStat(t, l, "recognised(checkout)"); got != 0 {
+		t.Errorf("recognised(checkout) = %v: it reads the produce command, whose reply came back", got)
+	}
+}

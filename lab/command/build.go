@@ -4,6 +4,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Builders: each reads its command's arguments and options from the parser
@@ -205,6 +206,21 @@ func buildConsumer(p *parser, _ *Spec) (Command, *posError) {
 		return nil, errAt(o["retry-topic"].col, "retry-topic=%s is the topic the consumer reads; a record it gives up on must go to another topic, e.g. retry-topic=%s-retry", c.RetryTopic, c.Topic)
 	}
 	return c, nil
+}
+
+// maxStall bounds a stall: past a few minutes it is a crash, which
+// crash= plays.
+const maxStall = 5 * time.Minute
+
+func buildStall(p *parser, _ *Spec) (Command, *posError) {
+	client, o, err := p.nameThenOptions("the consumer to stall")
+	if err != nil {
+		return nil, err
+	}
+	if d := o.dur("for"); d > maxStall {
+		return nil, errAt(o["for"].col, "for=%s is longer than a stall can be; write up to %s, or crash the consumer (crash=before-work) to stop it for good", formatDuration(d), formatDuration(maxStall))
+	}
+	return Stall{Client: client, For: o.dur("for")}, nil
 }
 
 func buildWorker(p *parser, _ *Spec) (Command, *posError) {

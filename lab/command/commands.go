@@ -428,6 +428,20 @@ type Heal struct{}
 func (Heal) Name() string   { return "heal" }
 func (Heal) String() string { return "heal" }
 
+// Stall freezes a consumer client for a stretch of lab time, as a long
+// garbage-collection pause of its process does: it sends no heartbeat,
+// polls nothing and works on nothing, and then goes on where it was. Its
+// group drops it if the stall outlasts its session timeout.
+type Stall struct {
+	Client string
+	For    time.Duration
+}
+
+func (Stall) Name() string { return "stall" }
+func (c Stall) String() string {
+	return words("stall", c.Client).opt("for", formatDuration(c.For)).String()
+}
+
 // DropReply makes the broker do a client's next data request but lose the reply.
 type DropReply struct{ Client string }
 

@@ -93,6 +93,7 @@ var labFuncs = []labFunc{
 	{"requests", "CLIENT", true, false, false, "produce requests a client's last produce command sent, retries included: one per batch"},
 	{"latency", "CLIENT", true, false, false, "milliseconds of lab time a produce request of a client's last produce command took, on average: one batch sent and answered"},
 	{"recognised", "CLIENT", true, false, false, "messages of a client's last produce command that a partition recognised as a retry and answered with the original offset"},
+	{"recognised_all", "CLIENT", true, false, false, "messages a client has produced so far, by produce commands and loads alike, that a partition recognised as a retry and answered with the original offset"},
 	{"produce_rate", "CLIENT", true, false, false, "messages per second of lab time that a client's last produce command got acknowledged"},
 	{"speedup", "CLIENT, CLIENT", true, false, false, "how many times the first client's produce_rate is the second's: speedup(hundred, one)"},
 }

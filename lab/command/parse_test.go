@@ -166,7 +166,7 @@ func TestHelpExplainsEveryLabValue(t *testing.T) {
 // The core command names are exactly these: lessons and scripts rely on them.
 func TestCoreNames(t *testing.T) {
 	want := []string{"cluster", "topic create", "queue create", "produce", "send", "load", "load stop", "consumer", "worker", "service",
-		"seek", "redrive", "elect", "kill", "crash", "restart", "isolate", "partition", "slow", "heal", "drop next reply", "drop next ack", "kafka listen", "kafka stop", "sqs listen", "sqs stop",
+		"seek", "redrive", "elect", "kill", "crash", "restart", "isolate", "partition", "slow", "heal", "stall", "drop next reply", "drop next ack", "kafka listen", "kafka stop", "sqs listen", "sqs stop",
 		"speed", "pause", "resume", "wait", "expect", "check", "help", "sql", "log files", "log dump", "compact"}
 	// Added to the core: orders placed through the orders service.
 	want = append(want[:10], append([]string{"order"}, want[10:]...)...)

@@ -293,6 +293,9 @@ var specs = []Spec{
 	{Name: "partition", Traits: TraitFault, Args: "SIDE | SIDE [| SIDE]", Summary: "cut node-to-node links between the sides; clients still reach every node", Example: "partition n1 | n2,n3", build: buildPartition},
 	{Name: "slow", Traits: TraitFault, Args: "NODE LATENCY|off", Summary: "add latency to every message to or from a node", Example: "slow n1 200ms", build: buildSlow},
 	{Name: "heal", Traits: TraitFault | TraitRepair, Summary: "restore every link and undo slow", Example: "heal", build: buildBare(Heal{})},
+	{Name: "stall", Traits: TraitFault, Args: "CONSUMER", Summary: "freeze a consumer as a long pause of its process does: no heartbeat, no poll, no work, for a stretch of lab time", Example: "stall billing-2 for=1500ms", build: buildStall, Options: []Option{
+		{Key: "for", Arg: "DURATION", Help: "how long, in lab time, up to 5m", Required: true, parse: durationParser(true)},
+	}},
 	{Name: "drop next reply", Traits: TraitFault, Args: "to CLIENT", Summary: "the broker does CLIENT's next request, CLIENT never hears back (it retries)", Example: "drop next reply to producer", build: buildDrop("to", func(c string) Command { return DropReply{c} })},
 	{Name: "drop next ack", Traits: TraitFault, Args: "from CLIENT", Summary: "CLIENT's next ack, delete or offset commit never arrives", Example: "drop next ack from w1", build: buildDrop("from", func(c string) Command { return DropAck{c} })},
 	{Name: "kafka listen", Summary: "speak the Kafka protocol on every node (nI on port+I-1), for kcat and other real clients", Example: "kafka listen port=9092", build: buildKafkaListen, Options: []Option{
