@@ -70,19 +70,25 @@ func Markdown(st *Styles, src string, w int) []string {
 }
 
 // Inline styles a paragraph's spans: bold, code in the accent, the rest
-// as text.
+// as text. Code is a name the learner types or reads on screen (a client
+// called `one`, a file's `.log`): on a terminal without colour it keeps
+// its backticks, or it would read as an ordinary word.
 func Inline(st *Styles, s string) []Run {
 	spans := lessons.Inline(s)
 	runs := make([]Run, len(spans))
 	for i, sp := range spans {
 		sty := &st.Text
+		text := sp.Text
 		switch sp.Kind {
 		case lessons.SpanBold:
 			sty = &st.Bold
 		case lessons.SpanCode:
 			sty = &st.Accent
+			if st.NoColor {
+				text = "`" + text + "`"
+			}
 		}
-		runs[i] = Run{sp.Text, sty}
+		runs[i] = Run{text, sty}
 	}
 	return runs
 }

@@ -1,8 +1,13 @@
 package draw
 
 import (
+	"io"
 	"strings"
 	"testing"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/muesli/termenv"
 )
 
 func mdPlain(src string, w int) string {
@@ -17,7 +22,7 @@ func TestMarkdown(t *testing.T) {
 	}{
 		{"a paragraph wrapped in the file reflows; a number starting a line is not a list",
 			"It is the flash sale again, and n1 leads the partition that holds order\n881. The checkout writes **1,500 orders** with `acks=all`.", 40,
-			"It is the flash sale again, and n1 leads\nthe partition that holds order 881. The\ncheckout writes 1,500 orders with\nacks=all."},
+			"It is the flash sale again, and n1 leads\nthe partition that holds order 881. The\ncheckout writes 1,500 orders with\n`acks=all`."},
 		{"paragraphs keep one blank row between them", "One.\n\n\n\nTwo.", 20, "One.\n\nTwo."},
 		{"a list hangs its lines under the bullet",
 			"Before:\n- **acks=0** loses messages without a trace: the producer never knows\n- acks=1 loses what it confirmed", 30,
@@ -41,6 +46,36 @@ func TestMarkdown(t *testing.T) {
 			if w := Width(r); w > c.w {
 				t.Errorf("%s: row %q is %d wide, more than %d", c.name, r, w, c.w)
 			}
+		}
+	}
+}
+
+// Inline code names something the learner types or reads on screen, such
+// as a client called `one`: in colour it takes the accent, and without
+// colour (NO_COLOR, a dumb terminal) it keeps its backticks, so that it
+// never reads as an ordinary word.
+func TestInlineCodeStandsOut(t *testing.T) {
+	src := "How many milliseconds does each of `one`'s requests take?"
+	for _, c := range []struct {
+		profile termenv.Profile
+		plain   string // the text without escape codes
+	}{
+		{termenv.TrueColor, "How many milliseconds does each of one's requests take?"},
+		{termenv.ANSI, "How many milliseconds does each of one's requests take?"},
+		{termenv.Ascii, "How many milliseconds does each of `one`'s requests take?"},
+	} {
+		r := lipgloss.NewRenderer(io.Discard)
+		r.SetColorProfile(c.profile)
+		st := NewStylesFor(DefaultTheme, r)
+		rows := Markdown(st, src, 80)
+		if len(rows) != 1 {
+			t.Fatalf("profile %v: %d rows, want 1: %q", c.profile, len(rows), rows)
+		}
+		if got := ansi.Strip(rows[0]); got != c.plain {
+			t.Errorf("profile %v reads %q, want %q", c.profile, got, c.plain)
+		}
+		if c.profile != termenv.Ascii && !strings.Contains(rows[0], st.Accent.Render("one")) {
+			t.Errorf("profile %v: `one` is not in the accent: %q", c.profile, rows[0])
 		}
 	}
 }

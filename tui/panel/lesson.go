@@ -238,16 +238,12 @@ func (p *Lesson) task(t *view.Task) []string {
 	if t.Done {
 		mark, ms = "["+draw.SymOK+"] ", &st.OK
 	}
-	text := draw.OneLine(lessons.PlainInline(t.Text))
-	for i, s := range draw.Wrap(text, p.w-4) {
-		var l draw.Line
+	for i, s := range draw.WrapRuns(draw.Inline(st, draw.OneLine(t.Text)), p.w-4, "") {
 		if i == 0 {
-			l.Add(ms, mark)
+			rows = append(rows, ms.Render(mark)+s)
 		} else {
-			l.Add(nil, "    ")
+			rows = append(rows, "    "+s)
 		}
-		l.Add(&st.Text, s)
-		rows = append(rows, l.Fit(p.w))
 	}
 	switch {
 	case t.Hint == "" || t.Done:

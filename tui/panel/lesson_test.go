@@ -335,3 +335,17 @@ func TestLessonPaneShowsWhatFilesHold(t *testing.T) {
 		}
 	}
 }
+
+// A task names topics and options in code; without colour they keep
+// their backticks there too, as in the narrative.
+func TestLessonPaneTaskKeepsInlineCode(t *testing.T) {
+	ctx := NewContext(nil, draw.NewStyles(draw.DefaultTheme), keys.Default())
+	task := &view.Task{Text: "Start consumers on `orders`, as many as you judge right.", Decide: "how many consumers"}
+	ctx.State = &view.State{Lesson: &view.Lesson{Title: "Partitions", Step: 1, Steps: 3, Status: lessons.StatusTask,
+		Blocks: []view.LessonBlock{{Kind: view.BlockTask, Task: task}}, Tasks: []view.Task{*task}}}
+	p := NewLesson(ctx)
+	p.SetSize(60, 12)
+	if got := p.View(); !strings.Contains(got, "[ ] Start consumers on `orders`, as many as you judge right.") {
+		t.Errorf("the task lost its inline code:\n%s", got)
+	}
+}
