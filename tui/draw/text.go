@@ -208,3 +208,49 @@ func (l *Line) AddStyled(s string, w int) *Line {
 
 // Append adds another line's text.
 func (l *Line) Append(o *Line) *Line { return l.AddStyled(o.String(), o.w) }
+
+// GroupNumbers writes the whole numbers of four digits or more in s with
+// their thousands grouped, as lessons write numbers ("36,042"), where
+// they stand as numbers of their own: after a space or "(" and before a
+// space, a decimal point, ",", ";", ")" or the end. Names holding digits
+// (n1, orders/1000, e1234) and dates stay as they are.
+func GroupNumbers(s string) string {
+	starts := func(i int) bool { // a number may begin at i
+		switch {
+		case i == 0:
+			return true
+		case s[i-1] == ' ' || s[i-1] == '(':
+			return true
+		case s[i-1] == '-': // a minus sign of its own
+			return i == 1 || s[i-2] == ' ' || s[i-2] == '('
+		}
+		return false
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		if c := s[i]; c < '0' || c > '9' || !starts(i) {
+			b.WriteByte(c)
+			i++
+			continue
+		}
+		j := i
+		for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+			j++
+		}
+		digits := s[i:j]
+		i = j
+		ends := j == len(s) || strings.IndexByte(" ,;)", s[j]) >= 0 ||
+			s[j] == '.' && (j+1 == len(s) || s[j+1] == ' ' || s[j+1] >= '0' && s[j+1] <= '9')
+		if !ends || len(digits) < 4 {
+			b.WriteString(digits)
+			continue
+		}
+		for k := range len(digits) {
+			if k > 0 && (len(digits)-k)%3 == 0 {
+				b.WriteByte(',')
+			}
+			b.WriteByte(digits[k])
+		}
+	}
+	return b.String()
+}

@@ -332,7 +332,12 @@ func (p *Lesson) expectation(e view.Expectation) []string {
 	case !e.OK:
 		detail = "got " + e.Got
 	default:
+		// Under words of the lesson's own, the values read take its way
+		// of writing numbers; beside a condition they stay as it has them.
 		detail = e.Got
+		if e.Label != "" {
+			detail = draw.GroupNumbers(detail)
+		}
 	}
 	ds := &st.Muted
 	if !e.OK {

@@ -349,3 +349,23 @@ func TestLessonPaneTaskKeepsInlineCode(t *testing.T) {
 		t.Errorf("the task lost its inline code:\n%s", got)
 	}
 }
+
+// An expectation in the lesson's own words shows the values read with
+// their thousands grouped, as the lesson writes its numbers; a bare
+// condition keeps its values as the condition has them.
+func TestLessonPaneExpectationNumbers(t *testing.T) {
+	ctx := NewContext(nil, draw.NewStyles(draw.DefaultTheme), keys.Default())
+	ctx.State = &view.State{Lesson: &view.Lesson{Title: "The flash sale", Step: 2, Steps: 5, Status: lessons.StatusStepDone,
+		Blocks: []view.LessonBlock{{Kind: view.BlockExpect, Expectations: []view.Expectation{
+			{Text: "lag(billing) == 36000 ± 3600", Label: "60 s × 600", Checked: true, OK: true, Got: "lag(billing) is 36042"},
+			{Text: "lag(billing) >= 6000", Checked: true, OK: true, Got: "lag(billing) is 6054"},
+		}}}}}
+	p := NewLesson(ctx)
+	p.SetSize(60, 12)
+	got := p.View()
+	for _, want := range []string{"lag(billing) is 36,042", "lag(billing) >= 6000 (lag(billing) is 6054)"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("%q not in\n%s", want, got)
+		}
+	}
+}
