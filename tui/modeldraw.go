@@ -197,23 +197,38 @@ func (m *Model) header(w int) string {
 		// The teacher's class: how many are connected, how many answered.
 		warn = "  " + classWord(c.Class, w < 100)
 	}
-	// The left side keeps "mqlab │ ", the warning and enough of the title
-	// to read: the jobs shorten and go before the title does.
-	room := w - 10 - draw.Width(warn) - min(draw.Width(title), 28) - draw.Width(tail)
+	// The left side keeps "mqlab │ ", the warning and the title's head
+	// ("Why a queue"): the jobs shorten and go before the head does. The
+	// rest of the title comes before a paused clock's time and the
+	// timing, and after why the clock is held and the jobs.
+	head := titleHead(title)
+	fixed := 10 + draw.Width(warn) + draw.Width(tail)
 	var r draw.Line
-	for _, form := range headerForms {
+	var form headerForm
+	for _, form = range headerForms {
 		r = m.headerRight(form)
-		if r.Width() <= room {
+		if r.Width() <= w-fixed-draw.Width(head) {
 			break
 		}
 	}
+	if r.Width() > w-fixed-draw.Width(title) {
+		lean := form
+		lean.timing = false
+		if s.Clock.Paused {
+			lean.time = false
+		}
+		if lr := m.headerRight(lean); lr.Width() <= w-fixed-draw.Width(title) {
+			r = lr
+		}
+	}
+	room := w - fixed - draw.Width(head)
 	// The left side: what is open. A long title gives way before the step
 	// number and the right side's clock.
 	rw := min(r.Width(), room)
 	var l draw.Line
 	l.Add(&st.Accent, "mqlab")
 	l.Add(&st.Faint, " │ ")
-	l.Add(&st.Header, draw.Cut(title, max(8, w-rw-2-l.Width()-draw.Width(tail)-draw.Width(warn))))
+	l.Add(&st.Header, shortTitle(title, max(8, w-rw-2-l.Width()-draw.Width(tail)-draw.Width(warn))))
 	l.Add(&st.Muted, tail)
 	l.Add(&st.Warn, warn)
 	if l.Width()+r.Width()+2 > w {
@@ -222,6 +237,33 @@ func (m *Model) header(w int) string {
 	l.Pad(w - r.Width())
 	l.Append(&r)
 	return l.String()
+}
+
+// titleHead is what a title says before its colon or question mark
+// ("Why a queue", "How many partitions?"), or its first 28 cells.
+func titleHead(title string) string {
+	for _, sep := range []string{": ", "? "} {
+		if i := strings.Index(title, sep); i > 0 {
+			return strings.TrimSuffix(title[:i+1], ":")
+		}
+	}
+	return draw.Cut(title, 28)
+}
+
+// shortTitle fits a title into w cells so that what shows reads whole:
+// the title, else its head, else as many whole words as fit.
+func shortTitle(title string, w int) string {
+	if draw.Width(title) <= w {
+		return title
+	}
+	if head := titleHead(title); draw.Width(head) <= w && !strings.HasSuffix(head, "…") {
+		return head
+	}
+	cut := draw.Cut(title, w)
+	if i := strings.LastIndexByte(strings.TrimSuffix(cut, "…"), ' '); i > w/2 {
+		return strings.TrimRight(cut[:i], ",;:") + "…"
+	}
+	return cut
 }
 
 // classWord is the teacher's header's word on the class: "12 connected ·
