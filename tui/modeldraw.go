@@ -115,8 +115,9 @@ func (m *Model) View() string {
 		rows = append(rows, panel.TaskLine(st, m.ctx.State.Lesson, w))
 	}
 	rows = append(rows, m.body()...)
-	rows = append(rows, m.statusLine(w))
-	rows = append(rows, m.footer(w))
+	status, more := m.statusLine(w)
+	rows = append(rows, status)
+	rows = append(rows, m.footer(w, more))
 	return strings.Join(rows, "\n")
 }
 
@@ -124,8 +125,9 @@ func (m *Model) tooSmallView(w, h int) string { return tooSmall(w, h) }
 
 // footer is the help bar. The keys that lead to everything else — : for a
 // command, ? for every key — stay at its end at every width; the others
-// give way, the last first.
-func (m *Model) footer(w int) string {
+// give way, the last first, and all of them to the rest of a status too
+// long for its own row (status).
+func (m *Model) footer(w int, status string) string {
 	k := m.ctx.Keys
 	var keep, rest []key.Binding
 	for _, b := range m.ShortHelp() {
@@ -142,6 +144,10 @@ func (m *Model) footer(w int) string {
 	sep := hm.Styles.ShortSeparator.Inline(true).Render(hm.ShortSeparator)
 	more := hm.Styles.Ellipsis.Inline(true).Render(hm.Ellipsis)
 	tail := hm.ShortHelpView(keep)
+	m.footerKept = draw.Width(tail)
+	if status != "" {
+		return draw.Fit(draw.Cut(status, w-draw.Width(tail)-2), w-draw.Width(tail)) + tail
+	}
 	room := w - draw.Width(tail) - draw.Width(sep)
 	var head []string
 	used := 0
@@ -417,33 +423,48 @@ func shortJob(name string) string {
 	return name
 }
 
-func (m *Model) statusLine(w int) string {
+// statusLine is the outcome of what the learner did last, or the prompt
+// they type in. A status too long for its row goes on in more, which the
+// footer shows in place of its keys, under the status's text.
+func (m *Model) statusLine(w int) (row, more string) {
 	st := m.ctx.Styles
 	if m.prompt.active() {
-		return m.prompt.view(st, w)
+		return m.prompt.view(st, w), ""
 	}
 	var l draw.Line
+	mark, ms, text, ts := "", &st.Muted, m.status, &st.Text
 	switch m.statusKind {
 	case statusOK:
-		l.Add(&st.OK, draw.SymOK+" ")
-		l.Add(&st.Text, m.status)
+		mark, ms = draw.SymOK+" ", &st.OK
 	case statusErr:
-		l.Add(&st.Fail, draw.SymFail+" ")
-		l.Add(&st.Fail, m.status)
+		mark, ms, ts = draw.SymFail+" ", &st.Fail, &st.Fail
 	case statusAsk:
-		l.Add(&st.Warn, "? "+m.status)
+		mark, ms, ts = "? ", &st.Warn, &st.Warn
 	case statusBusy:
 		l.Add(&st.Warn, draw.SymPending+" running ")
 		l.Add(&st.Text, m.status)
 		l.Add(&st.Faint, "  (esc cancels)")
+		return l.Fit(w), ""
 	default:
 		if m.status == "" {
 			l.Add(&st.Faint, "press : to type a command, ? for every key")
-		} else {
-			l.Add(&st.Muted, m.status)
+			return l.Fit(w), ""
+		}
+		ts = &st.Muted
+	}
+	l.Add(ms, mark)
+	lead := l.Width()
+	if lead+draw.Width(text) > w && text != "" {
+		// Break at the last space that fits; the rest goes on below,
+		// under the text rather than the mark.
+		head, _ := draw.SplitAt(text, w-lead)
+		if i := strings.LastIndexByte(head, ' '); i > 0 {
+			l.Add(ts, head[:i])
+			return l.Fit(w), draw.Spaces(lead) + ts.Render(strings.TrimSpace(text[i:]))
 		}
 	}
-	return l.Fit(w)
+	l.Add(ts, text)
+	return l.Fit(w), ""
 }
 
 // body draws the slots, or the full help or a command's output over them.

@@ -156,6 +156,9 @@ func WrapRuns(runs []Run, w int, indent string) []string {
 	return rows
 }
 
+// SplitAt cuts s after n cells.
+func SplitAt(s string, n int) (string, string) { return splitAt(s, n) }
+
 // splitAt cuts s after n cells.
 func splitAt(s string, n int) (string, string) {
 	w := 0
