@@ -345,3 +345,28 @@ func TestClusterNamesTheLogFolder(t *testing.T) {
 		t.Errorf("last row %q; want the long folder's end", last)
 	}
 }
+
+// In the queues pane of a 100x30 screen (56 columns) a message's value
+// reads whole: columns take only the room their entries need, and a value
+// that does not fit beside them goes on a row of its own.
+func TestQueuesShowWholeValues(t *testing.T) {
+	ctx := NewContext(nil, draw.NewStyles(draw.DefaultTheme), keys.Default())
+	ctx.State = &view.State{Queues: []view.Queue{{Name: "receipts", Leader: "n1", Epoch: 2, Visibility: 2 * time.Second, Ready: 2, InFlight: 1,
+		Messages: []view.QueueMessage{
+			{ID: "checkout-4", Value: "receipt for checkout 4", State: "ready", Receives: 0},
+			{ID: "checkout-5", Value: "receipt for checkout 5", State: "ready", Receives: 0},
+			{ID: "orders-31", Value: "receipt 881 signed by the courier", State: "in-flight", Worker: "w1", Receives: 1, Due: 5 * time.Second},
+		}}}}
+	p := NewQueues(ctx)
+	for _, w := range []int{56, 76} {
+		p.SetSize(w, 12)
+		got := p.View()
+		checkSize(t, "queues", got, w, 12)
+		flat := strings.Join(strings.Fields(got), " ")
+		for _, want := range []string{"checkout-4 ● ready recv 0× receipt for checkout 4", "◔ in flight w1 back in 5.0s recv 1×", "receipt 881 signed by the courier"} {
+			if !strings.Contains(flat, want) {
+				t.Errorf("%d columns: %q is not whole in\n%s", w, want, got)
+			}
+		}
+	}
+}

@@ -80,15 +80,22 @@ func (p *Queues) queueHead(q view.Queue) []string {
 }
 
 // messages is a row per message the queue holds: its state, the worker
-// holding it, when it comes back, and how often it was received.
+// holding it, when it comes back, how often it was received, and its
+// value. Columns take only the room their longest entry needs, and a
+// value that does not fit beside them goes on a row of its own below,
+// so that it reads whole in a narrow pane.
 func (p *Queues) messages(q view.Queue) []string {
 	st := p.ctx.Styles
 	var rows []string
-	idW, wkW, dueW := 4, 0, 0
+	idW, stateW, wkW, dueW := 4, 0, 0, 0
 	for _, m := range q.Messages {
+		state, due := messageState(m)
 		idW = max(idW, draw.Width(m.ID))
+		stateW = max(stateW, draw.Width(state))
 		wkW = max(wkW, draw.Width(m.Worker))
-		dueW = max(dueW, len("ready in ")+len(countdown(m.Due)))
+		if due != "" {
+			dueW = max(dueW, draw.Width(due))
+		}
 	}
 	idW = min(idW, 16)
 	for _, m := range q.Messages {
@@ -96,17 +103,15 @@ func (p *Queues) messages(q view.Queue) []string {
 		ml.Add(nil, "  ")
 		ml.Add(&st.Text, draw.Fit(m.ID, idW))
 		ml.Add(nil, " ")
-		var state, due string
+		state, due := messageState(m)
 		ss := &st.OK
 		switch m.State {
 		case "in-flight":
-			state, due, ss = "◔ in flight", "back in "+countdown(m.Due), &st.Warn
+			ss = &st.Warn
 		case "delayed":
-			state, due, ss = "◷ delayed", "ready in "+countdown(m.Due), &st.Muted
-		default:
-			state = "● ready"
+			ss = &st.Muted
 		}
-		ml.Add(ss, draw.Fit(state, 12))
+		ml.Add(ss, draw.Fit(state, stateW+1))
 		if wkW > 0 {
 			ml.Add(&st.Text, draw.Fit(m.Worker, wkW+1))
 		}
@@ -118,12 +123,34 @@ func (p *Queues) messages(q view.Queue) []string {
 			rs = &st.Fail
 		}
 		ml.Add(rs, fmt.Sprintf("recv %d×", m.Receives))
-		if m.Value != "" {
+		if m.Value == "" {
+			rows = append(rows, ml.Fit(p.w))
+			continue
+		}
+		if ml.Width()+2+draw.Width(m.Value) <= p.w {
 			ml.Add(&st.Faint, "  "+m.Value)
+			rows = append(rows, ml.Fit(p.w))
+			continue
 		}
 		rows = append(rows, ml.Fit(p.w))
+		lead := min(4+idW, p.w/3)
+		for _, s := range draw.Wrap(m.Value, p.w-lead) {
+			rows = append(rows, draw.Spaces(lead)+st.Faint.Render(s))
+		}
 	}
 	return rows
+}
+
+// messageState is a message's state in words, with its symbol, and when
+// it changes: "◔ in flight", "back in 2.0s".
+func messageState(m view.QueueMessage) (state, due string) {
+	switch m.State {
+	case "in-flight":
+		return "◔ in flight", "back in " + countdown(m.Due)
+	case "delayed":
+		return "◷ delayed", "ready in " + countdown(m.Due)
+	}
+	return "● ready", ""
 }
 
 func countdown(d time.Duration) string {
