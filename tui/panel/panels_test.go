@@ -370,3 +370,29 @@ func TestQueuesShowWholeValues(t *testing.T) {
 		}
 	}
 }
+
+// A table's size after its name reads whole in the services pane of a
+// 100x30 screen: shorter words before a cut.
+func TestServicesTableCountReadsWhole(t *testing.T) {
+	ctx := NewContext(nil, draw.NewStyles(draw.DefaultTheme), keys.Default())
+	cols := []string{"order_id", "status", "stage", "latency_ms", "charged", "error", "user_id", "item", "created_at", "answered_at"}
+	var rows [][]string
+	for i := range 20 {
+		rows = append(rows, []string{fmt.Sprint(31 + i), "error", "receipt", "5000", "450", "deadline passed", "7", "phone", "12:00:01", "12:00:06"})
+	}
+	ctx.State = &view.State{Tables: []view.Table{{Name: "checkout.checkouts", Columns: cols, Rows: rows, Total: 50}}}
+	p := NewServices(ctx)
+	for _, c := range []struct {
+		w    int
+		want string
+	}{
+		{56, "checkout.checkouts  50 rows, last 20 · "},
+		{120, "checkout.checkouts  50 rows, the last 20 shown"},
+	} {
+		p.SetSize(c.w, 8)
+		head := lines(p.View())[0]
+		if !strings.Contains(head, c.want) || strings.Contains(head, "…") {
+			t.Errorf("%d columns: %q, want %q and no cut", c.w, head, c.want)
+		}
+	}
+}
