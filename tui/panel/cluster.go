@@ -357,11 +357,13 @@ func layoutStrip(pt view.Partition, w int) stripLayout {
 	// "›n1 ▲ leader    e8 "
 	lay.labelW = 1 + nodeW + 1 + 1 + 1 + len("candidate") + 1 + 1 + lay.epochW + 1
 	lay.cellW = 1 + 1 + lay.epochW // gap, mark, epoch
+	// The numbers keep a cell clear of the border: at four digits and
+	// more the strip gives up an offset for it.
 	numW := len(strconv.FormatUint(maxNum, 10))
-	infoMin := len("hwm  leo ") + 2*numW
+	infoMin := len("hwm  leo ") + 2*numW + 1
 	room := w - lay.labelW - infoMin - 2
 	if room < 4*lay.cellW { // narrow: keep the log, shorten the words
-		infoMin = 1 + 2*numW
+		infoMin = 1 + 2*numW + 1
 		room = w - lay.labelW - infoMin - 2
 	}
 	lay.n = max(0, min(room/lay.cellW, window))

@@ -396,3 +396,35 @@ func TestServicesTableCountReadsWhole(t *testing.T) {
 		}
 	}
 }
+
+// The cluster pane of a 100x30 screen (56 columns) keeps a replica's
+// numbers whole and off the border at four and five digits: the strip
+// gives up an offset first.
+func TestClusterNumbersKeepTheirRoom(t *testing.T) {
+	for _, end := range []int64{1000, 36042} {
+		var es []view.Entry
+		for o := end - 40; o < end; o++ {
+			es = append(es, view.Entry{Offset: o, Epoch: 2})
+		}
+		rep := func(node, role string) view.Replica {
+			return view.Replica{Node: node, Role: role, Epoch: 2, HWM: end, LEO: end, Entries: es}
+		}
+		ctx := NewContext(nil, draw.NewStyles(draw.DefaultTheme), keys.Default())
+		ctx.State = &view.State{Nodes: []view.Node{{ID: "n1", Up: true}, {ID: "n2", Up: true}, {ID: "n3", Up: true}},
+			Partitions: []view.Partition{{Name: "orders/0", Leader: "n1", Epoch: 2,
+				Replicas: []view.Replica{rep("n1", "leader"), rep("n2", "follower"), rep("n3", "follower")}}}}
+		p := NewCluster(ctx)
+		p.SetSize(56, 12)
+		out := p.View()
+		want := fmt.Sprintf("hwm %d leo %d ", end, end)
+		n := 0
+		for _, l := range lines(out) {
+			if strings.Contains(l, "e2 ") && strings.Contains(l, want) {
+				n++
+			}
+		}
+		if n != 3 {
+			t.Errorf("%d of 3 replica rows end in %q, a cell short of the border:\n%s", n, want, out)
+		}
+	}
+}
