@@ -120,6 +120,23 @@ func Block(rows []string, w, h int) string {
 	return b.String()
 }
 
+// nbHyphen is a non-breaking hyphen, one cell wide like "-".
+const nbHyphen = "\u2011"
+
+// wordWrap breaks one line into rows of w cells at spaces only: a word
+// such as msg-881 or at-least-once is one word, where the wrapper would
+// break after its hyphen (and at a row's edge leave the hyphen on a row
+// of its own). A non-breaking hyphen stands in for it while wrapping. A
+// word longer than a row is broken.
+func wordWrap(s string, w int) []string {
+	s = strings.ReplaceAll(s, "-", nbHyphen)
+	rows := strings.Split(ansi.Hardwrap(ansi.Wordwrap(s, w, ""), w, true), "\n")
+	for i, r := range rows {
+		rows[i] = strings.ReplaceAll(r, nbHyphen, "-")
+	}
+	return rows
+}
+
 // Wrap word-wraps plain text to w cells, keeping blank lines between
 // paragraphs.
 func Wrap(s string, w int) []string {
@@ -133,8 +150,7 @@ func Wrap(s string, w int) []string {
 			out = append(out, "")
 			continue
 		}
-		wrapped := ansi.Hardwrap(ansi.Wordwrap(para, w, ""), w, true)
-		out = append(out, strings.Split(wrapped, "\n")...)
+		out = append(out, wordWrap(para, w)...)
 	}
 	return out
 }
@@ -179,8 +195,7 @@ func WrapHanging(s string, w int) []string {
 	if hang >= w/2 {
 		hang = 2
 	}
-	first := ansi.Hardwrap(ansi.Wordwrap(s, w, ""), w, true)
-	lines := strings.Split(first, "\n")
+	lines := wordWrap(s, w)
 	out := []string{lines[0]}
 	rest := strings.TrimSpace(strings.Join(lines[1:], " "))
 	pad := strings.Repeat(" ", hang)

@@ -1,6 +1,9 @@
 package draw
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // Numbers the lab read are grouped as the lessons write them; names and
 // dates that hold digits are not numbers.
@@ -17,6 +20,26 @@ func TestGroupNumbers(t *testing.T) {
 	} {
 		if got := GroupNumbers(in); got != want {
 			t.Errorf("GroupNumbers(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// A hyphenated word wraps whole: the lab's message ids (msg-881) and
+// words such as at-least-once are one word each.
+func TestWrapKeepsHyphenatedWords(t *testing.T) {
+	for _, c := range []struct {
+		s    string
+		w    int
+		want []string
+	}{
+		{"the wallet got all three copies of msg-881", 38, []string{"the wallet got all three copies of", "msg-881"}},
+		{"the wallet got all three copies of msg-881", 40, []string{"the wallet got all three copies of", "msg-881"}},
+		{"at-least-once delivery", 14, []string{"at-least-once", "delivery"}},
+		{"a-very-long-hyphenated-name", 10, []string{"a-very-lon", "g-hyphenat", "ed-name"}},
+	} {
+		got := Wrap(c.s, c.w)
+		if strings.Join(got, "|") != strings.Join(c.want, "|") {
+			t.Errorf("Wrap(%q, %d) = %q, want %q", c.s, c.w, got, c.want)
 		}
 	}
 }
