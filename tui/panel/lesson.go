@@ -2,6 +2,7 @@ package panel
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -199,14 +200,7 @@ func (p *Lesson) body(ls *view.Lesson) (rows []string, starts, tops []int) {
 			for _, c := range b.Commands {
 				if c.OK {
 					rows = append(rows, p.commandRows("$ ", c.Text, &st.Muted)...)
-					for _, f := range c.Found {
-						if draw.Width(f) > w-2 {
-							f = strings.Join(strings.Fields(f), " ") // columns cannot line up once wrapped
-						}
-						for _, s := range draw.Wrap(f, w-2) {
-							rows = append(rows, "  "+st.Faint.Render(s))
-						}
-					}
+					rows = append(rows, p.found(c.Found)...)
 					continue
 				}
 				rows = append(rows, p.commandRows(draw.SymFail+" ", c.Text, &st.Muted)...)
@@ -229,6 +223,64 @@ func (p *Lesson) body(ls *view.Lesson) (rows []string, starts, tops []int) {
 		}
 	}
 	return rows, starts, tops
+}
+
+// found is what a command found, under it: a table the lab printed
+// (a service's rows, as "a | b" under a rule of dashes) drawn as the
+// narrative's tables are, a grid where it fits and one record a row where
+// it does not; other lines wrapped.
+func (p *Lesson) found(lines []string) []string {
+	st := p.ctx.Styles
+	w := p.w
+	var rows []string
+	for i := 0; i < len(lines); {
+		if i+1 < len(lines) && isRule(lines[i+1]) {
+			md := []string{pipeRow(lines[i]), pipeRow(lines[i+1])}
+			j := i + 2
+			for ; j < len(lines) && !rowCount.MatchString(strings.TrimSpace(lines[j])); j++ {
+				md = append(md, pipeRow(lines[j]))
+			}
+			src := strings.Join(md, "\n")
+			out, ok := p.mdCache[src]
+			if !ok {
+				out = draw.Markdown(st, src, w-2)
+				p.mdCache[src] = out
+			}
+			for _, r := range out {
+				rows = append(rows, "  "+r)
+			}
+			i = j
+			continue
+		}
+		f := lines[i]
+		if draw.Width(f) > w-2 {
+			f = strings.Join(strings.Fields(f), " ") // columns cannot line up once wrapped
+		}
+		for _, s := range draw.Wrap(f, w-2) {
+			rows = append(rows, "  "+st.Faint.Render(s))
+		}
+		i++
+	}
+	return rows
+}
+
+// rowCount is the line that ends a table the lab printed: "(3 rows)".
+var rowCount = regexp.MustCompile(`^\(\d+ rows?\)$`)
+
+// isRule reports whether a line is the dashes under a table's header.
+func isRule(l string) bool {
+	l = strings.TrimSpace(l)
+	return l != "" && strings.Trim(l, "-| ") == "" && strings.Contains(l, "-")
+}
+
+// pipeRow writes a row the lab printed ("42      | 150") as a Markdown
+// table's row ("| 42 | 150 |").
+func pipeRow(l string) string {
+	cells := strings.Split(l, "|")
+	for i, c := range cells {
+		cells[i] = strings.TrimSpace(c)
+	}
+	return "| " + strings.Join(cells, " | ") + " |"
 }
 
 func (p *Lesson) task(t *view.Task) []string {

@@ -369,3 +369,33 @@ func TestLessonPaneExpectationNumbers(t *testing.T) {
 		}
 	}
 }
+
+// A service's rows, read by the lesson's sql command, show under it, so
+// that "the balance above" is on screen: a grid where the columns fit,
+// one record a row where they do not.
+func TestLessonPaneShowsTablesRead(t *testing.T) {
+	ctx := NewContext(nil, draw.NewStyles(draw.DefaultTheme), keys.Default())
+	ctx.State = &view.State{Lesson: &view.Lesson{Title: "Idempotency keys", Step: 2, Steps: 3, StepTitle: "Worker B", Blocks: []view.LessonBlock{
+		{Kind: view.BlockCommands, Commands: []view.CommandLine{
+			{Text: `sql wallet "SELECT user_id, balance, version FROM wallets"`, OK: true,
+				Found: []string{"user_id | balance | version", "------- | ------- | -------", "42      | 150     | 4", "(1 row)"}},
+			{Text: `sql payments "SELECT id, idempotency_key, order_id, amount, status, repeats FROM charges"`, OK: true,
+				Found: []string{"id | idempotency_key | order_id | amount | status    | repeats", "-- | --------------- | -------- | ------ | --------- | -------",
+					"1  | 881             | 881      | 450    | succeeded | 1", "2  | 882             | 882      | 300    | succeeded | 0", "(2 rows)"}},
+		}},
+	}}}
+	p := NewLesson(ctx)
+	p.SetSize(40, 40)
+	out := p.View()
+	for _, want := range []string{"user_id │ balance │ version", "42 │     150 │       4", "(1 row)",
+		"id 1", "idempotency_key: 881", "repeats: 1", "id 2", "amount: 300", "(2 rows)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the pane lacks %q:\n%s", want, out)
+		}
+	}
+	for i, l := range lines(out) {
+		if draw.Width(l) != 40 {
+			t.Errorf("row %d is %d wide", i, draw.Width(l))
+		}
+	}
+}

@@ -177,9 +177,11 @@ func lessonOf(les *lessons.Lesson, st lessons.State) *view.Lesson {
 }
 
 // looksIntoFiles says whether a lesson's command lists or prints the
-// lab's segment files, whose output the lesson pane shows under it.
+// lab's segment files or reads a service's tables, whose output the
+// lesson pane shows under it: the narrative goes on to read it ("the
+// balance above").
 func looksIntoFiles(text string) bool {
-	return strings.HasPrefix(text, "log files ") || strings.HasPrefix(text, "log dump ")
+	return strings.HasPrefix(text, "log files ") || strings.HasPrefix(text, "log dump ") || strings.HasPrefix(text, "sql ")
 }
 
 func commandLines(rs []lessons.CommandResult) []view.CommandLine {
