@@ -428,3 +428,26 @@ func TestClusterNumbersKeepTheirRoom(t *testing.T) {
 		}
 	}
 }
+
+// A queue's settings and counts read whole at 56 columns: an item that
+// does not fit goes on to the next row rather than being cut, so the
+// max receives or length a lesson asks about is on screen.
+func TestQueueHeadReadsWhole(t *testing.T) {
+	ctx := NewContext(nil, draw.NewStyles(draw.DefaultTheme), keys.Default())
+	ctx.State = &view.State{Queues: []view.Queue{{Name: "payments", Leader: "n3", Epoch: 2, Visibility: 30 * time.Second,
+		MaxReceives: 5, MaxLength: 100, TTL: time.Minute, Ready: 20, DLQ: "payments-dlq", DLQDepth: 1}}}
+	p := NewQueues(ctx)
+	p.SetSize(56, 8)
+	got := p.View()
+	checkSize(t, "queues", got, 56, 8)
+	flat := strings.Join(strings.Fields(got), " ")
+	for _, want := range []string{"payments leader ▲ n3 epoch 2", "visibility 30s", "max receives 5", "max length 100", "ttl 60s",
+		"ready 20 · in flight 0 · delayed 0", "DLQ payments-dlq 1"} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("%q is not whole in\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "…") {
+		t.Errorf("something is cut:\n%s", got)
+	}
+}
