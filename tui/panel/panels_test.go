@@ -236,6 +236,13 @@ func TestRaftPanel(t *testing.T) {
 			t.Errorf("the raft panel lacks %q:\n%s", want, out)
 		}
 	}
+	// In the 56 columns of a 100x30 screen, when the follower stands goes
+	// on a row of its own rather than be cut.
+	p.SetSize(56, 12)
+	out = ansi.Strip(p.View())
+	if !strings.Contains(out, "heard a leader 12ms ago") || !strings.Contains(out, "stands in ≥988ms") || strings.Contains(out, "…") {
+		t.Errorf("at 56 columns the follower's row is cut:\n%s", out)
+	}
 }
 
 // The raft panel's own keys: with the focus, ←/→ pick the partition it

@@ -139,15 +139,25 @@ func (p *Raft) replica(r view.Replica) []string {
 		l.Add(&st.Muted, fmt.Sprintf("   %-9s", r.Role))
 	}
 	l.Add(&st.Text, fmt.Sprintf("term %d", r.Epoch))
+	var rows []string
 	if rv := r.Raft; rv.ElectionIn >= 0 && r.Role != "leader" {
 		l.Add(&st.Muted, "  heard a leader "+ago(rv.SinceContact))
+		// When it stands for election goes on a row of its own rather
+		// than be cut at the pane's edge.
+		stands, ss := "stands in ≥"+brief(rv.ElectionIn), &st.Muted
 		if rv.ElectionIn == 0 {
-			l.Add(&st.Warn, " · stands for election now")
-		} else {
-			l.Add(&st.Muted, " · stands in ≥"+brief(rv.ElectionIn))
+			stands, ss = "stands for election now", &st.Warn
 		}
+		if l.Width()+3+draw.Width(stands) > p.w {
+			rows = append(rows, l.Fit(p.w))
+			l = draw.Line{}
+			l.Add(nil, draw.Spaces(6))
+		} else {
+			l.Add(&st.Muted, " · ")
+		}
+		l.Add(ss, stands)
 	}
-	rows := []string{l.Fit(p.w)}
+	rows = append(rows, l.Fit(p.w))
 	for _, x := range r.Raft.Exchanges {
 		if r.Role != "leader" && x.Kind == "append" {
 			continue // an old append from when it led
