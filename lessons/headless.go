@@ -374,7 +374,9 @@ func (t *transcript) markdown(md string) {
 		}
 		switch b.Kind {
 		case MDCode:
-			t.write("    " + b.Fence)
+			if b.Fence != "" {
+				t.write("    " + b.Fence)
+			}
 			for _, r := range b.Rows {
 				t.write(strings.TrimRight("    "+r, " "))
 			}
