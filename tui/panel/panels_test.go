@@ -458,3 +458,23 @@ func TestQueueHeadReadsWhole(t *testing.T) {
 		t.Errorf("something is cut:\n%s", got)
 	}
 }
+
+// The Kafka row under the nodes suggests a kcat command only where it
+// fits whole: a cut command cannot be typed.
+func TestKafkaRowNeverCutsItsCommand(t *testing.T) {
+	st := draw.NewStyles(draw.DefaultTheme)
+	k := &view.Kafka{Bootstrap: "127.0.0.1:19092,127.0.0.1:19093,127.0.0.1:19094"}
+	for _, c := range []struct {
+		w    int
+		want string
+	}{
+		{120, "Kafka 127.0.0.1:19092 · no client connected · try  kcat -b 127.0.0.1:19092,127.0.0.1:19093,127.0.0.1:19094 -L"},
+		{80, "Kafka 127.0.0.1:19092 · no client connected · try  kcat -b 127.0.0.1:19092 -L"},
+		{56, "Kafka 127.0.0.1:19092 · no client connected"},
+	} {
+		got := kafkaRow(st, k, c.w)
+		if strings.TrimRight(got, " ") != c.want || draw.Width(got) != c.w {
+			t.Errorf("%d columns: %q, want %q", c.w, got, c.want)
+		}
+	}
+}
