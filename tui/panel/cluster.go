@@ -475,11 +475,22 @@ func (p *Cluster) replica(pt view.Partition, r view.Replica, lay stripLayout, w 
 	if flashActive && flashOn {
 		ts = st.Flash
 	}
+	// The row names what was cut and its epoch, which a lesson points
+	// at: where it does not fit under the log it starts further left,
+	// then drops its last words, rather than lose the epoch at the edge.
+	head, what, tail := draw.SymTruncated+" "+r.Node+" truncated:", " "+truncWords(trunc), ", never committed"
+	indent := lay.labelW - 1 - draw.Width(draw.SymTruncated)
+	if indent+draw.Width(head+what+tail) > w {
+		indent = 1
+	}
+	if indent+draw.Width(head+what+tail) > w {
+		tail = ""
+	}
 	var c draw.Line
-	c.Pad(lay.labelW - 1 - draw.Width(draw.SymTruncated))
-	c.Add(&ts, draw.SymTruncated+" "+r.Node+" truncated:")
-	c.Add(&st.Truncated, " "+truncWords(trunc))
-	c.Add(&st.Muted, ", never committed")
+	c.Pad(indent)
+	c.Add(&ts, head)
+	c.Add(&st.Truncated, what)
+	c.Add(&st.Muted, tail)
 	return l.Fit(w), c.Fit(w)
 }
 

@@ -478,3 +478,27 @@ func TestKafkaRowNeverCutsItsCommand(t *testing.T) {
 		}
 	}
 }
+
+// The truncation row names the offsets cut and their epoch whole in the
+// 56 columns of a 100x30 screen: the lesson on failover points at it.
+func TestClusterTruncationReadsWhole(t *testing.T) {
+	now := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	var es []view.Entry
+	for o := int64(1480); o < 2100; o++ {
+		es = append(es, view.Entry{Offset: o, Epoch: 7})
+	}
+	rep := func(node, role string, tr *view.Truncation) view.Replica {
+		return view.Replica{Node: node, Role: role, Epoch: 8, HWM: 2000, LEO: 2100, Entries: es, Truncation: tr}
+	}
+	tr := &view.Truncation{From: 1500, To: 2100, Epochs: []uint64{7}, At: now}
+	ctx := NewContext(nil, draw.NewStyles(draw.DefaultTheme), keys.Default())
+	ctx.State = &view.State{Time: now, Nodes: []view.Node{{ID: "n1", Up: true}, {ID: "n2", Up: true}, {ID: "n3", Up: true}},
+		Partitions: []view.Partition{{Name: "orders/0", Leader: "n2", Epoch: 8,
+			Replicas: []view.Replica{rep("n1", "follower", tr), rep("n2", "leader", nil), rep("n3", "follower", nil)}}}}
+	p := NewCluster(ctx)
+	p.SetSize(56, 12)
+	out := p.View()
+	if !strings.Contains(out, "✂ n1 truncated: cut 1500–2099 (epoch 7)") {
+		t.Errorf("the truncation row is cut:\n%s", out)
+	}
+}
