@@ -322,3 +322,20 @@ func TestCommandLinesKeepWhatFilesHold(t *testing.T) {
 		t.Errorf("a wait shows %q under it; only looks into the files do", got[2].Found)
 	}
 }
+
+// While a question is open in a lab the lesson paused itself, the header
+// does not offer space to run time on: the answer could change.
+func TestHeldWordsAtAQuestion(t *testing.T) {
+	if got := heldWords("", true, lessons.StatusPredict); got != "the lesson stopped it — answer the question" {
+		t.Errorf("at a question: %q", got)
+	}
+	if got := heldWords("", true, lessons.StatusStepDone); got != "the lesson stopped it — space resumes" {
+		t.Errorf("at a step's end: %q", got)
+	}
+	if got := heldWords("reading — any command resumes", true, lessons.StatusPredict); got != "reading — any command resumes" {
+		t.Errorf("the player's own hold: %q", got)
+	}
+	if got := heldWords("", false, lessons.StatusPredict); got != "" {
+		t.Errorf("a running clock: %q", got)
+	}
+}
