@@ -236,12 +236,17 @@ func TestRaftPanel(t *testing.T) {
 			t.Errorf("the raft panel lacks %q:\n%s", want, out)
 		}
 	}
-	// In the 56 columns of a 100x30 screen, when the follower stands goes
-	// on a row of its own rather than be cut.
-	p.SetSize(56, 12)
-	out = ansi.Strip(p.View())
-	if !strings.Contains(out, "heard a leader 12ms ago") || !strings.Contains(out, "stands in ≥988ms") || strings.Contains(out, "…") {
-		t.Errorf("at 56 columns the follower's row is cut:\n%s", out)
+	// In the 56 columns of a 100x30 screen, and the 45 of a 120x40 one,
+	// when the follower last heard a leader and when it would stand go on
+	// rows of their own rather than be cut.
+	for _, w := range []int{56, 45} {
+		p.SetSize(w, 14)
+		out = ansi.Strip(p.View())
+		for _, want := range []string{"n1    follower term 4", "heard a leader 12ms ago", "stands in ≥988ms", "→ n1 vote for term 4 ✓ granted 2.0s ago"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("at %d columns %q is not whole:\n%s", w, want, out)
+			}
+		}
 	}
 }
 
