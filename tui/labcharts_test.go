@@ -149,3 +149,16 @@ func TestHeaderTitleReadsWhole(t *testing.T) {
 		}
 	}
 }
+
+// The address a learner points their own client at stays in the header
+// at 100 columns while the clock is held: it gives way only to why.
+func TestHeaderKeepsTheListenersAddress(t *testing.T) {
+	v := view.State{Time: demoStart, Clock: view.Clock{Speed: 1, Paused: true, Held: "your turn — any command resumes"}, Timing: "classroom",
+		SQS:    "http://127.0.0.1:19324",
+		Lesson: &view.Lesson{Title: "Your own SQS worker: the endpoint, the leader and the timeout", Step: 1, Steps: 4}}
+	m, _ := newTestModel(t, v, 100, 30)
+	head := lines(m.View())[0]
+	if !containsAll(head, "Your own SQS worker · step 1/4", "‖ PAUSED · your turn", "sqs 127.0.0.1:19324") || draw.Width(head) != 100 {
+		t.Errorf("header %q lacks the SQS address or why the clock is held", head)
+	}
+}

@@ -324,15 +324,18 @@ func (m *Model) showRoster() {
 type headerForm struct {
 	jobs, held   int
 	time, timing bool
+	addr         bool // the Kafka and SQS listeners' addresses
 }
 
 // headerForms run from the fullest to the barest. Jobs and the timing go
 // first; while the clock is held, what lets it run outranks the lab time,
-// which stands still anyway.
+// which stands still anyway. The address a learner points their own
+// client at outranks how to let the clock run, and gives way only to why
+// it is held.
 var headerForms = []headerForm{
-	{0, 2, true, true}, {1, 2, true, true}, {2, 2, true, true}, {2, 2, true, false},
-	{3, 2, true, false}, {3, 2, false, false}, {3, 1, true, false}, {3, 1, false, false},
-	{3, 0, true, false}, {3, 0, false, false},
+	{0, 2, true, true, true}, {1, 2, true, true, true}, {2, 2, true, true, true}, {2, 2, true, false, true},
+	{3, 2, true, false, true}, {3, 2, false, false, true}, {3, 1, true, false, true}, {3, 1, false, false, true},
+	{3, 1, true, false, false}, {3, 1, false, false, false}, {3, 0, true, false, false}, {3, 0, false, false, false},
 }
 
 // headerRight is the header's right side: the jobs with their progress,
@@ -397,11 +400,11 @@ func (m *Model) headerRight(form headerForm) draw.Line {
 	if s.Timing != "" && timing {
 		r.Add(&st.Faint, "  "+s.Timing)
 	}
-	if s.Kafka != nil && level <= 1 {
+	if s.Kafka != nil && form.addr {
 		r.Add(&st.Faint, "  kafka ")
 		r.Add(&st.Text, panel.KafkaSeed(s.Kafka))
 	}
-	if s.SQS != "" && level <= 1 {
+	if s.SQS != "" && form.addr {
 		r.Add(&st.Faint, "  sqs ")
 		r.Add(&st.Text, strings.TrimPrefix(s.SQS, "http://"))
 	}
