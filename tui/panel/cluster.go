@@ -139,7 +139,22 @@ func (p *Cluster) nodeRows() []string {
 		default:
 			l.Add(&st.Muted, "leads ")
 			l.Add(&st.Leader, draw.SymLeader+" ")
-			l.Add(&st.Text, strings.Join(n.Leads, ", "))
+			// Whole names, then how many more, rather than a name cut.
+			for j, name := range n.Leads {
+				sep := ", "
+				if j == 0 {
+					sep = ""
+				}
+				more := ""
+				if j < len(n.Leads)-1 {
+					more = fmt.Sprintf(" +%d more", len(n.Leads)-j-1)
+				}
+				if j > 0 && l.Width()+len(sep)+draw.Width(name)+len(more) > p.w {
+					l.Add(&st.Muted, fmt.Sprintf(" +%d more", len(n.Leads)-j))
+					break
+				}
+				l.Add(&st.Text, sep+name)
+			}
 		}
 		p.nodeZones = append(p.nodeZones, zone{row: i, x0: 0, x1: p.w, index: i})
 		rows = append(rows, l.Fit(p.w))

@@ -507,3 +507,19 @@ func TestClusterTruncationReadsWhole(t *testing.T) {
 		t.Errorf("the truncation row is cut:\n%s", out)
 	}
 }
+
+// A node that leads more partitions than its row holds names whole ones
+// and how many more, rather than cut a name.
+func TestClusterNodeLeadsReadWhole(t *testing.T) {
+	ctx := NewContext(nil, draw.NewStyles(draw.DefaultTheme), keys.Default())
+	ctx.State = &view.State{Nodes: []view.Node{
+		{ID: "n1", Up: true, Leads: []string{"controller", "orders-6/2", "orders-6/5", "orders-8/1", "orders-8/7"}},
+		{ID: "n2", Up: true, Leads: []string{"orders-6/0"}},
+		{ID: "n3", Up: true}}}
+	p := NewCluster(ctx)
+	p.SetSize(56, 10)
+	row := lines(p.View())[0]
+	if !strings.Contains(row, "leads ▲ controller, orders-6/2 +3 more") || strings.Contains(row, "…") {
+		t.Errorf("n1's row: %q", row)
+	}
+}
