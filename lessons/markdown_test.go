@@ -2,7 +2,9 @@ package lessons
 
 import (
 	"slices"
+	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // Lines indented four spaces after a blank line are code, kept line by
@@ -32,5 +34,23 @@ func TestMarkdownIndentedCode(t *testing.T) {
 	}
 	if bs[5].Text != "A paragraph that goes on over an indented line." {
 		t.Errorf("a paragraph's indented line: %q", bs[5].Text)
+	}
+}
+
+// In the transcript an indented code line wider than a terminal breaks at
+// its spaces, indented under itself, and loses nothing.
+func TestTranscriptWrapsLongCode(t *testing.T) {
+	long := "  kcat -b 127.0.0.1:19092 -P -t orders -X enable.idempotence=true -X client.id=me -X linger.ms=5"
+	var b strings.Builder
+	tr := &transcript{w: &b}
+	tr.markdown("A stream:\n\n    seq 1 500 |\n    " + long + "\n")
+	out := b.String()
+	for _, l := range strings.Split(out, "\n") {
+		if utf8.RuneCountInString(l) > Width {
+			t.Errorf("%d characters: %q", utf8.RuneCountInString(l), l)
+		}
+	}
+	if !strings.Contains(out, "    seq 1 500 |\n      kcat -b") || strings.Join(strings.Fields(out), " ") != "A stream: seq 1 500 | "+strings.TrimSpace(long) {
+		t.Errorf("the code in the transcript:\n%s", out)
 	}
 }
