@@ -670,6 +670,14 @@ func taskActs(ls *view.Lesson) int {
 	return n
 }
 
+// addInline adds narrative on one row, its code and bold styled as the
+// pane styles them, its line breaks gone.
+func addInline(l *draw.Line, st *draw.Styles, text string) {
+	for _, r := range draw.Inline(st, draw.OneLine(text)) {
+		l.Add(r.Style, r.Text)
+	}
+}
+
 // TaskLine is the current task in one row, for screens too small for the
 // lesson pane beside the cluster.
 func TaskLine(st *draw.Styles, ls *view.Lesson, w int) string {
@@ -681,23 +689,23 @@ func TaskLine(st *draw.Styles, ls *view.Lesson, w int) string {
 	for _, t := range ls.Tasks {
 		if !t.Done {
 			l.Add(&st.Warn, "[ ] ")
-			text := draw.OneLine(t.Text)
+			addInline(&l, st, t.Text)
 			switch {
 			case t.Hint != "" && t.HintShown:
-				text += " — " + t.Hint
+				l.Add(&st.Text, " — "+t.Hint)
 			case t.Hint != "":
-				text += " (t: a hint)"
+				l.Add(&st.Text, " (t: a hint)")
 			}
-			l.Add(&st.Text, text)
 			return l.Fit(w)
 		}
 	}
 	if pr := ls.Prediction; pr != nil && pr.Chosen < 0 && pr.Answer < 0 {
 		l.Add(&st.Accent, "Predict: ")
+		addInline(&l, st, pr.Question)
 		if pr.Numeric {
-			l.Add(&st.Text, draw.OneLine(pr.Question)+" (a number)")
+			l.Add(&st.Text, " (a number)")
 		} else {
-			l.Add(&st.Text, draw.OneLine(pr.Question)+" (a–"+string(rune('a'+max(0, len(pr.Choices)-1)))+")")
+			l.Add(&st.Text, " (a–"+string(rune('a'+max(0, len(pr.Choices)-1)))+")")
 		}
 		return l.Fit(w)
 	}

@@ -2,14 +2,17 @@ package panel
 
 import (
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 
+	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/mqlab/mqlab/lessons"
 	"github.com/mqlab/mqlab/tui/draw"
 	"github.com/mqlab/mqlab/tui/keys"
 	"github.com/mqlab/mqlab/tui/view"
+	"github.com/muesli/termenv"
 )
 
 func TestLessonPaneGoldens(t *testing.T) {
@@ -396,6 +399,27 @@ func TestLessonPaneShowsTablesRead(t *testing.T) {
 	for i, l := range lines(out) {
 		if draw.Width(l) != 40 {
 			t.Errorf("row %d is %d wide", i, draw.Width(l))
+		}
+	}
+}
+
+// The small screen's task line styles inline code as the pane does: its
+// marks are not shown raw in colour, and kept where there is none.
+func TestTaskLineStylesInlineCode(t *testing.T) {
+	ls := &view.Lesson{Step: 1, Steps: 6, Status: lessons.StatusPredict, Prediction: &view.Prediction{
+		Question: "What will `retry_peak` read **this** time?", Numeric: true, Chosen: -1, Answer: -1}}
+	for _, c := range []struct {
+		profile termenv.Profile
+		want    string
+	}{
+		{termenv.TrueColor, "Predict: What will retry_peak read this time? (a number)"},
+		{termenv.Ascii, "Predict: What will `retry_peak` read this time? (a number)"},
+	} {
+		r := lipgloss.NewRenderer(io.Discard)
+		r.SetColorProfile(c.profile)
+		got := ansi.Strip(TaskLine(draw.NewStylesFor(draw.DefaultTheme, r), ls, 100))
+		if !strings.Contains(got, c.want) {
+			t.Errorf("profile %v: %q, want %q in it", c.profile, got, c.want)
 		}
 	}
 }
