@@ -31,6 +31,20 @@ type FetchResult struct {
 	LogStart      int64
 	Leader        string
 	Epoch         uint64
+	// File is the segment file's bytes a FetchFile serves, nil when it
+	// read records instead.
+	File *FileRange
+}
+
+// FileRange is whole record batches of a segment file, as a fetch serves
+// them.
+type FileRange = partlog.FileRange
+
+func (r *FetchResult) closeFile() {
+	if r.File != nil {
+		r.File.File.Close()
+		r.File = nil
+	}
 }
 
 func toRecord(r partlog.Record) Record {

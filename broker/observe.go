@@ -282,6 +282,9 @@ func (rep *replica) state(window int) ReplicaState {
 				continue
 			}
 			r.Offset, r.Epoch = e.base+int64(k), e.epoch
+			if cmd.Kafka {
+				r.MsgID = f.log.WireMsgID(r)
+			}
 			rs.Entries = append(rs.Entries, entryOf(r, false))
 		}
 	}
@@ -540,6 +543,9 @@ func (c *Cluster) EntryAt(tp TopicPartition, node string, offset int64) (e Entry
 		}
 		r := cmd.Batch.Records[k]
 		r.Offset, r.Epoch = offset, t.epoch
+		if cmd.Kafka {
+			r.MsgID = f.log.WireMsgID(r)
+		}
 		return entryOf(r, false), true, nil
 	}
 	return Entry{}, false, nil

@@ -284,16 +284,9 @@ type produceResponse struct {
 // ErrNotLeader mean nothing was written; ErrUnknownOutcome means it may
 // have been.
 func (rep *replica) produce(b partlog.Batch, acks Acks) (produceResponse, error) {
-	r := rep.raft()
-	if r == nil || r.State() != raft.Leader {
-		return produceResponse{}, fmt.Errorf("%w: %s on %s", ErrNotLeader, rep.group, rep.node)
-	}
-	if err := rep.refuseUnkeyed(b); err != nil {
+	r, err := rep.admit(b)
+	if err != nil {
 		return produceResponse{}, err
-	}
-	if err := rep.partition().filesFailed(); err != nil {
-		rep.partition().handOff(r)
-		return produceResponse{}, fmt.Errorf("%w: %s on %s cannot write its segment files: %v", ErrStorage, rep.group, rep.node, err)
 	}
 	now := rep.c.now().UnixNano()
 	for i := range b.Records {
@@ -302,7 +295,42 @@ func (rep *replica) produce(b partlog.Batch, acks Acks) (produceResponse, error)
 		}
 	}
 	id := rep.c.reqID.Add(1)
-	data := partcmd.EncodeProduceIn(rep.entries.Alloc, id, now, b)
+	return rep.propose(r, id, partcmd.EncodeProduceIn(rep.entries.Alloc, id, now, b), acks)
+}
+
+// produceKafka is produce for a Kafka client's batch, raw as it arrived
+// (checked by the listener), with b its records decoded: the raft entry
+// carries raw, and every replica keeps and files those bytes.
+func (rep *replica) produceKafka(raw []byte, b partlog.Batch, kvBytes, minTS int64, acks Acks) (produceResponse, error) {
+	r, err := rep.admit(b)
+	if err != nil {
+		return produceResponse{}, err
+	}
+	now := rep.c.now().UnixNano()
+	id := rep.c.reqID.Add(1)
+	return rep.propose(r, id, partcmd.EncodeProduceKafka(rep.entries.Alloc, id, now, raw, len(b.Records), kvBytes, minTS), acks)
+}
+
+// admit is what a leader checks before it proposes batch b: that it
+// leads, that a compacted topic's records have keys, and that its files
+// take writes (a replica that cannot write hands leadership on).
+func (rep *replica) admit(b partlog.Batch) (*raft.Raft, error) {
+	r := rep.raft()
+	if r == nil || r.State() != raft.Leader {
+		return nil, fmt.Errorf("%w: %s on %s", ErrNotLeader, rep.group, rep.node)
+	}
+	if err := rep.refuseUnkeyed(b); err != nil {
+		return nil, err
+	}
+	if err := rep.partition().filesFailed(); err != nil {
+		rep.partition().handOff(r)
+		return nil, fmt.Errorf("%w: %s on %s cannot write its segment files: %v", ErrStorage, rep.group, rep.node, err)
+	}
+	return r, nil
+}
+
+// propose replicates a produce entry and waits as acks asks.
+func (rep *replica) propose(r *raft.Raft, id uint64, data []byte, acks Acks) (produceResponse, error) {
 	var storedCh chan stored
 	if acks == AcksLeader {
 		storedCh = rep.awaitStored(id)

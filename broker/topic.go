@@ -302,5 +302,9 @@ func (c *Cluster) partlogConfig(group string) (partlog.Config, error) {
 	if !ok {
 		return partlog.Config{}, fmt.Errorf("%w: %s", ErrUnknownTopic, tp.Topic)
 	}
-	return rec.Config.partlogConfig(), nil
+	cfg := rec.Config.partlogConfig()
+	if !strings.HasPrefix(tp.Topic, "__") {
+		cfg.Name = tp.String() // Kafka clients' records get their message ids from it
+	}
+	return cfg, nil
 }

@@ -99,10 +99,61 @@ func (p PartitionFront) Produce(ctx context.Context, b Batch, acks Acks) (Produc
 	return ans, err
 }
 
+// ProduceKafka is Produce for a Kafka client's record batch raw (magic 2,
+// its CRC checked by the caller), kept as it arrived: b is its records
+// decoded, kvBytes their keys' and values' bytes and minTS their least
+// timestamp (unix nanoseconds).
+func (p PartitionFront) ProduceKafka(ctx context.Context, raw []byte, b Batch, kvBytes, minTS int64, acks Acks) (ProduceAnswer, error) {
+	c, node, tp := p.f.c, p.f.node, p.tp
+	if _, err := c.topicPartition(tp); err != nil {
+		return ProduceAnswer{}, err
+	}
+	var ans ProduceAnswer
+	err := c.net.Call(ctx, p.f.client, node, raftnet.RequestData, func() error {
+		rep := c.replicaOn(node, tp.String())
+		if rep == nil {
+			return fmt.Errorf("%w: %s has no replica of %s", ErrNotLeader, node, tp)
+		}
+		resp, err := rep.produceKafka(raw, b, kvBytes, minTS, acks)
+		if err != nil {
+			return err
+		}
+		ans = ProduceAnswer{BaseOffset: resp.base, Duplicate: resp.duplicate}
+		ans.LogStart, _, _ = rep.partition().state()
+		return nil
+	})
+	return ans, err
+}
+
 // Fetch reads committed records of the partition from offset on the
 // node, which must lead it and be ready, up to about maxBytes of keys and values (at least
 // one record). A leaderEpoch of -1 skips the epoch check.
 func (p PartitionFront) Fetch(ctx context.Context, offset int64, maxBytes int, leaderEpoch int32) (FetchResult, error) {
+	return p.fetch(ctx, offset, maxBytes, leaderEpoch, fetchRecords)
+}
+
+// FetchFile is Fetch for a client that takes the segment file's bytes as
+// they are. When the leader writes the partition's files, the result's
+// File is whole batches from the one holding offset, up to about maxBytes
+// of the file (at least one batch), and Records are read too only when
+// records is set (from offset to File.Next); the caller closes
+// File.File. Otherwise, and when File is nil, it is Fetch's result.
+func (p PartitionFront) FetchFile(ctx context.Context, offset int64, maxBytes int, leaderEpoch int32, records bool) (FetchResult, error) {
+	mode := fetchFile
+	if records {
+		mode |= fetchRecords
+	}
+	return p.fetch(ctx, offset, maxBytes, leaderEpoch, mode)
+}
+
+// What a fetch reads: records, a file range, or a file range and its
+// records.
+const (
+	fetchRecords = 1 << iota
+	fetchFile
+)
+
+func (p PartitionFront) fetch(ctx context.Context, offset int64, maxBytes int, leaderEpoch int32, mode int) (FetchResult, error) {
 	c, node, tp := p.f.c, p.f.node, p.tp
 	if _, err := c.topicPartition(tp); err != nil {
 		return FetchResult{}, err
@@ -117,8 +168,9 @@ func (p PartitionFront) Fetch(ctx context.Context, offset int64, maxBytes int, l
 		if err := checkEpoch(tp, leaderEpoch, term); err != nil {
 			return err
 		}
-		err := readOn(rep, tp, offset, maxBytes, term, &out)
+		err := readOn(rep, tp, offset, maxBytes, term, mode, &out)
 		if lost := rep.unprovenOutOfRange(err); lost != nil {
+			out.closeFile()
 			out = FetchResult{}
 			return lost
 		}
@@ -128,7 +180,7 @@ func (p PartitionFront) Fetch(ctx context.Context, offset int64, maxBytes int, l
 }
 
 // readOn is PartitionFront.Fetch's read, under the partition's lock.
-func readOn(rep *replica, tp TopicPartition, offset int64, maxBytes int, term uint64, out *FetchResult) error {
+func readOn(rep *replica, tp TopicPartition, offset int64, maxBytes int, term uint64, mode int, out *FetchResult) error {
 	f := rep.partition()
 	f.mu.RLock()
 	defer f.mu.RUnlock()
@@ -139,6 +191,28 @@ func readOn(rep *replica, tp TopicPartition, offset int64, maxBytes int, term ui
 	}
 	if offset == l.EndOffset() {
 		return nil
+	}
+	if mode&fetchFile != 0 {
+		// The log holds committed batches only, so the whole range is
+		// below the high-water mark.
+		rng, ok, err := l.FileRange(offset, maxBytes)
+		if err != nil {
+			return fmt.Errorf("fetch %s: %w", tp, err)
+		}
+		if ok {
+			out.File = &rng
+			if mode&fetchRecords != 0 {
+				recs, err := l.Read(offset, int(rng.Next-offset))
+				if err != nil {
+					out.closeFile()
+					return fmt.Errorf("fetch %s: %w", tp, err)
+				}
+				for _, r := range recs {
+					out.Records = append(out.Records, toRecord(r))
+				}
+			}
+			return nil
+		}
 	}
 	// The first read is small, to learn the records' size; the next
 	// asks for about as many as fit. Reading a few at a time would

@@ -185,10 +185,18 @@ type sqsHistory struct {
 	index      map[string]int // message id → its send
 	deliveries []checker.Delivery
 	clients    map[string]bool
+	asked      int // requests of every kind
 }
 
 var sqsFates = map[sqswire.Fate]checker.Outcome{
 	sqswire.Acked: checker.Acknowledged, sqswire.Refused: checker.Failed, sqswire.Unknown: checker.Unknown,
+}
+
+func (h *sqsHistory) Asked(a sqswire.Asked) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.seen(a.Client)
+	h.asked++
 }
 
 func (h *sqsHistory) Sent(s sqswire.Sent) {
@@ -237,8 +245,9 @@ func (h *sqsHistory) clientNames() []string {
 }
 
 // OutsideActions counts what clients outside the lab did through its
-// listeners: each message an SQS client sent or received, each record a
-// Kafka client produced or was handed. A lesson's player counts a rise as
+// listeners: each request an SQS client made (a receive that found
+// nothing too: the learner acted, and what they wait for may need lab
+// time to pass), each record a Kafka client produced or was handed. A lesson's player counts a rise as
 // the learner acting, for a task done with their own client in another
 // terminal.
 func (l *Lab) OutsideActions() int {
@@ -248,7 +257,7 @@ func (l *Lab) OutsideActions() int {
 	}
 	h := &w.sqsWire
 	h.mu.Lock()
-	n := len(h.sends) + len(h.deliveries)
+	n := h.asked
 	h.mu.Unlock()
 	return n + w.kafka.Actions()
 }

@@ -36,6 +36,10 @@ type readingAudit struct {
 	asked  map[int]askedAt // revealing expect block → readings when its question was shown
 	ask    int             // the open question's block, -1 when none
 	task   *Task           // the open task, nil when none
+	// done counts the tasks the player has marked done: a task that
+	// follows another with only an expect between them opens before the
+	// audit looks again, so the status alone cannot tell them apart.
+	done int
 }
 
 func (a *readingAudit) add(line int, format string, args ...any) {
@@ -155,7 +159,7 @@ func (a *readingAudit) doTask(ctx context.Context) error {
 		return err
 	}
 	a.mu.Lock()
-	task := a.task
+	task, done := a.task, a.done
 	a.mu.Unlock()
 	if task == nil || a.p.State().Status != StatusTask {
 		return nil
@@ -175,8 +179,11 @@ func (a *readingAudit) doTask(ctx context.Context) error {
 	}
 	deadline := time.Now().Add(a.reach)
 	for {
+		a.mu.Lock()
+		finished := a.done > done
+		a.mu.Unlock()
 		st := a.p.State()
-		if st.Status != StatusTask {
+		if finished || st.Status != StatusTask {
 			return nil
 		}
 		if time.Now().After(deadline) {
@@ -214,6 +221,10 @@ func (a *readingAudit) note(n Note) {
 		a.mu.Lock()
 		a.blocks, a.ask, a.task = a.p.les.Steps[n.Step].Blocks, -1, nil
 		a.asked = map[int]askedAt{}
+		a.mu.Unlock()
+	case NoteTaskDone:
+		a.mu.Lock()
+		a.done++
 		a.mu.Unlock()
 	case NoteBlock:
 		ev := n.Event

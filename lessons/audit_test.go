@@ -89,3 +89,21 @@ func TestAuditAtReadingPace(t *testing.T) {
 		}
 	}
 }
+
+// At reading pace every task is reached and done, also when one follows
+// another with only an expect between them: the audit must not wait on
+// the second task's goal as though it were the first's.
+func TestReadingAuditReachesEveryTask(t *testing.T) {
+	playsALab(t)
+	les, err := Load(filepath.Join("testdata", "audit", "tasks.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	found, err := Audit(ctxFor(t, time.Minute), les, Options{Timing: "fast", Reading: 200 * time.Millisecond, taskReach: 3 * time.Second})
+	if err != nil {
+		t.Errorf("Audit: %v", err)
+	}
+	for _, f := range found {
+		t.Errorf("unexpected finding %v", f)
+	}
+}

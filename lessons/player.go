@@ -197,8 +197,12 @@ type playerState struct {
 	// preview is the step's opening text, shown while the lab replays the
 	// lesson up to the step, so the learner can read on meanwhile
 	preview string
-	// held says why the player paused lab time, "" when it did not
-	held hold
+	// held says why the player holds lab time, "" when it does not;
+	// paused: the player stopped the clock for it, so letting go starts it
+	// again (a decision also holds a clock the lesson had stopped, which
+	// it leaves stopped)
+	held   hold
+	paused bool
 	// taskFrom is len(learner) when the open task opened; decided: the
 	// learner said their choice for a decision task is complete
 	taskFrom    int
@@ -218,7 +222,8 @@ type playerState struct {
 // moving to another step or, while a task waits, a request from the
 // learner's own client (Lab.OutsideActions). A decision holds it until
 // the learner says their choice is complete, and what they type for it
-// waits until then (Player.choosing). A headless play (Auto) never holds.
+// waits until then (Player.choosing), also when the lesson had stopped
+// the clock itself before it. A headless play (Auto) never holds.
 type hold string
 
 const (
@@ -238,7 +243,7 @@ func (h hold) words() string {
 	case holdReading:
 		return "reading — any command resumes"
 	case holdDecision:
-		return "deciding: your commands wait — n (or space) runs them"
+		return "deciding — your commands wait for n"
 	}
 	return ""
 }

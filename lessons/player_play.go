@@ -218,7 +218,13 @@ func (p *Player) await(ctx context.Context, ev Event) bool {
 			return false
 		}
 		if ev.Task.Decide != "" {
-			if !p.awaitDecided(ctx) {
+			if st, _ := p.state(); len(st.learner) == since {
+				// Their own client acted before any command of theirs
+				// here: the choice is in its settings, and it runs
+				// already. The lab plays it out, rather than stand still
+				// under a client that works in wall time.
+				p.update(func(st *playerState) { st.decided = true })
+			} else if !p.awaitDecided(ctx) {
 				return false
 			}
 			p.releaseTime(ctx) // the choice is made: the lab plays it out
@@ -253,9 +259,13 @@ func (p *Player) broke(ev Event, err error, what string) {
 }
 
 // holdTime pauses lab time for why (see hold), unless the play is
-// headless or the learner paused it: loads, clients and timers that
-// follow lab time stop, so nothing happens that the screen has not asked
-// about or shown yet. A hold already in place takes the new reason.
+// headless or the clock is stopped already (by the lesson's own pause or
+// the learner's): loads, clients and timers that follow lab time stop,
+// so nothing happens that the screen has not asked about or shown yet. A
+// hold already in place takes the new reason. A decision holds a stopped
+// clock too, without owning its pause: the commands of the choice wait
+// for the learner's word whoever stopped it, and the clock stays stopped
+// once the choice is made.
 func (p *Player) holdTime(ctx context.Context, why hold) {
 	if p.opts.Auto {
 		return
@@ -265,21 +275,27 @@ func (p *Player) holdTime(ctx context.Context, why hold) {
 		return
 	}
 	if _, paused := p.Lab().Clock().Speed(); paused {
+		if why == holdDecision {
+			p.update(func(st *playerState) { st.held, st.paused = why, false })
+		}
 		return
 	}
 	if _, err := p.Lab().ExecCommand(ctx, command.Pause{}); err == nil {
-		p.update(func(st *playerState) { st.held = why })
+		p.update(func(st *playerState) { st.held, st.paused = why, true })
 	}
 }
 
-// releaseTime lets lab time run again if holdTime stopped it.
+// releaseTime lets go of the hold, and lets lab time run again if
+// holdTime stopped it.
 func (p *Player) releaseTime(ctx context.Context) {
 	st, _ := p.state()
 	if st.held == "" {
 		return
 	}
-	p.update(func(st *playerState) { st.held = "" })
-	p.Lab().ExecCommand(ctx, command.Resume{})
+	p.update(func(st *playerState) { st.held, st.paused = "", false })
+	if st.paused {
+		p.Lab().ExecCommand(ctx, command.Resume{})
+	}
 }
 
 // awaitDecided waits until the learner says their choice for the open
@@ -310,13 +326,13 @@ func (p *Player) actedOnHold(ctx context.Context, cmd command.Command) {
 	}
 	if st.held == holdDecision {
 		if _, ok := cmd.(command.Resume); ok {
-			p.update(func(st *playerState) { st.held = "" }) // the clock is theirs from here
+			p.update(func(st *playerState) { st.held, st.paused = "", false }) // the clock is theirs from here
 		}
 		return // a choice is made of several commands: time waits for n
 	}
 	switch cmd.(type) {
 	case command.Pause, command.Resume:
-		p.update(func(st *playerState) { st.held = "" })
+		p.update(func(st *playerState) { st.held, st.paused = "", false })
 	default:
 		if !command.ReadOnly(cmd) {
 			p.releaseTime(ctx)

@@ -526,6 +526,55 @@ func TestOutsideClientActs(t *testing.T) {
 	}
 }
 
+// A decision made in the learner's own client (its settings) is made
+// when that client acts, before any lab command of theirs: the lab plays
+// it out rather than stand still under a client that works in wall time.
+func TestOutsideClientDecides(t *testing.T) {
+	playsALab(t)
+	ctx := ctxFor(t, time.Minute)
+	les, err := Parse("outside-decides.md", []byte("---\nid: outside-decides\ntitle: Outside\nconcepts: [acks]\n---\n\n"+
+		"## One\n\n```lab\ncluster nodes=3\nqueue create receipts visibility=1s\nsqs listen port=0\nsend receipts value=\"receipt 881\"\n```\n\n"+
+		"```task\nReceive receipt 881 with your own client, hiding it as long as you think right.\ndecide: how long your client hides it\n"+
+		"do: worker start me queue=receipts crash=before-work\nalso: worker start me queue=receipts crash=after-work\nwait: delivered(receipts) >= 2\n```\n\n"+
+		"```predict\nconcept: acks\nWhat now?\n- [x] this\n- [ ] that\nwhy: because.\n```\n\n"+
+		"```expect\nconcept: acks\ndelivered(receipts) >= 2\n```\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, l := newTestPlayer(t, les, PlayerOptions{})
+	if _, err := p.Goto(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	if st := p.State(); st.Status != StatusTask || st.Held == "" {
+		t.Fatalf("the step is %v, held %q; want the decision open and the lab held", st.Status, st.Held)
+	}
+	endpoint := l.Snapshot().SQS.Endpoint
+	receive := func() string {
+		req, _ := http.NewRequestWithContext(ctx, "POST", endpoint+"/", strings.NewReader(`{"QueueUrl":"`+endpoint+`/000000000000/receipts","VisibilityTimeout":1}`))
+		req.Header.Set("Content-Type", "application/x-amz-json-1.0")
+		req.Header.Set("X-Amz-Target", "AmazonSQS.ReceiveMessage")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return string(body)
+	}
+	if body := receive(); !strings.Contains(body, "receipt 881") {
+		t.Fatalf("the first receive answered %s", body)
+	}
+	// The receipt comes back only once a second of lab time has passed:
+	// the client's choice plays out only if the lab lets go.
+	for end := time.Now().Add(20 * time.Second); p.State().Status == StatusTask; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(end) {
+			st := p.State()
+			t.Fatalf("the decision stayed open (held %q) after the learner's own client acted", st.Held)
+		}
+		receive()
+	}
+}
+
 // decideLesson asks the learner to decide how many orders to produce,
 // then asks a question; it expects two orders at the step's end.
 const decideLesson = "---\nid: decide\ntitle: Decide\nconcepts: [acks]\n---\n\n" +
@@ -672,5 +721,56 @@ func TestDecisionCommandsWaitForTheChoice(t *testing.T) {
 		if time.Now().After(end) {
 			t.Fatalf("after n the step is %v and the log ends at %s; want the question, and 3 records", p.State().Status, hwm())
 		}
+	}
+}
+
+// A decision that opens on a clock the lesson itself stopped (pause, or
+// pause in=) holds the learner's commands as one on a running clock does:
+// they wait, shown under the task, until n runs them, and the clock stays
+// as the lesson left it.
+func TestDecisionAfterTheLessonsPause(t *testing.T) {
+	for _, pause := range []string{"pause", "pause in=100ms"} {
+		t.Run(pause, func(t *testing.T) {
+			playsALab(t)
+			ctx := ctxFor(t, time.Minute)
+			src := strings.Replace(decideLesson, "wait leader(orders/0) != none\n", "wait leader(orders/0) != none\n"+pause+"\n", 1)
+			les, err := Parse("decide.md", []byte(src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, l := newTestPlayer(t, les, PlayerOptions{})
+			if _, err := p.Goto(ctx, 0); err != nil {
+				t.Fatal(err)
+			}
+			hwm := func() string {
+				t.Helper()
+				v, err := l.Value(ctx, script(t, "expect hwm(orders/0) == 0")[0].Cmd.(command.Expect).Cond.Left)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return v
+			}
+			if st := p.State(); st.Status != StatusTask || !strings.Contains(st.Held, "your commands wait") {
+				t.Fatalf("at the decision: %v, held %q; want the task, saying commands wait", st.Status, st.Held)
+			}
+			out, err := p.Exec(ctx, "produce orders count=2")
+			if err != nil || !strings.Contains(out, "n (or space)") {
+				t.Fatalf("a command of the choice: %q %v; want it kept until n", out, err)
+			}
+			if got := hwm(); got != "0" {
+				t.Fatalf("the log ends at %s while the learner is still choosing; want 0", got)
+			}
+			if out, err := p.Next(ctx); err != nil || !strings.Contains(out, "your choice is in") {
+				t.Fatalf("n after the choice: %q %v", out, err)
+			}
+			for end := time.Now().Add(10 * time.Second); p.State().Status == StatusTask || hwm() != "2"; time.Sleep(10 * time.Millisecond) {
+				if time.Now().After(end) {
+					t.Fatalf("after n the step is %v and the log ends at %s; want the question, and 2 records", p.State().Status, hwm())
+				}
+			}
+			if _, paused := l.Clock().Speed(); !paused {
+				t.Fatal("n let lab time run that the lesson had stopped")
+			}
+		})
 	}
 }

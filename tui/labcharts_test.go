@@ -150,6 +150,23 @@ func TestHeaderTitleReadsWhole(t *testing.T) {
 	}
 }
 
+// A decision's hold says so in one word when the header is narrow and
+// the lesson's title long: the title gives way before it.
+func TestHeaderSaysDecidingAt80(t *testing.T) {
+	v := view.State{Time: demoStart, Clock: view.Clock{Speed: 1, Paused: true, Held: "deciding — your commands wait for n"}, Timing: "classroom",
+		Lesson: &view.Lesson{Title: "Why a queue: the checkout on a bad day", Step: 3, Steps: 5}}
+	for _, c := range []struct {
+		w    int
+		want string
+	}{{100, "‖ PAUSED · deciding — your commands wait for n"}, {80, "‖ PAUSED · deciding"}} {
+		m, _ := newTestModel(t, v, c.w, 24)
+		head := lines(m.View())[0]
+		if !containsAll(head, c.want) || draw.Width(head) != c.w {
+			t.Errorf("%d columns: header %q, want %q in it", c.w, head, c.want)
+		}
+	}
+}
+
 // The address a learner points their own client at stays in the header
 // at 100 columns while the clock is held: it gives way only to why.
 func TestHeaderKeepsTheListenersAddress(t *testing.T) {

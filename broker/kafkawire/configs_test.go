@@ -3,6 +3,7 @@ package kafkawire
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -41,18 +42,25 @@ func TestDescribeTopicConfigsWithKadm(t *testing.T) {
 	if err != nil {
 		t.Fatalf("describe: %v", err)
 	}
+	// Where a value comes from, as Kafka says it: set on the topic, the
+	// node's setting (a server.properties line), or Kafka's own default.
+	const (
+		onTopic = kmsg.ConfigSourceDynamicTopicConfig
+		static  = kmsg.ConfigSourceStaticBrokerConfig
+		builtin = kmsg.ConfigSourceDefaultConfig
+	)
 	type want struct {
-		value string
-		given bool
+		value  string
+		source kmsg.ConfigSource
 	}
 	wants := map[string]map[string]want{
-		"orders": {"cleanup.policy": {"delete", false}, "retention.ms": {"-1", false}, "retention.bytes": {"-1", false},
-			"segment.bytes": {"2147483647", false}, "segment.ms": {"9223372036854775807", false}, "mqlab.segment.records": {"16", false},
-			"delete.retention.ms": {"86400000", false}, "min.cleanable.dirty.ratio": {"0.5", false}, "min.insync.replicas": {"2", false}, "index.interval.bytes": {"64", false}},
-		"prices": {"cleanup.policy": {"compact", true}, "delete.retention.ms": {"60000", true}, "min.cleanable.dirty.ratio": {"0.2", true},
-			"retention.ms": {"-1", false}, "mqlab.segment.records": {"16", false}},
-		"clicks": {"segment.bytes": {"4096", true}, "segment.ms": {"3600000", true}, "retention.ms": {"600000", true},
-			"retention.bytes": {"1048576", true}, "mqlab.segment.records": {"-1", false}, "min.insync.replicas": {"1", false}},
+		"orders": {"cleanup.policy": {"delete", builtin}, "retention.ms": {"-1", static}, "retention.bytes": {"-1", builtin},
+			"segment.bytes": {"2147483647", static}, "segment.ms": {"9223372036854775807", static}, "mqlab.segment.records": {"16", builtin},
+			"delete.retention.ms": {"86400000", builtin}, "min.cleanable.dirty.ratio": {"0.5", builtin}, "min.insync.replicas": {"2", static}, "index.interval.bytes": {"64", static}},
+		"prices": {"cleanup.policy": {"compact", onTopic}, "delete.retention.ms": {"60000", onTopic}, "min.cleanable.dirty.ratio": {"0.2", onTopic},
+			"retention.ms": {"-1", static}, "mqlab.segment.records": {"16", builtin}},
+		"clicks": {"segment.bytes": {"4096", onTopic}, "segment.ms": {"3600000", onTopic}, "retention.ms": {"600000", onTopic},
+			"retention.bytes": {"1048576", onTopic}, "mqlab.segment.records": {"-1", builtin}, "min.insync.replicas": {"1", onTopic}},
 	}
 	for topic, w := range wants {
 		rc, err := rcs.On(topic, nil)
@@ -68,10 +76,33 @@ func TestDescribeTopicConfigsWithKadm(t *testing.T) {
 				t.Errorf("%s: no %s among %d configs", topic, name, len(rc.Configs))
 			case *c.Value != wv.value:
 				t.Errorf("%s: %s = %s; want %s", topic, name, *c.Value, wv.value)
-			case wv.given && c.Source != kmsg.ConfigSourceDynamicTopicConfig,
-				!wv.given && c.Source != kmsg.ConfigSourceDefaultConfig:
-				t.Errorf("%s: %s's source is %v; given when created: %v", topic, name, c.Source, wv.given)
+			case c.Source != wv.source:
+				t.Errorf("%s: %s's source is %v; want %v", topic, name, c.Source, wv.source)
 			}
+		}
+	}
+	// Synonyms, in order of precedence: the topic's own setting, the
+	// node's under its broker name, Kafka's default under its own.
+	synonyms := func(topic, name string) string {
+		rc, _ := rcs.On(topic, nil)
+		var out []string
+		for _, s := range configMap(rc)[name].Synonyms {
+			out = append(out, fmt.Sprintf("%s=%s %v", s.Key, *s.Value, s.Source))
+		}
+		return strings.Join(out, ", ")
+	}
+	for _, tc := range []struct{ topic, name, want string }{
+		{"clicks", "retention.ms", "retention.ms=600000 DYNAMIC_TOPIC_CONFIG, log.retention.ms=-1 STATIC_BROKER_CONFIG, log.retention.hours=168 DEFAULT_CONFIG"},
+		{"orders", "retention.ms", "log.retention.ms=-1 STATIC_BROKER_CONFIG, log.retention.hours=168 DEFAULT_CONFIG"},
+		{"prices", "cleanup.policy", "cleanup.policy=compact DYNAMIC_TOPIC_CONFIG, log.cleanup.policy=delete DEFAULT_CONFIG"},
+		{"prices", "min.cleanable.dirty.ratio", "min.cleanable.dirty.ratio=0.2 DYNAMIC_TOPIC_CONFIG, log.cleaner.min.cleanable.ratio=0.5 DEFAULT_CONFIG"},
+		{"orders", "index.interval.bytes", "log.index.interval.bytes=64 STATIC_BROKER_CONFIG, log.index.interval.bytes=4096 DEFAULT_CONFIG"},
+		{"clicks", "segment.ms", "segment.ms=3600000 DYNAMIC_TOPIC_CONFIG, log.roll.ms=9223372036854775807 STATIC_BROKER_CONFIG, log.roll.hours=168 DEFAULT_CONFIG"},
+		{"clicks", "min.insync.replicas", "min.insync.replicas=1 DYNAMIC_TOPIC_CONFIG, min.insync.replicas=2 STATIC_BROKER_CONFIG, min.insync.replicas=1 DEFAULT_CONFIG"},
+		{"orders", "mqlab.segment.records", ""},
+	} {
+		if got := synonyms(tc.topic, tc.name); got != tc.want {
+			t.Errorf("%s %s's synonyms: %s\nwant %s", tc.topic, tc.name, got, tc.want)
 		}
 	}
 	missing, _ := rcs.On("missing", nil)
@@ -90,8 +121,11 @@ func TestDescribeTopicConfigsWithKadm(t *testing.T) {
 	if c := bc["log.dirs"]; c.Value == nil || *c.Value != filepath.Join(dir, "n2") {
 		t.Errorf("broker 2 says log.dirs %v; want %s", c.Value, filepath.Join(dir, "n2"))
 	}
-	if c := bc["default.replication.factor"]; c.Value == nil || *c.Value != "3" {
-		t.Errorf("broker 2 says default.replication.factor %v; want 3", c.Value)
+	if c := bc["default.replication.factor"]; c.Value == nil || *c.Value != "3" || c.Source != kmsg.ConfigSourceStaticBrokerConfig {
+		t.Errorf("broker 2 says default.replication.factor %v from %v; want 3, a static broker config", c.Value, c.Source)
+	}
+	if c := bc["log.retention.ms"]; len(c.Synonyms) != 2 || c.Synonyms[1].Key != "log.retention.hours" || c.Source != kmsg.ConfigSourceStaticBrokerConfig {
+		t.Errorf("broker 2's log.retention.ms: %+v; want a static broker config over Kafka's log.retention.hours", c)
 	}
 
 	one := "1"
@@ -140,7 +174,8 @@ func TestDescribeConfigsRefusals(t *testing.T) {
 	}
 	topic := resp.Resources[0]
 	if topic.ErrorCode != 0 || len(topic.Configs) != 1 || topic.Configs[0].Name != "retention.ms" ||
-		topic.Configs[0].Documentation == nil || topic.Configs[0].Source != kmsg.ConfigSourceDefaultConfig {
+		topic.Configs[0].Documentation == nil || topic.Configs[0].Source != kmsg.ConfigSourceStaticBrokerConfig ||
+		len(topic.Configs[0].ConfigSynonyms) != 0 {
 		t.Errorf("orders, retention.ms only: %+v", topic)
 	}
 	for i, want := range []string{"this is broker 1", "this is broker 1", "mqlab describes topics"} {

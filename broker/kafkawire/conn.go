@@ -70,6 +70,9 @@ type request struct {
 	// batches are a produce's record batches, decoded while the request
 	// before it was handled, by partition.
 	batches map[broker.TopicPartition]decodedBatches
+	// splices are the segment file ranges a fetch answers with, in the
+	// order their markers appear in its response.
+	splices []splice
 }
 
 // decodedBatches is one partition's batches of a produce, or why they do
@@ -131,11 +134,11 @@ func (cn *conn) serve() {
 	go cn.read(frames)
 	for f := range frames {
 		err := f.err
-		var answer []byte
+		var ans *answer
 		if err == nil {
-			answer, err = cn.handleParsed(f.pr, f.parseErr, f.batches)
+			ans, err = cn.handleParsed(f.pr, f.parseErr, f.batches)
 			if errors.Is(err, errUnanswered) {
-				answer, err = cn.hold(f)
+				ans, err = cn.hold(f)
 			}
 		}
 		if err != nil {
@@ -147,8 +150,8 @@ func (cn *conn) serve() {
 			}
 			return
 		}
-		if answer != nil {
-			if _, err := cn.nc.Write(answer); err != nil {
+		if ans != nil {
+			if err := ans.writeTo(cn.nc); err != nil {
 				return
 			}
 		}
@@ -235,7 +238,7 @@ func decodeProduce(client string, req *kmsg.ProduceRequest) map[broker.TopicPart
 // bytes, and handles it once the node can be reached again; the client
 // may give up first and close the connection. Nothing of the request ran
 // while the node was cut off, so handling it later is handling it once.
-func (cn *conn) hold(f readFrame) ([]byte, error) {
+func (cn *conn) hold(f readFrame) (*answer, error) {
 	deadline := time.Now().Add(2 * time.Minute)
 	t := time.NewTicker(20 * time.Millisecond)
 	defer t.Stop()
@@ -264,10 +267,16 @@ func (cn *conn) report(text string) {
 // handleParsed answers a decoded frame with the framed answer (nil when
 // the request wants none, as a produce with acks=0); batches, when set,
 // are a produce's record batches decoded already.
-func (cn *conn) handleParsed(pr parsedRequest, err error, batches map[broker.TopicPartition]decodedBatches) (out []byte, rerr error) {
+func (cn *conn) handleParsed(pr parsedRequest, err error, batches map[broker.TopicPartition]decodedBatches) (out *answer, rerr error) {
+	var r *request
 	defer func() {
 		if p := recover(); p != nil {
 			out, rerr = nil, fmt.Errorf("sent a request the node could not handle (%v)", p)
+		}
+		if out == nil && r != nil {
+			for _, s := range r.splices {
+				s.file.File.Close()
+			}
 		}
 	}()
 	if pr.client != "" || err == nil {
@@ -276,18 +285,26 @@ func (cn *conn) handleParsed(pr parsedRequest, err error, batches map[broker.Top
 		cn.mu.Unlock()
 	}
 	if errors.Is(err, errUnsupportedVersions) {
-		return frame(pr.corr, false, unsupportedVersions()), nil
+		return &answer{parts: [][]byte{frame(pr.corr, false, unsupportedVersions())}}, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	r := &request{cn: cn, ctx: cn.ctx, client: pr.client, version: pr.version, batches: batches}
+	r = &request{cn: cn, ctx: cn.ctx, client: pr.client, version: pr.version, batches: batches}
 	resp, herr := apis[pr.key].handle(r, pr.req)
 	if herr != nil || resp == nil {
 		return nil, herr
 	}
 	resp.SetVersion(pr.version)
-	return frame(pr.corr, resp.IsFlexible() && pr.key != apiVersionsKey, resp), nil
+	framed := frame(pr.corr, resp.IsFlexible() && pr.key != apiVersionsKey, resp)
+	if len(r.splices) == 0 {
+		return &answer{parts: [][]byte{framed}}, nil
+	}
+	a, err := spliceFrame(framed, resp.IsFlexible(), r.splices)
+	if err != nil {
+		return nil, err
+	}
+	return &a, nil
 }
 
 // parsedRequest is a request frame, decoded.

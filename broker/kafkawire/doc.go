@@ -28,7 +28,12 @@
 // resource with that reason.
 //
 // The codec is franz-go's kmsg; record batches are checked with their
-// CRC-32C and decompressed (gzip, snappy, lz4, zstd). Bad input — a frame
+// CRC-32C and decompressed (gzip, snappy, lz4, zstd) to check their
+// records, then handed to the partition as they arrived: its raft entry
+// and every replica's segment file hold the client's bytes. A fetch
+// answers with byte ranges of the leader's segment file, whole batches
+// as they are, spliced into the framed answer (answer.go) and sent from
+// the file to the socket. Bad input — a frame
 // over the size limit, an unknown key or version, garbage, a truncated
 // frame — closes that connection with an event that says why; other
 // connections go on.

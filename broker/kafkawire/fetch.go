@@ -28,17 +28,20 @@ func handleFetch(r *request, kr kmsg.Request) (kmsg.Response, error) {
 				}
 			}
 		}
-		resp, size, failed, err := r.fetchOnce(req)
+		resp, size, failed, splices, err := r.fetchOnce(req)
 		if err != nil {
 			return nil, err
 		}
 		left := time.Until(deadline)
 		if size >= int(max(req.MinBytes, 1)) || failed || left <= 0 || len(growth) == 0 {
+			r.splices = splices
 			return resp, nil
 		}
 		if !awaitAny(r.ctx, growth, left) {
+			r.splices = splices
 			return resp, nil
 		}
+		closeSplices(splices) // the log grew: read again
 	}
 }
 
@@ -76,9 +79,24 @@ func awaitAny(ctx context.Context, chans []<-chan struct{}, d time.Duration) boo
 	}
 }
 
+func closeSplices(splices []splice) {
+	for _, s := range splices {
+		s.file.File.Close()
+	}
+}
+
 // fetchOnce reads every partition once; failed says a partition's answer
-// is an error, which the client should hear at once.
-func (r *request) fetchOnce(req *kmsg.FetchRequest) (resp *kmsg.FetchResponse, total int, failed bool, err error) {
+// is an error, which the client should hear at once. A partition whose
+// leader writes segment files is answered with the files' batches as they
+// are: its RecordBatches hold a marker, and splices the range to put in
+// its place.
+func (r *request) fetchOnce(req *kmsg.FetchRequest) (resp *kmsg.FetchResponse, total int, failed bool, splices []splice, err error) {
+	defer func() {
+		if err != nil {
+			closeSplices(splices)
+			splices = nil
+		}
+	}()
 	resp = req.ResponseKind().(*kmsg.FetchResponse)
 	limit := int(req.MaxBytes)
 	if limit <= 0 {
@@ -99,39 +117,60 @@ func (r *request) fetchOnce(req *kmsg.FetchRequest) (resp *kmsg.FetchResponse, t
 				rt.Partitions = append(rt.Partitions, rp)
 				continue
 			}
-			res, err := r.front().Partition(tp).Fetch(ctx, p.FetchOffset, max, p.CurrentLeaderEpoch)
+			at := r.attribution(tp)
+			res, err := r.front().Partition(tp).FetchFile(ctx, p.FetchOffset, max, p.CurrentLeaderEpoch, len(at.groups) > 0)
+			if res.File != nil {
+				if err != nil {
+					res.File.File.Close()
+				} else {
+					sp := newSplice(res.File)
+					splices = append(splices, sp)
+					rp.RecordBatches = sp.marker
+					total += int(res.File.Len)
+				}
+			}
 			if ferr := r.netErr(err); ferr != nil {
 				if errors.Is(err, raftnet.ErrReplyLost) && len(res.Records) > 0 {
-					r.observeFetch(tp, res.Records, true)
+					r.observeFetch(tp, at, res.Records, true)
 				}
-				return nil, 0, false, ferr
+				return nil, 0, false, splices, ferr
 			}
 			rp.ErrorCode = code(err)
 			failed = failed || err != nil
 			r.answered("fetch of "+tp.String(), rp.ErrorCode, err)
 			if err == nil {
 				rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = res.HighWatermark, res.HighWatermark, res.LogStart
-				if len(res.Records) > 0 {
+				if res.File == nil && len(res.Records) > 0 {
 					rp.RecordBatches = appendBatches(nil, res.Records)
 					total += len(rp.RecordBatches)
-					r.observeFetch(tp, res.Records, false)
+				}
+				if len(res.Records) > 0 {
+					r.observeFetch(tp, at, res.Records, false)
 				}
 			}
 			rt.Partitions = append(rt.Partitions, rp)
 		}
 		resp.Topics = append(resp.Topics, rt)
 	}
-	return resp, total, failed, nil
+	return resp, total, failed, splices, nil
+}
+
+// attribution is who a fetch of tp is for, as the observer hears of it;
+// no groups when there is no observer.
+func (r *request) attribution(tp broker.TopicPartition) attribution {
+	if r.cn.s.cfg.Observer == nil {
+		return attribution{}
+	}
+	return r.cn.s.attribute(r.cn, r.client, tp)
 }
 
 // observeFetch tells the observer what was sent to a group's member, or
-// to a client that may be one of several groups' members.
-func (r *request) observeFetch(tp broker.TopicPartition, recs []broker.Record, lost bool) {
+// to a client that may be one of several groups' members (at).
+func (r *request) observeFetch(tp broker.TopicPartition, at attribution, recs []broker.Record, lost bool) {
 	obs := r.cn.s.cfg.Observer
 	if obs == nil {
 		return
 	}
-	at := r.cn.s.attribute(r.cn, r.client, tp)
 	if len(at.groups) == 0 {
 		return // not a group's: a client reading partitions it chose
 	}

@@ -1,6 +1,8 @@
 package kafkawire
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
@@ -195,4 +197,126 @@ func checkSegmentIndexes(t *testing.T, dir string, s segmentFile) (entries int) 
 		}
 	}
 	return entries
+}
+
+// gzipBatch is producerBatch's batch with its records compressed by
+// gzip, as a client configured with compression sends it.
+func gzipBatch(t *testing.T, values ...string) []byte {
+	t.Helper()
+	plain := producerBatch(-1, -1, values...)
+	var z bytes.Buffer
+	w := gzip.NewWriter(&z)
+	if _, err := w.Write(plain[batchHeaderLen:]); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b := append(plain[:batchHeaderLen:batchHeaderLen], z.Bytes()...)
+	binary.BigEndian.PutUint32(b[8:], uint32(len(b)-12))
+	binary.BigEndian.PutUint16(b[21:], 1)
+	binary.BigEndian.PutUint32(b[17:], crc32c(b[crcFrom:]))
+	return b
+}
+
+// A producer's batch is kept as it arrived: on every replica the .log
+// file holds the very bytes the client sent, compressed ones compressed,
+// with only the base offset and the partition leader epoch set; a
+// consumer reads the records back.
+func TestProducedBatchIsTheFileBatch(t *testing.T) {
+	t.Parallel() // each on a cluster and listener of its own
+	l := newLabIn(t, t.TempDir(), 3, broker.TopicConfig{Name: "orders", Partitions: 1})
+	tp := broker.TopicPartition{Topic: "orders"}
+	ctx := ctxFor(t, 30*time.Second)
+	leader, err := l.c.WaitForLeader(ctx, tp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := l.client(t).Broker(int(l.s.brokerID(leader)))
+	sent := [][]byte{producerBatch(-1, -1, "order 881 placed", "order 882 placed"), gzipBatch(t, "order 883 placed", "order 884 placed", "order 885 placed")}
+	var bases []int64
+	for i, b := range sent {
+		got := produceAnswer(t, cl, b)
+		if got.ErrorCode != 0 {
+			t.Fatalf("batch %d: code %d (%s)", i, got.ErrorCode, deref(got.ErrorMessage))
+		}
+		bases = append(bases, got.BaseOffset)
+	}
+	for _, node := range l.c.Nodes() {
+		name := filepath.Join(l.c.Files().PartitionDir(node, tp), partlog.SegmentFileName(0, partlog.LogSuffix))
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			if err := l.c.Files().Sync(); err != nil {
+				t.Fatal(err)
+			}
+			file, _ := os.ReadFile(name)
+			pos, ok := 0, true
+			for i, b := range sent {
+				if len(file) < pos+len(b) {
+					ok = false
+					break
+				}
+				got := file[pos : pos+len(b)]
+				if base := int64(binary.BigEndian.Uint64(got)); base != bases[i] || int32(binary.BigEndian.Uint32(got[12:])) <= 0 {
+					t.Fatalf("%s: batch %d has base offset %d and epoch %d; want %d and the leader's term", node, i, base, int32(binary.BigEndian.Uint32(got[12:])), bases[i])
+				}
+				if !bytes.Equal(got[8:12], b[8:12]) || !bytes.Equal(got[16:], b[16:]) {
+					t.Fatalf("%s: batch %d in the file is not the batch the client sent", node, i)
+				}
+				pos += len(b)
+			}
+			if ok {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s's file holds %d bytes; the batches take %d", node, len(file), len(sent[0])+len(sent[1]))
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	// A fetch answers with those same bytes, from the leader's file.
+	file, err := os.ReadFile(filepath.Join(l.c.Files().PartitionDir(leader, tp), partlog.SegmentFileName(0, partlog.LogSuffix)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, at := range []int64{0, 3} { // a fetch from inside a batch gets all of it, as from Kafka
+		fr := fetchAnswer(t, cl, at)
+		start := 0
+		if at == 3 {
+			start = len(sent[0])
+		}
+		if fr.ErrorCode != 0 || !bytes.Equal(fr.RecordBatches, file[start:len(sent[0])+len(sent[1])]) {
+			t.Errorf("a fetch at %d answers %d bytes (code %d); want the file's %d from byte %d", at, len(fr.RecordBatches), fr.ErrorCode, len(sent[0])+len(sent[1])-start, start)
+		}
+	}
+	c := l.client(t, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{"orders": {0: kgo.NewOffset().AtStart()}}))
+	var got []string
+	for len(got) < 5 {
+		fs := c.PollFetches(ctx)
+		if err := fs.Err(); err != nil {
+			t.Fatalf("consume: %v", err)
+		}
+		fs.EachRecord(func(r *kgo.Record) { got = append(got, string(r.Value)) })
+	}
+	if want := []string{"order 881 placed", "order 882 placed", "order 883 placed", "order 884 placed", "order 885 placed"}; !slices.Equal(got, want) {
+		t.Errorf("consumed %q; want %q", got, want)
+	}
+}
+
+// fetchAnswer fetches orders/0 from offset, up to 1 MiB, from cl.
+func fetchAnswer(t *testing.T, cl *kgo.Broker, offset int64) kmsg.FetchResponseTopicPartition {
+	t.Helper()
+	req := kmsg.NewPtrFetchRequest()
+	req.ReplicaID, req.MaxBytes = -1, 1<<20
+	rt := kmsg.NewFetchRequestTopic()
+	rt.Topic = "orders"
+	rp := kmsg.NewFetchRequestTopicPartition()
+	rp.FetchOffset, rp.PartitionMaxBytes, rp.CurrentLeaderEpoch = offset, 1<<20, -1
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctxFor(t, 10*time.Second), cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.Topics[0].Partitions[0]
 }

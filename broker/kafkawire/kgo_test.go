@@ -22,12 +22,14 @@ type lab struct {
 
 func newLab(t *testing.T, nodes int, topics ...broker.TopicConfig) *lab {
 	t.Helper()
-	return newLabIn(t, "", nodes, topics...)
+	// As a lab runs: the replicas write segment files, and fetches serve
+	// their bytes.
+	return newLabIn(t, t.TempDir(), nodes, topics...)
 }
 
 // newLabIn is newLab with the replicas writing their segment files in dir
 // ("" for none).
-func newLabIn(t *testing.T, dir string, nodes int, topics ...broker.TopicConfig) *lab {
+func newLabIn(t testing.TB, dir string, nodes int, topics ...broker.TopicConfig) *lab {
 	t.Helper()
 	c, err := broker.NewCluster(broker.Config{Nodes: nodes, DataDir: dir})
 	if err != nil {
@@ -49,7 +51,7 @@ func newLabIn(t *testing.T, dir string, nodes int, topics ...broker.TopicConfig)
 	return &lab{c: c, s: s}
 }
 
-func (l *lab) client(t *testing.T, opts ...kgo.Opt) *kgo.Client {
+func (l *lab) client(t testing.TB, opts ...kgo.Opt) *kgo.Client {
 	t.Helper()
 	all := append([]kgo.Opt{
 		kgo.SeedBrokers(l.s.Seeds()...),
@@ -65,7 +67,7 @@ func (l *lab) client(t *testing.T, opts ...kgo.Opt) *kgo.Client {
 	return cl
 }
 
-func ctxFor(t *testing.T, d time.Duration) context.Context {
+func ctxFor(t testing.TB, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	t.Cleanup(cancel)
 	return ctx
@@ -73,10 +75,11 @@ func ctxFor(t *testing.T, d time.Duration) context.Context {
 
 // A kgo producer and a kgo consumer group against the lab: what is
 // produced comes back with its headers and timestamp, keyed records land
-// where murmur2 puts them, and the group commits.
+// where murmur2 puts them, and the group commits. The replicas keep no
+// files, so fetches encode the records they read.
 func TestKgoProduceAndConsume(t *testing.T) {
 	t.Parallel() // each on a cluster and listener of its own
-	l := newLab(t, 3, broker.TopicConfig{Name: "orders", Partitions: 3})
+	l := newLabIn(t, "", 3, broker.TopicConfig{Name: "orders", Partitions: 3})
 	p := l.client(t, kgo.RequiredAcks(kgo.AllISRAcks()), kgo.ClientID("shop"))
 	const n = 60
 	stamp := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)

@@ -1,11 +1,8 @@
 package kafkawire
 
 import (
-	"encoding/binary"
-	"hash/maphash"
-	"strconv"
-
 	"github.com/mqlab/mqlab/broker"
+	"github.com/mqlab/mqlab/broker/partlog"
 )
 
 // What the nodes saw their Kafka clients do, for a checker: each produce
@@ -81,29 +78,16 @@ type Observer interface {
 	Committed(Committed)
 }
 
-// msgID names a record a wire client produced by who sent it and what it
-// holds, so that a retried batch, whatever producer id and sequence it
+// msgID names a record a wire client produced by its partition and what
+// it holds, so that a retried batch, whatever producer id and sequence it
 // carries, names the same messages as the first attempt: a record in the
 // log twice is then a duplicate to the checker, as it is to the client.
-func msgID(client string, tp broker.TopicPartition, key, value []byte) string {
-	var h maphash.Hash
-	h.SetSeed(idSeed)
-	h.WriteString(tp.Topic)
-	var n [16]byte
-	binary.BigEndian.PutUint64(n[:8], uint64(tp.Partition))
-	binary.BigEndian.PutUint64(n[8:], uint64(len(key)))
-	h.Write(n[:])
-	h.Write(key)
-	h.Write(value)
-	var id [64]byte
-	b := append(id[:0], client...)
-	b = append(b, '~')
-	b = strconv.AppendUint(b, h.Sum64()&0xffffffffff, 36)
-	return string(b)
+// The partition's log derives the same name when the record is read
+// (partlog.WireMsgID): the batch is kept as the client sent it, with no
+// room for a name of mqlab's own.
+func msgID(tp broker.TopicPartition, key, value []byte) string {
+	return partlog.WireMsgID(tp.String(), key, value)
 }
-
-// idSeed seeds msgID's hash: names need only agree within one process.
-var idSeed = maphash.MakeSeed()
 
 // observeCommit tells the observer what offsets a group accepted.
 func (r *request) observeCommit(group, member string, generation int, offsets map[broker.TopicPartition]int64) {

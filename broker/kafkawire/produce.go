@@ -84,7 +84,7 @@ func (r *request) produce(ctx context.Context, tp broker.TopicPartition, records
 	}
 	var first broker.ProduceAnswer
 	for i, b := range batches {
-		ans, err := r.front().Partition(tp).Produce(ctx, b.Batch, acks)
+		ans, err := r.front().Partition(tp).ProduceKafka(ctx, b.raw, b.Batch, b.kvBytes, b.minTS, acks)
 		if errors.Is(err, broker.ErrDuplicateSequence) {
 			// Older than the five batches the partition remembers: it was
 			// written, and Kafka answers so without an offset.

@@ -41,7 +41,7 @@ func produceReq(records []byte) *kmsg.ProduceRequest {
 	return req
 }
 
-func produceAnswer(t *testing.T, cl *kgo.Broker, records []byte) kmsg.ProduceResponseTopicPartition {
+func produceAnswer(t testing.TB, cl *kgo.Broker, records []byte) kmsg.ProduceResponseTopicPartition {
 	t.Helper()
 	kr, err := cl.Request(ctxFor(t, 10*time.Second), produceReq(records))
 	if err != nil {

@@ -49,10 +49,13 @@ func batchErr(code int16, format string, args ...any) error {
 	return &errBatch{code: code, text: fmt.Sprintf(format, args...)}
 }
 
-// producedBatch is one batch a producer sent, decoded.
+// producedBatch is one batch a producer sent: raw as it arrived, and
+// decoded, with what the partition's log needs to append raw without
+// decoding it again.
 type producedBatch struct {
 	broker.Batch
-	producerEpoch int16
+	raw            []byte // the record batch, aliasing the request's frame
+	kvBytes, minTS int64  // its records' key and value bytes, and least timestamp (unix nanoseconds)
 }
 
 // readBatches decodes the batches of one partition's produce.
@@ -108,9 +111,12 @@ func readBatch(client string, tp broker.TopicPartition, raw []byte) (producedBat
 	if kb.NumRecords < 0 || int(kb.NumRecords) > len(records) {
 		return producedBatch{}, batchErr(codeCorruptMessage, "a batch says it holds %d records in %d bytes", kb.NumRecords, len(records))
 	}
-	pb := producedBatch{producerEpoch: kb.ProducerEpoch}
+	if kb.LastOffsetDelta != kb.NumRecords-1 {
+		return producedBatch{}, batchErr(codeInvalidRecord, "a batch of %d records says its last offset delta is %d; a producer's batch numbers its records 0 to %d", kb.NumRecords, kb.LastOffsetDelta, kb.NumRecords-1)
+	}
+	pb := producedBatch{raw: raw, minTS: int64(1<<63 - 1)}
 	if kb.ProducerID >= 0 {
-		pb.ProducerID, pb.BaseSeq = epochProducer(kb.ProducerID, kb.ProducerEpoch), kb.FirstSequence
+		pb.ProducerID, pb.BaseSeq = partlog.EpochProducer(kb.ProducerID, kb.ProducerEpoch), kb.FirstSequence
 	}
 	pb.Records = make([]broker.BatchRecord, 0, kb.NumRecords)
 	for i := int32(0); i < kb.NumRecords; i++ {
@@ -123,10 +129,15 @@ func readBatch(client string, tp broker.TopicPartition, raw []byte) (producedBat
 			return producedBatch{}, batchErr(codeCorruptMessage, "record %d of a batch does not decode: %v", i, err)
 		}
 		records = records[n+int(l):]
+		if kr.OffsetDelta != i {
+			return producedBatch{}, batchErr(codeInvalidRecord, "record %d of a batch has offset delta %d; a producer's batch numbers its records 0, 1, 2, ...", i, kr.OffsetDelta)
+		}
 		ts := (kb.FirstTimestamp + kr.TimestampDelta64) * int64(time.Millisecond)
+		pb.kvBytes += int64(len(kr.Key) + len(kr.Value))
+		pb.minTS = min(pb.minTS, ts)
 		var id string
 		if client != "" {
-			id = msgID(client, tp, kr.Key, kr.Value)
+			id = msgID(tp, kr.Key, kr.Value)
 		}
 		rec := broker.BatchRecord{Key: kr.Key, Value: kr.Value, Timestamp: ts, MsgID: id}
 		for _, h := range kr.Headers {
@@ -138,6 +149,12 @@ func readBatch(client string, tp broker.TopicPartition, raw []byte) (producedBat
 		return producedBatch{}, batchErr(codeInvalidRecord, "an empty batch")
 	}
 	return pb, nil
+}
+
+// The partition logs keep a compressed batch compressed and read its
+// records with this listener's codecs.
+func init() {
+	partlog.SetDecompressor(func(codec int16, data []byte) ([]byte, error) { return decompress(codec, data) })
 }
 
 // decompress undoes a batch's compression codec.
@@ -260,18 +277,4 @@ func appendBatch(dst []byte, recs []broker.Record) []byte {
 		plain[i] = partlog.Record{Offset: r.Offset, Epoch: r.Epoch, Timestamp: r.Timestamp.UnixNano(), Key: r.Key, Value: r.Value, Headers: r.Headers}
 	}
 	return partlog.AppendKafkaBatch(dst, plain, 0, 0, recs[0].Epoch)
-}
-
-// epochProducer is the producer a partition knows a Kafka client's
-// batches by. An idempotent client that cannot retry a batch (one refused
-// with INVALID_RECORD, say) bumps its producer epoch itself and starts
-// its sequence numbers again at 0, which Kafka accepts. The partition
-// tracks producers by id alone, so each epoch of an id is a producer of
-// its own there: the id with the epoch in its high bits (epoch 0 leaves
-// the id as it is).
-func epochProducer(pid int64, epoch int16) int64 {
-	if epoch <= 0 || pid >= 1<<47 {
-		return pid
-	}
-	return pid | int64(epoch)<<47
 }

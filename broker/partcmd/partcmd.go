@@ -18,7 +18,8 @@ import (
 //	uvarint request id
 //	varint  the leader's clock, unix nanos
 //	uvarint record count (the batch's own, repeated here)
-//	        the record batch, encoded by partlog (AppendBatch)
+//	        the record batch, encoded by partlog (AppendBatch), or a
+//	        Kafka client's batch as it arrived (AppendWireBatch)
 //
 // and the batch is what the partition's log stores, as it is: the state
 // machine's Apply hands the entry's bytes to partlog.Log.AppendEncoded
@@ -42,6 +43,9 @@ type Cmd struct {
 	Now   int64         // the leader's clock when it proposed the entry, unix nanos
 	Count int           // records in the batch
 	Batch partlog.Batch // only from Decode
+	// Kafka: the batch is a Kafka client's, kept as it arrived; its
+	// records have no message ids (partlog.Log.WireMsgID names them).
+	Kafka bool
 }
 
 // ErrBad is an entry that does not decode.
@@ -63,6 +67,20 @@ func EncodeProduceIn(alloc func(n int) []byte, reqID uint64, now int64, b partlo
 	h = binary.AppendUvarint(h, uint64(len(b.Records)))
 	buf := alloc(len(h) + partlog.BatchSize(b))
 	return partlog.AppendBatch(append(buf, h...), b)
+}
+
+// EncodeProduceKafka is EncodeProduceIn for a batch a Kafka client sent,
+// carried as it arrived (partlog.AppendWireBatch): raw is the record
+// batch, count its records, kvBytes their keys' and values' bytes and
+// minTS their least timestamp.
+func EncodeProduceKafka(alloc func(n int) []byte, reqID uint64, now int64, raw []byte, count int, kvBytes, minTS int64) []byte {
+	var hdr [1 + 3*binary.MaxVarintLen64]byte
+	h := append(hdr[:0], Produce)
+	h = binary.AppendUvarint(h, reqID)
+	h = binary.AppendVarint(h, now)
+	h = binary.AppendUvarint(h, uint64(count))
+	buf := alloc(len(h) + partlog.WireBatchSize(raw, kvBytes, minTS))
+	return partlog.AppendWireBatch(append(buf, h...), raw, kvBytes, minTS)
 }
 
 // EncodeTick builds a tick entry: the leader's clock, unix nanos.
@@ -120,6 +138,7 @@ func Decode(p []byte) (Cmd, error) {
 	if err != nil || cmd.Kind != Produce {
 		return cmd, err
 	}
+	cmd.Kafka = partlog.KafkaBatchOf(rest) != nil
 	cmd.Batch, err = partlog.DecodeBatch(rest)
 	if err != nil {
 		return cmd, fmt.Errorf("%w: %v", ErrBad, err)

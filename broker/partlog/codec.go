@@ -61,6 +61,21 @@ const (
 	batchVersionCompactedHeaders = 5
 )
 
+// Versions 7 and 8 are 4 and 5 for the survivors of a Kafka client's
+// batch (version 6): their records carry no message ids, which a log with
+// a Name derives on reading, so the segment file holds no id header the
+// client did not send.
+const (
+	batchVersionCompactedKafka        = 7
+	batchVersionCompactedKafkaHeaders = 8
+)
+
+// kafkaRecords reports whether the batch p holds a Kafka client's records,
+// whose message ids a log derives (Log.decode).
+func kafkaRecords(p []byte) bool {
+	return len(p) > 0 && (p[0] == batchVersionKafka || p[0] == batchVersionCompactedKafka || p[0] == batchVersionCompactedKafkaHeaders)
+}
+
 // minRecordBytes is the least a record body can take: one byte each for the
 // timestamp delta, key, value and MsgID length.
 const minRecordBytes = 4
@@ -207,6 +222,10 @@ type BatchHeader struct {
 
 	headers bool // a header blob follows the MsgIDs (batchVersionHeaders)
 
+	// kafka is the Kafka record batch of a version 6 batch (wirebatch.go),
+	// nil for the others.
+	kafka []byte
+
 	// Compacted batches only (versions 4 and 5): the base offset the batch
 	// was written at, its span of offsets, and its records' offset deltas
 	// (uvarints, one per record). offsets is nil for a batch as written.
@@ -244,10 +263,14 @@ func parseHeader(p []byte) (h BatchHeader, rest []byte, err error) {
 		return bad("version: input ends early")
 	}
 	version := p[0]
-	if version < batchVersion || version > batchVersionCompactedHeaders {
-		return bad("unknown version %d; this build reads versions %d to %d", p[0], batchVersion, batchVersionCompactedHeaders)
+	if version == batchVersionKafka {
+		h, _, _, _, err := parseWire(p)
+		return h, nil, err
 	}
-	h.headers = version == batchVersionHeaders || version == batchVersionCompactedHeaders
+	if version < batchVersion || version > batchVersionCompactedKafkaHeaders {
+		return bad("unknown version %d; this build reads versions %d to %d", p[0], batchVersion, batchVersionCompactedKafkaHeaders)
+	}
+	h.headers = version == batchVersionHeaders || version == batchVersionCompactedHeaders || version == batchVersionCompactedKafkaHeaders
 	p = p[1:]
 	var n int
 	if version >= batchVersionCompacted {
@@ -310,6 +333,16 @@ func parseHeader(p []byte) (h BatchHeader, rest []byte, err error) {
 // the last record. A batch that passes can be decoded later without
 // errors. Damaged input is an error wrapping ErrCorrupt.
 func parseBatch(p []byte) (batchInfo, error) {
+	if len(p) > 0 && p[0] == batchVersionKafka {
+		h, _, kv, minTS, err := parseWire(p)
+		if err == nil {
+			err = checkWire(&h)
+		}
+		if err != nil {
+			return batchInfo{}, err
+		}
+		return batchInfo{BatchHeader: h, minTS: minTS, bytes: kv}, nil
+	}
 	h, q, err := parseHeader(p)
 	if err != nil {
 		return batchInfo{}, err
@@ -444,6 +477,9 @@ func decodeRecords(p []byte, out []Record, base int64, skip, n int, epoch uint64
 	if err != nil {
 		return out // cannot happen for an accepted batch
 	}
+	if h.kafka != nil {
+		return decodeWire(&h, out, base, skip, n, epoch)
+	}
 	r := reader{p: q}
 	ids := r.raw(int(r.uvarint()))
 	var hr reader
@@ -503,6 +539,9 @@ func findTime(p []byte, t int64) (int64, bool) {
 	h, q, err := parseHeader(p)
 	if err != nil || h.MaxTimestamp < t {
 		return 0, false
+	}
+	if h.kafka != nil {
+		return findWireTime(&h, t)
 	}
 	r := reader{p: q}
 	r.raw(int(r.uvarint()))

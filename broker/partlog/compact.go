@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 )
 
 // Compaction, as Kafka's log cleaner does it for a topic with
@@ -70,7 +71,7 @@ func (l *Log) Compact(now int64) (res CompactResult, ok bool) {
 	for _, s := range closed {
 		for j := range s.batches {
 			b := &s.batches[j]
-			recs = decodeRecords(b.data, recs[:0], b.base, 0, int(b.count), b.epoch)
+			recs = l.decode(b, recs[:0], 0, int(b.count))
 			for i := range recs {
 				latest[string(recs[i].Key)] = recs[i].Offset
 			}
@@ -97,7 +98,7 @@ func (l *Log) Compact(now int64) (res CompactResult, ok bool) {
 		}
 		for j := range s.batches {
 			b := &s.batches[j]
-			recs = decodeRecords(b.data, recs[:0], b.base, 0, int(b.count), b.epoch)
+			recs = l.decode(b, recs[:0], 0, int(b.count))
 			kept := recs[:0]
 			for _, r := range recs {
 				switch {
@@ -115,7 +116,7 @@ func (l *Log) Compact(now int64) (res CompactResult, ok bool) {
 			if len(kept) < len(recs) {
 				h, _, _ := parseHeader(b.data)
 				span := int32(b.next() - b.base)
-				ref.data = encodeCompacted(kept, b.base, span, h.ProducerID, h.BaseSeq)
+				ref.data = encodeCompacted(kept, b.base, span, h.ProducerID, h.BaseSeq, kafkaRecords(b.data))
 				ref.count, ref.span = int32(len(kept)), span
 			}
 			info, err := parseBatch(ref.data)
@@ -163,7 +164,7 @@ func (l *Log) fitsMerged(cur, s *segment, latest map[string]int64, horizon int64
 	var recs []Record
 	for j := range s.batches {
 		b := &s.batches[j]
-		recs = decodeRecords(b.data, recs[:0], b.base, 0, int(b.count), b.epoch)
+		recs = l.decode(b, recs[:0], 0, int(b.count))
 		for _, r := range recs {
 			if latest[string(r.Key)] == r.Offset && (r.Value != nil || r.Timestamp >= horizon) {
 				n++
@@ -188,7 +189,15 @@ func (l *Log) fitsMerged(cur, s *segment, latest map[string]int64, horizon int64
 
 // encodeCompacted encodes recs, the survivors of a batch written at base
 // and spanning span offsets, in a compacted version of the batch encoding.
-func encodeCompacted(recs []Record, base int64, span int32, pid int64, baseSeq int32) []byte {
+func encodeCompacted(recs []Record, base int64, span int32, pid int64, baseSeq int32, kafka bool) []byte {
+	if kafka {
+		// A client's records keep no id of the lab's: it is derived again
+		// on reading.
+		recs = slices.Clone(recs)
+		for i := range recs {
+			recs[i].MsgID = ""
+		}
+	}
 	plain := AppendBatch(nil, Batch{ProducerID: pid, BaseSeq: baseSeq, Records: recs})
 	var offs []byte
 	for i := range recs {
@@ -197,6 +206,9 @@ func encodeCompacted(recs []Record, base int64, span int32, pid int64, baseSeq i
 	version := byte(batchVersionCompacted)
 	if plain[0] == batchVersionHeaders {
 		version = batchVersionCompactedHeaders
+	}
+	if kafka {
+		version += batchVersionCompactedKafka - batchVersionCompacted
 	}
 	out := make([]byte, 0, len(plain)+len(offs)+3*binary.MaxVarintLen64)
 	out = append(out, version)
@@ -235,6 +247,9 @@ func unkeyed(p []byte) int {
 	h, q, err := parseHeader(p)
 	if err != nil {
 		return -1
+	}
+	if h.kafka != nil {
+		return unkeyedWire(&h)
 	}
 	r := reader{p: q}
 	r.raw(int(r.uvarint()))

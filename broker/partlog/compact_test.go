@@ -173,7 +173,7 @@ func TestCompactedLogRefusesUnkeyedRecords(t *testing.T) {
 }
 
 func TestCompactedBatchIsNotAProduce(t *testing.T) {
-	data := encodeCompacted([]Record{{Offset: 5, Key: []byte("k"), Value: []byte("v")}}, 4, 3, 0, 0)
+	data := encodeCompacted([]Record{{Offset: 5, Key: []byte("k"), Value: []byte("v")}}, 4, 3, 0, 0, false)
 	if _, err := DecodeBatch(data); err != nil {
 		t.Fatalf("the compacted encoding does not parse: %v", err)
 	}

@@ -63,6 +63,11 @@ type Config struct {
 	// consumer that far behind still sees the delete: Kafka's
 	// delete.retention.ms (0 = its default, one day).
 	DeleteRetention time.Duration
+
+	// Name is the partition's name, "orders/0": a log with one gives the
+	// records of Kafka clients' batches, which carry no message id, one
+	// derived from it (WireMsgID). "" leaves them without.
+	Name string
 }
 
 // Validate reports every field that is out of range.

@@ -17,47 +17,73 @@ import (
 // base offset is read from it); data is its content. Damage is described
 // in the output, never a panic: a torn tail, a bad CRC, a partial entry.
 func DumpFile(name string, data []byte, records bool) ([]string, error) {
+	d, err := Describe(name, data, records)
+	return d.Lines, err
+}
+
+// A Dump is what Describe found in a segment file: the lines DumpFile
+// prints, and the damage among them.
+type Dump struct {
+	Lines []string
+	// Damage has one short line per damaged place: a batch whose CRC does
+	// not hold, bytes at the end that are not a whole batch or entry. A
+	// sound file has none.
+	Damage []string
+}
+
+// Describe is DumpFile that also says what in the file is damaged, so a
+// caller can fail on a damaged file after printing all it could read.
+func Describe(name string, data []byte, records bool) (Dump, error) {
 	base := filepath.Base(name)
 	stem := base[:len(base)-len(filepath.Ext(base))]
 	baseOffset, err := strconv.ParseInt(stem, 10, 64)
 	if err != nil || baseOffset < 0 {
-		return nil, fmt.Errorf("%s: not a segment file: its name should be a base offset in 20 digits, like 00000000000000000000.log", base)
+		return Dump{}, fmt.Errorf("%s: not a segment file: its name should be a base offset in 20 digits, like 00000000000000000000.log", base)
 	}
-	out := []string{"Dumping " + base}
+	d := Dump{Lines: []string{"Dumping " + base}}
 	switch filepath.Ext(base) {
 	case LogSuffix:
-		out = append(out, fmt.Sprintf("Log starting offset: %d", baseOffset))
-		return append(out, dumpLog(data, records)...), nil
+		d.Lines = append(d.Lines, fmt.Sprintf("Log starting offset: %d", baseOffset))
+		d.dumpLog(data, records)
+		return d, nil
 	case IndexSuffix:
 		for i := 0; i+IndexEntrySize <= len(data); i += IndexEntrySize {
 			rel, pos := binary.BigEndian.Uint32(data[i:]), binary.BigEndian.Uint32(data[i+4:])
-			out = append(out, fmt.Sprintf("offset: %d position: %d", baseOffset+int64(rel), pos))
+			d.Lines = append(d.Lines, fmt.Sprintf("offset: %d position: %d", baseOffset+int64(rel), pos))
 		}
-		if n := len(data) % IndexEntrySize; n != 0 {
-			out = append(out, fmt.Sprintf("%d bytes at the end are not a whole entry (an entry takes %d)", n, IndexEntrySize))
-		}
-		return out, nil
+		d.partialEntry(len(data), IndexEntrySize)
+		return d, nil
 	case TimeIndexSuffix:
 		for i := 0; i+TimeIndexEntrySize <= len(data); i += TimeIndexEntrySize {
 			ts, rel := int64(binary.BigEndian.Uint64(data[i:])), binary.BigEndian.Uint32(data[i+8:])
-			out = append(out, fmt.Sprintf("timestamp: %d offset: %d", ts, baseOffset+int64(rel)))
+			d.Lines = append(d.Lines, fmt.Sprintf("timestamp: %d offset: %d", ts, baseOffset+int64(rel)))
 		}
-		if n := len(data) % TimeIndexEntrySize; n != 0 {
-			out = append(out, fmt.Sprintf("%d bytes at the end are not a whole entry (an entry takes %d)", n, TimeIndexEntrySize))
-		}
-		return out, nil
+		d.partialEntry(len(data), TimeIndexEntrySize)
+		return d, nil
 	}
-	return nil, fmt.Errorf("%s: not a segment file: want a name ending in %s, %s or %s", base, LogSuffix, IndexSuffix, TimeIndexSuffix)
+	return Dump{}, fmt.Errorf("%s: not a segment file: want a name ending in %s, %s or %s", base, LogSuffix, IndexSuffix, TimeIndexSuffix)
 }
 
-func dumpLog(data []byte, records bool) []string {
-	var out []string
+// partialEntry reports bytes at the end of an index of size bytes that
+// are not a whole entry.
+func (d *Dump) partialEntry(size, entry int) {
+	if n := size % entry; n != 0 {
+		d.Lines = append(d.Lines, fmt.Sprintf("%d bytes at the end are not a whole entry (an entry takes %d)", n, entry))
+		d.Damage = append(d.Damage, fmt.Sprintf("a torn entry of %d bytes at position %d", n, size-n))
+	}
+}
+
+func (d *Dump) dumpLog(data []byte, records bool) {
 	pos := int64(0)
 	for len(data) > 0 {
 		b, err := ParseKafkaBatch(data)
 		if err != nil {
-			out = append(out, fmt.Sprintf("position: %d: %d bytes that are not a whole batch: %v", pos, len(data), strings.TrimPrefix(err.Error(), ErrCorrupt.Error()+": ")))
-			return out
+			d.Lines = append(d.Lines, fmt.Sprintf("position: %d: %d bytes that are not a whole batch: %v", pos, len(data), strings.TrimPrefix(err.Error(), ErrCorrupt.Error()+": ")))
+			d.Damage = append(d.Damage, fmt.Sprintf("%d bytes at position %d that are not a whole batch", len(data), pos))
+			return
+		}
+		if !b.CRCValid {
+			d.Damage = append(d.Damage, fmt.Sprintf("the batch at position %d (offsets %d–%d) fails its CRC", pos, b.BaseOffset, b.LastOffset))
 		}
 		line := fmt.Sprintf("baseOffset: %d lastOffset: %d count: %d partitionLeaderEpoch: %d position: %d size: %d CreateTime: %d",
 			b.BaseOffset, b.LastOffset, b.Count, b.LeaderEpoch, pos, b.Size(), b.MaxTimestamp)
@@ -65,13 +91,16 @@ func dumpLog(data []byte, records bool) []string {
 			line += fmt.Sprintf(" producerId: %d producerEpoch: %d baseSequence: %d", b.ProducerID, b.ProducerEpoch, b.BaseSequence)
 		}
 		line += fmt.Sprintf(" compresscodec: %s crcValid: %t", codecName(b.Attributes&7), b.CRCValid)
-		out = append(out, line)
+		d.Lines = append(d.Lines, line)
 		if records && b.Attributes&7 == 0 {
-			out = append(out, dumpRecords(data[KafkaBatchHeaderLen:b.Size()], b)...)
+			lines, ok := dumpRecords(data[KafkaBatchHeaderLen:b.Size()], b)
+			d.Lines = append(d.Lines, lines...)
+			if !ok && b.CRCValid { // a failed CRC already says the batch is damaged
+				d.Damage = append(d.Damage, fmt.Sprintf("the records of the batch at position %d do not decode", pos))
+			}
 		}
 		data, pos = data[b.Size():], pos+b.Size()
 	}
-	return out
 }
 
 func codecName(c int16) string {
@@ -84,13 +113,13 @@ func codecName(c int16) string {
 var codecNames = [...]string{"none", "gzip", "snappy", "lz4", "zstd"}
 
 // dumpRecords describes the uncompressed records p of batch b, one line
-// each, as kafka-dump-log --print-data-log does.
-func dumpRecords(p []byte, b KafkaBatch) []string {
-	var out []string
+// each, as kafka-dump-log --print-data-log does; ok is false when one of
+// them does not decode.
+func dumpRecords(p []byte, b KafkaBatch) (out []string, ok bool) {
 	for i := int32(0); i < b.Count; i++ {
 		r, rest, ok := readKafkaRecord(p)
 		if !ok {
-			return append(out, fmt.Sprintf("| record %d does not decode", i))
+			return append(out, fmt.Sprintf("| record %d does not decode", i)), false
 		}
 		p = rest
 		line := fmt.Sprintf("| offset: %d CreateTime: %d keySize: %d valueSize: %d", b.BaseOffset+r.offsetDelta, b.FirstTimestamp+r.tsDelta, len(r.key), len(r.value))
@@ -103,7 +132,7 @@ func dumpRecords(p []byte, b KafkaBatch) []string {
 		line += " payload: " + printable(r.value)
 		out = append(out, line)
 	}
-	return out
+	return out, true
 }
 
 type kafkaRecord struct {

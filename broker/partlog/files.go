@@ -233,13 +233,19 @@ func (lf *logFiles) append(s *segment, b *batchRef) {
 		lf.fail(err)
 		return
 	}
-	lf.recs = decodeRecords(b.data, lf.recs[:0], b.base, 0, int(b.count), b.epoch)
 	n := len(f.pendingLog)
-	f.pendingLog = appendKafkaBatch(f.pendingLog, lf.recs, b.base, b.next()-1, h.ProducerID, h.BaseSeq, b.epoch)
-	clear(lf.recs) // drop the references into b.data
+	if h.kafka != nil {
+		// A Kafka client's batch goes to the file as it arrived.
+		f.pendingLog = appendWireToFile(f.pendingLog, h.kafka, b.base, b.epoch)
+	} else {
+		lf.recs = decodeRecords(b.data, lf.recs[:0], b.base, 0, int(b.count), b.epoch)
+		f.pendingLog = appendKafkaBatch(f.pendingLog, lf.recs, b.base, b.next()-1, h.ProducerID, h.BaseSeq, b.epoch)
+		clear(lf.recs) // drop the references into b.data
+	}
 	size := int64(len(f.pendingLog) - n)
 	pos := f.size
 	f.size += size
+	b.filePos, b.fileLen = pos, int32(size)
 	lf.track(f, b.next()-1-s.base, b.maxTS/1e6, pos, size)
 	if len(f.pendingLog) >= pendingMax {
 		lf.flush(f)

@@ -63,7 +63,7 @@ func (l *Log) collect(offset int64, n int) []Record {
 		for ; j < len(seg.batches) && len(out) < n; j++ {
 			b := &seg.batches[j]
 			skip := int(max(offset-b.base, 0))
-			out = decodeRecords(b.data, out, b.base, skip, n-len(out), b.epoch)
+			out = l.decode(b, out, skip, n-len(out))
 		}
 		j = 0
 	}
@@ -97,4 +97,29 @@ func (l *Log) OffsetForTime(t int64) (offset int64, ok bool) {
 		}
 	}
 	return l.end(), false
+}
+
+// WireMsgID is the message id of r, a record of a Kafka client's batch
+// (which carries none), in this log: "" when the log has no Name.
+func (l *Log) WireMsgID(r Record) string {
+	l.mu.RLock()
+	name := l.cfg.Name
+	l.mu.RUnlock()
+	if name == "" {
+		return ""
+	}
+	return WireMsgID(name, r.Key, r.Value)
+}
+
+// decode is decodeRecords for a stored batch, with the message ids a
+// Kafka client's records get in a log with a Name.
+func (l *Log) decode(b *batchRef, out []Record, skip, n int) []Record {
+	from := len(out)
+	out = decodeRecords(b.data, out, b.base, skip, n, b.epoch)
+	if l.cfg.Name != "" && kafkaRecords(b.data) {
+		for i := from; i < len(out); i++ {
+			out[i].MsgID = WireMsgID(l.cfg.Name, out[i].Key, out[i].Value)
+		}
+	}
+	return out
 }

@@ -177,13 +177,22 @@ func Recover(cfg Config, dir string) (*Log, Recovery, error) {
 			if err != nil || !kb.CRCValid || kb.BaseOffset < l.end() || (kb.BaseOffset > l.end() && !cfg.Compact) {
 				break
 			}
-			b, epoch, err := batchFromKafka(data[pos : pos+kb.Size()])
-			if err != nil {
-				break
+			raw := data[pos : pos+kb.Size()]
+			if asSent(raw, kb) {
+				if err := l.recoverWire(raw, kb); err != nil {
+					break
+				}
+			} else {
+				b, epoch, err := batchFromKafka(raw)
+				if err != nil {
+					break
+				}
+				if err := l.recoverAppend(b, kb, epoch); err != nil {
+					break
+				}
 			}
-			if err := l.recoverAppend(b, kb, epoch); err != nil {
-				break
-			}
+			last := l.segs[len(l.segs)-1]
+			last.batches[len(last.batches)-1].filePos, last.batches[len(last.batches)-1].fileLen = pos, int32(kb.Size())
 			rec.Batches++
 			pos += kb.Size()
 		}
@@ -276,7 +285,7 @@ func (l *Log) recoverAppend(b Batch, kb KafkaBatch, epoch uint64) error {
 	gaps := span != int64(len(b.Records))
 	var data []byte
 	if gaps {
-		data = encodeCompacted(b.Records, kb.BaseOffset, int32(span), b.ProducerID, b.BaseSeq)
+		data = encodeCompacted(b.Records, kb.BaseOffset, int32(span), b.ProducerID, b.BaseSeq, !slices.ContainsFunc(b.Records, func(r Record) bool { return r.MsgID != "" }))
 	} else {
 		data = EncodeBatch(b)
 	}
@@ -326,6 +335,56 @@ func (lf *logFiles) adopt(s *segment, data []byte) error {
 	}
 	f.size = pos
 	return lf.err
+}
+
+// asSent reports whether the Kafka batch raw, read from a file, is one a
+// Kafka client sent, kept as it arrived: compressed, or without the
+// message id header the lab's own records carry, and without gaps the
+// cleaner made.
+func asSent(raw []byte, kb KafkaBatch) bool {
+	if kb.LastOffset-kb.BaseOffset+1 != int64(kb.Count) {
+		return false
+	}
+	if kb.Attributes&kafkaCodecMask != 0 {
+		return true
+	}
+	recs := raw[KafkaBatchHeaderLen:]
+	for range kb.Count {
+		r, rest, ok := readKafkaRecord(recs)
+		if !ok {
+			return false
+		}
+		for _, h := range r.headers {
+			if h.Key == MsgIDHeader {
+				return false
+			}
+		}
+		recs = rest
+	}
+	return true
+}
+
+// recoverWire appends a batch read back from a file as a Kafka client
+// sent it (asSent), kept in those bytes, as it was before the restart.
+func (l *Log) recoverWire(raw []byte, kb KafkaBatch) error {
+	kv, minTS, err := wireInfo(raw)
+	if err != nil {
+		return err
+	}
+	data := AppendWireBatch(make([]byte, 0, WireBatchSize(raw, kv, minTS)), raw, kv, minTS)
+	info, err := parseBatch(data)
+	if err != nil {
+		return err
+	}
+	ref := batchRef{data: data, base: kb.BaseOffset, maxTS: info.MaxTimestamp, epoch: uint64(uint32(kb.LeaderEpoch)), count: int32(info.Count)}
+	files := l.files
+	l.files = nil // the batch is in its file already
+	l.add(ref, &info)
+	l.files = files
+	if info.ProducerID != 0 {
+		l.remember(info.ProducerID, info.BaseSeq, info.Count, ref.base)
+	}
+	return nil
 }
 
 // batchFromKafka turns a Kafka batch (uncompressed, as this package

@@ -19,6 +19,10 @@ type batchRef struct {
 	// some of its records (its last offset delta + 1, as written); 0 for a
 	// batch as written, which covers exactly count offsets.
 	span int32
+	// Where the batch is in its segment's .log file, once written there
+	// (files.go): its first byte and its length.
+	filePos int64
+	fileLen int32
 }
 
 func (b *batchRef) next() int64 {

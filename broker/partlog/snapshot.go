@@ -37,7 +37,7 @@ import (
 // to equal bytes.
 const (
 	snapshotMagic   = "MQPL"
-	snapshotVersion = 4 // 3: the config carries SegmentAge; 4: Compact and DeleteRetention
+	snapshotVersion = 5 // 3: the config carries SegmentAge; 4: Compact and DeleteRetention; 5: Name
 )
 
 // Snapshot is a point-in-time copy of a Log for writing out. Taking one is
@@ -100,6 +100,8 @@ func (s *Snapshot) WriteTo(w io.Writer) (int64, error) {
 	}
 	buf = binary.AppendUvarint(buf, compact)
 	buf = binary.AppendVarint(buf, int64(s.cfg.DeleteRetention))
+	buf = binary.AppendUvarint(buf, uint64(len(s.cfg.Name)))
+	buf = append(buf, s.cfg.Name...)
 	buf = binary.AppendUvarint(buf, uint64(len(s.segs)))
 	fw.frame(buf)
 
@@ -243,6 +245,11 @@ func decodeHeader(p []byte) (Config, int, error) {
 		cfg.Compact = c == 1
 	}
 	cfg.DeleteRetention = time.Duration(d.varint("DeleteRetention"))
+	if n := d.uvarint("Name length"); d.err == nil && n > uint64(len(d.p)) {
+		d.failf("Name length %d, but only %d bytes are left", n, len(d.p))
+	} else {
+		cfg.Name = string(d.raw(int(n), "Name"))
+	}
 	nsegs := d.uvarint("segment count")
 	d.done()
 	if d.err != nil {

@@ -69,6 +69,9 @@ func (s *Server) serve(node string, w http.ResponseWriter, r *http.Request) {
 		cl.host = s.Addr(node)
 	}
 	out, err := s.decode(cl, r, target, jsonProto)
+	if s.cfg.Observer != nil {
+		s.cfg.Observer.Asked(Asked{Client: cl.client, Action: cl.action})
+	}
 	if err == nil {
 		out, err = s.run(cl)
 	}

@@ -36,9 +36,17 @@ type Received struct {
 	ReceiveCount int
 }
 
+// Asked is one request a client made, whatever it asked and whatever the
+// answer: a receive that found nothing is asked too.
+type Asked struct {
+	Client string
+	Action string // ReceiveMessage, DeleteMessage, …; "" when it could not be read
+}
+
 // Observer hears what SQS clients do; its methods are called on the
 // request's goroutine and must return quickly.
 type Observer interface {
+	Asked(Asked)
 	Sent(Sent)
 	Received(Received)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -29,8 +30,15 @@ type lab struct {
 // recorder keeps what the observer heard.
 type recorder struct {
 	mu       sync.Mutex
+	asked    []Asked
 	sent     []Sent
 	received []Received
+}
+
+func (r *recorder) Asked(a Asked) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.asked = append(r.asked, a)
 }
 
 func (r *recorder) Sent(s Sent) {
@@ -89,6 +97,35 @@ func createQueue(ctx context.Context, t *testing.T, cl *sqs.Client, name string,
 		t.Fatalf("create queue %s: %v", name, err)
 	}
 	return *out.QueueUrl
+}
+
+// Every request is heard, a receive that found nothing too: a learner's
+// client that asks has acted, even when what it waits for needs lab time.
+func TestEveryRequestIsAsked(t *testing.T) {
+	t.Parallel()
+	l := newLab(t, 3)
+	ctx := ctxFor(t, 60*time.Second)
+	cl := l.client("n1", "me")
+	url := createQueue(ctx, t, cl, "receipts", nil)
+	out, err := cl.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: &url})
+	if err != nil || len(out.Messages) != 0 {
+		t.Fatalf("receive from an empty queue: %v, %d messages", err, len(out.Messages))
+	}
+	l.obs.mu.Lock()
+	defer l.obs.mu.Unlock()
+	var actions []string
+	for _, a := range l.obs.asked {
+		if a.Client != "me" {
+			t.Errorf("a request of %q; want the client's own name, me", a.Client)
+		}
+		actions = append(actions, a.Action)
+	}
+	if !slices.Contains(actions, "CreateQueue") || !slices.Contains(actions, "ReceiveMessage") {
+		t.Errorf("heard %v; want the CreateQueue and the empty ReceiveMessage", actions)
+	}
+	if len(l.obs.received) != 0 {
+		t.Errorf("an empty receive handed out %d messages", len(l.obs.received))
+	}
 }
 
 // A message sent with attributes comes back with them, its MD5s check

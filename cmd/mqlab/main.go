@@ -3,6 +3,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -11,9 +12,22 @@ import (
 
 func main() {
 	if err := rootCmd().Execute(); err != nil {
+		var st exitStatus
+		if errors.As(err, &st) {
+			os.Exit(st.code)
+		}
 		os.Exit(1)
 	}
 }
+
+// exitStatus is an error after which mqlab exits with code rather than 1,
+// for a command whose help names its statuses.
+type exitStatus struct {
+	error
+	code int
+}
+
+func (e exitStatus) Unwrap() error { return e.error }
 
 func rootCmd() *cobra.Command {
 	var f labFlags

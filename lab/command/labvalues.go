@@ -189,4 +189,3 @@ func (v Value) String() string {
 	}
 	return v.Func + "(" + v.Target.String() + ")"
 }
-

@@ -15,7 +15,7 @@ import (
 
 // Chart draws what a picture says better than numbers: backlog and
 // lag over time (a flash sale's queue growing, then draining), and when
-// retries fired (backoff without jitter comes in waves; with full jitter,
+// retries came back (backoff without jitter comes in waves; with full jitter,
 // spread out).
 type Chart struct {
 	ctx  *Context
@@ -110,11 +110,11 @@ func (p *Chart) series(ss []view.Series, k int) []string {
 		}
 		var t draw.Line
 		t.Add(&st.Bold, s.Name)
-		unit := ""
-		if s.Unit != "" {
-			unit = " " + s.Unit
+		nums := fmt.Sprintf("  now %s · peak %s", humanNum(last), humanNum(peak))
+		if s.Unit != "" && t.Width()+draw.Width(nums)+1+draw.Width(s.Unit) <= p.w {
+			nums += " " + s.Unit // the numbers come first: a narrow panel leaves out the unit
 		}
-		t.Add(&st.Muted, fmt.Sprintf("  now %s · peak %s%s", humanNum(last), humanNum(peak), unit))
+		t.Add(&st.Muted, nums)
 		rows = append(rows, t.Fit(p.w))
 		for r := k - 1; r >= 0; r-- {
 			var l draw.Line
@@ -252,7 +252,7 @@ func (p *Chart) retries(spreads []view.RetrySpread, k int) []string {
 	var ax draw.Line
 	ax.Add(&st.Faint, draw.Spaces(yw)+"└ 0s")
 	span := shortDur(maxT.Round(100 * time.Millisecond))
-	for _, end := range []string{"retry time since the first failure · " + span, "since the first failure · " + span, span} {
+	for _, end := range []string{"arrived after the first failure · " + span, "after the first failure · " + span, span} {
 		if ax.Width()+1+draw.Width(end) <= p.w {
 			ax.Pad(p.w - draw.Width(end))
 			ax.Add(&st.Faint, end)

@@ -50,7 +50,7 @@ func (p *Groups) View() string {
 		}
 		var lg draw.Line
 		lg.Add(&st.Muted, "lag ")
-		lg.Add(lagStyle(st, g.Lag), fmt.Sprintf("%d msgs · %s", g.Lag, seconds(g.LagSeconds)))
+		lg.Add(lagStyle(st, g.Lag), fmt.Sprintf("%d offsets · %s", g.Lag, seconds(g.LagSeconds)))
 		if l.Width()+2+lg.Width() <= p.w {
 			l.Add(nil, "  ")
 			l.Append(&lg)

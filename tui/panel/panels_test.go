@@ -523,3 +523,18 @@ func TestClusterNodeLeadsReadWhole(t *testing.T) {
 		t.Errorf("n1's row: %q", row)
 	}
 }
+
+// A group's lag is offsets, as lag(G) counts it: on a compacted topic it
+// counts emptied offsets too, so the panel must not call it messages.
+func TestGroupLagInOffsets(t *testing.T) {
+	ctx := NewContext(nil, draw.NewStyles(draw.DefaultTheme), keys.Default())
+	ctx.State = &view.State{Groups: []view.Group{{Name: "audit", Topic: "order-status", Generation: 1, State: "stable", Lag: 12, LagSeconds: 3}}}
+	for _, w := range []int{80, 40} {
+		p := NewGroups(ctx)
+		p.SetSize(w, 6)
+		got := ansi.Strip(p.View())
+		if !strings.Contains(got, "lag 12 offsets · 3.0s") || strings.Contains(got, "msgs") {
+			t.Errorf("%d columns:\n%s\nwant the lag said as 12 offsets", w, got)
+		}
+	}
+}

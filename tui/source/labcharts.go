@@ -17,7 +17,7 @@ func chartsOf(snap *lab.Snapshot) view.Charts {
 	return view.Charts{Series: seriesOf(snap.Series), Retries: retriesOf(snap.Retries)}
 }
 
-// seriesOf maps lag(G) and depth(Q) over time. When some series moved,
+// seriesOf maps lag(G), in offsets, and depth(Q), in messages, over time. When some series moved,
 // those that stayed at zero all along are left out: the chart's rows are
 // few, and a queue that stayed empty says less than a group that fell
 // behind. When none moved, all are drawn, flat: nothing is backlogged.
@@ -32,7 +32,13 @@ func seriesOf(ss []lab.SeriesState) []view.Series {
 				moved[s.Name] = true
 			}
 		}
-		out = append(out, view.Series{Name: s.Name, Unit: s.Unit, Every: s.Every, Values: vals})
+		unit := s.Unit
+		if s.Func == "lag" {
+			// Lag counts offsets, as lag(G) and the groups panel say: on
+			// a compacted topic it counts emptied ones, not messages.
+			unit = "offsets"
+		}
+		out = append(out, view.Series{Name: s.Name, Unit: unit, Every: s.Every, Values: vals})
 	}
 	if len(moved) > 0 {
 		out = slices.DeleteFunc(out, func(s view.Series) bool { return !moved[s.Name] })
@@ -41,12 +47,16 @@ func seriesOf(ss []lab.SeriesState) []view.Series {
 }
 
 // retriesOf turns the retries the clients scheduled into one spread per
-// client: when each retry fired, measured from the message's first
-// failure (the failure before its attempt 2). Messages that failed
-// together, without jitter, retry together: the spread shows waves at
-// 1s, 3s, 7s; with full jitter it is smeared over the whole range. A
-// message whose first retry has left the window is left out: its times
-// could not be measured from the same start.
+// client: when each retry came back (its message received again, its
+// record tried again), measured from the message's first failure (the
+// failure before its attempt 2). That is what retry_peak counts, so the
+// chart and the value a lesson reads agree: a queue that hands a nacked
+// message back early shows where it really arrived, and a retry not back
+// yet is not drawn. Messages that failed together, without jitter, come
+// back together: the spread shows waves at 1s, 3s, 7s; with full jitter it
+// is smeared over the whole range. A message whose first retry has left
+// the window is left out: its times could not be measured from the same
+// start.
 func retriesOf(rs []lab.RetryState) []view.RetrySpread {
 	type msg struct{ client, id string }
 	first := map[msg]time.Time{}
@@ -61,7 +71,7 @@ func retriesOf(rs []lab.RetryState) []view.RetrySpread {
 	at := map[string]int{}
 	for _, r := range rs {
 		t0, ok := first[msg{r.Client, r.Message}]
-		if !ok {
+		if !ok || r.Arrived.IsZero() {
 			continue
 		}
 		i, ok := at[r.Client]
@@ -73,7 +83,7 @@ func retriesOf(rs []lab.RetryState) []view.RetrySpread {
 			at[r.Client] = i
 			out = append(out, view.RetrySpread{Name: "retries of " + r.Client})
 		}
-		out[i].Times = append(out[i].Times, max(0, r.Due().Sub(t0)))
+		out[i].Times = append(out[i].Times, max(0, r.Arrived.Sub(t0)))
 	}
 	return out
 }

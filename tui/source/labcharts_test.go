@@ -17,8 +17,8 @@ func TestViewOfCharts(t *testing.T) {
 	if len(s) != 1 || s[0].Name != "lag(billing)" {
 		t.Fatalf("series %v: want lag(billing), which moved, and not depth(receipts), which stayed at 0", names(s))
 	}
-	if s[0].Unit != "msgs" || s[0].Every != lab.SeriesEvery || len(s[0].Values) != 80 || s[0].Values[40] != 2400 {
-		t.Errorf("lag(billing): %s every %v, %d values, peak %v; want msgs every %v, 80 values, 2400 at step 40",
+	if s[0].Unit != "offsets" || s[0].Every != lab.SeriesEvery || len(s[0].Values) != 80 || s[0].Values[40] != 2400 {
+		t.Errorf("lag(billing): %s every %v, %d values, peak %v; want offsets every %v, 80 values, 2400 at step 40",
 			s[0].Unit, s[0].Every, len(s[0].Values), slices.Max(s[0].Values), lab.SeriesEvery)
 	}
 	r := v.Charts.Retries
@@ -32,7 +32,7 @@ func TestViewOfCharts(t *testing.T) {
 		waves[d.Round(time.Second)]++
 	}
 	if len(r[0].Times) != 90 || waves[time.Second] != 30 || waves[3*time.Second] != 30 || waves[7*time.Second] != 30 {
-		t.Errorf("retries without jitter fire at %v; want 30 each at 1s, 3s, 7s", waves)
+		t.Errorf("retries without jitter come back at %v; want 30 each at 1s, 3s, 7s", waves)
 	}
 	spread := map[time.Duration]bool{}
 	for _, d := range r[1].Times {
@@ -45,6 +45,16 @@ func TestViewOfCharts(t *testing.T) {
 	calm := lab.Snapshot{Series: snap.Series[:1]}
 	if got := ViewOf(&calm).Charts.Series; len(got) != 1 || got[0].Name != "depth(receipts)" {
 		t.Errorf("an empty queue alone: %v, want depth(receipts) drawn", names(got))
+	}
+	// The spread is when retries came back, as retry_peak counts them: a
+	// queue that hands a nacked message back before its backoff shows
+	// where it really arrived, and a retry not back yet shows nowhere.
+	early := lab.Snapshot{Retries: []lab.RetryState{
+		{Client: "w", Message: "m1", Attempt: 2, Failed: labtest.DemoStart, Delay: time.Second, Arrived: labtest.DemoStart.Add(100 * time.Millisecond)},
+		{Client: "w", Message: "m2", Attempt: 2, Failed: labtest.DemoStart, Delay: time.Second},
+	}}
+	if got := ViewOf(&early).Charts.Retries; len(got) != 1 || !slices.Equal(got[0].Times, []time.Duration{100 * time.Millisecond}) {
+		t.Errorf("a retry due at 1s that came back at 100ms, and one not back: %+v; want one time, 100ms", got)
 	}
 	// A message whose first retry left the window is not measured.
 	late := lab.Snapshot{Retries: []lab.RetryState{{Client: "w", Message: "m", Attempt: 3, Failed: labtest.DemoStart, Delay: time.Second}}}
@@ -78,8 +88,8 @@ func TestLabSourceChartsAndTables(t *testing.T) {
 		}
 		return false
 	})
-	if s := v.Charts.Series[0]; s.Every != lab.SeriesEvery || s.Unit != "msgs" {
-		t.Errorf("series %s every %v in %q, want every %v in msgs", s.Name, s.Every, s.Unit, lab.SeriesEvery)
+	if s := v.Charts.Series[0]; s.Every != lab.SeriesEvery || s.Unit != "offsets" {
+		t.Errorf("series %s every %v in %q, want every %v in offsets", s.Name, s.Every, s.Unit, lab.SeriesEvery)
 	}
 	var outbox *view.Table
 	for i := range v.Tables {

@@ -211,7 +211,7 @@ type Group struct {
 	State      string // "stable", "rebalancing", "empty"
 	Members    []Member
 	Offsets    []GroupOffset // one per partition of the topic
-	Lag        int64         // messages, all partitions
+	Lag        int64         // offsets, all partitions: the high-water marks minus the commits
 	LagSeconds float64       // age of the oldest unconsumed message
 }
 
@@ -301,8 +301,9 @@ type CheckField struct {
 type Charts struct {
 	// Series are values over time, oldest first, one every Every.
 	Series []Series
-	// Retries are spreads of retry times: when each retry fired, measured
-	// from its failure. Drawn as histograms, one above the other, on one
+	// Retries are spreads of retry times: when each retry came back to
+	// its client (as retry_peak counts them), measured from its message's
+	// first failure. Drawn as histograms, one above the other, on one
 	// time axis, so "no jitter" shows waves and "full jitter" a spread.
 	Retries []RetrySpread
 }
@@ -310,12 +311,12 @@ type Charts struct {
 // Series is one quantity over time.
 type Series struct {
 	Name   string // the lab value: "lag(billing)", "depth(receipts)"
-	Unit   string // "msgs", "s"
+	Unit   string // "msgs", "offsets", "s"
 	Every  time.Duration
 	Values []float64
 }
 
-// RetrySpread is the set of times at which retries fired.
+// RetrySpread is the set of times at which retries came back.
 type RetrySpread struct {
 	Name  string // "backoff, no jitter"
 	Times []time.Duration

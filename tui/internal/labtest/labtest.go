@@ -138,7 +138,7 @@ func FlashSale() lab.Snapshot {
 				if c == "w-jitter" {
 					d = time.Duration(rnd.Int63n(int64(d)))
 				}
-				snap.Retries = append(snap.Retries, lab.RetryState{Client: c, Message: fmt.Sprintf("%s-%d", c, m), Attempt: a, Failed: failed, Delay: d})
+				snap.Retries = append(snap.Retries, lab.RetryState{Client: c, Message: fmt.Sprintf("%s-%d", c, m), Attempt: a, Failed: failed, Delay: d, Arrived: failed.Add(d)})
 				failed = failed.Add(d + 10*time.Millisecond) // the retry ran and failed again
 			}
 		}

@@ -1,0 +1,225 @@
+package partlog
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// clientBatch is a Kafka batch as a client sends it: base offset 0,
+// partition leader epoch -1, compressed with gzip when asked.
+func clientBatch(t *testing.T, zip bool, recs []Record) []byte {
+	t.Helper()
+	for i := range recs {
+		recs[i].Offset = int64(i)
+	}
+	raw := AppendKafkaBatch(nil, recs, 0, 0, 0)
+	binary.BigEndian.PutUint32(raw[12:], ^uint32(0))
+	if !zip {
+		return raw
+	}
+	var z bytes.Buffer
+	w := gzip.NewWriter(&z)
+	w.Write(raw[KafkaBatchHeaderLen:])
+	w.Close()
+	out := append(raw[:KafkaBatchHeaderLen:KafkaBatchHeaderLen], z.Bytes()...)
+	binary.BigEndian.PutUint32(out[8:], uint32(len(out)-12))
+	binary.BigEndian.PutUint16(out[21:], 1) // gzip
+	binary.BigEndian.PutUint32(out[17:], crc32.Checksum(out[kafkaCRCFrom:], castagnoli))
+	return out
+}
+
+func gunzip(codec int16, data []byte) ([]byte, error) {
+	r, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, err
+	}
+	return io.ReadAll(r)
+}
+
+func appendWire(t *testing.T, l *Log, raw []byte, epoch uint64) AppendResult {
+	t.Helper()
+	kv, minTS, err := wireInfo(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := l.AppendEncoded(AppendWireBatch(nil, raw, kv, minTS), epoch)
+	if err != nil {
+		t.Fatalf("append a client's batch: %v", err)
+	}
+	return res
+}
+
+// A Kafka client's batch, plain or compressed, is the batch in the
+// segment file byte for byte but for its base offset and leader epoch;
+// its records read back with ids derived from the partition, key and
+// value, and a restart from the files keeps the bytes and the ids.
+func TestClientBatchIsTheFileBatch(t *testing.T) {
+	SetDecompressor(gunzip)
+	dir := t.TempDir()
+	cfg := Config{Name: "orders/0"}
+	l := newLog(t, cfg)
+	if err := l.AttachDir(dir); err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, l, Batch{Records: recs("own", 1, 5, 1e15)}, 6) // the lab's own, re-encoded with its id
+	plain := recs("a", 2, 10, 1_700_000_000e9)
+	plain[1].Headers = []Header{{Key: "trace", Value: []byte("7")}}
+	plain[0].MsgID, plain[1].MsgID = "", ""
+	zipped := recs("z", 3, 50, 1_700_000_100e9)
+	for i := range zipped {
+		zipped[i].MsgID = ""
+	}
+	sent := [][]byte{clientBatch(t, false, plain), clientBatch(t, true, zipped)}
+	for _, raw := range sent {
+		appendWire(t, l, raw, 7)
+	}
+	l.NoteApplied(3) // the raft index of the last batch, which a restart starts from
+	l.DetachDir()
+	file, err := os.ReadFile(filepath.Join(dir, SegmentFileName(0, LogSuffix)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, err := ParseKafkaBatch(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pos, base := own.Size(), int64(1)
+	for i, raw := range sent {
+		got := file[pos : pos+int64(len(raw))]
+		kb, err := ParseKafkaBatch(got)
+		if err != nil || !kb.CRCValid || kb.BaseOffset != base || kb.LeaderEpoch != 7 {
+			t.Fatalf("batch %d in the file: %+v, %v; want base offset %d, epoch 7, a valid CRC", i, kb, err, base)
+		}
+		if !bytes.Equal(got[8:12], raw[8:12]) || !bytes.Equal(got[16:], raw[16:]) {
+			t.Errorf("batch %d: the file's bytes differ from the client's beyond the base offset and epoch", i)
+		}
+		pos, base = pos+int64(len(raw)), base+kb.LastOffset-kb.BaseOffset+1
+	}
+	if pos != int64(len(file)) {
+		t.Errorf("the file holds %d bytes; the batches take %d", len(file), pos)
+	}
+
+	check := func(what string, l *Log) {
+		t.Helper()
+		got := readAll(t, l)
+		want := append(append(recs("own", 1, 5, 1e15), plain...), zipped...)
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d records; want %d", what, len(got), len(want))
+		}
+		for i, r := range got {
+			w := want[i]
+			id := w.MsgID
+			if i > 0 {
+				id = WireMsgID("orders/0", w.Key, w.Value)
+			}
+			if r.Offset != int64(i) || !bytes.Equal(r.Key, w.Key) || !bytes.Equal(r.Value, w.Value) || r.MsgID != id ||
+				r.Timestamp != w.Timestamp || len(r.Headers) != len(w.Headers) {
+				t.Errorf("%s: record %d is %+v; want %+v with id %s", what, i, r, w, id)
+			}
+		}
+		if off, ok := l.OffsetForTime(1_700_000_101e9); !ok || off != 4 {
+			t.Errorf("%s: the first record at or after a time inside the compressed batch: %d, %v; want 4", what, off, ok)
+		}
+	}
+	check("as appended", l)
+	var snap bytes.Buffer
+	if _, err := l.WriteTo(&snap); err != nil {
+		t.Fatal(err)
+	}
+	restored, err := ReadLog(&snap)
+	if err != nil {
+		t.Fatalf("a snapshot with a client's batches: %v", err)
+	}
+	check("from a snapshot", restored)
+	back, _, err := Recover(cfg, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("recovered", back)
+	if b := back.segs[0].batches[2]; !bytes.Equal(KafkaBatchOf(b.data)[16:], sent[1][16:]) {
+		t.Error("the recovered log does not keep the compressed batch as the file holds it")
+	}
+}
+
+// A client's batch that does not hold what its header says is refused
+// before anything is written.
+func TestClientBatchRefusedWhenDamaged(t *testing.T) {
+	raw := clientBatch(t, false, recs("a", 2, 10, 1e15))
+	for _, tc := range []struct {
+		what string
+		bad  func([]byte) []byte
+	}{
+		{"a cut record", func(b []byte) []byte {
+			b = b[:len(b)-3]
+			binary.BigEndian.PutUint32(b[8:], uint32(len(b)-12))
+			return b
+		}},
+		{"a count past its records", func(b []byte) []byte { binary.BigEndian.PutUint32(b[57:], 3); return b }},
+		{"a wrong last offset delta", func(b []byte) []byte { binary.BigEndian.PutUint32(b[23:], 5); return b }},
+		{"a transactional batch", func(b []byte) []byte { b[22] |= kafkaTransactional; return b }},
+	} {
+		l := newLog(t, Config{})
+		bad := tc.bad(bytes.Clone(raw))
+		if _, err := l.AppendEncoded(AppendWireBatch(nil, bad, 20, 1e15), 1); err == nil {
+			t.Errorf("%s: appended", tc.what)
+		}
+		if l.EndOffset() != 0 {
+			t.Errorf("%s: the log ends at %d", tc.what, l.EndOffset())
+		}
+	}
+}
+
+// The cleaner rewrites what is left of a client's batch without giving
+// its records an id header they were not sent with; their ids are still
+// derived on reading, after a restart too.
+func TestCompactedClientRecordsGetNoIDHeader(t *testing.T) {
+	dir := t.TempDir()
+	cfg := Config{Name: "prices/0", Compact: true, SegmentRecords: 2}
+	l := newLog(t, cfg)
+	if err := l.AttachDir(dir); err != nil {
+		t.Fatal(err)
+	}
+	rec := func(k, v string) Record { return Record{Timestamp: 1e15, Key: []byte(k), Value: []byte(v)} }
+	for _, b := range [][]Record{{rec("k1", "a"), rec("k2", "b")}, {rec("k1", "c"), rec("k3", "d")}, {rec("k9", "x")}} {
+		appendWire(t, l, clientBatch(t, false, b), 1)
+	}
+	if _, ok := l.Compact(2e15); !ok {
+		t.Fatal("no compaction pass")
+	}
+	check := func(what string, l *Log) {
+		t.Helper()
+		var got []string
+		for _, r := range readAll(t, l) {
+			if r.MsgID != WireMsgID("prices/0", r.Key, r.Value) {
+				t.Errorf("%s: record %d has id %q", what, r.Offset, r.MsgID)
+			}
+			got = append(got, fmt.Sprintf("%d:%s=%s", r.Offset, r.Key, r.Value))
+		}
+		if want := "1:k2=b 2:k1=c 3:k3=d 4:k9=x"; strings.Join(got, " ") != want {
+			t.Errorf("%s: %s; want %s", what, strings.Join(got, " "), want)
+		}
+	}
+	check("compacted", l)
+	l.NoteApplied(3)
+	l.DetachDir()
+	file, err := os.ReadFile(filepath.Join(dir, SegmentFileName(0, LogSuffix)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(file, []byte(MsgIDHeader)) {
+		t.Error("the compacted segment's file holds an id header")
+	}
+	back, _, err := Recover(cfg, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("recovered", back)
+}
