@@ -374,9 +374,18 @@ func (t *transcript) markdown(md string) {
 		}
 		switch b.Kind {
 		case MDCode:
-			t.write("    " + b.Fence)
+			if b.Fence != "" {
+				t.write("    " + b.Fence)
+			}
 			for _, r := range b.Rows {
-				t.write(strings.TrimRight("    "+r, " "))
+				if utf8.RuneCountInString("    "+r) <= Width {
+					t.write(strings.TrimRight("    "+r, " "))
+					continue
+				}
+				// Too long for the transcript: break at spaces, the rest
+				// indented under the line.
+				lead := "    " + r[:len(r)-len(strings.TrimLeft(r, " "))]
+				t.line(lead, lead+"    ", strings.TrimLeft(r, " "))
 			}
 			if b.Close != "" {
 				t.write("    " + b.Close)

@@ -19,7 +19,7 @@ const (
 	MDItem  // one list item
 	MDQuote // a block quote
 	MDTable
-	MDCode // a fenced block
+	MDCode // a fenced block, or lines indented four spaces
 )
 
 // MDBlock is one block of narrative.
@@ -39,7 +39,8 @@ type MDBlock struct {
 	// written.
 	Rows []string
 	// Fence is a fenced block's opening line ("```sql") and Close its
-	// closing one ("" when the block runs to the end).
+	// closing one ("" when the block runs to the end); both are "" for
+	// an indented block.
 	Fence, Close string
 }
 
@@ -65,6 +66,22 @@ func ReadMarkdown(md string) []MDBlock {
 			gap = true
 			i++
 			continue
+		case strings.HasPrefix(l, "    ") && (len(out) == 0 || b.Gap) && (len(out) == 0 || out[len(out)-1].Kind != MDItem):
+			// An indented code block: after a blank line, every line
+			// indented four spaces or more (and blank lines between them)
+			// is code, kept as written, so that a command can be copied.
+			b.Kind = MDCode
+			for ; i < len(lines); i++ {
+				r := lines[i]
+				if strings.TrimSpace(r) != "" && !strings.HasPrefix(r, "    ") {
+					break
+				}
+				b.Rows = append(b.Rows, strings.TrimRight(strings.TrimPrefix(r, "    "), " "))
+			}
+			for len(b.Rows) > 0 && b.Rows[len(b.Rows)-1] == "" {
+				b.Rows = b.Rows[:len(b.Rows)-1]
+				gap = true // it ended on a blank line
+			}
 		case isFence(t):
 			b.Kind, b.Fence = MDCode, t
 			mark := t[:3]

@@ -98,3 +98,35 @@ func (ph *placeholder) parse() error {
 func reserved(name string) bool {
 	return slices.Contains(checker.Fields(), name)
 }
+
+var plainNumberRE = regexp.MustCompile(`^-?[0-9]+(\.[0-9]+)?$`)
+
+// shown is a lab value as narrative prints it: a number with its
+// thousands grouped, the way the lesson writes its own ("36,042 orders,
+// 60 × 600 = 36,000"), anything else as the lab read it. A value kept for
+// a condition (lag60) stays as read, so that the condition parses it.
+func shown(v string) string {
+	if !plainNumberRE.MatchString(v) {
+		return v
+	}
+	sign, whole, frac := "", v, ""
+	if whole[0] == '-' {
+		sign, whole = "-", whole[1:]
+	}
+	if i := strings.IndexByte(whole, '.'); i >= 0 {
+		whole, frac = whole[:i], whole[i:]
+	}
+	if len(whole) < 4 {
+		return v
+	}
+	var b strings.Builder
+	b.WriteString(sign)
+	for i := range len(whole) {
+		if i > 0 && (len(whole)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte(whole[i])
+	}
+	b.WriteString(frac)
+	return b.String()
+}

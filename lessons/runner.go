@@ -621,7 +621,7 @@ func (r *Runner) Render(ctx context.Context, text string) string {
 			}
 			val = v
 		}
-		b.WriteString(val)
+		b.WriteString(shown(val))
 	}
 	b.WriteString(text[last:])
 	return b.String()

@@ -100,8 +100,8 @@ func TestHeaderSaysWhenTheMachineIsBehind(t *testing.T) {
 }
 
 // While a lesson holds the clock, the header says why and how to let it
-// run before it spends room on the lab time, which stands still anyway;
-// at 80 columns it keeps at least why.
+// run before it spends room on the lab time, which stands still anyway,
+// and at 80 columns still says why.
 func TestHeaderSaysWhyTheClockIsHeld(t *testing.T) {
 	for _, c := range []struct {
 		w        int
@@ -109,8 +109,8 @@ func TestHeaderSaysWhyTheClockIsHeld(t *testing.T) {
 		withTime string // "yes", "no", or "" for either
 	}{
 		{140, "‖ PAUSED · reading — any command resumes", "yes"},
-		{100, "‖ PAUSED · reading — any command resumes", "no"},
-		{80, "‖ PAUSED · reading", ""},
+		{100, "‖ PAUSED · reading — any command resumes", ""},
+		{80, "‖ PAUSED · reading — any command resumes", ""},
 	} {
 		v := view.State{Time: demoStart, Clock: view.Clock{Speed: 1, Paused: true, Held: "reading — any command resumes"}, Timing: "classroom",
 			Lesson: &view.Lesson{Title: "Retries: backoff, jitter and the dead-letter queue", Step: 1, Steps: 6}}
@@ -121,6 +121,31 @@ func TestHeaderSaysWhyTheClockIsHeld(t *testing.T) {
 		}
 		if shown := containsAll(head, demoStart.Format("15:04:05.0")); c.withTime != "" && shown != (c.withTime == "yes") {
 			t.Errorf("%d columns: header %q shows the lab time: %v, want %s", c.w, head, shown, c.withTime)
+		}
+	}
+}
+
+// A title too long for the header beside why the clock is held shows its
+// head, before the colon, rather than a word cut in two; a title with no
+// colon loses whole words.
+func TestHeaderTitleReadsWhole(t *testing.T) {
+	for _, c := range []struct {
+		title string
+		w     int
+		want  []string
+	}{
+		{"Why a queue: the checkout on a bad day", 100, []string{"mqlab │ Why a queue · step 1/5", "‖ PAUSED · the lesson stopped it — space resumes"}},
+		{"Why a queue: the checkout on a bad day", 80, []string{"mqlab │ Why a queue · step 1/5", "‖ PAUSED"}},
+		{"Why a queue: the checkout on a bad day", 140, []string{"mqlab │ Why a queue: the checkout on a bad day · step 1/5"}},
+		{"How many partitions? Two floors and a cost", 100, []string{"mqlab │ How many partitions? · step 1/5"}},
+		{"At most once, at least once, and the exactly-once effect", 100, []string{"mqlab │ At most once, at least once… · step 1/5"}},
+	} {
+		v := view.State{Time: demoStart, Clock: view.Clock{Speed: 1, Paused: true, Held: "the lesson stopped it — space resumes"}, Timing: "classroom",
+			Lesson: &view.Lesson{Title: c.title, Step: 1, Steps: 5}}
+		m, _ := newTestModel(t, v, c.w, 24)
+		head := lines(m.View())[0]
+		if !containsAll(head, c.want...) || draw.Width(head) != c.w {
+			t.Errorf("%d columns: header %q, want %q in it", c.w, head, c.want)
 		}
 	}
 }
@@ -139,5 +164,18 @@ func TestHeaderSaysDecidingAt80(t *testing.T) {
 		if !containsAll(head, c.want) || draw.Width(head) != c.w {
 			t.Errorf("%d columns: header %q, want %q in it", c.w, head, c.want)
 		}
+	}
+}
+
+// The address a learner points their own client at stays in the header
+// at 100 columns while the clock is held: it gives way only to why.
+func TestHeaderKeepsTheListenersAddress(t *testing.T) {
+	v := view.State{Time: demoStart, Clock: view.Clock{Speed: 1, Paused: true, Held: "your turn — any command resumes"}, Timing: "classroom",
+		SQS:    "http://127.0.0.1:19324",
+		Lesson: &view.Lesson{Title: "Your own SQS worker: the endpoint, the leader and the timeout", Step: 1, Steps: 4}}
+	m, _ := newTestModel(t, v, 100, 30)
+	head := lines(m.View())[0]
+	if !containsAll(head, "Your own SQS worker · step 1/4", "‖ PAUSED · your turn", "sqs 127.0.0.1:19324") || draw.Width(head) != 100 {
+		t.Errorf("header %q lacks the SQS address or why the clock is held", head)
 	}
 }

@@ -66,6 +66,9 @@ type Options struct {
 // Model is the lab screen: the root Bubble Tea model. It owns the panels,
 // the prompt, the help and the history, and routes keys.
 type Model struct {
+	// footerKept is how wide the footer's kept keys (: and ?) drew last:
+	// a long status goes on in the footer's row beside them.
+	footerKept int
 	// id marks the messages of this screen's own commands, so that a
 	// screen that replaced another ignores what was meant for the old one.
 	id     uint64

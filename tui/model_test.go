@@ -579,7 +579,8 @@ func TestHistoryHoldsStill(t *testing.T) {
 }
 
 // At 100x30 with two loads running, the header keeps the lesson's name
-// readable: the jobs shorten first. The footer keeps : and ? at every size.
+// readable, its head whole rather than cut inside a word; the jobs
+// shorten first. The footer keeps : and ? at every size.
 func TestHeaderAndFooterKeepWhatMatters(t *testing.T) {
 	v := sceneEnd(t)
 	v.Lesson = &view.Lesson{ID: "flash-sale", Title: "The flash sale: a backlog you can watch grow", Step: 2, Steps: 5, Status: lessons.StatusStepDone}
@@ -587,7 +588,7 @@ func TestHeaderAndFooterKeepWhatMatters(t *testing.T) {
 	for _, size := range [][2]int{{80, 24}, {100, 30}, {120, 40}} {
 		m, _ := newTestModel(t, v, size[0], size[1])
 		rows := strings.Split(m.View(), "\n")
-		if size[0] >= 100 && !strings.Contains(rows[0], "The flash sale: a backlog") {
+		if !strings.Contains(rows[0], "mqlab │ The flash sale · step 2/5") {
 			t.Errorf("%dx%d: the header %q cuts the lesson's name short", size[0], size[1], rows[0])
 		}
 		footer := rows[len(rows)-1]
@@ -702,20 +703,41 @@ func TestTabFollowsTheReadingOrder(t *testing.T) {
 	}
 }
 
-// A long command's one-line answer stays readable on the status line:
-// the command, which the learner has just typed, is cut rather than what
-// the lab said back.
+// A long command's one-line answer stays readable: a status too long for
+// its row goes on in the footer's row, whose keys give way to it but for
+// : and ?; where even two rows are too few, the command, which the
+// learner has just typed, is cut rather than what the lab said back.
 func TestStatusKeepsTheAnswerOfALongCommand(t *testing.T) {
-	m, src := newTestModel(t, sceneEnd(t), 100, 30)
-	answer := "waits until your choice is complete: n (or space) runs it"
-	src.reply = func(string) (string, error) { return answer, nil }
-	line := `load orders rate=1/s for=1s key=881 value="order 881 packed" acks=all idempotent=true as=checkout`
-	press(m, ":")
-	press(m, strings.Split(line, "")...)
-	press(m, "enter")
-	rows := strings.Split(m.View(), "\n")
-	status := rows[len(rows)-2]
-	if !strings.Contains(status, answer) || !strings.Contains(status, "load orders") {
-		t.Errorf("the status line reads %q; want the command, cut if need be, and all of %q", status, answer)
+	for _, c := range []struct {
+		w, h         int
+		line, answer string
+		wholeCommand bool
+	}{
+		{100, 30, `load orders rate=1/s for=1s key=881 value="order 881 packed" acks=all idempotent=true as=checkout`,
+			"waits until your choice is complete: n (or space) runs it", true},
+		{100, 30, "consumer start cashback-1 group=cashback topic=orders service=wallet",
+			"waits with the 1 before it until your choice is complete: n (or space) runs them", true},
+		{80, 24, "consumer start cashback-1 group=cashback topic=orders service=wallet",
+			"waits with the 1 before it until your choice is complete: n (or space) runs them", false},
+		{80, 24, `load orders rate=1/s for=1s key=881 value="order 881 packed" acks=all idempotent=true as=checkout`,
+			"waits with the 1 before it until your choice is complete: n (or space) runs them", false},
+	} {
+		m, src := newTestModel(t, sceneEnd(t), c.w, c.h)
+		src.reply = func(string) (string, error) { return c.answer, nil }
+		press(m, ":")
+		press(m, strings.Split(c.line, "")...)
+		press(m, "enter")
+		rows := strings.Split(m.View(), "\n")
+		two := rows[len(rows)-2] + "\n" + rows[len(rows)-1]
+		flat := strings.Join(strings.Fields(two), " ")
+		if !strings.Contains(flat, c.answer) || !strings.Contains(flat, "✓ consumer start") && !strings.Contains(flat, "✓ load orders") {
+			t.Errorf("%dx%d: the status reads\n%s\nwant the command, cut if need be, and all of %q", c.w, c.h, two, c.answer)
+		}
+		if c.wholeCommand && !strings.Contains(flat, c.line) {
+			t.Errorf("%dx%d: the status reads\n%s\nwant all of %q", c.w, c.h, two, c.line)
+		}
+		if last := rows[len(rows)-1]; !strings.Contains(last, ": command") || !strings.Contains(last, "? help") || draw.Width(last) != c.w {
+			t.Errorf("%dx%d: the footer %q lost : or ?, or is not %d wide", c.w, c.h, last, c.w)
+		}
 	}
 }

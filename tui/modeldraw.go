@@ -115,8 +115,9 @@ func (m *Model) View() string {
 		rows = append(rows, panel.TaskLine(st, m.ctx.State.Lesson, w))
 	}
 	rows = append(rows, m.body()...)
-	rows = append(rows, m.statusLine(w))
-	rows = append(rows, m.footer(w))
+	status, more := m.statusLine(w)
+	rows = append(rows, status)
+	rows = append(rows, m.footer(w, more))
 	return strings.Join(rows, "\n")
 }
 
@@ -124,8 +125,9 @@ func (m *Model) tooSmallView(w, h int) string { return tooSmall(w, h) }
 
 // footer is the help bar. The keys that lead to everything else — : for a
 // command, ? for every key — stay at its end at every width; the others
-// give way, the last first.
-func (m *Model) footer(w int) string {
+// give way, the last first, and all of them to the rest of a status too
+// long for its own row (status).
+func (m *Model) footer(w int, status string) string {
 	k := m.ctx.Keys
 	var keep, rest []key.Binding
 	for _, b := range m.ShortHelp() {
@@ -142,6 +144,10 @@ func (m *Model) footer(w int) string {
 	sep := hm.Styles.ShortSeparator.Inline(true).Render(hm.ShortSeparator)
 	more := hm.Styles.Ellipsis.Inline(true).Render(hm.Ellipsis)
 	tail := hm.ShortHelpView(keep)
+	m.footerKept = draw.Width(tail)
+	if status != "" {
+		return draw.Fit(draw.Cut(status, w-draw.Width(tail)-2), w-draw.Width(tail)) + tail
+	}
 	room := w - draw.Width(tail) - draw.Width(sep)
 	var head []string
 	used := 0
@@ -197,23 +203,38 @@ func (m *Model) header(w int) string {
 		// The teacher's class: how many are connected, how many answered.
 		warn = "  " + classWord(c.Class, w < 100)
 	}
-	// The left side keeps "mqlab │ ", the warning and enough of the title
-	// to read: the jobs shorten and go before the title does.
-	room := w - 10 - draw.Width(warn) - min(draw.Width(title), 28) - draw.Width(tail)
+	// The left side keeps "mqlab │ ", the warning and the title's head
+	// ("Why a queue"): the jobs shorten and go before the head does. The
+	// rest of the title comes before a paused clock's time and the
+	// timing, and after why the clock is held and the jobs.
+	head := titleHead(title)
+	fixed := 10 + draw.Width(warn) + draw.Width(tail)
 	var r draw.Line
-	for _, form := range headerForms {
+	var form headerForm
+	for _, form = range headerForms {
 		r = m.headerRight(form)
-		if r.Width() <= room {
+		if r.Width() <= w-fixed-draw.Width(head) {
 			break
 		}
 	}
+	if r.Width() > w-fixed-draw.Width(title) {
+		lean := form
+		lean.timing = false
+		if s.Clock.Paused {
+			lean.time = false
+		}
+		if lr := m.headerRight(lean); lr.Width() <= w-fixed-draw.Width(title) {
+			r = lr
+		}
+	}
+	room := w - fixed - draw.Width(head)
 	// The left side: what is open. A long title gives way before the step
 	// number and the right side's clock.
 	rw := min(r.Width(), room)
 	var l draw.Line
 	l.Add(&st.Accent, "mqlab")
 	l.Add(&st.Faint, " │ ")
-	l.Add(&st.Header, draw.Cut(title, max(8, w-rw-2-l.Width()-draw.Width(tail)-draw.Width(warn))))
+	l.Add(&st.Header, shortTitle(title, max(8, w-rw-2-l.Width()-draw.Width(tail)-draw.Width(warn))))
 	l.Add(&st.Muted, tail)
 	l.Add(&st.Warn, warn)
 	if l.Width()+r.Width()+2 > w {
@@ -222,6 +243,33 @@ func (m *Model) header(w int) string {
 	l.Pad(w - r.Width())
 	l.Append(&r)
 	return l.String()
+}
+
+// titleHead is what a title says before its colon or question mark
+// ("Why a queue", "How many partitions?"), or its first 28 cells.
+func titleHead(title string) string {
+	for _, sep := range []string{": ", "? "} {
+		if i := strings.Index(title, sep); i > 0 {
+			return strings.TrimSuffix(title[:i+1], ":")
+		}
+	}
+	return draw.Cut(title, 28)
+}
+
+// shortTitle fits a title into w cells so that what shows reads whole:
+// the title, else its head, else as many whole words as fit.
+func shortTitle(title string, w int) string {
+	if draw.Width(title) <= w {
+		return title
+	}
+	if head := titleHead(title); draw.Width(head) <= w && !strings.HasSuffix(head, "…") {
+		return head
+	}
+	cut := draw.Cut(title, w)
+	if i := strings.LastIndexByte(strings.TrimSuffix(cut, "…"), ' '); i > w/2 {
+		return strings.TrimRight(cut[:i], ",;:") + "…"
+	}
+	return cut
 }
 
 // classWord is the teacher's header's word on the class: "12 connected ·
@@ -276,15 +324,18 @@ func (m *Model) showRoster() {
 type headerForm struct {
 	jobs, held   int
 	time, timing bool
+	addr         bool // the Kafka and SQS listeners' addresses
 }
 
 // headerForms run from the fullest to the barest. Jobs and the timing go
 // first; while the clock is held, what lets it run outranks the lab time,
-// which stands still anyway.
+// which stands still anyway. The address a learner points their own
+// client at outranks how to let the clock run, and gives way only to why
+// it is held.
 var headerForms = []headerForm{
-	{0, 2, true, true}, {1, 2, true, true}, {2, 2, true, true}, {2, 2, true, false},
-	{3, 2, true, false}, {3, 2, false, false}, {3, 1, true, false}, {3, 1, false, false},
-	{3, 0, true, false}, {3, 0, false, false},
+	{0, 2, true, true, true}, {1, 2, true, true, true}, {2, 2, true, true, true}, {2, 2, true, false, true},
+	{3, 2, true, false, true}, {3, 2, false, false, true}, {3, 1, true, false, true}, {3, 1, false, false, true},
+	{3, 1, true, false, false}, {3, 1, false, false, false}, {3, 0, true, false, false}, {3, 0, false, false, false},
 }
 
 // headerRight is the header's right side: the jobs with their progress,
@@ -349,11 +400,11 @@ func (m *Model) headerRight(form headerForm) draw.Line {
 	if s.Timing != "" && timing {
 		r.Add(&st.Faint, "  "+s.Timing)
 	}
-	if s.Kafka != nil && level <= 1 {
+	if s.Kafka != nil && form.addr {
 		r.Add(&st.Faint, "  kafka ")
 		r.Add(&st.Text, panel.KafkaSeed(s.Kafka))
 	}
-	if s.SQS != "" && level <= 1 {
+	if s.SQS != "" && form.addr {
 		r.Add(&st.Faint, "  sqs ")
 		r.Add(&st.Text, strings.TrimPrefix(s.SQS, "http://"))
 	}
@@ -375,33 +426,48 @@ func shortJob(name string) string {
 	return name
 }
 
-func (m *Model) statusLine(w int) string {
+// statusLine is the outcome of what the learner did last, or the prompt
+// they type in. A status too long for its row goes on in more, which the
+// footer shows in place of its keys, under the status's text.
+func (m *Model) statusLine(w int) (row, more string) {
 	st := m.ctx.Styles
 	if m.prompt.active() {
-		return m.prompt.view(st, w)
+		return m.prompt.view(st, w), ""
 	}
 	var l draw.Line
+	mark, ms, text, ts := "", &st.Muted, m.status, &st.Text
 	switch m.statusKind {
 	case statusOK:
-		l.Add(&st.OK, draw.SymOK+" ")
-		l.Add(&st.Text, m.status)
+		mark, ms = draw.SymOK+" ", &st.OK
 	case statusErr:
-		l.Add(&st.Fail, draw.SymFail+" ")
-		l.Add(&st.Fail, m.status)
+		mark, ms, ts = draw.SymFail+" ", &st.Fail, &st.Fail
 	case statusAsk:
-		l.Add(&st.Warn, "? "+m.status)
+		mark, ms, ts = "? ", &st.Warn, &st.Warn
 	case statusBusy:
 		l.Add(&st.Warn, draw.SymPending+" running ")
 		l.Add(&st.Text, m.status)
 		l.Add(&st.Faint, "  (esc cancels)")
+		return l.Fit(w), ""
 	default:
 		if m.status == "" {
 			l.Add(&st.Faint, "press : to type a command, ? for every key")
-		} else {
-			l.Add(&st.Muted, m.status)
+			return l.Fit(w), ""
+		}
+		ts = &st.Muted
+	}
+	l.Add(ms, mark)
+	lead := l.Width()
+	if lead+draw.Width(text) > w && text != "" {
+		// Break at the last space that fits; the rest goes on below,
+		// under the text rather than the mark.
+		head, _ := draw.SplitAt(text, w-lead)
+		if i := strings.LastIndexByte(head, ' '); i > 0 {
+			l.Add(ts, head[:i])
+			return l.Fit(w), draw.Spaces(lead) + ts.Render(strings.TrimSpace(text[i:]))
 		}
 	}
-	return l.Fit(w)
+	l.Add(ts, text)
+	return l.Fit(w), ""
 }
 
 // body draws the slots, or the full help or a command's output over them.

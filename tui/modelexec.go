@@ -241,7 +241,13 @@ func (m *Model) setStatus(k statusKind, s string) { m.status, m.statusKind = s, 
 // Where both do not fit, the command is cut rather than the answer: the
 // learner has just typed the command, and the answer is the news.
 func (m *Model) lineAndAnswer(line, out string) string {
-	room := m.ctx.Width - 2 // the status line's mark
+	// The status line's row after its mark, and the footer's row short of
+	// the keys it keeps, less what breaking at a word may leave unused.
+	kept := m.footerKept
+	if kept == 0 {
+		kept = 20 // not drawn yet: about ": command • ? help"
+	}
+	room := m.ctx.Width - 2 + max(0, m.ctx.Width-kept-4-12)
 	if w := draw.Width(line) + 3 + draw.Width(out); w <= room || room <= 0 {
 		return line + " — " + out
 	}

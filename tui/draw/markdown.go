@@ -38,7 +38,7 @@ func Markdown(st *Styles, src string, w int) []string {
 		switch b.Kind {
 		case lessons.MDCode:
 			for _, l := range b.Rows {
-				for _, r := range hardWrap(l, w-2) {
+				for _, r := range codeWrap(l, w-2) {
 					out = append(out, "  "+st.Accent.Render(r))
 				}
 			}
@@ -70,19 +70,25 @@ func Markdown(st *Styles, src string, w int) []string {
 }
 
 // Inline styles a paragraph's spans: bold, code in the accent, the rest
-// as text.
+// as text. Code is a name the learner types or reads on screen (a client
+// called `one`, a file's `.log`): on a terminal without colour it keeps
+// its backticks, or it would read as an ordinary word.
 func Inline(st *Styles, s string) []Run {
 	spans := lessons.Inline(s)
 	runs := make([]Run, len(spans))
 	for i, sp := range spans {
 		sty := &st.Text
+		text := sp.Text
 		switch sp.Kind {
 		case lessons.SpanBold:
 			sty = &st.Bold
 		case lessons.SpanCode:
 			sty = &st.Accent
+			if st.NoColor {
+				text = "`" + text + "`"
+			}
 		}
-		runs[i] = Run{sp.Text, sty}
+		runs[i] = Run{text, sty}
 	}
 	return runs
 }
@@ -150,6 +156,9 @@ func WrapRuns(runs []Run, w int, indent string) []string {
 	return rows
 }
 
+// SplitAt cuts s after n cells.
+func SplitAt(s string, n int) (string, string) { return splitAt(s, n) }
+
 // splitAt cuts s after n cells.
 func splitAt(s string, n int) (string, string) {
 	w := 0
@@ -163,18 +172,53 @@ func splitAt(s string, n int) (string, string) {
 	return s, ""
 }
 
-// hardWrap breaks one line of a code block into rows of w cells.
-func hardWrap(s string, w int) []string {
+// codeWrap breaks one line of a code block into rows of w cells at its
+// spaces, so that no name or option is split (AWS_SECRET_ACCESS_KEY,
+// aws_access_key_id=): the rows it goes on to are indented four more
+// than the line, and only a word longer than a row is broken.
+func codeWrap(s string, w int) []string {
 	if w <= 0 {
 		return nil
 	}
-	var out []string
-	for Width(s) > w {
-		head, rest := splitAt(s, w)
-		out = append(out, head)
-		s = rest
+	if Width(s) <= w {
+		return []string{s}
 	}
-	return append(out, s)
+	lead := len(s) - len(strings.TrimLeft(s, " "))
+	pad := Spaces(min(lead+4, w/2))
+	var out []string
+	row := s[:lead]
+	words := strings.Fields(s)
+	for i, word := range words {
+		sep := " "
+		if i == 0 {
+			sep = ""
+		}
+		start := lead
+		if len(out) > 0 {
+			start = len(pad)
+		}
+		switch {
+		case Width(row)+len(sep)+Width(word) <= w:
+			row += sep + word
+			continue
+		case Width(row) > start:
+			out = append(out, row)
+			row = pad
+			if Width(row)+Width(word) > w && Width(word) <= w {
+				row = Spaces(w - Width(word)) // less indent rather than a split word
+			}
+		}
+		for Width(row)+Width(word) > w {
+			head, rest := splitAt(word, w-Width(row))
+			if head == "" {
+				head, rest = splitAt(word, 1)
+			}
+			out = append(out, row+head)
+			row, word = pad, rest
+		}
+		row += word
+	}
+	return append(out, row)
 }
 
 // mdTable draws a pipe table: a grid when it fits in w cells, otherwise

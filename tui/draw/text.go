@@ -120,6 +120,23 @@ func Block(rows []string, w, h int) string {
 	return b.String()
 }
 
+// nbHyphen is a non-breaking hyphen, one cell wide like "-".
+const nbHyphen = "\u2011"
+
+// wordWrap breaks one line into rows of w cells at spaces only: a word
+// such as msg-881 or at-least-once is one word, where the wrapper would
+// break after its hyphen (and at a row's edge leave the hyphen on a row
+// of its own). A non-breaking hyphen stands in for it while wrapping. A
+// word longer than a row is broken.
+func wordWrap(s string, w int) []string {
+	s = strings.ReplaceAll(s, "-", nbHyphen)
+	rows := strings.Split(ansi.Hardwrap(ansi.Wordwrap(s, w, ""), w, true), "\n")
+	for i, r := range rows {
+		rows[i] = strings.ReplaceAll(r, nbHyphen, "-")
+	}
+	return rows
+}
+
 // Wrap word-wraps plain text to w cells, keeping blank lines between
 // paragraphs.
 func Wrap(s string, w int) []string {
@@ -133,8 +150,7 @@ func Wrap(s string, w int) []string {
 			out = append(out, "")
 			continue
 		}
-		wrapped := ansi.Hardwrap(ansi.Wordwrap(para, w, ""), w, true)
-		out = append(out, strings.Split(wrapped, "\n")...)
+		out = append(out, wordWrap(para, w)...)
 	}
 	return out
 }
@@ -179,8 +195,7 @@ func WrapHanging(s string, w int) []string {
 	if hang >= w/2 {
 		hang = 2
 	}
-	first := ansi.Hardwrap(ansi.Wordwrap(s, w, ""), w, true)
-	lines := strings.Split(first, "\n")
+	lines := wordWrap(s, w)
 	out := []string{lines[0]}
 	rest := strings.TrimSpace(strings.Join(lines[1:], " "))
 	pad := strings.Repeat(" ", hang)
@@ -208,3 +223,49 @@ func (l *Line) AddStyled(s string, w int) *Line {
 
 // Append adds another line's text.
 func (l *Line) Append(o *Line) *Line { return l.AddStyled(o.String(), o.w) }
+
+// GroupNumbers writes the whole numbers of four digits or more in s with
+// their thousands grouped, as lessons write numbers ("36,042"), where
+// they stand as numbers of their own: after a space or "(" and before a
+// space, a decimal point, ",", ";", ")" or the end. Names holding digits
+// (n1, orders/1000, e1234) and dates stay as they are.
+func GroupNumbers(s string) string {
+	starts := func(i int) bool { // a number may begin at i
+		switch {
+		case i == 0:
+			return true
+		case s[i-1] == ' ' || s[i-1] == '(':
+			return true
+		case s[i-1] == '-': // a minus sign of its own
+			return i == 1 || s[i-2] == ' ' || s[i-2] == '('
+		}
+		return false
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		if c := s[i]; c < '0' || c > '9' || !starts(i) {
+			b.WriteByte(c)
+			i++
+			continue
+		}
+		j := i
+		for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+			j++
+		}
+		digits := s[i:j]
+		i = j
+		ends := j == len(s) || strings.IndexByte(" ,;)", s[j]) >= 0 ||
+			s[j] == '.' && (j+1 == len(s) || s[j+1] == ' ' || s[j+1] >= '0' && s[j+1] <= '9')
+		if !ends || len(digits) < 4 {
+			b.WriteString(digits)
+			continue
+		}
+		for k := range len(digits) {
+			if k > 0 && (len(digits)-k)%3 == 0 {
+				b.WriteByte(',')
+			}
+			b.WriteByte(digits[k])
+		}
+	}
+	return b.String()
+}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
 )
 
 // Theme names every colour the screen uses by what it means. Each is an
@@ -69,6 +70,10 @@ type Styles struct {
 	Header, Key              Style
 	Bar, BarEmpty            Style
 	Help                     help.Styles // the help bubble's, from the same theme
+	// NoColor: the terminal shows no colour or weight (NO_COLOR, a dumb
+	// terminal), so what a style alone would set apart keeps its marks:
+	// inline code its backticks.
+	NoColor bool
 }
 
 // Style is a lipgloss style with its escape codes worked out once: a wide
@@ -148,6 +153,7 @@ func NewStylesFor(t Theme, r *lipgloss.Renderer) *Styles {
 		Bar:           mkStyle(fg(t.Accent)),
 		BarEmpty:      mkStyle(fg(t.Faint)),
 	}
+	s.NoColor = r.ColorProfile() == termenv.Ascii
 	key, desc, sep := fg(t.Accent).Bold(true), fg(t.Muted), fg(t.Faint)
 	s.Help = help.Styles{ShortKey: key, ShortDesc: desc, ShortSeparator: sep,
 		FullKey: key, FullDesc: desc, FullSeparator: sep, Ellipsis: sep}

@@ -139,7 +139,22 @@ func (p *Cluster) nodeRows() []string {
 		default:
 			l.Add(&st.Muted, "leads ")
 			l.Add(&st.Leader, draw.SymLeader+" ")
-			l.Add(&st.Text, strings.Join(n.Leads, ", "))
+			// Whole names, then how many more, rather than a name cut.
+			for j, name := range n.Leads {
+				sep := ", "
+				if j == 0 {
+					sep = ""
+				}
+				more := ""
+				if j < len(n.Leads)-1 {
+					more = fmt.Sprintf(" +%d more", len(n.Leads)-j-1)
+				}
+				if j > 0 && l.Width()+len(sep)+draw.Width(name)+len(more) > p.w {
+					l.Add(&st.Muted, fmt.Sprintf(" +%d more", len(n.Leads)-j))
+					break
+				}
+				l.Add(&st.Text, sep+name)
+			}
 		}
 		p.nodeZones = append(p.nodeZones, zone{row: i, x0: 0, x1: p.w, index: i})
 		rows = append(rows, l.Fit(p.w))
@@ -357,11 +372,13 @@ func layoutStrip(pt view.Partition, w int) stripLayout {
 	// "›n1 ▲ leader    e8 "
 	lay.labelW = 1 + nodeW + 1 + 1 + 1 + len("candidate") + 1 + 1 + lay.epochW + 1
 	lay.cellW = 1 + 1 + lay.epochW // gap, mark, epoch
+	// The numbers keep a cell clear of the border: at four digits and
+	// more the strip gives up an offset for it.
 	numW := len(strconv.FormatUint(maxNum, 10))
-	infoMin := len("hwm  leo ") + 2*numW
+	infoMin := len("hwm  leo ") + 2*numW + 1
 	room := w - lay.labelW - infoMin - 2
 	if room < 4*lay.cellW { // narrow: keep the log, shorten the words
-		infoMin = 1 + 2*numW
+		infoMin = 1 + 2*numW + 1
 		room = w - lay.labelW - infoMin - 2
 	}
 	lay.n = max(0, min(room/lay.cellW, window))
@@ -473,11 +490,22 @@ func (p *Cluster) replica(pt view.Partition, r view.Replica, lay stripLayout, w 
 	if flashActive && flashOn {
 		ts = st.Flash
 	}
+	// The row names what was cut and its epoch, which a lesson points
+	// at: where it does not fit under the log it starts further left,
+	// then drops its last words, rather than lose the epoch at the edge.
+	head, what, tail := draw.SymTruncated+" "+r.Node+" truncated:", " "+truncWords(trunc), ", never committed"
+	indent := lay.labelW - 1 - draw.Width(draw.SymTruncated)
+	if indent+draw.Width(head+what+tail) > w {
+		indent = 1
+	}
+	if indent+draw.Width(head+what+tail) > w {
+		tail = ""
+	}
 	var c draw.Line
-	c.Pad(lay.labelW - 1 - draw.Width(draw.SymTruncated))
-	c.Add(&ts, draw.SymTruncated+" "+r.Node+" truncated:")
-	c.Add(&st.Truncated, " "+truncWords(trunc))
-	c.Add(&st.Muted, ", never committed")
+	c.Pad(indent)
+	c.Add(&ts, head)
+	c.Add(&st.Truncated, what)
+	c.Add(&st.Muted, tail)
 	return l.Fit(w), c.Fit(w)
 }
 

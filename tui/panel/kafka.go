@@ -25,13 +25,15 @@ func kafkaRow(st *draw.Styles, k *view.Kafka, w int) string {
 	if len(k.Clients) == 0 {
 		// Every node's address when the row has room, so a client started
 		// while one node is down still finds the others.
-		hint := " · no client connected · try  kcat -b "
-		if l.Width()+len(hint)+len(k.Bootstrap)+3 <= w {
-			hint += k.Bootstrap
-		} else {
-			hint += KafkaSeed(k)
+		// Where neither fits, the row says only that none is connected
+		// rather than cut the command it suggests.
+		none := " · no client connected"
+		for _, hint := range []string{none + " · try  kcat -b " + k.Bootstrap + " -L", none + " · try  kcat -b " + KafkaSeed(k) + " -L", none} {
+			if l.Width()+draw.Width(hint) <= w {
+				l.Add(&st.Muted, hint)
+				break
+			}
 		}
-		l.Add(&st.Muted, hint+" -L")
 		return l.Fit(w)
 	}
 	l.Add(&st.Muted, " · clients ")

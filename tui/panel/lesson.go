@@ -2,6 +2,7 @@ package panel
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -32,10 +33,12 @@ type Lesson struct {
 	seenBlocks int
 	seenStatus lessons.Status
 	seenH      int
+	seenActs   int
 	anchor     int
-	// taskBelow: the open task starts below the rows in view, so the
-	// last row points down to it rather than up.
-	taskBelow bool
+	// openBelow: the open task, or the end of the open question, is
+	// below the rows in view, so the last row points down to it rather
+	// than up.
+	openBelow bool
 }
 
 func NewLesson(ctx *Context) *Lesson { return &Lesson{ctx: ctx, scrolled: scrolled{keys: ctx.Scroll}} }
@@ -85,8 +88,8 @@ func (p *Lesson) View() string {
 	}
 	rows, off := draw.WindowNote(body, p.off, bodyH, st, how)
 	p.off = off
-	if i := lastTask(ls.Blocks); ls.Status == lessons.StatusTask && i >= 0 && starts[i] >= off+bodyH {
-		p.taskBelow = true
+	if p.openIsBelow(ls, starts, len(body), off+bodyH) {
+		p.openBelow = true
 		below := p.foot(ls, false)
 		if len(below) > 0 && below[0] == "" && (len(foot) == 0 || foot[0] != "") {
 			below = below[1:] // as foot, no spacer in a full pane
@@ -99,7 +102,7 @@ func (p *Lesson) View() string {
 				p.off = off
 			}
 		}
-		p.taskBelow = false
+		p.openBelow = false
 	}
 	// While the open task shows, the last row need not repeat its hint.
 	if ls.Status == lessons.StatusTask {
@@ -119,6 +122,19 @@ func (p *Lesson) View() string {
 	}
 	out = append(out, foot...)
 	return draw.Block(out, p.w, p.h)
+}
+
+// openIsBelow reports whether what the learner must answer or do lies
+// below row end: the open task's start, or the open question's last row.
+func (p *Lesson) openIsBelow(ls *view.Lesson, starts []int, total, end int) bool {
+	switch n := len(ls.Blocks); ls.Status {
+	case lessons.StatusTask:
+		i := lastTask(ls.Blocks)
+		return i >= 0 && starts[i] >= end
+	case lessons.StatusPredict:
+		return n > 0 && ls.Blocks[n-1].Kind == view.BlockPrediction && total > end
+	}
+	return false
 }
 
 // head is where the step stands: the screen's header names the lesson.
@@ -184,14 +200,7 @@ func (p *Lesson) body(ls *view.Lesson) (rows []string, starts, tops []int) {
 			for _, c := range b.Commands {
 				if c.OK {
 					rows = append(rows, p.commandRows("$ ", c.Text, &st.Muted)...)
-					for _, f := range c.Found {
-						if draw.Width(f) > w-2 {
-							f = strings.Join(strings.Fields(f), " ") // columns cannot line up once wrapped
-						}
-						for _, s := range draw.Wrap(f, w-2) {
-							rows = append(rows, "  "+st.Faint.Render(s))
-						}
-					}
+					rows = append(rows, p.found(c.Found)...)
 					continue
 				}
 				rows = append(rows, p.commandRows(draw.SymFail+" ", c.Text, &st.Muted)...)
@@ -216,6 +225,64 @@ func (p *Lesson) body(ls *view.Lesson) (rows []string, starts, tops []int) {
 	return rows, starts, tops
 }
 
+// found is what a command found, under it: a table the lab printed
+// (a service's rows, as "a | b" under a rule of dashes) drawn as the
+// narrative's tables are, a grid where it fits and one record a row where
+// it does not; other lines wrapped.
+func (p *Lesson) found(lines []string) []string {
+	st := p.ctx.Styles
+	w := p.w
+	var rows []string
+	for i := 0; i < len(lines); {
+		if i+1 < len(lines) && isRule(lines[i+1]) {
+			md := []string{pipeRow(lines[i]), pipeRow(lines[i+1])}
+			j := i + 2
+			for ; j < len(lines) && !rowCount.MatchString(strings.TrimSpace(lines[j])); j++ {
+				md = append(md, pipeRow(lines[j]))
+			}
+			src := strings.Join(md, "\n")
+			out, ok := p.mdCache[src]
+			if !ok {
+				out = draw.Markdown(st, src, w-2)
+				p.mdCache[src] = out
+			}
+			for _, r := range out {
+				rows = append(rows, "  "+r)
+			}
+			i = j
+			continue
+		}
+		f := lines[i]
+		if draw.Width(f) > w-2 {
+			f = strings.Join(strings.Fields(f), " ") // columns cannot line up once wrapped
+		}
+		for _, s := range draw.Wrap(f, w-2) {
+			rows = append(rows, "  "+st.Faint.Render(s))
+		}
+		i++
+	}
+	return rows
+}
+
+// rowCount is the line that ends a table the lab printed: "(3 rows)".
+var rowCount = regexp.MustCompile(`^\(\d+ rows?\)$`)
+
+// isRule reports whether a line is the dashes under a table's header.
+func isRule(l string) bool {
+	l = strings.TrimSpace(l)
+	return l != "" && strings.Trim(l, "-| ") == "" && strings.Contains(l, "-")
+}
+
+// pipeRow writes a row the lab printed ("42      | 150") as a Markdown
+// table's row ("| 42 | 150 |").
+func pipeRow(l string) string {
+	cells := strings.Split(l, "|")
+	for i, c := range cells {
+		cells[i] = strings.TrimSpace(c)
+	}
+	return "| " + strings.Join(cells, " | ") + " |"
+}
+
 func (p *Lesson) task(t *view.Task) []string {
 	st := p.ctx.Styles
 	var rows []string
@@ -223,16 +290,12 @@ func (p *Lesson) task(t *view.Task) []string {
 	if t.Done {
 		mark, ms = "["+draw.SymOK+"] ", &st.OK
 	}
-	text := draw.OneLine(lessons.PlainInline(t.Text))
-	for i, s := range draw.Wrap(text, p.w-4) {
-		var l draw.Line
+	for i, s := range draw.WrapRuns(draw.Inline(st, draw.OneLine(t.Text)), p.w-4, "") {
 		if i == 0 {
-			l.Add(ms, mark)
+			rows = append(rows, ms.Render(mark)+s)
 		} else {
-			l.Add(nil, "    ")
+			rows = append(rows, "    "+s)
 		}
-		l.Add(&st.Text, s)
-		rows = append(rows, l.Fit(p.w))
 	}
 	switch {
 	case t.Hint == "" || t.Done:
@@ -321,7 +384,12 @@ func (p *Lesson) expectation(e view.Expectation) []string {
 	case !e.OK:
 		detail = "got " + e.Got
 	default:
+		// Under words of the lesson's own, the values read take its way
+		// of writing numbers; beside a condition they stay as it has them.
 		detail = e.Got
+		if e.Label != "" {
+			detail = draw.GroupNumbers(detail)
+		}
 	}
 	ds := &st.Muted
 	if !e.OK {
@@ -433,7 +501,7 @@ func (p *Lesson) waitsFor(ls *view.Lesson, taskShown bool) (mark, text string, m
 			}
 		}
 		where := "the task above"
-		if p.taskBelow {
+		if p.openBelow {
 			where = "the task below (↓)"
 		}
 		mark, text = "▶", "Your turn: "+where
@@ -446,7 +514,7 @@ func (p *Lesson) waitsFor(ls *view.Lesson, taskShown bool) (mark, text string, m
 			text = fmt.Sprintf("Your choice waits (%d %s): add to it, or %s runs it", len(open.Chosen), plural(len(open.Chosen), "command", "commands"), keyOf(k.NextStep))
 		case open != nil && open.Decide != "" && open.Acted:
 			text = "Your choice: add to it, or " + keyOf(k.NextStep) + " when it is complete"
-		case open != nil && open.Decide != "" && p.taskBelow:
+		case open != nil && open.Decide != "" && p.openBelow:
 			text = "Your choice, in the task below (↓): " + open.Decide + ", then " + keyOf(k.NextStep)
 		case open != nil && open.Decide != "":
 			text = "Your choice: " + open.Decide + ", then " + keyOf(k.NextStep) + " — " + keyOf(k.Hint) + " for a hint"
@@ -465,6 +533,9 @@ func (p *Lesson) waitsFor(ls *view.Lesson, taskShown bool) (mark, text string, m
 		mark, text = "▶", fmt.Sprintf("Your turn: press a–%c to predict", 'a'+max(0, n-1))
 		if ls.Prediction != nil && ls.Prediction.Numeric {
 			text = "Your turn: type a number and press enter"
+		}
+		if p.openBelow {
+			text = strings.Replace(text, "Your turn: ", "Your turn, the question below (↓): ", 1)
 		}
 		if p.ctx.State.Class != nil && !p.ctx.Follow {
 			text += ", or :reveal to show the class the answer"
@@ -518,26 +589,47 @@ func (p *Lesson) runningCommand() string {
 // follow scrolls to what played since the learner last acted: from the
 // start of the step, or from the task or question they just did or
 // answered. It shows the newest rows unless that would hide the first of
-// those; the learner's own scrolling holds until the step moves again.
+// those; the learner's own scrolling holds until the step moves again or
+// they act. A reveal stays in view, its verdict at the top, until the
+// learner moves on, also when the step goes straight on to another
+// question; a command typed at the open task brings the task back.
 func (p *Lesson) follow(ls *view.Lesson, tops []int, total, h int) {
 	n := len(ls.Blocks)
-	if ls.Step == p.seenStep && n == p.seenBlocks && ls.Status == p.seenStatus && h == p.seenH {
-		return // nothing new, and the room is the same: the learner's scrolling holds
+	acts := taskActs(ls)
+	if ls.Step == p.seenStep && n == p.seenBlocks && ls.Status == p.seenStatus && acts == p.seenActs {
+		// Nothing new: the learner's scrolling holds when the pane grows
+		// or shrinks by a row of the foot. Only an end that was in view
+		// stays in view, short of pushing the anchor out at the top.
+		if h != p.seenH && p.off+p.seenH >= total && h > 0 {
+			off := max(0, total-h)
+			if p.anchor < len(tops) {
+				if first := max(0, tops[p.anchor]-1); first >= p.off {
+					off = min(off, first)
+				}
+			}
+			p.off = off
+		}
+		p.seenH = h
+		return
 	}
 	waited := p.seenStatus == lessons.StatusTask || p.seenStatus == lessons.StatusPredict
 	switch {
 	case ls.Step != p.seenStep || n < p.seenBlocks:
 		p.anchor, p.off = 0, 0
-	case waited && ls.Status != p.seenStatus && p.seenBlocks > 0:
+	case waited && (ls.Status != p.seenStatus || n > p.seenBlocks) && p.seenBlocks > 0:
 		p.anchor = p.seenBlocks - 1 // the block the learner just did or answered
+	case ls.Status == lessons.StatusTask && acts != p.seenActs:
+		if i := lastTask(ls.Blocks); i >= 0 {
+			p.anchor = i // the learner typed at the open task: it is what they read now
+		}
 	}
-	if ls.Status == lessons.StatusPredict && n > 0 && ls.Blocks[n-1].Kind == view.BlockPrediction && p.anchor < n-1 {
+	if ls.Status == lessons.StatusPredict && n > 0 && ls.Blocks[n-1].Kind == view.BlockPrediction && p.anchor < n-1 && !revealed(ls, p.anchor) {
 		// The learner is asked to answer: the open question is in view,
-		// what led to it one scroll up (a second question in one step
-		// comes after the first one's reveal).
+		// what led to it one scroll up. After a reveal the reveal comes
+		// first, and the foot points down to the question.
 		p.anchor = n - 1
 	}
-	p.seenStep, p.seenBlocks, p.seenStatus, p.seenH = ls.Step, n, ls.Status, h
+	p.seenStep, p.seenBlocks, p.seenStatus, p.seenH, p.seenActs = ls.Step, n, ls.Status, h, acts
 	if p.anchor >= len(tops) || h <= 0 {
 		return
 	}
@@ -548,6 +640,41 @@ func (p *Lesson) follow(ls *view.Lesson, tops []int, total, h int) {
 	}
 	if first < p.off {
 		p.off = first
+	}
+}
+
+// revealed reports whether block i is a question whose answer is shown.
+func revealed(ls *view.Lesson, i int) bool {
+	if i < 0 || i >= len(ls.Blocks) {
+		return false
+	}
+	b := ls.Blocks[i]
+	return b.Kind == view.BlockPrediction && b.Prediction != nil && b.Prediction.Answer >= 0
+}
+
+// taskActs counts what the learner has done at the open task: each
+// command of a choice, a first command, the goal's action.
+func taskActs(ls *view.Lesson) int {
+	i := lastTask(ls.Blocks)
+	if i < 0 || ls.Blocks[i].Task == nil || ls.Blocks[i].Task.Done {
+		return 0
+	}
+	t := ls.Blocks[i].Task
+	n := len(t.Chosen)
+	if t.Acted {
+		n++
+	}
+	if t.Tried {
+		n++
+	}
+	return n
+}
+
+// addInline adds narrative on one row, its code and bold styled as the
+// pane styles them, its line breaks gone.
+func addInline(l *draw.Line, st *draw.Styles, text string) {
+	for _, r := range draw.Inline(st, draw.OneLine(text)) {
+		l.Add(r.Style, r.Text)
 	}
 }
 
@@ -562,23 +689,23 @@ func TaskLine(st *draw.Styles, ls *view.Lesson, w int) string {
 	for _, t := range ls.Tasks {
 		if !t.Done {
 			l.Add(&st.Warn, "[ ] ")
-			text := draw.OneLine(t.Text)
+			addInline(&l, st, t.Text)
 			switch {
 			case t.Hint != "" && t.HintShown:
-				text += " — " + t.Hint
+				l.Add(&st.Text, " — "+t.Hint)
 			case t.Hint != "":
-				text += " (t: a hint)"
+				l.Add(&st.Text, " (t: a hint)")
 			}
-			l.Add(&st.Text, text)
 			return l.Fit(w)
 		}
 	}
 	if pr := ls.Prediction; pr != nil && pr.Chosen < 0 && pr.Answer < 0 {
 		l.Add(&st.Accent, "Predict: ")
+		addInline(&l, st, pr.Question)
 		if pr.Numeric {
-			l.Add(&st.Text, draw.OneLine(pr.Question)+" (a number)")
+			l.Add(&st.Text, " (a number)")
 		} else {
-			l.Add(&st.Text, draw.OneLine(pr.Question)+" (a–"+string(rune('a'+max(0, len(pr.Choices)-1)))+")")
+			l.Add(&st.Text, " (a–"+string(rune('a'+max(0, len(pr.Choices)-1)))+")")
 		}
 		return l.Fit(w)
 	}

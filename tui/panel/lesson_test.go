@@ -2,14 +2,17 @@ package panel
 
 import (
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 
+	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/mqlab/mqlab/lessons"
 	"github.com/mqlab/mqlab/tui/draw"
 	"github.com/mqlab/mqlab/tui/keys"
 	"github.com/mqlab/mqlab/tui/view"
+	"github.com/muesli/termenv"
 )
 
 func TestLessonPaneGoldens(t *testing.T) {
@@ -84,37 +87,108 @@ func TestLessonPaneNamesTheRunningCommand(t *testing.T) {
 	}
 }
 
-// A step that asks a second question after the first one's reveal keeps
-// the open question in view, in a pane too short for both: the learner is
-// asked to answer it.
+// A step that asks a question keeps it in view in a pane too short for
+// the step. Once the learner answers and the step goes straight on to a
+// second question, the first one's verdict and why stay in view, with
+// the foot pointing down to the second, rather than scrolling the
+// correction away; a pane tall enough shows both.
 func TestLessonPaneShowsTheOpenQuestion(t *testing.T) {
 	ctx := NewContext(nil, draw.NewStyles(draw.DefaultTheme), keys.Default())
-	first := &view.Prediction{Question: "What becomes of the batch?",
-		Choices: []string{"both are lost", "0 to 1,499 survive; the batch is lost", "0 to 1,499 survive; the checkout retries the batch"},
-		Chosen:  2, Answer: 2, Why: "Everything below the high-water mark is on a majority, so any new leader has it, and the producer retries."}
-	second := &view.Prediction{Question: "At which epoch does the new leader lead?",
-		Choices: []string{"one higher", "the same one", "n1's epoch minus one"}, Chosen: -1, Answer: -1}
-	ls := &view.Lesson{Title: "Leader failover", Step: 2, Steps: 4, StepTitle: "A batch only the leader holds",
+	first := &view.Prediction{Question: "At which byte of the segment will the batch holding offset 27 start?", Numeric: true,
+		Chosen: 0, Answer: 0, Given: "25", Right: "771 (exact)",
+		Why: "Offsets 20 to 24 are five batches of 111 bytes, 555 in all; the late orders' batches take 108 bytes each, so 555 + 2 × 108 = 771."}
+	second := &view.Prediction{Question: "How many seconds after the late orders is offset 20 deleted?", Numeric: true, Chosen: -1, Answer: -1}
+	long := strings.Repeat("Retention deletes a whole file or nothing, so a segment goes only when its newest record is past retention. ", 3)
+	ls := &view.Lesson{Title: "The log", Step: 3, Steps: 13, StepTitle: "Ten late orders",
 		Status: lessons.StatusPredict, Prediction: first,
 		Blocks: []view.LessonBlock{
-			{Kind: view.BlockText, Text: "The next batch, offsets 1,500 to 1,999, reaches n1 at the worst moment: n1 has just lost contact with both followers."},
-			{Kind: view.BlockPrediction, Prediction: &view.Prediction{Question: first.Question, Choices: first.Choices, Chosen: -1, Answer: -1}},
+			{Kind: view.BlockText, Text: long + long},
+			{Kind: view.BlockPrediction, Prediction: &view.Prediction{Question: first.Question, Numeric: true, Chosen: -1, Answer: -1}},
 		}}
 	ctx.State = &view.State{Lesson: ls}
 	p := NewLesson(ctx)
-	p.SetSize(40, 16)
-	if got := p.View(); !strings.Contains(got, "What becomes of the batch?") {
+	p.SetSize(40, 24)
+	if got := p.View(); !strings.Contains(got, "offset 27 start?") {
 		t.Fatalf("the first question is not in view:\n%s", got)
 	}
-	// The first is answered and revealed; the second is asked.
+	// The first is answered and revealed; a paragraph, then the second.
 	ls2 := *ls
 	ls2.Prediction = second
-	ls2.Blocks = []view.LessonBlock{ls.Blocks[0], {Kind: view.BlockPrediction, Prediction: first}, {Kind: view.BlockPrediction, Prediction: second}}
+	ls2.Blocks = []view.LessonBlock{ls.Blocks[0], {Kind: view.BlockPrediction, Prediction: first},
+		{Kind: view.BlockText, Text: long}, {Kind: view.BlockPrediction, Prediction: second}}
 	ctx.State = &view.State{Lesson: &ls2}
-	got := p.View()
-	for _, want := range []string{"At which epoch does the new", "n1's epoch minus one"} {
+	got := strings.Join(strings.Fields(p.View()), " ")
+	for _, want := range []string{"✗ You said 25; it was 771 (exact).", "Why: Offsets 20 to 24", "so 555 + 2 × 108 = 771.", "the question below (↓)"} {
 		if !strings.Contains(got, want) {
-			t.Errorf("the open question is not in view (%q missing):\n%s", want, got)
+			t.Errorf("%q is not in view after the reveal:\n%s", want, p.View())
+		}
+	}
+	// Scrolling down reaches the question; nothing new pulls the view back.
+	for range 30 {
+		p.Scroll(1)
+	}
+	if got := p.View(); !strings.Contains(got, "Answer with a number.") {
+		t.Errorf("scrolled to the end, the open question is not in view:\n%s", got)
+	}
+	tall := NewLesson(ctx)
+	tall.SetSize(40, 24)
+	ctx.State = &view.State{Lesson: ls}
+	tall.View()
+	tall.SetSize(40, 60)
+	ctx.State = &view.State{Lesson: &ls2}
+	got = strings.Join(strings.Fields(tall.View()), " ")
+	for _, want := range []string{"✗ You said 25", "Answer with a number.", "Your turn: type a number"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("a tall pane lacks %q:\n%s", want, tall.View())
+		}
+	}
+}
+
+// A learner who read down to the open task after a reveal and types a
+// command of their choice keeps the task in view: the foot growing by a
+// row does not send the pane back up to the reveal.
+func TestLessonPaneKeepsTheTaskInViewWhileTyping(t *testing.T) {
+	ctx := NewContext(nil, draw.NewStyles(draw.DefaultTheme), keys.Default())
+	ctx.Focus = LessonID
+	pr := &view.Prediction{Question: "How many times has the queue handed it out?", Numeric: true, Chosen: -1, Answer: -1}
+	long := strings.Repeat("An SQS consumer that knows its work is slow pushes its message's deadline out a little at a time. ", 6)
+	task := &view.Task{Text: "Start two workers, w1 and w2, with an extend= of your choosing.", Decide: "how far ahead a worker keeps its receipt hidden"}
+	ls := &view.Lesson{Title: "Work queues", Step: 2, Steps: 3, StepTitle: "Work longer than the timeout", Status: lessons.StatusPredict, Prediction: pr,
+		Blocks: []view.LessonBlock{{Kind: view.BlockText, Text: "Receipt 881 once more."}, {Kind: view.BlockPrediction, Prediction: pr}}}
+	ctx.State = &view.State{Lesson: ls}
+	p := NewLesson(ctx)
+	p.SetSize(40, 24)
+	p.View()
+	// Answered: the step plays on to the task.
+	done := *pr
+	done.Chosen, done.Answer, done.Given, done.Right, done.Why = 0, 0, "2", "4 deliveries (exact)", "No ack ever carries the newest handle."
+	ls2 := *ls
+	ls2.Status, ls2.Prediction = lessons.StatusTask, &done
+	ls2.Blocks = []view.LessonBlock{ls.Blocks[0], {Kind: view.BlockPrediction, Prediction: &done}, {Kind: view.BlockText, Text: long}, {Kind: view.BlockTask, Task: task}}
+	ls2.Tasks = []view.Task{*task}
+	ctx.State = &view.State{Lesson: &ls2}
+	if got := p.View(); !strings.Contains(got, "You said 2; it was 4") {
+		t.Fatalf("the reveal is not in view once the step plays on:\n%s", got)
+	}
+	for range 40 {
+		p.Scroll(1)
+	}
+	if got := p.View(); !strings.Contains(got, "Start two workers") {
+		t.Fatalf("scrolled to the end, the task is not in view:\n%s", got)
+	}
+	for _, typed := range [][]string{{"worker start w1 queue=receipts work=5s extend=1s"}, {"worker start w1 queue=receipts work=5s extend=1s", "worker start w2 queue=receipts work=5s extend=1s"}} {
+		t2 := *task
+		t2.Acted, t2.Chosen = true, typed
+		ls3 := ls2
+		ls3.Blocks = append(ls2.Blocks[:3:3], view.LessonBlock{Kind: view.BlockTask, Task: &t2})
+		ls3.Tasks = []view.Task{t2}
+		ctx.State = &view.State{Lesson: &ls3}
+		got := p.View()
+		if !strings.Contains(got, "Start two workers") || !strings.Contains(got, "extend=1s") {
+			t.Errorf("after typing %d commands the task is out of view:\n%s", len(typed), got)
+		}
+		if strings.Contains(got, "You said 2") {
+			t.Errorf("after typing %d commands the pane jumped back to the reveal:\n%s", len(typed), got)
 		}
 	}
 }
@@ -261,6 +335,91 @@ func TestLessonPaneShowsWhatFilesHold(t *testing.T) {
 	for _, want := range []string{"$ log files events/0 on n1", "n1's copy of events/0", "00000000000000000020.log 555 B offsets", "20–24, 5 batches, active"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the lesson pane lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// A task names topics and options in code; without colour they keep
+// their backticks there too, as in the narrative.
+func TestLessonPaneTaskKeepsInlineCode(t *testing.T) {
+	ctx := NewContext(nil, draw.NewStyles(draw.DefaultTheme), keys.Default())
+	task := &view.Task{Text: "Start consumers on `orders`, as many as you judge right.", Decide: "how many consumers"}
+	ctx.State = &view.State{Lesson: &view.Lesson{Title: "Partitions", Step: 1, Steps: 3, Status: lessons.StatusTask,
+		Blocks: []view.LessonBlock{{Kind: view.BlockTask, Task: task}}, Tasks: []view.Task{*task}}}
+	p := NewLesson(ctx)
+	p.SetSize(60, 12)
+	if got := p.View(); !strings.Contains(got, "[ ] Start consumers on `orders`, as many as you judge right.") {
+		t.Errorf("the task lost its inline code:\n%s", got)
+	}
+}
+
+// An expectation in the lesson's own words shows the values read with
+// their thousands grouped, as the lesson writes its numbers; a bare
+// condition keeps its values as the condition has them.
+func TestLessonPaneExpectationNumbers(t *testing.T) {
+	ctx := NewContext(nil, draw.NewStyles(draw.DefaultTheme), keys.Default())
+	ctx.State = &view.State{Lesson: &view.Lesson{Title: "The flash sale", Step: 2, Steps: 5, Status: lessons.StatusStepDone,
+		Blocks: []view.LessonBlock{{Kind: view.BlockExpect, Expectations: []view.Expectation{
+			{Text: "lag(billing) == 36000 ± 3600", Label: "60 s × 600", Checked: true, OK: true, Got: "lag(billing) is 36042"},
+			{Text: "lag(billing) >= 6000", Checked: true, OK: true, Got: "lag(billing) is 6054"},
+		}}}}}
+	p := NewLesson(ctx)
+	p.SetSize(60, 12)
+	got := p.View()
+	for _, want := range []string{"lag(billing) is 36,042", "lag(billing) >= 6000 (lag(billing) is 6054)"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("%q not in\n%s", want, got)
+		}
+	}
+}
+
+// A service's rows, read by the lesson's sql command, show under it, so
+// that "the balance above" is on screen: a grid where the columns fit,
+// one record a row where they do not.
+func TestLessonPaneShowsTablesRead(t *testing.T) {
+	ctx := NewContext(nil, draw.NewStyles(draw.DefaultTheme), keys.Default())
+	ctx.State = &view.State{Lesson: &view.Lesson{Title: "Idempotency keys", Step: 2, Steps: 3, StepTitle: "Worker B", Blocks: []view.LessonBlock{
+		{Kind: view.BlockCommands, Commands: []view.CommandLine{
+			{Text: `sql wallet "SELECT user_id, balance, version FROM wallets"`, OK: true,
+				Found: []string{"user_id | balance | version", "------- | ------- | -------", "42      | 150     | 4", "(1 row)"}},
+			{Text: `sql payments "SELECT id, idempotency_key, order_id, amount, status, repeats FROM charges"`, OK: true,
+				Found: []string{"id | idempotency_key | order_id | amount | status    | repeats", "-- | --------------- | -------- | ------ | --------- | -------",
+					"1  | 881             | 881      | 450    | succeeded | 1", "2  | 882             | 882      | 300    | succeeded | 0", "(2 rows)"}},
+		}},
+	}}}
+	p := NewLesson(ctx)
+	p.SetSize(40, 40)
+	out := p.View()
+	for _, want := range []string{"user_id │ balance │ version", "42 │     150 │       4", "(1 row)",
+		"id 1", "idempotency_key: 881", "repeats: 1", "id 2", "amount: 300", "(2 rows)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the pane lacks %q:\n%s", want, out)
+		}
+	}
+	for i, l := range lines(out) {
+		if draw.Width(l) != 40 {
+			t.Errorf("row %d is %d wide", i, draw.Width(l))
+		}
+	}
+}
+
+// The small screen's task line styles inline code as the pane does: its
+// marks are not shown raw in colour, and kept where there is none.
+func TestTaskLineStylesInlineCode(t *testing.T) {
+	ls := &view.Lesson{Step: 1, Steps: 6, Status: lessons.StatusPredict, Prediction: &view.Prediction{
+		Question: "What will `retry_peak` read **this** time?", Numeric: true, Chosen: -1, Answer: -1}}
+	for _, c := range []struct {
+		profile termenv.Profile
+		want    string
+	}{
+		{termenv.TrueColor, "Predict: What will retry_peak read this time? (a number)"},
+		{termenv.Ascii, "Predict: What will `retry_peak` read this time? (a number)"},
+	} {
+		r := lipgloss.NewRenderer(io.Discard)
+		r.SetColorProfile(c.profile)
+		got := ansi.Strip(TaskLine(draw.NewStylesFor(draw.DefaultTheme, r), ls, 100))
+		if !strings.Contains(got, c.want) {
+			t.Errorf("profile %v: %q, want %q in it", c.profile, got, c.want)
 		}
 	}
 }

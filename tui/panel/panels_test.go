@@ -236,6 +236,18 @@ func TestRaftPanel(t *testing.T) {
 			t.Errorf("the raft panel lacks %q:\n%s", want, out)
 		}
 	}
+	// In the 56 columns of a 100x30 screen, and the 45 of a 120x40 one,
+	// when the follower last heard a leader and when it would stand go on
+	// rows of their own rather than be cut.
+	for _, w := range []int{56, 45} {
+		p.SetSize(w, 14)
+		out = ansi.Strip(p.View())
+		for _, want := range []string{"n1    follower term 4", "heard a leader 12ms ago", "stands in ≥988ms", "→ n1 vote for term 4 ✓ granted 2.0s ago"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("at %d columns %q is not whole:\n%s", w, want, out)
+			}
+		}
+	}
 }
 
 // The raft panel's own keys: with the focus, ←/→ pick the partition it
@@ -343,6 +355,172 @@ func TestClusterNamesTheLogFolder(t *testing.T) {
 	lines = strings.Split(ansi.Strip(p.View()), "\n")
 	if last := strings.TrimSpace(lines[len(lines)-1]); !strings.HasPrefix(last, "files …") || !strings.HasSuffix(last, "/class-3/") {
 		t.Errorf("last row %q; want the long folder's end", last)
+	}
+}
+
+// In the queues pane of a 100x30 screen (56 columns) a message's value
+// reads whole: columns take only the room their entries need, and a value
+// that does not fit beside them goes on a row of its own.
+func TestQueuesShowWholeValues(t *testing.T) {
+	ctx := NewContext(nil, draw.NewStyles(draw.DefaultTheme), keys.Default())
+	ctx.State = &view.State{Queues: []view.Queue{{Name: "receipts", Leader: "n1", Epoch: 2, Visibility: 2 * time.Second, Ready: 2, InFlight: 1,
+		Messages: []view.QueueMessage{
+			{ID: "checkout-4", Value: "receipt for checkout 4", State: "ready", Receives: 0},
+			{ID: "checkout-5", Value: "receipt for checkout 5", State: "ready", Receives: 0},
+			{ID: "orders-31", Value: "receipt 881 signed by the courier", State: "in-flight", Worker: "w1", Receives: 1, Due: 5 * time.Second},
+		}}}}
+	p := NewQueues(ctx)
+	for _, w := range []int{56, 76} {
+		p.SetSize(w, 12)
+		got := p.View()
+		checkSize(t, "queues", got, w, 12)
+		flat := strings.Join(strings.Fields(got), " ")
+		for _, want := range []string{"checkout-4 ● ready recv 0× receipt for checkout 4", "◔ in flight w1 back in 5.0s recv 1×", "receipt 881 signed by the courier"} {
+			if !strings.Contains(flat, want) {
+				t.Errorf("%d columns: %q is not whole in\n%s", w, want, got)
+			}
+		}
+	}
+}
+
+// A table's size after its name reads whole in the services pane of a
+// 100x30 screen: shorter words before a cut.
+func TestServicesTableCountReadsWhole(t *testing.T) {
+	ctx := NewContext(nil, draw.NewStyles(draw.DefaultTheme), keys.Default())
+	cols := []string{"order_id", "status", "stage", "latency_ms", "charged", "error", "user_id", "item", "created_at", "answered_at"}
+	var rows [][]string
+	for i := range 20 {
+		rows = append(rows, []string{fmt.Sprint(31 + i), "error", "receipt", "5000", "450", "deadline passed", "7", "phone", "12:00:01", "12:00:06"})
+	}
+	ctx.State = &view.State{Tables: []view.Table{{Name: "checkout.checkouts", Columns: cols, Rows: rows, Total: 50}}}
+	p := NewServices(ctx)
+	for _, c := range []struct {
+		w    int
+		want string
+	}{
+		{56, "checkout.checkouts  50 rows, last 20 · "},
+		{120, "checkout.checkouts  50 rows, the last 20 shown"},
+	} {
+		p.SetSize(c.w, 8)
+		head := lines(p.View())[0]
+		if !strings.Contains(head, c.want) || strings.Contains(head, "…") {
+			t.Errorf("%d columns: %q, want %q and no cut", c.w, head, c.want)
+		}
+	}
+}
+
+// The cluster pane of a 100x30 screen (56 columns) keeps a replica's
+// numbers whole and off the border at four and five digits: the strip
+// gives up an offset first.
+func TestClusterNumbersKeepTheirRoom(t *testing.T) {
+	for _, end := range []int64{1000, 36042} {
+		var es []view.Entry
+		for o := end - 40; o < end; o++ {
+			es = append(es, view.Entry{Offset: o, Epoch: 2})
+		}
+		rep := func(node, role string) view.Replica {
+			return view.Replica{Node: node, Role: role, Epoch: 2, HWM: end, LEO: end, Entries: es}
+		}
+		ctx := NewContext(nil, draw.NewStyles(draw.DefaultTheme), keys.Default())
+		ctx.State = &view.State{Nodes: []view.Node{{ID: "n1", Up: true}, {ID: "n2", Up: true}, {ID: "n3", Up: true}},
+			Partitions: []view.Partition{{Name: "orders/0", Leader: "n1", Epoch: 2,
+				Replicas: []view.Replica{rep("n1", "leader"), rep("n2", "follower"), rep("n3", "follower")}}}}
+		p := NewCluster(ctx)
+		p.SetSize(56, 12)
+		out := p.View()
+		want := fmt.Sprintf("hwm %d leo %d ", end, end)
+		n := 0
+		for _, l := range lines(out) {
+			if strings.Contains(l, "e2 ") && strings.Contains(l, want) {
+				n++
+			}
+		}
+		if n != 3 {
+			t.Errorf("%d of 3 replica rows end in %q, a cell short of the border:\n%s", n, want, out)
+		}
+	}
+}
+
+// A queue's settings and counts read whole at 56 columns: an item that
+// does not fit goes on to the next row rather than being cut, so the
+// max receives or length a lesson asks about is on screen.
+func TestQueueHeadReadsWhole(t *testing.T) {
+	ctx := NewContext(nil, draw.NewStyles(draw.DefaultTheme), keys.Default())
+	ctx.State = &view.State{Queues: []view.Queue{{Name: "payments", Leader: "n3", Epoch: 2, Visibility: 30 * time.Second,
+		MaxReceives: 5, MaxLength: 100, TTL: time.Minute, Ready: 20, DLQ: "payments-dlq", DLQDepth: 1}}}
+	p := NewQueues(ctx)
+	p.SetSize(56, 8)
+	got := p.View()
+	checkSize(t, "queues", got, 56, 8)
+	flat := strings.Join(strings.Fields(got), " ")
+	for _, want := range []string{"payments leader ▲ n3 epoch 2", "visibility 30s", "max receives 5", "max length 100", "ttl 60s",
+		"ready 20 · in flight 0 · delayed 0", "DLQ payments-dlq 1"} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("%q is not whole in\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "…") {
+		t.Errorf("something is cut:\n%s", got)
+	}
+}
+
+// The Kafka row under the nodes suggests a kcat command only where it
+// fits whole: a cut command cannot be typed.
+func TestKafkaRowNeverCutsItsCommand(t *testing.T) {
+	st := draw.NewStyles(draw.DefaultTheme)
+	k := &view.Kafka{Bootstrap: "127.0.0.1:19092,127.0.0.1:19093,127.0.0.1:19094"}
+	for _, c := range []struct {
+		w    int
+		want string
+	}{
+		{120, "Kafka 127.0.0.1:19092 · no client connected · try  kcat -b 127.0.0.1:19092,127.0.0.1:19093,127.0.0.1:19094 -L"},
+		{80, "Kafka 127.0.0.1:19092 · no client connected · try  kcat -b 127.0.0.1:19092 -L"},
+		{56, "Kafka 127.0.0.1:19092 · no client connected"},
+	} {
+		got := kafkaRow(st, k, c.w)
+		if strings.TrimRight(got, " ") != c.want || draw.Width(got) != c.w {
+			t.Errorf("%d columns: %q, want %q", c.w, got, c.want)
+		}
+	}
+}
+
+// The truncation row names the offsets cut and their epoch whole in the
+// 56 columns of a 100x30 screen: the lesson on failover points at it.
+func TestClusterTruncationReadsWhole(t *testing.T) {
+	now := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	var es []view.Entry
+	for o := int64(1480); o < 2100; o++ {
+		es = append(es, view.Entry{Offset: o, Epoch: 7})
+	}
+	rep := func(node, role string, tr *view.Truncation) view.Replica {
+		return view.Replica{Node: node, Role: role, Epoch: 8, HWM: 2000, LEO: 2100, Entries: es, Truncation: tr}
+	}
+	tr := &view.Truncation{From: 1500, To: 2100, Epochs: []uint64{7}, At: now}
+	ctx := NewContext(nil, draw.NewStyles(draw.DefaultTheme), keys.Default())
+	ctx.State = &view.State{Time: now, Nodes: []view.Node{{ID: "n1", Up: true}, {ID: "n2", Up: true}, {ID: "n3", Up: true}},
+		Partitions: []view.Partition{{Name: "orders/0", Leader: "n2", Epoch: 8,
+			Replicas: []view.Replica{rep("n1", "follower", tr), rep("n2", "leader", nil), rep("n3", "follower", nil)}}}}
+	p := NewCluster(ctx)
+	p.SetSize(56, 12)
+	out := p.View()
+	if !strings.Contains(out, "✂ n1 truncated: cut 1500–2099 (epoch 7)") {
+		t.Errorf("the truncation row is cut:\n%s", out)
+	}
+}
+
+// A node that leads more partitions than its row holds names whole ones
+// and how many more, rather than cut a name.
+func TestClusterNodeLeadsReadWhole(t *testing.T) {
+	ctx := NewContext(nil, draw.NewStyles(draw.DefaultTheme), keys.Default())
+	ctx.State = &view.State{Nodes: []view.Node{
+		{ID: "n1", Up: true, Leads: []string{"controller", "orders-6/2", "orders-6/5", "orders-8/1", "orders-8/7"}},
+		{ID: "n2", Up: true, Leads: []string{"orders-6/0"}},
+		{ID: "n3", Up: true}}}
+	p := NewCluster(ctx)
+	p.SetSize(56, 10)
+	row := lines(p.View())[0]
+	if !strings.Contains(row, "leads ▲ controller, orders-6/2 +3 more") || strings.Contains(row, "…") {
+		t.Errorf("n1's row: %q", row)
 	}
 }
 

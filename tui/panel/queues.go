@@ -42,53 +42,96 @@ func (p *Queues) View() string {
 	return draw.Block(out, p.w, p.h)
 }
 
-// queueHead is a queue's two rows: its name, leader and settings, then
-// its counts.
+// queueHead is a queue's name, leader and settings, then its counts.
+// What does not fit on a row goes on to the next, a whole item at a
+// time, so that a setting a lesson asks about (max receives 5, max
+// length 100) is never cut.
 func (p *Queues) queueHead(q view.Queue) []string {
 	st := p.ctx.Styles
-	var rows []string
 	var l draw.Line
 	groupHead(&l, st, q.Name, q.Leader)
 	l.Add(&st.Muted, fmt.Sprintf("  epoch %d", q.Epoch))
+	var set []*draw.Line
+	item := func(s *draw.Style, text string) {
+		c := &draw.Line{}
+		c.Add(s, text)
+		set = append(set, c)
+	}
 	if q.Visibility > 0 {
-		l.Add(&st.Faint, "  visibility "+shortDur(q.Visibility))
+		item(&st.Faint, "visibility "+shortDur(q.Visibility))
 	}
 	if q.MaxReceives > 0 {
-		l.Add(&st.Faint, fmt.Sprintf("  max receives %d", q.MaxReceives))
+		item(&st.Faint, fmt.Sprintf("max receives %d", q.MaxReceives))
 	}
-	rows = append(rows, l.Fit(p.w))
+	if q.MaxLength > 0 {
+		item(&st.Faint, fmt.Sprintf("max length %d", q.MaxLength))
+	}
+	if q.TTL > 0 {
+		item(&st.Faint, "ttl "+shortDur(q.TTL))
+	}
+	rows := flowItems(&l, set, "  ", "  ", p.w)
 
-	var c draw.Line
-	c.Add(nil, "  ")
-	c.Add(&st.Muted, "ready ")
-	c.Add(&st.Bold, strconv.Itoa(q.Ready))
-	c.Add(&st.Muted, " · in flight ")
-	c.Add(&st.Bold, strconv.Itoa(q.InFlight))
-	c.Add(&st.Muted, " · delayed ")
-	c.Add(&st.Bold, strconv.Itoa(q.Delayed))
+	var counts []*draw.Line
+	count := func(word string, n int, s *draw.Style) {
+		c := &draw.Line{}
+		c.Add(&st.Muted, word+" ")
+		c.Add(s, strconv.Itoa(n))
+		counts = append(counts, c)
+	}
+	count("ready", q.Ready, &st.Bold)
+	count("in flight", q.InFlight, &st.Bold)
+	count("delayed", q.Delayed, &st.Bold)
 	if q.DLQ != "" {
-		c.Add(&st.Muted, " · DLQ "+q.DLQ+" ")
 		s := &st.Bold
 		if q.DLQDepth > 0 {
 			s = &st.Fail
 		}
-		c.Add(s, strconv.Itoa(q.DLQDepth))
+		count("DLQ "+q.DLQ, q.DLQDepth, s)
 	}
-	rows = append(rows, c.Fit(p.w))
+	var c draw.Line
+	c.Add(nil, "  ")
+	c.Append(counts[0])
+	return append(rows, flowItems(&c, counts[1:], " · ", "  ", p.w)...)
+}
 
-	return rows
+// flowItems puts items after a row's start, sep between them, each whole:
+// one that does not fit goes on a new row that starts with indent.
+func flowItems(row *draw.Line, items []*draw.Line, sep, indent string, w int) []string {
+	var rows []string
+	fresh := false
+	for _, it := range items {
+		if !fresh && row.Width()+draw.Width(sep)+it.Width() > w {
+			rows = append(rows, row.Fit(w))
+			row = &draw.Line{}
+			row.Add(nil, indent)
+			fresh = true
+		}
+		if !fresh {
+			row.Add(nil, sep)
+		}
+		row.Append(it)
+		fresh = false
+	}
+	return append(rows, row.Fit(w))
 }
 
 // messages is a row per message the queue holds: its state, the worker
-// holding it, when it comes back, and how often it was received.
+// holding it, when it comes back, how often it was received, and its
+// value. Columns take only the room their longest entry needs, and a
+// value that does not fit beside them goes on a row of its own below,
+// so that it reads whole in a narrow pane.
 func (p *Queues) messages(q view.Queue) []string {
 	st := p.ctx.Styles
 	var rows []string
-	idW, wkW, dueW := 4, 0, 0
+	idW, stateW, wkW, dueW := 4, 0, 0, 0
 	for _, m := range q.Messages {
+		state, due := messageState(m)
 		idW = max(idW, draw.Width(m.ID))
+		stateW = max(stateW, draw.Width(state))
 		wkW = max(wkW, draw.Width(m.Worker))
-		dueW = max(dueW, len("ready in ")+len(countdown(m.Due)))
+		if due != "" {
+			dueW = max(dueW, draw.Width(due))
+		}
 	}
 	idW = min(idW, 16)
 	for _, m := range q.Messages {
@@ -96,17 +139,15 @@ func (p *Queues) messages(q view.Queue) []string {
 		ml.Add(nil, "  ")
 		ml.Add(&st.Text, draw.Fit(m.ID, idW))
 		ml.Add(nil, " ")
-		var state, due string
+		state, due := messageState(m)
 		ss := &st.OK
 		switch m.State {
 		case "in-flight":
-			state, due, ss = "◔ in flight", "back in "+countdown(m.Due), &st.Warn
+			ss = &st.Warn
 		case "delayed":
-			state, due, ss = "◷ delayed", "ready in "+countdown(m.Due), &st.Muted
-		default:
-			state = "● ready"
+			ss = &st.Muted
 		}
-		ml.Add(ss, draw.Fit(state, 12))
+		ml.Add(ss, draw.Fit(state, stateW+1))
 		if wkW > 0 {
 			ml.Add(&st.Text, draw.Fit(m.Worker, wkW+1))
 		}
@@ -118,12 +159,34 @@ func (p *Queues) messages(q view.Queue) []string {
 			rs = &st.Fail
 		}
 		ml.Add(rs, fmt.Sprintf("recv %d×", m.Receives))
-		if m.Value != "" {
+		if m.Value == "" {
+			rows = append(rows, ml.Fit(p.w))
+			continue
+		}
+		if ml.Width()+2+draw.Width(m.Value) <= p.w {
 			ml.Add(&st.Faint, "  "+m.Value)
+			rows = append(rows, ml.Fit(p.w))
+			continue
 		}
 		rows = append(rows, ml.Fit(p.w))
+		lead := min(4+idW, p.w/3)
+		for _, s := range draw.Wrap(m.Value, p.w-lead) {
+			rows = append(rows, draw.Spaces(lead)+st.Faint.Render(s))
+		}
 	}
 	return rows
+}
+
+// messageState is a message's state in words, with its symbol, and when
+// it changes: "◔ in flight", "back in 2.0s".
+func messageState(m view.QueueMessage) (state, due string) {
+	switch m.State {
+	case "in-flight":
+		return "◔ in flight", "back in " + countdown(m.Due)
+	case "delayed":
+		return "◷ delayed", "ready in " + countdown(m.Due)
+	}
+	return "● ready", ""
 }
 
 func countdown(d time.Duration) string {

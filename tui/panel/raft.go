@@ -139,21 +139,36 @@ func (p *Raft) replica(r view.Replica) []string {
 		l.Add(&st.Muted, fmt.Sprintf("   %-9s", r.Role))
 	}
 	l.Add(&st.Text, fmt.Sprintf("term %d", r.Epoch))
+	var rows []string
 	if rv := r.Raft; rv.ElectionIn >= 0 && r.Role != "leader" {
-		l.Add(&st.Muted, "  heard a leader "+ago(rv.SinceContact))
+		// When it last heard a leader and when it would stand go on to
+		// rows of their own, each whole, rather than be cut at the edge.
+		heard, stands := &draw.Line{}, &draw.Line{}
+		heard.Add(&st.Muted, "heard a leader "+ago(rv.SinceContact))
 		if rv.ElectionIn == 0 {
-			l.Add(&st.Warn, " · stands for election now")
+			stands.Add(&st.Warn, "stands for election now")
 		} else {
-			l.Add(&st.Muted, " · stands in ≥"+brief(rv.ElectionIn))
+			stands.Add(&st.Muted, "stands in ≥"+brief(rv.ElectionIn))
 		}
+		row := &l
+		if l.Width()+2+heard.Width() <= p.w {
+			l.Add(nil, "  ")
+		} else {
+			rows = append(rows, l.Fit(p.w))
+			row = &draw.Line{}
+			row.Add(nil, draw.Spaces(6))
+		}
+		row.Append(heard)
+		rows = append(rows, flowItems(row, []*draw.Line{stands}, " · ", draw.Spaces(6), p.w)...)
+	} else {
+		rows = []string{l.Fit(p.w)}
 	}
-	rows := []string{l.Fit(p.w)}
 	for _, x := range r.Raft.Exchanges {
 		if r.Role != "leader" && x.Kind == "append" {
 			continue // an old append from when it led
 		}
 		var e draw.Line
-		e.Add(&st.Faint, "      → "+x.Peer+" ")
+		e.Add(&st.Faint, "→ "+x.Peer+" ")
 		switch {
 		case x.Kind == "append" && x.Entries == 0:
 			e.Add(&st.Text, "heartbeat")
@@ -177,7 +192,14 @@ func (p *Raft) replica(r view.Replica) []string {
 			e.Add(&st.Fail, " "+draw.SymFail+" refused (log mismatch or stale term)")
 		}
 		e.Add(&st.Faint, " "+ago(x.Ago))
-		rows = append(rows, e.Fit(p.w))
+		indent := 6
+		if indent+e.Width() > p.w { // a narrow pane: less indent before a cut
+			indent = 2
+		}
+		var row draw.Line
+		row.Add(nil, draw.Spaces(indent))
+		row.Append(&e)
+		rows = append(rows, row.Fit(p.w))
 	}
 	return rows
 }

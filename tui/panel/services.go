@@ -47,21 +47,8 @@ func (p *Services) View() string {
 		if total < len(t.Rows) {
 			total = len(t.Rows)
 		}
-		count := fmt.Sprintf("  %d rows", total)
-		if total == 1 {
-			count = "  1 row"
-		}
-		if len(t.Rows) < total {
-			count += fmt.Sprintf(", the last %d shown", len(t.Rows))
-		}
 		body, shown := p.table(t)
-		if shown < len(t.Columns) {
-			cols := fmt.Sprintf(" · %d of %d columns", shown, len(t.Columns))
-			if l.Width()+draw.Width(count+cols) > p.w {
-				cols = fmt.Sprintf(" · %d/%d cols", shown, len(t.Columns))
-			}
-			count += cols
-		}
+		count := tableCount(total, len(t.Rows), shown, len(t.Columns), p.w-l.Width())
 		l.Add(&st.Muted, count)
 		rows = append(rows, l.Fit(p.w))
 		rows = append(rows, body...)
@@ -69,6 +56,37 @@ func (p *Services) View() string {
 	out, off := draw.Window(rows, p.off, p.h, st)
 	p.off = off
 	return draw.Block(out, p.w, p.h)
+}
+
+// tableCount is a table's size after its name: rows, how many of them
+// and of the columns are shown, in the fullest words that fit in w
+// ("  50 rows, the last 20 shown · 6 of 10 columns", down to "  50 rows,
+// last 20 · 6/10 cols").
+func tableCount(total, rows, shown, cols, w int) string {
+	count := fmt.Sprintf("  %d rows", total)
+	if total == 1 {
+		count = "  1 row"
+	}
+	var forms []string
+	for _, last := range []string{", the last %d shown", ", last %d"} {
+		c := count
+		if rows < total {
+			c += fmt.Sprintf(last, rows)
+		}
+		for _, cs := range []string{" · %d of %d columns", " · %d/%d cols"} {
+			if shown < cols {
+				forms = append(forms, c+fmt.Sprintf(cs, shown, cols))
+			} else {
+				forms = append(forms, c)
+			}
+		}
+	}
+	for _, f := range forms {
+		if draw.Width(f) <= w {
+			return f
+		}
+	}
+	return forms[len(forms)-1]
 }
 
 // table lays the columns out to fit: each as wide as its widest cell; when

@@ -320,6 +320,7 @@ func queuesOf(snap *lab.Snapshot) []view.Queue {
 			Ready: q.Counts.Ready, InFlight: q.Counts.InFlight, Delayed: q.Counts.Delayed,
 			DLQ: q.Config.DLQ, DLQDepth: depth[q.Config.DLQ],
 			MaxReceives: q.Config.MaxReceives, Visibility: q.Config.Visibility,
+			MaxLength: q.Config.MaxLength, TTL: q.Config.TTL,
 		}
 		for _, m := range q.Messages {
 			if len(qv.Messages) == queueWindow {

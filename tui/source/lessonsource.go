@@ -120,13 +120,23 @@ func (s *LessonSource) View() view.State {
 	v := s.lab.View()
 	st := s.player.State()
 	v.Lesson = lessonOf(s.les, st)
-	v.Clock.Held = st.Held
-	if v.Clock.Held == "" && v.Clock.Paused {
-		// The lesson's own pause: say so, and how time runs on.
-		v.Clock.Held = "the lesson stopped it — space resumes"
-	}
+	v.Clock.Held = heldWords(st.Held, v.Clock.Paused, st.Status)
 	v.Lesson.Next = s.next
 	return v
+}
+
+// heldWords is why the clock stands still, for the header: the player's
+// hold, else the lesson's own pause and how time runs on — while a
+// question is open, not that space would run it on, which could change
+// the answer before it is given.
+func heldWords(held string, paused bool, status lessons.Status) string {
+	switch {
+	case held != "" || !paused:
+		return held
+	case status == lessons.StatusPredict:
+		return "the lesson stopped it — answer the question"
+	}
+	return "the lesson stopped it — space resumes"
 }
 
 // Exec gives an order to the player: a lab command (the learner's key
@@ -177,9 +187,11 @@ func lessonOf(les *lessons.Lesson, st lessons.State) *view.Lesson {
 }
 
 // looksIntoFiles says whether a lesson's command lists or prints the
-// lab's segment files, whose output the lesson pane shows under it.
+// lab's segment files or reads a service's tables, whose output the
+// lesson pane shows under it: the narrative goes on to read it ("the
+// balance above").
 func looksIntoFiles(text string) bool {
-	return strings.HasPrefix(text, "log files ") || strings.HasPrefix(text, "log dump ")
+	return strings.HasPrefix(text, "log files ") || strings.HasPrefix(text, "log dump ") || strings.HasPrefix(text, "sql ")
 }
 
 func commandLines(rs []lessons.CommandResult) []view.CommandLine {

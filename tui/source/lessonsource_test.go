@@ -305,18 +305,37 @@ func TestLessonSourceCloses(t *testing.T) {
 	execErr(t, src, CmdLessonNext, "closed")
 }
 
-// A lesson's look into the files keeps what it found for the lesson pane;
-// a wait's or an expect's words stay in the timeline.
+// A lesson's look into the files or a service's tables keeps what it
+// found for the lesson pane; a wait's or an expect's words stay in the
+// timeline.
 func TestCommandLinesKeepWhatFilesHold(t *testing.T) {
 	got := commandLines([]lessons.CommandResult{
 		{Text: "log files events/0 on n1", Lines: []string{"n1's copy of events/0", "00000000000000000020.log  555 B"}},
 		{Text: "log dump n1/events-0/00000000000000000020.index", Lines: []string{"offset: 21 position: 111"}},
 		{Text: "wait logstart(events/0) == 20", Lines: []string{"held after 0.6s"}},
+		{Text: `sql wallet "SELECT user_id, balance FROM wallets"`, Lines: []string{"user_id | balance", "------- | -------", "42      | 150", "(1 row)"}},
 	})
-	if len(got[0].Found) != 2 || len(got[1].Found) != 1 {
-		t.Errorf("log files and log dump lost what they found: %+v", got[:2])
+	if len(got[0].Found) != 2 || len(got[1].Found) != 1 || len(got[3].Found) != 4 {
+		t.Errorf("log files, log dump or sql lost what they found: %+v", got)
 	}
 	if got[2].Found != nil {
 		t.Errorf("a wait shows %q under it; only looks into the files do", got[2].Found)
+	}
+}
+
+// While a question is open in a lab the lesson paused itself, the header
+// does not offer space to run time on: the answer could change.
+func TestHeldWordsAtAQuestion(t *testing.T) {
+	if got := heldWords("", true, lessons.StatusPredict); got != "the lesson stopped it — answer the question" {
+		t.Errorf("at a question: %q", got)
+	}
+	if got := heldWords("", true, lessons.StatusStepDone); got != "the lesson stopped it — space resumes" {
+		t.Errorf("at a step's end: %q", got)
+	}
+	if got := heldWords("reading — any command resumes", true, lessons.StatusPredict); got != "reading — any command resumes" {
+		t.Errorf("the player's own hold: %q", got)
+	}
+	if got := heldWords("", false, lessons.StatusPredict); got != "" {
+		t.Errorf("a running clock: %q", got)
 	}
 }

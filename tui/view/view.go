@@ -243,6 +243,10 @@ type Queue struct {
 	DLQDepth    int
 	MaxReceives int
 	Visibility  time.Duration
+	// MaxLength bounds what the queue holds (0: no bound); TTL drops a
+	// message that waited that long (0: none).
+	MaxLength int
+	TTL       time.Duration
 	// Messages is a window of messages worth seeing: in flight (with the
 	// time until they come back), delayed, and the first ready ones.
 	Messages []QueueMessage
