@@ -92,6 +92,9 @@ func (rep *replica) read(offset int64, max int) (FetchResult, error) {
 	}
 	f.mu.RUnlock()
 	if err == nil {
+		if r := rep.raft(); r != nil && r.LastIndex() > r.AppliedIndex() && rep.logEnd() > out.HighWatermark {
+			rep.heldBack.Add(1) // records it wrote but has not committed: the reader gets none of them
+		}
 		return out, nil
 	}
 	if err := rep.unprovenOutOfRange(err); err != nil {

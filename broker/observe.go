@@ -79,6 +79,10 @@ type ReplicaState struct {
 	Segments      []Segment // the committed log's segments
 	Truncations   []Truncation
 	Raft          RaftState // the replica's raft: contact, election clock, RPCs
+	// HeldBack counts the reads this replica answered as leader while
+	// its log held records above its high-water mark: records a reader
+	// asked near and was not given, as they were not yet committed.
+	HeldBack int64
 }
 
 // RaftState is what a replica's raft is doing, in the spirit of RaftScope:
@@ -252,7 +256,7 @@ func roleOf(r *raft.Raft) string {
 // state copies one live replica's view of its log.
 func (rep *replica) state(window int) ReplicaState {
 	r := rep.raft()
-	rs := ReplicaState{Node: rep.node, Up: true, Epoch: r.CurrentTerm(), Role: roleOf(r), Raft: rep.raftState(r)}
+	rs := ReplicaState{Node: rep.node, Up: true, Epoch: r.CurrentTerm(), Role: roleOf(r), Raft: rep.raftState(r), HeldBack: rep.heldBack.Load()}
 	tail := rep.tail(rep.lastIndex())
 	f := rep.partition()
 	f.mu.RLock()

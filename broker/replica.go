@@ -33,7 +33,10 @@ type replica struct {
 	stop  chan struct{}  // closed when the replica shuts down
 	done  sync.WaitGroup // the watch goroutine
 	ready atomic.Uint64  // the term in which this leader passed its barrier
-	quick atomic.Bool    // a new group's replica on quick-start timeouts until its first leader (timing.go)
+	// heldBack counts the fetches this replica answered while its log
+	// held records above its high-water mark, which it kept back
+	heldBack atomic.Int64
+	quick    atomic.Bool // a new group's replica on quick-start timeouts until its first leader (timing.go)
 
 	offsets offsetCache  // where the last stored produce entry ends
 	entries partcmd.Slab // the buffers of the produce entries it proposes

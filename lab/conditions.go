@@ -100,7 +100,7 @@ func (rd *reader) value(v command.Value) (any, error) {
 		return float64(n), nil
 	}
 	switch v.Func {
-	case "leader", "epoch", "hwm", "leo", "logstart", "records", "segments", "segment", "position":
+	case "leader", "epoch", "hwm", "leo", "logstart", "records", "segments", "segment", "position", "held_back":
 		return rd.partitionValue(v)
 	case "state":
 		return rd.state(v.Arg)
@@ -225,6 +225,8 @@ func replicaField(fn string, r broker.ReplicaState, p broker.PartitionState) flo
 		return float64(r.HighWatermark)
 	case "leo":
 		return float64(r.LogEnd)
+	case "held_back":
+		return float64(r.HeldBack)
 	case "logstart":
 		return float64(r.LogStart)
 	case "records":

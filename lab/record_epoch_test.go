@@ -72,3 +72,46 @@ func TestRecordEpochTellsDivergentReplicasApart(t *testing.T) {
 		t.Errorf("n1 copied offset 6 from the leader: epoch %v, want %v", got, leader)
 	}
 }
+
+// held_back(P@n1) counts the reads a leader answered while it held
+// records above its high-water mark: a consumer that goes on fetching
+// from a leader cut off from its followers is kept below the mark, and
+// the count shows it asked there.
+func TestHeldBackCountsReadsBelowTheMark(t *testing.T) {
+	t.Parallel()
+	l := newLab(t)
+	mustRun(t, l,
+		"cluster nodes=3",
+		"topic create orders partitions=1",
+		"elect n1 orders/0",
+		"produce orders key=881 count=4 acks=all",
+		"consumer start audit-1 group=audit topic=orders",
+		"wait lag(audit) == 0",
+	)
+	read := func(ref string) float64 {
+		t.Helper()
+		res, err := l.Exec(ctxFor(t, 10*time.Second), "expect "+ref+" >= 0")
+		if err != nil {
+			t.Fatalf("%s: %v", ref, err)
+		}
+		_, num, ok := strings.Cut(res.Observed, " is ")
+		f, err := strconv.ParseFloat(num, 64)
+		if !ok || err != nil {
+			t.Fatalf("%s: observed %q", ref, res.Observed)
+		}
+		return f
+	}
+	before := read("held_back(orders/0@n1)")
+	mustRun(t, l,
+		"partition n1 | n2,n3",
+		"produce orders key=882 count=3 batch=3 acks=1 as=fast",
+		"wait leo(orders/0@n1) == 7",
+	)
+	waitFor(t, 10*time.Second, "audit-1 to fetch from n1 while it holds offsets 4 to 6 uncommitted", func() bool {
+		return read("held_back(orders/0@n1)") > before
+	})
+	mustRun(t, l, "expect delivered(audit) == 4", "expect hwm(orders/0@n1) == 4")
+	if got := read("held_back(orders/0@n2)"); got != 0 {
+		t.Errorf("n2, a follower that never led, answered %v reads", got)
+	}
+}

@@ -55,6 +55,7 @@ var labFuncs = []labFunc{
 	{"epoch", "P", true, true, true, "P's epoch on its leader (the highest among live replicas when none leads); P@n1 on one replica; epoch(P@n1, 1500) the epoch of the record at offset 1500 as n1 holds it; epoch(controller) the controller's"},
 	{"hwm", "P", true, true, true, "P's high-water mark: the next offset to commit; P@n1 on one replica"},
 	{"leo", "P", true, true, true, "P's log end offset, uncommitted entries included; P@n1 on one replica"},
+	{"held_back", "P", true, true, true, "reads P's leader answered while its log held records above its high-water mark, which it kept back; P@n1 on one replica"},
 	{"logstart", "P", true, false, true, "P's log start offset (retention moves it)"},
 	{"records", "P", true, true, true, "the records P's log holds, on its leader (compaction and retention remove some); P@n1 on one replica"},
 	{"segments", "P", true, true, true, "the segments (each a .log file with its indexes) P's log holds, on its leader; P@n1 on one replica"},
