@@ -51,6 +51,18 @@ func Check(file string, src []byte) Problems {
 	return nil
 }
 
+// conflictMarker says whether a line is one of the lines a merge leaves
+// around a conflict: a lesson never needs one, and a learner would read
+// both sides.
+func conflictMarker(l string) bool {
+	for _, m := range []string{"<<<<<<<", ">>>>>>>"} {
+		if l == m || strings.HasPrefix(l, m+" ") {
+			return true
+		}
+	}
+	return l == "======="
+}
+
 type parser struct {
 	file     string
 	les      *Lesson
@@ -103,6 +115,9 @@ func (p *parser) parse(src []byte) {
 	lines := make([]srcLine, len(raw))
 	for i, l := range raw {
 		lines[i] = srcLine{num: i + 1, text: strings.TrimSuffix(l, "\r")}
+		if conflictMarker(lines[i].text) {
+			p.problem(i+1, 1, "an unresolved merge conflict: keep one side of it and remove the <<<<<<<, ======= and >>>>>>> lines")
+		}
 	}
 	body, ok := p.frontMatter(lines)
 	if !ok {

@@ -48,6 +48,11 @@ var broken = map[string][]want{
 		{25, 0, "both choices and an answer: line"},
 		{36, 0, "a second answer: line"},
 	},
+	"18-merge-conflict.md": {
+		{14, 1, "unresolved merge conflict"},
+		{16, 1, "unresolved merge conflict"},
+		{18, 1, "unresolved merge conflict"},
+	},
 	"07-task-no-wait.md": {
 		{14, 0, "no wait: condition"},
 	},

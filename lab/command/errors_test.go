@@ -70,7 +70,7 @@ func TestParseErrors(t *testing.T) {
 		{"expect leader(orders/0) > n1", `line 1, col 25: leader(orders/0) is a word, not a number: compare it with == or !=`},
 		{"expect leader(orders/0) == 2", `line 1, col 25: leader(orders/0) is a word and 2 a number; they cannot be compared`},
 		{"expect epok(orders/0) == 2", `line 1, col 8: unknown lab value "epok("; the lab values are ` + strings.Join(funcNames(), ", ") + `; did you mean "epoch"?`},
-		{"expect logstart(orders/0@n1) == 0", `line 1, col 17: logstart(…) reads the partition's leader; only epoch, hwm, leo, records, segments, segment, position take @NODE`},
+		{"expect logstart(orders/0@n1) == 0", `line 1, col 17: logstart(…) reads the partition's leader; only epoch, hwm, leo, held_back, records, segments, segment, position take @NODE`},
 		{"expect epoch(orders/0@n1, last) == 8", `line 1, col 14: epoch(orders/0@n1, "last"): after the comma comes an offset, a whole number from 0 up, as in epoch(orders/0@n1, 1500)`},
 		{"expect epoch(receipts, 3) == 8", `line 1, col 14: epoch(receipts, 3): only a partition's records have offsets; name one, as in epoch(orders/0@n1, 1500)`},
 		{"expect hwm(orders/0@n1, 3) == 8", `line 1, col 12: hwm(…) takes one partition or queue; only epoch, segment and position take an offset after a comma, as in epoch(orders/0@n1, 1500)`},
