@@ -56,6 +56,9 @@ func (ru *workerRun) loop() {
 		if err != nil {
 			return false, err
 		}
+		// The messages are handled at once in lab time, acks too: the
+		// run's hold keeps lab time for them from each message it takes.
+		defer ru.putDown()
 		for _, d := range ds {
 			if !ru.handle(d) {
 				return true, nil
@@ -72,10 +75,11 @@ func (ru *workerRun) loop() {
 // over (crashed or stopped).
 func (ru *workerRun) handle(d broker.Delivery) bool {
 	wk, qs := ru.wk, ru.wk.qs
-	if !ru.pacer.Wait(ru.soft, qs.l.clock, ru.opts.Rate) {
+	if !ru.pacer.Wait(ru.heldSoft, qs.l.clock, ru.opts.Rate) {
 		return false // stopped: the message comes back after its visibility timeout
 	}
 	now := qs.l.clock.Now()
+	ru.taken(now)
 	qs.deliver(wk, d, now)
 	if d.ReceiveCount > 1 {
 		// A retry this worker or another asked for is back: retry_peak
