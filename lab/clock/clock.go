@@ -394,6 +394,9 @@ func (c *Clock) limitLocked(wall, now time.Time) (time.Time, bool) {
 		grip := cl.grip
 		if grip == 0 {
 			grip = Grip
+			if cl.wall > 0 {
+				grip = HoldGrip // a hold on work the machine runs
+			}
 		}
 		// The grip runs from the last move, or from when lab time
 		// reached the limit if that was later: a client that sleeps
@@ -460,16 +463,24 @@ func later(a, b time.Time) time.Time {
 // lab time instead of taking the stall from the step's lab time.
 const Brisk = 20 * time.Millisecond
 
+// HoldGrip is how long, in wall time, a hold keeps lab time for work the
+// machine has not got round to: longer than a busy machine leaves a
+// runnable goroutine waiting, short enough that work held up by anything
+// else (a hold left on by mistake) stops the lab only for a moment.
+const HoldGrip = time.Second
+
 // A Hold is the lab's work that happens at once in lab time — a client's
 // receive, work and ack around its modelled work=, a service's publish or
 // relay pass — and is not paced by a rate. While it is on, lab time runs
 // no further than Brisk of wall time, at the clock's speed, past the
-// moment it came on, and holds there for at most Grip as a claim does:
-// work that waits longer on the broker (an election, a rebalance) lets
-// the clock go on. A sleep on the clock under a context that carries the
-// hold (Hold.Context) turns it off while it sleeps, since work that
-// waits on lab time must not have lab time wait for it, and on again from
-// the time it slept to. A hold that is off holds nothing.
+// moment it came on, and holds there while the machine runs the work, up
+// to HoldGrip. While the work waits on the broker (Asking) it holds for
+// at most Grip, as a claim does: a broker that keeps it waiting longer (an
+// election, a rebalance) lets the clock go on. A sleep on the clock under
+// a context that carries the hold (Hold.Context) turns it off while it
+// sleeps, since work that waits on lab time must not have lab time wait
+// for it, and on again from the time it slept to. A hold that is off
+// holds nothing.
 type Hold struct{ cl *Claim }
 
 // Hold registers a hold, off.
@@ -491,6 +502,33 @@ func (h *Hold) Off() { h.cl.Idle() }
 
 // Close ends the hold for good.
 func (h *Hold) Close() { h.cl.Close() }
+
+// Asking says the work now waits on the broker's answer: until answered is
+// called the hold keeps lab time for at most Grip from now, and from then
+// on for HoldGrip again.
+func (h *Hold) Asking() (answered func()) {
+	h.grip(Grip)
+	return func() { h.grip(0) }
+}
+
+// grip renews the hold's grip from now for d (zero: HoldGrip), if it is on.
+func (h *Hold) grip(d time.Duration) {
+	c := h.cl.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !h.cl.due.IsZero() {
+		h.cl.moved, h.cl.grip = time.Now(), d
+	}
+}
+
+// Asking is Hold.Asking for the hold ctx carries on c; with none it does
+// nothing.
+func (c *Clock) Asking(ctx context.Context) (answered func()) {
+	if h := c.holdIn(ctx); h != nil {
+		return h.Asking()
+	}
+	return func() {}
+}
 
 // holdKey is the context key of the hold a context carries.
 type holdKey struct{}
