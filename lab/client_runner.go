@@ -144,7 +144,7 @@ func launchRun[C backgroundClient, Cmd any, R backgroundRun](s *clientSet[C], c 
 		}
 	}) {
 		ru.life().stopHard()
-		ru.life().hold.Close()
+		ru.life().held.Close()
 		ru.life().pacer.Close()
 		ru.vanish()
 		return false
@@ -207,11 +207,11 @@ type clientRun struct {
 	done               chan struct{}
 
 	pacer clients.Pacer // rate=
-	// hold keeps lab time while the run handles the messages it took:
+	// held keeps lab time while the run handles the messages it took:
 	// receive, ack and the service's handling take no lab time in the
 	// model, so a machine slow to run them must not have lab time run on.
-	hold *clock.Hold
-	// heldSoft and heldHard are soft and hard carrying hold: the run's
+	held *clock.Hold
+	// heldSoft and heldHard are soft and hard carrying held: the run's
 	// sleeps on lab time under them (work=, a backoff, the wait for its
 	// service or its rate, the service's own waits) set the hold aside
 	// while they last.
@@ -228,10 +228,10 @@ func newClientRun(l *Lab, w *world, c *clientCore, opts clients.Policy) clientRu
 	h := fnv.New64a()
 	h.Write([]byte(c.name))
 	ru := clientRun{w: w, clock: l.clock, opts: opts, rng: rand.New(rand.NewPCG(h.Sum64(), uint64(seed))), done: make(chan struct{}),
-		hold: l.clock.Hold()}
+		held: l.clock.Hold()}
 	ru.hard, ru.stopHard = context.WithCancel(w.ctx)
 	ru.soft, ru.stopSoft = context.WithCancel(ru.hard)
-	ru.heldSoft, ru.heldHard = ru.hold.Context(ru.soft), ru.hold.Context(ru.hard)
+	ru.heldSoft, ru.heldHard = ru.held.Context(ru.soft), ru.held.Context(ru.hard)
 	if opts.Rate > 0 {
 		// Late by more than a message's gap shows as a burst on the
 		// throughput a learner reads: hold lab time sooner than that.
@@ -241,15 +241,15 @@ func newClientRun(l *Lab, w *world, c *clientCore, opts clients.Policy) clientRu
 	return ru
 }
 
-// end asks the loop to finish the message in hand and waits, cutting the
-// work short after timeout.
 // taken says the run has a message in hand from lab time now: until
-// done, what it does with it holds lab time (see clock.Hold).
-func (ru *clientRun) taken(now time.Time) { ru.hold.On(now) }
+// putDown, what it does with it holds lab time (see clock.Hold).
+func (ru *clientRun) taken(now time.Time) { ru.held.On(now) }
 
 // putDown says the run has finished with the messages it took.
-func (ru *clientRun) putDown() { ru.hold.Off() }
+func (ru *clientRun) putDown() { ru.held.Off() }
 
+// end asks the loop to finish the message in hand and waits, cutting the
+// work short after timeout.
 func (ru *clientRun) end(timeout time.Duration) {
 	ru.stopSoft()
 	t := time.NewTimer(timeout)
@@ -279,7 +279,9 @@ func (ru *clientRun) life() *clientRun { return ru }
 func (ru *clientRun) settle(c *clientCore, ok, failed *int, req func(context.Context) error) (err error, gone bool) {
 	ctx, cancel := context.WithTimeout(ru.hard, ru.w.timing.RequestTimeout)
 	defer cancel()
+	answered := ru.held.Asking()
 	err = req(ctx)
+	answered()
 	if ru.hard.Err() != nil {
 		return err, true
 	}
@@ -300,7 +302,7 @@ func (ru *clientRun) settle(c *clientCore, ok, failed *int, req func(context.Con
 func (ru *clientRun) loop(step func() (over bool, err error), gone func(error) bool) {
 	defer close(ru.done)
 	defer ru.pacer.Close()
-	defer ru.hold.Close()
+	defer ru.held.Close()
 	for ru.soft.Err() == nil {
 		over, err := step()
 		if over {

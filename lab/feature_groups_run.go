@@ -262,12 +262,14 @@ func (cr consumerRecord) move(topic, why string, failure error) workResult {
 	// in the retry topic.
 	ctx, cancel := context.WithTimeout(ru.hard, 2*g.w.timing.RequestTimeout)
 	defer cancel()
+	answered := ru.held.Asking()
 	_, p, err := g.w.producer(ctx, cc.name, producerKey{acks: broker.AcksAll, batch: command.DefaultBatch})
 	var res broker.ProduceResult
 	if err == nil {
 		res = p.Produce(ctx, broker.Message{Topic: topic, Key: rec.Key, Value: rec.Value, MsgID: d.MsgID})[0]
 		m.Outcome, m.Partition, m.Offset, err = outcomeOf(res.Outcome), res.Partition, res.Offset, res.Err
 	}
+	answered()
 	g.mu.Lock()
 	g.moves = append(g.moves, m)
 	g.mu.Unlock()

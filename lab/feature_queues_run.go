@@ -177,9 +177,11 @@ func (ru *workerRun) settleFailure(d broker.Delivery, err error) {
 			qs.event(false, "%s gave up on %s %s: %v; queue %s has no dead-letter queue, so it is given back", wk.name, d.MsgID, why, err, ru.cmd.Queue)
 			return
 		}
+		answered := ru.held.Asking()
 		derr, _ := settleRetried(ru.hard, qs.w.timing.RequestTimeout, settleGiveBack, func(ctx context.Context) error {
 			return ru.qc.DeadLetter(ctx, ru.cmd.Queue, d.ReceiptHandle, err.Error())
 		})
+		answered()
 		if derr != nil {
 			if ru.hard.Err() == nil {
 				qs.event(false, "%s could not dead-letter %s: %v; it comes back after its visibility timeout", wk.name, d.MsgID, derr)
@@ -210,9 +212,11 @@ func (ru *workerRun) nackRetry(d broker.Delivery, delay time.Duration, reason er
 // nack gives a message back to the queue; false when the nack failed.
 func (ru *workerRun) nack(d broker.Delivery, delay time.Duration, reason error) bool {
 	wk, qs := ru.wk, ru.wk.qs
+	answered := ru.held.Asking()
 	err, _ := settleRetried(ru.hard, qs.w.timing.RequestTimeout, settleGiveBack, func(ctx context.Context) error {
 		return ru.qc.Nack(ctx, ru.cmd.Queue, d.ReceiptHandle, delay, reason.Error())
 	})
+	answered()
 	wk.mu.Lock()
 	if err == nil {
 		wk.stats.nacks++
