@@ -17,7 +17,10 @@ import (
 // Lab time also waits for the lab's own work (see Claim): when a generator
 // or a paced client is behind the messages that fell due for it, because
 // the machine is busy, the clock holds until it catches up, so a rate the
-// lab imposes is the rate lab time shows, however slow the machine.
+// lab imposes is the rate lab time shows, however slow the machine. Work
+// the lab does at once in lab time (a client handling the message it
+// took, a service's publish) holds the clock the same way (see Hold), so
+// what takes no lab time in the model takes none on a busy machine.
 type Clock struct {
 	mu      sync.Mutex
 	wall0   time.Time // wall time of the last change (with its monotonic reading)
