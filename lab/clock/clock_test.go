@@ -284,7 +284,7 @@ func tries(t *testing.T, f func() bool) {
 			return
 		}
 	}
-	t.Fatal("the machine stalled the test past a hold's grip three times")
+	t.Fatal("three tries in a row found the hold still held past its grip, or the machine stalled the test that long")
 }
 
 // A hold on work that happens at once keeps lab time within Brisk of wall
@@ -346,11 +346,14 @@ func TestHoldLetsGoAfterItsGrip(t *testing.T) {
 		if err := c.Sleep(ctx, 2*Brisk); err != nil {
 			t.Fatal(err)
 		}
-		if w := time.Since(asked); w < Grip || w > HoldGrip {
+		answered()
+		w := time.Since(asked)
+		if w < Grip {
 			t.Errorf("a hold waiting on the broker held lab time for %v, want about %v", w, Grip)
 		}
-		answered()
-		return true
+		// Held for HoldGrip, or a machine that did not wake the sleeper
+		// for that long: try again, and fail if it keeps happening.
+		return w < HoldGrip
 	})
 }
 
