@@ -144,6 +144,8 @@ func launchRun[C backgroundClient, Cmd any, R backgroundRun](s *clientSet[C], c 
 		}
 	}) {
 		ru.life().stopHard()
+		ru.life().held.Close()
+		ru.life().pacer.Close()
 		ru.vanish()
 		return false
 	}
@@ -205,6 +207,15 @@ type clientRun struct {
 	done               chan struct{}
 
 	pacer clients.Pacer // rate=
+	// held keeps lab time while the run handles the messages it took:
+	// receive, ack and the service's handling take no lab time in the
+	// model, so a machine slow to run them must not have lab time run on.
+	held *clock.Hold
+	// heldSoft and heldHard are soft and hard carrying held: the run's
+	// sleeps on lab time under them (work=, a backoff, the wait for its
+	// service or its rate, the service's own waits) set the hold aside
+	// while they last.
+	heldSoft, heldHard context.Context
 }
 
 // newClientRun starts the next life of c in world w; its random numbers
@@ -216,9 +227,11 @@ func newClientRun(l *Lab, w *world, c *clientCore, opts clients.Policy) clientRu
 	c.mu.Unlock()
 	h := fnv.New64a()
 	h.Write([]byte(c.name))
-	ru := clientRun{w: w, clock: l.clock, opts: opts, rng: rand.New(rand.NewPCG(h.Sum64(), uint64(seed))), done: make(chan struct{})}
+	ru := clientRun{w: w, clock: l.clock, opts: opts, rng: rand.New(rand.NewPCG(h.Sum64(), uint64(seed))), done: make(chan struct{}),
+		held: l.clock.Hold()}
 	ru.hard, ru.stopHard = context.WithCancel(w.ctx)
 	ru.soft, ru.stopSoft = context.WithCancel(ru.hard)
+	ru.heldSoft, ru.heldHard = ru.held.Context(ru.soft), ru.held.Context(ru.hard)
 	if opts.Rate > 0 {
 		// Late by more than a message's gap shows as a burst on the
 		// throughput a learner reads: hold lab time sooner than that.
@@ -227,6 +240,13 @@ func newClientRun(l *Lab, w *world, c *clientCore, opts clients.Policy) clientRu
 	}
 	return ru
 }
+
+// taken says the run has a message in hand from lab time now: until
+// putDown, what it does with it holds lab time (see clock.Hold).
+func (ru *clientRun) taken(now time.Time) { ru.held.On(now) }
+
+// putDown says the run has finished with the messages it took.
+func (ru *clientRun) putDown() { ru.held.Off() }
 
 // end asks the loop to finish the message in hand and waits, cutting the
 // work short after timeout.
@@ -259,7 +279,9 @@ func (ru *clientRun) life() *clientRun { return ru }
 func (ru *clientRun) settle(c *clientCore, ok, failed *int, req func(context.Context) error) (err error, gone bool) {
 	ctx, cancel := context.WithTimeout(ru.hard, ru.w.timing.RequestTimeout)
 	defer cancel()
+	answered := ru.held.Asking()
 	err = req(ctx)
+	answered()
 	if ru.hard.Err() != nil {
 		return err, true
 	}
@@ -280,6 +302,7 @@ func (ru *clientRun) settle(c *clientCore, ok, failed *int, req func(context.Con
 func (ru *clientRun) loop(step func() (over bool, err error), gone func(error) bool) {
 	defer close(ru.done)
 	defer ru.pacer.Close()
+	defer ru.held.Close()
 	for ru.soft.Err() == nil {
 		over, err := step()
 		if over {
@@ -351,11 +374,11 @@ func (ru *clientRun) try(c *clientCore, m services.Message, wait *time.Duration,
 	// wait on lab time.
 	ru.pacer.Working()
 	// work= is the time the attempt takes before its outcome is known.
-	if ru.opts.Work > 0 && ru.clock.Sleep(ru.soft, ru.opts.Work) != nil {
+	if ru.opts.Work > 0 && ru.clock.Sleep(ru.heldSoft, ru.opts.Work) != nil {
 		return nil, true
 	}
 	for {
-		err := ru.opts.Attempt(ru.hard, ru.rng, m, ru.w.handler)
+		err := ru.opts.Attempt(ru.heldHard, ru.rng, m, ru.w.handler)
 		if !errors.Is(err, services.ErrNotRunning) || errors.Is(err, services.ErrCrashed) {
 			return err, false
 		}
@@ -366,7 +389,7 @@ func (ru *clientRun) try(c *clientCore, m services.Message, wait *time.Duration,
 		}
 		*wait = min(max(2**wait, serviceWaitMin), serviceWaitMax)
 		ru.pacer.Rest() // waiting for the service is not time to catch up on
-		if ru.clock.Sleep(ru.soft, *wait) != nil {
+		if ru.clock.Sleep(ru.heldSoft, *wait) != nil {
 			return nil, true
 		}
 	}

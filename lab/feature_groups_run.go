@@ -68,6 +68,10 @@ func (ru *consumerRun) loop() {
 			return false, err
 		}
 		ru.noteGeneration(ru.cn.Generation())
+		// The poll's records are handled at once in lab time, their
+		// commits too: the run's hold keeps lab time for them from each
+		// record it takes until the last commit.
+		defer ru.putDown()
 	records:
 		for _, rec := range recs {
 			ru.waitStall()
@@ -112,13 +116,15 @@ func (ru *consumerRun) handle(rec broker.ConsumerRecord) handled {
 	if ru.cn.Generation() != rec.Generation {
 		return recordRevoked
 	}
-	if !ru.pacer.Wait(ru.soft, g.l.clock, ru.opts.Rate) {
+	if !ru.pacer.Wait(ru.heldSoft, g.l.clock, ru.opts.Rate) {
 		return recordOver
 	}
 	if ru.cn.Generation() != rec.Generation {
 		return recordRevoked
 	}
-	d := g.deliver(cc, ru.cmd.Group, rec, g.l.clock.Now())
+	now := g.l.clock.Now()
+	ru.taken(now)
+	d := g.deliver(cc, ru.cmd.Group, rec, now)
 	// A record given up on is skipped: its offset is committed.
 	if !ru.process(&cc.clientCore, consumerRecord{ru, rec, d}, true) {
 		return recordOver
@@ -235,7 +241,7 @@ func (cr consumerRecord) work() workResult {
 		g.w.retried(d.Group, cc.name, d.MsgID, attempt+1, g.l.clock.Now(), pause)
 		g.event(true, "%s attempt %d on %s failed: %v; retrying in %v", cc.name, attempt, d.MsgID, err, pause.Round(time.Millisecond))
 		ru.pacer.Rest() // a backoff is not time to catch up on
-		if pause > 0 && g.l.clock.Sleep(ru.soft, pause) != nil {
+		if pause > 0 && g.l.clock.Sleep(ru.heldSoft, pause) != nil {
 			return workStopped
 		}
 		if ru.soft.Err() != nil {
@@ -260,12 +266,14 @@ func (cr consumerRecord) move(topic, why string, failure error) workResult {
 	// in the retry topic.
 	ctx, cancel := context.WithTimeout(ru.hard, 2*g.w.timing.RequestTimeout)
 	defer cancel()
+	answered := ru.held.Asking()
 	_, p, err := g.w.producer(ctx, cc.name, producerKey{acks: broker.AcksAll, batch: command.DefaultBatch})
 	var res broker.ProduceResult
 	if err == nil {
 		res = p.Produce(ctx, broker.Message{Topic: topic, Key: rec.Key, Value: rec.Value, MsgID: d.MsgID})[0]
 		m.Outcome, m.Partition, m.Offset, err = outcomeOf(res.Outcome), res.Partition, res.Offset, res.Err
 	}
+	answered()
 	g.mu.Lock()
 	g.moves = append(g.moves, m)
 	g.mu.Unlock()

@@ -56,6 +56,9 @@ func (ru *workerRun) loop() {
 		if err != nil {
 			return false, err
 		}
+		// The messages are handled at once in lab time, acks too: the
+		// run's hold keeps lab time for them from each message it takes.
+		defer ru.putDown()
 		for _, d := range ds {
 			if !ru.handle(d) {
 				return true, nil
@@ -72,10 +75,11 @@ func (ru *workerRun) loop() {
 // over (crashed or stopped).
 func (ru *workerRun) handle(d broker.Delivery) bool {
 	wk, qs := ru.wk, ru.wk.qs
-	if !ru.pacer.Wait(ru.soft, qs.l.clock, ru.opts.Rate) {
+	if !ru.pacer.Wait(ru.heldSoft, qs.l.clock, ru.opts.Rate) {
 		return false // stopped: the message comes back after its visibility timeout
 	}
 	now := qs.l.clock.Now()
+	ru.taken(now)
 	qs.deliver(wk, d, now)
 	if d.ReceiveCount > 1 {
 		// A retry this worker or another asked for is back: retry_peak
@@ -173,9 +177,11 @@ func (ru *workerRun) settleFailure(d broker.Delivery, err error) {
 			qs.event(false, "%s gave up on %s %s: %v; queue %s has no dead-letter queue, so it is given back", wk.name, d.MsgID, why, err, ru.cmd.Queue)
 			return
 		}
+		answered := ru.held.Asking()
 		derr, _ := settleRetried(ru.hard, qs.w.timing.RequestTimeout, settleGiveBack, func(ctx context.Context) error {
 			return ru.qc.DeadLetter(ctx, ru.cmd.Queue, d.ReceiptHandle, err.Error())
 		})
+		answered()
 		if derr != nil {
 			if ru.hard.Err() == nil {
 				qs.event(false, "%s could not dead-letter %s: %v; it comes back after its visibility timeout", wk.name, d.MsgID, derr)
@@ -206,9 +212,11 @@ func (ru *workerRun) nackRetry(d broker.Delivery, delay time.Duration, reason er
 // nack gives a message back to the queue; false when the nack failed.
 func (ru *workerRun) nack(d broker.Delivery, delay time.Duration, reason error) bool {
 	wk, qs := ru.wk, ru.wk.qs
+	answered := ru.held.Asking()
 	err, _ := settleRetried(ru.hard, qs.w.timing.RequestTimeout, settleGiveBack, func(ctx context.Context) error {
 		return ru.qc.Nack(ctx, ru.cmd.Queue, d.ReceiptHandle, delay, reason.Error())
 	})
+	answered()
 	wk.mu.Lock()
 	if err == nil {
 		wk.stats.nacks++

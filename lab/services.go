@@ -52,6 +52,9 @@ func (h serviceHost) Detail(e services.Event) bool {
 // Each one goes into the history as a produce.
 func (l *Lab) publisher(w *world, name string) services.Publisher {
 	return services.PublisherFunc(func(ctx context.Context, dest string, m services.Message) (services.Outcome, error) {
+		// The service's hold, if its work has one, keeps lab time for a
+		// broker's answer only briefly.
+		defer l.clock.Asking(ctx)()
 		if w.isQueue(dest) {
 			return w.queues.publish(ctx, name, dest, m)
 		}

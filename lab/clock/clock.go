@@ -17,7 +17,10 @@ import (
 // Lab time also waits for the lab's own work (see Claim): when a generator
 // or a paced client is behind the messages that fell due for it, because
 // the machine is busy, the clock holds until it catches up, so a rate the
-// lab imposes is the rate lab time shows, however slow the machine.
+// lab imposes is the rate lab time shows, however slow the machine. Work
+// the lab does at once in lab time (a client handling the message it
+// took, a service's publish) holds the clock the same way (see Hold), so
+// what takes no lab time in the model takes none on a busy machine.
 type Clock struct {
 	mu      sync.Mutex
 	wall0   time.Time // wall time of the last change (with its monotonic reading)
@@ -139,6 +142,14 @@ func (c *Clock) SleepUntil(ctx context.Context, t time.Time) error {
 // wake delivers; d <= 0 waits for wake or ctx alone.
 func (c *Clock) SleepOrWake(ctx context.Context, d time.Duration, wake <-chan struct{}) error {
 	if d <= 0 {
+		if h := c.holdIn(ctx); h != nil {
+			c.mu.Lock()
+			on := h.setAsideLocked()
+			c.mu.Unlock()
+			if on {
+				defer func() { h.On(c.Now()) }()
+			}
+		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
@@ -158,6 +169,17 @@ func (c *Clock) SleepUntilOrWake(ctx context.Context, t time.Time, wake <-chan s
 		return nil
 	}
 	c.addSleeperLocked(t)
+	if h := c.holdIn(ctx); h != nil && h.setAsideLocked() {
+		// The work waits on lab time now: on again from the time it
+		// slept to, or from when it was woken.
+		at := t
+		defer func() { h.On(at) }()
+		defer func() {
+			if now := c.Now(); now.Before(at) {
+				at = now
+			}
+		}()
+	}
 	c.mu.Unlock()
 	defer c.removeSleeper(t)
 	for {
@@ -240,6 +262,10 @@ const heldPoll = 2 * time.Millisecond
 type Claim struct {
 	c     *Clock
 	slack time.Duration // how far past due lab time may run
+	// wall, when set, gives the slack in wall time instead: lab time may
+	// run as far past due as the wall clock takes wall, at the speed of
+	// the moment (see Hold).
+	wall  time.Duration
 	due   time.Time     // the oldest work due and not done; zero: none
 	moved time.Time     // wall time of the last Behind
 	grip  time.Duration // how long it holds without moving; zero: Grip
@@ -360,13 +386,20 @@ func (c *Clock) limitLocked(wall, now time.Time) (time.Time, bool) {
 		if cl.due.IsZero() {
 			continue
 		}
-		l := cl.due.Add(cl.slack)
+		slack := cl.slack
+		if cl.wall > 0 {
+			slack = time.Duration(float64(cl.wall) * c.speed)
+		}
+		l := cl.due.Add(slack)
 		if now.Before(l) {
 			continue // work due ahead holds nothing yet
 		}
 		grip := cl.grip
 		if grip == 0 {
 			grip = Grip
+			if cl.wall > 0 {
+				grip = HoldGrip // a hold on work the machine runs
+			}
 		}
 		// The grip runs from the last move, or from when lab time
 		// reached the limit if that was later: a client that sleeps
@@ -423,4 +456,105 @@ func later(a, b time.Time) time.Time {
 		return a
 	}
 	return b
+}
+
+// Brisk is how long, in wall time, a step of the lab's work that takes no
+// lab time may take before the clock waits for it: a client handling the
+// message it took, a service's publish. Such a step takes a few
+// milliseconds on an idle machine, which lab time there lets pass as the
+// wall clock does; a busy machine that stops running it for longer holds
+// lab time instead of taking the stall from the step's lab time.
+const Brisk = 20 * time.Millisecond
+
+// HoldGrip is how long, in wall time, a hold keeps lab time for work the
+// machine has not got round to: longer than a busy machine leaves a
+// runnable goroutine waiting, short enough that work held up by anything
+// else (a hold left on by mistake) stops the lab only for a moment.
+const HoldGrip = time.Second
+
+// A Hold is the lab's work that happens at once in lab time — a client's
+// receive, work and ack around its modelled work=, a service's publish or
+// relay pass — and is not paced by a rate. While it is on, lab time runs
+// no further than Brisk of wall time, at the clock's speed, past the
+// moment it came on, and holds there while the machine runs the work, up
+// to HoldGrip. While the work waits on the broker (Asking) it holds for
+// at most Grip, as a claim does: a broker that keeps it waiting longer (an
+// election, a rebalance) lets the clock go on. A sleep on the clock under
+// a context that carries the hold (Hold.Context) turns it off while it
+// sleeps, since work that waits on lab time must not have lab time wait
+// for it, and on again from the time it slept to. A hold that is off
+// holds nothing.
+type Hold struct{ cl *Claim }
+
+// Hold registers a hold, off.
+func (c *Clock) Hold() *Hold {
+	cl := c.ClaimWithin(0)
+	c.mu.Lock()
+	cl.wall = Brisk
+	c.mu.Unlock()
+	return &Hold{cl: cl}
+}
+
+// On says the work is at hand from lab time at: the message taken, the
+// sleep over. Turning it on again at a later time renews its grip.
+func (h *Hold) On(at time.Time) { h.cl.Behind(at) }
+
+// Off says the work is done, or waits on something other than the
+// machine: lab time, or other work.
+func (h *Hold) Off() { h.cl.Idle() }
+
+// Close ends the hold for good.
+func (h *Hold) Close() { h.cl.Close() }
+
+// Asking says the work now waits on the broker's answer: until answered is
+// called the hold keeps lab time for at most Grip from now, and from then
+// on for HoldGrip again.
+func (h *Hold) Asking() (answered func()) {
+	h.grip(Grip)
+	return func() { h.grip(0) }
+}
+
+// grip renews the hold's grip from now for d (zero: HoldGrip), if it is on.
+func (h *Hold) grip(d time.Duration) {
+	c := h.cl.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !h.cl.due.IsZero() {
+		h.cl.moved, h.cl.grip = time.Now(), d
+	}
+}
+
+// Asking is Hold.Asking for the hold ctx carries on c; with none it does
+// nothing.
+func (c *Clock) Asking(ctx context.Context) (answered func()) {
+	if h := c.holdIn(ctx); h != nil {
+		return h.Asking()
+	}
+	return func() {}
+}
+
+// holdKey is the context key of the hold a context carries.
+type holdKey struct{}
+
+// Context returns ctx carrying h, so that the clock's sleeps under it
+// (a service's modelled calls, its write ceiling) set the hold aside.
+func (h *Hold) Context(ctx context.Context) context.Context {
+	return context.WithValue(ctx, holdKey{}, h)
+}
+
+// holdIn is the hold ctx carries on clock c and whether it is on; nil when
+// there is none.
+func (c *Clock) holdIn(ctx context.Context) *Hold {
+	h, _ := ctx.Value(holdKey{}).(*Hold)
+	if h == nil || h.cl.c != c {
+		return nil
+	}
+	return h
+}
+
+// setAsideLocked turns h off for a sleep and says whether it was on.
+func (h *Hold) setAsideLocked() bool {
+	on := !h.cl.due.IsZero()
+	h.cl.due, h.cl.reached = time.Time{}, time.Time{}
+	return on
 }

@@ -265,3 +265,169 @@ func TestBrieflyWithoutMovingLetsGo(t *testing.T) {
 		t.Errorf("after a move lab time ran on to %v past the start", now.Sub(start))
 	}
 }
+
+// stall stands for a machine that does not run the lab's work for d of
+// wall time. It says false when the test itself was not run for long
+// enough that a hold's grip may have let go: the reading means nothing
+// then, and the caller tries again.
+func stall(d time.Duration) bool {
+	start := time.Now()
+	time.Sleep(d)
+	return time.Since(start) < d+Grip/2
+}
+
+// tries runs f until it reports a meaningful reading, at most three times.
+func tries(t *testing.T, f func() bool) {
+	t.Helper()
+	for range 3 {
+		if f() {
+			return
+		}
+	}
+	t.Fatal("three tries in a row found the hold still held past its grip, or the machine stalled the test that long")
+}
+
+// A hold on work that happens at once keeps lab time within Brisk of wall
+// time past the moment it came on, however long the machine stalls the
+// work (up to Grip), and lets it go as soon as it is off.
+func TestHoldKeepsLabTimeThroughAStall(t *testing.T) {
+	tries(t, func() bool {
+		c := New()
+		h := c.Hold()
+		defer h.Close()
+		start := c.Now()
+		h.On(start)
+		if !stall(3 * Brisk) {
+			return false
+		}
+		if got := c.Now().Sub(start); got > Brisk {
+			t.Fatalf("lab time ran %v past work that was held at once, want at most %v", got, Brisk)
+		}
+		if c.Given() <= 0 {
+			t.Error("a held clock says it gave up no lab time")
+		}
+		h.Off()
+		held := c.Now()
+		if err := c.Sleep(ctxFor(t, 5*time.Second), 3*Brisk); err != nil {
+			t.Fatalf("after the hold went off: %v", err)
+		}
+		if !c.Now().After(held) {
+			t.Error("lab time did not move after the hold went off")
+		}
+		return true
+	})
+}
+
+// Work the machine is slow to run holds lab time for up to HoldGrip; work
+// that waits on the broker for longer than Grip lets lab time go on: an
+// election is lab time passing.
+func TestHoldLetsGoAfterItsGrip(t *testing.T) {
+	tries(t, func() bool {
+		c := New()
+		h := c.Hold()
+		defer h.Close()
+		start := c.Now()
+		h.On(start)
+		if !stall(2 * Grip) {
+			return false
+		}
+		if got := c.Now().Sub(start); got > Brisk {
+			t.Fatalf("lab time ran %v past runnable work after %v, want it held for up to %v", got, 2*Grip, HoldGrip)
+		}
+		// With the hold on, a sleep past it ends once the grip lets go.
+		ctx := ctxFor(t, 5*time.Second)
+		if err := c.SleepUntil(ctx, start.Add(2*Brisk)); err != nil {
+			t.Fatalf("lab time stood %v past a hold that stopped moving: %v", c.Now().Sub(start), err)
+		}
+		// Asking the broker, it holds for Grip from the ask.
+		h.On(c.Now())
+		answered := h.Asking()
+		asked := time.Now()
+		if err := c.Sleep(ctx, 2*Brisk); err != nil {
+			t.Fatal(err)
+		}
+		answered()
+		w := time.Since(asked)
+		if w < Grip {
+			t.Errorf("a hold waiting on the broker held lab time for %v, want about %v", w, Grip)
+		}
+		// Held for HoldGrip, or a machine that did not wake the sleeper
+		// for that long: try again, and fail if it keeps happening.
+		return w < HoldGrip
+	})
+}
+
+// At speed the Brisk of wall time a hold allows is that much more lab
+// time: at 10x, 200 ms.
+func TestHoldSlackFollowsSpeed(t *testing.T) {
+	tries(t, func() bool {
+		c := New()
+		c.SetSpeed(10)
+		h := c.Hold()
+		defer h.Close()
+		start := c.Now()
+		h.On(start)
+		if !stall(3 * Brisk) {
+			return false
+		}
+		// 60 ms of wall time at 10x would be 600 ms.
+		if got := c.Now().Sub(start); got != 10*Brisk {
+			t.Fatalf("at 10x lab time stands %v past held work, want %v", got, 10*Brisk)
+		}
+		return true
+	})
+}
+
+// A sleep on the clock under the hold's context sets the hold aside: the
+// work waits on lab time, which must not wait for it in turn. Once the
+// sleep is over the hold is on again from the time it slept to.
+func TestHoldSetAsideWhileItsWorkSleeps(t *testing.T) {
+	tries(t, func() bool {
+		c := New()
+		h := c.Hold()
+		defer h.Close()
+		ctx := h.Context(ctxFor(t, 5*time.Second))
+		h.On(c.Now())
+		given := c.Given()
+		end := c.Now().Add(100 * time.Millisecond)
+		if err := c.SleepUntil(ctx, end); err != nil {
+			t.Fatal(err)
+		}
+		// Left on, the hold would have held lab time at Brisk for its whole
+		// grip: Grip of lab time given up at 1x.
+		if g := c.Given() - given; g >= Grip/2 {
+			t.Errorf("a sleep under a hold gave up %v of lab time: the hold held its own sleep", g)
+		}
+		limit := later(c.Now(), end.Add(Brisk))
+		if !stall(3 * Brisk) {
+			return false
+		}
+		if now := c.Now(); now.After(limit) {
+			t.Errorf("after the sleep lab time ran to %v past its end, want the hold on again", now.Sub(end))
+		}
+		// A sleep woken early turns the hold on from the wake.
+		wake := make(chan struct{}, 1)
+		wake <- struct{}{}
+		if err := c.SleepOrWake(ctx, time.Hour, wake); err != nil {
+			t.Fatal(err)
+		}
+		woke := c.Now()
+		if !stall(3 * Brisk) {
+			return false
+		}
+		if got := c.Now().Sub(woke); got > Brisk {
+			t.Errorf("after a wake lab time ran %v on, want the hold on again", got)
+		}
+		// A hold that was off stays off through a sleep.
+		h.Off()
+		if err := c.Sleep(ctx, time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+		off := c.Now()
+		time.Sleep(3 * Brisk)
+		if got := c.Now().Sub(off); got < 3*Brisk {
+			t.Errorf("a hold that was off held lab time after a sleep: %v passed in %v", got, 3*Brisk)
+		}
+		return true
+	})
+}

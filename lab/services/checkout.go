@@ -186,7 +186,8 @@ func (s *Checkout) Config() CheckoutConfig { return s.cfg }
 // not, whichever comes first.
 type request struct {
 	s       *Checkout
-	ctx     context.Context // the lab's: a deadline does not cancel work in progress
+	ctx     context.Context // the lab's, with hold: a deadline does not cancel work in progress
+	hold    Hold            // on while the checkout works for the buyer, not while it waits
 	p       Purchase
 	arrived time.Time
 
@@ -349,11 +350,20 @@ func (s *Checkout) Arrive(ctx context.Context, p Purchase) func() (CheckoutResul
 		return func() (CheckoutResult, error) { return CheckoutResult{OrderID: p.OrderID}, err }
 	}
 	r := &request{s: s, ctx: ctx, p: p, arrived: s.env.Clock(), stage: "thread"}
+	// What the checkout does between its modelled calls takes no lab time:
+	// a hold keeps the lab's clock for it from the arrival, which the
+	// goroutine that serves the buyer may be slow to reach on a busy
+	// machine. The deadline's timer keeps ctx, without the hold.
+	r.ctx, r.hold = s.env.Hold(ctx)
+	r.hold.On(r.arrived)
 	s.mu.Lock()
 	s.stats.Requests++
 	s.stats.Waiting++
 	s.mu.Unlock()
-	return func() (CheckoutResult, error) { return s.serve(ctx, r) }
+	return func() (CheckoutResult, error) {
+		defer r.hold.Close()
+		return s.serve(ctx, r)
+	}
 }
 
 // serve is the part of a buyer's visit after it arrived.
@@ -373,14 +383,22 @@ func (s *Checkout) serve(ctx context.Context, r *request) (CheckoutResult, error
 
 	select {
 	case s.pool <- struct{}{}:
-	case <-deadline.Done():
-		s.mu.Lock()
-		s.stats.Waiting--
-		s.mu.Unlock()
-		if ctx.Err() != nil {
-			r.answer(ctx.Err())
+	default:
+		// Every thread is busy: waiting for one is waiting on the other
+		// buyers' calls, which take lab time.
+		r.hold.Off()
+		select {
+		case s.pool <- struct{}{}:
+			r.hold.On(s.env.Clock())
+		case <-deadline.Done():
+			s.mu.Lock()
+			s.stats.Waiting--
+			s.mu.Unlock()
+			if ctx.Err() != nil {
+				r.answer(ctx.Err())
+			}
+			return r.result()
 		}
-		return r.result()
 	}
 	s.mu.Lock()
 	s.stats.Waiting--

@@ -107,12 +107,34 @@ func WallSleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
+// Hold is the lab's hold on its clock for work that takes no lab time: a
+// buyer's checkout between its modelled calls, a relay pass. On says the
+// work is at hand from a moment of lab time; Off that it waits on
+// something other than the machine (a request thread, lab time); Close
+// that it is over. While it is on, a machine too busy to run the work
+// holds the lab's clock instead of letting lab time run on.
+type Hold interface {
+	On(at time.Time)
+	Off()
+	Close()
+}
+
+// noHold holds nothing: the default, and what tests with a fake clock get.
+type noHold struct{}
+
+func (noHold) On(time.Time) {}
+func (noHold) Off()         {}
+func (noHold) Close()       {}
+
 // Env is what every service needs from the outside world. Zero fields get
-// defaults: time.Now, WallSleep, no publisher, events dropped.
+// defaults: time.Now, WallSleep, no publisher, events dropped, no holds.
 type Env struct {
 	Publisher Publisher
 	Clock     Clock
 	Sleeper   Sleeper
+	// Hold returns a new hold, off, and ctx carrying it: the Sleeper's
+	// waits under that ctx set the hold aside while they last.
+	Hold func(ctx context.Context) (context.Context, Hold)
 	// Sink receives every event, synchronously, from whatever goroutine the
 	// service runs on: it must be quick and safe for concurrent use.
 	Sink func(Event)
@@ -127,6 +149,9 @@ func (e Env) withDefaults() Env {
 	}
 	if e.Sink == nil {
 		e.Sink = func(Event) {}
+	}
+	if e.Hold == nil {
+		e.Hold = func(ctx context.Context) (context.Context, Hold) { return ctx, noHold{} }
 	}
 	return e
 }

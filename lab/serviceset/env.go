@@ -33,8 +33,16 @@ func (s *Set) env(name string) services.Env {
 		Publisher: s.lab.Publisher(name),
 		Clock:     s.w.Clock().Now,
 		Sleeper:   services.SleepFunc(s.w.Clock().Sleep),
+		Hold:      s.hold,
 		Sink:      s.sink,
 	}
+}
+
+// hold is a new hold on the lab's clock, off, and ctx carrying it, so that
+// the service's sleeps on the clock under ctx set it aside.
+func (s *Set) hold(ctx context.Context) (context.Context, services.Hold) {
+	h := s.w.Clock().Hold()
+	return h.Context(ctx), h
 }
 
 // sink takes every event a service reports, from whatever goroutine the
@@ -122,12 +130,19 @@ func (rl *relay) stop() {
 // so the timeline shows the passes that matter.
 func (s *Set) runRelay(ctx context.Context, o *services.Orders, rl *relay) {
 	defer close(rl.done)
+	// A pass publishes and marks rows at once in lab time: its hold keeps
+	// the lab's clock for it on a busy machine. The sleeps between passes
+	// set it aside.
+	ctx, hold := s.hold(ctx)
+	defer hold.Close()
 	backoff := time.Duration(0)
 	for {
+		hold.Off()
 		if err := s.w.Clock().SleepOrWake(ctx, backoff, rl.kick); err != nil {
 			return
 		}
 		for {
+			hold.On(s.w.Clock().Now())
 			sent, err := o.RelayOnce(ctx)
 			if ctx.Err() != nil || o.State() == services.StateStopped {
 				return
