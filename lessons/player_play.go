@@ -227,7 +227,13 @@ func (p *Player) await(ctx context.Context, ev Event) bool {
 			} else if !p.awaitDecided(ctx) {
 				return false
 			}
-			p.releaseTime(ctx) // the choice is made: the lab plays it out
+			// The choice is made: the lab plays it out, also when the
+			// lesson had stopped the clock itself before the decision (its
+			// goal needs lab time, and n is the learner's word to go on).
+			p.releaseTime(ctx)
+			if _, paused := p.Lab().Clock().Speed(); paused {
+				p.Lab().ExecCommand(ctx, command.Resume{})
+			}
 		}
 		err = p.run.AwaitTask(ctx)
 	}
