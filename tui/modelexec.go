@@ -214,6 +214,10 @@ func (m *Model) report(msg execDoneMsg) tea.Cmd {
 	switch {
 	case out == "":
 		m.setStatus(statusOK, msg.line)
+	case len(lines) == 1 && missedPrediction(msg.line, out):
+		// The command ran, but the news is that the prediction missed:
+		// the mark says so, as the lesson pane's ✗ does.
+		m.setStatus(statusErr, m.lineAndAnswer(msg.line, out))
 	case len(lines) == 1:
 		m.setStatus(statusOK, m.lineAndAnswer(msg.line, out))
 	case quiet:
@@ -227,6 +231,12 @@ func (m *Model) report(msg execDoneMsg) tea.Cmd {
 	// A command usually changes the lab: look now rather than at the next signal.
 	m.pull()
 	return m.flashCmd()
+}
+
+// missedPrediction says whether out answers a prediction the learner got
+// wrong (the player then says what the answer is).
+func missedPrediction(line, out string) bool {
+	return strings.Contains(line, "predict") && strings.HasPrefix(out, "the answer is ")
 }
 
 func (m *Model) showOutput(title, text string) {

@@ -19,3 +19,23 @@ func TestLabCommands(t *testing.T) {
 		}
 	}
 }
+
+// A prediction that missed is marked as a miss on the status line, not
+// with the ✓ of a command that ran; a teacher's reveal and a right answer
+// keep their ✓.
+func TestMissedPredictionIsMarked(t *testing.T) {
+	for _, c := range []struct {
+		line, out string
+		missed    bool
+	}{
+		{"predict 60", "the answer is 36 s (± 10 %)", true},
+		{"lesson predict c", "the answer is b) when the deadline passes", true},
+		{"predict 36", "you predicted it: 36 s (± 10 %)", false},
+		{"reveal", "the answer is b) when the deadline passes", false},
+		{"produce orders", "the answer is in the log", false},
+	} {
+		if got := missedPrediction(c.line, c.out); got != c.missed {
+			t.Errorf("%q → %q: missed %v, want %v", c.line, c.out, got, c.missed)
+		}
+	}
+}
