@@ -25,20 +25,7 @@ func TestRecordEpochTellsDivergentReplicasApart(t *testing.T) {
 		"wait leader(orders/0) != none",
 		"produce orders key=881 count=3 acks=all as=late",
 	)
-	epochAt := func(ref string) float64 {
-		t.Helper()
-		res, err := l.Exec(ctxFor(t, 10*time.Second), "expect "+ref+" >= 0")
-		if err != nil {
-			t.Fatalf("%s: %v", ref, err)
-		}
-		// Observed reads "epoch(orders/0@n1, 4) is 3".
-		_, num, ok := strings.Cut(res.Observed, " is ")
-		f, err := strconv.ParseFloat(num, 64)
-		if !ok || err != nil {
-			t.Fatalf("%s: observed %q", ref, res.Observed)
-		}
-		return f
-	}
+	epochAt := func(ref string) float64 { t.Helper(); return numberOf(t, l, ref) }
 	old, cut := epochAt("epoch(orders/0@n1, 0)"), epochAt("epoch(orders/0@n1, 4)")
 	if old != cut {
 		t.Errorf("n1 wrote offsets 0 and 4 as leader of one epoch: %v and %v", old, cut)
@@ -88,19 +75,7 @@ func TestHeldBackCountsReadsBelowTheMark(t *testing.T) {
 		"consumer start audit-1 group=audit topic=orders",
 		"wait lag(audit) == 0",
 	)
-	read := func(ref string) float64 {
-		t.Helper()
-		res, err := l.Exec(ctxFor(t, 10*time.Second), "expect "+ref+" >= 0")
-		if err != nil {
-			t.Fatalf("%s: %v", ref, err)
-		}
-		_, num, ok := strings.Cut(res.Observed, " is ")
-		f, err := strconv.ParseFloat(num, 64)
-		if !ok || err != nil {
-			t.Fatalf("%s: observed %q", ref, res.Observed)
-		}
-		return f
-	}
+	read := func(ref string) float64 { t.Helper(); return numberOf(t, l, ref) }
 	before := read("held_back(orders/0@n1)")
 	mustRun(t, l,
 		"partition n1 | n2,n3",
@@ -114,4 +89,20 @@ func TestHeldBackCountsReadsBelowTheMark(t *testing.T) {
 	if got := read("held_back(orders/0@n2)"); got != 0 {
 		t.Errorf("n2, a follower that never led, answered %v reads", got)
 	}
+}
+
+// numberOf reads a numeric lab value, such as epoch(orders/0@n1, 4), as
+// an expect shows it: "epoch(orders/0@n1, 4) is 3".
+func numberOf(t *testing.T, l *Lab, ref string) float64 {
+	t.Helper()
+	res, err := l.Exec(ctxFor(t, 10*time.Second), "expect "+ref+" >= 0")
+	if err != nil {
+		t.Fatalf("%s: %v", ref, err)
+	}
+	_, num, ok := strings.Cut(res.Observed, " is ")
+	f, err := strconv.ParseFloat(num, 64)
+	if !ok || err != nil {
+		t.Fatalf("%s: observed %q", ref, res.Observed)
+	}
+	return f
 }

@@ -1,6 +1,8 @@
 package lessons
 
 import (
+	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -482,6 +484,23 @@ func TestParseAnswer(t *testing.T) {
 	}
 }
 
+// sqsReceive asks the lab's SQS endpoint for a message of receipts, as a
+// learner's own client would, with the request's extra JSON fields, and
+// returns the answer's body.
+func sqsReceive(ctx context.Context, t *testing.T, endpoint, fields string) string {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, "POST", endpoint+"/", strings.NewReader(`{"QueueUrl":"`+endpoint+`/000000000000/receipts"`+fields+`}`))
+	req.Header.Set("Content-Type", "application/x-amz-json-1.0")
+	req.Header.Set("X-Amz-Target", "AmazonSQS.ReceiveMessage")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return fmt.Sprintf("%d %s", resp.StatusCode, body)
+}
+
 // A task done with the learner's own client in another terminal ends the
 // task as a command of theirs would, and lets lab time run again: an SQS
 // client's receive is the learner acting.
@@ -503,18 +522,8 @@ func TestOutsideClientActs(t *testing.T) {
 	if st := p.State(); st.Status != StatusTask || st.Held == "" {
 		t.Fatalf("the step is %v, held %q; want the task open and the lab held", st.Status, st.Held)
 	}
-	endpoint := l.Snapshot().SQS.Endpoint
-	req, _ := http.NewRequestWithContext(ctx, "POST", endpoint+"/", strings.NewReader(`{"QueueUrl":"`+endpoint+`/000000000000/receipts","WaitTimeSeconds":5}`))
-	req.Header.Set("Content-Type", "application/x-amz-json-1.0")
-	req.Header.Set("X-Amz-Target", "AmazonSQS.ReceiveMessage")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if !strings.Contains(string(body), "receipt 881") {
-		t.Fatalf("the receive answered %d %s", resp.StatusCode, body)
+	if answer := sqsReceive(ctx, t, l.Snapshot().SQS.Endpoint, `,"WaitTimeSeconds":5`); !strings.Contains(answer, "receipt 881") {
+		t.Fatalf("the receive answered %s", answer)
 	}
 	for end := time.Now().Add(10 * time.Second); p.State().Status == StatusTask; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(end) {
@@ -549,18 +558,7 @@ func TestOutsideClientDecides(t *testing.T) {
 		t.Fatalf("the step is %v, held %q; want the decision open and the lab held", st.Status, st.Held)
 	}
 	endpoint := l.Snapshot().SQS.Endpoint
-	receive := func() string {
-		req, _ := http.NewRequestWithContext(ctx, "POST", endpoint+"/", strings.NewReader(`{"QueueUrl":"`+endpoint+`/000000000000/receipts","VisibilityTimeout":1}`))
-		req.Header.Set("Content-Type", "application/x-amz-json-1.0")
-		req.Header.Set("X-Amz-Target", "AmazonSQS.ReceiveMessage")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		return string(body)
-	}
+	receive := func() string { return sqsReceive(ctx, t, endpoint, `,"VisibilityTimeout":1`) }
 	if body := receive(); !strings.Contains(body, "receipt 881") {
 		t.Fatalf("the first receive answered %s", body)
 	}
