@@ -78,6 +78,12 @@ type ProduceAnswer struct {
 // (maybe written), ErrOutOfOrderSequence, ErrDuplicateSequence, or the
 // network's errors.
 func (p PartitionFront) Produce(ctx context.Context, b Batch, acks Acks) (ProduceAnswer, error) {
+	return p.produceOn(ctx, func(rep *replica) (produceResponse, error) { return rep.produce(b, acks) })
+}
+
+// produceOn runs a produce on the node's replica of the partition, as a
+// request over the lab's network, and answers with where it landed.
+func (p PartitionFront) produceOn(ctx context.Context, produce func(rep *replica) (produceResponse, error)) (ProduceAnswer, error) {
 	c, node, tp := p.f.c, p.f.node, p.tp
 	if _, err := c.topicPartition(tp); err != nil {
 		return ProduceAnswer{}, err
@@ -88,7 +94,7 @@ func (p PartitionFront) Produce(ctx context.Context, b Batch, acks Acks) (Produc
 		if rep == nil {
 			return fmt.Errorf("%w: %s has no replica of %s", ErrNotLeader, node, tp)
 		}
-		resp, err := rep.produce(b, acks)
+		resp, err := produce(rep)
 		if err != nil {
 			return err
 		}
@@ -104,25 +110,9 @@ func (p PartitionFront) Produce(ctx context.Context, b Batch, acks Acks) (Produc
 // decoded, kvBytes their keys' and values' bytes and minTS their least
 // timestamp (unix nanoseconds).
 func (p PartitionFront) ProduceKafka(ctx context.Context, raw []byte, b Batch, kvBytes, minTS int64, acks Acks) (ProduceAnswer, error) {
-	c, node, tp := p.f.c, p.f.node, p.tp
-	if _, err := c.topicPartition(tp); err != nil {
-		return ProduceAnswer{}, err
-	}
-	var ans ProduceAnswer
-	err := c.net.Call(ctx, p.f.client, node, raftnet.RequestData, func() error {
-		rep := c.replicaOn(node, tp.String())
-		if rep == nil {
-			return fmt.Errorf("%w: %s has no replica of %s", ErrNotLeader, node, tp)
-		}
-		resp, err := rep.produceKafka(raw, b, kvBytes, minTS, acks)
-		if err != nil {
-			return err
-		}
-		ans = ProduceAnswer{BaseOffset: resp.base, Duplicate: resp.duplicate}
-		ans.LogStart, _, _ = rep.partition().state()
-		return nil
+	return p.produceOn(ctx, func(rep *replica) (produceResponse, error) {
+		return rep.produceKafka(raw, b, kvBytes, minTS, acks)
 	})
-	return ans, err
 }
 
 // Fetch reads committed records of the partition from offset on the
