@@ -501,17 +501,13 @@ func sqsReceive(ctx context.Context, t *testing.T, endpoint, fields string) stri
 	return fmt.Sprintf("%d %s", resp.StatusCode, body)
 }
 
-// A task done with the learner's own client in another terminal ends the
-// task as a command of theirs would, and lets lab time run again: an SQS
-// client's receive is the learner acting.
-func TestOutsideClientActs(t *testing.T) {
-	playsALab(t)
-	ctx := ctxFor(t, time.Minute)
-	les, err := Parse("outside.md", []byte("---\nid: outside\ntitle: Outside\nconcepts: [acks]\n---\n\n"+
-		"## One\n\n```lab\ncluster nodes=3\nqueue create receipts\nsqs listen port=0\nsend receipts value=\"receipt 881\"\n```\n\n"+
-		"```task\nReceive receipt 881 with your own client.\ndo: worker start me queue=receipts crash=before-work\nwait: inflight(receipts) == 1\n```\n\n"+
-		"```predict\nconcept: acks\nWhat now?\n- [x] this\n- [ ] that\nwhy: because.\n```\n\n"+
-		"```expect\nconcept: acks\ninflight(receipts) == 1\n```\n"))
+// openOutsideTask plays a one-step lesson whose lab block starts a
+// cluster and goes on with rest (the block's other lines, then a task and
+// what follows it): it returns once the task is open and holds the lab.
+func openOutsideTask(ctx context.Context, t *testing.T, id, rest string) (*Player, *lab.Lab) {
+	t.Helper()
+	les, err := Parse(id+".md", []byte("---\nid: "+id+"\ntitle: Outside\nconcepts: [acks]\n---\n\n"+
+		"## One\n\n```lab\ncluster nodes=3\n"+rest))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -522,6 +518,19 @@ func TestOutsideClientActs(t *testing.T) {
 	if st := p.State(); st.Status != StatusTask || st.Held == "" {
 		t.Fatalf("the step is %v, held %q; want the task open and the lab held", st.Status, st.Held)
 	}
+	return p, l
+}
+
+// A task done with the learner's own client in another terminal ends the
+// task as a command of theirs would, and lets lab time run again: an SQS
+// client's receive is the learner acting.
+func TestOutsideClientActs(t *testing.T) {
+	playsALab(t)
+	ctx := ctxFor(t, time.Minute)
+	p, l := openOutsideTask(ctx, t, "outside", "queue create receipts\nsqs listen port=0\nsend receipts value=\"receipt 881\"\n```\n\n"+
+		"```task\nReceive receipt 881 with your own client.\ndo: worker start me queue=receipts crash=before-work\nwait: inflight(receipts) == 1\n```\n\n"+
+		"```predict\nconcept: acks\nWhat now?\n- [x] this\n- [ ] that\nwhy: because.\n```\n\n"+
+		"```expect\nconcept: acks\ninflight(receipts) == 1\n```\n")
 	if answer := sqsReceive(ctx, t, l.Snapshot().SQS.Endpoint, `,"WaitTimeSeconds":5`); !strings.Contains(answer, "receipt 881") {
 		t.Fatalf("the receive answered %s", answer)
 	}
@@ -541,22 +550,11 @@ func TestOutsideClientActs(t *testing.T) {
 func TestOutsideClientDecides(t *testing.T) {
 	playsALab(t)
 	ctx := ctxFor(t, time.Minute)
-	les, err := Parse("outside-decides.md", []byte("---\nid: outside-decides\ntitle: Outside\nconcepts: [acks]\n---\n\n"+
-		"## One\n\n```lab\ncluster nodes=3\nqueue create receipts visibility=1s\nsqs listen port=0\nsend receipts value=\"receipt 881\"\n```\n\n"+
+	p, l := openOutsideTask(ctx, t, "outside-decides", "queue create receipts visibility=1s\nsqs listen port=0\nsend receipts value=\"receipt 881\"\n```\n\n"+
 		"```task\nReceive receipt 881 with your own client, hiding it as long as you think right.\ndecide: how long your client hides it\n"+
 		"do: worker start me queue=receipts crash=before-work\nalso: worker start me queue=receipts crash=after-work\nwait: delivered(receipts) >= 2\n```\n\n"+
 		"```predict\nconcept: acks\nWhat now?\n- [x] this\n- [ ] that\nwhy: because.\n```\n\n"+
-		"```expect\nconcept: acks\ndelivered(receipts) >= 2\n```\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, l := newTestPlayer(t, les, PlayerOptions{})
-	if _, err := p.Goto(ctx, 0); err != nil {
-		t.Fatal(err)
-	}
-	if st := p.State(); st.Status != StatusTask || st.Held == "" {
-		t.Fatalf("the step is %v, held %q; want the decision open and the lab held", st.Status, st.Held)
-	}
+		"```expect\nconcept: acks\ndelivered(receipts) >= 2\n```\n")
 	endpoint := l.Snapshot().SQS.Endpoint
 	receive := func() string { return sqsReceive(ctx, t, endpoint, `,"VisibilityTimeout":1`) }
 	if body := receive(); !strings.Contains(body, "receipt 881") {
