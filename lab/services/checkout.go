@@ -100,12 +100,12 @@ type Checkout struct {
 	cfg     CheckoutConfig
 	db      *database
 	charger Charger
-	pool    chan struct{} // one token per busy request thread
 
-	mu    sync.Mutex
-	stats CheckoutStats
-	all   []time.Duration
-	ok    []time.Duration
+	mu      sync.Mutex
+	stats   CheckoutStats // Busy is the request threads taken
+	waiters []*request    // buyers waiting for a thread, oldest first
+	all     []time.Duration
+	ok      []time.Duration
 }
 
 // NewCheckout starts a checkout with its own fresh database. Queued mode
@@ -150,7 +150,7 @@ func NewCheckout(ctx context.Context, cfg CheckoutConfig, env Env, charger Charg
 	if cfg.Mode == Queued && env.Publisher == nil {
 		return nil, fmt.Errorf("%s: queued mode needs a publisher", cfg.Name)
 	}
-	s := &Checkout{base: newBase(cfg.Name, env, nil), cfg: cfg, charger: charger, pool: make(chan struct{}, cfg.Threads)}
+	s := &Checkout{base: newBase(cfg.Name, env, nil), cfg: cfg, charger: charger}
 	s.stats.Mode, s.stats.Threads = cfg.Mode, cfg.Threads
 	db, err := s.addDB(ctx, cfg.Name, cfg.Writes, []string{"checkouts", "stock"}, []string{
 		`CREATE TABLE stock (item TEXT PRIMARY KEY, quantity INTEGER NOT NULL CHECK (quantity >= 0))`,
@@ -190,6 +190,7 @@ type request struct {
 	hold    Hold            // on while the checkout works for the buyer, not while it waits
 	p       Purchase
 	arrived time.Time
+	thread  chan struct{} // closed when a freed thread is handed over
 
 	mu       sync.Mutex
 	stage    string
@@ -381,34 +382,14 @@ func (s *Checkout) serve(ctx context.Context, r *request) (CheckoutResult, error
 	}()
 	defer func() { stop(); <-timer }()
 
-	select {
-	case s.pool <- struct{}{}:
-	default:
-		// Every thread is busy: waiting for one is waiting on the other
-		// buyers' calls, which take lab time.
-		r.hold.Off()
-		select {
-		case s.pool <- struct{}{}:
-			r.hold.On(s.env.Clock())
-		case <-deadline.Done():
-			s.mu.Lock()
-			s.stats.Waiting--
-			s.mu.Unlock()
-			if ctx.Err() != nil {
-				r.answer(ctx.Err())
-			}
-			return r.result()
+	if !s.takeThread(r, deadline) {
+		if ctx.Err() != nil {
+			r.answer(ctx.Err())
 		}
+		return r.result()
 	}
-	s.mu.Lock()
-	s.stats.Waiting--
-	s.stats.Busy++
-	s.mu.Unlock()
 	err := s.work(r)
-	<-s.pool
-	s.mu.Lock()
-	s.stats.Busy--
-	s.mu.Unlock()
+	s.freeThread()
 	if err != errBuyerGone {
 		r.answer(err)
 	}
@@ -416,6 +397,57 @@ func (s *Checkout) serve(ctx context.Context, r *request) (CheckoutResult, error
 }
 
 var errBuyerGone = errors.New("buyer gone")
+
+// takeThread gives r a request thread, at once if one is free, else when a
+// busy one is handed over, and says false if r's deadline came first.
+// Waiting and Busy change together, so no moment shows a thread free
+// while a buyer waits for one.
+func (s *Checkout) takeThread(r *request, deadline context.Context) bool {
+	s.mu.Lock()
+	if s.stats.Busy < s.cfg.Threads {
+		s.stats.Waiting--
+		s.stats.Busy++
+		s.mu.Unlock()
+		return true
+	}
+	r.thread = make(chan struct{})
+	s.waiters = append(s.waiters, r)
+	s.mu.Unlock()
+	// Every thread is busy: waiting for one is waiting on the other
+	// buyers' calls, which take lab time.
+	r.hold.Off()
+	select {
+	case <-r.thread:
+		return true
+	case <-deadline.Done():
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i := slices.Index(s.waiters, r)
+	if i < 0 {
+		return true // handed a thread as the deadline came: it finds the buyer gone
+	}
+	s.waiters = slices.Delete(s.waiters, i, i+1)
+	s.stats.Waiting--
+	return false
+}
+
+// freeThread hands a finished thread to the buyer who has waited longest,
+// holding the lab's clock for that buyer from this moment, or frees it.
+func (s *Checkout) freeThread() {
+	s.mu.Lock()
+	if len(s.waiters) == 0 {
+		s.stats.Busy--
+		s.mu.Unlock()
+		return
+	}
+	w := s.waiters[0]
+	s.waiters = s.waiters[1:]
+	s.stats.Waiting--
+	s.mu.Unlock()
+	w.hold.On(s.env.Clock())
+	close(w.thread)
+}
 
 // call is one downstream call taking d of lab time; only the lab's context
 // interrupts it.

@@ -174,3 +174,42 @@ func TestCheckoutArriveCountsAtOnce(t *testing.T) {
 		}
 	})
 }
+
+// A thread a buyer finishes with goes straight to the buyer who waited
+// longest: at no moment does the checkout show a free thread while a buyer
+// waits for one, which a lesson that stops the lab at any moment would see.
+func TestCheckoutHandsAFreedThreadOver(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		var co *Checkout
+		var atFirstAnswer CheckoutStats
+		env := Env{Publisher: &fakePublisher{}, Sink: func(e Event) {
+			if e.Kind == EventCheckout && e.Key == "1" {
+				atFirstAnswer = co.Stats()
+			}
+		}}
+		pay, err := NewPayments(ctx, PaymentsConfig{}, env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer pay.Close()
+		co, err = NewCheckout(ctx, CheckoutConfig{Mode: Sync, Threads: 1, Receipt: time.Second}, env, pay)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer co.Close()
+		first, second := co.Arrive(ctx, Purchase{OrderID: 1}), co.Arrive(ctx, Purchase{OrderID: 2})
+		done := make(chan error, 1)
+		go func() { _, err := second(); done <- err }()
+		if _, err := first(); err != nil {
+			t.Fatalf("first buyer: %v", err)
+		}
+		if atFirstAnswer.Busy != 1 || atFirstAnswer.Waiting != 0 {
+			t.Errorf("when the first buyer was answered: %d busy, %d waiting; want the thread handed to the second (1 busy, 0 waiting)",
+				atFirstAnswer.Busy, atFirstAnswer.Waiting)
+		}
+		if err := <-done; err != nil {
+			t.Errorf("second buyer: %v", err)
+		}
+	})
+}
