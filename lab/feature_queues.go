@@ -496,7 +496,8 @@ func (wk *worker) launch(_ context.Context, r *run, cmd command.Worker, how stri
 		return fmt.Errorf("%s: %w", verb, err)
 	}
 	ru := &workerRun{clientRun: newClientRun(qs.l, qs.w, &wk.clientCore, policy), wk: wk, qc: qc, cmd: cmd, dlq: q.Config.DLQ != "",
-		maxReceives: q.Config.MaxReceives}
+		maxReceives: q.Config.MaxReceives, hot: true}
+	ru.taken(qs.l.clock.Now()) // its first receive is asked as it starts, in lab time
 	if !launchRun(&qs.clientSet, &wk.clientRuns, cmd, cmd.Options.Crash, ru, func() { wk.holding = "" }) {
 		return fmt.Errorf("%s: %w", verb, ErrClosed)
 	}

@@ -34,6 +34,10 @@ type workerRun struct {
 	dlq bool // its queue has a dead-letter queue
 
 	maxReceives int // its queue's max-receives: a nack at that receive dead-letters (0: none)
+
+	// hot says the run's hold is on and its next receive is asked at once
+	// in lab time: as the run starts, and after a full receive.
+	hot bool
 }
 
 // leave has nothing to say: a queue client holds no membership.
@@ -52,23 +56,47 @@ func (ru *workerRun) loop() {
 	}
 	ru.clientRun.loop(func() (bool, error) {
 		ru.pacer.Fetching()
-		ds, err := ru.qc.Receive(ru.soft, ru.cmd.Queue, batch, 0, receivePoll)
+		ds, err := ru.receive(batch, ru.hot)
+		ru.hot = false
 		if err != nil {
+			ru.putDown()
 			return false, err
 		}
 		// The messages are handled at once in lab time, acks too: the
 		// run's hold keeps lab time for them from each message it takes.
-		defer ru.putDown()
 		for _, d := range ds {
 			if !ru.handle(d) {
+				ru.putDown()
 				return true, nil
 			}
 		}
 		if len(ds) < batch {
 			ru.pacer.Rest() // caught up: no backlog to catch up on
+			ru.putDown()
+			return false, nil
 		}
+		ru.hot = true
 		return false, nil
 	}, func(err error) bool { return errors.Is(err, broker.ErrClosed) })
+}
+
+// receive asks the queue for up to batch messages. As it starts and after
+// a full receive (hot) the worker asks at once in lab time, so the hold
+// stays on and this ask does not wait for a message: a machine slow to
+// get round to it does not pass for lab time the worker spent between
+// messages. When nothing is ready the hold is put down and the worker
+// long-polls.
+func (ru *workerRun) receive(batch int, hot bool) ([]broker.Delivery, error) {
+	if hot {
+		answered := ru.held.Asking()
+		ds, err := ru.qc.Receive(ru.soft, ru.cmd.Queue, batch, 0, 0)
+		answered()
+		if err != nil || len(ds) > 0 {
+			return ds, err
+		}
+	}
+	ru.putDown()
+	return ru.qc.Receive(ru.soft, ru.cmd.Queue, batch, 0, receivePoll)
 }
 
 // handle runs the worker's work for one message; false means the run is

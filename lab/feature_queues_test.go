@@ -224,3 +224,26 @@ func TestWorkerRateAndLostAck(t *testing.T) {
 		t.Errorf("w1: %+v", ws)
 	}
 }
+
+// A worker's receives, like its acks, take no lab time in the model: it
+// asks for its next message as soon as it is done with the last, and lab
+// time holds while the broker answers. A slow link to the queue's leader
+// stands in here for a machine slow to run them: 40 ms each way on every
+// receive would cost a worker of work=100ms almost half its pace.
+func TestWorkerReceivesTakeNoLabTime(t *testing.T) {
+	t.Parallel() // counted in lab time, which holds for a busy machine
+	l := newLab(t)
+	mustRun(t, l, "queue create jobs", "send jobs count=30 as=shop")
+	leader, err := readValue(t, l, "leader(jobs)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, l, "slow "+leader+" 40ms", "pause", "worker start w1 queue=jobs work=100ms", "resume", "pause in=1s")
+	// Ten messages of 100 ms fit in a second. A hold lets lab time run
+	// clock.Brisk past the moment it came on, so each message may cost up
+	// to 20 ms more: at least eight. Paying the link's 80 ms round trip
+	// on each receive would leave five.
+	if got := labNumberOf(t, l, "processed(jobs)"); got < 8 || got > 10 {
+		t.Errorf("after 1 s of lab time a worker of work=100ms behind a 40 ms link processed %v messages; want 8 to 10", got)
+	}
+}
