@@ -422,8 +422,17 @@ func TestCurriculumAtReadingPace(t *testing.T) {
 		for _, f := range found {
 			t.Errorf("lesson check --reading %v: %s:%v", ReadingPause, les.File, f)
 		}
+		if len(found) > 0 {
+			t.Logf("the play's last lines:\n%s", lastLines(transcript.String(), 60))
+		}
 		checkTranscript(t, transcript.String())
 	})
+}
+
+// lastLines is the last n lines of s.
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
 // hasAlso says whether a task of les names another way to its goal.
