@@ -302,7 +302,20 @@ func (r *run) evaluate(ctx context.Context, c command.Condition) (held bool, des
 			parts = append(parts, fmt.Sprintf("%s is %s", e, show(v)))
 		}
 	}
-	return c.Eval(vals[0], vals[1]), strings.Join(parts, ", "), nil
+	held = c.Eval(vals[0], vals[1])
+	if !held {
+		// A count the checker got wrong-footed on says which records it
+		// counted, as check why would.
+		for _, e := range []command.Expr{c.Left, c.Right} {
+			if e.Value.Kind != command.ValField || rd.report == nil {
+				continue
+			}
+			if why := rd.report.Why[e.Value.Word]; len(why) > 0 {
+				parts = append(parts, fmt.Sprintf("the first: %s", why[0]))
+			}
+		}
+	}
+	return held, strings.Join(parts, ", "), nil
 }
 
 // show formats a value for a reader; numbers to two decimals at most

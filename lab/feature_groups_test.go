@@ -211,6 +211,11 @@ func TestSeekReplaysAndCrashDuplicates(t *testing.T) {
 	if said := strings.Join(res[0].Lines, "\n"); !strings.Contains(said, "order_violations is 0: no record is behind it") {
 		t.Errorf("check why order_violations said:\n%s", said)
 	}
+	// An expect the count fails names the first record behind it.
+	if _, err := l.Exec(ctxFor(t, 10*time.Second), "expect duplicate_deliveries == 0"); err == nil ||
+		!strings.Contains(err.Error(), "the first: ") || !strings.Contains(err.Error(), "delivered to the group a 2nd time") {
+		t.Errorf("a failed expect on duplicate_deliveries said %v; want it to name the record behind the count", err)
+	}
 	// A seek forward skips records and replays nothing.
 	mustRun(t, l, "consumer stop c1", "produce orders key=881 count=3", "seek billing orders/0 to=5",
 		"consumer start c1 group=billing topic=orders", "wait lag(billing) == 0",

@@ -423,16 +423,24 @@ func TestCurriculumAtReadingPace(t *testing.T) {
 			t.Errorf("lesson check --reading %v: %s:%v", ReadingPause, les.File, f)
 		}
 		if len(found) > 0 {
-			t.Logf("the play's last lines:\n%s", lastLines(transcript.String(), 60))
+			t.Logf("the play up to its first failed expectation:\n%s", upToFirstMiss(transcript.String(), 60))
 		}
 		checkTranscript(t, transcript.String())
 	})
 }
 
-// lastLines is the last n lines of s.
-func lastLines(s string, n int) string {
+// upToFirstMiss is the n lines of a transcript that lead to its first
+// failed expectation (✗) and the few after it; the last n without one.
+func upToFirstMiss(s string, n int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+	end := len(lines)
+	for i, l := range lines {
+		if strings.Contains(l, "✗ ") {
+			end = min(len(lines), i+4)
+			break
+		}
+	}
+	return strings.Join(lines[max(0, end-n):end], "\n")
 }
 
 // hasAlso says whether a task of les names another way to its goal.
