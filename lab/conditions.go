@@ -12,6 +12,7 @@ import (
 	"github.com/mqlab/mqlab/broker"
 	"github.com/mqlab/mqlab/broker/partlog"
 	"github.com/mqlab/mqlab/lab/checker"
+	"github.com/mqlab/mqlab/lab/clock"
 	"github.com/mqlab/mqlab/lab/command"
 	"github.com/mqlab/mqlab/lab/family"
 )
@@ -387,10 +388,28 @@ func (r *run) wait(ctx context.Context, c command.Wait) error {
 	return nil
 }
 
+// leaderless is a value that reads the leader's replica while the
+// partition has none.
+type leaderless struct{ error }
+
+func (e leaderless) Unwrap() error { return e.error }
+
+// electionGrace is how long an expect waits for a partition to have a
+// leader again before it fails on a value only a leader can give: an
+// election that raft's own timers start on a busy machine, with every
+// replica up, is over well within it.
+const electionGrace = 3 * time.Second
+
 func (r *run) expect(ctx context.Context, c command.Expect) error {
 	ctx, cancel := r.w.bind(ctx)
 	defer cancel()
 	held, desc, err := r.evaluate(ctx, c.Cond)
+	for grace := time.Now().Add(electionGrace); errors.As(err, new(leaderless)) && time.Now().Before(grace); {
+		if clock.SleepWall(ctx, 20*time.Millisecond) != nil {
+			break
+		}
+		held, desc, err = r.evaluate(ctx, c.Cond)
+	}
 	if err != nil && !isNotNow(err) {
 		return fmt.Errorf("expect: %w", err)
 	}
@@ -518,7 +537,7 @@ func replicaUp(v command.Value, p broker.PartitionState) (string, *broker.Replic
 	node := v.Node
 	if node == "" {
 		if p.Leader == "" {
-			return "", nil, notNow(fmt.Errorf("%s: %s has no leader now; name a replica, as in %s(%s@n1, %d)", v, v.Target, v.Func, v.Target, v.At))
+			return "", nil, notNow(leaderless{fmt.Errorf("%s: %s has no leader now; name a replica, as in %s(%s@n1, %d)", v, v.Target, v.Func, v.Target, v.At)})
 		}
 		node = p.Leader
 	}
