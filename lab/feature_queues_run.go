@@ -38,6 +38,9 @@ type workerRun struct {
 	// hot says the run's hold is on and its next receive is asked at once
 	// in lab time: as the run starts, and after a full receive.
 	hot bool
+	// asked is the lab time the run began the receive whose messages it
+	// is handling.
+	asked time.Time
 }
 
 // leave has nothing to say: a queue client holds no membership.
@@ -87,6 +90,7 @@ func (ru *workerRun) loop() {
 // messages. When nothing is ready the hold is put down and the worker
 // long-polls.
 func (ru *workerRun) receive(batch int, hot bool) ([]broker.Delivery, error) {
+	ru.asked = ru.clock.Now()
 	if hot {
 		answered := ru.held.Asking()
 		ds, err := ru.qc.Receive(ru.soft, ru.cmd.Queue, batch, 0, 0)
@@ -96,6 +100,7 @@ func (ru *workerRun) receive(batch int, hot bool) ([]broker.Delivery, error) {
 		}
 	}
 	ru.putDown()
+	ru.asked = ru.clock.Now()
 	return ru.qc.Receive(ru.soft, ru.cmd.Queue, batch, 0, receivePoll)
 }
 
@@ -112,7 +117,7 @@ func (ru *workerRun) handle(d broker.Delivery) bool {
 	if d.ReceiveCount > 1 {
 		// A retry this worker or another asked for is back: retry_peak
 		// counts it now, whenever the policy wanted it.
-		ru.w.retries.Arrived(wk.queueOf(d), d.MsgID, d.ReceiveCount, now)
+		ru.w.retries.ArrivedAsked(wk.queueOf(d), d.MsgID, d.ReceiveCount, now, ru.asked)
 	}
 	// A message given up on has been settled: nacked or dead-lettered.
 	if !ru.process(&wk.clientCore, queueMessage{ru, d}, false) {

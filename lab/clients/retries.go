@@ -80,11 +80,25 @@ func (rl *Retries) Add(of string, r Retry) {
 // redelivery after a visibility timeout, a redrive) settles none, and
 // false says so.
 func (rl *Retries) Arrived(of, msgID string, attempt int, at time.Time) bool {
+	return rl.ArrivedAsked(of, msgID, attempt, at, time.Time{})
+}
+
+// ArrivedAsked is Arrived for a message a worker received on a receive
+// it began at lab time asked. A worker already waiting when the retry
+// fell due has it back at once in lab time, so a retry that reached it
+// later (the machine was slow to hand it over) arrived when due: the
+// lateness was the machine's, and counting it would bunch retries that
+// came back apart. One handed back early, before it was due, keeps its
+// own time.
+func (rl *Retries) ArrivedAsked(of, msgID string, attempt int, at, asked time.Time) bool {
 	rl.mu.Lock()
 	defer rl.mu.Unlock()
 	for i := len(rl.kept) - 1; i >= 0; i-- {
 		r := &rl.kept[i]
 		if r.Message == msgID && r.Attempt == attempt && r.of == of && r.Arrived.IsZero() {
+			if due := r.Due(); !asked.IsZero() && !asked.After(due) && at.After(due) {
+				at = due
+			}
 			r.Arrived = at
 			return true
 		}

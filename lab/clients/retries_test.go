@@ -99,3 +99,31 @@ func TestPeakCountsTheRetriesThatArrived(t *testing.T) {
 		t.Errorf("nothing came back yet: peak %d, want 0", got)
 	}
 }
+
+// A worker that was already waiting when its retries fell due has them
+// back when due, however late the machine handed them over: fifteen
+// retries due 70 ms apart and received together, a second late, still
+// read as spread. A receive begun after they fell due takes them when it
+// does.
+func TestPeakOfRetriesAWaitingWorkerGotLate(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	waiting, busy := &Retries{}, &Retries{}
+	for _, rl := range []*Retries{waiting, busy} {
+		for i := range 15 {
+			rl.Add("payments", Retry{Client: "pay-1", Message: "m" + strconv.Itoa(i), Attempt: 2,
+				Failed: t0, Delay: time.Duration(i) * 70 * time.Millisecond})
+		}
+	}
+	late := t0.Add(2 * time.Second)
+	for i := range 15 {
+		m := "m" + strconv.Itoa(i)
+		waiting.ArrivedAsked("payments", m, 2, late, t0)
+		busy.ArrivedAsked("payments", m, 2, late, late)
+	}
+	if got := waiting.Peak("payments", RetryWindow); got != 2 {
+		t.Errorf("a worker waiting since before they were due: peak %d, want 2", got)
+	}
+	if got := busy.Peak("payments", RetryWindow); got != 15 {
+		t.Errorf("a worker that asked only after they were all due: peak %d, want 15", got)
+	}
+}
