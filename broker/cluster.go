@@ -56,9 +56,11 @@ type Cluster struct {
 	timing  Timing
 	dataDir string
 	now     func() time.Time
-	net     *raftnet.Network
-	events  *eventBus
-	logger  hclog.Logger
+	// sessions is what group sessions and rebalance deadlines count in.
+	sessions *sessionClock
+	net      *raftnet.Network
+	events   *eventBus
+	logger   hclog.Logger
 
 	admin sync.Mutex // serialises kill, restart, topic creation and close
 
@@ -107,13 +109,14 @@ func NewCluster(cfg Config) (*Cluster, error) {
 		return nil, err
 	}
 	c := &Cluster{
-		timing:  cfg.Timing,
-		dataDir: cfg.DataDir,
-		now:     cfg.Now,
-		events:  newEventBus(cfg.Now),
-		nodes:   map[string]*node{},
-		topics:  map[string]topicRecord{},
-		stop:    make(chan struct{}),
+		timing:   cfg.Timing,
+		dataDir:  cfg.DataDir,
+		now:      cfg.Now,
+		sessions: newSessionClock(cfg.Now),
+		events:   newEventBus(cfg.Now),
+		nodes:    map[string]*node{},
+		topics:   map[string]topicRecord{},
+		stop:     make(chan struct{}),
 	}
 	if cfg.RaftPace != 0 {
 		if err := c.validPace(cfg.RaftPace); err != nil {

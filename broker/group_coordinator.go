@@ -68,7 +68,7 @@ func (co *coordinator) load() (groups, records, skipped int) {
 		off = recs[len(recs)-1].Offset + 1
 	}
 	f.mu.RUnlock()
-	co.state.FinishLoad(time.Now())
+	co.state.FinishLoad(co.c.sessions.Now())
 	return len(co.state.Groups()), records, skipped
 }
 
@@ -123,7 +123,7 @@ func (co *coordinator) run() {
 			continue
 		}
 		co.mu.Lock()
-		changes := co.state.Tick(time.Now())
+		changes := co.state.Tick(co.c.sessions.Now())
 		pending := co.state.Unpersisted()
 		if len(changes) > 0 {
 			co.broadcastLocked()
@@ -195,7 +195,7 @@ func (co *coordinator) persist(group string) error {
 // started or joined must complete and be persisted.
 func (co *coordinator) join(ctx context.Context, req groupcoord.JoinRequest) (groupcoord.JoinResult, error) {
 	co.mu.Lock()
-	res, changes, err := co.state.Join(req, time.Now())
+	res, changes, err := co.state.Join(req, co.c.sessions.Now())
 	if err == nil || len(changes) > 0 {
 		// An accepted join may complete the generation others wait for,
 		// with no change to report: a Kafka group's leader waits on it.
@@ -246,7 +246,7 @@ func (co *coordinator) awaitChange(ctx context.Context, ch <-chan struct{}) erro
 // the leader's assignment, persisted with the generation.
 func (co *coordinator) sync(ctx context.Context, group, member string, generation int, assignments map[string]groupcoord.SyncAssignment) ([]byte, error) {
 	co.mu.Lock()
-	res, err := co.state.Sync(group, member, generation, assignments, time.Now())
+	res, err := co.state.Sync(group, member, generation, assignments, co.c.sessions.Now())
 	co.mu.Unlock()
 	for err == nil && !res.Ready {
 		if err := co.persist(group); err != nil {
@@ -269,12 +269,12 @@ func (co *coordinator) sync(ctx context.Context, group, member string, generatio
 func (co *coordinator) heartbeat(group, member string, generation int) (groupcoord.HeartbeatResult, error) {
 	co.mu.Lock()
 	defer co.mu.Unlock()
-	return co.state.Heartbeat(group, member, generation, time.Now())
+	return co.state.Heartbeat(group, member, generation, co.c.sessions.Now())
 }
 
 func (co *coordinator) leave(group, member string) error {
 	co.mu.Lock()
-	changes, err := co.state.Leave(group, member, time.Now())
+	changes, err := co.state.Leave(group, member, co.c.sessions.Now())
 	co.broadcastLocked()
 	co.mu.Unlock()
 	co.emitChanges(changes)

@@ -116,7 +116,7 @@ func (c *Cluster) groupView(g groupcoord.Group, node string, p int, s Snapshot) 
 	topics := map[string]bool{}
 	for _, m := range g.Members {
 		ms := MemberState{ID: m.ID, ClientID: m.ClientID, Topics: m.Topics, Assignment: fromGCs(m.Assignment), Generation: m.Generation,
-			SessionTimeout: m.SessionTimeout, SinceHeartbeat: time.Since(m.LastHeartbeat)}
+			SessionTimeout: m.SessionTimeout, SinceHeartbeat: c.sessions.Now().Sub(m.LastHeartbeat)}
 		current := m.Generation == g.Generation && g.Generation > 0
 		ms.Joining = !current || m.Joined
 		ms.Idle = current && len(m.Assignment) == 0

@@ -290,3 +290,27 @@ func TestLagCountsOffsetsCompactionEmptied(t *testing.T) {
 		"consumer start audit-1 group=audit topic=status crash=before-work", "wait state(audit-1) == crashed",
 		"expect lag(audit) == 9", "expect lag(audit, status/0) == 9")
 }
+
+// A crashed member's session runs out in lab time as well as wall time:
+// while the lab's clock stands still the coordinator keeps it, however
+// long that lasts, and once the clock runs again it drops it.
+func TestSessionsWaitForAPausedClock(t *testing.T) {
+	t.Parallel() // on a lab of its own, it mostly waits
+	l := newLab(t)
+	mustRun(t, l, "topic create orders partitions=2",
+		"consumer start c1 group=billing topic=orders",
+		"consumer start c2 group=billing topic=orders session=1s crash=after-work",
+		"wait members(billing) == 2",
+		"produce orders count=2 partition=0", "produce orders count=2 partition=1",
+		"wait state(c2) == crashed", "pause")
+	// Twice c2's session in wall time, with lab time stopped.
+	paused := time.Now()
+	for time.Since(paused) < 2*time.Second {
+		if got := labNumberOf(t, l, "members(billing)"); got != 2 {
+			t.Fatalf("%v into a pause the group has %v members; want c2 kept while lab time stands still",
+				time.Since(paused).Round(time.Millisecond), got)
+		}
+		time.Sleep(100 * time.Millisecond) // read the group again: what is tested is that nothing changes
+	}
+	mustRun(t, l, "resume", "wait members(billing) == 1")
+}
