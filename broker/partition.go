@@ -12,6 +12,7 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/hashicorp/raft"
 
@@ -289,9 +290,14 @@ func (rep *replica) produce(b partlog.Batch, acks Acks) (produceResponse, error)
 		return produceResponse{}, err
 	}
 	now := rep.c.now().UnixNano()
+	// A record's timestamp is whole milliseconds, as Kafka's are: that is
+	// what its segment file keeps, so a record reads the same from the
+	// file as it did from memory, and a closed segment's bytes can live
+	// in the file alone.
+	stamp := now - now%int64(time.Millisecond)
 	for i := range b.Records {
 		if b.Records[i].Timestamp == 0 {
-			b.Records[i].Timestamp = now
+			b.Records[i].Timestamp = stamp
 		}
 	}
 	id := rep.c.reqID.Add(1)

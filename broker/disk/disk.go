@@ -89,6 +89,15 @@ type chunks struct {
 	// read (a partition's segment checksums, see WriteLater).
 	later []laterPiece
 	fill  *sync.Once
+	// sources are pieces written each time the stream is read (a
+	// partition's closed segments, read from their files; see
+	// WriteSource), by their index in pieces, where they hold nil.
+	sources map[int]source
+}
+
+type source struct {
+	n   int
+	src func(w io.Writer) error
 }
 
 type laterPiece struct {
@@ -145,10 +154,25 @@ func (c *chunks) WriteLater(n int, fill func(p []byte)) (int, error) {
 	return n, nil
 }
 
+// WriteSource appends n bytes that src writes each time the stream is
+// read; none of them are kept (see partlog.SharingWriter).
+func (c *chunks) WriteSource(n int, src func(w io.Writer) error) (int, error) {
+	if c.sources == nil {
+		c.sources = make(map[int]source)
+	}
+	c.sources[len(c.pieces)] = source{n: n, src: src}
+	c.pieces = append(c.pieces, nil)
+	c.owned = false
+	return n, nil
+}
+
 func (c *chunks) size() int64 {
 	var n int64
 	for _, b := range c.pieces {
 		n += int64(len(b))
+	}
+	for _, s := range c.sources {
+		n += int64(s.n)
 	}
 	return n
 }
@@ -163,9 +187,49 @@ func (c *chunks) reader() io.Reader {
 	}
 	rs := make([]io.Reader, len(c.pieces))
 	for i, b := range c.pieces {
+		if s, ok := c.sources[i]; ok {
+			rs[i] = &sourceReader{source: s}
+			continue
+		}
 		rs[i] = bytes.NewReader(b)
 	}
 	return io.MultiReader(rs...)
+}
+
+// sourceReader reads a source piece: its bytes are written when it is
+// first read and dropped once read to the end, so a stream holds one
+// source's bytes at a time.
+type sourceReader struct {
+	source
+	buf     *bytes.Buffer
+	started bool
+}
+
+func (r *sourceReader) Read(p []byte) (int, error) {
+	if !r.started {
+		r.started = true
+		r.buf = bytes.NewBuffer(make([]byte, 0, r.n))
+		if err := r.src(r.buf); err != nil {
+			r.buf = nil
+			return 0, err
+		}
+		if r.buf.Len() != r.n {
+			n := r.buf.Len()
+			r.buf = nil
+			return 0, fmt.Errorf("snapshot piece: %d bytes, want %d", n, r.n)
+		}
+	}
+	if r.buf == nil {
+		return 0, io.EOF
+	}
+	n, err := r.buf.Read(p)
+	if r.buf.Len() == 0 {
+		r.buf = nil
+		if n > 0 {
+			err = nil
+		}
+	}
+	return n, err
 }
 
 func (s *SnapshotStore) Create(version raft.SnapshotVersion, index, term uint64, configuration raft.Configuration,
@@ -234,6 +298,12 @@ func (k *snapshotSink) WriteShared(p []byte) (int, error) { return k.buf.WriteSh
 
 func (k *snapshotSink) WriteLater(n int, fill func([]byte)) (int, error) {
 	return k.buf.WriteLater(n, fill)
+}
+
+// WriteSource takes bytes to write each time the snapshot is read: a
+// partition's closed segments, read from their files.
+func (k *snapshotSink) WriteSource(n int, src func(io.Writer) error) (int, error) {
+	return k.buf.WriteSource(n, src)
 }
 
 func (k *snapshotSink) Close() error {

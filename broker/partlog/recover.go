@@ -169,6 +169,7 @@ func Recover(cfg Config, dir string) (*Log, Recovery, error) {
 			// A gap: compaction dropped the segment's last batches.
 			prev.end = base
 			prev.close()
+			dropBytes(prev)
 			l.segs = append(l.segs, newSegment(base))
 		}
 		pos := int64(0)
@@ -192,7 +193,10 @@ func Recover(cfg Config, dir string) (*Log, Recovery, error) {
 				}
 			}
 			last := l.segs[len(l.segs)-1]
-			last.batches[len(last.batches)-1].filePos, last.batches[len(last.batches)-1].fileLen = pos, int32(kb.Size())
+			b := &last.batches[len(last.batches)-1]
+			// Read back from the file, the batch turns into the same bytes
+			// again (dataFromFile), so a closed segment may let them go.
+			b.filePos, b.fileLen, b.fromFile = pos, int32(kb.Size()), true
 			rec.Batches++
 			pos += kb.Size()
 		}
@@ -203,10 +207,12 @@ func Recover(cfg Config, dir string) (*Log, Recovery, error) {
 			// A torn or damaged tail: cut it, and every later segment, as
 			// Kafka's recovery does.
 			rec.CutBytes, rec.CutOffset, rec.CutSegment = int64(len(data))-pos, l.end(), base
+			materializePins(path, false)
 			if err := os.Truncate(path, pos); err != nil {
 				return nil, Recovery{}, fmt.Errorf("recover %s: %w", dir, err)
 			}
 			for _, later := range bases[i+1:] {
+				materializePins(filepath.Join(dir, SegmentFileName(later, LogSuffix)), false)
 				for _, suffix := range [...]string{LogSuffix, IndexSuffix, TimeIndexSuffix} {
 					os.Remove(filepath.Join(dir, SegmentFileName(later, suffix)))
 				}
@@ -254,7 +260,7 @@ func Recover(cfg Config, dir string) (*Log, Recovery, error) {
 	if err := lf.adopt(act, active); err != nil {
 		return nil, Recovery{}, fmt.Errorf("recover %s: %w", dir, err)
 	}
-	l.files = lf
+	l.files, l.fileDir = lf, dir
 	rec.RebuiltActive = true
 	rec.Found = true
 	return l, rec, nil
@@ -457,6 +463,7 @@ func TearLastWrite(dir string) (t Torn, ok bool, err error) {
 	if err != nil {
 		return Torn{}, false, err
 	}
+	materializePins(path, false)
 	pos, found := int64(0), false
 	var kb KafkaBatch
 	for pos < int64(len(data)) {

@@ -1,0 +1,449 @@
+package partlog
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"weak"
+)
+
+// A log with a folder keeps its data in its files, as Kafka does: once a
+// segment closes, whole in its .log file, the batches' bytes leave the
+// heap and the segment keeps only what its indexes need (offsets,
+// timestamps, where each batch is in the file). A read of such a batch
+// reads it back from the file with one pread and turns Kafka's format
+// into the batch encoding the log had (dataFromFile); the last few read
+// are kept, for a consumer reading forward. The active segment keeps its
+// bytes: it is where appends, the acks=1 path and most reads are.
+//
+// Only a batch whose file form turns back into exactly the bytes it was
+// appended as leaves memory (fromFile): records whose timestamps are
+// whole milliseconds, as Kafka's are, and a Kafka client's uncompressed
+// batch. Any other stays in memory, so reading a log never depends on
+// whether a segment has closed.
+//
+// A snapshot of such a log (Snapshot) holds the closed segments by where
+// they are in their files, and reads them when it is written out or
+// read. Until then the files must not change under it: before a log
+// removes or rewrites a segment file a live snapshot still reads
+// (retention, compaction, a folder attached afresh, recovery cutting a
+// tail), it reads that snapshot's batches into the snapshot's memory
+// (materializePins).
+
+// evict lets the bytes of closed segment s go from memory where its file
+// holds them. The segment gets a new batch slice, since a snapshot taken
+// while it was active may share the old one.
+func (l *Log) evict(s *segment) {
+	if l.files == nil || l.files.err != nil {
+		return
+	}
+	dropBytes(s)
+}
+
+// dropBytes is evict for a segment whose file is known to hold it whole.
+func dropBytes(s *segment) {
+	if !s.closed {
+		return
+	}
+	var nb []batchRef
+	for j := range s.batches {
+		b := &s.batches[j]
+		if b.data == nil || !b.fromFile || b.fileLen == 0 {
+			continue
+		}
+		if nb == nil {
+			nb = slices.Clone(s.batches)
+		}
+		nb[j].data = nil
+	}
+	if nb != nil {
+		s.batches = nb
+	}
+}
+
+// recordsFromFile reports whether a batch of the lab's encoding, with
+// header h and records recs, comes back from its Kafka form exactly: its
+// timestamps are whole milliseconds (the file keeps milliseconds), its
+// producer id survives as Kafka writes one, and no record has a header
+// of the name the message id travels in.
+func recordsFromFile(h *BatchHeader, recs []Record) bool {
+	if h.ProducerID < 0 || (h.ProducerID == 0 && h.BaseSeq != 0) {
+		return false
+	}
+	for i := range recs {
+		r := &recs[i]
+		if r.Timestamp%1e6 != 0 {
+			return false
+		}
+		for _, hd := range r.Headers {
+			if hd.Key == MsgIDHeader {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// wireFromFile reports whether data, a Kafka client's batch raw behind
+// its envelope, comes back from its file exactly: it must be uncompressed
+// (reading a compressed one back would mean decompressing it) and its
+// envelope what wireInfo finds in it.
+func wireFromFile(data, raw []byte) bool {
+	if len(raw) < KafkaBatchHeaderLen || raw[22]&kafkaCodecMask != 0 {
+		return false
+	}
+	_, _, kv, minTS, err := parseWire(data)
+	if err != nil {
+		return false
+	}
+	kv2, minTS2, err := wireInfo(raw)
+	return err == nil && kv == kv2 && minTS == minTS2
+}
+
+// dataFromFile turns raw, a batch of a segment file, back into the batch
+// encoding of kind it was appended as (see fromFile).
+func dataFromFile(raw []byte, kind byte) ([]byte, error) {
+	kb, err := ParseKafkaBatch(raw)
+	if err != nil {
+		return nil, err
+	}
+	if !kb.CRCValid {
+		return nil, fmt.Errorf("%w: the batch at offset %d fails its CRC", ErrCorrupt, kb.BaseOffset)
+	}
+	raw = raw[:kb.Size()]
+	switch kind {
+	case batchVersionKafka:
+		kv, minTS, err := wireInfo(raw)
+		if err != nil {
+			return nil, err
+		}
+		return AppendWireBatch(make([]byte, 0, WireBatchSize(raw, kv, minTS)), raw, kv, minTS), nil
+	case batchVersion, batchVersionHeaders:
+		b, _, err := batchFromKafka(raw)
+		if err != nil {
+			return nil, err
+		}
+		return EncodeBatch(b), nil
+	case batchVersionCompacted, batchVersionCompactedHeaders, batchVersionCompactedKafka, batchVersionCompactedKafkaHeaders:
+		b, _, err := batchFromKafka(raw)
+		if err != nil {
+			return nil, err
+		}
+		span := kb.LastOffset - kb.BaseOffset + 1
+		kafka := kind == batchVersionCompactedKafka || kind == batchVersionCompactedKafkaHeaders
+		return encodeCompacted(b.Records, kb.BaseOffset, int32(span), b.ProducerID, b.BaseSeq, kafka), nil
+	}
+	return nil, fmt.Errorf("%w: batch encoding %d", ErrCorrupt, kind)
+}
+
+// fromRaw is dataFromFile for stored batch b, checking that raw is the
+// batch b says is there: its base offset, and the length it had.
+func fromRaw(raw []byte, b *batchRef) ([]byte, error) {
+	if int64(len(raw)) < int64(b.fileLen) {
+		return nil, fmt.Errorf("%w: the batch at offset %d is cut short in its file", ErrCorrupt, b.base)
+	}
+	raw = raw[:b.fileLen]
+	data, err := dataFromFile(raw, b.kind)
+	switch {
+	case err != nil:
+		return nil, err
+	case int64(binary.BigEndian.Uint64(raw)) != b.base || len(data) != int(b.dataLen):
+		return nil, fmt.Errorf("%w: the file no longer holds the batch at offset %d where it was written", ErrCorrupt, b.base)
+	}
+	return data, nil
+}
+
+// readBatch reads stored batch b from the segment file at path.
+func readBatch(path string, b *batchRef) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	raw := make([]byte, b.fileLen)
+	if _, err := f.ReadAt(raw, b.filePos); err != nil {
+		return nil, fmt.Errorf("read %s at %d: %w", filepath.Base(path), b.filePos, err)
+	}
+	return fromRaw(raw, b)
+}
+
+// segmentPath is the .log file of the segment with base offset base.
+func (l *Log) segmentPath(base int64) string {
+	return filepath.Join(l.fileDir, SegmentFileName(base, LogSuffix))
+}
+
+// batchData returns the bytes of batch b of segment s: its own, or read
+// back from its file.
+func (l *Log) batchData(s *segment, b *batchRef) ([]byte, error) {
+	if b.data != nil {
+		return b.data, nil
+	}
+	if d := l.cache.get(s, b.filePos); d != nil {
+		return d, nil
+	}
+	d, err := readBatch(l.segmentPath(s.base), b)
+	if err != nil {
+		return nil, fmt.Errorf("offset %d from its segment file: %w", b.base, err)
+	}
+	l.cache.put(s, b.filePos, d)
+	return d, nil
+}
+
+// segmentData returns the bytes of every batch of s, reading its file
+// once if any is only there.
+func (l *Log) segmentData(s *segment) ([][]byte, error) {
+	return batchesData(l.segmentPath(s.base), s.batches, nil)
+}
+
+// batchesData returns the bytes of every batch of batches, a segment's,
+// taking those kept nowhere else from have (when not nil) or from the
+// segment file at path, read once.
+func batchesData(path string, batches []batchRef, have [][]byte) ([][]byte, error) {
+	out := make([][]byte, len(batches))
+	var file []byte
+	for j := range batches {
+		b := &batches[j]
+		switch {
+		case b.data != nil:
+			out[j] = b.data
+			continue
+		case have != nil && have[j] != nil:
+			out[j] = have[j]
+			continue
+		}
+		if file == nil {
+			var err error
+			if file, err = os.ReadFile(path); err != nil {
+				return nil, err
+			}
+		}
+		if b.filePos+int64(b.fileLen) > int64(len(file)) {
+			return nil, fmt.Errorf("%w: %s ends before the batch at offset %d", ErrCorrupt, filepath.Base(path), b.base)
+		}
+		d, err := fromRaw(file[b.filePos:], b)
+		if err != nil {
+			return nil, err
+		}
+		out[j] = d
+	}
+	return out, nil
+}
+
+// closedData is segmentData for each of segs.
+func (l *Log) closedData(segs []*segment) ([][][]byte, error) {
+	out := make([][][]byte, len(segs))
+	for i, s := range segs {
+		d, err := l.segmentData(s)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = d
+	}
+	return out, nil
+}
+
+// loadEvicted brings every batch kept only in a file back into memory,
+// for a log about to lose those files.
+func (l *Log) loadEvicted() error {
+	for _, s := range l.segs {
+		if !slices.ContainsFunc(s.batches, func(b batchRef) bool { return b.data == nil }) {
+			continue
+		}
+		d, err := l.segmentData(s)
+		if err != nil {
+			return err
+		}
+		nb := slices.Clone(s.batches)
+		for j := range nb {
+			nb[j].data = d[j]
+		}
+		s.batches = nb
+	}
+	l.cache.reset()
+	return nil
+}
+
+// batchCache keeps the last few batches a log read back from its files.
+type batchCache struct {
+	mu   sync.Mutex
+	ents [cachedBatches]cacheEntry
+	next int
+}
+
+type cacheEntry struct {
+	seg  *segment
+	pos  int64
+	data []byte
+}
+
+// cachedBatches is how many batches read back a log keeps: enough for a
+// few consumers reading forward, about 100 KB with batches of 100 records.
+const cachedBatches = 8
+
+func (c *batchCache) get(s *segment, pos int64) []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := range c.ents {
+		if e := &c.ents[i]; e.seg == s && e.pos == pos && e.data != nil {
+			return e.data
+		}
+	}
+	return nil
+}
+
+func (c *batchCache) put(s *segment, pos int64, data []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.ents[c.next] = cacheEntry{seg: s, pos: pos, data: data}
+	c.next = (c.next + 1) % cachedBatches
+}
+
+func (c *batchCache) reset() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.ents = [cachedBatches]cacheEntry{}
+}
+
+// filePin is one closed segment of a snapshot, read from its file.
+type filePin struct {
+	path    string
+	batches []batchRef // the segment's batches when the snapshot was taken
+
+	mu   sync.Mutex
+	data [][]byte // the batches' bytes, once the file was about to go
+}
+
+// pins are the segment files live snapshots read, by path.
+var pins = struct {
+	sync.Mutex
+	byPath map[string]map[weak.Pointer[filePin]]struct{}
+}{byPath: make(map[string]map[weak.Pointer[filePin]]struct{})}
+
+// pinFile makes a pin on the segment file at path for a snapshot. The
+// pin lasts as long as the snapshot holds it.
+func pinFile(path string, batches []batchRef) *filePin {
+	p := &filePin{path: path, batches: batches}
+	wp := weak.Make(p)
+	pins.Lock()
+	m := pins.byPath[path]
+	if m == nil {
+		m = make(map[weak.Pointer[filePin]]struct{})
+		pins.byPath[path] = m
+	}
+	m[wp] = struct{}{}
+	pins.Unlock()
+	runtime.AddCleanup(p, unpin, pinKey{path, wp})
+	return p
+}
+
+type pinKey struct {
+	path string
+	wp   weak.Pointer[filePin]
+}
+
+func unpin(k pinKey) {
+	pins.Lock()
+	defer pins.Unlock()
+	if m := pins.byPath[k.path]; m != nil {
+		delete(m, k.wp)
+		if len(m) == 0 {
+			delete(pins.byPath, k.path)
+		}
+	}
+}
+
+// materializePins reads into memory the batches of every live snapshot
+// that reads the segment file at path (every file under the folder path,
+// when dir), before that file is removed or rewritten.
+func materializePins(path string, dir bool) {
+	var live []*filePin
+	pins.Lock()
+	for p, m := range pins.byPath {
+		if p != path && (!dir || !strings.HasPrefix(p, path+string(filepath.Separator))) {
+			continue
+		}
+		for wp := range m {
+			if fp := wp.Value(); fp != nil {
+				live = append(live, fp)
+			}
+		}
+		delete(pins.byPath, p)
+	}
+	pins.Unlock()
+	for _, fp := range live {
+		fp.materialize()
+	}
+}
+
+func (p *filePin) materialize() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.data != nil {
+		return
+	}
+	// What cannot be read now cannot be later either: the snapshot's
+	// reader reports it.
+	p.data, _ = batchesData(p.path, p.batches, nil)
+}
+
+// segmentBytes returns the bytes of every batch of the pinned segment.
+func (p *filePin) segmentBytes() ([][]byte, error) {
+	p.mu.Lock()
+	have := p.data
+	p.mu.Unlock()
+	if have != nil {
+		return have, nil
+	}
+	d, err := batchesData(p.path, p.batches, nil)
+	if err != nil {
+		// The file may have gone after its batches came into memory.
+		p.mu.Lock()
+		have = p.data
+		p.mu.Unlock()
+		if have != nil {
+			return have, nil
+		}
+		return nil, fmt.Errorf("snapshot: segment file %s: %w", filepath.Base(p.path), err)
+	}
+	return d, nil
+}
+
+// writeBatches writes what follows a pinned segment's frame header: each
+// batch's prefix and bytes, reading those kept only in the file.
+func (p *filePin) writeBatches(w io.Writer) error {
+	data, err := p.segmentBytes()
+	if err != nil {
+		return err
+	}
+	var pre [20]byte
+	for j := range p.batches {
+		if _, err := w.Write(p.batches[j].appendPrefix(pre[:0])); err != nil {
+			return err
+		}
+		if _, err := w.Write(data[j]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// crc is the checksum of the pinned segment's frame, whose header is head.
+func (p *filePin) crc(head []byte) (uint32, error) {
+	w := crcWriter{crc: crc32.Update(0, castagnoli, head)}
+	err := p.writeBatches(&w)
+	return w.crc, err
+}
+
+type crcWriter struct{ crc uint32 }
+
+func (w *crcWriter) Write(p []byte) (int, error) {
+	w.crc = crc32.Update(w.crc, castagnoli, p)
+	return len(p), nil
+}
