@@ -13,7 +13,8 @@ package bench
 // BenchmarkFailover        leader killed → next acknowledged write, in
 //                          election timeouts; target median ≤ 3
 // BenchmarkRetainedMemory  peak RSS with 1,000,000 retained messages at
-//                          RF 3; target ≤ 1.5 GB
+//                          RF 3, the replicas writing segment files;
+//                          target ≤ 100 MB
 //
 // In the throughput benchmarks one op is one batch of Batch records
 // (one produce request, one raft entry), so -benchtime=Nx fixes the work,

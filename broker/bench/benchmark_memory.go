@@ -52,20 +52,26 @@ func (m MemoryResult) Source() string {
 	return "no /proc/self/status here: Go runtime memory sampled every 10ms, not RSS"
 }
 
-// Retained starts a cluster, produces n messages of ValueBytes to
-// a topic of partitions partitions (RF 3, the lab's default segments, no
-// retention) with benchWorkers acks=all producers in batches of
-// Batch, waits until every replica has applied all of them, has
-// every replica snapshot its log, and reads the process's peak resident
-// memory.
+// Retained starts a cluster whose replicas write their segment files, as
+// a lab's do, to a temporary folder (under Run's when it has one),
+// produces n messages of ValueBytes to a topic of partitions partitions
+// (RF 3, segments of 1 MiB, no retention) with benchWorkers acks=all
+// producers in batches of Batch, waits until every replica has applied
+// all of them, has every replica snapshot its log, and reads the
+// process's peak resident memory.
 //
-// The replicas share one process: raftnet hands followers the leader's
-// entries by reference and the partition log keeps the encoded entry, so
-// the three replicas hold one copy of the message bytes between them, each
-// with its own index and segments; each replica's snapshot is a copy of
-// its own.
+// The data lives in the files: a replica keeps a closed segment's
+// batches there only, and its snapshot names the files. What stays in
+// memory is the indexes, the active segments, and the raft log entries
+// not yet let go after a snapshot (raftnet hands followers the leader's
+// entries by reference, so the replicas share those bytes).
 func Retained(ctx context.Context, n, partitions int) (MemoryResult, error) {
 	res := MemoryResult{Retained: n}
+	dir, err := os.MkdirTemp(filesRoot, "mqlab-memory-")
+	if err != nil {
+		return res, fmt.Errorf("a folder for the segment files: %w", err)
+	}
+	defer os.RemoveAll(dir)
 	res.Reset = resetPeakRSS() == nil
 	stopSampling := sampleGoMemory()
 	sampled := stopSampling // called once below, or on an early return
@@ -75,14 +81,14 @@ func Retained(ctx context.Context, n, partitions int) (MemoryResult, error) {
 		}
 	}()
 
-	c, err := broker.NewCluster(clusterConfig())
+	c, err := broker.NewCluster(broker.Config{Nodes: Nodes, DataDir: dir})
 	if err != nil {
 		return res, fmt.Errorf("start cluster: %w", err)
 	}
 	defer c.Close()
 	wctx, cancel := context.WithTimeout(ctx, 10*benchWait)
 	defer cancel()
-	if err := c.CreateTopic(wctx, broker.TopicConfig{Name: benchTopic, Partitions: partitions, RF: Nodes, SegmentBytes: segmentBytes()}); err != nil {
+	if err := c.CreateTopic(wctx, broker.TopicConfig{Name: benchTopic, Partitions: partitions, RF: Nodes, SegmentBytes: 1 << 20}); err != nil {
 		return res, err
 	}
 	start := time.Now()
@@ -135,10 +141,9 @@ func Retained(ctx context.Context, n, partitions int) (MemoryResult, error) {
 	}
 	res.Retained = int(held)
 	res.Load = time.Since(start)
-	// Raft snapshots a replica every SnapshotThreshold entries, so a
-	// replica soon holds a snapshot of its whole log besides the log
-	// itself; take those snapshots now, so the peak includes them
-	// whatever the timing of the automatic ones.
+	// Raft snapshots a replica every few hundred entries; take a
+	// snapshot of every replica now, so the peak includes one of the
+	// whole log whatever the timing of the automatic ones.
 	for p := range partitions {
 		for _, node := range c.Nodes() {
 			rep := probe.Of(c).ReplicaOn(node, broker.TopicPartition{Topic: benchTopic, Partition: p}.String())
