@@ -84,7 +84,8 @@ type chunks struct {
 	free   []byte // the unused rest of the newest buffer
 	// owned: the last piece is a buffer's and ends where free begins, so
 	// the next Write extends it.
-	owned bool
+	owned      bool
+	lastBuffer int // the size of the newest buffer, 0 before the first
 	// later are pieces whose bytes are written when the stream is first
 	// read (a partition's segment checksums, see WriteLater).
 	later []laterPiece
@@ -105,17 +106,36 @@ type laterPiece struct {
 	fill func([]byte)
 }
 
-const chunkSize = 1 << 20
+// A snapshot's written bytes go into buffers that start at
+// firstChunkSize and double up to chunkSize: a partition's snapshot
+// writes only its framing (its batches are shared, or read from their
+// files), a few kilobytes that a megabyte buffer would mostly waste, and
+// a replica with files keeps one every few hundred entries.
+const (
+	firstChunkSize = 16 << 10
+	chunkSize      = 1 << 20
+)
 
 // minShared is the least WriteShared keeps by reference; smaller pieces
 // cost less to copy than to keep track of.
 const minShared = 256
 
+// nextChunk is the size of the next buffer, for a write of n bytes.
+func (c *chunks) nextChunk(n int) int {
+	size := firstChunkSize
+	if last := c.lastBuffer; last > 0 {
+		size = min(2*last, chunkSize)
+	}
+	size = max(size, min(n, chunkSize))
+	c.lastBuffer = size
+	return size
+}
+
 func (c *chunks) Write(p []byte) (int, error) {
 	n := len(p)
 	for len(p) > 0 {
 		if len(c.free) == 0 {
-			c.free = make([]byte, chunkSize)
+			c.free = make([]byte, c.nextChunk(len(p)))
 			c.owned = false
 		}
 		k := copy(c.free, p)
