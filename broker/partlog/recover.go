@@ -393,6 +393,10 @@ func (l *Log) recoverWire(raw []byte, kb KafkaBatch) error {
 	return nil
 }
 
+// maxBatchRecordsHint caps the records batchFromKafka makes room for
+// before reading them: a damaged count must not allocate.
+const maxBatchRecordsHint = 1 << 12
+
 // batchFromKafka turns a Kafka batch (uncompressed, as this package
 // writes them) back into a Batch: timestamps to nanoseconds, the message
 // id out of its header. It returns the batch's leader epoch too.
@@ -404,7 +408,7 @@ func batchFromKafka(p []byte) (Batch, uint64, error) {
 	if kb.Attributes&7 != 0 {
 		return Batch{}, 0, fmt.Errorf("%w: a compressed batch at offset %d", ErrCorrupt, kb.BaseOffset)
 	}
-	var b Batch
+	b := Batch{Records: make([]Record, 0, max(min(kb.Count, maxBatchRecordsHint), 0))}
 	if kb.ProducerID >= 0 {
 		b.ProducerID, b.BaseSeq = kb.ProducerID, kb.BaseSequence
 	}
