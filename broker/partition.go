@@ -217,7 +217,15 @@ func (f *partitionFSM) Restore(rc io.ReadCloser) error {
 	f.log, f.applied = l, applied
 	f.attachFiles()
 	f.filesDown = f.log.FilesErr() != nil
+	inFiles := f.log.Dir() != "" && !f.filesDown
 	f.mu.Unlock()
+	if r := f.rep.raft(); inFiles && r != nil {
+		// The snapshot store holds the snapshot as it arrived, the whole
+		// log's bytes, which the files now hold: a snapshot of the
+		// replica's own, naming the files, replaces it. Raft's snapshot
+		// goroutine takes it, once this restore has returned.
+		go r.Snapshot()
+	}
 	return nil
 }
 

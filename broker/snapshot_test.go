@@ -78,6 +78,12 @@ func catchUpBySnapshot(t *testing.T, c *Cluster) {
 		if got, _ := fileOffsets(t, c, dir); len(got) != len(log) {
 			t.Fatalf("n3's segment files hold %d records after the install, its log %d", len(got), len(log))
 		}
+		// The snapshot as it arrived, every byte a copy, gives way to
+		// n3's own, which names its files.
+		waitFor(t, 10*time.Second, "n3's own snapshot to replace the one it installed", func() bool {
+			size, copied := n3disk.Snaps.Held()
+			return copied < size
+		})
 	}
 
 	// Restart n3 once more: it rebuilds from the installed snapshot.

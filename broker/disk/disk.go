@@ -85,7 +85,8 @@ type chunks struct {
 	// owned: the last piece is a buffer's and ends where free begins, so
 	// the next Write extends it.
 	owned      bool
-	lastBuffer int // the size of the newest buffer, 0 before the first
+	lastBuffer int   // the size of the newest buffer, 0 before the first
+	copied     int64 // bytes written into the buffers (not shared, not sources)
 	// later are pieces whose bytes are written when the stream is first
 	// read (a partition's segment checksums, see WriteLater).
 	later []laterPiece
@@ -133,6 +134,7 @@ func (c *chunks) nextChunk(n int) int {
 
 func (c *chunks) Write(p []byte) (int, error) {
 	n := len(p)
+	c.copied += int64(n)
 	for len(p) > 0 {
 		if len(c.free) == 0 {
 			c.free = make([]byte, c.nextChunk(len(p)))
@@ -289,6 +291,19 @@ func (s *SnapshotStore) Open(id string) (*raft.SnapshotMeta, io.ReadCloser, erro
 	// Outside the lock: the first read of a partition snapshot computes
 	// its checksums.
 	return &m, io.NopCloser(latest.data.reader()), nil
+}
+
+// Held reports the size of the latest snapshot and how many of its
+// bytes the store holds as copies of its own: all of them for a snapshot
+// that arrived from a leader, only the framing for a partition replica's
+// own, which shares its log's batches or reads them from its files.
+func (s *SnapshotStore) Held() (size, copied int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.latest == nil {
+		return 0, 0
+	}
+	return s.latest.meta.Size, s.latest.data.copied
 }
 
 // Index reports the raft index of the latest snapshot, 0 if none.
