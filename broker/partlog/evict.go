@@ -363,10 +363,29 @@ func unpin(k pinKey) {
 // that reads the segment file at path (every file under the folder path,
 // when dir), before that file is removed or rewritten.
 func materializePins(path string, dir bool) {
+	path = filepath.Clean(path)
+	match := func(p string) bool {
+		return p == path || dir && strings.HasPrefix(p, path+string(filepath.Separator))
+	}
+	if dir {
+		// A whole folder's pins may include those of a snapshot a store
+		// has just replaced, which would otherwise be read in whole
+		// before the collector noticed that nobody holds it.
+		pins.Lock()
+		any := false
+		for p := range pins.byPath {
+			any = any || match(p)
+		}
+		pins.Unlock()
+		if !any {
+			return
+		}
+		runtime.GC()
+	}
 	var live []*filePin
 	pins.Lock()
 	for p, m := range pins.byPath {
-		if p != path && (!dir || !strings.HasPrefix(p, path+string(filepath.Separator))) {
+		if !match(p) {
 			continue
 		}
 		for wp := range m {
