@@ -300,3 +300,37 @@ func TestRecoveredLogKeepsClosedSegmentsInFiles(t *testing.T) {
 		t.Fatalf("recovered records differ:\n got %+v\nwant %+v", got, want)
 	}
 }
+
+// The direct way back from a segment file gives the bytes the way
+// through a Batch gives, whatever the records' headers hold.
+func TestEncodeFromKafkaMatchesTheBatchWay(t *testing.T) {
+	ts := int64(1_700_000_000_123) * 1e6
+	cases := map[string][]Record{
+		"plain":                      msRecs("p", 5, ts),
+		"no ids":                     {{Timestamp: ts, Key: []byte("k"), Value: []byte("v")}, {Timestamp: ts + 2e6, Value: nil}},
+		"one":                        {{Timestamp: ts, Value: []byte{}, MsgID: "x:1"}},
+		"headers":                    {{Timestamp: ts, Key: []byte{}, MsgID: "h:1", Headers: []Header{{Key: "", Value: []byte{}}, {Key: "n", Value: nil}}}, {Timestamp: ts - 5e6, MsgID: "h:2"}},
+		"an id header of a client's": {{Timestamp: ts, Value: []byte("a"), Headers: []Header{{Key: MsgIDHeader, Value: []byte{}}, {Key: MsgIDHeader, Value: []byte("late")}}}},
+	}
+	for name, rs := range cases {
+		for _, pid := range []int64{0, 42} {
+			for i := range rs {
+				rs[i].Offset = 700 + int64(i)
+			}
+			raw := appendKafkaBatch(nil, rs, 700, 700+int64(len(rs))-1, pid, 9, 3)
+			kb, err := ParseKafkaBatch(raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _, err := batchFromKafka(raw)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			want := EncodeBatch(b)
+			got, ok := encodeFromKafka(raw, &kb)
+			if !ok || !bytes.Equal(got, want) {
+				t.Errorf("%s, pid %d: got %x (ok %v), want %x", name, pid, got, ok, want)
+			}
+		}
+	}
+}

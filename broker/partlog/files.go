@@ -147,6 +147,7 @@ func (l *Log) detachLocked() {
 	}
 	l.files.writeCheckpoint()
 	l.files = nil
+	l.cache.reset() // its open file
 }
 
 // Dir is the folder the log writes to, "" when it has none.
