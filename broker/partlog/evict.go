@@ -188,7 +188,7 @@ func (l *Log) batchData(s *segment, b *batchRef) ([]byte, error) {
 	if b.data != nil {
 		return b.data, nil
 	}
-	if d := l.cache.get(s, b.filePos); d != nil {
+	if d := l.cache.get(s, b.filePos, false); d != nil {
 		return d, nil
 	}
 	raw := make([]byte, b.fileLen)
@@ -200,8 +200,79 @@ func (l *Log) batchData(s *segment, b *batchRef) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("offset %d from its segment file: %w", b.base, err)
 	}
-	l.cache.put(s, b.filePos, d)
+	l.cache.put(s, b.filePos, false, d)
 	return d, nil
+}
+
+// rawBatch returns batch b of segment s as its file holds it, checked:
+// for reading records straight from it (decodeLabFromFile).
+func (l *Log) rawBatch(s *segment, b *batchRef) ([]byte, *KafkaBatch, error) {
+	raw := l.cache.get(s, b.filePos, true)
+	if raw == nil {
+		raw = make([]byte, b.fileLen)
+		if err := l.cache.readAt(l.segmentPath(s.base), s, raw, b.filePos); err != nil {
+			return nil, nil, fmt.Errorf("offset %d from its segment file: %w", b.base, err)
+		}
+	}
+	kb, err := ParseKafkaBatch(raw)
+	switch {
+	case err != nil:
+		return nil, nil, fmt.Errorf("offset %d from its segment file: %w", b.base, err)
+	case !kb.CRCValid || kb.BaseOffset != b.base || kb.Size() != int64(b.fileLen) || kb.Count != b.count:
+		return nil, nil, fmt.Errorf("offset %d from its segment file: %w: the file no longer holds the batch where it was written", b.base, ErrCorrupt)
+	}
+	l.cache.put(s, b.filePos, true, raw)
+	return raw, &kb, nil
+}
+
+// decodeLabFromFile is decodeRecords for raw, a batch of the lab's
+// records as its segment file holds it (b's kind is 2 or 3): the records
+// are read from the file's form, sharing its bytes, with their message
+// ids in one string, as decodeRecords gives them. ok is false for a
+// batch it does not take, which the caller turns back instead.
+func decodeLabFromFile(raw []byte, kb *KafkaBatch, b *batchRef, out []Record, skip, n int) (_ []Record, ok bool) {
+	switch {
+	case skip >= int(kb.Count) || n <= 0:
+		return out, true
+	case kb.Attributes&kafkaCodecMask != 0 || kb.LastOffset-kb.BaseOffset+1 != int64(kb.Count):
+		return out, false
+	}
+	body := raw[KafkaBatchHeaderLen:kb.Size()]
+	last := min(int(kb.Count), skip+n)
+	// The ids of the records returned, in one string.
+	var idBytes []byte
+	p := body
+	for i := range last {
+		r, rest, ok := readKafkaRecordNoHeaders(p)
+		if !ok || r.offsetDelta != int64(i) {
+			return out, false
+		}
+		p = rest
+		if i >= skip {
+			id, _, _ := r.msgIDAndHeaders()
+			idBytes = append(idBytes, id...)
+		}
+	}
+	ids, idPos := string(idBytes), 0
+	headers := b.kind == batchVersionHeaders
+	p = body
+	for i := range last {
+		r, rest, _ := readKafkaRecordNoHeaders(p)
+		p = rest
+		if i < skip {
+			continue
+		}
+		id, _, nh := r.msgIDAndHeaders()
+		rec := Record{Offset: b.base + int64(i), Epoch: b.epoch, Timestamp: (kb.FirstTimestamp + r.tsDelta) * 1e6,
+			Key: r.key, Value: r.value, MsgID: ids[idPos : idPos+len(id)]}
+		idPos += len(id)
+		if headers && nh > 0 {
+			rec.Headers = make([]Header, 0, nh)
+			r.eachHeader(func(k, v []byte) { rec.Headers = append(rec.Headers, Header{Key: string(k), Value: v}) })
+		}
+		out = append(out, rec)
+	}
+	return out, true
 }
 
 // segmentData returns the bytes of every batch of s, reading its file
@@ -318,6 +389,7 @@ func (c *batchCache) closeFile() {
 type cacheEntry struct {
 	seg  *segment
 	pos  int64
+	raw  bool // data is the batch as its file holds it, not turned back
 	data []byte
 }
 
@@ -325,21 +397,26 @@ type cacheEntry struct {
 // few consumers reading forward, about 100 KB with batches of 100 records.
 const cachedBatches = 8
 
-func (c *batchCache) get(s *segment, pos int64) []byte {
+func (c *batchCache) get(s *segment, pos int64, raw bool) []byte {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for i := range c.ents {
-		if e := &c.ents[i]; e.seg == s && e.pos == pos && e.data != nil {
+		if e := &c.ents[i]; e.seg == s && e.pos == pos && e.raw == raw && e.data != nil {
 			return e.data
 		}
 	}
 	return nil
 }
 
-func (c *batchCache) put(s *segment, pos int64, data []byte) {
+func (c *batchCache) put(s *segment, pos int64, raw bool, data []byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.ents[c.next] = cacheEntry{seg: s, pos: pos, data: data}
+	for i := range c.ents {
+		if e := &c.ents[i]; e.seg == s && e.pos == pos && e.raw == raw {
+			return // there already
+		}
+	}
+	c.ents[c.next] = cacheEntry{seg: s, pos: pos, raw: raw, data: data}
 	c.next = (c.next + 1) % cachedBatches
 }
 

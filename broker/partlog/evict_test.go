@@ -38,7 +38,7 @@ func msRecs(tag string, n int, ts0 int64) []Record {
 	rs[0].Key = nil
 	if n > 1 {
 		rs[1].Value = []byte{}
-		rs[1].Headers = []Header{{Key: "trace", Value: []byte("t1")}, {Key: "empty", Value: nil}}
+		rs[1].Headers = []Header{{Key: "trace", Value: []byte("t1")}, {Key: "null", Value: nil}, {Key: "", Value: []byte{}}}
 	}
 	return rs
 }

@@ -121,6 +121,16 @@ func (l *Log) WireMsgID(r Record) string {
 // decode is decodeRecords for batch b of segment seg, with the message
 // ids a Kafka client's records get in a log with a Name.
 func (l *Log) decode(seg *segment, b *batchRef, out []Record, skip, n int) ([]Record, error) {
+	if b.data == nil && (b.kind == batchVersion || b.kind == batchVersionHeaders) {
+		// The lab's records, read straight from their file.
+		raw, kb, err := l.rawBatch(seg, b)
+		if err != nil {
+			return out, err
+		}
+		if got, ok := decodeLabFromFile(raw, kb, b, out, skip, n); ok {
+			return got, nil
+		}
+	}
 	data, err := l.batchData(seg, b)
 	if err != nil {
 		return out, err
