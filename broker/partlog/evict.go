@@ -18,9 +18,12 @@ import (
 // segment closes, whole in its .log file, the batches' bytes leave the
 // heap and the segment keeps only what its indexes need (offsets,
 // timestamps, where each batch is in the file). A read of such a batch
-// reads it back from the file with one pread and turns Kafka's format
-// into the batch encoding the log had (dataFromFile); the last few read
-// are kept, for a consumer reading forward. The active segment keeps its
+// reads it back from the file with one pread: the lab's records are
+// decoded straight from Kafka's format (decodeLabFromFile), anything
+// else, and whatever needs the bytes themselves (a snapshot, a
+// compaction pass), turns it back into the batch encoding the log had
+// (dataFromFile). The last few batches read, and the last file, are
+// kept, for a consumer reading forward. The active segment keeps its
 // bytes: it is where appends, the acks=1 path and most reads are.
 //
 // Only a batch whose file form turns back into exactly the bytes it was
@@ -161,20 +164,6 @@ func fromRaw(raw []byte, b *batchRef) ([]byte, error) {
 		return nil, fmt.Errorf("%w: the file no longer holds the batch at offset %d where it was written", ErrCorrupt, b.base)
 	}
 	return data, nil
-}
-
-// readBatch reads stored batch b from the segment file at path.
-func readBatch(path string, b *batchRef) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	raw := make([]byte, b.fileLen)
-	if _, err := f.ReadAt(raw, b.filePos); err != nil {
-		return nil, fmt.Errorf("read %s at %d: %w", filepath.Base(path), b.filePos, err)
-	}
-	return fromRaw(raw, b)
 }
 
 // segmentPath is the .log file of the segment with base offset base.

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
 )
@@ -333,4 +335,18 @@ func TestEncodeFromKafkaMatchesTheBatchWay(t *testing.T) {
 			}
 		}
 	}
+}
+
+// readBatch reads stored batch b from the segment file at path.
+func readBatch(path string, b *batchRef) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	raw := make([]byte, b.fileLen)
+	if _, err := f.ReadAt(raw, b.filePos); err != nil {
+		return nil, fmt.Errorf("read %s at %d: %w", filepath.Base(path), b.filePos, err)
+	}
+	return fromRaw(raw, b)
 }
