@@ -7,7 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"testing"
+	"time"
 )
 
 // twinLogs are the same batches in a log kept in memory and in one with a
@@ -349,4 +351,37 @@ func readBatch(path string, b *batchRef) ([]byte, error) {
 		return nil, fmt.Errorf("read %s at %d: %w", filepath.Base(path), b.filePos, err)
 	}
 	return fromRaw(raw, b)
+}
+
+// A snapshot nobody holds any more stops naming its files: the
+// registry of pinned files empties once it is collected.
+func TestPinsGoWithTheirSnapshots(t *testing.T) {
+	_, l, dir := twinLogs(t, Config{SegmentRecords: 2})
+	for i := range 8 {
+		mustAppend(t, l, Batch{Records: recs("g", 2, 10, int64(i)*1e9)}, 1)
+	}
+	pinned := func() int {
+		pins.Lock()
+		defer pins.Unlock()
+		n := 0
+		for p, m := range pins.byPath {
+			if filepath.Dir(p) == filepath.Clean(dir) {
+				n += len(m)
+			}
+		}
+		return n
+	}
+	snap := l.Snapshot()
+	if n := pinned(); n == 0 {
+		t.Fatal("a snapshot of closed segments in files pins none of them")
+	}
+	runtime.KeepAlive(snap)
+	deadline := time.Now().Add(10 * time.Second)
+	for pinned() > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d pins left after their snapshot was dropped", pinned())
+		}
+		runtime.GC()
+		time.Sleep(time.Millisecond) // the collector's cleanups run on their own goroutine
+	}
 }
