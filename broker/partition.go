@@ -207,7 +207,16 @@ func (f *partitionFSM) Restore(rc io.ReadCloser) error {
 		// log read back from its files already holds all of it.
 		return nil
 	}
-	l, err := partlog.ReadLog(br)
+	// A replica with files writes the log to them as it reads it, so a
+	// large snapshot is never in memory whole; they take the place of
+	// the folder once the log does.
+	dir := f.filesDir()
+	var l *partlog.Log
+	if dir != "" {
+		l, err = partlog.ReadLogToDir(br, dir, f.writeFault)
+	} else {
+		l, err = partlog.ReadLog(br)
+	}
 	if err != nil {
 		return fmt.Errorf("restore %s: %w", f.rep.group, err)
 	}
@@ -215,7 +224,13 @@ func (f *partitionFSM) Restore(rc io.ReadCloser) error {
 	f.mu.Lock()
 	f.log.DetachDir()
 	f.log, f.applied = l, applied
-	f.attachFiles()
+	if dir != "" {
+		f.log.SetWriteFault(f.writeFault)
+		if err := f.log.MoveDir(dir); err != nil {
+			f.rep.emit(Event{Kind: EventFiles, Text: fmt.Sprintf("%s cannot write %s's segment files: %v", f.rep.node, f.rep.group, err)})
+		}
+		f.log.NoteApplied(f.applied)
+	}
 	f.filesDown = f.log.FilesErr() != nil
 	inFiles := f.log.Dir() != "" && !f.filesDown
 	f.mu.Unlock()

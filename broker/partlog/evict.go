@@ -784,3 +784,80 @@ func (r *kafkaRecord) eachHeaderOrID(f func(k, v []byte, isID bool)) {
 		f(k, v, false)
 	})
 }
+
+// RestoringSuffix names the folder beside a partition's own where
+// ReadLogToDir writes the log it reads, until MoveDir puts it in place.
+const RestoringSuffix = ".restoring"
+
+// ReadLogToDir is ReadLog for a log that is to write its files in dir:
+// each segment read goes to the files at once, and a closed one's
+// batches then leave memory, so a large snapshot is never held whole.
+// The files are written to dir+RestoringSuffix, leaving dir to the log
+// that may be using it still; MoveDir puts them in dir. fault is as
+// SetWriteFault's. A log whose files failed on the way holds in memory
+// what they do not (see FilesErr).
+func ReadLogToDir(r io.Reader, dir string, fault func() error) (*Log, error) {
+	tmp := filepath.Clean(dir) + RestoringSuffix
+	if err := os.RemoveAll(tmp); err != nil {
+		return nil, fmt.Errorf("log folder %s: %w", tmp, err)
+	}
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		return nil, fmt.Errorf("log folder %s: %w", tmp, err)
+	}
+	lf := &logFiles{dir: tmp, fault: fault}
+	var active *segment // its files stay open
+	l, err := readLog(r, true, func(l *Log, seg *segment, last bool) {
+		lf.interval = int64(l.cfg.IndexIntervalBytes)
+		lf.open(seg)
+		if last {
+			active = seg
+		}
+		for j := range seg.batches {
+			lf.append(seg, &seg.batches[j])
+		}
+		if !last {
+			lf.closeSegment(seg)
+			if lf.err == nil {
+				dropBytes(seg)
+			}
+		}
+	})
+	if err != nil {
+		if active != nil && active.files != nil {
+			closeFiles(active.files)
+		}
+		os.RemoveAll(tmp)
+		return nil, err
+	}
+	l.files, l.fileDir, l.fault = lf, tmp, fault
+	return l, nil
+}
+
+// MoveDir puts the files of a log ReadLogToDir read in dir, in place of
+// whatever dir held, and the log writes there from then on. Should the
+// move fail, the log writes dir afresh (AttachDir).
+func (l *Log) MoveDir(dir string) error {
+	l.mu.Lock()
+	if l.files == nil || !strings.HasSuffix(l.files.dir, RestoringSuffix) {
+		l.mu.Unlock()
+		return l.AttachDir(dir)
+	}
+	from := l.files.dir
+	materializePins(dir, true)
+	err := os.RemoveAll(dir)
+	if err == nil {
+		err = os.Rename(from, dir)
+	}
+	if err == nil {
+		l.files.dir, l.fileDir = dir, dir
+		l.cache.reset()
+		l.mu.Unlock()
+		return nil
+	}
+	l.mu.Unlock()
+	// The open files still write to from: take what they hold back into
+	// memory, then write dir afresh.
+	aerr := l.AttachDir(dir)
+	os.RemoveAll(from)
+	return aerr
+}

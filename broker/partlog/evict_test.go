@@ -385,3 +385,63 @@ func TestPinsGoWithTheirSnapshots(t *testing.T) {
 		time.Sleep(time.Millisecond) // the collector's cleanups run on their own goroutine
 	}
 }
+
+// A snapshot read into files goes to them segment by segment, its closed
+// segments leaving memory as it goes, and takes the place of the folder
+// a log was using.
+func TestReadLogToDirWritesAsItReads(t *testing.T) {
+	cfg := Config{SegmentRecords: 4}
+	_, l, _ := twinLogs(t, cfg)
+	ts := int64(1_700_000_000_000) * 1e6
+	for i := range 9 {
+		mustAppend(t, l, Batch{ProducerID: 5, BaseSeq: int32(2 * i), Records: msRecs(fmt.Sprint("s", i), 2, ts+int64(i)*1e9)}, 2)
+	}
+	want := readAll(t, l)
+	var snap bytes.Buffer
+	if _, err := l.WriteTo(&snap); err != nil {
+		t.Fatal(err)
+	}
+
+	// Another log holds the folder meanwhile, as the replica's old one does.
+	dir := t.TempDir()
+	old := newLog(t, cfg)
+	mustAppend(t, old, Batch{Records: msRecs("old", 3, ts)}, 1)
+	if err := old.AttachDir(dir); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadLogToDir(bytes.NewReader(snap.Bytes()), dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := readAll(t, old); len(got) != 3 {
+		t.Fatalf("the log using the folder reads %d records while the snapshot is read beside it, want 3", len(got))
+	}
+	for _, s := range back.segs[:len(back.segs)-1] {
+		for j := range s.batches {
+			if s.batches[j].data != nil {
+				t.Fatalf("a batch of the closed segment at %d is in memory after the read", s.base)
+			}
+		}
+	}
+	old.DetachDir()
+	if err := back.MoveDir(dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dir + RestoringSuffix); !os.IsNotExist(err) {
+		t.Errorf("the folder the snapshot was read into is still there: %v", err)
+	}
+	if got := readAll(t, back); !reflect.DeepEqual(got, want) {
+		t.Fatalf("the log read into files reads as another:\n got %+v\nwant %+v", got, want)
+	}
+	mustAppend(t, back, Batch{ProducerID: 5, BaseSeq: 18, Records: msRecs("after", 1, ts+20e9)}, 3)
+	back.NoteApplied(100)
+	want = readAll(t, back)
+	back.DetachDir()
+	again, rec, err := Recover(cfg, dir)
+	if err != nil || !rec.Found {
+		t.Fatalf("Recover: %+v %v", rec, err)
+	}
+	if got := readAll(t, again); !reflect.DeepEqual(got, want) {
+		t.Fatal("the folder, read back, holds another log")
+	}
+}

@@ -227,10 +227,13 @@ func (fw *frameWriter) pinned(pin *filePin, head []byte, n int) error {
 // The stored batches share the buffers read for each segment, so a
 // segment's memory is released as a whole when retention deletes it.
 func ReadLog(r io.Reader) (*Log, error) {
-	return readLog(r, true)
+	return readLog(r, true, nil)
 }
 
-func readLog(r io.Reader, verify bool) (*Log, error) {
+// readLog is ReadLog, checking frames' checksums when verify says so
+// and handing each segment to read, when given, as soon as it is read:
+// last says it is the active one.
+func readLog(r io.Reader, verify bool, read func(l *Log, seg *segment, last bool)) (*Log, error) {
 	fr := &frameReader{r: r, verify: verify}
 	p, err := fr.next(func() string { return "header" })
 	if err != nil {
@@ -259,6 +262,9 @@ func readLog(r io.Reader, verify bool) (*Log, error) {
 		}
 		l.segs = append(l.segs, seg)
 		l.size += seg.bytes
+		if read != nil {
+			read(l, seg, i == nsegs-1)
+		}
 	}
 
 	p, err = fr.next(func() string { return "producers" })
