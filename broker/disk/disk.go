@@ -6,8 +6,10 @@ package disk
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sync"
 
 	"github.com/hashicorp/raft"
@@ -95,7 +97,20 @@ type chunks struct {
 	// partition's closed segments, read from their files; see
 	// WriteSource), by their index in pieces, where they hold nil.
 	sources map[int]source
+	// mixed: the stream has shared, later or source pieces, so it is a
+	// snapshot of the replica's own, mostly held elsewhere. A stream of
+	// plain writes only is one that arrived whole from a leader; past
+	// spillAt its bytes go to spill, a file, rather than memory.
+	mixed     bool
+	spill     *os.File
+	spillSize int64
 }
+
+// spillAt is how many bytes of a snapshot that arrives whole stay in
+// memory; the rest go to a temporary file, removed once nothing has it
+// open, so a follower that installs a large log's snapshot does not hold
+// it all in memory.
+const spillAt = 4 << 20
 
 type source struct {
 	n   int
@@ -134,6 +149,15 @@ func (c *chunks) nextChunk(n int) int {
 
 func (c *chunks) Write(p []byte) (int, error) {
 	n := len(p)
+	if c.spill == nil && !c.mixed && c.copied+int64(n) > spillAt {
+		c.startSpill()
+	}
+	if c.spill != nil {
+		k, err := c.spill.Write(p)
+		c.spillSize += int64(k)
+		c.copied += int64(k)
+		return k, err
+	}
 	c.copied += int64(n)
 	for len(p) > 0 {
 		if len(c.free) == 0 {
@@ -152,8 +176,31 @@ func (c *chunks) Write(p []byte) (int, error) {
 	return n, nil
 }
 
+// startSpill opens the file the rest of a plain stream goes to. It is
+// removed at once: the open file keeps its bytes until it is closed (or
+// collected). Without a file, the stream stays in memory.
+func (c *chunks) startSpill() {
+	f, err := os.CreateTemp("", "mqlab-snapshot-")
+	if err != nil {
+		c.mixed = true // keep it in memory
+		return
+	}
+	if os.Remove(f.Name()) != nil {
+		// A system that cannot remove an open file would keep it.
+		f.Close()
+		os.Remove(f.Name())
+		c.mixed = true
+		return
+	}
+	c.spill = f
+}
+
 // WriteShared appends p by reference (see partlog.SharingWriter).
 func (c *chunks) WriteShared(p []byte) (int, error) {
+	c.mixed = c.mixed || c.spill == nil
+	if c.spill != nil {
+		return c.Write(p) // after the spill, everything goes to the file, in order
+	}
 	if len(p) < minShared {
 		return c.Write(p)
 	}
@@ -166,6 +213,10 @@ func (c *chunks) WriteShared(p []byte) (int, error) {
 // read (see partlog.SharingWriter): a snapshot that is never restored or
 // sent to a follower never computes them.
 func (c *chunks) WriteLater(n int, fill func(p []byte)) (int, error) {
+	if c.spill != nil {
+		return 0, errors.New("snapshot: bytes to fill later after the stream went to a file")
+	}
+	c.mixed = true
 	p := make([]byte, n)
 	c.pieces = append(c.pieces, p)
 	c.later = append(c.later, laterPiece{p: p, fill: fill})
@@ -179,6 +230,10 @@ func (c *chunks) WriteLater(n int, fill func(p []byte)) (int, error) {
 // WriteSource appends n bytes that src writes each time the stream is
 // read; none of them are kept (see partlog.SharingWriter).
 func (c *chunks) WriteSource(n int, src func(w io.Writer) error) (int, error) {
+	if c.spill != nil {
+		return 0, errors.New("snapshot: a source piece after the stream went to a file")
+	}
+	c.mixed = true
 	if c.sources == nil {
 		c.sources = make(map[int]source)
 	}
@@ -196,7 +251,7 @@ func (c *chunks) size() int64 {
 	for _, s := range c.sources {
 		n += int64(s.n)
 	}
-	return n
+	return n + c.spillSize
 }
 
 func (c *chunks) reader() io.Reader {
@@ -214,6 +269,9 @@ func (c *chunks) reader() io.Reader {
 			continue
 		}
 		rs[i] = bytes.NewReader(b)
+	}
+	if c.spill != nil {
+		rs = append(rs, io.NewSectionReader(c.spill, 0, c.spillSize))
 	}
 	return io.MultiReader(rs...)
 }

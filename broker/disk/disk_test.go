@@ -133,3 +133,40 @@ func TestChunksReadSourcesEachTime(t *testing.T) {
 		t.Fatal("a source that wrote 3 of its 4 bytes read without an error")
 	}
 }
+
+// A snapshot that arrives whole, plain writes only, keeps spillAt bytes in
+// memory and the rest in a file, and reads back the same; one with
+// shared pieces (a replica's own) stays in memory, however large.
+func TestChunksSpillAPlainStream(t *testing.T) {
+	want := bytes.Repeat([]byte("abcdefghijklmnopq"), (spillAt+spillAt/2)/17)
+	var c chunks
+	for p := want; len(p) > 0; p = p[min(len(p), 64<<10):] {
+		c.Write(p[:min(len(p), 64<<10)])
+	}
+	if c.spill == nil {
+		t.Fatalf("%d bytes written plainly stayed in memory", len(want))
+	}
+	var inMemory int
+	for _, p := range c.pieces {
+		inMemory += len(p)
+	}
+	if inMemory > spillAt {
+		t.Errorf("%d bytes in memory, want at most %d", inMemory, spillAt)
+	}
+	for range 2 {
+		got, err := io.ReadAll(c.reader())
+		if err != nil || !bytes.Equal(got, want) || c.size() != int64(len(want)) {
+			t.Fatalf("read back %d bytes (%v), size %d; wrote %d", len(got), err, c.size(), len(want))
+		}
+	}
+
+	var own chunks
+	own.Write([]byte("header"))
+	own.WriteShared(bytes.Repeat([]byte{'s'}, minShared))
+	for p := want; len(p) > 0; p = p[min(len(p), 64<<10):] {
+		own.Write(p[:min(len(p), 64<<10)])
+	}
+	if own.spill != nil {
+		t.Error("a stream with shared pieces went to a file")
+	}
+}
