@@ -61,10 +61,12 @@ func (s *HookedLogStore) DeleteRange(min, max uint64) error {
 	return s.InmemStore.DeleteRange(min, max)
 }
 
-// SnapshotStore keeps a replica's latest raft snapshot in memory. Unlike
-// raft.InmemSnapshotStore it keeps the previous snapshot until the new one
-// is closed, so a node killed while snapshotting still has one to restart
-// from.
+// SnapshotStore keeps a replica's latest raft snapshot: in memory, but
+// for what it shares with the replica's log or reads from its segment
+// files, and past 4 MiB of a snapshot that arrived whole, which waits in
+// a temporary file (see chunks). Unlike raft.InmemSnapshotStore it keeps
+// the previous snapshot until the new one is closed, so a node killed
+// while snapshotting still has one to restart from.
 type SnapshotStore struct {
 	mu     sync.Mutex
 	latest *storedSnapshot
