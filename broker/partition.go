@@ -12,6 +12,7 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/hashicorp/raft"
 
@@ -206,7 +207,16 @@ func (f *partitionFSM) Restore(rc io.ReadCloser) error {
 		// log read back from its files already holds all of it.
 		return nil
 	}
-	l, err := partlog.ReadLog(br)
+	// A replica with files writes the log to them as it reads it, so a
+	// large snapshot is never in memory whole; they take the place of
+	// the folder once the log does.
+	dir := f.filesDir()
+	var l *partlog.Log
+	if dir != "" {
+		l, err = partlog.ReadLogToDir(br, dir, f.writeFault)
+	} else {
+		l, err = partlog.ReadLog(br)
+	}
 	if err != nil {
 		return fmt.Errorf("restore %s: %w", f.rep.group, err)
 	}
@@ -214,9 +224,23 @@ func (f *partitionFSM) Restore(rc io.ReadCloser) error {
 	f.mu.Lock()
 	f.log.DetachDir()
 	f.log, f.applied = l, applied
-	f.attachFiles()
+	if dir != "" {
+		f.log.SetWriteFault(f.writeFault)
+		if err := f.log.MoveDir(dir); err != nil {
+			f.rep.emit(Event{Kind: EventFiles, Text: fmt.Sprintf("%s cannot write %s's segment files: %v", f.rep.node, f.rep.group, err)})
+		}
+		f.log.NoteApplied(f.applied)
+	}
 	f.filesDown = f.log.FilesErr() != nil
+	inFiles := f.log.Dir() != "" && !f.filesDown
 	f.mu.Unlock()
+	if r := f.rep.raft(); inFiles && r != nil {
+		// The snapshot store holds the snapshot as it arrived, the whole
+		// log's bytes, which the files now hold: a snapshot of the
+		// replica's own, naming the files, replaces it. Raft's snapshot
+		// goroutine takes it, once this restore has returned.
+		go r.Snapshot()
+	}
 	return nil
 }
 
@@ -289,9 +313,14 @@ func (rep *replica) produce(b partlog.Batch, acks Acks) (produceResponse, error)
 		return produceResponse{}, err
 	}
 	now := rep.c.now().UnixNano()
+	// A record's timestamp is whole milliseconds, as Kafka's are: that is
+	// what its segment file keeps, so a record reads the same from the
+	// file as it did from memory, and a closed segment's bytes can live
+	// in the file alone.
+	stamp := now - now%int64(time.Millisecond)
 	for i := range b.Records {
 		if b.Records[i].Timestamp == 0 {
-			b.Records[i].Timestamp = now
+			b.Records[i].Timestamp = stamp
 		}
 	}
 	id := rep.c.reqID.Add(1)

@@ -101,6 +101,9 @@ func (c *Cluster) startReplica(node string, g raftGroup, d *disk.Disk, servers [
 	rep.trans = trans
 	fsm, logs := raft.FSM(sm), sm.logStore(d)
 	conf := c.raftConfig(node)
+	if g.kind == kindPartition && c.dataDir != "" {
+		snapshotOften(conf)
+	}
 	has, err := raft.HasExistingState(logs, d.Stable, d.Snaps)
 	if err != nil {
 		trans.Close()

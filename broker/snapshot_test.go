@@ -9,12 +9,31 @@ import (
 // A replica that was down while the leader snapshotted and compacted its
 // raft log past where the replica stopped can only catch up by snapshot
 // install. It must end with the same committed log, and the snapshot must
-// survive its own restart.
+// survive its own restart. With files, the leader's snapshot reads its
+// closed segments from their files, and the follower writes the log it
+// restores to its own.
 func TestRestartedReplicaCatchesUpBySnapshot(t *testing.T) {
 	t.Parallel()
-	c := newTestCluster(t, 3)
+	for _, files := range []bool{false, true} {
+		t.Run(map[bool]string{false: "memory", true: "files"}[files], func(t *testing.T) {
+			t.Parallel()
+			cfg := Config{Nodes: 3}
+			if files {
+				cfg.DataDir = t.TempDir()
+			}
+			c, err := NewCluster(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { c.Close() })
+			catchUpBySnapshot(t, c)
+		})
+	}
+}
+
+func catchUpBySnapshot(t *testing.T, c *Cluster) {
 	tp := TopicPartition{"orders", 0}
-	mustCreate(t, c, TopicConfig{Name: "orders", Partitions: 1})
+	mustCreate(t, c, TopicConfig{Name: "orders", Partitions: 1, SegmentRecords: 100})
 	if err := c.TransferLeadership(ctxFor(t, 10*time.Second), tp, "n1"); err != nil {
 		t.Fatal(err)
 	}
@@ -55,6 +74,17 @@ func TestRestartedReplicaCatchesUpBySnapshot(t *testing.T) {
 		t.Fatal("n3 caught up without a snapshot; the test meant to force an install")
 	}
 	log := assertReplicasIdentical(t, c, tp)
+	if dir := c.Files().PartitionDir("n3", tp); dir != "" {
+		if got, _ := fileOffsets(t, c, dir); len(got) != len(log) {
+			t.Fatalf("n3's segment files hold %d records after the install, its log %d", len(got), len(log))
+		}
+		// The snapshot as it arrived, every byte a copy, gives way to
+		// n3's own, which names its files.
+		waitFor(t, 10*time.Second, "n3's own snapshot to replace the one it installed", func() bool {
+			size, copied := n3disk.Snaps.Held()
+			return copied < size
+		})
+	}
 
 	// Restart n3 once more: it rebuilds from the installed snapshot.
 	if err := c.Kill("n3"); err != nil {

@@ -13,7 +13,10 @@ package bench
 // BenchmarkFailover        leader killed → next acknowledged write, in
 //                          election timeouts; target median ≤ 3
 // BenchmarkRetainedMemory  peak RSS with 1,000,000 retained messages at
-//                          RF 3; target ≤ 1.5 GB
+//                          RF 3, the replicas writing segment files;
+//                          target ≤ 100 MB
+// BenchmarkCatchUpMemory   peak RSS while a follower that missed them
+//                          catches up by snapshot
 //
 // In the throughput benchmarks one op is one batch of Batch records
 // (one produce request, one raft entry), so -benchtime=Nx fixes the work,
@@ -159,6 +162,22 @@ func BenchmarkRetainedMemory(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.Logf("%s %s (%s) with %d retained messages, loaded in %v", m.Label(), formatBytes(float64(m.PeakBytes)), m.Source(), m.Retained, m.Load.Round(time.Millisecond))
+		peak = max(peak, m.PeakBytes)
+	}
+	b.ReportMetric(float64(peak)/1e6, "peak-MB")
+}
+
+// BenchmarkCatchUpMemory reads the process's peak resident memory while a
+// follower that missed 1,000,000 messages of 100 bytes catches up by
+// installing a snapshot (see CatchUp). Run it with -benchtime=1x.
+func BenchmarkCatchUpMemory(b *testing.B) {
+	var peak int64
+	for range b.N {
+		m, err := CatchUp(benchCtx(b), Config{}.withDefaults().Retained)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Logf("%s %s (%s) while a follower caught up with %d messages, in %v", m.Label(), formatBytes(float64(m.PeakBytes)), m.Source(), m.Retained, m.Load.Round(time.Millisecond))
 		peak = max(peak, m.PeakBytes)
 	}
 	b.ReportMetric(float64(peak)/1e6, "peak-MB")

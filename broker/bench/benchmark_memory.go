@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime/debug"
 	"runtime/metrics"
 	"strconv"
 	"sync"
@@ -52,20 +53,26 @@ func (m MemoryResult) Source() string {
 	return "no /proc/self/status here: Go runtime memory sampled every 10ms, not RSS"
 }
 
-// Retained starts a cluster, produces n messages of ValueBytes to
-// a topic of partitions partitions (RF 3, the lab's default segments, no
-// retention) with benchWorkers acks=all producers in batches of
-// Batch, waits until every replica has applied all of them, has
-// every replica snapshot its log, and reads the process's peak resident
-// memory.
+// Retained starts a cluster whose replicas write their segment files, as
+// a lab's do, to a temporary folder (under Run's when it has one),
+// produces n messages of ValueBytes to a topic of partitions partitions
+// (RF 3, segments of 1 MiB, no retention) with benchWorkers acks=all
+// producers in batches of Batch, waits until every replica has applied
+// all of them, has every replica snapshot its log, and reads the
+// process's peak resident memory.
 //
-// The replicas share one process: raftnet hands followers the leader's
-// entries by reference and the partition log keeps the encoded entry, so
-// the three replicas hold one copy of the message bytes between them, each
-// with its own index and segments; each replica's snapshot is a copy of
-// its own.
+// The data lives in the files: a replica keeps a closed segment's
+// batches there only, and its snapshot names the files. What stays in
+// memory is the indexes, the active segments, and the raft log entries
+// not yet let go after a snapshot (raftnet hands followers the leader's
+// entries by reference, so the replicas share those bytes).
 func Retained(ctx context.Context, n, partitions int) (MemoryResult, error) {
 	res := MemoryResult{Retained: n}
+	dir, err := os.MkdirTemp(filesRoot, "mqlab-memory-")
+	if err != nil {
+		return res, fmt.Errorf("a folder for the segment files: %w", err)
+	}
+	defer os.RemoveAll(dir)
 	res.Reset = resetPeakRSS() == nil
 	stopSampling := sampleGoMemory()
 	sampled := stopSampling // called once below, or on an early return
@@ -75,14 +82,14 @@ func Retained(ctx context.Context, n, partitions int) (MemoryResult, error) {
 		}
 	}()
 
-	c, err := broker.NewCluster(clusterConfig())
+	c, err := broker.NewCluster(broker.Config{Nodes: Nodes, DataDir: dir})
 	if err != nil {
 		return res, fmt.Errorf("start cluster: %w", err)
 	}
 	defer c.Close()
 	wctx, cancel := context.WithTimeout(ctx, 10*benchWait)
 	defer cancel()
-	if err := c.CreateTopic(wctx, broker.TopicConfig{Name: benchTopic, Partitions: partitions, RF: Nodes, SegmentBytes: segmentBytes()}); err != nil {
+	if err := c.CreateTopic(wctx, broker.TopicConfig{Name: benchTopic, Partitions: partitions, RF: Nodes, SegmentBytes: 1 << 20}); err != nil {
 		return res, err
 	}
 	start := time.Now()
@@ -135,10 +142,9 @@ func Retained(ctx context.Context, n, partitions int) (MemoryResult, error) {
 	}
 	res.Retained = int(held)
 	res.Load = time.Since(start)
-	// Raft snapshots a replica every SnapshotThreshold entries, so a
-	// replica soon holds a snapshot of its whole log besides the log
-	// itself; take those snapshots now, so the peak includes them
-	// whatever the timing of the automatic ones.
+	// Raft snapshots a replica every few hundred entries; take a
+	// snapshot of every replica now, so the peak includes one of the
+	// whole log whatever the timing of the automatic ones.
 	for p := range partitions {
 		for _, node := range c.Nodes() {
 			rep := probe.Of(c).ReplicaOn(node, broker.TopicPartition{Topic: benchTopic, Partition: p}.String())
@@ -257,4 +263,87 @@ func sampleGoMemory() func() int64 {
 		close(stop)
 		return <-done
 	}
+}
+
+// CatchUp measures the peak resident memory while a follower that was
+// down for n messages of ValueBytes (one partition, RF 3, segment files
+// of 1 MiB, batches of Batch) comes back and catches up. The leader has
+// long since let go of the raft entries it missed, so it catches up by
+// installing a snapshot of the whole log: what the transport, its
+// snapshot store and its restore hold of that is what this measures.
+func CatchUp(ctx context.Context, n int) (MemoryResult, error) {
+	res := MemoryResult{Retained: n}
+	dir, err := os.MkdirTemp(filesRoot, "mqlab-catch-up-")
+	if err != nil {
+		return res, fmt.Errorf("a folder for the segment files: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	c, err := broker.NewCluster(broker.Config{Nodes: Nodes, DataDir: dir})
+	if err != nil {
+		return res, fmt.Errorf("start cluster: %w", err)
+	}
+	defer c.Close()
+	wctx, cancel := context.WithTimeout(ctx, 10*benchWait)
+	defer cancel()
+	tp := broker.TopicPartition{Topic: benchTopic, Partition: 0}
+	if err := c.CreateTopic(wctx, broker.TopicConfig{Name: benchTopic, Partitions: 1, RF: Nodes, SegmentBytes: 1 << 20}); err != nil {
+		return res, err
+	}
+	if err := c.TransferLeadership(wctx, tp, "n1"); err != nil {
+		return res, err
+	}
+	n3 := probe.Of(c).ReplicaOn("n3", tp.String())
+	if n3 == nil {
+		return res, fmt.Errorf("n3 holds no replica of %s", tp)
+	}
+	missedFrom := n3.Raft().LastIndex()
+	if err := c.Kill("n3"); err != nil {
+		return res, err
+	}
+	p, err := c.NewProducer(wctx, broker.ProducerConfig{ClientID: "bench-producer", Acks: broker.AcksAll, Idempotent: true, BatchSize: Batch})
+	if err != nil {
+		return res, err
+	}
+	msgs := make([]broker.Message, Batch)
+	for i, v := range benchValues(0) {
+		msgs[i] = broker.Message{Topic: benchTopic, Pinned: true, Value: v}
+	}
+	for sent := 0; sent < n; sent += Batch {
+		for _, r := range p.Produce(wctx, msgs[:min(Batch, n-sent)]...) {
+			if r.Outcome != broker.OutcomeAcked {
+				return res, fmt.Errorf("produce: %v: %w", r.Outcome, r.Err)
+			}
+		}
+	}
+	// The leader lets go of entries only up to its last snapshot, keeping
+	// TrailingLogs of them (twice that, to be sure): past that, n3 can
+	// only catch up by snapshot.
+	lead := probe.Of(c).LeaderOf(tp.String())
+	if lead == nil {
+		return res, fmt.Errorf("%s has no leader", tp)
+	}
+	snap, _ := strconv.ParseUint(lead.Raft().Stats()["last_snapshot_index"], 10, 64)
+	if snap <= missedFrom+2*broker.FastTiming.TrailingLogs {
+		return res, fmt.Errorf("the leader's last snapshot is at entry %d and n3 stopped at %d: it may still hold what n3 missed, and n3 would not install a snapshot", snap, missedFrom)
+	}
+	debug.FreeOSMemory()
+	res.Reset = resetPeakRSS() == nil
+	stopSampling := sampleGoMemory()
+	start := time.Now()
+	if err := c.Restart("n3"); err != nil {
+		stopSampling()
+		return res, err
+	}
+	err = probe.Poll(wctx, func() bool { return replicasAgree(c, 1) == int64(n) })
+	goPeak := stopSampling()
+	if err != nil {
+		return res, fmt.Errorf("n3 did not catch up with %d messages: %w", n, err)
+	}
+	res.Load = time.Since(start)
+	if hwm, err := readVmHWM(); err == nil {
+		res.PeakBytes, res.FromKernel = hwm, true
+	} else {
+		res.PeakBytes = goPeak
+	}
+	return res, nil
 }

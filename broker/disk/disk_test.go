@@ -91,3 +91,82 @@ func TestChunksFillLaterOnFirstRead(t *testing.T) {
 		t.Fatalf("the sink's own view read %q after %d fills, want %q after 1", got, calls, want)
 	}
 }
+
+// A small stream takes a small buffer, and a large one grows into
+// buffers of up to chunkSize, not one per write.
+func TestChunksGrowWithTheStream(t *testing.T) {
+	var small chunks
+	small.Write(bytes.Repeat([]byte{'h'}, 300))
+	if got := cap(small.pieces[0]); got > firstChunkSize {
+		t.Errorf("300 bytes took a buffer of %d; want at most %d", got, firstChunkSize)
+	}
+	var big chunks
+	want := bytes.Repeat([]byte("0123456789"), 1<<20/10*5)
+	for p := want; len(p) > 0; p = p[min(len(p), 1000):] {
+		big.Write(p[:min(len(p), 1000)])
+	}
+	got, _ := io.ReadAll(big.reader())
+	if !bytes.Equal(got, want) {
+		t.Fatalf("read back %d bytes, wrote %d", len(got), len(want))
+	}
+	if n := len(big.pieces); n > 12 {
+		t.Errorf("%d buffers for %d bytes written a kilobyte at a time; want them to grow to %d", n, len(want), chunkSize)
+	}
+}
+
+// A source piece is written each time the stream is read, in its place.
+func TestChunksReadSourcesEachTime(t *testing.T) {
+	var c chunks
+	c.Write([]byte("ab"))
+	calls := 0
+	c.WriteSource(3, func(w io.Writer) error { calls++; _, err := w.Write([]byte("xyz")); return err })
+	c.Write([]byte("cd"))
+	for i := range 2 {
+		got, err := io.ReadAll(c.reader())
+		if err != nil || string(got) != "abxyzcd" || c.size() != 7 || calls != i+1 {
+			t.Fatalf("read %d: %q, %v (size %d, %d calls); want \"abxyzcd\"", i, got, err, c.size(), calls)
+		}
+	}
+	var bad chunks
+	bad.WriteSource(4, func(w io.Writer) error { _, err := w.Write([]byte("xyz")); return err })
+	if _, err := io.ReadAll(bad.reader()); err == nil {
+		t.Fatal("a source that wrote 3 of its 4 bytes read without an error")
+	}
+}
+
+// A snapshot that arrives whole, plain writes only, keeps spillAt bytes in
+// memory and the rest in a file, and reads back the same; one with
+// shared pieces (a replica's own) stays in memory, however large.
+func TestChunksSpillAPlainStream(t *testing.T) {
+	want := bytes.Repeat([]byte("abcdefghijklmnopq"), (spillAt+spillAt/2)/17)
+	var c chunks
+	for p := want; len(p) > 0; p = p[min(len(p), 64<<10):] {
+		c.Write(p[:min(len(p), 64<<10)])
+	}
+	if c.spill == nil {
+		t.Fatalf("%d bytes written plainly stayed in memory", len(want))
+	}
+	var inMemory int
+	for _, p := range c.pieces {
+		inMemory += len(p)
+	}
+	if inMemory > spillAt {
+		t.Errorf("%d bytes in memory, want at most %d", inMemory, spillAt)
+	}
+	for range 2 {
+		got, err := io.ReadAll(c.reader())
+		if err != nil || !bytes.Equal(got, want) || c.size() != int64(len(want)) {
+			t.Fatalf("read back %d bytes (%v), size %d; wrote %d", len(got), err, c.size(), len(want))
+		}
+	}
+
+	var own chunks
+	own.Write([]byte("header"))
+	own.WriteShared(bytes.Repeat([]byte{'s'}, minShared))
+	for p := want; len(p) > 0; p = p[min(len(p), 64<<10):] {
+		own.Write(p[:min(len(p), 64<<10)])
+	}
+	if own.spill != nil {
+		t.Error("a stream with shared pieces went to a file")
+	}
+}

@@ -233,3 +233,36 @@ func BenchmarkAppendEncodedFiles(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkReadFiles reads 100 records at a time, forward as a consumer
+// does, from a log of 100,000 records in batches of 100 whose closed
+// segments (1 MiB) keep their batches in their files only; "jump" reads
+// at scattered offsets, so nearly every read goes to a file.
+func BenchmarkReadFiles(b *testing.B) {
+	const n = 100_000
+	l := newLog(b, Config{SegmentBytes: 1 << 20})
+	if err := l.AttachDir(b.TempDir()); err != nil {
+		b.Fatal(err)
+	}
+	for i := range n / 100 {
+		mustAppend(b, l, Batch{Records: recs("bench", 100, 100, 1_700_000_000e9+int64(i)*1e11)}, 1)
+	}
+	for _, tc := range []struct {
+		name string
+		at   func(i int) int64
+	}{
+		{"forward", func(i int) int64 { return int64(i*100) % (n - 100) }},
+		{"jump", func(i int) int64 { return int64(i*7919) % (n - 100) }},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				off := tc.at(i)
+				recs, err := l.Read(off, 100)
+				if err != nil || len(recs) != 100 || recs[0].Offset != off {
+					b.Fatalf("Read(%d): %d records, %v", off, len(recs), err)
+				}
+			}
+		})
+	}
+}

@@ -64,14 +64,21 @@ func (l *Log) Compact(now int64) (res CompactResult, ok bool) {
 	closed := l.segs[:len(l.segs)-1]
 	res.From, res.To, res.SegmentsBefore = closed[0].base, closed[len(closed)-1].next(), len(closed)
 
+	// The closed segments' bytes, some of which may be only in their
+	// files: a pass that cannot read them all changes nothing.
+	data, err := l.closedData(closed)
+	if err != nil {
+		return res, false
+	}
+
 	// The newest offset of every key in the closed segments: Kafka's
 	// offset map, built over the part of the log the pass may clean.
 	latest := make(map[string]int64)
 	var recs []Record
-	for _, s := range closed {
+	for si, s := range closed {
 		for j := range s.batches {
 			b := &s.batches[j]
-			recs = l.decode(b, recs[:0], 0, int(b.count))
+			recs = l.decodeData(data[si][j], b, recs[:0], 0, int(b.count))
 			for i := range recs {
 				latest[string(recs[i].Key)] = recs[i].Offset
 			}
@@ -87,10 +94,10 @@ func (l *Log) Compact(now int64) (res CompactResult, ok bool) {
 	var out []*segment
 	var cur *segment
 	interval := int64(l.cfg.IndexIntervalBytes)
-	for _, s := range closed {
+	for si, s := range closed {
 		// Merge into the segment being written while the survivors fit in
 		// one segment; otherwise start a new one at this segment's base.
-		if cur == nil || !l.fitsMerged(cur, s, latest, horizon) {
+		if cur == nil || !l.fitsMerged(cur, s, data[si], latest, horizon) {
 			if cur != nil {
 				out = append(out, cur)
 			}
@@ -98,7 +105,7 @@ func (l *Log) Compact(now int64) (res CompactResult, ok bool) {
 		}
 		for j := range s.batches {
 			b := &s.batches[j]
-			recs = l.decode(b, recs[:0], 0, int(b.count))
+			recs = l.decodeData(data[si][j], b, recs[:0], 0, int(b.count))
 			kept := recs[:0]
 			for _, r := range recs {
 				switch {
@@ -113,10 +120,11 @@ func (l *Log) Compact(now int64) (res CompactResult, ok bool) {
 				continue // the whole batch goes; the next one's base shows the gap
 			}
 			ref := *b
+			ref.data = data[si][j]
 			if len(kept) < len(recs) {
-				h, _, _ := parseHeader(b.data)
+				h, _, _ := parseHeader(ref.data)
 				span := int32(b.next() - b.base)
-				ref.data = encodeCompacted(kept, b.base, span, h.ProducerID, h.BaseSeq, kafkaRecords(b.data))
+				ref.data = encodeCompacted(kept, b.base, span, h.ProducerID, h.BaseSeq, kafkaRecords(ref.data))
 				ref.count, ref.span = int32(len(kept)), span
 			}
 			info, err := parseBatch(ref.data)
@@ -124,6 +132,7 @@ func (l *Log) Compact(now int64) (res CompactResult, ok bool) {
 				// Cannot happen (the batch was accepted, or was just
 				// encoded); should it, the batch stays as it was.
 				ref = *b
+				ref.data = data[si][j]
 				info, _ = parseBatch(ref.data)
 				kept = recs
 			}
@@ -140,6 +149,9 @@ func (l *Log) Compact(now int64) (res CompactResult, ok bool) {
 		s.close()
 	}
 	l.files.replaceSegments(closed, out)
+	for _, s := range out {
+		l.evict(s)
+	}
 	for _, s := range closed {
 		l.size -= s.bytes
 	}
@@ -156,7 +168,7 @@ func (l *Log) Compact(now int64) (res CompactResult, ok bool) {
 
 // fitsMerged reports whether the survivors of s fit in cur, a segment
 // being written by a pass, within the segment limits.
-func (l *Log) fitsMerged(cur, s *segment, latest map[string]int64, horizon int64) bool {
+func (l *Log) fitsMerged(cur, s *segment, data [][]byte, latest map[string]int64, horizon int64) bool {
 	if len(cur.batches) == 0 {
 		return true
 	}
@@ -164,7 +176,7 @@ func (l *Log) fitsMerged(cur, s *segment, latest map[string]int64, horizon int64
 	var recs []Record
 	for j := range s.batches {
 		b := &s.batches[j]
-		recs = l.decode(b, recs[:0], 0, int(b.count))
+		recs = l.decodeData(data[j], b, recs[:0], 0, int(b.count))
 		for _, r := range recs {
 			if latest[string(r.Key)] == r.Offset && (r.Value != nil || r.Timestamp >= horizon) {
 				n++

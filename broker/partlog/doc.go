@@ -27,7 +27,10 @@
 // their Key and Value bytes with that buffer. Nothing in this package writes
 // to those bytes, and callers must not either, before or after: sharing is
 // what lets a million records fit in the lab's memory budget without a
-// second copy.
+// second copy. A log with a folder goes further (evict.go): once a
+// segment closes whole in its file, its batches' bytes leave memory and
+// are read back from the file when a read needs them, so the data lives
+// in the files and the heap holds the indexes.
 //
 // On disk (files.go, kafkabatch.go, recover.go, dump.go): a log attached
 // to a folder writes every segment as Kafka's files, record batches of

@@ -139,6 +139,7 @@ type kafkaRecord struct {
 	tsDelta, offsetDelta int64
 	key, value           []byte
 	headers              []Header
+	rawHeaders           []byte // readKafkaRecordNoHeaders's: the header count and headers, undecoded
 }
 
 // readKafkaRecord reads one record of an uncompressed batch, bounds

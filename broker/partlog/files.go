@@ -92,6 +92,12 @@ func (l *Log) AttachDir(dir string) error {
 		l.init(Config{})
 	}
 	l.detachLocked()
+	// Batches kept only in files come back into memory first: the folder
+	// may be the one they are in, and is emptied below.
+	if err := l.loadEvicted(); err != nil {
+		return fmt.Errorf("log folder %s: %w", dir, err)
+	}
+	materializePins(dir, true)
 	if err := os.RemoveAll(dir); err != nil {
 		return fmt.Errorf("log folder %s: %w", dir, err)
 	}
@@ -112,7 +118,11 @@ func (l *Log) AttachDir(dir string) error {
 		lf.closeSegment(l.segs[len(l.segs)-1])
 		return lf.err
 	}
-	l.files = lf
+	l.files, l.fileDir = lf, dir
+	l.cache.reset()
+	for _, s := range l.segs[:len(l.segs)-1] {
+		l.evict(s)
+	}
 	return nil
 }
 
@@ -137,6 +147,7 @@ func (l *Log) detachLocked() {
 	}
 	l.files.writeCheckpoint()
 	l.files = nil
+	l.cache.reset() // its open file
 }
 
 // Dir is the folder the log writes to, "" when it has none.
@@ -237,9 +248,11 @@ func (lf *logFiles) append(s *segment, b *batchRef) {
 	if h.kafka != nil {
 		// A Kafka client's batch goes to the file as it arrived.
 		f.pendingLog = appendWireToFile(f.pendingLog, h.kafka, b.base, b.epoch)
+		b.fromFile = wireFromFile(b.data, h.kafka)
 	} else {
 		lf.recs = decodeRecords(b.data, lf.recs[:0], b.base, 0, int(b.count), b.epoch)
 		f.pendingLog = appendKafkaBatch(f.pendingLog, lf.recs, b.base, b.next()-1, h.ProducerID, h.BaseSeq, b.epoch)
+		b.fromFile = recordsFromFile(&h, lf.recs)
 		clear(lf.recs) // drop the references into b.data
 	}
 	size := int64(len(f.pendingLog) - n)
@@ -347,6 +360,7 @@ func (lf *logFiles) remove(s *segment) {
 	if lf == nil || lf.err != nil {
 		return
 	}
+	materializePins(filepath.Join(lf.dir, SegmentFileName(s.base, LogSuffix)), false)
 	for _, suffix := range [...]string{LogSuffix, IndexSuffix, TimeIndexSuffix} {
 		if err := os.Remove(filepath.Join(lf.dir, SegmentFileName(s.base, suffix))); err != nil && !errors.Is(err, os.ErrNotExist) {
 			lf.fail(err)

@@ -48,6 +48,11 @@ type SharingWriter interface {
 	// memory that is never read (never restored, never sent to a follower)
 	// then costs no pass over the log's bytes at all.
 	WriteLater(n int, fill func(p []byte)) (int, error)
+	// WriteSource appends n bytes that src writes each time the stream
+	// is read, keeping none of them: a closed segment whose bytes are in
+	// its file goes into a snapshot this way (see evict.go). An error
+	// from src, or a length other than n, fails the read.
+	WriteSource(n int, src func(w io.Writer) error) (int, error)
 }
 
 // frameWriter writes frames, remembering the first error and counting the

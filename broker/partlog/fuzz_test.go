@@ -90,7 +90,7 @@ func FuzzReadLog(f *testing.F) {
 		// With checksums, and without them so the fuzzer can reach the
 		// parsers behind the CRC check.
 		for _, verify := range []bool{true, false} {
-			l, err := readLog(bytes.NewReader(p), verify)
+			l, err := readLog(bytes.NewReader(p), verify, nil)
 			if err != nil {
 				continue
 			}

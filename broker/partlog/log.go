@@ -16,6 +16,8 @@ type Log struct {
 	size      int64      // sum of segs[i].bytes
 	producers map[int64]*producer
 	files     *logFiles    // nil unless attached to a folder (files.go)
+	fileDir   string       // where evicted batches are read from (evict.go): the last folder attached
+	cache     batchCache   // batches lately read back from their files
 	fault     func() error // SetWriteFault's, asked before each file write
 	cleanEnd  int64        // where the last compaction pass stopped (compact.go)
 }
@@ -124,6 +126,7 @@ func (l *Log) add(b batchRef, info *batchInfo) {
 	if active.full(&l.cfg, info.Count, info.bytes, info.MaxTimestamp) {
 		active.close()
 		l.files.closeSegment(active)
+		l.evict(active)
 		active = newSegment(b.base)
 		l.segs = append(l.segs, active)
 		l.files.open(active)

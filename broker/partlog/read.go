@@ -31,7 +31,7 @@ func (l *Log) Read(offset int64, maxRecords int) ([]Record, error) {
 	case offset == end:
 		return nil, nil
 	}
-	return l.collect(offset, max(maxRecords, 1)), nil
+	return l.collect(offset, max(maxRecords, 1))
 }
 
 // Window returns up to n retained records from `from`, clamped into the
@@ -47,14 +47,18 @@ func (l *Log) Window(from int64, n int) []Record {
 	if from >= l.end() {
 		return nil
 	}
-	return l.collect(from, n)
+	recs, _ := l.collect(from, n)
+	return recs
 }
 
 // collect decodes up to n records from offset, which must be retained. It
 // finds the segment by binary search on base offsets, the batch inside it
 // through the segment's sparse index, then decodes batches, and only those,
 // walking forward across segments.
-func (l *Log) collect(offset int64, n int) []Record {
+//
+// A batch a closed segment keeps only in its file is read from there; if
+// that fails, the records before it are returned with the error.
+func (l *Log) collect(offset int64, n int) ([]Record, error) {
 	out := make([]Record, 0, min(int64(n), l.end()-offset))
 	si := l.segmentFor(offset)
 	j := l.segs[si].slot(offset)
@@ -63,11 +67,14 @@ func (l *Log) collect(offset int64, n int) []Record {
 		for ; j < len(seg.batches) && len(out) < n; j++ {
 			b := &seg.batches[j]
 			skip := int(max(offset-b.base, 0))
-			out = l.decode(b, out, skip, n-len(out))
+			var err error
+			if out, err = l.decode(seg, b, out, skip, n-len(out)); err != nil {
+				return out, err
+			}
 		}
 		j = 0
 	}
-	return out
+	return out, nil
 }
 
 // segmentFor returns the index of the segment holding offset: the last one
@@ -91,7 +98,7 @@ func (l *Log) OffsetForTime(t int64) (offset int64, ok bool) {
 	defer l.mu.RUnlock()
 	for _, s := range l.segs {
 		if s.records > 0 && s.maxTS >= t {
-			if off, found := s.findTime(t); found {
+			if off, found := l.findTime(s, t); found {
 				return off, true
 			}
 		}
@@ -111,12 +118,31 @@ func (l *Log) WireMsgID(r Record) string {
 	return WireMsgID(name, r.Key, r.Value)
 }
 
-// decode is decodeRecords for a stored batch, with the message ids a
-// Kafka client's records get in a log with a Name.
-func (l *Log) decode(b *batchRef, out []Record, skip, n int) []Record {
+// decode is decodeRecords for batch b of segment seg, with the message
+// ids a Kafka client's records get in a log with a Name.
+func (l *Log) decode(seg *segment, b *batchRef, out []Record, skip, n int) ([]Record, error) {
+	if b.data == nil && (b.kind == batchVersion || b.kind == batchVersionHeaders) {
+		// The lab's records, read straight from their file.
+		raw, kb, err := l.rawBatch(seg, b)
+		if err != nil {
+			return out, err
+		}
+		if got, ok := decodeLabFromFile(raw, kb, b, out, skip, n); ok {
+			return got, nil
+		}
+	}
+	data, err := l.batchData(seg, b)
+	if err != nil {
+		return out, err
+	}
+	return l.decodeData(data, b, out, skip, n), nil
+}
+
+// decodeData is decode for b's bytes, data.
+func (l *Log) decodeData(data []byte, b *batchRef, out []Record, skip, n int) []Record {
 	from := len(out)
-	out = decodeRecords(b.data, out, b.base, skip, n, b.epoch)
-	if l.cfg.Name != "" && kafkaRecords(b.data) {
+	out = decodeRecords(data, out, b.base, skip, n, b.epoch)
+	if l.cfg.Name != "" && kafkaRecords(data) {
 		for i := from; i < len(out); i++ {
 			out[i].MsgID = WireMsgID(l.cfg.Name, out[i].Key, out[i].Value)
 		}

@@ -169,6 +169,7 @@ func Recover(cfg Config, dir string) (*Log, Recovery, error) {
 			// A gap: compaction dropped the segment's last batches.
 			prev.end = base
 			prev.close()
+			dropBytes(prev)
 			l.segs = append(l.segs, newSegment(base))
 		}
 		pos := int64(0)
@@ -192,7 +193,10 @@ func Recover(cfg Config, dir string) (*Log, Recovery, error) {
 				}
 			}
 			last := l.segs[len(l.segs)-1]
-			last.batches[len(last.batches)-1].filePos, last.batches[len(last.batches)-1].fileLen = pos, int32(kb.Size())
+			b := &last.batches[len(last.batches)-1]
+			// Read back from the file, the batch turns into the same bytes
+			// again (dataFromFile), so a closed segment may let them go.
+			b.filePos, b.fileLen, b.fromFile = pos, int32(kb.Size()), true
 			rec.Batches++
 			pos += kb.Size()
 		}
@@ -203,10 +207,12 @@ func Recover(cfg Config, dir string) (*Log, Recovery, error) {
 			// A torn or damaged tail: cut it, and every later segment, as
 			// Kafka's recovery does.
 			rec.CutBytes, rec.CutOffset, rec.CutSegment = int64(len(data))-pos, l.end(), base
+			materializePins(path, false)
 			if err := os.Truncate(path, pos); err != nil {
 				return nil, Recovery{}, fmt.Errorf("recover %s: %w", dir, err)
 			}
 			for _, later := range bases[i+1:] {
+				materializePins(filepath.Join(dir, SegmentFileName(later, LogSuffix)), false)
 				for _, suffix := range [...]string{LogSuffix, IndexSuffix, TimeIndexSuffix} {
 					os.Remove(filepath.Join(dir, SegmentFileName(later, suffix)))
 				}
@@ -254,7 +260,7 @@ func Recover(cfg Config, dir string) (*Log, Recovery, error) {
 	if err := lf.adopt(act, active); err != nil {
 		return nil, Recovery{}, fmt.Errorf("recover %s: %w", dir, err)
 	}
-	l.files = lf
+	l.files, l.fileDir = lf, dir
 	rec.RebuiltActive = true
 	rec.Found = true
 	return l, rec, nil
@@ -387,6 +393,10 @@ func (l *Log) recoverWire(raw []byte, kb KafkaBatch) error {
 	return nil
 }
 
+// maxBatchRecordsHint caps the records batchFromKafka makes room for
+// before reading them: a damaged count must not allocate.
+const maxBatchRecordsHint = 1 << 12
+
 // batchFromKafka turns a Kafka batch (uncompressed, as this package
 // writes them) back into a Batch: timestamps to nanoseconds, the message
 // id out of its header. It returns the batch's leader epoch too.
@@ -398,7 +408,7 @@ func batchFromKafka(p []byte) (Batch, uint64, error) {
 	if kb.Attributes&7 != 0 {
 		return Batch{}, 0, fmt.Errorf("%w: a compressed batch at offset %d", ErrCorrupt, kb.BaseOffset)
 	}
-	var b Batch
+	b := Batch{Records: make([]Record, 0, max(min(kb.Count, maxBatchRecordsHint), 0))}
 	if kb.ProducerID >= 0 {
 		b.ProducerID, b.BaseSeq = kb.ProducerID, kb.BaseSequence
 	}
@@ -457,6 +467,7 @@ func TearLastWrite(dir string) (t Torn, ok bool, err error) {
 	if err != nil {
 		return Torn{}, false, err
 	}
+	materializePins(path, false)
 	pos, found := int64(0), false
 	var kb KafkaBatch
 	for pos < int64(len(data)) {

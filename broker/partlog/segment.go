@@ -23,6 +23,13 @@ type batchRef struct {
 	// (files.go): its first byte and its length.
 	filePos int64
 	fileLen int32
+	// dataLen is len(data) as appended; it stays when a closed segment
+	// lets data go (evict.go), and kind is data[0], its encoding version.
+	dataLen int32
+	kind    byte
+	// fromFile: the batch's bytes in its .log file turn back into data
+	// exactly (dataFromFile), so a closed segment may let data go.
+	fromFile bool
 }
 
 func (b *batchRef) next() int64 {
@@ -132,6 +139,9 @@ func (s *segment) add(b batchRef, info *batchInfo, interval int64) {
 			s.maxTS, s.maxTSSlot = b.maxTS, slot
 		}
 	}
+	if b.data != nil {
+		b.dataLen, b.kind = int32(len(b.data)), b.data[0]
+	}
 	s.batches = append(s.batches, b)
 	s.records += int64(b.count)
 	s.end = b.next()
@@ -207,7 +217,7 @@ func (s *segment) slot(offset int64) int {
 // entry's slot is older than its timestamp, hence older than t, so the scan
 // can start there. Only the batch holding the answer is walked record by
 // record; the others are passed over on their max timestamps.
-func (s *segment) findTime(t int64) (int64, bool) {
+func (l *Log) findTime(s *segment, t int64) (int64, bool) {
 	i := sort.Search(len(s.timeTS), func(i int) bool { return s.timeTS[i] > t })
 	start := 0
 	if i > 0 {
@@ -218,7 +228,11 @@ func (s *segment) findTime(t int64) (int64, bool) {
 		if b.maxTS < t {
 			continue
 		}
-		if k, ok := findTime(b.data, t); ok {
+		data, err := l.batchData(s, b)
+		if err != nil {
+			continue // its file cannot be read: the answer is a later batch, as if this one had no such record
+		}
+		if k, ok := findTime(data, t); ok {
 			return b.base + k, true
 		}
 	}

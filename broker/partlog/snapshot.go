@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
+	"slices"
 	"time"
 )
 
@@ -54,6 +55,7 @@ type frozenSegment struct {
 	base    int64
 	batches []batchRef // capped at the length when taken; later appends land beyond it
 	closed  bool
+	pin     *filePin // for a closed segment whose bytes are in its file (evict.go)
 }
 
 // Snapshot captures the log's current state.
@@ -67,6 +69,9 @@ func (l *Log) Snapshot() *Snapshot {
 	for i, seg := range l.segs {
 		n := len(seg.batches)
 		s.segs[i] = frozenSegment{base: seg.base, batches: seg.batches[:n:n], closed: seg.closed}
+		if seg.closed && slices.ContainsFunc(seg.batches, func(b batchRef) bool { return b.data == nil }) {
+			s.segs[i].pin = pinFile(l.segmentPath(seg.base), s.segs[i].batches)
+		}
 	}
 	return s
 }
@@ -121,7 +126,13 @@ func (s *Snapshot) WriteTo(w io.Writer) (int64, error) {
 		n := len(buf)
 		for j := range seg.batches {
 			b := &seg.batches[j]
-			n += len(b.appendPrefix(pre[:0])) + len(b.data)
+			n += len(b.appendPrefix(pre[:0])) + int(b.dataLen)
+		}
+		if seg.pin != nil {
+			if err := fw.pinned(seg.pin, buf, n); err != nil {
+				return fw.cw.n, err
+			}
+			continue
 		}
 		if fw.share != nil {
 			head, batches := bytes.Clone(buf), seg.batches
@@ -166,7 +177,44 @@ func segmentCRC(head []byte, batches []batchRef) uint32 {
 // appendPrefix writes what precedes a batch in a segment frame.
 func (b *batchRef) appendPrefix(dst []byte) []byte {
 	dst = binary.AppendUvarint(dst, b.epoch)
-	return binary.AppendUvarint(dst, uint64(len(b.data)))
+	return binary.AppendUvarint(dst, uint64(b.dataLen))
+}
+
+// pinned writes the frame of a segment whose bytes are in its file, head
+// being the frame's header and n its length. A SharingWriter gets the
+// batches as a source to read when the stream is read; any other writer
+// gets them now, the file read once.
+func (fw *frameWriter) pinned(pin *filePin, head []byte, n int) error {
+	if fw.share != nil {
+		head := bytes.Clone(head)
+		fw.beginLater(n, func() uint32 {
+			crc, _ := pin.crc(head) // a file that cannot be read fails the source below, which says why
+			return crc
+		})
+		fw.write(head)
+		if fw.err == nil {
+			k, err := fw.share.WriteSource(n-len(head), pin.writeBatches)
+			fw.cw.n += int64(k)
+			fw.err = err
+		}
+		return fw.err
+	}
+	data, err := pin.segmentBytes()
+	if err != nil {
+		return err
+	}
+	var pre [2 * binary.MaxVarintLen64]byte
+	crc := crc32.Update(0, castagnoli, head)
+	for j := range pin.batches {
+		crc = crc32.Update(crc32.Update(crc, castagnoli, pin.batches[j].appendPrefix(pre[:0])), castagnoli, data[j])
+	}
+	fw.begin(n, crc)
+	fw.write(head)
+	for j := range pin.batches {
+		fw.write(pin.batches[j].appendPrefix(pre[:0]))
+		fw.write(data[j])
+	}
+	return fw.err
 }
 
 // ReadLog reads a log written by WriteTo. It reads exactly the snapshot's
@@ -179,10 +227,13 @@ func (b *batchRef) appendPrefix(dst []byte) []byte {
 // The stored batches share the buffers read for each segment, so a
 // segment's memory is released as a whole when retention deletes it.
 func ReadLog(r io.Reader) (*Log, error) {
-	return readLog(r, true)
+	return readLog(r, true, nil)
 }
 
-func readLog(r io.Reader, verify bool) (*Log, error) {
+// readLog is ReadLog, checking frames' checksums when verify says so
+// and handing each segment to read, when given, as soon as it is read:
+// last says it is the active one.
+func readLog(r io.Reader, verify bool, read func(l *Log, seg *segment, last bool)) (*Log, error) {
 	fr := &frameReader{r: r, verify: verify}
 	p, err := fr.next(func() string { return "header" })
 	if err != nil {
@@ -211,6 +262,9 @@ func readLog(r io.Reader, verify bool) (*Log, error) {
 		}
 		l.segs = append(l.segs, seg)
 		l.size += seg.bytes
+		if read != nil {
+			read(l, seg, i == nsegs-1)
+		}
 	}
 
 	p, err = fr.next(func() string { return "producers" })

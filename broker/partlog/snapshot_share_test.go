@@ -2,6 +2,8 @@ package partlog
 
 import (
 	"bytes"
+	"fmt"
+	"io"
 	"testing"
 )
 
@@ -10,6 +12,8 @@ type sharingBuffer struct {
 	bytes.Buffer
 	shared [][]byte
 	later  []func()
+	// sources counts the pieces handed over to be read from files.
+	sources int
 }
 
 func (b *sharingBuffer) WriteShared(p []byte) (int, error) {
@@ -23,6 +27,20 @@ func (b *sharingBuffer) WriteLater(n int, fill func(p []byte)) (int, error) {
 	at := b.Len()
 	b.later = append(b.later, func() { fill(b.Bytes()[at : at+n]) })
 	return b.Write(make([]byte, n))
+}
+
+// WriteSource writes the source's bytes at once, as a store reading
+// the stream would.
+func (b *sharingBuffer) WriteSource(n int, src func(w io.Writer) error) (int, error) {
+	b.sources++
+	at := b.Len()
+	if err := src(b); err != nil {
+		return 0, err
+	}
+	if b.Len()-at != n {
+		return b.Len() - at, fmt.Errorf("a source wrote %d bytes, announced %d", b.Len()-at, n)
+	}
+	return n, nil
 }
 
 func (b *sharingBuffer) fill() {

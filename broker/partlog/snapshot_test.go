@@ -222,7 +222,19 @@ func TestSnapshotIsPointInTime(t *testing.T) {
 }
 
 func TestConcurrentReadersAndWriter(t *testing.T) {
+	t.Run("memory", func(t *testing.T) { concurrentReadersAndWriter(t, false) })
+	// With a folder, closed segments are read from their files, and
+	// snapshots read them while retention deletes them.
+	t.Run("files", func(t *testing.T) { concurrentReadersAndWriter(t, true) })
+}
+
+func concurrentReadersAndWriter(t *testing.T, files bool) {
 	l := newLog(t, Config{SegmentRecords: 8, RetentionBytes: 2000})
+	if files {
+		if err := l.AttachDir(t.TempDir()); err != nil {
+			t.Fatal(err)
+		}
+	}
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
 	for range 4 {
@@ -245,13 +257,17 @@ func TestConcurrentReadersAndWriter(t *testing.T) {
 				l.Window(0, 5)
 				l.Segments()
 				l.Producers()
-				l.OffsetForTime(5)
-				l.WriteTo(io.Discard)
+				l.OffsetForTime(5e6)
+				snap := l.Snapshot()
+				if _, err := snap.WriteTo(io.Discard); err != nil {
+					t.Errorf("a snapshot taken while retention deletes segments: %v", err)
+					return
+				}
 			}
 		}()
 	}
 	for i := range 300 {
-		mustAppend(t, l, Batch{ProducerID: 3, BaseSeq: int32(i * 2), Records: recs("c", 2, 30, int64(i))}, 1)
+		mustAppend(t, l, Batch{ProducerID: 3, BaseSeq: int32(i * 2), Records: recs("c", 2, 30, int64(i)*1e6)}, 1)
 		if i%10 == 0 {
 			l.EnforceRetention(0)
 		}

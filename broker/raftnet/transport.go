@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -199,6 +200,52 @@ var (
 	errNoTarget     = fmt.Errorf("no transport at that address: %w", ErrUnreachable)
 )
 
+// readSnapshot reads the bytes of an InstallSnapshot whole, so the
+// sender is done with its reader before the receiver starts, and returns
+// a reader of them. A small snapshot is read into memory, in a buffer
+// made once at the size the request gives (growing one as io.ReadAll
+// does holds it about three times over as it doubles); a large one, a
+// partition's whole log, goes to a temporary file that is removed at
+// once and lives while the receiver reads it.
+func readSnapshot(data io.Reader, cmd any) (io.Reader, error) {
+	req, ok := cmd.(*raft.InstallSnapshotRequest)
+	if !ok || req.Size <= 0 {
+		buf, err := io.ReadAll(data)
+		return bytes.NewReader(buf), err
+	}
+	if req.Size <= snapshotInMemory {
+		buf := make([]byte, req.Size)
+		_, err := io.ReadFull(data, buf)
+		return bytes.NewReader(buf), err
+	}
+	f, err := os.CreateTemp("", "mqlab-snapshot-")
+	if err == nil && os.Remove(f.Name()) != nil {
+		// A system that cannot remove an open file would keep it.
+		f.Close()
+		os.Remove(f.Name())
+		err = errors.New("cannot remove an open file")
+	}
+	if err != nil {
+		buf := make([]byte, min(req.Size, maxSnapshotInMemory))
+		_, err := io.ReadFull(data, buf)
+		return bytes.NewReader(buf), err
+	}
+	n, err := io.Copy(f, data)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return io.NewSectionReader(f, 0, n), nil
+}
+
+// snapshotInMemory is the largest snapshot readSnapshot keeps in memory
+// when it can use a file; without one, it believes sizes up to
+// maxSnapshotInMemory before the bytes arrive.
+const (
+	snapshotInMemory    = 4 << 20
+	maxSnapshotInMemory = 1 << 34
+)
+
 // roundTrip carries cmd (and data, for InstallSnapshot) to target's raft
 // loop and returns its response. A message between nodes a and b is delayed
 // by the latency of a plus that of b, on the way there and on the way back.
@@ -228,11 +275,10 @@ func (t *Transport) roundTrip(name string, target raft.ServerAddress, cmd any, d
 	timeout := t.net.rpcTimeout
 	var reader io.Reader
 	if data != nil {
-		buf, err := io.ReadAll(data)
-		if err != nil {
+		var err error
+		if reader, err = readSnapshot(data, cmd); err != nil {
 			return nil, fail(fmt.Errorf("reading snapshot: %w", err))
 		}
-		reader = bytes.NewReader(buf)
 		timeout *= 10
 	}
 

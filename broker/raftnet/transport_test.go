@@ -256,19 +256,23 @@ func waitErr(t *testing.T, done <-chan error) error {
 	}
 }
 
+// A snapshot arrives intact, small (kept in memory) or large (carried in
+// a temporary file).
 func TestTransportInstallSnapshot(t *testing.T) {
-	n := New(Options{})
-	a, b := pair(t, n)
-	data := bytes.Repeat([]byte("snapshot"), 1000)
-	responder(t, b, data)
+	for _, size := range []int{8000, snapshotInMemory + 8000} {
+		n := New(Options{})
+		a, b := pair(t, n)
+		data := bytes.Repeat([]byte("snapshot"), size/8)
+		responder(t, b, data)
 
-	var resp raft.InstallSnapshotResponse
-	req := &raft.InstallSnapshotRequest{Size: int64(len(data))}
-	if err := a.InstallSnapshot("x", b.LocalAddr(), req, &resp, bytes.NewReader(data)); err != nil {
-		t.Fatal(err)
-	}
-	if !resp.Success {
-		t.Fatal("receiver did not get the snapshot data intact")
+		var resp raft.InstallSnapshotResponse
+		req := &raft.InstallSnapshotRequest{Size: int64(len(data))}
+		if err := a.InstallSnapshot("x", b.LocalAddr(), req, &resp, bytes.NewReader(data)); err != nil {
+			t.Fatal(err)
+		}
+		if !resp.Success {
+			t.Fatalf("receiver did not get the %d bytes of the snapshot intact", len(data))
+		}
 	}
 }
 

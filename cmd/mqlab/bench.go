@@ -34,8 +34,8 @@ func benchCmd() *cobra.Command {
 		Long: `bench starts clusters of 3 nodes (RF 3, fast timing) one after another and
 measures, with 100-byte values:
 
-  peak resident memory with 1,000,000 messages retained   target ≤ 1.5 GB
-                                          with --files:   target ≤ 100 MB
+  peak resident memory with 1,000,000 messages retained   target ≤ 100 MB
+       (the replicas write their segment files, with or without --files)
   produce throughput, acks 0, 1 and all, batches of 100
   bare raft.Apply with entries of the same size, same cluster shape
   the ratio broker/raw-raft (acks=all)                     target ≥ 0.60
