@@ -145,52 +145,12 @@ type kafkaRecord struct {
 // readKafkaRecord reads one record of an uncompressed batch, bounds
 // checked: ok is false for damaged bytes.
 func readKafkaRecord(p []byte) (r kafkaRecord, rest []byte, ok bool) {
-	length, n := binary.Varint(p)
-	if n <= 0 || length < 0 || length > int64(len(p)-n) {
+	r, rest, ok = readKafkaRecordNoHeaders(p)
+	if !ok {
 		return r, nil, false
 	}
-	rest, p = p[n+int(length):], p[n:n+int(length)]
-	if len(p) < 1 {
-		return r, nil, false
-	}
-	p = p[1:] // attributes
-	varint := func() (int64, bool) {
-		v, n := binary.Varint(p)
-		if n <= 0 {
-			return 0, false
-		}
-		p = p[n:]
-		return v, true
-	}
-	bytesField := func() ([]byte, bool) {
-		l, ok := varint()
-		if !ok || l > int64(len(p)) {
-			return nil, false
-		}
-		if l < 0 {
-			return nil, true
-		}
-		b := p[:l:l]
-		p = p[l:]
-		return b, true
-	}
-	var okTS, okOff, okKey, okValue bool
-	r.tsDelta, okTS = varint()
-	r.offsetDelta, okOff = varint()
-	r.key, okKey = bytesField()
-	r.value, okValue = bytesField()
-	nh, okH := varint()
-	if !okTS || !okOff || !okKey || !okValue || !okH || nh < 0 || nh > int64(len(p)) {
-		return r, nil, false
-	}
-	for range nh {
-		k, ok1 := bytesField()
-		v, ok2 := bytesField()
-		if !ok1 || !ok2 {
-			return r, nil, false
-		}
-		r.headers = append(r.headers, Header{Key: string(k), Value: v})
-	}
+	r.walkHeaders(func(k, v []byte) { r.headers = append(r.headers, Header{Key: string(k), Value: v}) })
+	r.rawHeaders = nil
 	return r, rest, true
 }
 
