@@ -58,9 +58,12 @@ type Cluster struct {
 	now     func() time.Time
 	// sessions is what group sessions and rebalance deadlines count in.
 	sessions *sessionClock
-	net      *raftnet.Network
-	events   *eventBus
-	logger   hclog.Logger
+	// queueEmitted is, for each queue (by name and creation), the highest
+	// raft index whose changes an apply has reported (see queueFSM.Apply).
+	queueEmitted sync.Map // queueIncarnation → *atomic.Uint64
+	net          *raftnet.Network
+	events       *eventBus
+	logger       hclog.Logger
 
 	admin sync.Mutex // serialises kill, restart, topic creation and close
 

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/mqlab/mqlab/broker/queue"
@@ -286,7 +287,14 @@ func (c *Cluster) newQueueFSM(rep *replica) (*queueFSM, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: %s", ErrUnknownQueue, rep.group)
 	}
-	return &queueFSM{rep: rep, q: queue.New(rec.Config.stateConfig()), changed: make(chan struct{})}, nil
+	emitted, _ := c.queueEmitted.LoadOrStore(queueIncarnation{rec.Config.Name, rec.Seq}, new(atomic.Uint64))
+	return &queueFSM{rep: rep, emitted: emitted.(*atomic.Uint64), q: queue.New(rec.Config.stateConfig()), changed: make(chan struct{})}, nil
+}
+
+// queueIncarnation tells a queue from one created later under its name.
+type queueIncarnation struct {
+	name string
+	seq  int
 }
 
 // nameTakenLocked says what already uses name, if anything. c.mu must be

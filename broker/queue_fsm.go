@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -38,7 +39,8 @@ const (
 // queueFSM is the raft state machine of one queue replica: a thin adapter
 // over queue.Queue, which has the logic and its own tests.
 type queueFSM struct {
-	rep *replica
+	rep     *replica
+	emitted *atomic.Uint64 // shared by the queue's replicas: the highest index reported
 
 	mu      sync.RWMutex
 	q       *queue.Queue
@@ -62,8 +64,12 @@ func (f *queueFSM) Apply(l *raft.Log) interface{} {
 	}
 	f.applied = l.Index
 	// Events go out before the new state can be read, so whoever sees a
-	// count move can find the event that moved it.
-	if len(res.Changes) > 0 && f.rep.isLeader() {
+	// count move can find the event that moved it. The first replica to
+	// apply an entry reports it, so each change is told once even when
+	// the leader that committed it dies before it applies it: the
+	// checker learns acks from these events, and an ack nobody told of
+	// would read as a message lost.
+	if len(res.Changes) > 0 && f.firstToApply(l.Index) {
 		f.emit(l.Term, res.Changes)
 	}
 	close(f.changed)
@@ -183,6 +189,20 @@ func (rep *replica) queueApply(cmd queue.Command) (queue.Result, error) {
 			if r.State() != raft.Leader || r.CurrentTerm() != term {
 				return queue.Result{}, fmt.Errorf("%w: %s on %s lost leadership in epoch %d", ErrUnknownOutcome, rep.group, rep.node, term)
 			}
+		}
+	}
+}
+
+// firstToApply says whether this replica is the first of its queue's to
+// apply the entry at index, and claims it.
+func (f *queueFSM) firstToApply(index uint64) bool {
+	for {
+		cur := f.emitted.Load()
+		if index <= cur {
+			return false
+		}
+		if f.emitted.CompareAndSwap(cur, index) {
+			return true
 		}
 	}
 }

@@ -419,6 +419,25 @@ func TestQueueLeaderKillUnderLoad(t *testing.T) {
 	if k.Sent < uint64(len(confirmed)) || k.Acked != k.Sent {
 		t.Errorf("counts %+v; %d confirmed: every message in the queue should be acked", k, len(confirmed))
 	}
+	// Each ack is told once, by the first replica to apply it: also one
+	// the old leader committed and died before applying, which its
+	// followers applied as followers.
+	events := c.Events(0)
+	if len(events) == 0 || events[0].Seq != 1 {
+		t.Fatalf("the event ring no longer holds the run's first events; the test needs them all")
+	}
+	acks := map[int64]int{}
+	for _, e := range queueEvents(c, EventQueueAck, "orders", "") {
+		acks[e.From]++
+	}
+	for seq, n := range acks {
+		if n > 1 {
+			t.Errorf("message m%d: %d ack events; want one", seq, n)
+		}
+	}
+	if uint64(len(acks)) != k.Acked {
+		t.Errorf("%d messages acked, %d of them told as acked: the checker would call the rest lost", k.Acked, len(acks))
+	}
 	t.Logf("leader %s killed; %s took over; %d confirmed, %d unknown, %d failed; %d held through the failover; %d deliveries for %d messages",
 		killed, lead, len(confirmed), unknown, failed, len(held), k.Deliveries, k.Sent)
 }
