@@ -506,6 +506,13 @@ func (cn *Consumer) rejoin(parent context.Context, graceful bool) error {
 			var e error
 			res, e = co.join(ctx, groupcoord.JoinRequest{Group: cn.cfg.Group, MemberID: member, ClientID: cn.cfg.ClientID,
 				Topics: cn.cfg.Topics, Strategy: cn.cfg.Strategy, SessionTimeout: cn.cfg.SessionTimeout})
+			if e != nil && member == "" && errors.Is(e, ErrNotCoordinator) {
+				// A coordinator that lost its lead while writing the join
+				// down named the member first: ask the next one under that
+				// name, which it knows if the write held (and if not, the
+				// unknown member joins afresh, below).
+				member = res.MemberID
+			}
 			return e
 		})
 		cn.mu.Lock()

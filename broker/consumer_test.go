@@ -1015,3 +1015,36 @@ func TestDeposedCoordinatorDoesNotAnswerFromMemory(t *testing.T) {
 		t.Errorf("the cut-off coordinator answered a join with %+v, %v; want ErrNotCoordinator", res, err)
 	}
 }
+
+// A consumer whose join the coordinator was writing down when it lost
+// its lead (cut off from its followers, it could not commit the group's
+// new generation) joins through the next coordinator rather than fail
+// with an unknown outcome, and under the name the first one gave it: the
+// group ends with one member, not a ghost beside it.
+func TestJoinOutlivesItsCoordinatorsLead(t *testing.T) {
+	t.Parallel()
+	c := newTestCluster(t, 3)
+	mustCreate(t, c, TopicConfig{Name: "orders", Partitions: 1})
+	ctx := ctxFor(t, 30*time.Second)
+	coord, err := c.WaitForLeader(ctx, c.CoordinatorPartition("billing"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rest []string
+	for _, id := range c.Nodes() {
+		if id != coord {
+			rest = append(rest, id)
+		}
+	}
+	// Clients still reach every node: the join goes to the coordinator,
+	// which takes it and cannot commit it.
+	if err := c.Partition([]string{coord}, rest); err != nil {
+		t.Fatal(err)
+	}
+	cn, err := c.NewConsumer(ctx, ConsumerConfig{ClientID: "late", Group: "billing", Topics: []string{"orders"}})
+	if err != nil {
+		t.Fatalf("a join the coordinator %s lost its lead under: %v; want it to go to the next coordinator", coord, err)
+	}
+	defer cn.Close()
+	waitStable(t, c, "billing", cn)
+}

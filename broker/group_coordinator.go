@@ -161,8 +161,14 @@ func (co *coordinator) append(records ...partlog.Record) error {
 		return fmt.Errorf("%w: %s on %s stopped coordinating", ErrNotCoordinator, co.rep.group, co.rep.node)
 	}
 	_, err := co.rep.produce(partlog.Batch{Records: records}, AcksAll)
-	if errors.Is(err, ErrNotLeader) {
+	switch {
+	case errors.Is(err, ErrNotLeader):
 		return fmt.Errorf("%w: %v", ErrNotCoordinator, err)
+	case errors.Is(err, ErrUnknownOutcome):
+		// The coordinator lost its lead while writing: the group's next
+		// coordinator has the write or not, and the client asks it again,
+		// as a Kafka client does on NOT_COORDINATOR.
+		return fmt.Errorf("%w: %w", ErrNotCoordinator, err)
 	}
 	return err
 }
