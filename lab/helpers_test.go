@@ -19,11 +19,11 @@ var leakOptions = []goleak.Option{
 
 func TestMain(m *testing.M) {
 	// Tests that wait on lab time, a few at a time. Under the race
-	// detector they still mostly wait (a third of a core at two at a
-	// time), so four at a time.
+	// detector they still mostly wait (under half a core at four at a
+	// time), so six at a time.
 	n := "8"
 	if raceEnabled {
-		n = "4"
+		n = "6"
 	}
 	parallel.Raise(n)
 	goleak.VerifyTestMain(m, leakOptions...)
