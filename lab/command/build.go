@@ -500,22 +500,6 @@ func keywordSuggest(got, want string) string {
 	return nearest(got, []string{want})
 }
 
-func buildSpeed(p *parser, _ *Spec) (Command, *posError) {
-	t, err := p.arg("a factor like 10x")
-	if err != nil {
-		return nil, err
-	}
-	num, hasX := strings.CutSuffix(t.text, "x")
-	f, ferr := strconv.ParseFloat(num, 64)
-	if ferr != nil || !(f >= 0.01 && f <= 1000) {
-		return nil, errAt(t.col, "%q is not a speed; write a factor from 0.01x to 1000x, like 10x or 0.5x", t.text)
-	}
-	if !hasX {
-		return nil, errAt(t.col, "write the speed with an x, as in %sx", num).withSuggest(num + "x")
-	}
-	return Speed{Factor: f}, p.done()
-}
-
 func buildWait(p *parser, _ *Spec) (Command, *posError) {
 	cond, err := p.parseCondition("wait")
 	if err != nil {
@@ -530,14 +514,6 @@ func buildWait(p *parser, _ *Spec) (Command, *posError) {
 		c.Timeout = o.dur("timeout")
 	}
 	return c, nil
-}
-
-func buildPause(p *parser, _ *Spec) (Command, *posError) {
-	o, err := p.options()
-	if err != nil {
-		return nil, err
-	}
-	return Pause{In: o.dur("in")}, nil
 }
 
 func buildExpect(p *parser, _ *Spec) (Command, *posError) {

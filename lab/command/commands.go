@@ -454,27 +454,6 @@ type DropAck struct{ Client string }
 func (DropAck) Name() string     { return "drop next ack" }
 func (c DropAck) String() string { return "drop next ack from " + c.Client }
 
-// Speed sets how fast lab time runs against the wall clock.
-type Speed struct{ Factor float64 }
-
-func (Speed) Name() string     { return "speed" }
-func (c Speed) String() string { return "speed " + formatFloat(c.Factor) + "x" }
-
-// Pause stops lab time, now or after In of lab time; Resume starts it again.
-type Pause struct {
-	In time.Duration // 0: at once
-}
-
-// Resume starts lab time again after Pause.
-type Resume struct{}
-
-func (Pause) Name() string { return "pause" }
-func (c Pause) String() string {
-	return words("pause").optIf(c.In != 0, "in", formatDuration(c.In)).String()
-}
-func (Resume) Name() string   { return "resume" }
-func (Resume) String() string { return "resume" }
-
 // Wait polls a condition until it holds or Timeout (wall clock) passes.
 type Wait struct {
 	Cond    Condition
