@@ -352,16 +352,6 @@ func buildElect(p *parser, _ *Spec) (Command, *posError) {
 	return c, nil
 }
 
-func buildNode(make func(NodeRef) Command) func(*parser, *Spec) (Command, *posError) {
-	return func(p *parser, _ *Spec) (Command, *posError) {
-		n, err := p.nodeRef()
-		if err != nil {
-			return nil, err
-		}
-		return make(n), p.done()
-	}
-}
-
 func buildBare(c Command) func(*parser, *Spec) (Command, *posError) {
 	return func(p *parser, _ *Spec) (Command, *posError) { return c, p.done() }
 }
@@ -384,120 +374,6 @@ func buildCheck(p *parser, _ *Spec) (Command, *posError) {
 	}
 	p.pos++
 	return Check{Why: true, Field: t.text}, p.done()
-}
-
-func buildPartition(p *parser, _ *Spec) (Command, *posError) {
-	var sides [][]NodeRef
-	seen := map[string]bool{}
-	expectSide := true
-	for ; p.pos < len(p.toks); p.pos++ {
-		t := p.toks[p.pos]
-		if t.kind == tPipe {
-			if expectSide {
-				return nil, errAt(t.col, "a side is empty before this \"|\"; %s", p.usageHint())
-			}
-			expectSide = true
-			continue
-		}
-		if !expectSide {
-			return nil, errAt(t.col, "expected \"|\" between sides, not %q; list the nodes of one side with commas: n2,n3", t.text)
-		}
-		if t.kind != tWord || t.isOption() {
-			return nil, errAt(t.col, "expected nodes, not %q; %s", t.text, p.usageHint())
-		}
-		var side []NodeRef
-		col := t.col
-		for _, part := range splitOutsideParens(t.text) {
-			ref, err := parseNodeRef(token{kind: tWord, text: part, col: col})
-			if part == "" {
-				err = errAt(col, "an empty node name between commas")
-			}
-			if err != nil {
-				return nil, err
-			}
-			if seen[ref.String()] {
-				return nil, errAt(col, "%s is on two sides", ref)
-			}
-			seen[ref.String()] = true
-			side = append(side, ref)
-			col += len([]rune(part)) + 1
-		}
-		sides = append(sides, side)
-		expectSide = false
-	}
-	if expectSide && len(sides) > 0 {
-		return nil, errAt(p.end, "the side after the last \"|\" is empty; %s", p.usageHint())
-	}
-	if len(sides) < 2 {
-		return nil, errAt(p.end, "partition needs at least two sides; %s", p.usageHint())
-	}
-	return Partition{Sides: sides}, nil
-}
-
-// splitOutsideParens splits on commas that are not inside parentheses.
-func splitOutsideParens(s string) []string {
-	var out []string
-	depth, start := 0, 0
-	for i, r := range s {
-		switch r {
-		case '(':
-			depth++
-		case ')':
-			depth--
-		case ',':
-			if depth == 0 {
-				out = append(out, s[start:i])
-				start = i + 1
-			}
-		}
-	}
-	return append(out, s[start:])
-}
-
-func buildSlow(p *parser, _ *Spec) (Command, *posError) {
-	n, err := p.nodeRef()
-	if err != nil {
-		return nil, err
-	}
-	t, err := p.arg("a latency (200ms) or off")
-	if err != nil {
-		return nil, err
-	}
-	c := Slow{Node: n}
-	if t.text != "off" {
-		d, derr := parseDuration(t.text)
-		if derr != nil || d < 0 || d > 60e9 {
-			return nil, errAt(t.col, "%q is not a latency; write a duration up to 60s like 200ms, or off", t.text).withSuggest(nearest(t.text, []string{"off"}))
-		}
-		c.Latency = d
-	}
-	return c, p.done()
-}
-
-func buildDrop(keyword string, make func(string) Command) func(*parser, *Spec) (Command, *posError) {
-	return func(p *parser, s *Spec) (Command, *posError) {
-		t, ok := p.peek()
-		if !ok || t.kind != tWord || t.text != keyword {
-			col, got := p.end, ""
-			if ok {
-				col, got = t.col, ", not "+strconv.Quote(t.text)
-			}
-			return nil, errAt(col, "expected %q after %q%s; %s", keyword, s.Name, got, p.usageHint()).withSuggest(keywordSuggest(t.text, keyword))
-		}
-		p.pos++
-		client, err := p.name("a client")
-		if err != nil {
-			return nil, err
-		}
-		return make(client), p.done()
-	}
-}
-
-func keywordSuggest(got, want string) string {
-	if got == "to" || got == "from" {
-		return want
-	}
-	return nearest(got, []string{want})
 }
 
 func buildWait(p *parser, _ *Spec) (Command, *posError) {
@@ -626,21 +502,4 @@ func buildLogDump(p *parser, _ *Spec) (Command, *posError) {
 		return nil, err
 	}
 	return LogDump{File: path.Clean(t.text), Records: o.bool("records")}, nil
-}
-
-func buildCrash(p *parser, s *Spec) (Command, *posError) {
-	n, err := p.nodeRef()
-	if err != nil {
-		return nil, err
-	}
-	t, ok := p.peek()
-	if !ok || t.kind != tWord || t.text != "torn" {
-		col, got := p.end, ""
-		if ok {
-			col, got = t.col, ", not "+strconv.Quote(t.text)
-		}
-		return nil, errAt(col, "expected \"torn\" after the node%s: the crash that tears the last write; %s", got, p.usageHint()).withSuggest(keywordSuggest(t.text, "torn"))
-	}
-	p.pos++
-	return Crash{Node: n, Torn: true}, p.done()
 }

@@ -2,7 +2,6 @@ package command
 
 import (
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -363,70 +362,6 @@ func (Elect) Name() string { return "elect" }
 func (c Elect) String() string {
 	return words("elect", c.Node.String(), c.Target.String()).optIf(c.Epoch != 0, "epoch", strconv.Itoa(c.Epoch)).String()
 }
-func (c Kill) String() string    { return "kill " + c.Node.String() }
-func (c Restart) String() string { return "restart " + c.Node.String() }
-func (c Isolate) String() string { return "isolate " + c.Node.String() }
-
-// Kill stops a node as if its process died.
-type Kill struct{ Node NodeRef }
-
-// Restart brings a killed node back from its disk.
-type Restart struct{ Node NodeRef }
-
-// Isolate cuts every link of a node, to peers and clients.
-type Isolate struct{ Node NodeRef }
-
-func (Kill) Name() string    { return "kill" }
-func (Restart) Name() string { return "restart" }
-func (Isolate) Name() string { return "isolate" }
-
-// Crash kills a node in the middle of a write: each of its partition
-// replicas' last batch is left half written in its segment file (Torn,
-// the only kind of crash so far).
-type Crash struct {
-	Node NodeRef
-	Torn bool
-}
-
-func (Crash) Name() string     { return "crash" }
-func (c Crash) String() string { return "crash " + c.Node.String() + " torn" }
-
-// Partition cuts the node-to-node links between two or more sides.
-type Partition struct{ Sides [][]NodeRef }
-
-func (Partition) Name() string { return "partition" }
-func (c Partition) String() string {
-	sides := make([]string, len(c.Sides))
-	for i, side := range c.Sides {
-		refs := make([]string, len(side))
-		for j, r := range side {
-			refs[j] = r.String()
-		}
-		sides[i] = strings.Join(refs, ",")
-	}
-	return "partition " + strings.Join(sides, " | ")
-}
-
-// Slow adds latency to every message to or from a node; 0 removes it.
-type Slow struct {
-	Node    NodeRef
-	Latency time.Duration
-}
-
-func (Slow) Name() string { return "slow" }
-func (c Slow) String() string {
-	d := "off"
-	if c.Latency != 0 {
-		d = formatDuration(c.Latency)
-	}
-	return words("slow", c.Node.String(), d).String()
-}
-
-// Heal restores every link and removes every latency.
-type Heal struct{}
-
-func (Heal) Name() string   { return "heal" }
-func (Heal) String() string { return "heal" }
 
 // Stall freezes a consumer client for a stretch of lab time, as a long
 // garbage-collection pause of its process does: it sends no heartbeat,
@@ -441,18 +376,6 @@ func (Stall) Name() string { return "stall" }
 func (c Stall) String() string {
 	return words("stall", c.Client).opt("for", formatDuration(c.For)).String()
 }
-
-// DropReply makes the broker do a client's next data request but lose the reply.
-type DropReply struct{ Client string }
-
-func (DropReply) Name() string     { return "drop next reply" }
-func (c DropReply) String() string { return "drop next reply to " + c.Client }
-
-// DropAck loses a client's next ack, delete or offset commit.
-type DropAck struct{ Client string }
-
-func (DropAck) Name() string     { return "drop next ack" }
-func (c DropAck) String() string { return "drop next ack from " + c.Client }
 
 // Wait polls a condition until it holds or Timeout (wall clock) passes.
 type Wait struct {
@@ -531,26 +454,6 @@ type LogDump struct {
 func (LogDump) Name() string { return "log dump" }
 func (c LogDump) String() string {
 	return words("log dump", quoteText(c.File)).optIf(c.Records, "records", "true").String()
-}
-
-// NodeOf returns the node a command acts on (kill, restart, isolate,
-// slow, elect), as written.
-func NodeOf(c Command) (NodeRef, bool) {
-	switch c := c.(type) {
-	case Kill:
-		return c.Node, true
-	case Crash:
-		return c.Node, true
-	case Restart:
-		return c.Node, true
-	case Isolate:
-		return c.Node, true
-	case Slow:
-		return c.Node, true
-	case Elect:
-		return c.Node, true
-	}
-	return NodeRef{}, false
 }
 
 // KafkaListen puts the Kafka protocol on every node: n1 on Port, nI on
