@@ -10,14 +10,6 @@ import (
 // Builders: each reads its command's arguments and options from the parser
 // and checks what one option alone cannot.
 
-func buildCluster(p *parser, _ *Spec) (Command, *posError) {
-	o, err := p.options()
-	if err != nil {
-		return nil, err
-	}
-	return Cluster{Nodes: o.int("nodes", 0), Timing: o.str("timing")}, nil
-}
-
 func buildTopicCreate(p *parser, _ *Spec) (Command, *posError) {
 	name, o, err := p.nameThenOptions("a topic name")
 	if err != nil {
@@ -326,30 +318,6 @@ func buildRedrive(p *parser, _ *Spec) (Command, *posError) {
 		return nil, err
 	}
 	return Redrive{DLQ: dlq, To: o.str("to")}, nil
-}
-
-func buildElect(p *parser, _ *Spec) (Command, *posError) {
-	n, err := p.nodeRef()
-	if err != nil {
-		return nil, err
-	}
-	t, err := p.arg("a partition (orders/0) or queue after the node")
-	if err != nil {
-		return nil, err
-	}
-	tg, terr := parseTarget(t.text)
-	if terr != nil {
-		return nil, errAt(t.col, "%v", terr)
-	}
-	o, err := p.options()
-	if err != nil {
-		return nil, err
-	}
-	c := Elect{Node: n, Target: tg, Epoch: o.int("epoch", 0)}
-	if c.Epoch != 0 && !tg.IsPartition {
-		return nil, errAt(o["epoch"].col, "epoch= moves a partition's leadership round to an epoch; name a partition, like orders/0")
-	}
-	return c, nil
 }
 
 func buildBare(c Command) func(*parser, *Spec) (Command, *posError) {

@@ -21,17 +21,6 @@ const (
 	DefaultBatch       = 1
 )
 
-// Cluster (re)starts an empty cluster.
-type Cluster struct {
-	Nodes  int
-	Timing string // "fast", "classroom", or "" for the lab's default
-}
-
-func (Cluster) Name() string { return "cluster" }
-func (c Cluster) String() string {
-	return words("cluster").opt("nodes", strconv.Itoa(c.Nodes)).optIf(c.Timing != "", "timing", c.Timing).String()
-}
-
 // TopicCreate creates a partitioned log.
 type TopicCreate struct {
 	Topic      string
@@ -346,21 +335,6 @@ type Redrive struct {
 func (Redrive) Name() string { return "redrive" }
 func (c Redrive) String() string {
 	return words("redrive", c.DLQ).optIf(c.To != "", "to", c.To).String()
-}
-
-// Elect moves the leadership of a partition or queue to a node and waits
-// until that node leads.
-type Elect struct {
-	Node   NodeRef
-	Target Target
-	// Epoch, when set, is the epoch Node should lead at: leadership moves
-	// round the replicas, one election each, until it is reached.
-	Epoch int
-}
-
-func (Elect) Name() string { return "elect" }
-func (c Elect) String() string {
-	return words("elect", c.Node.String(), c.Target.String()).optIf(c.Epoch != 0, "epoch", strconv.Itoa(c.Epoch)).String()
 }
 
 // Stall freezes a consumer client for a stretch of lab time, as a long
