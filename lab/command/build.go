@@ -407,32 +407,6 @@ func buildSQL(p *parser, _ *Spec) (Command, *posError) {
 	return SQL{Service: svc, Query: t.text}, p.done()
 }
 
-func buildSQSListen(p *parser, _ *Spec) (Command, *posError) {
-	o, err := p.options()
-	if err != nil {
-		return nil, err
-	}
-	c := SQSListen{Port: o.int("port", 0)}
-	if o.has("port") && c.Port == 0 {
-		c.Port = AnyPort
-	}
-	c.Host, _ = o.text("host")
-	return c, nil
-}
-
-func buildKafkaListen(p *parser, _ *Spec) (Command, *posError) {
-	o, err := p.options()
-	if err != nil {
-		return nil, err
-	}
-	c := KafkaListen{Port: o.int("port", 0), AutoCreate: o.bool("auto-create")}
-	if o.has("port") && c.Port == 0 {
-		c.Port = AnyPort
-	}
-	c.Host, _ = o.text("host")
-	return c, nil
-}
-
 func buildLogFiles(p *parser, s *Spec) (Command, *posError) {
 	t, err := p.arg("a partition, like orders/0")
 	if err != nil {
