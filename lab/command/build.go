@@ -135,58 +135,6 @@ func buildLoadStop(p *parser, _ *Spec) (Command, *posError) {
 	return c, p.done()
 }
 
-var actions = []string{ActionStart, ActionRestart, ActionStop}
-
-func clientOpts(o opts) ClientOptions {
-	f, _ := o["fail"].v.(Failure)
-	return ClientOptions{Rate: o.float("rate"), Ack: o.str("ack"), Crash: o.str("crash"), Fail: f, Retry: o.str("retry"),
-		Base: o.dur("base"), Cap: o.dur("cap"), Jitter: o.str("jitter"), MaxAttempts: o.int("max-attempts", 0), Service: o.str("service"),
-		Work: o.dur("work")}
-}
-
-// checkClientOpts rejects options that only make sense with others.
-func checkClientOpts(o opts) *posError {
-	for _, k := range []string{"base", "cap", "jitter"} {
-		if o.has(k) && o.str("retry") != "backoff" {
-			return errAt(o[k].col, "%s= shapes the backoff between retries; it needs retry=backoff", k)
-		}
-	}
-	if o.has("base") && o.has("cap") && o.dur("cap") < o.dur("base") {
-		return errAt(o["cap"].col, "cap=%s is below base=%s; the longest backoff cannot be shorter than the first", formatDuration(o.dur("cap")), formatDuration(o.dur("base")))
-	}
-	return nil
-}
-
-// clientAction reads start|restart|stop CLIENT and the options; stop takes
-// none, and start needs the ones in required.
-func clientAction(p *parser, required ...string) (string, string, opts, *posError) {
-	action, err := p.oneOf("start, restart or stop", actions)
-	if err != nil {
-		return "", "", nil, err
-	}
-	client, err := p.name("a client name")
-	if err != nil {
-		return "", "", nil, err
-	}
-	o, err := p.options()
-	if err != nil {
-		return "", "", nil, err
-	}
-	if action == ActionStop {
-		for k, v := range o {
-			return "", "", nil, errAt(v.col, "%s stop takes no options; got %s=", p.spec.Name, k)
-		}
-	}
-	if action == ActionStart {
-		for _, k := range required {
-			if !o.has(k) {
-				return "", "", nil, errAt(p.end, "%s start needs %s=%s; %s", p.spec.Name, k, strings.ToUpper(k), p.usageHint())
-			}
-		}
-	}
-	return action, client, o, checkClientOpts(o)
-}
-
 func buildConsumer(p *parser, _ *Spec) (Command, *posError) {
 	action, client, o, err := clientAction(p, "group", "topic")
 	if err != nil {

@@ -187,42 +187,6 @@ func (c LoadStop) String() string {
 	return p.String()
 }
 
-// ClientOptions are the behaviours consumers and workers share.
-type ClientOptions struct {
-	Rate        float64 // messages per second of processing; 0: as fast as it can
-	Ack         string  // "before", "after", or "" (after)
-	Crash       string  // "before-work", "after-work" or ""
-	Fail        Failure
-	Retry       string // "none", "immediate", "backoff" or ""
-	Base        time.Duration
-	Cap         time.Duration
-	Jitter      string // "full", "equal", "none" or ""
-	MaxAttempts int
-	Service     string        // a service that takes deliveries (HandlerServices), or ""
-	Work        time.Duration // lab time the work on one message takes; 0: none
-}
-
-func (o ClientOptions) print(p *printer) *printer {
-	return p.optIf(o.Rate != 0, "rate", formatRate(o.Rate)).
-		optIf(o.Ack != "", "ack", o.Ack).
-		optIf(o.Crash != "", "crash", o.Crash).
-		optIf(o.Fail != Failure{}, "fail", quoteText(o.Fail.String())).
-		optIf(o.Retry != "", "retry", o.Retry).
-		optIf(o.Base != 0, "base", formatDuration(o.Base)).
-		optIf(o.Cap != 0, "cap", formatDuration(o.Cap)).
-		optIf(o.Jitter != "", "jitter", o.Jitter).
-		optIf(o.MaxAttempts != 0, "max-attempts", strconv.Itoa(o.MaxAttempts)).
-		optIf(o.Service != "", "service", o.Service).
-		optIf(o.Work != 0, "work", formatDuration(o.Work))
-}
-
-// Client actions.
-const (
-	ActionStart   = "start"
-	ActionRestart = "restart"
-	ActionStop    = "stop"
-)
-
 // Consumer starts, restarts or stops a consumer (a member of a group
 // reading a topic).
 type Consumer struct {
