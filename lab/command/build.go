@@ -4,7 +4,6 @@ import (
 	"path"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // Builders: each reads its command's arguments and options from the parser
@@ -135,34 +134,6 @@ func buildLoadStop(p *parser, _ *Spec) (Command, *posError) {
 	return c, p.done()
 }
 
-func buildConsumer(p *parser, _ *Spec) (Command, *posError) {
-	action, client, o, err := clientAction(p, "group", "topic")
-	if err != nil {
-		return nil, err
-	}
-	c := Consumer{Action: action, Client: client, Group: o.str("group"), Topic: o.str("topic"), From: o.str("from"),
-		Session: o.dur("session"), Commit: o.str("commit"), RetryTopic: o.str("retry-topic"), Options: clientOpts(o)}
-	if c.RetryTopic != "" && c.RetryTopic == c.Topic {
-		return nil, errAt(o["retry-topic"].col, "retry-topic=%s is the topic the consumer reads; a record it gives up on must go to another topic, e.g. retry-topic=%s-retry", c.RetryTopic, c.Topic)
-	}
-	return c, nil
-}
-
-// maxStall bounds a stall: past a few minutes it is a crash, which
-// crash= plays.
-const maxStall = 5 * time.Minute
-
-func buildStall(p *parser, _ *Spec) (Command, *posError) {
-	client, o, err := p.nameThenOptions("the consumer to stall")
-	if err != nil {
-		return nil, err
-	}
-	if d := o.dur("for"); d > maxStall {
-		return nil, errAt(o["for"].col, "for=%s is longer than a stall can be; write up to %s, or crash the consumer (crash=before-work) to stop it for good", formatDuration(d), formatDuration(maxStall))
-	}
-	return Stall{Client: client, For: o.dur("for")}, nil
-}
-
 func buildWorker(p *parser, _ *Spec) (Command, *posError) {
 	action, client, o, err := clientAction(p, "queue")
 	if err != nil {
@@ -237,27 +208,6 @@ func buildOrder(p *parser, _ *Spec) (Command, *posError) {
 	c := Order{ID: id, User: int64(o.int("user", 0)), Amount: int64(o.int("amount", 0)), Count: o.int("count", DefaultCount)}
 	c.Item, c.HasItem = o.text("item")
 	return c, nil
-}
-
-func buildSeek(p *parser, _ *Spec) (Command, *posError) {
-	group, err := p.name("a group")
-	if err != nil {
-		return nil, err
-	}
-	t, err := p.arg("a partition (TOPIC/N)")
-	if err != nil {
-		return nil, err
-	}
-	tg, terr := parseTarget(t.text)
-	if terr != nil || !tg.IsPartition {
-		return nil, errAt(t.col, "%q is not a partition; write TOPIC/N, e.g. orders/0", t.text)
-	}
-	o, err := p.options()
-	if err != nil {
-		return nil, err
-	}
-	to, _ := o["to"].v.(SeekTo)
-	return Seek{Group: group, Partition: TopicPartition{tg.Name, tg.Partition}, To: to}, nil
 }
 
 func buildRedrive(p *parser, _ *Spec) (Command, *posError) {

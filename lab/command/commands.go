@@ -187,34 +187,6 @@ func (c LoadStop) String() string {
 	return p.String()
 }
 
-// Consumer starts, restarts or stops a consumer (a member of a group
-// reading a topic).
-type Consumer struct {
-	Action  string
-	Client  string
-	Group   string
-	Topic   string
-	From    string // "earliest", "latest" or "" (earliest)
-	Session time.Duration
-	Commit  string // "each", "poll" or "" (each)
-	// RetryTopic takes the records the client gives up on: it produces
-	// each there, same key and message id, before committing past it.
-	RetryTopic string
-	Options    ClientOptions
-}
-
-func (Consumer) Name() string { return "consumer" }
-func (c Consumer) String() string {
-	p := words("consumer", c.Action, c.Client).
-		optIf(c.Group != "", "group", c.Group).
-		optIf(c.Topic != "", "topic", c.Topic).
-		optIf(c.From != "", "from", c.From).
-		optIf(c.Session != 0, "session", formatDuration(c.Session)).
-		optIf(c.Commit != "", "commit", c.Commit).
-		optIf(c.RetryTopic != "", "retry-topic", c.RetryTopic)
-	return c.Options.print(p).String()
-}
-
 // Worker starts, restarts or stops a worker (a competing consumer of a queue).
 type Worker struct {
 	Action  string
@@ -278,18 +250,6 @@ func (c Order) String() string {
 		optIf(c.Count != DefaultCount, "count", strconv.Itoa(c.Count)).String()
 }
 
-// Seek moves a group's position on one partition.
-type Seek struct {
-	Group     string
-	Partition TopicPartition
-	To        SeekTo
-}
-
-func (Seek) Name() string { return "seek" }
-func (c Seek) String() string {
-	return words("seek", c.Group, c.Partition.String()).opt("to", c.To.String()).String()
-}
-
 // Redrive moves a dead-letter queue's messages back to a queue.
 type Redrive struct {
 	DLQ string
@@ -299,20 +259,6 @@ type Redrive struct {
 func (Redrive) Name() string { return "redrive" }
 func (c Redrive) String() string {
 	return words("redrive", c.DLQ).optIf(c.To != "", "to", c.To).String()
-}
-
-// Stall freezes a consumer client for a stretch of lab time, as a long
-// garbage-collection pause of its process does: it sends no heartbeat,
-// polls nothing and works on nothing, and then goes on where it was. Its
-// group drops it if the stall outlasts its session timeout.
-type Stall struct {
-	Client string
-	For    time.Duration
-}
-
-func (Stall) Name() string { return "stall" }
-func (c Stall) String() string {
-	return words("stall", c.Client).opt("for", formatDuration(c.For)).String()
 }
 
 // Wait polls a condition until it holds or Timeout (wall clock) passes.
