@@ -42,30 +42,6 @@ func buildCompact(p *parser, _ *Spec) (Command, *posError) {
 	return Compact{Partition: tg}, p.done()
 }
 
-func buildQueueCreate(p *parser, _ *Spec) (Command, *posError) {
-	name, o, err := p.nameThenOptions("a queue name")
-	if err != nil {
-		return nil, err
-	}
-	c := QueueCreate{Queue: name, RF: o.int("rf", 0), Visibility: o.dur("visibility"), MaxReceives: o.int("max-receives", 0),
-		DLQ: o.str("dlq"), MaxLength: o.int("max-length", 0), Overflow: o.str("overflow"), TTL: o.dur("ttl"), FIFO: o.bool("fifo")}
-	if c.DLQ == c.Queue {
-		return nil, errAt(o["dlq"].col, "a queue cannot be its own dead-letter queue; name another, e.g. dlq=%s-dlq", c.Queue)
-	}
-	if c.Overflow != "" && c.MaxLength == 0 {
-		return nil, errAt(o["overflow"].col, "overflow= says what a full queue does; give it a max-length=N to fill")
-	}
-	return c, nil
-}
-
-func buildQueueDelete(p *parser, _ *Spec) (Command, *posError) {
-	name, _, err := p.nameThenOptions("a queue name")
-	if err != nil {
-		return nil, err
-	}
-	return QueueDelete{Queue: name}, nil
-}
-
 // checkIdempotent rejects idempotent=true with acks other than all, as the
 // broker would, but with the column.
 func checkIdempotent(o opts) *posError {
@@ -94,19 +70,6 @@ func buildProduce(p *parser, _ *Spec) (Command, *posError) {
 	return c, nil
 }
 
-func buildSend(p *parser, _ *Spec) (Command, *posError) {
-	queue, o, err := p.nameThenOptions("a queue")
-	if err != nil {
-		return nil, err
-	}
-	c := Send{Queue: queue, Delay: o.dur("delay"), Count: o.int("count", DefaultCount), As: o.str("as")}
-	c.Value, c.HasValue = o.text("value")
-	c.Key, c.Keyed = o.text("key")
-	c.Group, _ = o.text("group")
-	c.DedupeID, _ = o.text("dedupe-id")
-	return c, nil
-}
-
 func buildLoad(p *parser, _ *Spec) (Command, *posError) {
 	topic, o, err := p.nameThenOptions("a topic or queue")
 	if err != nil {
@@ -132,14 +95,6 @@ func buildLoadStop(p *parser, _ *Spec) (Command, *posError) {
 		c.Target = name
 	}
 	return c, p.done()
-}
-
-func buildWorker(p *parser, _ *Spec) (Command, *posError) {
-	action, client, o, err := clientAction(p, "queue")
-	if err != nil {
-		return nil, err
-	}
-	return Worker{Action: action, Client: client, Queue: o.str("queue"), Options: clientOpts(o), Extend: o.dur("extend")}, nil
 }
 
 // serviceModes lists the modes and strategies each service accepts.
@@ -208,14 +163,6 @@ func buildOrder(p *parser, _ *Spec) (Command, *posError) {
 	c := Order{ID: id, User: int64(o.int("user", 0)), Amount: int64(o.int("amount", 0)), Count: o.int("count", DefaultCount)}
 	c.Item, c.HasItem = o.text("item")
 	return c, nil
-}
-
-func buildRedrive(p *parser, _ *Spec) (Command, *posError) {
-	dlq, o, err := p.nameThenOptions("a dead-letter queue")
-	if err != nil {
-		return nil, err
-	}
-	return Redrive{DLQ: dlq, To: o.str("to")}, nil
 }
 
 func buildBare(c Command) func(*parser, *Spec) (Command, *posError) {

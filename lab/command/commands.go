@@ -53,40 +53,6 @@ type Compact struct {
 func (Compact) Name() string     { return "compact" }
 func (c Compact) String() string { return "compact " + c.Partition.String() }
 
-// QueueCreate creates a work queue.
-type QueueCreate struct {
-	Queue       string
-	RF          int
-	Visibility  time.Duration
-	MaxReceives int
-	DLQ         string
-	MaxLength   int
-	Overflow    string // "reject" or "drop-head"; "" for the broker's default (reject)
-	TTL         time.Duration
-	FIFO        bool
-}
-
-func (QueueCreate) Name() string { return "queue create" }
-func (c QueueCreate) String() string {
-	return words("queue", "create", c.Queue).
-		optIf(c.RF != 0, "rf", strconv.Itoa(c.RF)).
-		optIf(c.Visibility != 0, "visibility", formatDuration(c.Visibility)).
-		optIf(c.MaxReceives != 0, "max-receives", strconv.Itoa(c.MaxReceives)).
-		optIf(c.DLQ != "", "dlq", c.DLQ).
-		optIf(c.MaxLength != 0, "max-length", strconv.Itoa(c.MaxLength)).
-		optIf(c.Overflow != "", "overflow", c.Overflow).
-		optIf(c.TTL != 0, "ttl", formatDuration(c.TTL)).
-		optIf(c.FIFO, "fifo", "true").String()
-}
-
-// QueueDelete deletes a work queue with the messages it holds.
-type QueueDelete struct {
-	Queue string
-}
-
-func (QueueDelete) Name() string     { return "queue delete" }
-func (c QueueDelete) String() string { return words("queue", "delete", c.Queue).String() }
-
 // Produce writes Count messages to a topic and waits for their outcomes.
 // In Key and Value, {n} stands for the message's number, from 1.
 type Produce struct {
@@ -117,32 +83,6 @@ func (c Produce) String() string {
 		optIf(c.As != "", "as", c.As).
 		optIf(c.Batch != DefaultBatch, "batch", strconv.Itoa(c.Batch)).
 		optIf(c.Pinned, "partition", strconv.Itoa(c.Partition)).String()
-}
-
-// Send puts Count messages on a queue.
-type Send struct {
-	Queue    string
-	Key      string
-	Keyed    bool
-	Value    string
-	HasValue bool
-	Delay    time.Duration
-	Count    int
-	As       string
-	Group    string // a FIFO queue's message group ({n} is the message's number)
-	DedupeID string // a FIFO queue's deduplication id ({n} likewise)
-}
-
-func (Send) Name() string { return "send" }
-func (c Send) String() string {
-	return words("send", c.Queue).
-		optIf(c.HasValue, "value", quoteText(c.Value)).
-		optIf(c.Keyed, "key", quoteText(c.Key)).
-		optIf(c.Delay != 0, "delay", formatDuration(c.Delay)).
-		optIf(c.Count != DefaultCount, "count", strconv.Itoa(c.Count)).
-		optIf(c.As != "", "as", c.As).
-		optIf(c.Group != "", "group", quoteText(c.Group)).
-		optIf(c.DedupeID != "", "dedupe-id", quoteText(c.DedupeID)).String()
 }
 
 // Load starts a background generator that produces to Topic at Rate
@@ -185,24 +125,6 @@ func (c LoadStop) String() string {
 		p.word(c.Target)
 	}
 	return p.String()
-}
-
-// Worker starts, restarts or stops a worker (a competing consumer of a queue).
-type Worker struct {
-	Action  string
-	Client  string
-	Queue   string
-	Options ClientOptions
-	// Extend, while the work on a message lasts, keeps the message hidden
-	// this much longer, renewed every half of it, as an SQS consumer calls
-	// ChangeMessageVisibility; 0: never.
-	Extend time.Duration
-}
-
-func (Worker) Name() string { return "worker" }
-func (c Worker) String() string {
-	p := words("worker", c.Action, c.Client).optIf(c.Queue != "", "queue", c.Queue)
-	return c.Options.print(p).optIf(c.Extend != 0, "extend", formatDuration(c.Extend)).String()
 }
 
 // Service starts, restarts or stops one of the simulated services. A
@@ -248,17 +170,6 @@ func (c Order) String() string {
 		optIf(c.Amount != 0, "amount", strconv.FormatInt(c.Amount, 10)).
 		optIf(c.HasItem, "item", quoteText(c.Item)).
 		optIf(c.Count != DefaultCount, "count", strconv.Itoa(c.Count)).String()
-}
-
-// Redrive moves a dead-letter queue's messages back to a queue.
-type Redrive struct {
-	DLQ string
-	To  string // "": the queue that dead-lettered them
-}
-
-func (Redrive) Name() string { return "redrive" }
-func (c Redrive) String() string {
-	return words("redrive", c.DLQ).optIf(c.To != "", "to", c.To).String()
 }
 
 // Wait polls a condition until it holds or Timeout (wall clock) passes.
