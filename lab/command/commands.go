@@ -127,51 +127,6 @@ func (c LoadStop) String() string {
 	return p.String()
 }
 
-// Service starts, restarts or stops one of the simulated services. A
-// restart brings a crashed service back with its database as it was; only
-// crash= may be given with it.
-type Service struct {
-	Action   string // "start", "restart" or "stop"
-	Service  string // orders, payments, wallet or checkout
-	Mode     string
-	Strategy string
-	Threads  int
-	Receipt  time.Duration // checkout: how long one receipt call takes; 0: the service's default
-	Writes   float64       // a write ceiling, writes per second; 0: none
-	Crash    string
-}
-
-func (Service) Name() string { return "service" }
-func (c Service) String() string {
-	return words("service", c.Action, c.Service).
-		optIf(c.Mode != "", "mode", c.Mode).
-		optIf(c.Strategy != "", "strategy", c.Strategy).
-		optIf(c.Threads != 0, "threads", strconv.Itoa(c.Threads)).
-		optIf(c.Receipt != 0, "receipt", formatDuration(c.Receipt)).
-		optIf(c.Writes != 0, "writes", formatRate(c.Writes)).
-		optIf(c.Crash != "", "crash", c.Crash).String()
-}
-
-// Order places Count orders through the orders service, numbered from ID,
-// and waits for what the service did with each.
-type Order struct {
-	ID      int64
-	User    int64 // 0: the service's default
-	Amount  int64 // 0: the service's default
-	Item    string
-	HasItem bool
-	Count   int // at least 1
-}
-
-func (Order) Name() string { return "order" }
-func (c Order) String() string {
-	return words("order", strconv.FormatInt(c.ID, 10)).
-		optIf(c.User != 0, "user", strconv.FormatInt(c.User, 10)).
-		optIf(c.Amount != 0, "amount", strconv.FormatInt(c.Amount, 10)).
-		optIf(c.HasItem, "item", quoteText(c.Item)).
-		optIf(c.Count != DefaultCount, "count", strconv.Itoa(c.Count)).String()
-}
-
 // Wait polls a condition until it holds or Timeout (wall clock) passes.
 type Wait struct {
 	Cond    Condition
@@ -218,15 +173,6 @@ func (c Help) String() string {
 	}
 	return "help " + c.Topic
 }
-
-// SQL runs a read-only query on a service's database.
-type SQL struct {
-	Service string
-	Query   string
-}
-
-func (SQL) Name() string     { return "sql" }
-func (c SQL) String() string { return "sql " + c.Service + " " + strconv.Quote(c.Query) }
 
 // LogFiles lists the segment files of one replica of a partition.
 type LogFiles struct {
