@@ -42,61 +42,6 @@ func buildCompact(p *parser, _ *Spec) (Command, *posError) {
 	return Compact{Partition: tg}, p.done()
 }
 
-// checkIdempotent rejects idempotent=true with acks other than all, as the
-// broker would, but with the column.
-func checkIdempotent(o opts) *posError {
-	if o.bool("idempotent") && o.has("acks") && o.str("acks") != "all" {
-		return errAt(o["idempotent"].col, "idempotent=true needs acks=all: with acks=%s a write the leader acknowledged can still vanish", o.str("acks"))
-	}
-	return nil
-}
-
-func buildProduce(p *parser, _ *Spec) (Command, *posError) {
-	topic, o, err := p.nameThenOptions("a topic")
-	if err != nil {
-		return nil, err
-	}
-	if err := checkIdempotent(o); err != nil {
-		return nil, err
-	}
-	c := Produce{Topic: topic, Acks: o.str("acks"), Idempotent: o.bool("idempotent"), Count: o.int("count", DefaultCount),
-		As: o.str("as"), Batch: o.int("batch", DefaultBatch), Partition: o.int("partition", 0), Pinned: o.has("partition")}
-	c.Key, c.Keyed = o.text("key")
-	c.Value, c.HasValue = o.text("value")
-	c.Tombstone = o.bool("tombstone")
-	if c.Tombstone && c.HasValue {
-		return nil, errAt(o["tombstone"].col, "a tombstone has no value (it is null); leave out value= or tombstone=true")
-	}
-	return c, nil
-}
-
-func buildLoad(p *parser, _ *Spec) (Command, *posError) {
-	topic, o, err := p.nameThenOptions("a topic or queue")
-	if err != nil {
-		return nil, err
-	}
-	if err := checkIdempotent(o); err != nil {
-		return nil, err
-	}
-	c := Load{Topic: topic, Rate: o.float("rate"), For: o.dur("for"), After: o.dur("after"), Acks: o.str("acks"),
-		Idempotent: o.bool("idempotent"), As: o.str("as"), Batch: o.int("batch", DefaultBatch)}
-	c.Key, c.Keyed = o.text("key")
-	c.Value, c.HasValue = o.text("value")
-	return c, nil
-}
-
-func buildLoadStop(p *parser, _ *Spec) (Command, *posError) {
-	var c LoadStop
-	if t, ok := p.peek(); ok && t.kind == tWord && !t.isOption() {
-		name, err := p.name("a topic or client")
-		if err != nil {
-			return nil, err
-		}
-		c.Target = name
-	}
-	return c, p.done()
-}
-
 func buildBare(c Command) func(*parser, *Spec) (Command, *posError) {
 	return func(p *parser, _ *Spec) (Command, *posError) { return c, p.done() }
 }
