@@ -4,7 +4,7 @@ package command
 // messages, and what mends them.
 
 import (
-	"strconv"
+	"fmt"
 	"strings"
 	"time"
 )
@@ -55,15 +55,9 @@ func buildCrash(p *parser, s *Spec) (Command, *posError) {
 	if err != nil {
 		return nil, err
 	}
-	t, ok := p.peek()
-	if !ok || t.kind != tWord || t.text != "torn" {
-		col, got := p.end, ""
-		if ok {
-			col, got = t.col, ", not "+strconv.Quote(t.text)
-		}
-		return nil, errAt(col, "expected \"torn\" after the node%s: the crash that tears the last write; %s", got, p.usageHint()).withSuggest(keywordSuggest(t.text, "torn"))
+	if err := p.keyword("torn", "expected \"torn\" after the node%s: the crash that tears the last write; %s"); err != nil {
+		return nil, err
 	}
-	p.pos++
 	return Crash{Node: n, Torn: true}, p.done()
 }
 
@@ -206,30 +200,15 @@ func (c DropAck) String() string { return "drop next ack from " + c.Client }
 
 func buildDrop(keyword string, make func(string) Command) func(*parser, *Spec) (Command, *posError) {
 	return func(p *parser, s *Spec) (Command, *posError) {
-		t, ok := p.peek()
-		if !ok || t.kind != tWord || t.text != keyword {
-			col, got := p.end, ""
-			if ok {
-				col, got = t.col, ", not "+strconv.Quote(t.text)
-			}
-			return nil, errAt(col, "expected %q after %q%s; %s", keyword, s.Name, got, p.usageHint()).withSuggest(keywordSuggest(t.text, keyword))
+		if err := p.keyword(keyword, fmt.Sprintf("expected %q after %q", keyword, s.Name)+"%s; %s"); err != nil {
+			return nil, err
 		}
-		p.pos++
 		client, err := p.name("a client")
 		if err != nil {
 			return nil, err
 		}
 		return make(client), p.done()
 	}
-}
-
-// keywordSuggest is the word to suggest where want was expected and got
-// written: to and from are easily swapped.
-func keywordSuggest(got, want string) string {
-	if got == "to" || got == "from" {
-		return want
-	}
-	return nearest(got, []string{want})
 }
 
 // NodeOf returns the node a command acts on (kill, restart, isolate,

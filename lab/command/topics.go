@@ -95,14 +95,9 @@ func buildLogFiles(p *parser, s *Spec) (Command, *posError) {
 	if terr != nil || !tg.IsPartition {
 		return nil, errAt(t.col, "log files needs a partition, written TOPIC/N like orders/0, not %q", t.text)
 	}
-	if on, ok := p.peek(); !ok || on.kind != tWord || on.text != "on" {
-		col, got := p.end, ""
-		if ok {
-			col, got = on.col, ", not "+strconv.Quote(on.text)
-		}
-		return nil, errAt(col, "expected \"on\" and a node after the partition%s; %s", got, p.usageHint())
+	if err := p.keyword("on", "expected \"on\" and a node after the partition%s; %s"); err != nil {
+		return nil, err
 	}
-	p.pos++
 	n, err := p.nodeRef()
 	if err != nil {
 		return nil, err
