@@ -28,12 +28,8 @@ func buildKafkaListen(p *parser, _ *Spec) (Command, *posError) {
 	if err != nil {
 		return nil, err
 	}
-	c := KafkaListen{Port: o.int("port", 0), AutoCreate: o.bool("auto-create")}
-	if o.has("port") && c.Port == 0 {
-		c.Port = AnyPort
-	}
-	c.Host, _ = o.text("host")
-	return c, nil
+	port, host := listenAddr(o)
+	return KafkaListen{Port: port, Host: host, AutoCreate: o.bool("auto-create")}, nil
 }
 
 // KafkaStop closes the Kafka listeners.
@@ -60,12 +56,19 @@ func buildSQSListen(p *parser, _ *Spec) (Command, *posError) {
 	if err != nil {
 		return nil, err
 	}
-	c := SQSListen{Port: o.int("port", 0)}
-	if o.has("port") && c.Port == 0 {
-		c.Port = AnyPort
+	port, host := listenAddr(o)
+	return SQSListen{Port: port, Host: host}, nil
+}
+
+// listenAddr reads a listen command's port= and host=; port=0 is AnyPort,
+// and zero values are the defaults.
+func listenAddr(o opts) (port int, host string) {
+	port = o.int("port", 0)
+	if o.has("port") && port == 0 {
+		port = AnyPort
 	}
-	c.Host, _ = o.text("host")
-	return c, nil
+	host, _ = o.text("host")
+	return port, host
 }
 
 // SQSStop closes the SQS listeners.
