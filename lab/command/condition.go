@@ -348,10 +348,16 @@ func parseRows(v Value, arg string, col int) (Value, *posError) {
 	return v, nil
 }
 
+// twoNames reads the argument NAME, NAME; ok says both are names.
+func twoNames(arg string) (a, b string, ok bool) {
+	a, b, ok = strings.Cut(arg, ",")
+	a, b = strings.TrimSpace(a), strings.TrimSpace(b)
+	return a, b, ok && nameRe.MatchString(a) && nameRe.MatchString(b)
+}
+
 func parsePartitionOf(v Value, arg string, col int) (Value, *posError) {
-	topic, key, ok := strings.Cut(arg, ",")
-	topic, key = strings.TrimSpace(topic), strings.TrimSpace(key)
-	if !ok || !nameRe.MatchString(topic) || !nameRe.MatchString(key) {
+	topic, key, ok := twoNames(arg)
+	if !ok {
 		return Value{}, errAt(col, "partition_of(…) needs TOPIC, KEY, as in partition_of(orders, 881); a key is letters, digits, '.', '_' or '-'")
 	}
 	v.Arg, v.Key = topic, key
@@ -359,9 +365,8 @@ func parsePartitionOf(v Value, arg string, col int) (Value, *posError) {
 }
 
 func parseSpeedup(v Value, arg string, col int) (Value, *posError) {
-	a, b, ok := strings.Cut(arg, ",")
-	a, b = strings.TrimSpace(a), strings.TrimSpace(b)
-	if !ok || !nameRe.MatchString(a) || !nameRe.MatchString(b) {
+	a, b, ok := twoNames(arg)
+	if !ok {
 		return Value{}, errAt(col, "speedup(…) needs two clients, CLIENT, CLIENT, as in speedup(hundred, one): the first's produce rate over the second's")
 	}
 	if a == b {
