@@ -8,6 +8,7 @@ package lab
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -111,12 +112,7 @@ func (s *clientSet[C]) add(name string, c C) {
 func (s *clientSet[C]) names() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]string, 0, len(s.byName))
-	for n := range s.byName {
-		out = append(out, n)
-	}
-	slices.Sort(out)
-	return out
+	return slices.Sorted(maps.Keys(s.byName))
 }
 
 // free checks that a start may have name: a client of this set by that

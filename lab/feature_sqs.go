@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/url"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -236,12 +236,7 @@ func (h *sqsHistory) seen(client string) {
 func (h *sqsHistory) clientNames() []string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	out := make([]string, 0, len(h.clients))
-	for c := range h.clients {
-		out = append(out, c)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(h.clients))
 }
 
 // OutsideActions counts what clients outside the lab did through its

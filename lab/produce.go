@@ -3,6 +3,7 @@ package lab
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -346,10 +347,5 @@ func (w *world) produceRate(v command.Value, client string) (float64, error) {
 func (w *world) producerNames() []string {
 	w.produced.mu.Lock()
 	defer w.produced.mu.Unlock()
-	out := make([]string, 0, len(w.produced.byName))
-	for n := range w.produced.byName {
-		out = append(out, n)
-	}
-	slices.Sort(out)
-	return out
+	return slices.Sorted(maps.Keys(w.produced.byName))
 }

@@ -1,9 +1,15 @@
 package command
 
-// The lab values a condition compares: the kinds of value, the lab's
-// functions with their help, and how a value is written back.
+// The values a condition compares: the kinds of value, the checker's
+// fields, the lab's functions with their help, how one side of a
+// condition is read from its word, and how it is written back.
 
-import "strconv"
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
 
 // Value kinds.
 const (
@@ -190,4 +196,173 @@ func (v Value) String() string {
 		return v.Func + "(" + v.Arg + ")"
 	}
 	return v.Func + "(" + v.Target.String() + ")"
+}
+
+// checkerFields are the fields of the checker's report a condition reads
+// as bare words, in the report's table order. Package checker reads each
+// of them from its report.
+var checkerFields = []string{"confirmed", "lost", "unknown", "duplicate_deliveries", "duplicate_effects", "order_violations",
+	"dead_lettered", "expired", "dropped", "rejected", "duplicate_writes", "unchecked", "moved", "reordered", "fetched", "refetched"}
+
+// CheckerFields returns the checker fields a condition can read (expect
+// lost == 0), in the report's table order.
+func CheckerFields() []string { return append([]string(nil), checkerFields...) }
+
+func fieldSet() map[string]struct{} {
+	m := map[string]struct{}{}
+	for _, f := range checkerFields {
+		m[f] = struct{}{}
+	}
+	return m
+}
+
+// parseValue reads one side of a condition from a word token.
+func parseValue(t token) (Value, *posError) {
+	s := t.text
+	if t.quoted {
+		return Value{Kind: ValWord, Word: s}, nil
+	}
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		if math.IsNaN(f) || math.IsInf(f, 0) || math.Abs(f) > 1e15 {
+			return Value{}, errAt(t.col, "%q is not a number a lab value can be compared with", s)
+		}
+		return Value{Kind: ValNumber, Num: f}, nil
+	}
+	if _, ok := fieldSet()[s]; ok {
+		return Value{Kind: ValField, Word: s}, nil
+	}
+	name, inner, isFunc := strings.Cut(s, "(")
+	if !isFunc {
+		if !nameRe.MatchString(s) {
+			return Value{}, errAt(t.col, "%q is not a value; values are numbers, words like n1 or none, or lab values like hwm(orders/0)", s)
+		}
+		return Value{Kind: ValWord, Word: s}, nil
+	}
+	f, ok := findFunc(name)
+	if !ok {
+		return Value{}, errAt(t.col, "unknown lab value %q; the lab values are %s", name+"(", strings.Join(funcNames(), ", ")).withSuggest(nearest(name, funcNames()))
+	}
+	close := strings.LastIndexByte(inner, ')')
+	if close != len(inner)-1 {
+		return Value{}, errAt(t.col, "unexpected text after %s(…): %q", name, inner[close+1:])
+	}
+	arg := strings.TrimSpace(inner[:close])
+	argCol := t.col + len([]rune(name)) + 1
+	v := Value{Kind: ValLab, Func: name}
+	switch {
+	case name == "rows":
+		return parseRows(v, arg, argCol)
+	case name == "speedup":
+		return parseSpeedup(v, arg, argCol)
+	case name == "partition_of":
+		return parsePartitionOf(v, arg, argCol)
+	case f.target:
+		if atOffset[name] {
+			if before, at, ok := strings.Cut(arg, ","); ok {
+				at = strings.TrimSpace(at)
+				n, err := strconv.ParseInt(at, 10, 64)
+				if err != nil || n < 0 {
+					return Value{}, errAt(argCol, "%s(%s, %q): after the comma comes an offset, a whole number from 0 up, as in %s(orders/0@n1, 1500)", name, strings.TrimSpace(before), at, name)
+				}
+				v.At, v.HasAt = n, true
+				arg = strings.TrimSpace(before)
+			} else if name == "position" {
+				return Value{}, errAt(argCol, "position(%s) needs an offset after a comma: the batch holding which record? As in position(orders/0@n2, 1500)", arg)
+			}
+		} else if strings.Contains(arg, ",") && !onPartition[name] {
+			return Value{}, errAt(argCol, "%s(…) takes one partition or queue; only epoch, segment and position take an offset after a comma, as in epoch(orders/0@n1, 1500)", name)
+		}
+		target, node, hasNode := strings.Cut(arg, "@")
+		if hasNode {
+			if !f.onNode {
+				return Value{}, errAt(argCol, "%s(…) reads the partition's leader; only %s take @NODE", name, strings.Join(onNodeFuncs(), ", "))
+			}
+			if !nodeRe.MatchString(node) {
+				return Value{}, errAt(argCol, "%q after '@' is not a node; write n1…n9, as in hwm(orders/0@n1)", node)
+			}
+			v.Node = node
+		}
+		tg, err := parseTarget(target)
+		if err != nil {
+			return Value{}, errAt(argCol, "%s(…): %v", name, err)
+		}
+		if v.HasAt && !tg.IsPartition {
+			return Value{}, errAt(argCol, "%s(%s, %d): only a partition's records have offsets; name one, as in %s(orders/0@n1, 1500)", name, target, v.At, name)
+		}
+		if segmentFunc[name] && !tg.IsPartition {
+			return Value{}, errAt(argCol, "%s(%s): only a partition's log has segments; name one, as in %s(orders/0@n1)", name, target, name)
+		}
+		v.Target = tg
+	case onPartition[name] && strings.Contains(arg, ","):
+		group, part, _ := strings.Cut(arg, ",")
+		group, part = strings.TrimSpace(group), strings.TrimSpace(part)
+		if !nameRe.MatchString(group) {
+			return Value{}, errAt(argCol, "%s(…) needs a group first, as in %s(billing, orders/1): a name of letters, digits, '.', '_' or '-'", name, name)
+		}
+		tg, err := parseTarget(part)
+		if err == nil && !tg.IsPartition {
+			err = fmt.Errorf("%q is a topic; name one of its partitions, as in %s/0", part, part)
+		}
+		if err != nil {
+			return Value{}, errAt(argCol, "%s(%s, …): %v", name, group, err)
+		}
+		v.Arg, v.Target = group, tg
+	default:
+		if !nameRe.MatchString(arg) {
+			return Value{}, errAt(argCol, "%s(…) needs %s: a name of letters, digits, '.', '_' or '-'", name, f.arg)
+		}
+		if svc := ServiceOf(name); svc != "" && arg != svc {
+			return Value{}, errAt(argCol, "%s(%s): only the %s service measures this; write %s(%s)", name, arg, svc, name, svc)
+		}
+		v.Arg = arg
+	}
+	return v, nil
+}
+
+func parseRows(v Value, arg string, col int) (Value, *posError) {
+	table, where, hasWhere := strings.Cut(arg, ",")
+	table = strings.TrimSpace(table)
+	svc, tbl, ok := strings.Cut(table, ".")
+	if !ok || !nameRe.MatchString(svc) || !identRe.MatchString(tbl) {
+		return Value{}, errAt(col, "rows(…) needs SERVICE.TABLE, as in rows(orders.outbox) or rows(orders.outbox, status='pending')")
+	}
+	if !contains(Services, svc) {
+		return Value{}, errAt(col, "unknown service %q; the services are %s", svc, orList(Services)).withSuggest(nearest(svc, Services))
+	}
+	v.Service, v.Table = svc, tbl
+	if hasWhere {
+		v.Where = strings.TrimSpace(where)
+		if v.Where == "" {
+			return Value{}, errAt(col, "rows(%s, …): the condition after ',' is empty; leave out the comma to count every row", table)
+		}
+	}
+	return v, nil
+}
+
+// twoNames reads the argument NAME, NAME; ok says both are names.
+func twoNames(arg string) (a, b string, ok bool) {
+	a, b, ok = strings.Cut(arg, ",")
+	a, b = strings.TrimSpace(a), strings.TrimSpace(b)
+	return a, b, ok && nameRe.MatchString(a) && nameRe.MatchString(b)
+}
+
+func parsePartitionOf(v Value, arg string, col int) (Value, *posError) {
+	topic, key, ok := twoNames(arg)
+	if !ok {
+		return Value{}, errAt(col, "partition_of(…) needs TOPIC, KEY, as in partition_of(orders, 881); a key is letters, digits, '.', '_' or '-'")
+	}
+	v.Arg, v.Key = topic, key
+	return v, nil
+}
+
+func parseSpeedup(v Value, arg string, col int) (Value, *posError) {
+	a, b, ok := twoNames(arg)
+	if !ok {
+		return Value{}, errAt(col, "speedup(…) needs two clients, CLIENT, CLIENT, as in speedup(hundred, one): the first's produce rate over the second's")
+	}
+	if a == b {
+		return Value{}, errAt(col, "speedup(%s, %s) compares a client with itself and is always 1; name two clients, as in speedup(hundred, one)", a, b)
+	}
+	v.Arg, v.Other = a, b
+	return v, nil
 }

@@ -1,6 +1,7 @@
 package command
 
 import (
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -200,6 +201,32 @@ func (p *parser) nodeRef() (NodeRef, *posError) {
 		return NodeRef{}, err
 	}
 	return parseNodeRef(t)
+}
+
+// keyword takes the word kw, which the command's form puts next. When
+// another word stands there, or none, the error is expected with two %s:
+// the first for what stands there instead (", not \"n2\"", or nothing at
+// the line's end), the second for the usage hint.
+func (p *parser) keyword(kw, expected string) *posError {
+	t, ok := p.peek()
+	if ok && t.kind == tWord && t.text == kw {
+		p.pos++
+		return nil
+	}
+	col, got := p.end, ""
+	if ok {
+		col, got = t.col, ", not "+strconv.Quote(t.text)
+	}
+	return errAt(col, expected, got, p.usageHint()).withSuggest(keywordSuggest(t.text, kw))
+}
+
+// keywordSuggest is the word to suggest where want was expected and got
+// written: to and from are easily swapped.
+func keywordSuggest(got, want string) string {
+	if got == "to" || got == "from" {
+		return want
+	}
+	return nearest(got, []string{want})
 }
 
 // done rejects anything left on the line.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -57,12 +58,7 @@ func (r *Registry) Get(name string) (Service, bool) {
 func (r *Registry) Names() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	names := make([]string, 0, len(r.services))
-	for n := range r.services {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return names
+	return slices.Sorted(maps.Keys(r.services))
 }
 
 // lookup finds the service that owns the database called name (a service's
@@ -78,12 +74,7 @@ func (r *Registry) lookup(name string) (Service, error) {
 			return s, nil
 		}
 	}
-	names := make([]string, 0, len(r.services))
-	for n := range r.services {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return nil, fmt.Errorf("no service %q (running: %s)", name, strings.Join(names, ", "))
+	return nil, fmt.Errorf("no service %q (running: %s)", name, strings.Join(slices.Sorted(maps.Keys(r.services)), ", "))
 }
 
 // Query runs one read-only SELECT on a service's database (a service name,
