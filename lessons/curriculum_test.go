@@ -64,8 +64,8 @@ var mutations = map[string]struct{ old, new, why string }{
 		why: "a wallet that keeps no processed_messages credits the redelivered ₹50 again: balance=160, processed_messages == 4 and duplicate_effects == 0 fail",
 	},
 	"outbox": {
-		old: "service restart orders crash=before-mark", new: "service restart orders",
-		why: "a relay that dies once, not twice, publishes msg-881 two times, not three: hwm(orders/0) == 4 and attempts=3 fail",
+		old: "service start orders mode=outbox crash=before-mark", new: "service start orders mode=outbox crash=after-commit",
+		why: "the first of the relay step's two crashes comes after the order's commit, before any publish, not between publish and mark: msg-881 goes out twice, not three times, and hwm(orders/0) == 4 and attempts=3 fail",
 	},
 	"ordering": {
 		old: "topic create orders partitions=3\nconsumer start billing-1 group=billing topic=orders work=200ms", new: "topic create orders partitions=4\nconsumer start billing-1 group=billing topic=orders work=200ms",
