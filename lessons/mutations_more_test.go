@@ -14,8 +14,8 @@ import (
 var moreMutations = map[string][]struct{ old, new, why string }{
 	"fifo-queues": {
 		{
-			old: `do: send updates key=order-881 group=order-881 value=`, new: `do: send updates key=order-881 group=order-881-{n} value=`,
-			why: "a group per message lets w1 and w2 hold two of order 881's updates at once, and w2, four times faster, finishes the later one first: order_violations == 0 fails",
+			old: "queue create updates fifo=true\nworker start w1", new: "queue create updates\nworker start w1",
+			why: "a standard queue, which ignores message groups, hands w1 and w2 two of order 881's updates at once, and w2, four times faster, finishes the later one first: order_violations == 0 fails",
 		},
 		{
 			old: `send updates key=order-881 group=order-881 value="order 881 update {n}" count=5`, new: `send updates key=order-881 group=order-881-{n} value="order 881 update {n}" count=5`,
