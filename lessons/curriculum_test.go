@@ -45,7 +45,7 @@ var mutations = map[string]struct{ old, new, why string }{
 	},
 	"delivery-guarantees": {
 		old: "ack=before crash=before-work", new: "ack=after crash=before-work",
-		why: "the at-most-once run commits after the work instead: order 881 comes back and is credited, so lag(cashback) == 2, processed(cashback) == 2 and the ₹100 balance fail",
+		why: "the at-most-once run commits after the work instead: order 881 comes back after the crash and is credited, so delivered(cashback) == 5, processed(cashback) == 4 and the ₹100 balance fail",
 	},
 	"flash-sale": {
 		old: "billing-1 group=billing topic=orders rate=200/s", new: "billing-1 group=billing topic=orders rate=300/s",
@@ -64,8 +64,8 @@ var mutations = map[string]struct{ old, new, why string }{
 		why: "a wallet that keeps no processed_messages credits the redelivered ₹50 again: balance=160, processed_messages == 4 and duplicate_effects == 0 fail",
 	},
 	"outbox": {
-		old: "do: service start wallet strategy=conditional", new: "do: service start wallet strategy=dedupe-table",
-		why: "a wallet that remembers message ids takes the checkout's re-sent order 881, checkout-1, for a new message and pays ₹50 more: balance=100 fails",
+		old: "service start orders mode=outbox crash=before-mark", new: "service start orders mode=outbox crash=after-commit",
+		why: "the first of the relay step's two crashes comes after the order's commit, before any publish, not between publish and mark: msg-881 goes out twice, not three times, and hwm(orders/0) == 4 and attempts=3 fail",
 	},
 	"ordering": {
 		old: "topic create orders partitions=3\nconsumer start billing-1 group=billing topic=orders work=200ms", new: "topic create orders partitions=4\nconsumer start billing-1 group=billing topic=orders work=200ms",
