@@ -229,13 +229,14 @@ func (p *Chart) retries(spreads []view.RetrySpread, k int) []string {
 	for i, s := range spreads {
 		counts[i] = make([]float64, pw)
 		times := slices.Sorted(slices.Values(s.Times))
-		for j, n := range windowCounts(times, s.Window) {
+		within := windowCounts(times, s.Window)
+		for j, t := range times {
 			b := 0
 			if maxT > 0 {
-				b = int(float64(times[j]) / float64(maxT) * float64(pw-1))
+				b = int(float64(t) / float64(maxT) * float64(pw-1))
 			}
-			if s.Window > 0 {
-				counts[i][b] = math.Max(counts[i][b], float64(n))
+			if within != nil {
+				counts[i][b] = math.Max(counts[i][b], float64(within[j]))
 			} else {
 				counts[i][b]++ // no window: how many came back in the column
 			}
@@ -286,8 +287,11 @@ func (p *Chart) retries(spreads []view.RetrySpread, k int) []string {
 
 // windowCounts says, for each of the sorted times, how many of them fall
 // within [it, it+window), as retry_peak counts a window from the retry
-// that opens it.
+// that opens it; nil without a window.
 func windowCounts(times []time.Duration, window time.Duration) []int {
+	if window <= 0 {
+		return nil
+	}
 	out := make([]int, len(times))
 	to := 0
 	for i, t := range times {
