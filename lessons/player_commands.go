@@ -98,7 +98,11 @@ func (p *Player) ExecCommand(ctx context.Context, cmd command.Command) (string, 
 	}
 	p.actedOnHold(ctx, cmd)
 	p.noteLearner(ctx, cmd)
-	return p.execLab(ctx, cmd)
+	out, err := p.execLab(ctx, cmd)
+	if err == nil {
+		p.pausedToDecide(cmd)
+	}
+	return out, err
 }
 
 // execLab runs cmd on the lab and returns what it said.

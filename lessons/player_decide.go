@@ -28,6 +28,26 @@ func (p *Player) choosing(cmd command.Command) bool {
 	return st.held == holdDecision && st.status == StatusTask && st.task != nil && st.task.Decide != "" && !st.decided
 }
 
+// pausedToDecide holds the open decision again when the learner stops
+// the clock during it, after their resume had let the hold go: while a
+// decision waits and the clock stands still, the commands of the choice
+// wait for n, whoever stopped it (the player, the lesson or the learner).
+// Run at once, they would play out under a header that says the clock is
+// stopped.
+func (p *Player) pausedToDecide(cmd command.Command) {
+	if _, ok := cmd.(command.Pause); !ok || p.opts.Auto {
+		return
+	}
+	if _, paused := p.Lab().Clock().Speed(); !paused {
+		return
+	}
+	p.update(func(st *playerState) {
+		if st.held == "" && st.status == StatusTask && st.task != nil && st.task.Decide != "" && !st.decided {
+			st.held, st.paused = holdDecision, false
+		}
+	})
+}
+
 // completeChoice runs the commands of the learner's choice and takes it
 // as complete: the player's goroutine then lets the lab play it out. A
 // command added while the others ran runs too, before the choice counts
