@@ -76,6 +76,14 @@ const SnapshotRows = serviceset.SnapshotRows
 // lab/clients).
 type RetryState = clients.Retry
 
+// RetryWindow is retry_peak's window of lab time.
+const RetryWindow = clients.RetryWindow
+
+// RetryPeak is the most of client's retries among rs that came back
+// within one RetryWindow: what retry_peak(client) reads, for a screen
+// that draws a snapshot's retries.
+func RetryPeak(rs []RetryState, client string) int { return clients.PeakOf(rs, client) }
+
 // Kinds of timeline event.
 const (
 	EventBroker  = timeline.Broker

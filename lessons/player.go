@@ -223,7 +223,9 @@ type playerState struct {
 // learner's own client (Lab.OutsideActions). A decision holds it until
 // the learner says their choice is complete, and what they type for it
 // waits until then (Player.choosing), also when the lesson had stopped
-// the clock itself before it. A headless play (Auto) never holds.
+// the clock itself before it, or the learner stops it during the decision
+// after a resume (Player.pausedToDecide). A headless play (Auto) never
+// holds.
 type hold string
 
 const (

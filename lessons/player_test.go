@@ -799,3 +799,55 @@ func TestDecisionAfterTheLessonsPause(t *testing.T) {
 		})
 	}
 }
+
+// A decision holds the same whoever stopped the clock: after the learner
+// resumes during it, their commands run at once on the running lab, and
+// once they stop the clock again, the commands of the choice wait for n
+// as they did before, rather than run under a stopped clock.
+func TestDecisionHoldsAfterTheLearnersOwnPause(t *testing.T) {
+	playsALab(t)
+	ctx := ctxFor(t, time.Minute)
+	les, err := Parse("decide.md", []byte(decideLesson))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, l := newTestPlayer(t, les, PlayerOptions{})
+	if _, err := p.Goto(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	hwm := func() string {
+		t.Helper()
+		v, err := l.Value(ctx, script(t, "expect hwm(orders/0) == 0")[0].Cmd.(command.Expect).Cond.Left)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	if _, err := p.Exec(ctx, "resume"); err != nil {
+		t.Fatal(err)
+	}
+	if st := p.State(); st.Status != StatusTask || st.Held != "" {
+		t.Fatalf("after the learner's resume: %v, held %q; want the task open on a running clock", st.Status, st.Held)
+	}
+	if _, err := p.Exec(ctx, "pause"); err != nil {
+		t.Fatal(err)
+	}
+	if st := p.State(); st.Status != StatusTask || !strings.Contains(st.Held, "your commands wait") {
+		t.Fatalf("after the learner's pause: %v, held %q; want the task, saying commands wait", st.Status, st.Held)
+	}
+	out, err := p.Exec(ctx, "produce orders count=2")
+	if err != nil || !strings.Contains(out, "n (or space)") {
+		t.Fatalf("a command of the choice on the stopped clock: %q %v; want it kept until n", out, err)
+	}
+	if got := hwm(); got != "0" {
+		t.Fatalf("the log ends at %s while the learner is still choosing; want 0", got)
+	}
+	if out, err := p.Next(ctx); err != nil || !strings.Contains(out, "your choice is in") {
+		t.Fatalf("n after the choice: %q %v", out, err)
+	}
+	for end := time.Now().Add(10 * time.Second); p.State().Status == StatusTask || hwm() != "2"; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("after n the step is %v and the log ends at %s; want the question, and 2 records", p.State().Status, hwm())
+		}
+	}
+}

@@ -143,6 +143,21 @@ func (rl *Retries) Peak(name string, window time.Duration) int {
 	return peakWithin(arrived, window)
 }
 
+// PeakOf is the most of client's retries among rs that arrived within
+// one RetryWindow: what retry_peak(client) reads when rs holds all its
+// retries (a snapshot carries the most recent SnapshotRetries). A screen
+// that draws rs reads its peak here, so it shows the number the lab value
+// gives.
+func PeakOf(rs []Retry, client string) int {
+	var arrived []time.Time
+	for _, r := range rs {
+		if r.Client == client && !r.Arrived.IsZero() {
+			arrived = append(arrived, r.Arrived)
+		}
+	}
+	return peakWithin(arrived, RetryWindow)
+}
+
 // peakWithin is the most of times that fall within one window [t, t+window).
 func peakWithin(times []time.Time, window time.Duration) int {
 	slices.SortFunc(times, func(a, b time.Time) int { return a.Compare(b) })

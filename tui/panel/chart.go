@@ -5,6 +5,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -206,6 +207,11 @@ func barsRow(vals []float64, peak float64, k, r int, zero string) string {
 	return b.String()
 }
 
+// retries draws each spread as bars k rows tall on one time axis. A
+// column's bar is the most retries that came back within one of the
+// spread's windows starting in it, so the tallest bar is the spread's
+// Peak, the number retry_peak reads, however many windows a column
+// stands for; the title gives it too.
 func (p *Chart) retries(spreads []view.RetrySpread, k int) []string {
 	st := p.ctx.Styles
 	var maxT time.Duration
@@ -222,12 +228,18 @@ func (p *Chart) retries(spreads []view.RetrySpread, k int) []string {
 	var peak float64
 	for i, s := range spreads {
 		counts[i] = make([]float64, pw)
-		for _, t := range s.Times {
+		times := slices.Sorted(slices.Values(s.Times))
+		within := windowCounts(times, s.Window)
+		for j, t := range times {
 			b := 0
 			if maxT > 0 {
 				b = int(float64(t) / float64(maxT) * float64(pw-1))
 			}
-			counts[i][b]++
+			if within != nil {
+				counts[i][b] = math.Max(counts[i][b], float64(within[j]))
+			} else {
+				counts[i][b]++ // no window: how many came back in the column
+			}
 			peak = math.Max(peak, counts[i][b])
 		}
 	}
@@ -236,7 +248,17 @@ func (p *Chart) retries(spreads []view.RetrySpread, k int) []string {
 	for i, s := range spreads {
 		var t draw.Line
 		t.Add(&st.Bold, s.Name)
-		t.Add(&st.Muted, fmt.Sprintf("  %d retries", len(s.Times)))
+		// The peak comes first, as retry_peak reads it: a narrow panel
+		// leaves out how many came back.
+		back := fmt.Sprintf("%d back", len(s.Times))
+		nums := "  " + back
+		if s.Window > 0 {
+			nums = fmt.Sprintf("  peak %d in %v", s.Peak, s.Window)
+			if t.Width()+draw.Width(nums)+3+draw.Width(back) <= p.w {
+				nums += " · " + back
+			}
+		}
+		t.Add(&st.Muted, nums)
 		rows = append(rows, t.Fit(p.w))
 		for r := k - 1; r >= 0; r-- {
 			var l draw.Line
@@ -261,6 +283,24 @@ func (p *Chart) retries(spreads []view.RetrySpread, k int) []string {
 	}
 	rows = append(rows, ax.Fit(p.w))
 	return rows
+}
+
+// windowCounts says, for each of the sorted times, how many of them fall
+// within [it, it+window), as retry_peak counts a window from the retry
+// that opens it; nil without a window.
+func windowCounts(times []time.Duration, window time.Duration) []int {
+	if window <= 0 {
+		return nil
+	}
+	out := make([]int, len(times))
+	to := 0
+	for i, t := range times {
+		for to < len(times) && times[to]-t < window {
+			to++
+		}
+		out[i] = to - i
+	}
+	return out
 }
 
 // humanNum writes 1234 as 1.2k: chart labels must stay short.

@@ -48,30 +48,24 @@ func seriesOf(ss []lab.SeriesState) []view.Series {
 
 // retriesOf turns the retries the clients scheduled into one spread per
 // client: when each retry came back (its message received again, its
-// record tried again), measured from the message's first failure (the
-// failure before its attempt 2). That is what retry_peak counts, so the
-// chart and the value a lesson reads agree: a queue that hands a nacked
-// message back early shows where it really arrived, and a retry not back
-// yet is not drawn. Messages that failed together, without jitter, come
-// back together: the spread shows waves at 1s, 3s, 7s; with full jitter it
-// is smeared over the whole range. A message whose first retry has left
-// the window is left out: its times could not be measured from the same
-// start.
+// record tried again), in lab time since the client's first failure, the
+// very times retry_peak counts. Retries that came back apart are drawn
+// apart, as the gateway saw them: two batches that failed half a second
+// apart come back as two waves half a second apart, not as one wave of
+// both. Each spread carries its client's retry_peak, read from the same
+// retries, so the chart's tallest bar and the lab value agree. A retry not
+// back yet is not drawn.
 func retriesOf(rs []lab.RetryState) []view.RetrySpread {
-	type msg struct{ client, id string }
-	first := map[msg]time.Time{}
+	first := map[string]time.Time{}
 	for _, r := range rs {
-		if r.Attempt == 2 {
-			if _, ok := first[msg{r.Client, r.Message}]; !ok {
-				first[msg{r.Client, r.Message}] = r.Failed
-			}
+		if t, ok := first[r.Client]; !ok || r.Failed.Before(t) {
+			first[r.Client] = r.Failed
 		}
 	}
 	var out []view.RetrySpread
 	at := map[string]int{}
 	for _, r := range rs {
-		t0, ok := first[msg{r.Client, r.Message}]
-		if !ok || r.Arrived.IsZero() {
+		if r.Arrived.IsZero() {
 			continue
 		}
 		i, ok := at[r.Client]
@@ -81,9 +75,9 @@ func retriesOf(rs []lab.RetryState) []view.RetrySpread {
 			}
 			i = len(out)
 			at[r.Client] = i
-			out = append(out, view.RetrySpread{Name: "retries of " + r.Client})
+			out = append(out, view.RetrySpread{Name: "retries of " + r.Client, Window: lab.RetryWindow, Peak: lab.RetryPeak(rs, r.Client)})
 		}
-		out[i].Times = append(out[i].Times, max(0, r.Arrived.Sub(t0)))
+		out[i].Times = append(out[i].Times, max(0, r.Arrived.Sub(first[r.Client])))
 	}
 	return out
 }

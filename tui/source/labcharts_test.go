@@ -1,11 +1,16 @@
 package source
 
 import (
+	"context"
+	"fmt"
+	"maps"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/mqlab/mqlab/lab"
+	"github.com/mqlab/mqlab/lab/command"
 	"github.com/mqlab/mqlab/tui/internal/labtest"
 	"github.com/mqlab/mqlab/tui/view"
 )
@@ -34,6 +39,9 @@ func TestViewOfCharts(t *testing.T) {
 	if len(r[0].Times) != 90 || waves[time.Second] != 30 || waves[3*time.Second] != 30 || waves[7*time.Second] != 30 {
 		t.Errorf("retries without jitter come back at %v; want 30 each at 1s, 3s, 7s", waves)
 	}
+	if r[0].Peak != 30 || r[0].Window != lab.RetryWindow {
+		t.Errorf("the waves' peak: %d in %v; want 30 in %v, as retry_peak reads them", r[0].Peak, r[0].Window, lab.RetryWindow)
+	}
 	spread := map[time.Duration]bool{}
 	for _, d := range r[1].Times {
 		spread[d.Round(100*time.Millisecond)] = true
@@ -56,10 +64,35 @@ func TestViewOfCharts(t *testing.T) {
 	if got := ViewOf(&early).Charts.Retries; len(got) != 1 || !slices.Equal(got[0].Times, []time.Duration{100 * time.Millisecond}) {
 		t.Errorf("a retry due at 1s that came back at 100ms, and one not back: %+v; want one time, 100ms", got)
 	}
-	// A message whose first retry left the window is not measured.
+	// Nothing back yet: nothing to draw.
 	late := lab.Snapshot{Retries: []lab.RetryState{{Client: "w", Message: "m", Attempt: 3, Failed: labtest.DemoStart, Delay: time.Second}}}
 	if got := ViewOf(&late).Charts.Retries; len(got) != 0 {
-		t.Errorf("a lone attempt 3 gave %+v, want nothing to draw", got)
+		t.Errorf("a retry not back gave %+v, want nothing to draw", got)
+	}
+	// Two batches of fifteen that failed half a second apart, without
+	// jitter, come back as two waves half a second apart, as the gateway
+	// sees them and retry_peak counts them: fifteen at a time, not thirty.
+	var two lab.Snapshot
+	for b := range 2 {
+		failed := labtest.DemoStart.Add(time.Duration(b) * 500 * time.Millisecond)
+		for m := range 15 {
+			id := fmt.Sprintf("b%d-%d", b, m)
+			two.Retries = append(two.Retries,
+				lab.RetryState{Client: "pay-1", Message: id, Attempt: 2, Failed: failed, Delay: time.Second, Arrived: failed.Add(time.Second)},
+				lab.RetryState{Client: "pay-1", Message: id, Attempt: 3, Failed: failed.Add(time.Second), Delay: 2 * time.Second, Arrived: failed.Add(3 * time.Second)})
+		}
+	}
+	got := ViewOf(&two).Charts.Retries
+	if len(got) != 1 {
+		t.Fatalf("two batches of one worker: %+v, want one spread", got)
+	}
+	at := map[time.Duration]int{}
+	for _, d := range got[0].Times {
+		at[d]++
+	}
+	want := map[time.Duration]int{time.Second: 15, 1500 * time.Millisecond: 15, 3 * time.Second: 15, 3500 * time.Millisecond: 15}
+	if !maps.Equal(at, want) || got[0].Peak != 15 {
+		t.Errorf("two batches half a second apart: back at %v, peak %d; want %v, peak 15", at, got[0].Peak, want)
 	}
 }
 
@@ -107,7 +140,7 @@ func TestLabSourceChartsAndTables(t *testing.T) {
 // failure.
 func TestLabSourceRetryWaves(t *testing.T) {
 	checkLeaks(t)
-	_, src := newTestLab(t, "queue create payments visibility=30s dlq=payments-dlq",
+	l, src := newTestLab(t, "queue create payments visibility=30s dlq=payments-dlq",
 		"send payments count=10 as=checkout",
 		"worker start pay-1 queue=payments fail=transient:1 retry=backoff base=200ms jitter=none max-attempts=3",
 		"wait depth(payments-dlq) == 10 timeout=20s")
@@ -129,6 +162,18 @@ func TestLabSourceRetryWaves(t *testing.T) {
 	}
 	if first != 10 || second != 10 {
 		t.Errorf("retries at %v: want two waves of 10, near 200ms and 600ms", r.Times)
+	}
+	// The chart's peak is the lab's own reading of the same retries.
+	expect, err := command.Parse("expect retry_peak(pay-1) == 0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	peak, err := l.Value(context.Background(), expect.(command.Expect).Cond.Left)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strconv.Itoa(r.Peak) != peak {
+		t.Errorf("the chart's peak is %d, retry_peak(pay-1) reads %s: they must agree", r.Peak, peak)
 	}
 }
 

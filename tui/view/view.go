@@ -302,9 +302,9 @@ type Charts struct {
 	// Series are values over time, oldest first, one every Every.
 	Series []Series
 	// Retries are spreads of retry times: when each retry came back to
-	// its client (as retry_peak counts them), measured from its message's
-	// first failure. Drawn as histograms, one above the other, on one
-	// time axis, so "no jitter" shows waves and "full jitter" a spread.
+	// its client (as retry_peak counts them), in lab time since the
+	// client's first failure. Drawn as histograms, one above the other, on
+	// one time axis, so "no jitter" shows waves and "full jitter" a spread.
 	Retries []RetrySpread
 }
 
@@ -318,8 +318,12 @@ type Series struct {
 
 // RetrySpread is the set of times at which retries came back.
 type RetrySpread struct {
-	Name  string // "backoff, no jitter"
+	Name  string // "retries of pay-1"
 	Times []time.Duration
+	// Peak is the most of Times within one Window: what retry_peak
+	// reads of the client. The chart's tallest bar shows it.
+	Peak   int
+	Window time.Duration
 }
 
 // Job is a long run with progress.
