@@ -80,6 +80,10 @@ type Orders struct {
 	cfg   OrdersConfig
 	db    *database
 	relay chan struct{} // one relay pass at a time
+	// refused counts, per outbox row, the relay's tries the broker
+	// refused or failed: nothing of them reached the log. A try beyond
+	// those is a republish (the relay's own pass holds it).
+	refused map[int64]int
 }
 
 // NewOrders starts an orders service with its own fresh database.
@@ -108,7 +112,7 @@ func NewOrders(ctx context.Context, cfg OrdersConfig, env Env) (*Orders, error) 
 	if env.Publisher == nil {
 		return nil, fmt.Errorf("%s: no publisher", cfg.Name)
 	}
-	s := &Orders{base: newBase(cfg.Name, env, cfg.Mode.CrashPoints()), cfg: cfg, relay: make(chan struct{}, 1)}
+	s := &Orders{base: newBase(cfg.Name, env, cfg.Mode.CrashPoints()), cfg: cfg, relay: make(chan struct{}, 1), refused: map[int64]int{}}
 	if err := s.armAll(cfg.Crash); err != nil {
 		return nil, err
 	}
@@ -189,13 +193,13 @@ func (s *Orders) Place(ctx context.Context, o Order) (PlaceResult, error) {
 		if err := s.crashAt("after-commit", fmt.Sprintf("order %d is committed; its event was never published", o.ID), msg); err != nil {
 			return res, err
 		}
-		out, err := s.publish(ctx, s.cfg.Topic, msg, 1)
+		out, err := s.publish(ctx, s.cfg.Topic, msg, 1, false)
 		res.Outcome = out
 		if out != Acknowledged {
 			return res, fmt.Errorf("order %d stored, its event not published: %w", o.ID, err)
 		}
 	case PublishThenCommit:
-		out, err := s.publish(ctx, s.cfg.Topic, msg, 1)
+		out, err := s.publish(ctx, s.cfg.Topic, msg, 1, false)
 		res.Outcome = out
 		if out != Acknowledged {
 			return res, fmt.Errorf("order %d not stored, its event not published: %w", o.ID, err)
@@ -267,7 +271,9 @@ func (e *publishError) Error() string {
 func (e *publishError) Unwrap() []error { return []error{ErrNotPublished, e.err} }
 
 // publish sends msg and reports the outcome.
-func (s *Orders) publish(ctx context.Context, dest string, msg Message, attempt int) (Outcome, error) {
+// again says an earlier try may have reached the log: an acknowledged
+// one, one with no answer, or one the relay died during.
+func (s *Orders) publish(ctx context.Context, dest string, msg Message, attempt int, again bool) (Outcome, error) {
 	out, err := s.env.Publisher.Publish(ctx, dest, msg)
 	if out == 0 {
 		out = Failed
@@ -283,7 +289,7 @@ func (s *Orders) publish(ctx context.Context, dest string, msg Message, attempt 
 			Detail: fmt.Sprintf("%s to %s: %s", msg.ID, dest, out), Err: err.Error()})
 		return out, &publishError{id: msg.ID, out: out, err: err}
 	}
-	if attempt > 1 {
+	if again {
 		s.emit(Event{Kind: EventRepublished, MessageID: msg.ID, Key: msg.Key,
 			Detail: fmt.Sprintf("%s to %s again (attempt %d): the consumer may see it twice", msg.ID, dest, attempt)})
 	} else {
@@ -336,7 +342,10 @@ func (s *Orders) RelayOnce(ctx context.Context) (int, error) {
 		if _, err := s.db.writeOne(ctx, `UPDATE outbox SET attempts = attempts + 1 WHERE id = ?`, r.id); err != nil {
 			return sent, fmt.Errorf("relay: %w", err)
 		}
-		out, err := s.publish(ctx, r.topic, r.msg, r.attempts+1)
+		out, err := s.publish(ctx, r.topic, r.msg, r.attempts+1, r.attempts > s.refused[r.id])
+		if out == Rejected || out == Failed {
+			s.refused[r.id]++
+		}
 		if out != Acknowledged {
 			var pe *publishError
 			last := errText(err)

@@ -3,6 +3,7 @@ package services
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -252,5 +253,38 @@ func TestOrdersRejectsUnknownModesAndCrashPoints(t *testing.T) {
 	_, err := NewOrders(context.Background(), OrdersConfig{Mode: CommitThenPublish, Crash: []string{"before-mark"}}, env.Env)
 	if err == nil || !strings.Contains(err.Error(), "want after-commit") {
 		t.Errorf("crash point of another mode: %v", err)
+	}
+}
+
+// The timeline calls a relay's write a republish only when an earlier
+// try may have reached the log: after tries the broker refused, the
+// first acknowledged write is the row's first copy; after a try with no
+// answer, the next one may be its second.
+func TestRelayRepublishesOnlyWhatMayHaveGoneOut(t *testing.T) {
+	ctx := context.Background()
+	env := newTestEnv()
+	s := newOrders(t, env, Outbox)
+	for _, id := range []int64{881, 882} {
+		if _, err := s.Place(ctx, Order{ID: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// 881: refused twice, then written; 882: no answer, then written.
+	env.pub.outcomes = []Outcome{Failed, Rejected, Acknowledged, Unknown}
+	for pass := 0; pass < 5; pass++ {
+		s.RelayOnce(ctx) // the refusals and the unknown end a pass with an error
+	}
+	if n := count(t, s, "outbox", "status='sent'"); n != 2 {
+		t.Fatalf("%d rows sent, want both", n)
+	}
+	var again []string
+	for _, e := range env.rec.kind(EventRepublished) {
+		again = append(again, e.MessageID)
+	}
+	if !slices.Equal(again, []string{"msg-882"}) {
+		t.Errorf("republished %v; want only msg-882, whose first try had no answer", again)
+	}
+	if n := len(env.rec.kind(EventPublished)); n != 1 {
+		t.Errorf("%d published events, want 1 (msg-881's first copy)", n)
 	}
 }
