@@ -203,7 +203,7 @@ func (cn *conn) read(frames chan<- readFrame) {
 		var f readFrame
 		f.pr, f.parseErr = safeParse(body)
 		if req, ok := f.pr.req.(*kmsg.ProduceRequest); ok && f.parseErr == nil {
-			f.batches = decodeProduce(f.pr.client, req)
+			f.batches = decodeProduce(f.pr.client, req, cn.s.cfg.Observer != nil)
 		}
 		if !send(f) {
 			return
@@ -221,13 +221,14 @@ func safeParse(body []byte) (pr parsedRequest, err error) {
 	return parseRequest(body)
 }
 
-// decodeProduce decodes every partition's record batches of a produce.
-func decodeProduce(client string, req *kmsg.ProduceRequest) map[broker.TopicPartition]decodedBatches {
+// decodeProduce checks every partition's record batches of a produce,
+// decoding their records too when records is set (for an observer).
+func decodeProduce(client string, req *kmsg.ProduceRequest, records bool) map[broker.TopicPartition]decodedBatches {
 	out := map[broker.TopicPartition]decodedBatches{}
 	for _, t := range req.Topics {
 		for _, p := range t.Partitions {
 			tp := broker.TopicPartition{Topic: t.Topic, Partition: int(p.Partition)}
-			bs, err := readBatchesFor(client, tp, p.Records)
+			bs, err := readBatchesFor(client, tp, p.Records, records)
 			out[tp] = decodedBatches{batches: bs, err: err}
 		}
 	}

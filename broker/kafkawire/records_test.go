@@ -1,0 +1,61 @@
+package kafkawire
+
+import (
+	"encoding/binary"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// reCRC sets a batch's CRC to match its bytes, as a client that built
+// the batch that way would.
+func reCRC(b []byte) []byte {
+	binary.BigEndian.PutUint32(b[17:], crc32c(b[crcFrom:]))
+	return b
+}
+
+// The listener checks a producer's batch once, in one walk over its
+// records, and refuses what a replica could not keep as it is, with
+// Kafka's code and a sentence saying what was wrong.
+func TestReadBatchRefusesWhatCannotBeKept(t *testing.T) {
+	good := func() []byte { return producerBatch(-1, -1, "order 1", "order 2") }
+	length := func(b []byte) []byte {
+		binary.BigEndian.PutUint32(b[8:], uint32(len(b)-12))
+		return b
+	}
+	for _, c := range []struct {
+		name  string
+		batch []byte
+		code  int16
+		says  string
+	}{
+		{"a flipped byte", func() []byte { b := good(); b[len(b)-1] ^= 1; return b }(), codeCorruptMessage, "CRC-32C"},
+		{"bytes after the last record", reCRC(length(append(good(), 0))), codeCorruptMessage, "follow a batch's last record"},
+		{"a record cut short", reCRC(length(good()[:len(good())-2])), codeCorruptMessage, "record 1 of a batch"},
+		{"transactional", func() []byte { b := good(); b[22] |= 0x10; return reCRC(b) }(), codeInvalidRecord, "transactional"},
+		{"a wrong last offset delta", func() []byte { b := good(); binary.BigEndian.PutUint32(b[23:], 5); return reCRC(b) }(), codeInvalidRecord, "last offset delta is 5"},
+		{"no records", func() []byte { b := good(); binary.BigEndian.PutUint32(b[57:], 0); return reCRC(b) }(), codeInvalidRecord, "an empty batch"},
+	} {
+		_, err := readBatches(c.batch)
+		var be *errBatch
+		if !errors.As(err, &be) || be.code != c.code || !strings.Contains(be.text, c.says) {
+			t.Errorf("%s: %v; want code %d saying %q", c.name, err, c.code, c.says)
+		}
+	}
+
+	// A good batch: its count, keys' and values' bytes, least timestamp
+	// and first record without a key, the bytes kept as they came.
+	b := append(good(), keyedBatch("user-7", "trace", "order 3")...)
+	got, err := readBatches(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].Count != 2 || got[0].KVBytes != 14 || got[0].MinTS != 1_000_000*1e6 || got[0].Unkeyed != 0 ||
+		got[1].Count != 1 || got[1].Unkeyed != -1 || got[1].KVBytes != 13 || !slices.Equal(got[1].Raw, b[len(good()):]) {
+		t.Fatalf("read %+v", got)
+	}
+	if r := got[1].records; len(r) != 1 || string(r[0].Key) != "user-7" || len(r[0].Headers) != 1 || r[0].Headers[0].Key != "trace" {
+		t.Errorf("the keyed batch's records: %+v", r)
+	}
+}
