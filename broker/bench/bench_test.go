@@ -9,7 +9,7 @@ package bench
 //
 // BenchmarkProduce         the broker's produce throughput, acks 0, 1, all
 // BenchmarkProduceVsRaft   acks=all next to bare raft.Apply on the same
-//                          cluster shape, in one run; target ratio ≥ 0.5
+//                          cluster shape, in one run; target ratio ≥ 0.6
 // BenchmarkFailover        leader killed → next acknowledged write, in
 //                          election timeouts; target median ≤ 3
 // BenchmarkRetainedMemory  peak RSS with 1,000,000 retained messages at
@@ -79,7 +79,7 @@ func BenchmarkProduce(b *testing.B) {
 // BenchmarkProduceVsRaft runs BenchmarkProduce's acks=all workload
 // (idempotent producers) and then the same workload as bare raft.Apply
 // calls on the same cluster shape, and reports both rates and their ratio
-// (broker/raw; the target is ≥ 0.5). Each side runs alone: the broker's
+// (broker/raw; the target is TargetRatio). Each side runs alone: the broker's
 // cluster is closed before the raw raft groups start. The broker side
 // sends b.N batches; the raw side applies max(b.N, 20000) entries (see
 // Config.RawBatches).
