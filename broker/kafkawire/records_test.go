@@ -3,9 +3,14 @@ package kafkawire
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/klauspost/compress/s2"
+
+	"github.com/mqlab/mqlab/broker"
 )
 
 // reCRC sets a batch's CRC to match its bytes, as a client that built
@@ -57,5 +62,38 @@ func TestReadBatchRefusesWhatCannotBeKept(t *testing.T) {
 	}
 	if r := got[1].records; len(r) != 1 || string(r[0].Key) != "user-7" || len(r[0].Headers) != 1 || r[0].Headers[0].Key != "trace" {
 		t.Errorf("the keyed batch's records: %+v", r)
+	}
+}
+
+// BenchmarkReadBatch is the listener's check of one producer batch of
+// 1,000 records of 100 bytes, as kgo sends them (snappy) and plain, with
+// the records decoded and named for an observer and without; one op is
+// one record.
+func BenchmarkReadBatch(b *testing.B) {
+	values := make([]string, 1000)
+	for i := range values {
+		values[i] = strings.Repeat(string(rune('a'+i%26)), 100)
+	}
+	plain := producerBatch(-1, -1, values...)
+	snappy := append(plain[:batchHeaderLen:batchHeaderLen], s2.EncodeSnappy(nil, plain[batchHeaderLen:])...)
+	binary.BigEndian.PutUint32(snappy[8:], uint32(len(snappy)-12))
+	binary.BigEndian.PutUint16(snappy[21:], 2)
+	reCRC(snappy)
+	tp := broker.TopicPartition{Topic: "orders"}
+	for _, c := range []struct {
+		name  string
+		batch []byte
+	}{{"plain", plain}, {"snappy", snappy}} {
+		for _, observed := range []bool{false, true} {
+			b.Run(fmt.Sprintf("%s/observed=%v", c.name, observed), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := readBatchesFor("kgo", tp, c.batch, observed); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(values)), "ns/record")
+			})
+		}
 	}
 }
