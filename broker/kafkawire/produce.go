@@ -76,7 +76,7 @@ func handleProduce(r *request, kr kmsg.Request) (kmsg.Response, error) {
 func (r *request) produce(ctx context.Context, tp broker.TopicPartition, records []byte, acks broker.Acks) (broker.ProduceAnswer, error) {
 	d, ok := r.batches[tp]
 	if !ok {
-		d.batches, d.err = readBatchesFor(r.client, tp, records, r.cn.s.cfg.Observer != nil)
+		d.batches, d.err = readBatchesFor(r.client, tp, records, r.cn.s.cfg.Observer != nil, nil)
 	}
 	batches, err := d.batches, d.err
 	if err != nil {

@@ -59,13 +59,14 @@ type producedBatch struct {
 // readBatches checks the batches of one partition's produce and decodes
 // their records.
 func readBatches(b []byte) ([]producedBatch, error) {
-	return readBatchesFor("", broker.TopicPartition{}, b, true)
+	return readBatchesFor("", broker.TopicPartition{}, b, true, nil)
 }
 
 // readBatchesFor checks the batches of one partition's produce, and with
 // records set decodes their records too, naming each for client (see
-// msgID) when there is one.
-func readBatchesFor(client string, tp broker.TopicPartition, b []byte, records bool) ([]producedBatch, error) {
+// msgID) when there is one. Without records, scratch (when not nil) is
+// a buffer to decompress into, kept for the next call.
+func readBatchesFor(client string, tp broker.TopicPartition, b []byte, records bool, scratch *[]byte) ([]producedBatch, error) {
 	var out []producedBatch
 	for len(b) > 0 {
 		if len(b) < 12 {
@@ -77,7 +78,7 @@ func readBatchesFor(client string, tp broker.TopicPartition, b []byte, records b
 		}
 		raw := b[:12+int(length)]
 		b = b[12+int(length):]
-		pb, err := readBatch(client, tp, raw, records)
+		pb, err := readBatch(client, tp, raw, records, scratch)
 		if err != nil {
 			return nil, err
 		}
@@ -92,8 +93,10 @@ func readBatchesFor(client string, tp broker.TopicPartition, b []byte, records b
 // readBatch checks one batch, raw (at least a header long), in one walk
 // over its records: its CRC, that every record is framed whole and
 // numbered by its place, as a producer writes them. The log keeps raw as
-// it is, so nothing is copied; decoded records alias raw.
-func readBatch(client string, tp broker.TopicPartition, raw []byte, keep bool) (producedBatch, error) {
+// it is, so nothing is copied; decoded records alias raw (or, for a
+// compressed batch, its decompressed records). A batch whose records are
+// not kept may be decompressed into scratch.
+func readBatch(client string, tp broker.TopicPartition, raw []byte, keep bool, scratch *[]byte) (producedBatch, error) {
 	be := binary.BigEndian
 	if raw[16] != 2 {
 		return producedBatch{}, batchErr(codeCorruptMessage, "a batch of message format %d; mqlab reads format 2 (Kafka 0.11 and later)", raw[16])
@@ -105,7 +108,17 @@ func readBatch(client string, tp broker.TopicPartition, raw []byte, keep bool) (
 	if attrs&0x70 != 0 {
 		return producedBatch{}, batchErr(codeInvalidRecord, "a transactional or control batch; mqlab has no transactions")
 	}
-	records, err := decompress(attrs&0x7, raw[batchHeaderLen:])
+	codec := attrs & 0x7
+	var records []byte
+	var err error
+	if keep || scratch == nil {
+		records, err = decompress(codec, raw[batchHeaderLen:])
+	} else {
+		records, err = decompressReusing(*scratch, codec, raw[batchHeaderLen:])
+		if err == nil && codec == codecSnappy && cap(records) <= scratchMax {
+			*scratch = records[:0]
+		}
+	}
 	if err != nil {
 		return producedBatch{}, err
 	}
@@ -310,6 +323,32 @@ func unsnappy(data []byte) ([]byte, error) {
 			return nil, err
 		}
 		data = data[n:]
+	}
+	return out, nil
+}
+
+// codecSnappy is Kafka's number for snappy, kgo's default codec.
+const codecSnappy = 2
+
+// scratchMax is the largest decompression buffer a connection keeps.
+const scratchMax = 1 << 20
+
+// decompressReusing is decompress, decoding a raw snappy block into buf
+// when buf is large enough, for records that are checked and dropped.
+func decompressReusing(buf []byte, codec int16, data []byte) ([]byte, error) {
+	if codec != codecSnappy || bytes.HasPrefix(data, xerialMagic) {
+		return decompress(codec, data)
+	}
+	n, err := s2.DecodedLen(data)
+	if err == nil && n > maxDecompressed {
+		err = fmt.Errorf("it decompresses to more than %d MiB", maxDecompressed>>20)
+	}
+	var out []byte
+	if err == nil {
+		out, err = s2.Decode(buf[:cap(buf)], data)
+	}
+	if err != nil {
+		return nil, batchErr(codeCorruptMessage, "snappy records do not decompress: %v", err)
 	}
 	return out, nil
 }

@@ -63,6 +63,35 @@ func TestReadBatchRefusesWhatCannotBeKept(t *testing.T) {
 	if r := got[1].records; len(r) != 1 || string(r[0].Key) != "user-7" || len(r[0].Headers) != 1 || r[0].Headers[0].Key != "trace" {
 		t.Errorf("the keyed batch's records: %+v", r)
 	}
+
+	// Snappy batches checked one after another in a connection's one
+	// decompression buffer count what the same batches read alone do.
+	var scratch []byte
+	for i, raw := range [][]byte{snappyBatch(good()), snappyBatch(keyedBatch("user-7", "trace", "order 3")), snappyBatch(good())} {
+		alone, err := readBatches(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		shared, err := readBatchesFor("kgo", broker.TopicPartition{Topic: "orders"}, raw, false, &scratch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a, b := alone[0].WireBatch, shared[0].WireBatch; a.Count != b.Count || a.KVBytes != b.KVBytes || a.MinTS != b.MinTS || a.Unkeyed != b.Unkeyed || shared[0].records != nil {
+			t.Errorf("snappy batch %d: %+v through the shared buffer; alone %+v", i, b, a)
+		}
+	}
+	if cap(scratch) == 0 {
+		t.Error("the connection kept no decompression buffer")
+	}
+}
+
+// snappyBatch is plain's batch with its records compressed by snappy,
+// as kgo sends them by default.
+func snappyBatch(plain []byte) []byte {
+	b := append(plain[:batchHeaderLen:batchHeaderLen], s2.EncodeSnappy(nil, plain[batchHeaderLen:])...)
+	binary.BigEndian.PutUint32(b[8:], uint32(len(b)-12))
+	binary.BigEndian.PutUint16(b[21:], codecSnappy)
+	return reCRC(b)
 }
 
 // BenchmarkReadBatch is the listener's check of one producer batch of
@@ -75,10 +104,7 @@ func BenchmarkReadBatch(b *testing.B) {
 		values[i] = strings.Repeat(string(rune('a'+i%26)), 100)
 	}
 	plain := producerBatch(-1, -1, values...)
-	snappy := append(plain[:batchHeaderLen:batchHeaderLen], s2.EncodeSnappy(nil, plain[batchHeaderLen:])...)
-	binary.BigEndian.PutUint32(snappy[8:], uint32(len(snappy)-12))
-	binary.BigEndian.PutUint16(snappy[21:], 2)
-	reCRC(snappy)
+	snappy := snappyBatch(slices.Clone(plain))
 	tp := broker.TopicPartition{Topic: "orders"}
 	for _, c := range []struct {
 		name  string
@@ -87,8 +113,9 @@ func BenchmarkReadBatch(b *testing.B) {
 		for _, observed := range []bool{false, true} {
 			b.Run(fmt.Sprintf("%s/observed=%v", c.name, observed), func(b *testing.B) {
 				b.ReportAllocs()
+				var scratch []byte // a connection's
 				for b.Loop() {
-					if _, err := readBatchesFor("kgo", tp, c.batch, observed); err != nil {
+					if _, err := readBatchesFor("kgo", tp, c.batch, observed, &scratch); err != nil {
 						b.Fatal(err)
 					}
 				}
