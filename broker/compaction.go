@@ -137,13 +137,14 @@ func (rep *replica) dirty(ratio float64) bool {
 	return d > 0 && d >= ratio
 }
 
-// refuseUnkeyed fails a batch for a compacted partition that holds a
-// record without a key, before it is proposed: compaction keeps records
-// by key, so Kafka refuses such a batch (INVALID_RECORD). Apply refuses
-// it too, so every replica agrees even if one got through.
-func (rep *replica) refuseUnkeyed(b partlog.Batch) error {
+// refuseUnkeyed fails a batch for a compacted partition whose record
+// unkeyed (counting from 0) has no key, before it is proposed; unkeyed is
+// -1 when every record has one. Compaction keeps records by key, so Kafka
+// refuses such a batch (INVALID_RECORD). Apply refuses it too, so every
+// replica agrees even if one got through.
+func (rep *replica) refuseUnkeyed(unkeyed int) error {
 	f := rep.partition()
-	if f == nil {
+	if f == nil || unkeyed < 0 {
 		return nil
 	}
 	f.mu.RLock()
@@ -152,11 +153,16 @@ func (rep *replica) refuseUnkeyed(b partlog.Batch) error {
 	if !compact {
 		return nil
 	}
-	for i := range b.Records {
-		if b.Records[i].Key == nil {
-			return fmt.Errorf("%w: %s: record %d of the batch has no key; a compacted topic keeps the newest record of each key, so every record needs one (produce with key=...)",
-				ErrNoKey, rep.group, i)
+	return fmt.Errorf("%w: %s: record %d of the batch has no key; a compacted topic keeps the newest record of each key, so every record needs one (produce with key=...)",
+		ErrNoKey, rep.group, unkeyed)
+}
+
+// firstUnkeyed is the first of recs without a key, -1 when all have one.
+func firstUnkeyed(recs []partlog.Record) int {
+	for i := range recs {
+		if recs[i].Key == nil {
+			return i
 		}
 	}
-	return nil
+	return -1
 }

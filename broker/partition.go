@@ -308,7 +308,7 @@ type produceResponse struct {
 // ErrNotLeader mean nothing was written; ErrUnknownOutcome means it may
 // have been.
 func (rep *replica) produce(b partlog.Batch, acks Acks) (produceResponse, error) {
-	r, err := rep.admit(b)
+	r, err := rep.admit(firstUnkeyed(b.Records))
 	if err != nil {
 		return produceResponse{}, err
 	}
@@ -327,28 +327,29 @@ func (rep *replica) produce(b partlog.Batch, acks Acks) (produceResponse, error)
 	return rep.propose(r, id, partcmd.EncodeProduceIn(rep.entries.Alloc, id, now, b), acks)
 }
 
-// produceKafka is produce for a Kafka client's batch, raw as it arrived
-// (checked by the listener), with b its records decoded: the raft entry
-// carries raw, and every replica keeps and files those bytes.
-func (rep *replica) produceKafka(raw []byte, b partlog.Batch, kvBytes, minTS int64, acks Acks) (produceResponse, error) {
-	r, err := rep.admit(b)
+// produceKafka is produce for a Kafka client's batch as it arrived
+// (checked by the listener): the raft entry carries its bytes, and every
+// replica keeps and files them.
+func (rep *replica) produceKafka(b WireBatch, acks Acks) (produceResponse, error) {
+	r, err := rep.admit(b.Unkeyed)
 	if err != nil {
 		return produceResponse{}, err
 	}
 	now := rep.c.now().UnixNano()
 	id := rep.c.reqID.Add(1)
-	return rep.propose(r, id, partcmd.EncodeProduceKafka(rep.entries.Alloc, id, now, raw, len(b.Records), kvBytes, minTS), acks)
+	return rep.propose(r, id, partcmd.EncodeProduceKafka(rep.entries.Alloc, id, now, b.Raw, b.Count, b.KVBytes, b.MinTS), acks)
 }
 
-// admit is what a leader checks before it proposes batch b: that it
-// leads, that a compacted topic's records have keys, and that its files
-// take writes (a replica that cannot write hands leadership on).
-func (rep *replica) admit(b partlog.Batch) (*raft.Raft, error) {
+// admit is what a leader checks before it proposes a batch whose record
+// unkeyed is the first without a key (-1: none): that it leads, that a
+// compacted topic's records have keys, and that its files take writes (a
+// replica that cannot write hands leadership on).
+func (rep *replica) admit(unkeyed int) (*raft.Raft, error) {
 	r := rep.raft()
 	if r == nil || r.State() != raft.Leader {
 		return nil, fmt.Errorf("%w: %s on %s", ErrNotLeader, rep.group, rep.node)
 	}
-	if err := rep.refuseUnkeyed(b); err != nil {
+	if err := rep.refuseUnkeyed(unkeyed); err != nil {
 		return nil, err
 	}
 	if err := rep.partition().filesFailed(); err != nil {

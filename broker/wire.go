@@ -105,13 +105,23 @@ func (p PartitionFront) produceOn(ctx context.Context, produce func(rep *replica
 	return ans, err
 }
 
-// ProduceKafka is Produce for a Kafka client's record batch raw (magic 2,
-// its CRC checked by the caller), kept as it arrived: b is its records
-// decoded, kvBytes their keys' and values' bytes and minTS their least
-// timestamp (unix nanoseconds).
-func (p PartitionFront) ProduceKafka(ctx context.Context, raw []byte, b Batch, kvBytes, minTS int64, acks Acks) (ProduceAnswer, error) {
+// WireBatch is a Kafka client's record batch (magic 2) as it arrived,
+// its CRC checked by the listener, with what the partition needs to keep
+// it without reading its records again.
+type WireBatch struct {
+	Raw     []byte // the record batch, kept as it is
+	Count   int    // its records
+	KVBytes int64  // their keys' and values' bytes
+	MinTS   int64  // their least timestamp, unix nanoseconds
+	Unkeyed int    // the first record without a key, -1 when every record has one
+}
+
+// ProduceKafka is Produce for a Kafka client's record batch, kept as it
+// arrived: the raft entry carries its bytes, and every replica's segment
+// file gets them with only the base offset and leader epoch set.
+func (p PartitionFront) ProduceKafka(ctx context.Context, b WireBatch, acks Acks) (ProduceAnswer, error) {
 	return p.produceOn(ctx, func(rep *replica) (produceResponse, error) {
-		return rep.produceKafka(raw, b, kvBytes, minTS, acks)
+		return rep.produceKafka(b, acks)
 	})
 }
 

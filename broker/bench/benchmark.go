@@ -83,7 +83,7 @@ type Config struct {
 	Progress func(line string)
 	// Files makes every cluster write its partitions' segment files, as
 	// a lab does, to a temporary folder removed at the end; its topics'
-	// segments then roll at 1 MiB rather than at the lab's 16 records.
+	// segments then roll at 1 MiB rather than at Kafka's 1 GiB.
 	Files bool
 }
 
@@ -312,6 +312,8 @@ func (r *Report) WriteText(w io.Writer) error {
 	p("load average (1/5/15 min): %s at the start, %s at the end", r.LoadStart, r.LoadEnd)
 	if cfg.Files {
 		p("every replica writes its partitions' segment files (.log, .index, .timeindex), as in a lab; segments roll at 1 MiB")
+	} else {
+		p("topics: segment.bytes 1 GiB, Kafka's default (a lab's topics roll every 16 records, for teaching)")
 	}
 	p("produce: %d producers, batches of %d messages (one raft entry each), %d partition%s, %s batches a round",
 		benchWorkers, Batch, cfg.Partitions, pluralS(cfg.Partitions), thousands(int64(cfg.Batches)))
@@ -483,14 +485,20 @@ func formatBytes(n float64) string {
 // Config.Files asks for them ("" for none): Run sets it for its duration.
 var filesRoot string
 
-// segmentBytes is the segment size of the phases' topics: the lab's
-// default (16 records) in memory, 1 MiB when they write files, where each
-// roll creates files (Kafka rolls at 1 GiB).
+// KafkaSegmentBytes is Kafka's default segment.bytes, 1 GiB. The
+// throughput phases give their topics this segment size, as a Kafka
+// operator would leave it, instead of the lab's teaching default of 16
+// records a segment, which rolls at every batch.
+const KafkaSegmentBytes = 1 << 30
+
+// segmentBytes is the segment size of the throughput phases' topics:
+// Kafka's default in memory, 1 MiB when they write files, so that the
+// segments close and their batches live in the files alone, as in a lab.
 func segmentBytes() int64 {
 	if filesRoot != "" {
 		return 1 << 20
 	}
-	return 0
+	return KafkaSegmentBytes
 }
 
 // clusterConfig is the configuration every phase starts its cluster with.

@@ -140,10 +140,10 @@ type ProduceBench struct {
 // produce entry in the leader's raft log, to check the raw-raft side
 // applies entries of the same size.
 //
-// The topic has the lab's defaults (16-record segments, no retention), so
-// every message stays in memory on every replica, and each raft snapshot
-// (every SnapshotThreshold entries) serialises the whole log: the longer
-// the run, the lower the rate.
+// The topic's segments are Kafka's default size (segmentBytes), and it has
+// no retention, so without files every message stays in memory on every
+// replica, and each raft snapshot (every SnapshotThreshold entries)
+// serialises the whole log: the longer the run, the lower the rate.
 func Produce(ctx context.Context, pb ProduceBench) (Rate, int, error) {
 	c, err := broker.NewCluster(clusterConfig())
 	if err != nil {

@@ -41,6 +41,10 @@ type conn struct {
 	// the one its fetches were last attributed to (see attribute);
 	// guarded by Server.mu.
 	owner, fetcher memberKey
+
+	// scratch is the reading goroutine's buffer to decompress a
+	// produce's records into while it checks them (see readBatch).
+	scratch []byte
 }
 
 func (cn *conn) clientID() string {
@@ -203,7 +207,7 @@ func (cn *conn) read(frames chan<- readFrame) {
 		var f readFrame
 		f.pr, f.parseErr = safeParse(body)
 		if req, ok := f.pr.req.(*kmsg.ProduceRequest); ok && f.parseErr == nil {
-			f.batches = decodeProduce(f.pr.client, req)
+			f.batches = decodeProduce(f.pr.client, req, cn.s.cfg.Observer != nil, &cn.scratch)
 		}
 		if !send(f) {
 			return
@@ -221,13 +225,15 @@ func safeParse(body []byte) (pr parsedRequest, err error) {
 	return parseRequest(body)
 }
 
-// decodeProduce decodes every partition's record batches of a produce.
-func decodeProduce(client string, req *kmsg.ProduceRequest) map[broker.TopicPartition]decodedBatches {
+// decodeProduce checks every partition's record batches of a produce,
+// decoding their records too when records is set (for an observer), and
+// otherwise decompressing into scratch.
+func decodeProduce(client string, req *kmsg.ProduceRequest, records bool, scratch *[]byte) map[broker.TopicPartition]decodedBatches {
 	out := map[broker.TopicPartition]decodedBatches{}
 	for _, t := range req.Topics {
 		for _, p := range t.Partitions {
 			tp := broker.TopicPartition{Topic: t.Topic, Partition: int(p.Partition)}
-			bs, err := readBatchesFor(client, tp, p.Records)
+			bs, err := readBatchesFor(client, tp, p.Records, records, scratch)
 			out[tp] = decodedBatches{batches: bs, err: err}
 		}
 	}

@@ -219,13 +219,25 @@ func gzipBatch(t *testing.T, values ...string) []byte {
 	return b
 }
 
+// keyedBatch is producerBatch's batch of one record with a key and a
+// header, as a client that sets both sends it.
+func keyedBatch(key, header, value string) []byte {
+	b := appendBatch(nil, []broker.Record{{Timestamp: time.UnixMilli(1_000_010), Key: []byte(key), Value: []byte(value),
+		Headers: []broker.Header{{Key: header, Value: []byte("1")}}}})
+	binary.BigEndian.PutUint32(b[12:], ^uint32(0)) // partition leader epoch -1, as a producer sends it
+	binary.BigEndian.PutUint32(b[17:], crc32c(b[crcFrom:]))
+	return b
+}
+
 // A producer's batch is kept as it arrived: on every replica the .log
 // file holds the very bytes the client sent, compressed ones compressed,
-// with only the base offset and the partition leader epoch set; a
-// consumer reads the records back.
+// with only the base offset and the partition leader epoch set; a fetch
+// answers with the file's bytes unchanged, from a closed segment as from
+// the active one, and a consumer reads the records back.
 func TestProducedBatchIsTheFileBatch(t *testing.T) {
 	t.Parallel() // each on a cluster and listener of its own
-	l := newLabIn(t, t.TempDir(), 3, broker.TopicConfig{Name: "orders", Partitions: 1})
+	// Two records a segment: each batch below starts a segment of its own.
+	l := newLabIn(t, t.TempDir(), 3, broker.TopicConfig{Name: "orders", Partitions: 1, SegmentRecords: 2})
 	tp := broker.TopicPartition{Topic: "orders"}
 	ctx := ctxFor(t, 30*time.Second)
 	leader, err := l.c.WaitForLeader(ctx, tp)
@@ -233,7 +245,11 @@ func TestProducedBatchIsTheFileBatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	cl := l.client(t).Broker(int(l.s.brokerID(leader)))
-	sent := [][]byte{producerBatch(-1, -1, "order 881 placed", "order 882 placed"), gzipBatch(t, "order 883 placed", "order 884 placed", "order 885 placed")}
+	sent := [][]byte{
+		producerBatch(-1, -1, "order 881 placed", "order 882 placed"),
+		gzipBatch(t, "order 883 placed", "order 884 placed", "order 885 placed"),
+		keyedBatch("user-7", "trace", "order 886 placed"),
+	}
 	var bases []int64
 	for i, b := range sent {
 		got := produceAnswer(t, cl, b)
@@ -242,63 +258,66 @@ func TestProducedBatchIsTheFileBatch(t *testing.T) {
 		}
 		bases = append(bases, got.BaseOffset)
 	}
+	if want := []int64{0, 2, 5}; !slices.Equal(bases, want) {
+		t.Fatalf("the batches got base offsets %v; want %v", bases, want)
+	}
+	// Batch i is the whole of segment bases[i]'s file, on every replica.
+	segment := func(node string, i int) []byte {
+		file, _ := os.ReadFile(filepath.Join(l.c.Files().PartitionDir(node, tp), partlog.SegmentFileName(bases[i], partlog.LogSuffix)))
+		return file
+	}
 	for _, node := range l.c.Nodes() {
-		name := filepath.Join(l.c.Files().PartitionDir(node, tp), partlog.SegmentFileName(0, partlog.LogSuffix))
 		deadline := time.Now().Add(10 * time.Second)
-		for {
-			if err := l.c.Files().Sync(); err != nil {
-				t.Fatal(err)
-			}
-			file, _ := os.ReadFile(name)
-			pos, ok := 0, true
-			for i, b := range sent {
-				if len(file) < pos+len(b) {
-					ok = false
+		for i, b := range sent {
+			for {
+				if err := l.c.Files().Sync(); err != nil {
+					t.Fatal(err)
+				}
+				if len(segment(node, i)) >= len(b) || time.Now().After(deadline) {
 					break
 				}
-				got := file[pos : pos+len(b)]
-				if base := int64(binary.BigEndian.Uint64(got)); base != bases[i] || int32(binary.BigEndian.Uint32(got[12:])) <= 0 {
-					t.Fatalf("%s: batch %d has base offset %d and epoch %d; want %d and the leader's term", node, i, base, int32(binary.BigEndian.Uint32(got[12:])), bases[i])
-				}
-				if !bytes.Equal(got[8:12], b[8:12]) || !bytes.Equal(got[16:], b[16:]) {
-					t.Fatalf("%s: batch %d in the file is not the batch the client sent", node, i)
-				}
-				pos += len(b)
+				time.Sleep(20 * time.Millisecond)
 			}
-			if ok {
-				break
+			got := segment(node, i)
+			if len(got) != len(b) {
+				t.Fatalf("%s: segment %d's file holds %d bytes; batch %d takes %d", node, bases[i], len(got), i, len(b))
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s's file holds %d bytes; the batches take %d", node, len(file), len(sent[0])+len(sent[1]))
+			if base, epoch := int64(binary.BigEndian.Uint64(got)), int32(binary.BigEndian.Uint32(got[12:])); base != bases[i] || epoch <= 0 {
+				t.Fatalf("%s: batch %d has base offset %d and epoch %d; want %d and the leader's term", node, i, base, epoch, bases[i])
 			}
-			time.Sleep(20 * time.Millisecond)
+			if !bytes.Equal(got[8:12], b[8:12]) || !bytes.Equal(got[16:], b[16:]) {
+				t.Fatalf("%s: batch %d in the file is not the batch the client sent", node, i)
+			}
 		}
 	}
-	// A fetch answers with those same bytes, from the leader's file.
-	file, err := os.ReadFile(filepath.Join(l.c.Files().PartitionDir(leader, tp), partlog.SegmentFileName(0, partlog.LogSuffix)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, at := range []int64{0, 3} { // a fetch from inside a batch gets all of it, as from Kafka
-		fr := fetchAnswer(t, cl, at)
-		start := 0
-		if at == 3 {
-			start = len(sent[0])
-		}
-		if fr.ErrorCode != 0 || !bytes.Equal(fr.RecordBatches, file[start:len(sent[0])+len(sent[1])]) {
-			t.Errorf("a fetch at %d answers %d bytes (code %d); want the file's %d from byte %d", at, len(fr.RecordBatches), fr.ErrorCode, len(sent[0])+len(sent[1])-start, start)
+	// A fetch answers with the leader's file as it is, whole batches of
+	// one segment from the one holding the offset: from inside a batch,
+	// all of it, as from Kafka. Segments 0 and 2 are closed, 5 is active.
+	for _, c := range []struct {
+		at    int64
+		batch int
+	}{{0, 0}, {1, 0}, {3, 1}, {5, 2}} {
+		fr := fetchAnswer(t, cl, c.at)
+		if want := segment(leader, c.batch); fr.ErrorCode != 0 || !bytes.Equal(fr.RecordBatches, want) {
+			t.Errorf("a fetch at %d answers %d bytes (code %d); want segment %d's file, %d bytes", c.at, len(fr.RecordBatches), fr.ErrorCode, bases[c.batch], len(want))
 		}
 	}
 	c := l.client(t, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{"orders": {0: kgo.NewOffset().AtStart()}}))
 	var got []string
-	for len(got) < 5 {
+	for len(got) < 6 {
 		fs := c.PollFetches(ctx)
 		if err := fs.Err(); err != nil {
 			t.Fatalf("consume: %v", err)
 		}
-		fs.EachRecord(func(r *kgo.Record) { got = append(got, string(r.Value)) })
+		fs.EachRecord(func(r *kgo.Record) {
+			got = append(got, string(r.Value))
+			if r.Offset == 5 && (string(r.Key) != "user-7" || len(r.Headers) != 1 || r.Headers[0].Key != "trace") {
+				t.Errorf("offset 5 has key %q and headers %v; want user-7 and trace", r.Key, r.Headers)
+			}
+		})
 	}
-	if want := []string{"order 881 placed", "order 882 placed", "order 883 placed", "order 884 placed", "order 885 placed"}; !slices.Equal(got, want) {
+	want := []string{"order 881 placed", "order 882 placed", "order 883 placed", "order 884 placed", "order 885 placed", "order 886 placed"}
+	if !slices.Equal(got, want) {
 		t.Errorf("consumed %q; want %q", got, want)
 	}
 }

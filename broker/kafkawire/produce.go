@@ -76,7 +76,7 @@ func handleProduce(r *request, kr kmsg.Request) (kmsg.Response, error) {
 func (r *request) produce(ctx context.Context, tp broker.TopicPartition, records []byte, acks broker.Acks) (broker.ProduceAnswer, error) {
 	d, ok := r.batches[tp]
 	if !ok {
-		d.batches, d.err = readBatchesFor(r.client, tp, records)
+		d.batches, d.err = readBatchesFor(r.client, tp, records, r.cn.s.cfg.Observer != nil, nil)
 	}
 	batches, err := d.batches, d.err
 	if err != nil {
@@ -84,13 +84,13 @@ func (r *request) produce(ctx context.Context, tp broker.TopicPartition, records
 	}
 	var first broker.ProduceAnswer
 	for i, b := range batches {
-		ans, err := r.front().Partition(tp).ProduceKafka(ctx, b.raw, b.Batch, b.kvBytes, b.minTS, acks)
+		ans, err := r.front().Partition(tp).ProduceKafka(ctx, b.WireBatch, acks)
 		if errors.Is(err, broker.ErrDuplicateSequence) {
 			// Older than the five batches the partition remembers: it was
 			// written, and Kafka answers so without an offset.
 			ans, err = broker.ProduceAnswer{BaseOffset: -1}, nil
 		}
-		r.observeProduce(tp, b.Batch, acks, ans, err)
+		r.observeProduce(tp, b.records, acks, ans, err)
 		if err != nil {
 			return broker.ProduceAnswer{}, err
 		}
@@ -104,12 +104,12 @@ func (r *request) produce(ctx context.Context, tp broker.TopicPartition, records
 // observeProduce tells the observer what the client will learn of a
 // batch: acknowledged with its offsets, refused, or unknown when the
 // answer is lost or the write may or may not have happened.
-func (r *request) observeProduce(tp broker.TopicPartition, b broker.Batch, acks broker.Acks, ans broker.ProduceAnswer, err error) {
+func (r *request) observeProduce(tp broker.TopicPartition, recs []broker.BatchRecord, acks broker.Acks, ans broker.ProduceAnswer, err error) {
 	obs := r.cn.s.cfg.Observer
 	if obs == nil {
 		return
 	}
-	p := Produced{Client: r.client, Partition: tp, Records: make([]ObservedRecord, len(b.Records))}
+	p := Produced{Client: r.client, Partition: tp, Records: make([]ObservedRecord, len(recs))}
 	switch {
 	case err == nil && acks == broker.AcksNone:
 		p.Fate = SentUnconfirmed
@@ -120,7 +120,7 @@ func (r *request) observeProduce(tp broker.TopicPartition, b broker.Batch, acks 
 	default:
 		p.Fate = Refused
 	}
-	for i, rec := range b.Records {
+	for i, rec := range recs {
 		p.Records[i] = ObservedRecord{MsgID: rec.MsgID, Key: rec.Key, Offset: -1, Tombstone: rec.Value == nil}
 		if p.Fate == Acked && ans.BaseOffset >= 0 {
 			p.Records[i].Offset = ans.BaseOffset + int64(i)

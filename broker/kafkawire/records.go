@@ -17,7 +17,6 @@ import (
 	"github.com/klauspost/compress/s2"
 	"github.com/klauspost/compress/zstd"
 	"github.com/pierrec/lz4/v4"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/mqlab/mqlab/broker"
 	"github.com/mqlab/mqlab/broker/partlog"
@@ -49,22 +48,25 @@ func batchErr(code int16, format string, args ...any) error {
 	return &errBatch{code: code, text: fmt.Sprintf(format, args...)}
 }
 
-// producedBatch is one batch a producer sent: raw as it arrived, and
-// decoded, with what the partition's log needs to append raw without
-// decoding it again.
+// producedBatch is one batch a producer sent, as it arrived, with what
+// the partition's log needs to append it without reading it again, and
+// its records decoded only when an observer is to hear of them.
 type producedBatch struct {
-	broker.Batch
-	raw            []byte // the record batch, aliasing the request's frame
-	kvBytes, minTS int64  // its records' key and value bytes, and least timestamp (unix nanoseconds)
+	broker.WireBatch
+	records []broker.BatchRecord // nil unless asked for
 }
 
-// readBatches decodes the batches of one partition's produce.
+// readBatches checks the batches of one partition's produce and decodes
+// their records.
 func readBatches(b []byte) ([]producedBatch, error) {
-	return readBatchesFor("", broker.TopicPartition{}, b)
+	return readBatchesFor("", broker.TopicPartition{}, b, true, nil)
 }
 
-// readBatchesFor decodes them naming each record for client (see msgID).
-func readBatchesFor(client string, tp broker.TopicPartition, b []byte) ([]producedBatch, error) {
+// readBatchesFor checks the batches of one partition's produce, and with
+// records set decodes their records too, naming each for client (see
+// msgID) when there is one. Without records, scratch (when not nil) is
+// a buffer to decompress into, kept for the next call.
+func readBatchesFor(client string, tp broker.TopicPartition, b []byte, records bool, scratch *[]byte) ([]producedBatch, error) {
 	var out []producedBatch
 	for len(b) > 0 {
 		if len(b) < 12 {
@@ -76,7 +78,7 @@ func readBatchesFor(client string, tp broker.TopicPartition, b []byte) ([]produc
 		}
 		raw := b[:12+int(length)]
 		b = b[12+int(length):]
-		pb, err := readBatch(client, tp, raw)
+		pb, err := readBatch(client, tp, raw, records, scratch)
 		if err != nil {
 			return nil, err
 		}
@@ -88,67 +90,159 @@ func readBatchesFor(client string, tp broker.TopicPartition, b []byte) ([]produc
 	return out, nil
 }
 
-func readBatch(client string, tp broker.TopicPartition, raw []byte) (producedBatch, error) {
+// readBatch checks one batch, raw (at least a header long), in one walk
+// over its records: its CRC, that every record is framed whole and
+// numbered by its place, as a producer writes them. The log keeps raw as
+// it is, so nothing is copied; decoded records alias raw (or, for a
+// compressed batch, its decompressed records). A batch whose records are
+// not kept may be decompressed into scratch.
+func readBatch(client string, tp broker.TopicPartition, raw []byte, keep bool, scratch *[]byte) (producedBatch, error) {
+	be := binary.BigEndian
 	if raw[16] != 2 {
 		return producedBatch{}, batchErr(codeCorruptMessage, "a batch of message format %d; mqlab reads format 2 (Kafka 0.11 and later)", raw[16])
 	}
-	// Unsafe reads alias raw instead of copying it: every frame has a
-	// buffer of its own, and the broker copies the records into its batch.
-	var kb kmsg.RecordBatch
-	if err := kb.UnsafeReadFrom(raw); err != nil {
-		return producedBatch{}, batchErr(codeCorruptMessage, "a batch does not decode: %v", err)
+	if want, got := be.Uint32(raw[17:]), crc32.Checksum(raw[crcFrom:], castagnoli); got != want {
+		return producedBatch{}, batchErr(codeCorruptMessage, "a batch's CRC-32C is %08x, its bytes give %08x: it was damaged on the way", want, got)
 	}
-	if got := crc32.Checksum(raw[crcFrom:], castagnoli); got != uint32(kb.CRC) {
-		return producedBatch{}, batchErr(codeCorruptMessage, "a batch's CRC-32C is %08x, its bytes give %08x: it was damaged on the way", uint32(kb.CRC), got)
-	}
-	if kb.Attributes&0x20 != 0 || kb.Attributes&0x40 != 0 {
+	attrs := int16(be.Uint16(raw[21:]))
+	if attrs&0x70 != 0 {
 		return producedBatch{}, batchErr(codeInvalidRecord, "a transactional or control batch; mqlab has no transactions")
 	}
-	records, err := decompress(kb.Attributes&0x7, kb.Records)
+	codec := attrs & 0x7
+	var records []byte
+	var err error
+	if keep || scratch == nil {
+		records, err = decompress(codec, raw[batchHeaderLen:])
+	} else {
+		records, err = decompressReusing(*scratch, codec, raw[batchHeaderLen:])
+		if err == nil && codec == codecSnappy && cap(records) <= scratchMax {
+			*scratch = records[:0]
+		}
+	}
 	if err != nil {
 		return producedBatch{}, err
 	}
-	if kb.NumRecords < 0 || int(kb.NumRecords) > len(records) {
-		return producedBatch{}, batchErr(codeCorruptMessage, "a batch says it holds %d records in %d bytes", kb.NumRecords, len(records))
-	}
-	if kb.LastOffsetDelta != kb.NumRecords-1 {
-		return producedBatch{}, batchErr(codeInvalidRecord, "a batch of %d records says its last offset delta is %d; a producer's batch numbers its records 0 to %d", kb.NumRecords, kb.LastOffsetDelta, kb.NumRecords-1)
-	}
-	pb := producedBatch{raw: raw, minTS: int64(1<<63 - 1)}
-	if kb.ProducerID >= 0 {
-		pb.ProducerID, pb.BaseSeq = partlog.EpochProducer(kb.ProducerID, kb.ProducerEpoch), kb.FirstSequence
-	}
-	pb.Records = make([]broker.BatchRecord, 0, kb.NumRecords)
-	for i := int32(0); i < kb.NumRecords; i++ {
-		l, n := binary.Varint(records)
-		if n <= 0 || l < 0 || l > int64(len(records)-n) {
-			return producedBatch{}, batchErr(codeCorruptMessage, "record %d of a batch is cut short", i)
-		}
-		var kr kmsg.Record
-		if err := kr.UnsafeReadFrom(records[:n+int(l)]); err != nil {
-			return producedBatch{}, batchErr(codeCorruptMessage, "record %d of a batch does not decode: %v", i, err)
-		}
-		records = records[n+int(l):]
-		if kr.OffsetDelta != i {
-			return producedBatch{}, batchErr(codeInvalidRecord, "record %d of a batch has offset delta %d; a producer's batch numbers its records 0, 1, 2, ...", i, kr.OffsetDelta)
-		}
-		ts := (kb.FirstTimestamp + kr.TimestampDelta64) * int64(time.Millisecond)
-		pb.kvBytes += int64(len(kr.Key) + len(kr.Value))
-		pb.minTS = min(pb.minTS, ts)
-		var id string
-		if client != "" {
-			id = msgID(tp, kr.Key, kr.Value)
-		}
-		rec := broker.BatchRecord{Key: kr.Key, Value: kr.Value, Timestamp: ts, MsgID: id}
-		for _, h := range kr.Headers {
-			rec.Headers = append(rec.Headers, broker.Header{Key: h.Key, Value: h.Value})
-		}
-		pb.Records = append(pb.Records, rec)
-	}
-	if len(pb.Records) == 0 {
+	count, lastDelta := int32(be.Uint32(raw[57:])), int32(be.Uint32(raw[23:]))
+	firstTS := int64(be.Uint64(raw[27:]))
+	switch {
+	case count < 0 || int(count) > len(records):
+		return producedBatch{}, batchErr(codeCorruptMessage, "a batch says it holds %d records in %d bytes", count, len(records))
+	case count == 0:
 		return producedBatch{}, batchErr(codeInvalidRecord, "an empty batch")
+	case lastDelta != count-1:
+		return producedBatch{}, batchErr(codeInvalidRecord, "a batch of %d records says its last offset delta is %d; a producer's batch numbers its records 0 to %d", count, lastDelta, count-1)
+	}
+	pb := producedBatch{WireBatch: broker.WireBatch{Raw: raw, Count: int(count), MinTS: int64(1<<63 - 1), Unkeyed: -1}}
+	if keep {
+		pb.records = make([]broker.BatchRecord, 0, count)
+	}
+	for i := range count {
+		r, rest, ok := nextRecord(records)
+		if !ok {
+			return producedBatch{}, batchErr(codeCorruptMessage, "record %d of a batch is cut short or does not decode", i)
+		}
+		records = rest
+		if r.offsetDelta != int64(i) {
+			return producedBatch{}, batchErr(codeInvalidRecord, "record %d of a batch has offset delta %d; a producer's batch numbers its records 0, 1, 2, ...", i, r.offsetDelta)
+		}
+		ts := (firstTS + r.tsDelta) * int64(time.Millisecond)
+		pb.KVBytes += int64(len(r.key) + len(r.value))
+		pb.MinTS = min(pb.MinTS, ts)
+		if r.key == nil && pb.Unkeyed < 0 {
+			pb.Unkeyed = int(i)
+		}
+		if keep {
+			rec := broker.BatchRecord{Key: r.key, Value: r.value, Timestamp: ts, Headers: r.decodeHeaders()}
+			if client != "" {
+				rec.MsgID = msgID(tp, r.key, r.value)
+			}
+			pb.records = append(pb.records, rec)
+		}
+	}
+	if len(records) > 0 {
+		return producedBatch{}, batchErr(codeCorruptMessage, "%d bytes follow a batch's last record", len(records))
 	}
 	return pb, nil
+}
+
+// wireRecord is one record of a batch, its fields slices of the batch.
+type wireRecord struct {
+	tsDelta, offsetDelta int64
+	key, value           []byte // nil for a null key or value
+	headers              []byte // the header count and the headers, as sent
+	headerCount          int
+}
+
+// nextRecord reads the record at the start of p as Kafka frames it (a
+// varint length, then attributes, timestamp delta, offset delta, key,
+// value, headers, filling exactly that length); ok is false when it does
+// not hold together.
+func nextRecord(p []byte) (r wireRecord, rest []byte, ok bool) {
+	l, n := binary.Varint(p)
+	if n <= 0 || l < 1 || l > int64(len(p)-n) {
+		return r, nil, false
+	}
+	rest, p = p[n+int(l):], p[n+1:n+int(l)] // past the attributes
+	if r.tsDelta, n = binary.Varint(p); n <= 0 {
+		return r, nil, false
+	}
+	p = p[n:]
+	if r.offsetDelta, n = binary.Varint(p); n <= 0 {
+		return r, nil, false
+	}
+	p = p[n:]
+	if r.key, p, ok = bytesField(p); !ok {
+		return r, nil, false
+	}
+	if r.value, p, ok = bytesField(p); !ok {
+		return r, nil, false
+	}
+	r.headers = p
+	hc, n := binary.Varint(p)
+	if n <= 0 || hc < 0 || hc > int64(len(p)) {
+		return r, nil, false
+	}
+	p = p[n:]
+	for range hc {
+		if _, p, ok = bytesField(p); !ok {
+			return r, nil, false
+		}
+		if _, p, ok = bytesField(p); !ok {
+			return r, nil, false
+		}
+	}
+	r.headerCount = int(hc)
+	return r, rest, len(p) == 0
+}
+
+// bytesField reads a varint length and that many bytes (-1: null).
+func bytesField(p []byte) (b, rest []byte, ok bool) {
+	l, n := binary.Varint(p)
+	if n <= 0 || l < -1 || l > int64(len(p)-n) {
+		return nil, nil, false
+	}
+	p = p[n:]
+	if l < 0 {
+		return nil, p, true
+	}
+	return p[:l:l], p[l:], true
+}
+
+// decodeHeaders returns r's headers, which nextRecord has checked.
+func (r *wireRecord) decodeHeaders() []broker.Header {
+	if r.headerCount == 0 {
+		return nil
+	}
+	_, n := binary.Varint(r.headers)
+	p := r.headers[n:]
+	hs := make([]broker.Header, r.headerCount)
+	for i := range hs {
+		var k []byte
+		k, p, _ = bytesField(p)
+		hs[i].Key = string(k)
+		hs[i].Value, p, _ = bytesField(p)
+	}
+	return hs
 }
 
 // The partition logs keep a compressed batch compressed and read its
@@ -229,6 +323,32 @@ func unsnappy(data []byte) ([]byte, error) {
 			return nil, err
 		}
 		data = data[n:]
+	}
+	return out, nil
+}
+
+// codecSnappy is Kafka's number for snappy, kgo's default codec.
+const codecSnappy = 2
+
+// scratchMax is the largest decompression buffer a connection keeps.
+const scratchMax = 1 << 20
+
+// decompressReusing is decompress, decoding a raw snappy block into buf
+// when buf is large enough, for records that are checked and dropped.
+func decompressReusing(buf []byte, codec int16, data []byte) ([]byte, error) {
+	if codec != codecSnappy || bytes.HasPrefix(data, xerialMagic) {
+		return decompress(codec, data)
+	}
+	n, err := s2.DecodedLen(data)
+	if err == nil && n > maxDecompressed {
+		err = fmt.Errorf("it decompresses to more than %d MiB", maxDecompressed>>20)
+	}
+	var out []byte
+	if err == nil {
+		out, err = s2.Decode(buf[:cap(buf)], data)
+	}
+	if err != nil {
+		return nil, batchErr(codeCorruptMessage, "snappy records do not decompress: %v", err)
 	}
 	return out, nil
 }

@@ -251,6 +251,9 @@ type batchInfo struct {
 	BatchHeader
 	minTS int64
 	bytes int64 // key+value bytes
+	// wireExact: a Kafka client's batch that its file gives back exactly
+	// (checkWire), found on the walk that checked it.
+	wireExact bool
 }
 
 // parseHeader reads the batch header. rest starts at the MsgID blob length.
@@ -335,13 +338,14 @@ func parseHeader(p []byte) (h BatchHeader, rest []byte, err error) {
 func parseBatch(p []byte) (batchInfo, error) {
 	if len(p) > 0 && p[0] == batchVersionKafka {
 		h, _, kv, minTS, err := parseWire(p)
+		var exact bool
 		if err == nil {
-			err = checkWire(&h)
+			exact, err = checkWire(&h, kv, minTS)
 		}
 		if err != nil {
 			return batchInfo{}, err
 		}
-		return batchInfo{BatchHeader: h, minTS: minTS, bytes: kv}, nil
+		return batchInfo{BatchHeader: h, minTS: minTS, bytes: kv, wireExact: exact}, nil
 	}
 	h, q, err := parseHeader(p)
 	if err != nil {

@@ -247,8 +247,12 @@ func (lf *logFiles) append(s *segment, b *batchRef) {
 	n := len(f.pendingLog)
 	if h.kafka != nil {
 		// A Kafka client's batch goes to the file as it arrived.
+		// Whether it comes back from the file exactly is known when the
+		// append's check found it; a batch attached later is walked again.
 		f.pendingLog = appendWireToFile(f.pendingLog, h.kafka, b.base, b.epoch)
-		b.fromFile = wireFromFile(b.data, h.kafka)
+		if !b.fromFile {
+			b.fromFile = wireFromFile(b.data, h.kafka)
+		}
 	} else {
 		lf.recs = decodeRecords(b.data, lf.recs[:0], b.base, 0, int(b.count), b.epoch)
 		f.pendingLog = appendKafkaBatch(f.pendingLog, lf.recs, b.base, b.next()-1, h.ProducerID, h.BaseSeq, b.epoch)

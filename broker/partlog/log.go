@@ -112,7 +112,7 @@ func (l *Log) AppendEncoded(data []byte, epoch uint64) (AppendResult, error) {
 	}
 
 	base := l.end()
-	l.add(batchRef{data: data[:len(data):len(data)], base: base, maxTS: info.MaxTimestamp, epoch: epoch, count: int32(info.Count)}, &info)
+	l.add(batchRef{data: data[:len(data):len(data)], base: base, maxTS: info.MaxTimestamp, epoch: epoch, count: int32(info.Count), fromFile: info.wireExact}, &info)
 	if info.ProducerID != 0 {
 		l.remember(info.ProducerID, info.BaseSeq, info.Count, base)
 	}

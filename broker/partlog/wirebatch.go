@@ -120,24 +120,31 @@ func parseWire(p []byte) (h BatchHeader, raw []byte, kvBytes, minTS int64, err e
 // checkWire walks an uncompressed Kafka batch's records so a later read
 // cannot fail: each record's framing fits and its offset delta is its
 // place in the batch. A compressed batch was checked by whoever decompressed
-// it before proposing it.
-func checkWire(h *BatchHeader) error {
+// it before proposing it. exact reports whether the envelope's key+value
+// bytes kv and least timestamp minTS are the records' own, so the batch
+// turns back into these bytes from its file (see wireFromFile); a
+// compressed batch never does.
+func checkWire(h *BatchHeader, kv, minTS int64) (exact bool, err error) {
 	raw := h.kafka
 	if int16(binary.BigEndian.Uint16(raw[21:]))&kafkaCodecMask != 0 {
-		return nil
+		return false, nil
 	}
+	first := int64(binary.BigEndian.Uint64(raw[27:]))
+	gotKV, gotMin := int64(0), int64(1<<63-1)
 	p := raw[KafkaBatchHeaderLen:]
 	for i := range h.Count {
-		r, rest, ok := readKafkaRecord(p)
+		r, rest, ok := readKafkaRecordNoHeaders(p)
 		if !ok || r.offsetDelta != int64(i) {
-			return corruptf("kafka batch", len(raw)-len(p), "record %d does not decode, or its offset delta is not %d", i, i)
+			return false, corruptf("kafka batch", len(raw)-len(p), "record %d does not decode, or its offset delta is not %d", i, i)
 		}
+		gotKV += int64(len(r.key) + len(r.value))
+		gotMin = min(gotMin, (first+r.tsDelta)*1e6)
 		p = rest
 	}
 	if len(p) > 0 {
-		return corruptf("kafka batch", len(raw)-len(p), "%d bytes after the last record", len(p))
+		return false, corruptf("kafka batch", len(raw)-len(p), "%d bytes after the last record", len(p))
 	}
-	return nil
+	return gotKV == kv && gotMin == minTS, nil
 }
 
 // wireRecords returns the uncompressed records of a version 6 batch.

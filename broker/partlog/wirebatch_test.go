@@ -223,3 +223,39 @@ func TestCompactedClientRecordsGetNoIDHeader(t *testing.T) {
 	}
 	check("recovered", back)
 }
+
+// A client's batch leaves memory with its closed segment only when the
+// append's one walk over its records found the envelope to be theirs:
+// one whose envelope says otherwise could not be rebuilt from the file
+// as it was appended, so it stays, and both read back whole.
+func TestClientBatchLeavesMemoryOnlyWhenItsFileGivesItBack(t *testing.T) {
+	ts := int64(1_700_000_000_000) * 1e6
+	l := newLog(t, Config{SegmentRecords: 3, Name: "orders/0"})
+	if err := l.AttachDir(t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	good := clientBatch(t, false, msRecs("good", 3, ts))
+	appendWire(t, l, good, 1)
+	off := clientBatch(t, false, msRecs("off", 3, ts+1e9))
+	kv, minTS, err := wireInfo(off)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.AppendEncoded(AppendWireBatch(nil, off, kv+1, minTS), 1); err != nil {
+		t.Fatalf("a batch whose envelope counts one byte too many: %v", err)
+	}
+	appendWire(t, l, clientBatch(t, false, msRecs("last", 3, ts+2e9)), 1) // closes the second segment
+	if n := len(l.segs); n != 3 {
+		t.Fatalf("%d segments; want 3", n)
+	}
+	if l.segs[0].batches[0].data != nil {
+		t.Error("the batch whose file gives it back is still in memory after its segment closed")
+	}
+	if l.segs[1].batches[0].data == nil {
+		t.Error("the batch whose envelope is not its records' left memory; its file cannot give it back as appended")
+	}
+	got := readAll(t, l)
+	if len(got) != 9 || string(got[0].Value) != string(msRecs("good", 3, ts)[0].Value) || string(got[3].Value) != string(msRecs("off", 3, ts+1e9)[0].Value) {
+		t.Errorf("read back %d records, the first %q and the fourth %q", len(got), got[0].Value, got[3].Value)
+	}
+}
