@@ -46,6 +46,7 @@ func TestBuyersExhaustASyncCheckout(t *testing.T) {
 	mustRun(t, l, "wait busy(checkout) == 8", "wait waiting(checkout) > 0",
 		"wait answered(checkout) == 50 timeout=30s", "wait busy(checkout) == 0 timeout=30s",
 		"expect arrived(checkout) == 50",
+		"expect threads(checkout) == 8",
 		"expect p99(checkout) >= 5", // the error pages come at the 5 s deadline
 		"expect served(checkout) < 20",
 		"expect no_thread(checkout) > 0",

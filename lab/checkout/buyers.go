@@ -335,6 +335,8 @@ func (bs *Buyers) Value(_ context.Context, v command.Value) (any, bool, error) {
 		return float64(st.Busy), true, nil
 	case "waiting":
 		return float64(st.Waiting), true, nil
+	case "threads":
+		return float64(st.Threads), true, nil
 	}
 	return nil, true, fmt.Errorf("%s: the lab cannot read this value", v)
 }

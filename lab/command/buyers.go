@@ -50,6 +50,7 @@ func buildBuyers(p *parser, _ *Spec) (Command, *posError) {
 var serviceValues = map[string]string{
 	"p50": "checkout", "p99": "checkout", "arrived": "checkout", "answered": "checkout", "served": "checkout",
 	"errors": "checkout", "no_thread": "checkout", "charged_but_failed": "checkout", "busy": "checkout", "waiting": "checkout",
+	"threads": "checkout",
 }
 
 // ServiceOf names the service a lab value function measures ("checkout"

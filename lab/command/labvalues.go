@@ -90,6 +90,7 @@ var labFuncs = []labFunc{
 	{"charged_but_failed", "checkout", true, false, false, "buyers charged and then shown an error page"},
 	{"busy", "checkout", true, false, false, "the checkout's request threads at work now"},
 	{"waiting", "checkout", true, false, false, "buyers waiting for a request thread now"},
+	{"threads", "checkout", true, false, false, "the request threads the checkout runs (its threads= option)"},
 	{"sqs_answers", "NODE", false, false, false, "yes when NODE's SQS port (sqs listen) takes a connection now, no when nothing listens there"},
 	{"state", "X", false, false, false, "a node, client or service: up, down, crashed or stopped"},
 	{"elapsed", "LOAD", true, false, false, "lab seconds since a load (named by its client or topic) began sending"},
