@@ -110,13 +110,15 @@ type queueSet struct {
 	expired    map[string]bool // message ids some queue dropped by TTL
 	dropped    map[string]bool // message ids a full queue dropped from its head
 	staleAcks  map[string]int  // by queue: acks refused because the message had been received again
+	renewals   map[string]int  // by queue: visibility deadlines a worker with extend= moved
 
 	finished clients.Finished // when the workers' acks landed, for throughput(Q) (package lab/clients)
 }
 
 func newQueueSet(l *Lab, w *world) *queueSet {
 	return &queueSet{clientSet: newClientSet[*worker](l, w, "worker"), senders: map[string]*broker.QueueClient{},
-		acked: map[string]bool{}, expired: map[string]bool{}, dropped: map[string]bool{}, staleAcks: map[string]int{}}
+		acked: map[string]bool{}, expired: map[string]bool{}, dropped: map[string]bool{}, staleAcks: map[string]int{},
+		renewals: map[string]int{}}
 }
 
 // fresh is a new worker, stopped until its first run.

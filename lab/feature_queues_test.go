@@ -112,6 +112,36 @@ func TestWorkerCrashRedeliversAfterVisibility(t *testing.T) {
 	}
 }
 
+// A worker with extend= keeps its message hidden past the visibility
+// timeout for as long as its work lasts, and renewals(Q) counts each move
+// of the deadline; without it a second worker is handed the message.
+func TestWorkerExtendKeepsItsMessage(t *testing.T) {
+	t.Parallel() // on a lab of its own, it mostly waits on lab time
+	l := newLab(t)
+	mustRun(t, l, "queue create receipts visibility=1s",
+		`send receipts value="receipt 881"`,
+		"worker start w1 queue=receipts work=2500ms extend=1s",
+		"wait inflight(receipts) == 1",
+		"worker start w1b queue=receipts work=2500ms extend=1s",
+		"wait processed(receipts) >= 1",
+		"wait depth(receipts) == 0",
+		"expect delivered(receipts) == 1", // w1b never saw it
+		// renewals every 0.5 s while 2.5 s of work lasts: 4, or 5 when
+		// the last one meets the end of the work
+		"expect renewals(receipts) >= 4",
+		"expect renewals(receipts) <= 5",
+		"queue create slips visibility=1s",
+		`send slips value="slip 881"`,
+		"worker start w2 queue=slips work=2500ms",
+		"wait inflight(slips) == 1",
+		"worker start w3 queue=slips work=2500ms",
+		"wait delivered(slips) >= 2",
+		"expect renewals(slips) == 0")
+	if _, err := l.Exec(ctxFor(t, 10*time.Second), "expect renewals(nope) == 0"); err == nil || !strings.Contains(err.Error(), "not a queue") {
+		t.Errorf("renewals of an unknown queue: %v; want it to say it is not a queue", err)
+	}
+}
+
 // A permanent failure goes to the DLQ at once; retries with backoff nack
 // with a delay and dead-letter after max-attempts; the redrive's delivery
 // is a replay, not a duplicate.

@@ -110,6 +110,13 @@ func (queuesFeature) value(_ context.Context, w *world, v command.Value) (any, b
 		qs.mu.Lock()
 		defer qs.mu.Unlock()
 		return float64(qs.staleAcks[v.Arg]), true, nil
+	case "renewals":
+		if !w.isQueue(v.Arg) {
+			return nil, true, fmt.Errorf("%s: %q is not a queue; renewals counts the visibility deadlines a queue's workers moved", v, v.Arg)
+		}
+		qs.mu.Lock()
+		defer qs.mu.Unlock()
+		return float64(qs.renewals[v.Arg]), true, nil
 	case "delivered", "processed", "workers":
 		if !w.isQueue(v.Arg) {
 			return nil, false, nil
