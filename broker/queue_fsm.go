@@ -216,8 +216,9 @@ func msgName(seq uint64, id string) string {
 	return fmt.Sprintf("m%d (%s)", seq, id)
 }
 
-// emit reports what an apply did, one event per message. Only the leader
-// reports, so each thing is told once.
+// emit reports what an apply did, one event per message. The first
+// replica to apply an entry reports it (firstToApply), so each thing is
+// told once.
 func (f *queueFSM) emit(term uint64, changes []queue.Change) {
 	q := f.rep.group
 	for _, ch := range changes {

@@ -110,7 +110,7 @@ type queueSet struct {
 	expired    map[string]bool // message ids some queue dropped by TTL
 	dropped    map[string]bool // message ids a full queue dropped from its head
 	staleAcks  map[string]int  // by queue: acks refused because the message had been received again
-	renewals   map[string]int  // by queue: visibility deadlines a worker with extend= moved
+	renewals   map[string]int  // by queue: visibility deadlines its consumers moved (ChangeMessageVisibility)
 
 	finished clients.Finished // when the workers' acks landed, for throughput(Q) (package lab/clients)
 }

@@ -185,10 +185,6 @@ func (ru *workerRun) keepHidden(d broker.Delivery) (stop func()) {
 			if err := ru.qc.ChangeVisibility(ctx, ru.cmd.Queue, d.ReceiptHandle, ext); err != nil {
 				return
 			}
-			qs := ru.wk.qs
-			qs.mu.Lock()
-			qs.renewals[ru.wk.queueOf(d)]++
-			qs.mu.Unlock()
 		}
 	}()
 	return func() { cancel(); <-done }

@@ -112,8 +112,9 @@ func (queuesFeature) value(_ context.Context, w *world, v command.Value) (any, b
 		return float64(qs.staleAcks[v.Arg]), true, nil
 	case "renewals":
 		if !w.isQueue(v.Arg) {
-			return nil, true, fmt.Errorf("%s: %q is not a queue; renewals counts the visibility deadlines a queue's workers moved", v, v.Arg)
+			return nil, true, fmt.Errorf("%s: %q is not a queue; renewals counts the visibility deadlines its consumers moved", v, v.Arg)
 		}
+		qs.l.syncBroker(w) // the renewals the broker reported so far
 		qs.mu.Lock()
 		defer qs.mu.Unlock()
 		return float64(qs.renewals[v.Arg]), true, nil
@@ -138,9 +139,21 @@ func (queuesFeature) value(_ context.Context, w *world, v command.Value) (any, b
 }
 
 // note takes what the checker needs from the broker's events: which
-// messages were acked or expired. Called with the timeline lock held.
+// messages were acked or expired; and the renewals of each queue. Called
+// with the timeline lock held.
 func (qs *queueSet) note(e broker.Event) {
-	if qs == nil || e.MsgID == "" {
+	if qs == nil {
+		return
+	}
+	if e.Kind == broker.EventQueueVisibility {
+		// The lab's workers with extend= and SQS clients alike: the
+		// broker reports each accepted renewal once.
+		qs.mu.Lock()
+		qs.renewals[e.Group]++
+		qs.mu.Unlock()
+		return
+	}
+	if e.MsgID == "" {
 		return
 	}
 	switch e.Kind {

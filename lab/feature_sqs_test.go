@@ -181,3 +181,28 @@ func TestSQSAnswersDialsTheNodesPort(t *testing.T) {
 		t.Errorf("an unknown node: %v", err)
 	}
 }
+
+// renewals(Q) counts an SQS client's ChangeMessageVisibility as it counts
+// a lab worker's extend=: each new deadline the queue accepted, once.
+func TestRenewalsCountSQSClients(t *testing.T) {
+	t.Parallel()
+	l := newLab(t)
+	mustRun(t, l, "queue create receipts visibility=2s", "sqs listen port=0", `send receipts value="receipt 881"`)
+	ctx := ctxFor(t, 30*time.Second)
+	c := sqsClient(t, l, "billing")
+	url, err := c.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String("receipts")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: url.QueueUrl, WaitTimeSeconds: 1})
+	if err != nil || len(out.Messages) != 1 {
+		t.Fatalf("receive: %v, %d messages", err, len(out.Messages))
+	}
+	for range 3 {
+		if _, err := c.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: url.QueueUrl,
+			ReceiptHandle: out.Messages[0].ReceiptHandle, VisibilityTimeout: 5}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustRun(t, l, "expect renewals(receipts) == 3")
+}

@@ -75,7 +75,7 @@ var labFuncs = []labFunc{
 	{"inflight", "QUEUE", true, false, false, "a queue's messages in flight"},
 	{"oldest_age", "QUEUE", true, false, false, "the age in seconds of a queue's oldest message"},
 	{"stale_acks", "QUEUE", true, false, false, "acks a queue's workers sent that it refused because their delivery was no longer the latest: the message had been received again"},
-	{"renewals", "QUEUE", true, false, false, "times a queue's workers with extend= moved a message's visibility deadline and the queue accepted it (SQS's ChangeMessageVisibility)"},
+	{"renewals", "QUEUE", true, false, false, "times a queue accepted a new visibility deadline for a message in flight (SQS's ChangeMessageVisibility): from the lab's workers with extend= and from SQS clients"},
 	{"throughput", "GROUP|QUEUE", true, false, false, "messages per second a group's consumers or a queue's workers finished over the last second of lab time (readable once they have run unchanged that long)"},
 	{"members", "GROUP", true, false, false, "members of a consumer group in its current generation"},
 	{"retries", "X", true, false, false, "retries scheduled by a worker or consumer, or for a queue or group"},
