@@ -104,8 +104,8 @@ var mutations = map[string]struct{ old, new, why string }{
 		why: "with a 500 ms session the coordinator drops billing-2 long before the clock stops 3 s after its crash, and billing-1 reads its partition: members(billing) == 2 and lag(billing) >= 120 fail",
 	},
 	"your-own-client": {
-		old: "slow n1 100ms\ndrop next reply to checkout", new: "slow n2 30ms\ndrop next reply to checkout",
-		why: "with a follower's links slowed rather than n1's (by less, so the election after n1's death stays quick on a busy machine), n1 commits \"packed\" with the other follower before it dies, so no retry needs the new leader: hwm(orders/0@n1) == hwm_before fails",
+		old: `value="order 881 packed" acks=all idempotent=true`, new: `value="order 881 packed" acks=all idempotent=false`,
+		why: "a checkout without idempotence sends \"packed\" again as a new batch: the new leader writes it a second time, so recognised_all, hwm == 7 and duplicate_writes == 0 fail",
 	},
 }
 
