@@ -21,6 +21,14 @@ var moreMutations = map[string][]struct{ old, new, why string }{
 			old: `send updates key=order-881 group=order-881 value="order 881 update {n}" count=5`, new: `send updates key=order-881 group=order-881-{n} value="order 881 update {n}" count=5`,
 			why: "in the four-order scene, order 881's updates each in a group of their own are the oldest two ready when the clock runs, so w1 takes the first and w2 the second and finishes it first: order_violations == 0 fails",
 		},
+		{
+			old: "do: worker start w4 queue=updates work=1s\n", new: "",
+			why: "three workers for four groups leave one order waiting at every moment and need 7 s for the twenty updates: processed(updates) == 20 fails at 6.5 s",
+		},
+		{
+			old: "do: worker start w4 queue=updates work=1s\n", new: "do: worker start w4 queue=updates work=1s\ndo: worker start w5 queue=updates work=1s\ndo: worker start w6 queue=updates work=1s\n",
+			why: "six workers take turns at the four groups' lines, each of them working some update, one more than the budget pays for: workers(updates) <= 5 fails",
+		},
 	},
 	"delivery-guarantees": {
 		{
