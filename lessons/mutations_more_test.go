@@ -21,6 +21,20 @@ var moreMutations = map[string][]struct{ old, new, why string }{
 			old: `send updates key=order-881 group=order-881 value="order 881 update {n}" count=5`, new: `send updates key=order-881 group=order-881-{n} value="order 881 update {n}" count=5`,
 			why: "in the four-order scene, order 881's updates each in a group of their own are the oldest two ready when the clock runs, so w1 takes the first and w2 the second and finishes it first: order_violations == 0 fails",
 		},
+		{
+			old: "do: worker start w4 queue=updates work=1s\n", new: "",
+			why: "three workers for four groups leave one order waiting at every moment and need 7 s for the twenty updates: processed(updates) == 20 fails at 6.5 s",
+		},
+		{
+			old: "do: worker start w4 queue=updates work=1s\n", new: "do: worker start w4 queue=updates work=1s\ndo: worker start w5 queue=updates work=1s\ndo: worker start w6 queue=updates work=1s\n",
+			why: "six workers take turns at the four groups' lines, each of them working some update, one more than the budget pays for: workers(updates) <= 5 fails",
+		},
+	},
+	"your-own-sqs-worker": {
+		{
+			old: "work=3200ms extend=2s crash=after-work", new: "work=3200ms extend=5500ms crash=after-work",
+			why: "the copy that dies in the deploy hides receipt 883 for 5.5 s from its last renewal, at 2.75 s, so the fresh copy gets it about 8.25 s after the first receive: oldest_age(receipts) <= 7 fails",
+		},
 	},
 	"delivery-guarantees": {
 		{
@@ -64,6 +78,11 @@ func TestCurriculumMutationsMore(t *testing.T) {
 					mutated, err := Parse(les.File, bytes.Replace(src, []byte(m.old), []byte(m.new), 1))
 					if err != nil {
 						t.Fatalf("the mutated lesson does not parse: %v", err)
+					}
+					if listensOnAFixedPort(mutated) {
+						// Another play of the lesson may hold its port.
+						fixedPort.Lock()
+						defer fixedPort.Unlock()
 					}
 					var out bytes.Buffer
 					err = PlayHeadless(ctxFor(t, 2*LessonTimeLimit), mutated, &out, Options{Timing: "fast", FailFast: true})
