@@ -580,20 +580,35 @@ const decideLesson = "---\nid: decide\ntitle: Decide\nconcepts: [acks]\n---\n\n"
 	"```predict\nconcept: acks\nWhat now?\n- [x] this\n- [ ] that\nwhy: because.\n```\n\n" +
 	"```expect\nconcept: acks\nhwm(orders/0) >= 2\n```\n"
 
+// openDecision plays src, a lesson like decideLesson, to its first step,
+// and returns the player and a reader of orders/0's high-water mark.
+func openDecision(t *testing.T, ctx context.Context, src string, opts PlayerOptions) (*Player, func() string) {
+	t.Helper()
+	les, err := Parse("decide.md", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, l := newTestPlayer(t, les, opts)
+	if _, err := p.Goto(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	return p, func() string {
+		t.Helper()
+		v, err := l.Value(ctx, script(t, "expect hwm(orders/0) == 0")[0].Cmd.(command.Expect).Cond.Left)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+}
+
 // A decision task stays open after a command that meets its goal, with
 // lab time held across the learner's commands, until they say their
 // choice is complete (n); n before any command is refused and says why.
 func TestDecisionWaitsForTheLearnersWord(t *testing.T) {
 	playsALab(t)
 	ctx := ctxFor(t, time.Minute)
-	les, err := Parse("decide.md", []byte(decideLesson))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, _ := newTestPlayer(t, les, PlayerOptions{})
-	if _, err := p.Goto(ctx, 0); err != nil {
-		t.Fatal(err)
-	}
+	p, _ := openDecision(t, ctx, decideLesson, PlayerOptions{})
 	if _, err := p.Next(ctx); err == nil || !strings.Contains(err.Error(), "first your choice: how many orders") {
 		t.Fatalf("n before any command: %v", err)
 	}
@@ -631,14 +646,7 @@ func TestDecisionWaitsForTheLearnersWord(t *testing.T) {
 func TestSandboxDecisionPlaysOut(t *testing.T) {
 	playsALab(t)
 	ctx := ctxFor(t, time.Minute)
-	les, err := Parse("decide.md", []byte(decideLesson))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, _ := newTestPlayer(t, les, PlayerOptions{Sandbox: true})
-	if _, err := p.Goto(ctx, 0); err != nil {
-		t.Fatal(err)
-	}
+	p, _ := openDecision(t, ctx, decideLesson, PlayerOptions{Sandbox: true})
 	if _, err := p.Exec(ctx, "produce orders"); err != nil {
 		t.Fatal(err)
 	}
@@ -662,22 +670,7 @@ func TestSandboxDecisionPlaysOut(t *testing.T) {
 func TestDecisionCommandsWaitForTheChoice(t *testing.T) {
 	playsALab(t)
 	ctx := ctxFor(t, time.Minute)
-	les, err := Parse("decide.md", []byte(decideLesson))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, l := newTestPlayer(t, les, PlayerOptions{})
-	if _, err := p.Goto(ctx, 0); err != nil {
-		t.Fatal(err)
-	}
-	hwm := func() string {
-		t.Helper()
-		v, err := l.Value(ctx, script(t, "expect hwm(orders/0) == 0")[0].Cmd.(command.Expect).Cond.Left)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
+	p, hwm := openDecision(t, ctx, decideLesson, PlayerOptions{})
 	chosen := func() []string {
 		for _, b := range p.State().Blocks {
 			if b.Kind == KindTask && !b.Task.Done {
@@ -762,22 +755,7 @@ func TestDecisionAfterTheLessonsPause(t *testing.T) {
 			playsALab(t)
 			ctx := ctxFor(t, time.Minute)
 			src := strings.Replace(decideLesson, "wait leader(orders/0) != none\n", "wait leader(orders/0) != none\n"+pause+"\n", 1)
-			les, err := Parse("decide.md", []byte(src))
-			if err != nil {
-				t.Fatal(err)
-			}
-			p, l := newTestPlayer(t, les, PlayerOptions{})
-			if _, err := p.Goto(ctx, 0); err != nil {
-				t.Fatal(err)
-			}
-			hwm := func() string {
-				t.Helper()
-				v, err := l.Value(ctx, script(t, "expect hwm(orders/0) == 0")[0].Cmd.(command.Expect).Cond.Left)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return v
-			}
+			p, hwm := openDecision(t, ctx, src, PlayerOptions{})
 			if st := p.State(); st.Status != StatusTask || !strings.Contains(st.Held, "your commands wait") {
 				t.Fatalf("at the decision: %v, held %q; want the task, saying commands wait", st.Status, st.Held)
 			}
@@ -807,22 +785,7 @@ func TestDecisionAfterTheLessonsPause(t *testing.T) {
 func TestDecisionHoldsAfterTheLearnersOwnPause(t *testing.T) {
 	playsALab(t)
 	ctx := ctxFor(t, time.Minute)
-	les, err := Parse("decide.md", []byte(decideLesson))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, l := newTestPlayer(t, les, PlayerOptions{})
-	if _, err := p.Goto(ctx, 0); err != nil {
-		t.Fatal(err)
-	}
-	hwm := func() string {
-		t.Helper()
-		v, err := l.Value(ctx, script(t, "expect hwm(orders/0) == 0")[0].Cmd.(command.Expect).Cond.Left)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
+	p, hwm := openDecision(t, ctx, decideLesson, PlayerOptions{})
 	if _, err := p.Exec(ctx, "resume"); err != nil {
 		t.Fatal(err)
 	}
