@@ -277,6 +277,11 @@ func (p *Player) Next(ctx context.Context) (string, error) {
 		p.stopPlaying()
 	case StatusPredict:
 		if !sandbox {
+			for i := len(st.blocks) - 1; i >= 0; i-- {
+				if pp := st.blocks[i].Prediction; st.blocks[i].Kind == KindPredict && pp != nil && pp.Numeric {
+					return "", errors.New("first the question: type your number and press enter")
+				}
+			}
 			return "", errors.New("first the question: answer it with its letter")
 		}
 	case StatusBroken:

@@ -245,8 +245,8 @@ func TestTaskWaitsForTheLearner(t *testing.T) {
 	}
 }
 
-// A question can ask for a number: a letter is refused and says so, a
-// number within the stated tolerance is right, the reveal says the answer
+// A question can ask for a number: a letter is refused and says so, as
+// is n before the number; a number within the stated tolerance is right, the reveal says the answer
 // with its tolerance, progress keeps the number, and a headless run shows
 // the answer.
 func TestNumericPrediction(t *testing.T) {
@@ -294,6 +294,9 @@ func TestNumericPrediction(t *testing.T) {
 		}
 		if _, err := p.Predict(ctx, "b"); err == nil || !strings.Contains(err.Error(), "a number, such as 20") {
 			t.Errorf("a letter for a number: %v", err)
+		}
+		if _, err := p.Next(ctx); err == nil || !strings.Contains(err.Error(), "type your number") {
+			t.Errorf("n before the number: %v; want it to ask for a number, not a letter", err)
 		}
 		out, err := p.Predict(ctx, tc.said)
 		if err != nil {
