@@ -209,7 +209,7 @@ func (p *Lesson) body(ls *view.Lesson) (rows []string, starts, tops []int) {
 				}
 			}
 		case view.BlockTask:
-			rows = append(rows, p.task(b.Task)...)
+			rows = append(rows, p.task(b.Task, failedAfter(bs, i))...)
 		case view.BlockPrediction:
 			pr, answer := p.prediction(b.Prediction)
 			if answer > 0 {
@@ -283,11 +283,16 @@ func pipeRow(l string) string {
 	return "| " + strings.Join(cells, " | ") + " |"
 }
 
-func (p *Lesson) task(t *view.Task) []string {
+func (p *Lesson) task(t *view.Task, failed bool) []string {
 	st := p.ctx.Styles
 	var rows []string
 	mark, ms := "[ ] ", &st.Warn
-	if t.Done {
+	switch {
+	case t.Done && failed:
+		// Its goal was reached, but the way there broke what the step
+		// checks: not a done task for the learner.
+		mark, ms = "["+draw.SymFail+"] ", &st.Fail
+	case t.Done:
 		mark, ms = "["+draw.SymOK+"] ", &st.OK
 	}
 	for i, s := range draw.WrapRuns(draw.Inline(st, draw.OneLine(t.Text)), p.w-4, "") {
@@ -320,6 +325,24 @@ func (p *Lesson) task(t *view.Task) []string {
 		}
 	}
 	return rows
+}
+
+// failedAfter says whether an expectation checked after the task at i,
+// before the next task, failed.
+func failedAfter(bs []view.LessonBlock, i int) bool {
+	for _, b := range bs[i+1:] {
+		switch b.Kind {
+		case view.BlockTask:
+			return false
+		case view.BlockExpect:
+			for _, e := range b.Expectations {
+				if e.Checked && !e.OK {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // commandRows is a command as the pane shows it: after its mark

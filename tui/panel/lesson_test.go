@@ -423,3 +423,27 @@ func TestTaskLineStylesInlineCode(t *testing.T) {
 		}
 	}
 }
+
+// A task whose goal was reached by a way that broke what its step checks
+// shows ✗, not ✓: the learner's box must not read done beside the failed
+// checks under it. The box of a task before it stays as it was.
+func TestTaskBeforeAFailedCheckIsNotTicked(t *testing.T) {
+	ctx := NewContext(nil, draw.NewStyles(draw.DefaultTheme), keys.Default())
+	ls := &view.Lesson{Title: "Work queues", Step: 2, Steps: 3, Status: lessons.StatusFailed,
+		Blocks: []view.LessonBlock{
+			{Kind: view.BlockTask, Task: &view.Task{Text: "Send receipt 881.", Done: true}},
+			{Kind: view.BlockExpect, Expectations: []view.Expectation{{Text: "depth(receipts) == 1", Label: "it waits", Checked: true, OK: true}}},
+			{Kind: view.BlockTask, Task: &view.Task{Text: "Start two workers with an extend= of your choosing.", Done: true}},
+			{Kind: view.BlockExpect, Expectations: []view.Expectation{{Text: "delivered(receipts) == 1", Label: "handed out once", Checked: true, OK: false, Got: "delivered(receipts) is 3"}}},
+		}}
+	ctx.State = &view.State{Lesson: ls}
+	p := NewLesson(ctx)
+	p.SetSize(60, 30)
+	got := ansi.Strip(p.View())
+	if !strings.Contains(got, "["+draw.SymOK+"] Send receipt 881.") {
+		t.Errorf("the task before the passing check lost its ✓:\n%s", got)
+	}
+	if !strings.Contains(got, "["+draw.SymFail+"] Start two workers") || strings.Contains(got, "["+draw.SymOK+"] Start two workers") {
+		t.Errorf("the task before the failed check reads done:\n%s", got)
+	}
+}
