@@ -105,7 +105,7 @@ var mutations = map[string]struct{ old, new, why string }{
 	},
 	"your-own-client": {
 		old: `value="order 881 packed" acks=all idempotent=true`, new: `value="order 881 packed" acks=all idempotent=false`,
-		why: "a checkout without idempotence sends \"packed\" again as a new batch: the new leader writes it a second time, so recognised_all, hwm == 7 and duplicate_writes == 0 fail",
+		why: "a checkout without idempotence sends \"packed\" again as a new batch: the new leader writes it a second time, so hwm == 7 and duplicate_writes == 0 fail",
 	},
 }
 
