@@ -103,7 +103,8 @@ func (w *world) retryTargets() []string {
 // without a partition). Together they show where adding clients stops
 // helping: a group never has more busy members than its topic has
 // partitions, and clients that share a database cannot outrun its write
-// ceiling.
+// ceiling. generation(G) numbers a group's rebalances, so a lesson can
+// see that none happened.
 //
 // throughput(X) counts the work finished in the last clients.ThroughputWindow of
 // lab time (clients.Finished): a queue's acks, a group's finished records.
@@ -112,7 +113,7 @@ func (w *world) retryTargets() []string {
 // that long, so that a reading never mixes two set-ups: until then it is
 // "not now", which a wait keeps polling through.
 
-// backPressureFeature reads throughput(X) and members(G).
+// backPressureFeature reads throughput(X), members(G) and generation(G).
 type backPressureFeature struct{}
 
 // backPressure is the family of the back-pressure values.
@@ -158,6 +159,12 @@ func (backPressureFeature) value(_ context.Context, w *world, v command.Value) (
 			}
 		}
 		return float64(n), true, nil
+	case "generation":
+		gs, err := w.groups.groupState(v.Arg)
+		if err != nil {
+			return nil, true, notNow(fmt.Errorf("%s: %w", v, err))
+		}
+		return float64(gs.Generation), true, nil
 	}
 	return nil, false, nil
 }

@@ -178,3 +178,27 @@ func TestThroughputCountsTheLastSecondsAcks(t *testing.T) {
 		t.Errorf("an unknown queue: %v", err)
 	}
 }
+
+// processed(CLIENT) counts one worker's or consumer's finished work, so a
+// lesson can tell two workers sharing a queue from one doing it all.
+func TestProcessedByOneClient(t *testing.T) {
+	t.Parallel() // it mostly waits on lab time
+	l := newLab(t)
+	mustRun(t, l, "queue create jobs", "send jobs count=6 as=shop",
+		"worker start w1 queue=jobs", "wait processed(jobs) == 6",
+		"worker start w2 queue=jobs",
+		"topic create orders partitions=1", "produce orders count=3",
+		"consumer start c1 group=billing topic=orders", "wait lag(billing) == 0")
+	if n := labNumber(t, l, "processed(w1)"); n != 6 {
+		t.Errorf("processed(w1) = %v; w1 alone worked the six jobs", n)
+	}
+	if n := labNumber(t, l, "processed(w2)"); n != 0 {
+		t.Errorf("processed(w2) = %v; w2 started after the queue was empty", n)
+	}
+	if n := labNumber(t, l, "processed(c1)"); n != 3 {
+		t.Errorf("processed(c1) = %v; the consumer read three records", n)
+	}
+	if _, err := l.Exec(ctxFor(t, 5*time.Second), "expect processed(nobody) == 0"); err == nil {
+		t.Errorf("processed(nobody) read a number; no group, queue or client has that name")
+	}
+}

@@ -44,3 +44,28 @@ func TestStallAgainstTheSession(t *testing.T) {
 		t.Errorf("stall of a stopped consumer: %v", err)
 	}
 }
+
+// generation(G) moves at every rebalance and stays put while the members
+// keep their session: a member dropped and rejoined between two readings
+// shows there, though members(G) reads the same before and after.
+func TestGenerationCountsRebalances(t *testing.T) {
+	t.Parallel() // on a lab of its own, it mostly waits on lab time
+	l := newLab(t)
+	mustRun(t, l,
+		"topic create orders partitions=2",
+		"consumer start g-1 group=g topic=orders",
+		"consumer start g-2 group=g topic=orders session=400ms",
+		"wait members(g) == 2", "wait idle(g) == 0")
+	joined := labNumber(t, l, "generation(g)")
+	mustRun(t, l, "stall g-2 for=200ms", "pause in=300ms", "resume")
+	if got := labNumber(t, l, "generation(g)"); got != joined {
+		t.Errorf("generation %v after a stall within the session, %v before; want no rebalance", got, joined)
+	}
+	mustRun(t, l, "stall g-2 for=1s", "pause in=1100ms", "resume", "wait members(g) == 2", "wait idle(g) == 0")
+	if got := labNumber(t, l, "generation(g)"); got < joined+2 {
+		t.Errorf("generation %v after g-2 was dropped and joined again, %v before; want two rebalances more", got, joined)
+	}
+	if _, err := l.Exec(ctxFor(t, 5*time.Second), "expect generation(nogroup) == 0"); err == nil {
+		t.Errorf("generation(nogroup) read a number")
+	}
+}

@@ -75,6 +75,9 @@ func (groupsFeature) value(ctx context.Context, w *world, v command.Value) (any,
 			if w.isQueue(v.Arg) {
 				return queues.value(ctx, w, v)
 			}
+			if n, ok := w.clientProcessed(v.Arg); ok && v.Func == "processed" {
+				return float64(n), true, nil
+			}
 			if _, err := g.groupState(v.Arg); err != nil {
 				return nil, true, notNow(fmt.Errorf("%s: %w", v, err))
 			}
@@ -189,4 +192,21 @@ func ownedPartitions(gs broker.ConsumerGroupState) int {
 		}
 	}
 	return n
+}
+
+// clientProcessed reads processed(CLIENT): the work one consumer or
+// worker finished, so a lesson can see that each of a queue's workers
+// did its share. ok is false when no consumer or worker has that name.
+func (w *world) clientProcessed(name string) (n int, ok bool) {
+	var c *clientCore
+	if cc := w.groups.get(name); cc != nil {
+		c = cc.core()
+	} else if wk := w.queues.get(name); wk != nil {
+		c = wk.core()
+	} else {
+		return 0, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.processedN, true
 }
