@@ -97,7 +97,7 @@ var mutations = map[string]struct{ old, new, why string }{
 	},
 	"fifo-queues": {
 		old: "pause in=180s", new: "pause in=60s",
-		why: "a fourth send four minutes after the first is still inside the five-minute window and is dropped: depth(payments) == 4 fails",
+		why: "a third refund sent four minutes after the first is still inside the five-minute window and is dropped: depth(refunds) == 2 fails",
 	},
 	"rebalancing": {
 		old: "crash=after-work session=4s", new: "crash=after-work session=500ms",
