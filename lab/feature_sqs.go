@@ -1,11 +1,15 @@
 package lab
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"net"
+	"net/http"
 	"net/url"
 	"slices"
 	"strings"
@@ -139,6 +143,9 @@ const sqsDialTimeout = 500 * time.Millisecond
 // client would, rather than asking the listener, so a node that went on
 // listening after its kill would read yes.
 func (sqsFeature) value(ctx context.Context, w *world, v command.Value) (any, bool, error) {
+	if v.Func == "sqs_reaches" {
+		return sqsReaches(ctx, w, v)
+	}
 	if v.Func != "sqs_answers" {
 		return nil, false, nil
 	}
@@ -193,6 +200,9 @@ var sqsFates = map[sqswire.Fate]checker.Outcome{
 }
 
 func (h *sqsHistory) Asked(a sqswire.Asked) {
+	if a.Client == sqsProbe {
+		return // the lab's own check, not a client of the learner's
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.seen(a.Client)
@@ -270,3 +280,65 @@ func (h *sqsHistory) deliveredFrom(queue string) int {
 	}
 	return n
 }
+
+// sqsProbe is the client name sqs_reaches asks under. Lab clients cannot
+// take a name that starts with '_', so it is never a learner's client,
+// and the SQS clients the screen lists leave it out.
+const sqsProbe = "_lab-check"
+
+// sqsProbeHandle is a receipt handle of the right form that no message
+// has: the leader answers it ReceiptHandleIsInvalid and changes nothing.
+const sqsProbeHandle = "m999999999-r1"
+
+// sqsReaches reads sqs_reaches(NODE, QUEUE): it sends NODE's SQS port a
+// ChangeMessageVisibility for QUEUE, as a client would, and says what came
+// back. Any answer from the queue's leader, here an invalid receipt, is
+// yes; ServiceUnavailable is unavailable; a refused connection, refused.
+func sqsReaches(ctx context.Context, w *world, v command.Value) (any, bool, error) {
+	nodes := w.cluster.Nodes()
+	if !slices.Contains(nodes, v.Arg) {
+		return nil, true, fmt.Errorf("%s: no node named %q; the nodes are %s%s", v, v.Arg, strings.Join(nodes, ", "), didYouMean(v.Arg, nodes))
+	}
+	if !w.isQueue(v.Key) {
+		return nil, true, fmt.Errorf("%s: no queue named %q", v, v.Key)
+	}
+	srv := w.sqsServer()
+	if srv == nil {
+		return nil, true, fmt.Errorf("%s: the nodes are not listening for SQS clients; start them with sqs listen", v)
+	}
+	endpoint := srv.Endpoint(v.Arg)
+	body, _ := json.Marshal(map[string]any{
+		"QueueUrl": endpoint + "/000000000000/" + v.Key, "ReceiptHandle": sqsProbeHandle, "VisibilityTimeout": 0,
+	})
+	ctx, cancel := context.WithTimeout(ctx, sqsProbeTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint+"/", bytes.NewReader(body))
+	if err != nil {
+		return nil, true, fmt.Errorf("%s: %w", v, err)
+	}
+	req.Header.Set("Content-Type", "application/x-amz-json-1.0")
+	req.Header.Set("X-Amz-Target", "AmazonSQS.ChangeMessageVisibility")
+	req.Header.Set("X-Mqlab-Client", sqsProbe)
+	resp, err := sqsProbeClient.Do(req)
+	if err != nil {
+		var op *net.OpError
+		if errors.As(err, &op) && op.Op == "dial" {
+			return "refused", true, nil
+		}
+		// No answer in time, or the connection closed without one: not
+		// yet readable, as a wait keeps polling through.
+		return nil, true, notNow(fmt.Errorf("%s: %s gave no answer: %w", v, v.Arg, err))
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode == http.StatusServiceUnavailable {
+		return "unavailable", true, nil
+	}
+	return "yes", true, nil
+}
+
+// sqsProbeTimeout bounds sqs_reaches' request: a node forwards at once or
+// answers ServiceUnavailable once its wait for a leader runs out.
+const sqsProbeTimeout = 15 * time.Second
+
+var sqsProbeClient = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}

@@ -206,3 +206,43 @@ func TestRenewalsCountSQSClients(t *testing.T) {
 	}
 	mustRun(t, l, "expect renewals(receipts) == 3")
 }
+
+// sqs_reaches(NODE, QUEUE) asks through the node's SQS port as a client
+// would: a live node with a leader behind it passes the request on; a
+// live node whose queue has no leader answers ServiceUnavailable; a dead
+// node's port refuses. The request changes nothing in the queue, and its
+// client is not listed among the learner's.
+func TestSQSReachesAsksThroughTheNode(t *testing.T) {
+	t.Parallel()
+	l := newLab(t)
+	mustRun(t, l, "queue create receipts visibility=10s", "elect n3 receipts", "sqs listen port=0",
+		`send receipts value="receipt 882"`,
+		"expect sqs_reaches(n1, receipts) == yes",
+		"expect sqs_reaches(n3, receipts) == yes",
+		"expect depth(receipts) == 1", "expect inflight(receipts) == 0",
+		"kill n1",
+		"wait sqs_answers(n1) == no timeout=10s",
+		"expect sqs_reaches(n1, receipts) == refused",
+		"expect sqs_reaches(n2, receipts) == yes",
+		"kill n3",
+		"wait leader(receipts) == none timeout=10s",
+		"expect sqs_reaches(n2, receipts) == unavailable",
+		"restart n3",
+		"wait leader(receipts) != none timeout=20s",
+		"wait sqs_reaches(n2, receipts) == yes timeout=20s",
+		"expect depth(receipts) == 1", "expect delivered(receipts) == 0")
+	w, err := l.world()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := w.sqsWire.clientNames(); len(got) != 0 {
+		t.Errorf("the SQS clients listed are %v; the lab's own check is none of them", got)
+	}
+	ctx := ctxFor(t, 10*time.Second)
+	if _, err := l.Exec(ctx, "expect sqs_reaches(n2, nope) == yes"); err == nil || !strings.Contains(err.Error(), `no queue named "nope"`) {
+		t.Errorf("an unknown queue: %v", err)
+	}
+	if _, err := l.Exec(ctx, "expect sqs_reaches(receipts) == yes"); err == nil {
+		t.Errorf("sqs_reaches with one argument was accepted")
+	}
+}

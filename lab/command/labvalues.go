@@ -38,7 +38,7 @@ type Value struct {
 	Service string // rows
 	Table   string // rows
 	Where   string // rows: an SQL condition, or ""
-	Key     string // partition_of: the key (Arg is the topic)
+	Key     string // partition_of: the key (Arg is the topic); sqs_reaches: the queue (Arg is the node)
 	Other   string // speedup: the client compared with (Arg is the one measured)
 	// epoch(P@n1, 1500): the epoch of the record at offset At, as that
 	// replica (or, without @, the leader) holds it
@@ -94,6 +94,7 @@ var labFuncs = []labFunc{
 	{"waiting", "checkout", true, false, false, "buyers waiting for a request thread now"},
 	{"threads", "checkout", true, false, false, "the request threads the checkout runs (its threads= option)"},
 	{"sqs_answers", "NODE", false, false, false, "yes when NODE's SQS port (sqs listen) takes a connection now, no when nothing listens there"},
+	{"sqs_reaches", "NODE, QUEUE", false, false, false, "what a request for QUEUE through NODE's SQS port gets now: yes when the node passes it to the queue's leader and that answers; unavailable when the node answers ServiceUnavailable (HTTP 503), as it does while the queue has no leader; refused when nothing listens there. It asks with a ChangeMessageVisibility for a receipt handle no message has, which changes nothing"},
 	{"state", "X", false, false, false, "a node, client or service: up, down, crashed or stopped"},
 	{"elapsed", "LOAD", true, false, false, "lab seconds since a load (named by its client or topic) began sending"},
 	{"idle", "GROUP", true, false, false, "a consumer group's members that own no partition: more members than partitions"},
@@ -177,7 +178,7 @@ func (v Value) String() string {
 		return v.Word
 	}
 	switch {
-	case v.Func == "partition_of":
+	case v.Func == "partition_of" || v.Func == "sqs_reaches":
 		return v.Func + "(" + v.Arg + ", " + v.Key + ")"
 	case v.Func == "speedup":
 		return v.Func + "(" + v.Arg + ", " + v.Other + ")"
@@ -259,6 +260,13 @@ func parseValue(t token) (Value, *posError) {
 		return parseSpeedup(v, arg, argCol)
 	case name == "partition_of":
 		return parsePartitionOf(v, arg, argCol)
+	case name == "sqs_reaches":
+		node, queue, ok := twoNames(arg)
+		if !ok || !nodeRe.MatchString(node) {
+			return Value{}, errAt(argCol, "sqs_reaches(…) needs NODE, QUEUE, as in sqs_reaches(n2, receipts)")
+		}
+		v.Arg, v.Key = node, queue
+		return v, nil
 	case f.target:
 		if atOffset[name] {
 			if before, at, ok := strings.Cut(arg, ","); ok {
