@@ -30,6 +30,12 @@ var moreMutations = map[string][]struct{ old, new, why string }{
 			why: "six workers take turns at the four groups' lines, each of them working some update, one more than the budget pays for: workers(updates) <= 5 fails",
 		},
 	},
+	"the-log": {
+		{
+			old: "do: topic create payments partitions=1 segment=10 retention=2m", new: "do: topic create payments partitions=1 segment=100 retention=2m",
+			why: "segments of 100 payments keep the first of each about 220 s, its segment's fill time plus the retention: followed from 200 s into the day, payment 100 is still on disk when the payment 182 offsets later arrives, and logstart(payments/0) > oldest fails",
+		},
+	},
 	"your-own-sqs-worker": {
 		{
 			old: "work=3200ms extend=2s crash=after-work", new: "work=3200ms extend=5500ms crash=after-work",
