@@ -759,24 +759,7 @@ func TestDecisionAfterTheLessonsPause(t *testing.T) {
 			ctx := ctxFor(t, time.Minute)
 			src := strings.Replace(decideLesson, "wait leader(orders/0) != none\n", "wait leader(orders/0) != none\n"+pause+"\n", 1)
 			p, hwm := openDecision(t, ctx, src, PlayerOptions{})
-			if st := p.State(); st.Status != StatusTask || !strings.Contains(st.Held, "your commands wait") {
-				t.Fatalf("at the decision: %v, held %q; want the task, saying commands wait", st.Status, st.Held)
-			}
-			out, err := p.Exec(ctx, "produce orders count=2")
-			if err != nil || !strings.Contains(out, "n (or space)") {
-				t.Fatalf("a command of the choice: %q %v; want it kept until n", out, err)
-			}
-			if got := hwm(); got != "0" {
-				t.Fatalf("the log ends at %s while the learner is still choosing; want 0", got)
-			}
-			if out, err := p.Next(ctx); err != nil || !strings.Contains(out, "your choice is in") {
-				t.Fatalf("n after the choice: %q %v", out, err)
-			}
-			for end := time.Now().Add(10 * time.Second); p.State().Status == StatusTask || hwm() != "2"; time.Sleep(10 * time.Millisecond) {
-				if time.Now().After(end) {
-					t.Fatalf("after n the step is %v and the log ends at %s; want the question, and 2 records", p.State().Status, hwm())
-				}
-			}
+			choiceWaitsForN(t, ctx, p, hwm, "at the decision")
 		})
 	}
 }
@@ -798,12 +781,20 @@ func TestDecisionHoldsAfterTheLearnersOwnPause(t *testing.T) {
 	if _, err := p.Exec(ctx, "pause"); err != nil {
 		t.Fatal(err)
 	}
+	choiceWaitsForN(t, ctx, p, hwm, "after the learner's pause")
+}
+
+// choiceWaitsForN checks a decision open on a stopped clock: the task
+// says the learner's commands wait, a command of the choice is kept and
+// changes nothing, and n runs it and lets lab time play it out.
+func choiceWaitsForN(t *testing.T, ctx context.Context, p *Player, hwm func() string, when string) {
+	t.Helper()
 	if st := p.State(); st.Status != StatusTask || !strings.Contains(st.Held, "your commands wait") {
-		t.Fatalf("after the learner's pause: %v, held %q; want the task, saying commands wait", st.Status, st.Held)
+		t.Fatalf("%s: %v, held %q; want the task, saying commands wait", when, st.Status, st.Held)
 	}
 	out, err := p.Exec(ctx, "produce orders count=2")
 	if err != nil || !strings.Contains(out, "n (or space)") {
-		t.Fatalf("a command of the choice on the stopped clock: %q %v; want it kept until n", out, err)
+		t.Fatalf("a command of the choice: %q %v; want it kept until n", out, err)
 	}
 	if got := hwm(); got != "0" {
 		t.Fatalf("the log ends at %s while the learner is still choosing; want 0", got)
