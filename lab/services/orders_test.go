@@ -10,6 +10,16 @@ import (
 	"time"
 )
 
+// place places an order for each id, as the checkout would.
+func place(t *testing.T, ctx context.Context, s *Orders, ids ...int64) {
+	t.Helper()
+	for _, id := range ids {
+		if _, err := s.Place(ctx, Order{ID: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 func newOrders(t *testing.T, env *testEnv, mode OrdersMode, crash ...string) *Orders {
 	t.Helper()
 	s, err := NewOrders(context.Background(), OrdersConfig{Mode: mode, Crash: crash}, env.Env)
@@ -194,11 +204,7 @@ func TestOutboxRelayKeepsARowTheBrokerDidNotAcknowledge(t *testing.T) {
 	ctx := context.Background()
 	env := newTestEnv()
 	s := newOrders(t, env, Outbox)
-	for _, id := range []int64{881, 882} {
-		if _, err := s.Place(ctx, Order{ID: id}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	place(t, ctx, s, 881, 882)
 	env.pub.outcomes = []Outcome{Unknown}
 	sent, err := s.RelayOnce(ctx)
 	if !errors.Is(err, ErrNotPublished) || sent != 0 {
@@ -264,11 +270,7 @@ func TestRelayRepublishesOnlyWhatMayHaveGoneOut(t *testing.T) {
 	ctx := context.Background()
 	env := newTestEnv()
 	s := newOrders(t, env, Outbox)
-	for _, id := range []int64{881, 882} {
-		if _, err := s.Place(ctx, Order{ID: id}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	place(t, ctx, s, 881, 882)
 	// 881: refused twice, then written; 882: no answer, then written.
 	env.pub.outcomes = []Outcome{Failed, Rejected, Acknowledged, Unknown}
 	for pass := 0; pass < 5; pass++ {

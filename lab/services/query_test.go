@@ -21,11 +21,7 @@ func labWithServices(t *testing.T) (*Registry, *Orders) {
 			t.Fatal(err)
 		}
 	}
-	for _, id := range []int64{881, 882} {
-		if _, err := o.Place(ctx, Order{ID: id}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	place(t, ctx, o, 881, 882)
 	env.pub.outcomes = []Outcome{Acknowledged, Failed}
 	o.RelayOnce(ctx) // 881 sent, 882 stays pending
 	if err := w.Handle(ctx, Message{ID: "msg-881", Key: "881"}); err != nil {
