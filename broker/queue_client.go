@@ -371,11 +371,19 @@ func toDelivery(name string, d queue.Delivery) Delivery {
 }
 
 // queueReceive is the leader's handling of a receive: propose it when a
-// message could be handed out, else wait for a change until `until`.
+// message could be handed out and no receive that has waited longer could
+// take it (queue_line.go), else wait for a change until `until`.
 func (rep *replica) queueReceive(ctx context.Context, cmd queue.Command, until time.Time) ([]queue.Delivery, error) {
 	f := rep.queue()
+	t := f.line.join(cmd.Consumer, cmd.Limit)
+	defer f.line.leave(t)
 	for {
-		changed, can := f.watch(rep.c.now().UnixNano(), cmd.Consumer, cmd.Limit)
+		now := rep.c.now().UnixNano()
+		moved := f.line.wake()
+		changed, can := f.watch(now, cmd.Consumer, cmd.Limit)
+		if can && f.line.ahead(t, func(consumer string, limit int) bool { return f.canDeliver(now, consumer, limit) }) {
+			can = false // an older receive takes it; this one waits its turn
+		}
 		if can {
 			res, err := rep.queueApply(cmd)
 			if err != nil {
@@ -392,18 +400,19 @@ func (rep *replica) queueReceive(ctx context.Context, cmd queue.Command, until t
 		if left <= 0 {
 			return nil, nil
 		}
-		t := time.NewTimer(min(left, rep.c.queueTickEvery()))
+		timer := time.NewTimer(min(left, rep.c.queueTickEvery()))
 		select {
 		case <-changed:
-		case <-t.C:
+		case <-moved:
+		case <-timer.C:
 		case <-ctx.Done():
-			t.Stop()
+			timer.Stop()
 			return nil, ctx.Err()
 		case <-rep.stop:
-			t.Stop()
+			timer.Stop()
 			return nil, fmt.Errorf("%w: %s on %s shut down", ErrNotLeader, rep.group, rep.node)
 		}
-		t.Stop()
+		timer.Stop()
 		if !rep.readyLeader() {
 			return nil, fmt.Errorf("%w: %s on %s", ErrNotLeader, rep.group, rep.node)
 		}

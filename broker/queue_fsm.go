@@ -47,6 +47,8 @@ type queueFSM struct {
 	applied uint64
 	changed chan struct{}                // closed after every apply, then replaced: wakes long polls
 	waiters map[uint64]chan queue.Result // proposals of this replica waiting for their result, by request id
+
+	line receiveLine // the receives waiting here while it leads, oldest first
 }
 
 func (f *queueFSM) Apply(l *raft.Log) interface{} {
@@ -84,6 +86,14 @@ func (f *queueFSM) watch(now int64, consumer string, limit int) (<-chan struct{}
 	f.mu.RLock()
 	defer f.mu.RUnlock()
 	return f.changed, f.q.CanDeliver(now, consumer, limit)
+}
+
+// canDeliver says whether a receive by consumer would hand out something
+// now.
+func (f *queueFSM) canDeliver(now int64, consumer string, limit int) bool {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.q.CanDeliver(now, consumer, limit)
 }
 
 func (f *queueFSM) nextDue() (int64, bool) {
