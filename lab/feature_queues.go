@@ -481,9 +481,13 @@ func (qs *queueSet) stopped(r *run, wk *worker, was string) {
 	r.say(EventOutcome, "%s", text)
 }
 
+// firstReceiveWait bounds how long a worker's start waits, in wall time,
+// for its first receive to be answered.
+const firstReceiveWait = time.Second
+
 // launch starts a run of the worker with cmd. On failure the worker keeps
 // its state and is not registered if new.
-func (wk *worker) launch(_ context.Context, r *run, cmd command.Worker, how string) error {
+func (wk *worker) launch(ctx context.Context, r *run, cmd command.Worker, how string) error {
 	qs := wk.qs
 	verb := fmt.Sprintf("worker %s %s", cmd.Action, wk.name)
 	policy := clients.PolicyOf(cmd.Options)
@@ -498,11 +502,21 @@ func (wk *worker) launch(_ context.Context, r *run, cmd command.Worker, how stri
 		return fmt.Errorf("%s: %w", verb, err)
 	}
 	ru := &workerRun{clientRun: newClientRun(qs.l, qs.w, &wk.clientCore, policy), wk: wk, qc: qc, cmd: cmd, dlq: q.Config.DLQ != "",
-		maxReceives: q.Config.MaxReceives, hot: true}
+		maxReceives: q.Config.MaxReceives, hot: true, first: make(chan struct{})}
 	ru.taken(qs.l.clock.Now()) // its first receive is asked as it starts, in lab time
 	if !launchRun(&qs.clientSet, &wk.clientRuns, cmd, cmd.Options.Crash, ru, func() { wk.holding = "" }) {
 		return fmt.Errorf("%s: %w", verb, ErrClosed)
 	}
+	// The start returns once the worker's first receive is answered, so a
+	// message sent before it is this worker's, not a worker started after
+	// it. A queue with no leader to answer does not hold the start long.
+	wait := time.NewTimer(firstReceiveWait)
+	select {
+	case <-ru.first:
+	case <-ctx.Done():
+	case <-wait.C:
+	}
+	wait.Stop()
 	desc := describeWorker(policy, cmd, ru.dlq)
 	if cmd.Extend > 0 {
 		desc += fmt.Sprintf("; while it works it keeps the message hidden %v longer, renewed every %v", cmd.Extend, cmd.Extend/2)

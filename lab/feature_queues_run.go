@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/mqlab/mqlab/broker"
@@ -41,7 +42,16 @@ type workerRun struct {
 	// asked is the lab time the run began the receive whose messages it
 	// is handling.
 	asked time.Time
+
+	// first is closed once the run's first receive has been answered (or
+	// the run ended before): a start returns then, so that what the next
+	// command does cannot reach the queue ahead of the worker it started.
+	first     chan struct{}
+	firstOnce sync.Once
 }
+
+// answered closes first, once.
+func (ru *workerRun) answered() { ru.firstOnce.Do(func() { close(ru.first) }) }
 
 // leave has nothing to say: a queue client holds no membership.
 func (ru *workerRun) leave() error { return nil }
@@ -57,10 +67,12 @@ func (ru *workerRun) loop() {
 	if ru.opts.Rate > 0 {
 		batch = max(1, min(workerReceiveMax, int(ru.opts.Rate/10)))
 	}
+	defer ru.answered()
 	ru.clientRun.loop(func() (bool, error) {
 		ru.pacer.Fetching()
 		ds, err := ru.receive(batch, ru.hot)
 		ru.hot = false
+		ru.answered()
 		if err != nil {
 			ru.putDown()
 			return false, err

@@ -1,6 +1,7 @@
 package lab
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -275,5 +276,65 @@ func TestWorkerReceivesTakeNoLabTime(t *testing.T) {
 	// on each receive would leave five.
 	if got := labNumberOf(t, l, "processed(jobs)"); got < 8 || got > 10 {
 		t.Errorf("after 1 s of lab time a worker of work=100ms behind a 40 ms link processed %v messages; want 8 to 10", got)
+	}
+}
+
+// A worker's start returns once its first receive is answered: a message
+// sent before two workers start goes to the one started first, every
+// time, though the second asks at once too.
+func TestWorkerStartedFirstTakesWhatWasWaiting(t *testing.T) {
+	t.Parallel() // on a lab of its own, it mostly waits on lab time
+	l := newLab(t)
+	mustRun(t, l, "queue create receipts visibility=5s")
+	const rounds = 5
+	for i := 1; i <= rounds; i++ {
+		mustRun(t, l, fmt.Sprintf(`send receipts value="receipt %d"`, i),
+			fmt.Sprintf("worker start a%d queue=receipts work=200ms", i),
+			fmt.Sprintf("worker start b%d queue=receipts work=200ms", i),
+			fmt.Sprintf("wait processed(receipts) == %d", i),
+			fmt.Sprintf("worker stop a%d", i),
+			fmt.Sprintf("worker stop b%d", i))
+	}
+	ds := l.QueueDeliveries()
+	if len(ds) != rounds {
+		t.Fatalf("%d deliveries, want %d: %+v", len(ds), rounds, ds)
+	}
+	for i, d := range ds {
+		if want := fmt.Sprintf("a%d", i+1); d.Client != want {
+			t.Errorf("receipt %d went to %s; %s started first, with the receipt waiting", i+1, d.Client, want)
+		}
+	}
+}
+
+// Workers on a FIFO queue take turns: a message group that comes free
+// goes to the worker that has waited longest for one, not to the worker
+// that freed it and asks again at once. Six workers on four orders: the
+// first four take the orders as they start, the two that waited take the
+// next two updates, and every worker works.
+func TestFIFOWorkersTakeTurns(t *testing.T) {
+	t.Parallel() // on a lab of its own, it mostly waits on lab time
+	l := newLab(t)
+	lines := []string{"queue create updates fifo=true"}
+	for o := 881; o <= 884; o++ {
+		lines = append(lines, fmt.Sprintf(`send updates key=order-%d group=order-%d value="order %d update {n}" count=5`, o, o, o))
+	}
+	lines = append(lines, "pause")
+	for i := 1; i <= 6; i++ {
+		lines = append(lines, fmt.Sprintf("worker start w%d queue=updates work=1s", i))
+	}
+	mustRun(t, l, append(lines, "resume", "wait processed(updates) == 20", "expect order_violations == 0")...)
+	var order []string
+	worked := map[string]int{}
+	for _, d := range l.QueueDeliveries() {
+		order = append(order, d.Client)
+		worked[d.Client]++
+	}
+	if len(order) != 20 || strings.Join(order[:6], " ") != "w1 w2 w3 w4 w5 w6" {
+		t.Errorf("the updates went to %v; want w1 to w4 first, as they started, then w5 and w6, which waited", order)
+	}
+	for i := 1; i <= 6; i++ {
+		if w := fmt.Sprintf("w%d", i); worked[w] == 0 {
+			t.Errorf("%s worked no update (%v); the workers take turns", w, worked)
+		}
 	}
 }
