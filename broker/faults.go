@@ -130,7 +130,9 @@ func (c *Cluster) Slow(id string, d time.Duration) error {
 }
 
 // DropNextReply makes the broker do the client's next data request but
-// lose the reply, so the client cannot know it succeeded.
+// lose the reply, so the client cannot know it succeeded. A request the
+// broker refuses (sent to a node that no longer leads, say) is answered,
+// and the fault waits for the next request the broker carries out.
 func (c *Cluster) DropNextReply(client string) error {
 	return c.dropNext(client, raftnet.DropReply, "reply", fmt.Sprintf("the next reply to %s will be lost", client))
 }

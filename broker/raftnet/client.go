@@ -115,10 +115,11 @@ func (n *Network) LostAcks(client string) int {
 	return n.lostAcks[client]
 }
 
-// takeArm consumes the armed fault that applies to client's request of this
-// kind, if any. When both apply (an ack request), DropAck wins: the request
-// is lost before there could be a reply, and DropReply stays armed.
-func (n *Network) takeArm(client string, kind RequestKind) (DropKind, bool) {
+// takeArm consumes the armed fault that applies to client's request of
+// this kind as it arrives (reply false: a DropAck loses it) or as its
+// answer leaves (reply true: a DropReply loses the answer), if any. An ack
+// request with both armed is lost on the way, and DropReply stays armed.
+func (n *Network) takeArm(client string, kind RequestKind, reply bool) (DropKind, bool) {
 	if kind != RequestData && kind != RequestAck {
 		return 0, false
 	}
@@ -130,13 +131,15 @@ func (n *Network) takeArm(client string, kind RequestKind) (DropKind, bool) {
 	s := n.arms[client]
 	var drop DropKind
 	switch {
+	case reply && s.has(DropReply):
+		drop = DropReply
+	case reply:
+		return 0, false
 	case kind == RequestAck && s.has(DropAck):
 		drop = DropAck
 	case kind == RequestAck && s.has(DropAcks):
 		n.lostAcks[client]++
 		return DropAck, true // it stays armed
-	case s.has(DropReply):
-		drop = DropReply
 	default:
 		return 0, false
 	}
@@ -162,8 +165,11 @@ func (n *Network) takeArm(client string, kind RequestKind) (DropKind, bool) {
 //     run; if that happens on the way back, fn has run and the error wraps
 //     ErrReplyLost too.
 //   - An armed DropAck on an ack request: fn does not run; ErrRequestLost.
-//   - An armed DropReply on a data or ack request: fn runs, its result is
-//     discarded; ErrReplyLost.
+//   - An armed DropReply on a data or ack request: fn runs, and if it
+//     succeeded its answer is lost: ErrReplyLost. A request the node
+//     refused (fn's error: not the leader, say) is answered as usual and
+//     the DropReply waits for the next: the fault is the reply to work the
+//     node did.
 //   - Metadata requests are never dropped.
 //
 // Otherwise Call returns fn's error as is.
@@ -185,8 +191,7 @@ func (n *Network) Call(ctx context.Context, client, node string, kind RequestKin
 	if err := n.travel(ctx, node); err != nil {
 		return fail(err)
 	}
-	drop, armed := n.takeArm(client, kind)
-	if armed && drop == DropAck {
+	if drop, armed := n.takeArm(client, kind, false); armed {
 		n.dropped(client, node, kind, drop)
 		return fail(ErrRequestLost)
 	}
@@ -197,9 +202,11 @@ func (n *Network) Call(ctx context.Context, client, node string, kind RequestKin
 	if terr := n.travel(ctx, node); terr != nil {
 		return fail(fmt.Errorf("%w: %w", ErrReplyLost, terr))
 	}
-	if armed && drop == DropReply {
-		n.dropped(client, node, kind, drop)
-		return fail(ErrReplyLost)
+	if err == nil {
+		if drop, armed := n.takeArm(client, kind, true); armed {
+			n.dropped(client, node, kind, drop)
+			return fail(ErrReplyLost)
+		}
 	}
 	return err
 }

@@ -291,6 +291,27 @@ func TestDropReplyRunsFnOnce(t *testing.T) {
 	}
 }
 
+// A request the node refuses is answered: the armed DropReply waits for
+// the reply to work the node did.
+func TestDropReplyWaitsForWorkDone(t *testing.T) {
+	n := New(Options{})
+	n.DropNext("c1", DropReply)
+	refused := errors.New("not the leader")
+	if err := n.Call(context.Background(), "c1", "n2", RequestData, func() error { return refused }); !errors.Is(err, refused) {
+		t.Fatalf("a refused request: %v; want its own error, not a lost reply", err)
+	}
+	if got := n.Armed("c1"); !slices.Equal(got, []DropKind{DropReply}) {
+		t.Fatalf("after a refused request, armed %v; want DropReply still armed", got)
+	}
+	ran := 0
+	if err := n.Call(context.Background(), "c1", "n1", RequestData, func() error { ran++; return nil }); !errors.Is(err, ErrReplyLost) || ran != 1 {
+		t.Fatalf("the next request: err %v, ran %d; want its reply lost after it ran once", err, ran)
+	}
+	if got := n.Armed("c1"); len(got) != 0 {
+		t.Fatalf("armed after use: %v", got)
+	}
+}
+
 func TestDropAckSkipsFnOnce(t *testing.T) {
 	n := New(Options{})
 	n.DropNext("c1", DropAck)

@@ -296,7 +296,7 @@ var specs = []Spec{
 	{Name: "stall", Traits: TraitFault, Args: "CONSUMER", Summary: "freeze a consumer as a long pause of its process does: no heartbeat, no poll, no work, for a stretch of lab time", Example: "stall billing-2 for=1500ms", build: buildStall, Options: []Option{
 		{Key: "for", Arg: "DURATION", Help: "how long, in lab time, up to 5m", Required: true, parse: durationParser(true)},
 	}},
-	{Name: "drop next reply", Traits: TraitFault, Args: "to CLIENT", Summary: "the broker does CLIENT's next request, CLIENT never hears back (it retries)", Example: "drop next reply to producer", build: buildDrop("to", func(c string) Command { return DropReply{c} })},
+	{Name: "drop next reply", Traits: TraitFault, Args: "to CLIENT", Summary: "the broker does CLIENT's next request, CLIENT never hears back (it retries); a refusal (not the leader) still gets through", Example: "drop next reply to producer", build: buildDrop("to", func(c string) Command { return DropReply{c} })},
 	{Name: "drop next ack", Traits: TraitFault, Args: "from CLIENT", Summary: "CLIENT's next ack, delete or offset commit never arrives", Example: "drop next ack from w1", build: buildDrop("from", func(c string) Command { return DropAck{c} })},
 	{Name: "kafka listen", Summary: "speak the Kafka protocol on every node (nI on port+I-1), for kcat and other real clients", Example: "kafka listen port=9092", build: buildKafkaListen, Options: []Option{
 		{Key: "port", Arg: "PORT", Help: "n1's port (default 9092); 0 picks free ports", parse: intIn(0, 65535)},
