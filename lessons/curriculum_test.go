@@ -25,7 +25,7 @@ var mutations = map[string]struct{ old, new, why string }{
 	},
 	"queues": {
 		old: "queue create receipts visibility=5s", new: "queue create receipts visibility=3s",
-		why: "with a 3 s timeout receipt 881 is visible again the moment w1 crashes, not 2 s later: oldest_age == 5 ± 0.6 fails",
+		why: "with a 3 s timeout receipt 881 is visible again the moment w1 crashes, not 2 s later: oldest_age == 5 ± 1 fails",
 	},
 	"retries": {
 		old: "jitter=full max-attempts=3", new: "jitter=none max-attempts=3",
