@@ -376,7 +376,8 @@ func toDelivery(name string, d queue.Delivery) Delivery {
 func (rep *replica) queueReceive(ctx context.Context, cmd queue.Command, until time.Time) ([]queue.Delivery, error) {
 	f := rep.queue()
 	t := f.line.join(cmd.Consumer, cmd.Limit)
-	defer f.line.leave(t)
+	served := false
+	defer func() { f.line.leave(t, served) }()
 	for {
 		now := rep.c.now().UnixNano()
 		moved := f.line.wake()
@@ -393,6 +394,7 @@ func (rep *replica) queueReceive(ctx context.Context, cmd queue.Command, until t
 				return nil, res.Err
 			}
 			if len(res.Delivered) > 0 {
+				served = true
 				return res.Delivered, nil
 			}
 		}

@@ -7,14 +7,28 @@ package broker
 // and asks again at once. Consumers of one queue take turns, as they do
 // on a broker that hands messages out round-robin, and which consumer
 // gets a message does not hang on the timing of a busy machine.
+//
+// A consumer keeps its place between its polls: a long poll that ends
+// empty is followed by the next within moments, and that one takes the
+// place of the first rather than the back of the line.
 
-import "sync"
+import (
+	"slices"
+	"sync"
+	"time"
+)
+
+// keepPlace is how long a consumer's place is kept after a receive that
+// got nothing: longer than the gap between two polls of one consumer.
+const keepPlace = time.Second
 
 // receiveLine is the receives waiting on one replica of a queue, oldest
 // first.
 type receiveLine struct {
 	mu      sync.Mutex
-	waiting []*lineTicket
+	waiting []*lineTicket // by place
+	last    uint64        // the last place given
+	kept    map[string]keptPlace
 	moved   chan struct{} // closed when a receive leaves the line, then replaced
 }
 
@@ -22,26 +36,58 @@ type receiveLine struct {
 type lineTicket struct {
 	consumer string
 	limit    int
+	place    uint64
 }
 
-// join puts a receive at the back of the line.
+// keptPlace is the place of a consumer's last receive, which got nothing.
+type keptPlace struct {
+	place uint64
+	left  time.Time
+}
+
+// join puts a receive in the line: at the place its consumer's last
+// receive left empty-handed a moment ago, or at the back.
 func (l *receiveLine) join(consumer string, limit int) *lineTicket {
-	t := &lineTicket{consumer: consumer, limit: limit}
 	l.mu.Lock()
-	l.waiting = append(l.waiting, t)
-	l.mu.Unlock()
+	defer l.mu.Unlock()
+	t := &lineTicket{consumer: consumer, limit: limit}
+	now := time.Now()
+	for c, k := range l.kept {
+		if now.Sub(k.left) >= keepPlace {
+			delete(l.kept, c)
+		}
+	}
+	if k, ok := l.kept[consumer]; ok {
+		t.place = k.place
+		delete(l.kept, consumer)
+	} else {
+		l.last++
+		t.place = l.last
+	}
+	i := len(l.waiting)
+	for i > 0 && l.waiting[i-1].place > t.place {
+		i--
+	}
+	l.waiting = slices.Insert(l.waiting, i, t)
 	return t
 }
 
-// leave takes t out of the line and wakes the receives behind it.
-func (l *receiveLine) leave(t *lineTicket) {
+// leave takes t out of the line and wakes the receives behind it. A
+// receive that got nothing (served false) keeps its consumer's place for
+// the next poll.
+func (l *receiveLine) leave(t *lineTicket, served bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for i, w := range l.waiting {
-		if w == t {
-			l.waiting = append(l.waiting[:i], l.waiting[i+1:]...)
-			break
+	if i := slices.Index(l.waiting, t); i >= 0 {
+		l.waiting = slices.Delete(l.waiting, i, i+1)
+	}
+	if served {
+		delete(l.kept, t.consumer)
+	} else {
+		if l.kept == nil {
+			l.kept = map[string]keptPlace{}
 		}
+		l.kept[t.consumer] = keptPlace{place: t.place, left: time.Now()}
 	}
 	if l.moved != nil {
 		close(l.moved)
