@@ -17,6 +17,9 @@ package bench
 //                          target ≤ 100 MB
 // BenchmarkCatchUpMemory   peak RSS while a follower that missed them
 //                          catches up by snapshot
+// BenchmarkStart           a cluster's start to its first acknowledged
+//                          records, without and with segment files;
+//                          target: files add under 50 ms
 //
 // In the throughput benchmarks one op is one batch of Batch records
 // (one produce request, one raft entry), so -benchtime=Nx fixes the work,
@@ -29,6 +32,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"testing"
@@ -199,4 +203,42 @@ func BenchmarkCatchUpMemory(b *testing.B) {
 		peak = max(peak, m.PeakBytes)
 	}
 	b.ReportMetric(float64(peak)/1e6, "peak-MB")
+}
+
+// BenchmarkStart is what a lab pays to start: a 3-node cluster, a topic of
+// three partitions at RF 3, and one acknowledged record on each, without
+// and with the replicas' segment files (target: the files add under
+// 50 ms). ns/op is one start, to the last acknowledgement, and its close.
+func BenchmarkStart(b *testing.B) {
+	for _, files := range []bool{false, true} {
+		b.Run(fmt.Sprintf("files=%v", files), func(b *testing.B) {
+			ctx := benchCtx(b)
+			root := b.TempDir()
+			for range b.N {
+				cfg := broker.Config{Nodes: Nodes}
+				if files {
+					cfg.DataDir = filepath.Join(root, fmt.Sprintf("lab-%d", time.Now().UnixNano()))
+				}
+				c, err := broker.NewCluster(cfg)
+				if err != nil {
+					b.Fatalf("start: %v", err)
+				}
+				if err := c.CreateTopic(ctx, broker.TopicConfig{Name: benchTopic, Partitions: 3, RF: Nodes}); err != nil {
+					b.Fatalf("topic: %v", err)
+				}
+				p, err := c.NewProducer(ctx, broker.ProducerConfig{ClientID: "start", Acks: broker.AcksAll})
+				if err != nil {
+					b.Fatalf("producer: %v", err)
+				}
+				for part := range 3 {
+					r := p.Produce(ctx, broker.Message{Topic: benchTopic, Pinned: true, Partition: part, Value: []byte("order 881")})
+					if r[0].Outcome != broker.OutcomeAcked {
+						b.Fatalf("partition %d: %v: %v", part, r[0].Outcome, r[0].Err)
+					}
+				}
+				c.Close()
+			}
+			b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/start")
+		})
+	}
 }
