@@ -32,6 +32,9 @@ func TestEndpointIsolatedThenKilled(t *testing.T) {
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("a send to an isolated node: %v; want no answer before the client gives up", err)
 	}
+	// The node lets the held send go once it sees the client has hung up;
+	// a heal before that would let it through, as a network would.
+	waitFor(t, 10*time.Second, "the isolated node to drop the send its client gave up on", func() bool { return l.s.holding.Load() == 0 })
 	l.c.Heal()
 	if err := send(ctx); err != nil {
 		t.Fatalf("after the heal: %v", err)
@@ -53,5 +56,17 @@ func TestEndpointIsolatedThenKilled(t *testing.T) {
 	}
 	if q, _ := l.s.queueState("receipts"); q.Counts.Sent != 2 {
 		t.Fatalf("the queue took %d sends; want 2 (the isolated one never arrived)", q.Counts.Sent)
+	}
+}
+
+// waitFor polls cond until it holds or d passes.
+func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited %v for %s", d, what)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }

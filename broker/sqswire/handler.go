@@ -168,10 +168,20 @@ func (s *Server) decode(cl *call, r *http.Request, target string, jsonProto bool
 
 // run runs the call, holding it while the node is cut off.
 func (s *Server) run(cl *call) (obj, error) {
+	held := false
+	defer func() {
+		if held {
+			s.holding.Add(-1)
+		}
+	}()
 	for {
 		out, err := s.dispatch(cl)
 		if !errors.Is(err, errHold) {
 			return out, err
+		}
+		if !held {
+			held = true
+			s.holding.Add(1)
 		}
 		t := time.NewTimer(20 * time.Millisecond)
 		select {

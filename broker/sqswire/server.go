@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mqlab/mqlab/broker"
@@ -71,6 +72,7 @@ type Server struct {
 	seq      map[string]uint64    // client → the last message number it got
 	said     map[string]time.Time // client|action|code → when an error answer was last reported
 	handlers sync.WaitGroup
+	holding  atomic.Int32 // calls held while their node is cut off
 }
 
 // Listen opens a listener for every node that is up and keeps them in
