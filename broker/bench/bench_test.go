@@ -86,7 +86,9 @@ func BenchmarkProduce(b *testing.B) {
 // (broker/raw; the target is TargetRatio). Each side runs alone: the broker's
 // cluster is closed before the raw raft groups start. The broker side
 // sends b.N batches; the raw side applies max(b.N, 20000) entries (see
-// Config.RawBatches).
+// Config.RawBatches), once with one buffer for every apply and once with
+// a new copy of it each time (ratio-fresh: the broker against raft that
+// is handed new bytes, as a broker is).
 //
 // With files=true every broker replica writes its segment files, as a
 // lab's do, to a temporary folder, and the topic's segments roll at 1 MiB:
@@ -113,9 +115,14 @@ func BenchmarkProduceVsRaft(b *testing.B) {
 				b.Fatalf("broker: %v", err)
 			}
 			entry := RawProduceEntry(true)
-			rr, err := RawRaft(ctx, partitions, Config{Batches: b.N}.withDefaults().RawBatches, entry)
+			rawBatches := Config{Batches: b.N}.withDefaults().RawBatches
+			rr, err := RawRaft(ctx, partitions, rawBatches, entry)
 			if err != nil {
 				b.Fatalf("raw raft: %v", err)
+			}
+			fr, err := RawRaftFresh(ctx, partitions, rawBatches, entry)
+			if err != nil {
+				b.Fatalf("raw raft, fresh entries: %v", err)
 			}
 			if b.N >= 100 {
 				b.Logf("%d cores, load %s; broker %d batches to a topic with segment.bytes %d, raw raft %d entries; raft entry bytes: broker %d, raw %d",
@@ -123,7 +130,7 @@ func BenchmarkProduceVsRaft(b *testing.B) {
 				for _, side := range []struct {
 					name string
 					r    Rate
-				}{{"broker:  ", br}, {"raw raft:", rr}} {
+				}{{"broker:  ", br}, {"raw raft:", rr}, {"raw raft, a new copy of the entry each apply:", fr}} {
 					b.Logf("%s %.0f msgs/s, %v wall, %v CPU (%.2f cores, %.0f µs CPU/batch)", side.name,
 						side.r.MsgsPerSec(), side.r.Elapsed.Round(time.Millisecond), side.r.CPU.Round(time.Millisecond), side.r.Cores(), side.r.CPUPerBatch())
 				}
@@ -131,6 +138,7 @@ func BenchmarkProduceVsRaft(b *testing.B) {
 			reportRate(b, "broker-", br)
 			reportRate(b, "raft-", rr)
 			b.ReportMetric(br.MsgsPerSec()/rr.MsgsPerSec(), "ratio")
+			b.ReportMetric(br.MsgsPerSec()/fr.MsgsPerSec(), "ratio-fresh")
 			b.ReportMetric(float64(br.Elapsed.Nanoseconds())/float64(b.N), "ns/op")
 		})
 	}
