@@ -9,6 +9,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/mqlab/mqlab/broker/internal/probe"
 )
 
 // The node a client talks to: isolated, it stops answering until the
@@ -34,7 +36,9 @@ func TestEndpointIsolatedThenKilled(t *testing.T) {
 	}
 	// The node lets the held send go once it sees the client has hung up;
 	// a heal before that would let it through, as a network would.
-	waitFor(t, 10*time.Second, "the isolated node to drop the send its client gave up on", func() bool { return l.s.holding.Load() == 0 })
+	if err := probe.Poll(ctxFor(t, 10*time.Second), func() bool { return l.s.holding.Load() == 0 }); err != nil {
+		t.Fatalf("the isolated node still holds the send its client gave up on: %v", err)
+	}
 	l.c.Heal()
 	if err := send(ctx); err != nil {
 		t.Fatalf("after the heal: %v", err)
@@ -56,17 +60,5 @@ func TestEndpointIsolatedThenKilled(t *testing.T) {
 	}
 	if q, _ := l.s.queueState("receipts"); q.Counts.Sent != 2 {
 		t.Fatalf("the queue took %d sends; want 2 (the isolated one never arrived)", q.Counts.Sent)
-	}
-}
-
-// waitFor polls cond until it holds or d passes.
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("waited %v for %s", d, what)
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
