@@ -222,10 +222,10 @@ func BenchmarkStart(b *testing.B) {
 		b.Run(fmt.Sprintf("files=%v", files), func(b *testing.B) {
 			ctx := benchCtx(b)
 			root := b.TempDir()
-			for range b.N {
+			for i := range b.N {
 				cfg := broker.Config{Nodes: Nodes}
 				if files {
-					cfg.DataDir = filepath.Join(root, fmt.Sprintf("lab-%d", time.Now().UnixNano()))
+					cfg.DataDir = filepath.Join(root, fmt.Sprintf("lab-%d", i))
 				}
 				c, err := broker.NewCluster(cfg)
 				if err != nil {
