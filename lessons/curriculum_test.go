@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -257,26 +256,44 @@ const playsAtOnce = 10
 // playTurns is shared by the curriculum tests' plays.
 var playTurns = newTurns(playsAtOnce)
 
-// fixedPort lets one play at a time of a lesson that listens for Kafka
-// clients on the port its prose names.
-var fixedPort sync.Mutex
+// onFreePorts returns les, parsed afresh, with its kafka listen and sqs
+// listen on free ports rather than the ports its prose names: plays of
+// one lesson run side by side, and each would bind the same ports. What
+// the lesson checks does not depend on the port's number.
+func onFreePorts(t *testing.T, les *Lesson) *Lesson {
+	t.Helper()
+	src, err := curriculumFS.ReadFile(les.File)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := Parse(les.File, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return freePorts(fresh)
+}
 
-// listensOnAFixedPort says whether les runs kafka listen or sqs listen
-// with a port of its own, not any free one.
-func listensOnAFixedPort(les *Lesson) bool {
+// freePorts moves les's listeners to free ports, in place.
+func freePorts(les *Lesson) *Lesson {
 	for _, st := range les.Steps {
 		for _, b := range st.Blocks {
-			for _, l := range b.Commands {
-				if k, ok := l.Cmd.(command.KafkaListen); ok && k.Port > 0 {
-					return true
-				}
-				if k, ok := l.Cmd.(command.SQSListen); ok && k.Port > 0 {
-					return true
+			for i, l := range b.Commands {
+				switch c := l.Cmd.(type) {
+				case command.KafkaListen:
+					if c.Port > 0 {
+						c.Port = command.AnyPort
+					}
+					b.Commands[i].Cmd = c
+				case command.SQSListen:
+					if c.Port > 0 {
+						c.Port = command.AnyPort
+					}
+					b.Commands[i].Cmd = c
 				}
 			}
 		}
 	}
-	return false
+	return les
 }
 
 // eachLesson runs play for every embedded lesson as a parallel subtest,
@@ -302,12 +319,7 @@ func eachLessonOn(t *testing.T, underRace bool, turns *turns, play func(t *testi
 			}
 			t.Parallel()
 			defer turns.take(playRank(les.ID))()
-			if listensOnAFixedPort(les) {
-				// Two plays of it at once would both bind its port.
-				fixedPort.Lock()
-				defer fixedPort.Unlock()
-			}
-			play(t, les)
+			play(t, onFreePorts(t, les))
 		})
 	}
 }
@@ -370,7 +382,7 @@ func TestCurriculumMutations(t *testing.T) {
 			t.Fatalf("the mutated lesson does not parse: %v", err)
 		}
 		var out bytes.Buffer
-		err = PlayHeadless(ctx, mutated, &out, Options{Timing: "fast", FailFast: true})
+		err = PlayHeadless(ctx, freePorts(mutated), &out, Options{Timing: "fast", FailFast: true})
 		var fe *FailedError
 		if !errors.As(err, &fe) {
 			t.Fatalf("mutation (%s): want failed expectations, got %v\n%s", m.why, err, out.String())
@@ -400,10 +412,13 @@ func TestCurriculumAudit(t *testing.T) {
 // an answer that an election brings on screen while a person reads shows.
 const ReadingPause = 500 * time.Millisecond
 
-// readingTurns are the reading-pace plays' own: such a play mostly waits
-// out its pauses on a lab held still, so it does not take the turns of
-// the plays that run at machine speed.
-var readingTurns = newTurns(6)
+// readingTurns are the reading-pace plays' own, beside the turns of the
+// plays at machine speed. Played one after another the curriculum takes
+// about ten minutes at reading pace and the longest lesson a minute, much
+// of it waiting on lab time and the reader's pauses: eight at once end
+// about when the machine-speed plays do, which share about thirteen
+// minutes among ten turns.
+var readingTurns = newTurns(8)
 
 // lesson check --reading finds nothing in the curriculum: played as the
 // screen plays it, at a person's pace, no answer reaches the screen

@@ -80,18 +80,14 @@ func TestCurriculumMutationsMore(t *testing.T) {
 			t.Parallel()
 			for _, m := range muts {
 				t.Run(label(m.new), func(t *testing.T) {
+					t.Parallel()
 					defer playTurns.take(playRank(id))()
 					mutated, err := Parse(les.File, bytes.Replace(src, []byte(m.old), []byte(m.new), 1))
 					if err != nil {
 						t.Fatalf("the mutated lesson does not parse: %v", err)
 					}
-					if listensOnAFixedPort(mutated) {
-						// Another play of the lesson may hold its port.
-						fixedPort.Lock()
-						defer fixedPort.Unlock()
-					}
 					var out bytes.Buffer
-					err = PlayHeadless(ctxFor(t, 2*LessonTimeLimit), mutated, &out, Options{Timing: "fast", FailFast: true})
+					err = PlayHeadless(ctxFor(t, 2*LessonTimeLimit), freePorts(mutated), &out, Options{Timing: "fast", FailFast: true})
 					var fe *FailedError
 					if !errors.As(err, &fe) {
 						t.Fatalf("mutation (%s): want failed expectations, got %v\n%s", m.why, err, out.String())
