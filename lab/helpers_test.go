@@ -18,10 +18,10 @@ var leakOptions = []goleak.Option{
 }
 
 func TestMain(m *testing.M) {
-	// Tests that wait on lab time, many at a time: sixteen at once use
-	// under half a core. Under the race detector they still mostly wait
-	// (under half a core at four at a time), so six at a time.
-	n := "16"
+	// Tests that wait on lab time, a few at a time. Under the race
+	// detector they still mostly wait (under half a core at four at a
+	// time), so six at a time.
+	n := "8"
 	if raceEnabled {
 		n = "6"
 	}
