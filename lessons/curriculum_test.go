@@ -415,10 +415,11 @@ const ReadingPause = 500 * time.Millisecond
 // readingTurns are the reading-pace plays' own, beside the turns of the
 // plays at machine speed. Played one after another the curriculum takes
 // about ten minutes at reading pace and the longest lesson a minute, much
-// of it waiting on lab time and the reader's pauses: eight at once end
-// about when the machine-speed plays do, which share about thirteen
-// minutes among ten turns.
-var readingTurns = newTurns(8)
+// of it waiting on lab time and the reader's pauses. Eight at once ended
+// with the machine-speed plays on a quiet machine, but beside two cores'
+// worth of other work the plays together outran it: back-pressure's,
+// 40 s when quiet, took three minutes. Six at once hold there.
+var readingTurns = newTurns(6)
 
 // lesson check --reading finds nothing in the curriculum: played as the
 // screen plays it, at a person's pace, no answer reaches the screen
