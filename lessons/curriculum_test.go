@@ -259,7 +259,8 @@ var playTurns = newTurns(playsAtOnce)
 // onFreePorts returns les, parsed afresh, with its kafka listen and sqs
 // listen on free ports rather than the ports its prose names: plays of
 // one lesson run side by side, and each would bind the same ports. What
-// the lesson checks does not depend on the port's number.
+// the lesson checks does not depend on the port's number. The copy is
+// the play's own: the curriculum's parsed lessons are shared by all.
 func onFreePorts(t *testing.T, les *Lesson) *Lesson {
 	t.Helper()
 	src, err := curriculumFS.ReadFile(les.File)
