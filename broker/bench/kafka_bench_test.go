@@ -142,19 +142,22 @@ func BenchmarkKafkaVsKfake(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.ResetTimer()
-			b.ReportMetric(consumeElsewhere(b, seeds, b.N), "msgs/s")
+			cpu0 := processCPU()
+			rate, childCPU := consumeElsewhere(b, seeds, b.N)
+			b.ReportMetric(rate, "msgs/s")
+			reportCPU(b, cpu0-childCPU) // the broker's CPU and the consumer's
 		})
 	}
 }
 
 // consumeElsewhere reads n records of orders/0 from seeds with kgo in a
 // child process (this test binary, running TestConsumerProcess) and
-// returns the rate it read them at. Decoding is most of a consume's
+// returns the rate it read them at and the CPU time the process used. Decoding is most of a consume's
 // work, and in the broker's own process the client's allocations fault
 // in fresh pages at a rate that depends on the broker's heap (a 300 MB
 // one halved kfake's rate): in a process of its own the client reads
 // every broker alike.
-func consumeElsewhere(b *testing.B, seeds []string, n int) float64 {
+func consumeElsewhere(b *testing.B, seeds []string, n int) (rate float64, cpu time.Duration) {
 	b.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestConsumerProcess$")
 	cmd.Env = append(os.Environ(), consumerEnv+"="+strings.Join(seeds, ",")+"/"+strconv.Itoa(n))
@@ -162,17 +165,18 @@ func consumeElsewhere(b *testing.B, seeds []string, n int) float64 {
 	if err != nil {
 		b.Fatalf("the consumer process: %v\n%s", err, out)
 	}
+	cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	for _, line := range strings.Split(string(out), "\n") {
 		if rest, ok := strings.CutPrefix(line, "msgs/s "); ok {
 			rate, err := strconv.ParseFloat(rest, 64)
 			if err != nil {
 				b.Fatalf("the consumer process said %q", line)
 			}
-			return rate
+			return rate, cpu
 		}
 	}
 	b.Fatalf("the consumer process said no rate:\n%s", out)
-	return 0
+	return 0, 0
 }
 
 // consumerEnv holds the seeds and the count a consumer process reads:
