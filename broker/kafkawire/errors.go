@@ -27,6 +27,7 @@ const (
 	codeInvalidGroupID           int16 = 24
 	codeUnknownMemberID          int16 = 25
 	codeInvalidSessionTimeout    int16 = 26
+	codeInvalidTimestamp         int16 = 32
 	codeRebalanceInProgress      int16 = 27
 	codeUnsupportedVersion       int16 = 35
 	codeKafkaStorageError        int16 = 56
@@ -122,7 +123,7 @@ var codeNames = map[int16]string{
 	codeNotLeaderOrFollower: "NOT_LEADER_OR_FOLLOWER", codeRequestTimedOut: "REQUEST_TIMED_OUT",
 	codeCoordinatorNotAvailable: "COORDINATOR_NOT_AVAILABLE", codeNotCoordinator: "NOT_COORDINATOR", codeInvalidTopic: "INVALID_TOPIC_EXCEPTION",
 	codeIllegalGeneration: "ILLEGAL_GENERATION", codeInconsistentGroupProto: "INCONSISTENT_GROUP_PROTOCOL", codeInvalidGroupID: "INVALID_GROUP_ID",
-	codeUnknownMemberID: "UNKNOWN_MEMBER_ID", codeInvalidSessionTimeout: "INVALID_SESSION_TIMEOUT", codeRebalanceInProgress: "REBALANCE_IN_PROGRESS",
+	codeUnknownMemberID: "UNKNOWN_MEMBER_ID", codeInvalidSessionTimeout: "INVALID_SESSION_TIMEOUT", codeInvalidTimestamp: "INVALID_TIMESTAMP", codeRebalanceInProgress: "REBALANCE_IN_PROGRESS",
 	codeUnsupportedVersion: "UNSUPPORTED_VERSION", codeTopicAlreadyExists: "TOPIC_ALREADY_EXISTS", codeInvalidPartitions: "INVALID_PARTITIONS",
 	codeInvalidReplicationFactor: "INVALID_REPLICATION_FACTOR", codeInvalidRequest: "INVALID_REQUEST",
 	codeOutOfOrderSequence: "OUT_OF_ORDER_SEQUENCE_NUMBER", codeDuplicateSequence: "DUPLICATE_SEQUENCE_NUMBER",

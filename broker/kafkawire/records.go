@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"math"
 	"slices"
 	"time"
 
@@ -145,7 +146,11 @@ func readBatch(client string, tp broker.TopicPartition, raw []byte, keep bool, s
 		if r.offsetDelta != int64(i) {
 			return producedBatch{}, batchErr(codeInvalidRecord, "record %d of a batch has offset delta %d; a producer's batch numbers its records 0, 1, 2, ...", i, r.offsetDelta)
 		}
-		ts := (firstTS + r.tsDelta) * int64(time.Millisecond)
+		ms := firstTS + r.tsDelta
+		if r.tsDelta < -maxMillis || r.tsDelta > maxMillis || ms < -maxMillis || ms > maxMillis {
+			return producedBatch{}, batchErr(codeInvalidTimestamp, "record %d of a batch is stamped %d ms from 1970; mqlab keeps a record's time in nanoseconds, which reach from 1677 to 2262", i, ms)
+		}
+		ts := ms * int64(time.Millisecond)
 		pb.KVBytes += int64(len(r.key) + len(r.value))
 		pb.MinTS = min(pb.MinTS, ts)
 		if r.key == nil && pb.Unkeyed < 0 {
@@ -164,6 +169,10 @@ func readBatch(client string, tp broker.TopicPartition, raw []byte, keep bool, s
 	}
 	return pb, nil
 }
+
+// maxMillis is the farthest from 1970 a record's timestamp, in
+// milliseconds, can be and still count in int64 nanoseconds.
+const maxMillis = math.MaxInt64 / int64(time.Millisecond)
 
 // wireRecord is one record of a batch, its fields slices of the batch.
 type wireRecord struct {
