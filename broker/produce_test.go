@@ -53,7 +53,9 @@ func TestApplyStoresTheEntry(t *testing.T) {
 	}
 	// A batch whose records are damaged is a bad command; nothing is written.
 	bad := bytes.Clone(data)
-	bad[len(bad)-1] = 0x80 // the last varint now runs off the end
+	// The entry holds the records in Kafka's format, the last one ending
+	// with its id header; its value's length now runs past the end.
+	bad[len(bad)-len(recs[19].MsgID)-1] = 0x80
 	res, _ = f.Apply(&raft.Log{Index: 7, Term: 3, Type: raft.LogCommand, Data: bad}).(applyResult)
 	if !errors.Is(res.err, partcmd.ErrBad) {
 		t.Fatalf("damaged entry: %v", res.err)

@@ -18,8 +18,10 @@ import (
 //	uvarint request id
 //	varint  the leader's clock, unix nanos
 //	uvarint record count (the batch's own, repeated here)
-//	        the record batch, encoded by partlog (AppendBatch), or a
-//	        Kafka client's batch as it arrived (AppendWireBatch)
+//	        the record batch: the lab's own records as partlog encodes
+//	        them (AppendProduceBatch: in Kafka's format, as the segment
+//	        files keep them, where they allow it), or a Kafka client's
+//	        batch as it arrived (AppendWireBatch)
 //
 // and the batch is what the partition's log stores, as it is: the state
 // machine's Apply hands the entry's bytes to partlog.Log.AppendEncoded
@@ -65,8 +67,8 @@ func EncodeProduceIn(alloc func(n int) []byte, reqID uint64, now int64, b partlo
 	h = binary.AppendUvarint(h, reqID)
 	h = binary.AppendVarint(h, now)
 	h = binary.AppendUvarint(h, uint64(len(b.Records)))
-	buf := alloc(len(h) + partlog.BatchSize(b))
-	return partlog.AppendBatch(append(buf, h...), b)
+	buf := alloc(len(h) + partlog.ProduceBatchSize(b))
+	return partlog.AppendProduceBatch(append(buf, h...), b)
 }
 
 // EncodeProduceKafka is EncodeProduceIn for a batch a Kafka client sent,

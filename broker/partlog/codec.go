@@ -222,9 +222,11 @@ type BatchHeader struct {
 
 	headers bool // a header blob follows the MsgIDs (batchVersionHeaders)
 
-	// kafka is the Kafka record batch of a version 6 batch (wirebatch.go),
-	// nil for the others.
-	kafka []byte
+	// kafka is the Kafka record batch of a version 6 or 9 batch
+	// (wirebatch.go), nil for the others; labIDs: version 9, whose
+	// records carry their message ids in a header.
+	kafka  []byte
+	labIDs bool
 
 	// Compacted batches only (versions 4 and 5): the base offset the batch
 	// was written at, its span of offsets, and its records' offset deltas
@@ -266,12 +268,12 @@ func parseHeader(p []byte) (h BatchHeader, rest []byte, err error) {
 		return bad("version: input ends early")
 	}
 	version := p[0]
-	if version == batchVersionKafka {
+	if version == batchVersionKafka || version == batchVersionLab {
 		h, _, _, _, err := parseWire(p)
 		return h, nil, err
 	}
-	if version < batchVersion || version > batchVersionCompactedKafkaHeaders {
-		return bad("unknown version %d; this build reads versions %d to %d", p[0], batchVersion, batchVersionCompactedKafkaHeaders)
+	if version < batchVersion || version > batchVersionLab {
+		return bad("unknown version %d; this build reads versions %d to %d", p[0], batchVersion, batchVersionLab)
 	}
 	h.headers = version == batchVersionHeaders || version == batchVersionCompactedHeaders || version == batchVersionCompactedKafkaHeaders
 	p = p[1:]
@@ -336,7 +338,7 @@ func parseHeader(p []byte) (h BatchHeader, rest []byte, err error) {
 // the last record. A batch that passes can be decoded later without
 // errors. Damaged input is an error wrapping ErrCorrupt.
 func parseBatch(p []byte) (batchInfo, error) {
-	if len(p) > 0 && p[0] == batchVersionKafka {
+	if len(p) > 0 && (p[0] == batchVersionKafka || p[0] == batchVersionLab) {
 		h, _, kv, minTS, err := parseWire(p)
 		var exact bool
 		if err == nil {

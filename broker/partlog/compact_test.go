@@ -10,7 +10,8 @@ import (
 
 const compactT0 = int64(1_700_000_000e9)
 
-// compactedLog writes, in 3- and 1-record batches, segments of at most 4
+// compactedLog writes, in 3- and 1-record batches (the first, third and
+// fifth in Kafka's format, as a leader proposes them), segments of at most 4
 // records: [0,3) [3,6) [6,10) closed, [10,11) active.
 //
 //	0 A=a0  1 B=b0  2 C=c0  |  3 A=a1  4 B=b1  5 D=d1  |
@@ -38,7 +39,15 @@ func compactedLog(t *testing.T, dir string) *Log {
 		{rec(10, "A", "a4")},
 	}
 	for i, b := range batches {
-		mustAppend(t, l, Batch{Records: b}, 1)
+		// Every other batch as a leader proposes the lab's records, in
+		// Kafka's format; the others in the lab's own encoding.
+		if i%2 == 0 {
+			if _, err := l.AppendEncoded(AppendProduceBatch(nil, Batch{Records: b}), 1); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			mustAppend(t, l, Batch{Records: b}, 1)
+		}
 		l.NoteApplied(uint64(i + 1))
 	}
 	return l

@@ -14,7 +14,8 @@
 // The model follows Kafka where it can, so the lab can point at the real
 // thing: offsets are assigned contiguously by the leader, record batches are
 // stored as they arrived (the bytes of the produce command: a Kafka
-// client's batch byte for byte, wirebatch.go; a batch never spans
+// client's batch byte for byte, and the lab's own records in the Kafka
+// batch their leader wrote, wirebatch.go; a batch never spans
 // segments, and every record of a batch has the batch's epoch) and
 // decoded only when read, the log is split into segments that retention
 // deletes whole, each segment has a sparse offset index and a sparse time

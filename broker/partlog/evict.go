@@ -119,12 +119,12 @@ func dataFromFile(raw []byte, kind byte) ([]byte, error) {
 	}
 	raw = raw[:kb.Size()]
 	switch kind {
-	case batchVersionKafka:
+	case batchVersionKafka, batchVersionLab:
 		kv, minTS, err := wireInfo(raw)
 		if err != nil {
 			return nil, err
 		}
-		return AppendWireBatch(make([]byte, 0, WireBatchSize(raw, kv, minTS)), raw, kv, minTS), nil
+		return appendEnvelope(make([]byte, 0, WireBatchSize(raw, kv, minTS)), kind, raw, kv, minTS), nil
 	case batchVersion, batchVersionHeaders:
 		if out, ok := encodeFromKafka(raw, &kb); ok {
 			return out, nil
@@ -212,19 +212,29 @@ func (l *Log) rawBatch(s *segment, b *batchRef) ([]byte, *KafkaBatch, error) {
 }
 
 // decodeLabFromFile is decodeRecords for raw, a batch of the lab's
-// records as its segment file holds it (b's kind is 2 or 3): the records
-// are read from the file's form, sharing its bytes, with their message
-// ids in one string, as decodeRecords gives them. ok is false for a
-// batch it does not take, which the caller turns back instead.
+// records as its segment file holds it (b's kind is 2, 3 or 9): the
+// records are read from the file's form, sharing its bytes, with their
+// message ids in one string, as decodeRecords gives them. ok is false
+// for a batch it does not take, which the caller turns back instead.
 func decodeLabFromFile(raw []byte, kb *KafkaBatch, b *batchRef, out []Record, skip, n int) (_ []Record, ok bool) {
-	switch {
-	case skip >= int(kb.Count) || n <= 0:
-		return out, true
-	case kb.Attributes&kafkaCodecMask != 0 || kb.LastOffset-kb.BaseOffset+1 != int64(kb.Count):
+	if kb.Attributes&kafkaCodecMask != 0 || kb.LastOffset-kb.BaseOffset+1 != int64(kb.Count) {
 		return out, false
 	}
-	body := raw[KafkaBatchHeaderLen:kb.Size()]
-	last := min(int(kb.Count), skip+n)
+	return decodeLabKafka(raw[KafkaBatchHeaderLen:kb.Size()], int(kb.Count), kb.FirstTimestamp, b.base, b.epoch, b.kind != batchVersion, out, skip, n)
+}
+
+// decodeLabKafka appends up to n of the records in body, the
+// uncompressed records of a Kafka batch of the lab's (count of them,
+// numbered from 0, firstTS its first timestamp in milliseconds), from
+// the one at skip on, numbered from base and stamped with epoch; their
+// message ids come from their id headers, in one string, and with
+// headers their other headers are kept. ok is false for records that do
+// not decode as a batch written in order.
+func decodeLabKafka(body []byte, count int, firstTS, base int64, epoch uint64, headers bool, out []Record, skip, n int) (_ []Record, ok bool) {
+	if skip >= count || n <= 0 {
+		return out, true
+	}
+	last := min(count, skip+n)
 	// The ids of the records returned, in one string.
 	var idBytes []byte
 	p := body
@@ -240,7 +250,6 @@ func decodeLabFromFile(raw []byte, kb *KafkaBatch, b *batchRef, out []Record, sk
 		}
 	}
 	ids, idPos := string(idBytes), 0
-	headers := b.kind == batchVersionHeaders
 	p = body
 	for i := range last {
 		r, rest, _ := readKafkaRecordNoHeaders(p)
@@ -249,7 +258,7 @@ func decodeLabFromFile(raw []byte, kb *KafkaBatch, b *batchRef, out []Record, sk
 			continue
 		}
 		id, _, nh := r.msgIDAndHeaders()
-		rec := Record{Offset: b.base + int64(i), Epoch: b.epoch, Timestamp: (kb.FirstTimestamp + r.tsDelta) * 1e6,
+		rec := Record{Offset: base + int64(i), Epoch: epoch, Timestamp: (firstTS + r.tsDelta) * 1e6,
 			Key: r.key, Value: r.value, MsgID: ids[idPos : idPos+len(id)]}
 		idPos += len(id)
 		if headers && nh > 0 {

@@ -54,9 +54,9 @@ func TestClosedSegmentsLiveInTheirFiles(t *testing.T) {
 	mem, disk, _ := twinLogs(t, Config{SegmentRecords: 6})
 	ts := int64(1_700_000_000_000) * 1e6
 	var kinds []string // what each batch is, in order
-	seq := int32(0)
-	for i := range 12 {
-		switch i % 4 {
+	seq, produced := int32(0), int32(0)
+	for i := range 15 {
+		switch i % 5 {
 		case 0:
 			appendBoth(t, mem, disk, EncodeBatch(Batch{Records: msRecs(fmt.Sprint("lab", i), 3, ts)}), uint64(1+i/5))
 			kinds = append(kinds, "lab")
@@ -74,6 +74,11 @@ func TestClosedSegmentsLiveInTheirFiles(t *testing.T) {
 			rs := msRecs(fmt.Sprint("ns", i), 2, ts+123)
 			appendBoth(t, mem, disk, EncodeBatch(Batch{Records: rs}), uint64(1+i/5))
 			kinds = append(kinds, "nanoseconds")
+		case 4:
+			// As a leader proposes the lab's records: in Kafka's format.
+			appendBoth(t, mem, disk, AppendProduceBatch(nil, Batch{ProducerID: 8, BaseSeq: produced, Records: msRecs(fmt.Sprint("produced", i), 3, ts)}), uint64(1+i/5))
+			produced += 3
+			kinds = append(kinds, "produced")
 		}
 		ts += 1e9
 	}
@@ -104,9 +109,12 @@ func TestClosedSegmentsLiveInTheirFiles(t *testing.T) {
 			if err != nil {
 				t.Fatalf("read back offset %d: %v", b.base, err)
 			}
-			if kind == "client" {
+			if kind == "client" || kind == "produced" {
 				// Base offset and leader epoch are set in the file's header.
-				got, wantRaw := KafkaBatchOf(got), bytes.Clone(KafkaBatchOf(want.data))
+				if got[0] != want.data[0] {
+					t.Errorf("%s batch at offset %d reads back in version %d, was appended in %d", kind, b.base, got[0], want.data[0])
+				}
+				got, wantRaw := KafkaBatchOf(asClient(got)), bytes.Clone(KafkaBatchOf(asClient(want.data)))
 				copy(wantRaw[:8], got[:8])
 				copy(wantRaw[12:16], got[12:16])
 				if !bytes.Equal(got, wantRaw) {
@@ -159,6 +167,15 @@ func TestClosedSegmentsLiveInTheirFiles(t *testing.T) {
 			t.Fatalf("%T: the snapshot reads back as another log", w)
 		}
 	}
+}
+
+// asClient is a version 9 batch relabelled version 6, the same envelope,
+// for KafkaBatchOf.
+func asClient(p []byte) []byte {
+	if len(p) > 0 && p[0] == batchVersionLab {
+		p = append([]byte{batchVersionKafka}, p[1:]...)
+	}
+	return p
 }
 
 type plainBuffer struct{ bytes.Buffer }
@@ -321,7 +338,7 @@ func TestEncodeFromKafkaMatchesTheBatchWay(t *testing.T) {
 			for i := range rs {
 				rs[i].Offset = 700 + int64(i)
 			}
-			raw := appendKafkaBatch(nil, rs, 700, 700+int64(len(rs))-1, pid, 9, 3)
+			raw := appendKafkaBatch(nil, rs, 700, 700+int64(len(rs))-1, pid, 9, 3, false)
 			kb, err := ParseKafkaBatch(raw)
 			if err != nil {
 				t.Fatal(err)

@@ -255,7 +255,7 @@ func (lf *logFiles) append(s *segment, b *batchRef) {
 		}
 	} else {
 		lf.recs = decodeRecords(b.data, lf.recs[:0], b.base, 0, int(b.count), b.epoch)
-		f.pendingLog = appendKafkaBatch(f.pendingLog, lf.recs, b.base, b.next()-1, h.ProducerID, h.BaseSeq, b.epoch)
+		f.pendingLog = appendKafkaBatch(f.pendingLog, lf.recs, b.base, b.next()-1, h.ProducerID, h.BaseSeq, b.epoch, false)
 		b.fromFile = recordsFromFile(&h, lf.recs)
 		clear(lf.recs) // drop the references into b.data
 	}

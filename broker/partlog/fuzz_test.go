@@ -16,6 +16,8 @@ func FuzzDecodeBatch(f *testing.F) {
 	f.Add([]byte{})
 	f.Add(EncodeBatch(Batch{Records: []Record{{Timestamp: 1<<63 - 1}, {Timestamp: -1 << 63, Value: []byte{}}}}))
 	f.Add(EncodeBatch(Batch{Records: []Record{{MsgID: "a", Headers: []Header{{Key: "k", Value: []byte("v")}, {Key: ""}}}, {Value: []byte("b")}}}))
+	// As a leader proposes the lab's records: in Kafka's format.
+	f.Add(AppendProduceBatch(nil, Batch{ProducerID: 7, Records: []Record{{MsgID: "a", Key: []byte("k"), Timestamp: 2e6, Headers: []Header{{Key: "h", Value: []byte("v")}}}, {Value: []byte{}, Timestamp: 1e6}}}))
 	f.Fuzz(func(t *testing.T, p []byte) {
 		// The FSM path must accept exactly what DecodeBatch accepts (less
 		// empty batches), and read back the same records.
@@ -72,6 +74,14 @@ func FuzzDecodeBatch(f *testing.F) {
 		}
 		if !reflect.DeepEqual(again, b) {
 			t.Fatalf("round trip differs:\n got %+v\nwant %+v", again, b)
+		}
+		// And as a leader proposes it, in Kafka's format where it can be.
+		prod := AppendProduceBatch(nil, b)
+		if len(prod) != ProduceBatchSize(b) {
+			t.Fatalf("ProduceBatchSize says %d bytes; AppendProduceBatch wrote %d", ProduceBatchSize(b), len(prod))
+		}
+		if again, err = DecodeBatch(prod); err != nil || !reflect.DeepEqual(again, b) {
+			t.Fatalf("round trip in version %d differs (%v):\n got %+v\nwant %+v", prod[0], err, again, b)
 		}
 	})
 }

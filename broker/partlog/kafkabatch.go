@@ -45,13 +45,15 @@ const MsgIDHeader = "mqlab.msg-id"
 // The segment files and the Kafka listener's fetch answers both write
 // their batches with it.
 func AppendKafkaBatch(dst []byte, recs []Record, pid int64, baseSeq int32, epoch uint64) []byte {
-	return appendKafkaBatch(dst, recs, recs[0].Offset, recs[len(recs)-1].Offset, pid, baseSeq, epoch)
+	return appendKafkaBatch(dst, recs, recs[0].Offset, recs[len(recs)-1].Offset, pid, baseSeq, epoch, false)
 }
 
 // appendKafkaBatch is AppendKafkaBatch for a batch written at base whose
 // last offset was last: a compacted batch keeps both, as Kafka's cleaner
-// does, though its first and last records may be gone.
-func appendKafkaBatch(dst []byte, recs []Record, base, last int64, pid int64, baseSeq int32, epoch uint64) []byte {
+// does, though its first and last records may be gone. With ordinal, a
+// record's offset delta is its place in recs, as a producer numbers a
+// batch's records before they have offsets, and their Offset is not read.
+func appendKafkaBatch(dst []byte, recs []Record, base, last int64, pid int64, baseSeq int32, epoch uint64, ordinal bool) []byte {
 	start := len(dst)
 	first := recs[0].Timestamp / 1e6
 	maxTS := first
@@ -80,18 +82,14 @@ func appendKafkaBatch(dst []byte, recs []Record, base, last int64, pid int64, ba
 	for i := range recs {
 		r := &recs[i]
 		tsDelta, offDelta := r.Timestamp/1e6-first, r.Offset-base
+		if ordinal {
+			offDelta = int64(i)
+		}
 		headers := len(r.Headers)
 		if r.MsgID != "" {
 			headers++
 		}
-		n := 1 + varintLen(tsDelta) + varintLen(offDelta) + kafkaBytesLen(r.Key) + kafkaBytesLen(r.Value) + varintLen(int64(headers))
-		if r.MsgID != "" {
-			n += varintLen(int64(len(MsgIDHeader))) + len(MsgIDHeader) + varintLen(int64(len(r.MsgID))) + len(r.MsgID)
-		}
-		for _, h := range r.Headers {
-			n += varintLen(int64(len(h.Key))) + len(h.Key) + kafkaBytesLen(h.Value)
-		}
-		dst = binary.AppendVarint(dst, int64(n))
+		dst = binary.AppendVarint(dst, int64(kafkaRecordLen(r, tsDelta, offDelta)))
 		dst = append(dst, 0) // attributes
 		dst = binary.AppendVarint(dst, tsDelta)
 		dst = binary.AppendVarint(dst, offDelta)
@@ -113,6 +111,35 @@ func appendKafkaBatch(dst []byte, recs []Record, base, last int64, pid int64, ba
 	binary.BigEndian.PutUint32(dst[start+8:], uint32(len(dst)-start-12))
 	binary.BigEndian.PutUint32(dst[start+17:], crc32.Checksum(dst[start+kafkaCRCFrom:], castagnoli))
 	return dst
+}
+
+// kafkaRecordLen is the length of record r's body in a Kafka batch (what
+// its leading varint says), written with these deltas.
+func kafkaRecordLen(r *Record, tsDelta, offDelta int64) int {
+	headers := len(r.Headers)
+	if r.MsgID != "" {
+		headers++
+	}
+	n := 1 + varintLen(tsDelta) + varintLen(offDelta) + kafkaBytesLen(r.Key) + kafkaBytesLen(r.Value) + varintLen(int64(headers))
+	if r.MsgID != "" {
+		n += varintLen(int64(len(MsgIDHeader))) + len(MsgIDHeader) + varintLen(int64(len(r.MsgID))) + len(r.MsgID)
+	}
+	for _, h := range r.Headers {
+		n += varintLen(int64(len(h.Key))) + len(h.Key) + kafkaBytesLen(h.Value)
+	}
+	return n
+}
+
+// kafkaBatchLen is the length of appendKafkaBatch's encoding of recs with
+// ordinal offsets.
+func kafkaBatchLen(recs []Record) int {
+	n := KafkaBatchHeaderLen
+	first := recs[0].Timestamp / 1e6
+	for i := range recs {
+		l := kafkaRecordLen(&recs[i], recs[i].Timestamp/1e6-first, int64(i))
+		n += varintLen(int64(l)) + l
+	}
+	return n
 }
 
 func appendKafkaBytes(dst, b []byte) []byte {

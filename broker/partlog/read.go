@@ -121,7 +121,7 @@ func (l *Log) WireMsgID(r Record) string {
 // decode is decodeRecords for batch b of segment seg, with the message
 // ids a Kafka client's records get in a log with a Name.
 func (l *Log) decode(seg *segment, b *batchRef, out []Record, skip, n int) ([]Record, error) {
-	if b.data == nil && (b.kind == batchVersion || b.kind == batchVersionHeaders) {
+	if b.data == nil && (b.kind == batchVersion || b.kind == batchVersionHeaders || b.kind == batchVersionLab) {
 		// The lab's records, read straight from their file.
 		raw, kb, err := l.rawBatch(seg, b)
 		if err != nil {

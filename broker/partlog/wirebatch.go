@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"math"
 	"strconv"
 	"sync/atomic"
+	"time"
 )
 
 // Version 6 is a Kafka record batch (magic 2) kept as a Kafka client sent
@@ -33,6 +35,18 @@ import (
 // the record, so the lab sees a retry's duplicate as one message twice.
 const batchVersionKafka = 6
 
+// Version 9 is a batch of the lab's own records in Kafka's format, as the
+// leader that took them wrote it (AppendProduceBatch): version 6's
+// envelope, then a record batch whose records carry their message ids in
+// a header of their own (MsgIDHeader), as the segment files hold them.
+// Like a client's batch, every replica keeps these bytes and its file
+// gets them with only the base offset and the leader epoch set: no
+// replica turns one format into another. A batch of the lab's that its
+// file would not give back exactly (a timestamp finer than a
+// millisecond, a header of the id's name) is written in version 2 or 3
+// instead.
+const batchVersionLab = 9
+
 // Kafka batch attributes this package reads.
 const (
 	kafkaCodecMask     = 0x07
@@ -50,10 +64,57 @@ func WireBatchSize(raw []byte, kvBytes, minTS int64) int {
 // whose least timestamp is minTS (unix nanoseconds), both from the
 // caller's own check of the batch.
 func AppendWireBatch(dst, raw []byte, kvBytes, minTS int64) []byte {
-	dst = append(dst, batchVersionKafka)
+	return appendEnvelope(dst, batchVersionKafka, raw, kvBytes, minTS)
+}
+
+// appendEnvelope appends a version 6 or 9 batch: version, the envelope,
+// then the record batch raw.
+func appendEnvelope(dst []byte, version byte, raw []byte, kvBytes, minTS int64) []byte {
+	dst = append(dst, version)
 	dst = binary.AppendUvarint(dst, uint64(kvBytes))
 	dst = binary.AppendVarint(dst, minTS)
 	return append(dst, raw...)
+}
+
+// ProduceBatchSize is the length of AppendProduceBatch's encoding of b.
+func ProduceBatchSize(b Batch) int {
+	if !labKafka(b) {
+		return BatchSize(b)
+	}
+	kv, minTS := kvAndMinTS(b.Records)
+	return 1 + uvarintLen(uint64(kv)) + varintLen(minTS) + kafkaBatchLen(b.Records)
+}
+
+// AppendProduceBatch appends b as a leader proposes a batch of the lab's
+// own records: in Kafka's format (version 9), which every replica's
+// segment file then takes as it is, when the file gives the records
+// back exactly; otherwise in the lab's own (AppendBatch).
+func AppendProduceBatch(dst []byte, b Batch) []byte {
+	if !labKafka(b) {
+		return AppendBatch(dst, b)
+	}
+	kv, minTS := kvAndMinTS(b.Records)
+	dst = append(dst, batchVersionLab)
+	dst = binary.AppendUvarint(dst, uint64(kv))
+	dst = binary.AppendVarint(dst, minTS)
+	return appendKafkaBatch(dst, b.Records, 0, int64(len(b.Records)-1), b.ProducerID, b.BaseSeq, 0, true)
+}
+
+// labKafka reports whether b goes in version 9: it has records, and its
+// file form turns back into them exactly.
+func labKafka(b Batch) bool {
+	return len(b.Records) > 0 && recordsFromFile(&BatchHeader{ProducerID: b.ProducerID, BaseSeq: b.BaseSeq}, b.Records)
+}
+
+// kvAndMinTS returns the key and value bytes of recs and their least
+// timestamp.
+func kvAndMinTS(recs []Record) (kv, minTS int64) {
+	minTS = recs[0].Timestamp
+	for i := range recs {
+		kv += int64(len(recs[i].Key) + len(recs[i].Value))
+		minTS = min(minTS, recs[i].Timestamp)
+	}
+	return kv, minTS
 }
 
 // KafkaBatchOf returns the Kafka record batch inside a version 6 batch p
@@ -69,7 +130,7 @@ func KafkaBatchOf(p []byte) []byte {
 	return raw
 }
 
-// parseWire reads a version 6 batch's envelope and its Kafka header.
+// parseWire reads a version 6 or 9 batch's envelope and its Kafka header.
 func parseWire(p []byte) (h BatchHeader, raw []byte, kvBytes, minTS int64, err error) {
 	bad := func(format string, args ...any) (BatchHeader, []byte, int64, int64, error) {
 		return BatchHeader{}, nil, 0, 0, corruptf("kafka batch", 0, format, args...)
@@ -98,6 +159,10 @@ func parseWire(p []byte) (h BatchHeader, raw []byte, kvBytes, minTS int64, err e
 	if attrs&(kafkaTransactional|kafkaControl) != 0 || attrs&kafkaCodecMask > 4 {
 		return bad("attributes %#x: a transactional or control batch, or an unknown codec", attrs)
 	}
+	h.labIDs = p[0] == batchVersionLab
+	if h.labIDs && attrs&kafkaCodecMask != 0 {
+		return bad("attributes %#x: a batch of the lab's records is never compressed", attrs)
+	}
 	count := int64(int32(be.Uint32(raw[57:])))
 	if count <= 0 || count > maxSegmentRecords {
 		return bad("record count %d", count)
@@ -106,8 +171,11 @@ func parseWire(p []byte) (h BatchHeader, raw []byte, kvBytes, minTS int64, err e
 	if pid := int64(be.Uint64(raw[43:])); pid >= 0 {
 		h.ProducerID, h.BaseSeq = EpochProducer(pid, int16(be.Uint16(raw[51:]))), int32(be.Uint32(raw[53:]))
 	}
-	h.BaseTimestamp = int64(be.Uint64(raw[27:])) * 1e6
-	h.MaxTimestamp = int64(be.Uint64(raw[35:])) * 1e6
+	first, maxMS := int64(be.Uint64(raw[27:])), int64(be.Uint64(raw[35:]))
+	if !inNanos(first) || !inNanos(maxMS) {
+		return bad("timestamps %d and %d ms: the log keeps nanoseconds, which reach only from 1677 to 2262", first, maxMS)
+	}
+	h.BaseTimestamp, h.MaxTimestamp = first*1e6, maxMS*1e6
 	// Offsets as a producer writes them: 0, 1, 2, ... A batch the cleaner
 	// left with gaps is read back in the compacted encoding instead.
 	if last := int64(int32(be.Uint32(raw[23:]))); last != count-1 {
@@ -130,21 +198,35 @@ func checkWire(h *BatchHeader, kv, minTS int64) (exact bool, err error) {
 		return false, nil
 	}
 	first := int64(binary.BigEndian.Uint64(raw[27:]))
-	gotKV, gotMin := int64(0), int64(1<<63-1)
+	gotKV, gotMin, gotMax := int64(0), int64(1<<63-1), int64(-1<<63)
 	p := raw[KafkaBatchHeaderLen:]
 	for i := range h.Count {
 		r, rest, ok := readKafkaRecordNoHeaders(p)
 		if !ok || r.offsetDelta != int64(i) {
 			return false, corruptf("kafka batch", len(raw)-len(p), "record %d does not decode, or its offset delta is not %d", i, i)
 		}
+		if !inNanos(r.tsDelta) || !inNanos(first+r.tsDelta) {
+			return false, corruptf("kafka batch", len(raw)-len(p), "record %d's timestamp is past what nanoseconds reach (1677 to 2262)", i)
+		}
+		ts := (first + r.tsDelta) * 1e6
 		gotKV += int64(len(r.key) + len(r.value))
-		gotMin = min(gotMin, (first+r.tsDelta)*1e6)
+		gotMin, gotMax = min(gotMin, ts), max(gotMax, ts)
 		p = rest
 	}
-	if len(p) > 0 {
+	switch {
+	case len(p) > 0:
 		return false, corruptf("kafka batch", len(raw)-len(p), "%d bytes after the last record", len(p))
+	case h.labIDs && gotMax != h.MaxTimestamp:
+		// A leader writes the records' own; the time index trusts it.
+		return false, corruptf("kafka batch", 0, "header says the max timestamp is %d, but the records' is %d", h.MaxTimestamp, gotMax)
 	}
 	return gotKV == kv && gotMin == minTS, nil
+}
+
+// inNanos reports whether ms milliseconds since 1970, as Kafka stamps a
+// record, can be counted in int64 nanoseconds, as the log keeps them.
+func inNanos(ms int64) bool {
+	return ms >= math.MinInt64/int64(time.Millisecond) && ms <= math.MaxInt64/int64(time.Millisecond)
 }
 
 // wireRecords returns the uncompressed records of a version 6 batch.
@@ -162,9 +244,14 @@ func wireRecords(raw []byte) ([]byte, bool) {
 	return out, err == nil
 }
 
-// decodeWire is decodeRecords for a version 6 batch: records from offset
-// base+skip on, up to n, with MsgID empty (see Log.fillIDs).
+// decodeWire is decodeRecords for a version 6 or 9 batch: records from
+// offset base+skip on, up to n; a client's (version 6) with MsgID empty
+// (see Log.decodeData).
 func decodeWire(h *BatchHeader, out []Record, base int64, skip, n int, epoch uint64) []Record {
+	if h.labIDs {
+		out, _ = decodeLabKafka(h.kafka[KafkaBatchHeaderLen:], h.Count, h.BaseTimestamp/1e6, base, epoch, true, out, skip, n)
+		return out
+	}
 	recs, ok := wireRecords(h.kafka)
 	if !ok {
 		return out

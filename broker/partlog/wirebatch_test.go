@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -257,5 +258,97 @@ func TestClientBatchLeavesMemoryOnlyWhenItsFileGivesItBack(t *testing.T) {
 	got := readAll(t, l)
 	if len(got) != 9 || string(got[0].Value) != string(msRecs("good", 3, ts)[0].Value) || string(got[3].Value) != string(msRecs("off", 3, ts+1e9)[0].Value) {
 		t.Errorf("read back %d records, the first %q and the fourth %q", len(got), got[0].Value, got[3].Value)
+	}
+}
+
+// A leader writes the lab's own batch in Kafka's format (version 9) when
+// the file gives it back exactly: its records read as the lab's encoding
+// of the same batch reads, every replica's file gets the leader's bytes
+// with only the base offset and epoch set, and a batch the file could
+// not give back is written in the lab's own encoding.
+func TestProducedBatchIsTheFileBatch(t *testing.T) {
+	ts := int64(1_700_000_000_000) * 1e6
+	batches := []Batch{
+		{Records: msRecs("plain", 4, ts)},
+		{ProducerID: 12, BaseSeq: 0, Records: msRecs("idem", 3, ts+5e9)},
+		{Records: []Record{{Timestamp: ts + 9e9, Key: []byte("k"), Value: nil}}}, // a tombstone, no id
+	}
+	for _, b := range batches {
+		data := AppendProduceBatch(nil, b)
+		if data[0] != batchVersionLab || len(data) != ProduceBatchSize(b) {
+			t.Fatalf("%d records: version %d, %d bytes (ProduceBatchSize %d); want version %d", len(b.Records), data[0], len(data), ProduceBatchSize(b), batchVersionLab)
+		}
+		got, err := DecodeBatch(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := DecodeBatch(EncodeBatch(b))
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("version 9 decodes as %+v; the lab's encoding as %+v", got, want)
+		}
+	}
+
+	// What the file could not give back stays in the lab's encoding.
+	ns := msRecs("ns", 2, ts+123)
+	named := msRecs("named", 2, ts)
+	named[1].Headers = append(named[1].Headers, Header{Key: MsgIDHeader, Value: []byte("x")})
+	for name, b := range map[string]Batch{
+		"a timestamp finer than a millisecond": {Records: ns},
+		"a header named as the id's":           {Records: named},
+		"no records":                           {},
+	} {
+		data := AppendProduceBatch(nil, b)
+		if len(data) != ProduceBatchSize(b) || len(data) != BatchSize(b) || data[0] == batchVersionLab {
+			t.Errorf("%s: version %d, %d bytes; want the lab's encoding, %d bytes", name, data[0], len(data), BatchSize(b))
+		}
+	}
+
+	// Three replicas append the same entry; each file holds the leader's
+	// batch with its base offset and epoch set.
+	var entries [][]byte
+	for _, b := range batches {
+		entries = append(entries, AppendProduceBatch(nil, b))
+	}
+	for replica := range 3 {
+		dir := t.TempDir()
+		l := newLog(t, Config{})
+		if err := l.AttachDir(dir); err != nil {
+			t.Fatal(err)
+		}
+		mustAppend(t, l, Batch{Records: msRecs("first", 2, ts)}, 4) // so the entries do not start at offset 0
+		for _, e := range entries {
+			if _, err := l.AppendEncoded(e, 4); err != nil {
+				t.Fatalf("replica %d: %v", replica, err)
+			}
+		}
+		l.DetachDir()
+		file := readLogFile(t, filepath.Join(dir, SegmentFileName(0, LogSuffix)))
+		if len(file) != 1+len(entries) {
+			t.Fatalf("replica %d: %d batches in the file; want %d", replica, len(file), 1+len(entries))
+		}
+		base := int64(2)
+		for i, e := range entries {
+			fb := file[1+i]
+			raw := KafkaBatchOf(asClient(e))
+			if fb.kb.FirstOffset != base || fb.kb.PartitionLeaderEpoch != 4 {
+				t.Errorf("replica %d, batch %d: base offset %d, epoch %d; want %d, 4", replica, i, fb.kb.FirstOffset, fb.kb.PartitionLeaderEpoch, base)
+			}
+			onDisk := fb.kb.AppendTo(nil)
+			if !bytes.Equal(onDisk[8:12], raw[8:12]) || !bytes.Equal(onDisk[16:], raw[16:]) {
+				t.Errorf("replica %d, batch %d: the file's bytes differ from the leader's beyond the base offset and epoch", replica, i)
+			}
+			for j, r := range fb.records {
+				id := ""
+				for _, h := range r.Headers {
+					if h.Key == MsgIDHeader {
+						id = string(h.Value)
+					}
+				}
+				if id != batches[i].Records[j].MsgID || r.OffsetDelta != int32(j) {
+					t.Errorf("replica %d, batch %d, record %d: id %q, offset delta %d; want %q, %d", replica, i, j, id, r.OffsetDelta, batches[i].Records[j].MsgID, j)
+				}
+			}
+			base += int64(len(batches[i].Records))
+		}
 	}
 }
