@@ -324,7 +324,8 @@ func (rep *replica) produce(b partlog.Batch, acks Acks) (produceResponse, error)
 		}
 	}
 	id := rep.c.reqID.Add(1)
-	return rep.propose(r, id, partcmd.EncodeProduceIn(rep.entries.Alloc, id, now, b), acks)
+	files := rep.c.dataDir != "" && !rep.c.filesOff.Load()
+	return rep.propose(r, id, partcmd.EncodeProduceIn(rep.entries.Alloc, id, now, b, files), acks)
 }
 
 // produceKafka is produce for a Kafka client's batch as it arrived

@@ -19,6 +19,14 @@ import (
 // one is refused as a bad command.
 func TestApplyStoresTheEntry(t *testing.T) {
 	t.Parallel()
+	for _, files := range []bool{false, true} {
+		t.Run(fmt.Sprint("files=", files), func(t *testing.T) { applyStoresTheEntry(t, files) })
+	}
+}
+
+// applyStoresTheEntry is TestApplyStoresTheEntry with the entry in the
+// form a leader proposes for replicas with files (Kafka's) or without.
+func applyStoresTheEntry(t *testing.T, files bool) {
 	pl, err := partlog.New(partlog.Config{})
 	if err != nil {
 		t.Fatal(err)
@@ -29,7 +37,7 @@ func TestApplyStoresTheEntry(t *testing.T) {
 	for i := range 20 {
 		recs = append(recs, partlog.Record{Timestamp: now, Value: []byte(fmt.Sprintf("value %02d", i)), MsgID: fmt.Sprint("m", i)})
 	}
-	data := partcmd.EncodeProduce(1, now, partlog.Batch{ProducerID: 3, Records: recs})
+	data := partcmd.EncodeProduceIn(func(n int) []byte { return make([]byte, 0, n) }, 1, now, partlog.Batch{ProducerID: 3, Records: recs}, files)
 	res, ok := f.Apply(&raft.Log{Index: 5, Term: 2, Type: raft.LogCommand, Data: data}).(applyResult)
 	if !ok || res.err != nil || res.res.BaseOffset != 0 || res.res.Count != 20 || res.epoch != 2 {
 		t.Fatalf("Apply = %+v", res)
@@ -53,9 +61,13 @@ func TestApplyStoresTheEntry(t *testing.T) {
 	}
 	// A batch whose records are damaged is a bad command; nothing is written.
 	bad := bytes.Clone(data)
-	// The entry holds the records in Kafka's format, the last one ending
-	// with its id header; its value's length now runs past the end.
-	bad[len(bad)-len(recs[19].MsgID)-1] = 0x80
+	if files {
+		// The last record ends with its id header: the id's length now
+		// runs past the end.
+		bad[len(bad)-len(recs[19].MsgID)-1] = 0x80
+	} else {
+		bad[len(bad)-1] = 0x80 // the last varint now runs off the end
+	}
 	res, _ = f.Apply(&raft.Log{Index: 7, Term: 3, Type: raft.LogCommand, Data: bad}).(applyResult)
 	if !errors.Is(res.err, partcmd.ErrBad) {
 		t.Fatalf("damaged entry: %v", res.err)

@@ -45,8 +45,19 @@ func TestEncodeProduceInSlab(t *testing.T) {
 	}
 	s.Alloc(100) // not at the start of a block
 	a := EncodeProduce(1<<40, 1e18, b)
-	got := EncodeProduceIn(s.Alloc, 1<<40, 1e18, b)
+	got := EncodeProduceIn(s.Alloc, 1<<40, 1e18, b, false)
 	if !bytes.Equal(a, got) || cap(got) != len(got) {
 		t.Fatalf("slab entry %x (cap %d), want %x", got, cap(got), a)
+	}
+	// In Kafka's format, for replicas with files: also exactly its size.
+	for i := range b.Records {
+		b.Records[i].Timestamp = 1e18 + int64(i)*1e6
+	}
+	got = EncodeProduceIn(s.Alloc, 1<<40, 1e18, b, true)
+	if cap(got) != len(got) {
+		t.Fatalf("slab entry in Kafka's format: %d bytes, capacity %d", len(got), cap(got))
+	}
+	if cmd, err := Decode(got); err != nil || cmd.Kafka || cmd.Count != 5 || cmd.Batch.Records[4].MsgID != "m4" {
+		t.Fatalf("Decode of the entry in Kafka's format: %+v, %v", cmd, err)
 	}
 }
