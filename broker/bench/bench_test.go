@@ -91,7 +91,10 @@ func BenchmarkProduce(b *testing.B) {
 // is handed new bytes, as a broker is).
 //
 // With files=true every broker replica writes its segment files, as a
-// lab's do, to a temporary folder, and the topic's segments roll at 1 MiB:
+// lab's do, to a temporary folder, and raw raft runs once more with each
+// member writing the entries it applies to files that roll at the same
+// size (RawRaftFiles; ratio-files: the broker against raft and the disk
+// alone). The topic's segments roll at 1 MiB:
 // closed segments then live in their files, raft lets go of the entries
 // behind its snapshots, and the heap stops growing with the log. Without
 // files the whole log stays in memory, and on a machine where touching a
@@ -124,13 +127,22 @@ func BenchmarkProduceVsRaft(b *testing.B) {
 			if err != nil {
 				b.Fatalf("raw raft, fresh entries: %v", err)
 			}
+			var rf Rate
+			if c.files {
+				if rf, err = RawRaftFiles(ctx, partitions, rawBatches, entry, b.TempDir()); err != nil {
+					b.Fatalf("raw raft writing files: %v", err)
+				}
+			}
 			if b.N >= 100 {
 				b.Logf("%d cores, load %s; broker %d batches to a topic with segment.bytes %d, raw raft %d entries; raft entry bytes: broker %d, raw %d",
 					runtime.NumCPU(), LoadAverage(), br.Batches, segmentBytes(), rr.Batches, brokerEntry, len(entry))
 				for _, side := range []struct {
 					name string
 					r    Rate
-				}{{"broker:  ", br}, {"raw raft:", rr}, {"raw raft, a new copy of the entry each apply:", fr}} {
+				}{{"broker:  ", br}, {"raw raft:", rr}, {"raw raft, a new copy of the entry each apply:", fr}, {"raw raft, a new copy each apply, written to files:", rf}} {
+					if side.r.Messages == 0 {
+						continue
+					}
 					b.Logf("%s %.0f msgs/s, %v wall, %v CPU (%.2f cores, %.0f µs CPU/batch)", side.name,
 						side.r.MsgsPerSec(), side.r.Elapsed.Round(time.Millisecond), side.r.CPU.Round(time.Millisecond), side.r.Cores(), side.r.CPUPerBatch())
 				}
@@ -139,6 +151,9 @@ func BenchmarkProduceVsRaft(b *testing.B) {
 			reportRate(b, "raft-", rr)
 			b.ReportMetric(br.MsgsPerSec()/rr.MsgsPerSec(), "ratio")
 			b.ReportMetric(br.MsgsPerSec()/fr.MsgsPerSec(), "ratio-fresh")
+			if c.files {
+				b.ReportMetric(br.MsgsPerSec()/rf.MsgsPerSec(), "ratio-files")
+			}
 			b.ReportMetric(float64(br.Elapsed.Nanoseconds())/float64(b.N), "ns/op")
 		})
 	}

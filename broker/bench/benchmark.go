@@ -131,6 +131,9 @@ type Report struct {
 
 	// One rate per round.
 	Acks0, Acks1, AcksAll, Raw []Rate
+	// RawFiles is raw raft writing what it applies to files
+	// (RawRaftFiles), with Files only.
+	RawFiles []Rate
 	// BrokerEntryBytes and RawEntryBytes are the sizes of one produce
 	// entry in the broker's raft log and of one raw-raft entry.
 	BrokerEntryBytes, RawEntryBytes int
@@ -220,6 +223,18 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		rep.RawEntryBytes = len(entry)
 		cfg.progress("round %d/%d: raw raft.Apply: %s msgs/s; ratio %.2f", round, cfg.Rounds, thousands(int64(r.MsgsPerSec())),
 			rep.AcksAll[round-1].MsgsPerSec()/r.MsgsPerSec())
+		if cfg.Files {
+			dir, err := os.MkdirTemp(filesRoot, "raw-")
+			if err == nil {
+				r, err = RawRaftFiles(ctx, cfg.Partitions, cfg.RawBatches, entry, dir)
+			}
+			if err != nil {
+				return fail("raw raft writing files", err)
+			}
+			rep.RawFiles = append(rep.RawFiles, r)
+			cfg.progress("round %d/%d: raw raft.Apply writing files: %s msgs/s; ratio %.2f", round, cfg.Rounds, thousands(int64(r.MsgsPerSec())),
+				rep.AcksAll[round-1].MsgsPerSec()/r.MsgsPerSec())
+		}
 	}
 
 	cfg.progress("consume: a group of %d reading %s messages back", consumeMembers, thousands(int64(cfg.ConsumeMessages)))
@@ -279,9 +294,21 @@ const (
 // rounds (each round's two phases ran close together, under the same
 // load), with the lowest and highest.
 func (r *Report) Ratio() (median, lo, hi float64) {
+	return ratioTo(r.AcksAll, r.Raw)
+}
+
+// FilesRatio is Ratio against raw raft writing files (RawFiles).
+func (r *Report) FilesRatio() (median, lo, hi float64) {
+	return ratioTo(r.AcksAll, r.RawFiles)
+}
+
+func ratioTo(broker, raw []Rate) (median, lo, hi float64) {
 	var xs []float64
-	for i := range min(len(r.AcksAll), len(r.Raw)) {
-		xs = append(xs, r.AcksAll[i].MsgsPerSec()/r.Raw[i].MsgsPerSec())
+	for i := range min(len(broker), len(raw)) {
+		xs = append(xs, broker[i].MsgsPerSec()/raw[i].MsgsPerSec())
+	}
+	if len(xs) == 0 {
+		return 0, 0, 0
 	}
 	return medianOf(xs), slices.Min(xs), slices.Max(xs)
 }
@@ -340,6 +367,11 @@ func (r *Report) WriteText(w io.Writer) error {
 		byCPU = fmt.Sprintf("; by CPU time per batch %.2f", cpu)
 	}
 	p("%-24s target ≥ %.2f: %s  (rounds %.2f–%.2f%s)", "", TargetRatio, met(ratio >= TargetRatio), lo, hi, byCPU)
+	if len(r.RawFiles) > 0 {
+		rates("raw raft.Apply + files", r.RawFiles, "  new bytes each apply, written to files")
+		ratio, lo, hi := r.FilesRatio()
+		p("ratio broker/raw-raft-with-files: %.2f  (rounds %.2f–%.2f): what the broker adds to raft and the disk", ratio, lo, hi)
+	}
 
 	c := r.Consume
 	p("%-24s %11s msgs/s %6.1f MB/s  a group of %d on %d partitions, a commit every %d; %s messages",

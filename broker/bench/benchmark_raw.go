@@ -71,7 +71,9 @@ type rawCluster struct {
 	groups [][]*raft.Raft
 }
 
-func startRawCluster(groups int) (*rawCluster, error) {
+// startRawCluster starts groups raft groups whose members' state
+// machines newFSM makes (nil: one that only counts).
+func startRawCluster(groups int, newFSM func(g int, node string) (raft.FSM, error)) (*rawCluster, error) {
 	net := raftnet.New(raftnet.Options{RPCTimeout: broker.FastTiming.RPCTimeout})
 	rc := &rawCluster{}
 	for g := range groups {
@@ -94,9 +96,13 @@ func startRawCluster(groups int) (*rawCluster, error) {
 			conf := probe.FastRaftConfig(node)
 			logs, stable, snaps := raft.NewInmemStore(), raft.NewInmemStore(), raft.NewInmemSnapshotStore()
 			err = raft.BootstrapCluster(conf, logs, stable, snaps, trans, raft.Configuration{Servers: servers})
+			var fsm raft.FSM = &countFSM{}
+			if err == nil && newFSM != nil {
+				fsm, err = newFSM(g, node)
+			}
 			var r *raft.Raft
 			if err == nil {
-				r, err = raft.NewRaft(conf, &countFSM{}, logs, stable, snaps, trans)
+				r, err = raft.NewRaft(conf, fsm, logs, stable, snaps, trans)
 			}
 			if err != nil {
 				trans.Close()
@@ -148,7 +154,7 @@ func (rc *rawCluster) shutdown() {
 // (w+k) mod groups. A worker that finds the leader gone looks for the new
 // one and applies again, as the broker's producer would retry.
 func RawRaft(ctx context.Context, groups, batches int, entry []byte) (Rate, error) {
-	return rawRaft(ctx, groups, batches, entry, false)
+	return rawRaft(ctx, groups, batches, entry, false, nil)
 }
 
 // RawRaftFresh is RawRaft with each apply given a new copy of entry, as a
@@ -157,11 +163,11 @@ func RawRaft(ctx context.Context, groups, batches int, entry []byte) (Rate, erro
 // broker could, and on a machine where the first touch of new memory is
 // slow the copy costs more than the rest of an apply.
 func RawRaftFresh(ctx context.Context, groups, batches int, entry []byte) (Rate, error) {
-	return rawRaft(ctx, groups, batches, entry, true)
+	return rawRaft(ctx, groups, batches, entry, true, nil)
 }
 
-func rawRaft(ctx context.Context, groups, batches int, entry []byte, fresh bool) (Rate, error) {
-	rc, err := startRawCluster(groups)
+func rawRaft(ctx context.Context, groups, batches int, entry []byte, fresh bool, newFSM func(g int, node string) (raft.FSM, error)) (Rate, error) {
+	rc, err := startRawCluster(groups, newFSM)
 	if err != nil {
 		return Rate{}, err
 	}

@@ -117,6 +117,10 @@ func TestReportTargets(t *testing.T) {
 	}
 	text := func(files bool) string {
 		r.Config = Config{Files: files}.withDefaults()
+		r.RawFiles = nil
+		if files {
+			r.RawFiles = []Rate{rate(80)}
+		}
 		var b strings.Builder
 		if err := r.WriteText(&b); err != nil {
 			t.Fatal(err)
@@ -127,7 +131,8 @@ func TestReportTargets(t *testing.T) {
 		files bool
 		want  []string
 	}{
-		{true, []string{"target ≤ 100 MB: not met", "target ≥ 0.60: met", "lab/kfake 0.75  target ≥ 0.80: not met", "lab/kfake 1.25  target ≥ 1.00: met"}},
+		{true, []string{"target ≤ 100 MB: not met", "target ≥ 0.60: met", "lab/kfake 0.75  target ≥ 0.80: not met", "lab/kfake 1.25  target ≥ 1.00: met",
+			"raw raft.Apply + files", "ratio broker/raw-raft-with-files: 0.88"}},
 		{false, []string{"target ≤ 100 MB: not met"}},
 	} {
 		got := text(tc.files)
@@ -135,6 +140,9 @@ func TestReportTargets(t *testing.T) {
 			if !strings.Contains(got, w) {
 				t.Errorf("files %v: the report does not say %q:\n%s", tc.files, w, got)
 			}
+		}
+		if !tc.files && strings.Contains(got, "with-files") {
+			t.Errorf("without files, the report has a line for raw raft writing files:\n%s", got)
 		}
 	}
 }
