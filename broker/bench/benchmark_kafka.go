@@ -87,7 +87,7 @@ func Kafka(ctx context.Context, n int) (KafkaResult, error) {
 }
 
 // kafkaSide produces n records to orders/0 through seeds and reads them
-// back from the start.
+// back from the start in a process of its own (consumeInChild).
 func kafkaSide(ctx context.Context, seeds []string, n int) (KafkaSide, error) {
 	var side KafkaSide
 	p, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.DefaultProduceTopic("orders"),
@@ -110,20 +110,8 @@ func kafkaSide(ctx context.Context, seeds []string, n int) (KafkaSide, error) {
 	}
 	side.Produce = Rate{Messages: n, Elapsed: time.Since(start), CPU: processCPU() - cpu0}
 
-	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...),
-		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{"orders": {0: kgo.NewOffset().AtStart()}}))
-	if err != nil {
-		return side, err
+	if side.Consume, err = consumeInChild(ctx, seeds, n); err != nil {
+		return side, fmt.Errorf("consume: %w", err)
 	}
-	defer cl.Close()
-	cpu0, start = processCPU(), time.Now()
-	for got := 0; got < n; {
-		fs := cl.PollFetches(ctx)
-		if err := fs.Err(); err != nil {
-			return side, fmt.Errorf("consume after %d of %d records: %w", got, n, err)
-		}
-		got += fs.NumRecords()
-	}
-	side.Consume = Rate{Messages: n, Elapsed: time.Since(start), CPU: processCPU() - cpu0}
 	return side, nil
 }

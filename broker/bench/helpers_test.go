@@ -3,12 +3,20 @@ package bench
 import (
 	"context"
 	"fmt"
+	"os"
 	"testing"
 	"time"
 
 	"github.com/mqlab/mqlab/broker"
 	"github.com/mqlab/mqlab/broker/internal/probe"
 )
+
+// TestMain lets this binary be the Kafka benchmarks' consumer process
+// (ServeConsumer) before it runs any test.
+func TestMain(m *testing.M) {
+	ServeConsumer()
+	os.Exit(m.Run())
+}
 
 func newTestCluster(t testing.TB, nodes int) *broker.Cluster {
 	t.Helper()

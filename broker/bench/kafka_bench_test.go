@@ -15,13 +15,8 @@ package bench
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"os/exec"
 	"runtime"
 	"slices"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -143,74 +138,12 @@ func BenchmarkKafkaVsKfake(b *testing.B) {
 			}
 			b.ResetTimer()
 			cpu0 := processCPU()
-			rate, childCPU := consumeElsewhere(b, seeds, b.N)
-			b.ReportMetric(rate, "msgs/s")
-			reportCPU(b, cpu0-childCPU) // the broker's CPU and the consumer's
+			r, err := consumeInChild(ctx, seeds, b.N)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(r.MsgsPerSec(), "msgs/s")
+			reportCPU(b, cpu0-r.CPU) // the broker's CPU and the consumer's
 		})
 	}
-}
-
-// consumeElsewhere reads n records of orders/0 from seeds with kgo in a
-// child process (this test binary, running TestConsumerProcess) and
-// returns the rate it read them at and the CPU time the process used. Decoding is most of a consume's
-// work, and in the broker's own process the client's allocations fault
-// in fresh pages at a rate that depends on the broker's heap (a 300 MB
-// one halved kfake's rate): in a process of its own the client reads
-// every broker alike.
-func consumeElsewhere(b *testing.B, seeds []string, n int) (rate float64, cpu time.Duration) {
-	b.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestConsumerProcess$")
-	cmd.Env = append(os.Environ(), consumerEnv+"="+strings.Join(seeds, ",")+"/"+strconv.Itoa(n))
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		b.Fatalf("the consumer process: %v\n%s", err, out)
-	}
-	cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
-	for _, line := range strings.Split(string(out), "\n") {
-		if rest, ok := strings.CutPrefix(line, "msgs/s "); ok {
-			rate, err := strconv.ParseFloat(rest, 64)
-			if err != nil {
-				b.Fatalf("the consumer process said %q", line)
-			}
-			return rate, cpu
-		}
-	}
-	b.Fatalf("the consumer process said no rate:\n%s", out)
-	return 0, 0
-}
-
-// consumerEnv holds the seeds and the count a consumer process reads:
-// "host:port,host:port/N".
-const consumerEnv = "MQLAB_BENCH_CONSUMER"
-
-// TestConsumerProcess is consumeElsewhere's child: it reads the records
-// consumerEnv names from the start of orders/0 and prints its rate. Run
-// without that variable, it does nothing.
-func TestConsumerProcess(t *testing.T) {
-	spec := os.Getenv(consumerEnv)
-	if spec == "" {
-		t.Skip("the child of the consume benchmark")
-	}
-	seeds, count, _ := strings.Cut(spec, "/")
-	n, err := strconv.Atoi(count)
-	if err != nil {
-		t.Fatalf("%s=%q: want host:port,…/N", consumerEnv, spec)
-	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(seeds, ",")...),
-		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{"orders": {0: kgo.NewOffset().AtStart()}}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	start := time.Now()
-	for got := 0; got < n; {
-		fs := cl.PollFetches(ctx)
-		if err := fs.Err(); err != nil {
-			t.Fatalf("after %d of %d records: %v", got, n, err)
-		}
-		got += fs.NumRecords()
-	}
-	fmt.Printf("msgs/s %f\n", float64(n)/time.Since(start).Seconds())
 }

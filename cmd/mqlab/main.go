@@ -8,9 +8,12 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/mqlab/mqlab/broker/bench"
 )
 
 func main() {
+	bench.ServeConsumer() // mqlab bench's Kafka phase reads back in a child: this executable
 	if err := rootCmd().Execute(); err != nil {
 		var st exitStatus
 		if errors.As(err, &st) {

@@ -14,11 +14,14 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/mqlab/mqlab/broker/bench"
 	"github.com/mqlab/mqlab/internal/parallel"
 	"github.com/mqlab/mqlab/lab/checker"
 )
 
 func TestMain(m *testing.M) {
+	// The bench's Kafka phase reads back in a child: this binary.
+	bench.ServeConsumer()
 	parallel.Raise(strconv.Itoa(runsAtOnce)) // the challenges' runs, which mostly wait
 	goleak.VerifyTestMain(m,
 		goleak.IgnoreAnyFunction("github.com/hashicorp/raft.(*Raft).leadershipTransfer"),
