@@ -203,33 +203,62 @@ func BenchmarkHeap1M(b *testing.B) {
 }
 
 // BenchmarkAppendEncodedFiles is BenchmarkAppendEncoded with the log
-// writing its segment files: what a replica pays for a folder.
+// writing its segment files: what a replica pays for a folder, for a
+// batch in the lab's encoding (which the replica turns into Kafka's for
+// its file) and in Kafka's (version 9, as a leader of replicas with
+// files proposes the lab's records), which goes to the file as it is.
 func BenchmarkAppendEncodedFiles(b *testing.B) {
-	for _, n := range []int{1, 10, 100} {
-		b.Run(fmt.Sprintf("records=%d", n), func(b *testing.B) {
-			p := EncodeBatch(Batch{Records: recs("bench", n, 100, 1_700_000_000e9)})
-			dir := b.TempDir()
-			l := newLog(b, Config{SegmentBytes: 1 << 20})
-			if err := l.AttachDir(dir); err != nil {
-				b.Fatal(err)
-			}
-			b.ReportAllocs()
-			b.SetBytes(int64(n) * 100)
-			for i := 0; b.Loop(); i++ {
-				if i%10_000 == 0 && i > 0 {
-					b.StopTimer()
-					l.DetachDir()
-					l = newLog(b, Config{SegmentBytes: 1 << 20})
-					if err := l.AttachDir(dir); err != nil {
-						b.Fatal(err)
-					}
-					b.StartTimer()
+	for _, form := range []string{"lab", "kafka"} {
+		for _, n := range []int{1, 10, 100} {
+			b.Run(fmt.Sprintf("form=%s/records=%d", form, n), func(b *testing.B) {
+				batch := Batch{Records: recs("bench", n, 100, 1_700_000_000e9)}
+				p := EncodeBatch(batch)
+				if form == "kafka" {
+					p = AppendProduceBatch(nil, batch)
 				}
-				if _, err := l.AppendEncoded(p, 1); err != nil {
+				dir := b.TempDir()
+				l := newLog(b, Config{SegmentBytes: 1 << 20})
+				if err := l.AttachDir(dir); err != nil {
 					b.Fatal(err)
 				}
+				b.ReportAllocs()
+				b.SetBytes(int64(n) * 100)
+				for i := 0; b.Loop(); i++ {
+					if i%10_000 == 0 && i > 0 {
+						b.StopTimer()
+						l.DetachDir()
+						l = newLog(b, Config{SegmentBytes: 1 << 20})
+						if err := l.AttachDir(dir); err != nil {
+							b.Fatal(err)
+						}
+						b.StartTimer()
+					}
+					if _, err := l.AppendEncoded(p, 1); err != nil {
+						b.Fatal(err)
+					}
+				}
+				l.DetachDir()
+			})
+		}
+	}
+}
+
+// BenchmarkEncodeProduce is a leader's encoding of a batch of 100
+// records with 100-byte values, in the lab's encoding and in Kafka's
+// (AppendProduceBatch), each into a buffer of its exact size.
+func BenchmarkEncodeProduce(b *testing.B) {
+	batch := Batch{ProducerID: 2, Records: recs("bench", 100, 100, 1_700_000_000e9)}
+	for _, form := range []string{"lab", "kafka"} {
+		b.Run("form="+form, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(100 * 100)
+			for b.Loop() {
+				if form == "lab" {
+					_ = AppendBatch(make([]byte, 0, BatchSize(batch)), batch)
+				} else {
+					_ = AppendProduceBatch(make([]byte, 0, ProduceBatchSize(batch)), batch)
+				}
 			}
-			l.DetachDir()
 		})
 	}
 }
