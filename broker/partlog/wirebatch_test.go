@@ -304,11 +304,30 @@ func TestProducedBatchIsTheFileBatch(t *testing.T) {
 	}
 
 	// Three replicas append the same entry; each file holds the leader's
-	// batch with its base offset and epoch set.
+	// batch with its base offset and epoch set, byte for byte the file a
+	// replica writes from the lab's encoding of the same batches, so a
+	// restart, a dump and a fetch read either alike.
 	var entries [][]byte
 	for _, b := range batches {
 		entries = append(entries, AppendProduceBatch(nil, b))
 	}
+	labFile := func() []byte {
+		dir := t.TempDir()
+		l := newLog(t, Config{})
+		if err := l.AttachDir(dir); err != nil {
+			t.Fatal(err)
+		}
+		mustAppend(t, l, Batch{Records: msRecs("first", 2, ts)}, 4)
+		for _, b := range batches {
+			mustAppend(t, l, b, 4)
+		}
+		l.DetachDir()
+		data, err := os.ReadFile(filepath.Join(dir, SegmentFileName(0, LogSuffix)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return data
+	}()
 	for replica := range 3 {
 		dir := t.TempDir()
 		l := newLog(t, Config{})
@@ -321,7 +340,14 @@ func TestProducedBatchIsTheFileBatch(t *testing.T) {
 				t.Fatalf("replica %d: %v", replica, err)
 			}
 		}
+		l.NoteApplied(uint64(1 + len(entries))) // the raft index a restart starts from
 		l.DetachDir()
+		if data, err := os.ReadFile(filepath.Join(dir, SegmentFileName(0, LogSuffix))); err != nil || !bytes.Equal(data, labFile) {
+			t.Errorf("replica %d: the .log file differs from one written from the lab's encoding (%v)", replica, err)
+		}
+		if back, _, err := Recover(Config{}, dir); err != nil || !reflect.DeepEqual(readAll(t, back), readAll(t, l)) {
+			t.Errorf("replica %d: recovered from its folder, the log reads otherwise (%v)", replica, err)
+		}
 		file := readLogFile(t, filepath.Join(dir, SegmentFileName(0, LogSuffix)))
 		if len(file) != 1+len(entries) {
 			t.Fatalf("replica %d: %d batches in the file; want %d", replica, len(file), 1+len(entries))
