@@ -35,10 +35,11 @@ func benchCmd() *cobra.Command {
 measures, with 100-byte values:
 
   peak resident memory with 1,000,000 messages retained   target ≤ 100 MB
-       (the replicas write their segment files, with or without --files)
   produce throughput, acks 0, 1 and all, batches of 100
   bare raft.Apply with entries of the same size, same cluster shape
   the ratio broker/raw-raft (acks=all)                     target ≥ 0.60
+  raft.Apply whose members write what they apply to files, and the
+       ratio broker/raw-raft-with-files: what the broker adds to both
   consume: a group reading the log back, a commit every 100 records
   kgo (franz-go) against the Kafka listener and against kfake:
        produce acks=all, linger 1ms                 lab/kfake target ≥ 0.80
@@ -49,6 +50,11 @@ measures, with 100-byte values:
        and through an echo of the protocol (the HTTP and client part)
   failover: leader killed → next acknowledged write, 20 kills,
             in election timeouts                           target median ≤ 3
+
+Every replica writes its segment files to a temporary folder, as a lab's
+replicas do; --files=false keeps the logs in memory (the memory phase
+writes its files either way), the broker the produce target was first
+set against.
 
 The report goes to standard output, progress to standard error. On two
 cores the default run takes about half a minute, under two minutes even
@@ -84,7 +90,7 @@ time per batch, printed too, moves less.`,
 	}
 	cmd.Flags().BoolVar(&long, "long", false, "a longer run (a few minutes): 21 rounds, more messages, 100 kills a series")
 	cmd.Flags().BoolVar(&quick, "quick", false, "a smoke run of a few seconds with a few messages; its figures mean little")
-	cmd.Flags().BoolVar(&files, "files", false, "every cluster writes its segment files, as a lab does (to a temporary folder)")
+	cmd.Flags().BoolVar(&files, "files", true, "every cluster writes its segment files, as a lab does (to a temporary folder); --files=false keeps the logs in memory")
 	cmd.Flags().IntVar(&partitions, "partitions", 1, "partitions of the produce topic, and raft groups on the raw-raft side")
 	return cmd
 }

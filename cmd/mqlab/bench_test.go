@@ -33,6 +33,8 @@ func TestBenchQuickPrintsEveryLine(t *testing.T) {
 		`^raw raft\.Apply +[\d,]+ msgs/s +[\d.]+ MB/s`,
 		`^ratio broker/raw-raft: \d+\.\d\d$`,
 		`^ +target ≥ 0\.60: (met|not met) `,
+		`^raw raft\.Apply \+ files +[\d,]+ msgs/s +[\d.]+ MB/s`,
+		`^ratio broker/raw-raft-with-files: \d+\.\d\d `,
 		`^consume +[\d,]+ msgs/s +[\d.]+ MB/s`,
 		`^kgo produce acks=all +[\d,]+ msgs/s +[\d.]+ MB/s  kfake [\d,]+ msgs/s; lab/kfake \d+\.\d\d  target ≥ 0\.80: (met|not met)$`,
 		`^kgo consume +[\d,]+ msgs/s +[\d.]+ MB/s  kfake [\d,]+ msgs/s; lab/kfake \d+\.\d\d  target ≥ 1\.00: (met|not met)$`,
