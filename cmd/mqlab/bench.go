@@ -20,7 +20,7 @@ var benchPresets = map[string]bench.Config{
 	// long: the same work a round (a longer produce phase would measure a
 	// longer log, not the same thing more steadily), more rounds, and more
 	// of everything else.
-	"long": {Rounds: 21, ConsumeMessages: 1_000_000, KafkaMessages: 300_000, QueueMessages: 50_000, SQSMessages: 50_000, Kills: 100},
+	"long": {Rounds: 21, ConsumeMessages: 1_000_000, KafkaMessages: 3_000_000, QueueMessages: 50_000, SQSMessages: 50_000, Kills: 100},
 	// quick: a smoke run in seconds; its figures say little.
 	"quick": {Batches: 50, RawBatches: 100, Rounds: 1, ConsumeMessages: 2_000, KafkaMessages: 2_000, QueueMessages: 200, SQSMessages: 300, Kills: 3, Retained: 20_000},
 }
@@ -57,9 +57,9 @@ writes its files either way), the broker the produce target was first
 set against.
 
 The report goes to standard output, progress to standard error. On two
-cores the default run takes about half a minute, under two minutes even
-with other work on the machine; --long takes a few minutes and gives
-steadier medians. Other work on the machine lowers every rate: the CPU
+cores the default run takes about a minute, two or three with other
+work on the machine; --long takes several minutes and gives steadier
+medians. Other work on the machine lowers every rate: the CPU
 time per batch, printed too, moves less.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
