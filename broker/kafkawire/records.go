@@ -124,8 +124,10 @@ func readBatch(client string, tp broker.TopicPartition, raw []byte, keep bool, s
 		return producedBatch{}, err
 	}
 	count, lastDelta := int32(be.Uint32(raw[57:])), int32(be.Uint32(raw[23:]))
-	firstTS := int64(be.Uint64(raw[27:]))
+	firstTS, maxTS := int64(be.Uint64(raw[27:])), int64(be.Uint64(raw[35:]))
 	switch {
+	case firstTS < -maxMillis || firstTS > maxMillis || maxTS < -maxMillis || maxTS > maxMillis:
+		return producedBatch{}, batchErr(codeInvalidTimestamp, "a batch's first and max timestamps are %d and %d ms from 1970; mqlab keeps a record's time in nanoseconds, which reach from 1677 to 2262", firstTS, maxTS)
 	case count < 0 || int(count) > len(records):
 		return producedBatch{}, batchErr(codeCorruptMessage, "a batch says it holds %d records in %d bytes", count, len(records))
 	case count == 0:
@@ -147,7 +149,7 @@ func readBatch(client string, tp broker.TopicPartition, raw []byte, keep bool, s
 			return producedBatch{}, batchErr(codeInvalidRecord, "record %d of a batch has offset delta %d; a producer's batch numbers its records 0, 1, 2, ...", i, r.offsetDelta)
 		}
 		ms := firstTS + r.tsDelta
-		if r.tsDelta < -maxMillis || r.tsDelta > maxMillis || ms < -maxMillis || ms > maxMillis {
+		if (r.tsDelta > 0) != (ms > firstTS) || ms < -maxMillis || ms > maxMillis {
 			return producedBatch{}, batchErr(codeInvalidTimestamp, "record %d of a batch is stamped %d ms from 1970; mqlab keeps a record's time in nanoseconds, which reach from 1677 to 2262", i, ms)
 		}
 		ts := ms * int64(time.Millisecond)

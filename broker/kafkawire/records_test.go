@@ -41,7 +41,14 @@ func TestReadBatchRefusesWhatCannotBeKept(t *testing.T) {
 		{"transactional", func() []byte { b := good(); b[22] |= 0x10; return reCRC(b) }(), codeInvalidRecord, "transactional"},
 		{"a wrong last offset delta", func() []byte { b := good(); binary.BigEndian.PutUint32(b[23:], 5); return reCRC(b) }(), codeInvalidRecord, "last offset delta is 5"},
 		{"no records", func() []byte { b := good(); binary.BigEndian.PutUint32(b[57:], 0); return reCRC(b) }(), codeInvalidRecord, "an empty batch"},
-		{"a time past 2262", func() []byte { b := good(); binary.BigEndian.PutUint64(b[27:], 1<<62); return reCRC(b) }(), codeInvalidTimestamp, "from 1677 to 2262"},
+		{"a time past 2262", func() []byte { b := good(); binary.BigEndian.PutUint64(b[27:], 1<<62); return reCRC(b) }(), codeInvalidTimestamp, "first and max timestamps"},
+		{"a max time past 2262", func() []byte { b := good(); binary.BigEndian.PutUint64(b[35:], 1<<62); return reCRC(b) }(), codeInvalidTimestamp, "first and max timestamps"},
+		{"a record's time past 2262", func() []byte {
+			b := good()
+			binary.BigEndian.PutUint64(b[27:], uint64(maxMillis)) // the first record's delta is 0, the second's 1
+			binary.BigEndian.PutUint64(b[35:], uint64(maxMillis))
+			return reCRC(b)
+		}(), codeInvalidTimestamp, "record 1 of a batch is stamped"},
 	} {
 		_, err := readBatches(c.batch)
 		var be *errBatch

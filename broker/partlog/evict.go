@@ -234,7 +234,10 @@ func decodeLabKafka(body []byte, count int, firstTS, base int64, epoch uint64, h
 	if skip >= count || n <= 0 {
 		return out, true
 	}
-	last := min(count, skip+n)
+	last := count
+	if n < count-skip {
+		last = skip + n
+	}
 	// The ids of the records returned, in one string.
 	var idBytes []byte
 	p := body

@@ -16,6 +16,7 @@ func FuzzDecodeBatch(f *testing.F) {
 	f.Add([]byte{})
 	f.Add(EncodeBatch(Batch{Records: []Record{{Timestamp: 1<<63 - 1}, {Timestamp: -1 << 63, Value: []byte{}}}}))
 	f.Add(EncodeBatch(Batch{Records: []Record{{MsgID: "a", Headers: []Header{{Key: "k", Value: []byte("v")}, {Key: ""}}}, {Value: []byte("b")}}}))
+	f.Add(EncodeBatch(Batch{Records: []Record{{Value: []byte("x"), Timestamp: -5e18}, {Value: []byte("y"), Timestamp: 5e18}}}))
 	// As a leader proposes the lab's records: in Kafka's format.
 	f.Add(AppendProduceBatch(nil, Batch{ProducerID: 7, Records: []Record{{MsgID: "a", Key: []byte("k"), Timestamp: 2e6, Headers: []Header{{Key: "h", Value: []byte("v")}}}, {Value: []byte{}, Timestamp: 1e6}}}))
 	f.Fuzz(func(t *testing.T, p []byte) {

@@ -240,3 +240,30 @@ func TestRecoverRebuildsDamagedIndexesOfClosedSegments(t *testing.T) {
 		t.Fatalf("a second recovery: %+v; want nothing left to rebuild", rec)
 	}
 }
+
+// A batch whose records lie further apart than either lies from 1970
+// (which Kafka's millisecond deltas hold) reads back from its file after
+// a restart, as the records around it do.
+func TestRecoverKeepsRecordsFarApartInTime(t *testing.T) {
+	dir := t.TempDir()
+	l := newLog(t, Config{})
+	if err := l.AttachDir(dir); err != nil {
+		t.Fatal(err)
+	}
+	for i, b := range []Batch{
+		{Records: []Record{{Value: []byte("before"), Timestamp: 1e15}}},
+		{Records: []Record{{Value: []byte("early"), Timestamp: -5e18}, {Value: []byte("late"), Timestamp: 5e18}}},
+		{Records: []Record{{Value: []byte("after"), Timestamp: 1e15}}},
+	} {
+		mustAppend(t, l, b, 1)
+		l.NoteApplied(uint64(i + 1))
+	}
+	l.DetachDir()
+	back, rec, err := Recover(Config{}, dir)
+	if err != nil || !rec.Found || back.EndOffset() != 4 {
+		t.Fatalf("Recover: %+v, %v; end %d, want 4", rec, err, back.EndOffset())
+	}
+	if got := readAll(t, back); got[1].Timestamp != -5e18 || got[2].Timestamp != 5e18 {
+		t.Fatalf("recovered: %+v", got)
+	}
+}

@@ -205,10 +205,11 @@ func checkWire(h *BatchHeader, kv, minTS int64) (exact bool, err error) {
 		if !ok || r.offsetDelta != int64(i) {
 			return false, corruptf("kafka batch", len(raw)-len(p), "record %d does not decode, or its offset delta is not %d", i, i)
 		}
-		if !inNanos(r.tsDelta) || !inNanos(first+r.tsDelta) {
+		ms, ok := addMillis(first, r.tsDelta)
+		if !ok {
 			return false, corruptf("kafka batch", len(raw)-len(p), "record %d's timestamp is past what nanoseconds reach (1677 to 2262)", i)
 		}
-		ts := (first + r.tsDelta) * 1e6
+		ts := ms * 1e6
 		gotKV += int64(len(r.key) + len(r.value))
 		gotMin, gotMax = min(gotMin, ts), max(gotMax, ts)
 		p = rest
@@ -227,6 +228,18 @@ func checkWire(h *BatchHeader, kv, minTS int64) (exact bool, err error) {
 // record, can be counted in int64 nanoseconds, as the log keeps them.
 func inNanos(ms int64) bool {
 	return ms >= math.MinInt64/int64(time.Millisecond) && ms <= math.MaxInt64/int64(time.Millisecond)
+}
+
+// addMillis is a record's timestamp, its batch's first plus its delta
+// (milliseconds), and whether the log can keep it (inNanos; the sum
+// does not wrap). Two records may lie further apart than either lies
+// from 1970.
+func addMillis(first, delta int64) (int64, bool) {
+	ms := first + delta
+	if (delta > 0 && ms < first) || (delta < 0 && ms > first) {
+		return 0, false
+	}
+	return ms, inNanos(ms)
 }
 
 // wireRecords returns the uncompressed records of a version 6 batch.

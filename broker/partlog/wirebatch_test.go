@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -272,6 +273,9 @@ func TestProducedBatchIsTheFileBatch(t *testing.T) {
 		{Records: msRecs("plain", 4, ts)},
 		{ProducerID: 12, BaseSeq: 0, Records: msRecs("idem", 3, ts+5e9)},
 		{Records: []Record{{Timestamp: ts + 9e9, Key: []byte("k"), Value: nil}}}, // a tombstone, no id
+		// Further apart than either lies from 1970, which int64 ms
+		// deltas hold though nanoseconds would not.
+		{ProducerID: 3, Records: []Record{{MsgID: "a", Value: []byte("x"), Timestamp: -5e18}, {MsgID: "b", Value: []byte("y"), Timestamp: 5e18}}},
 	}
 	for _, b := range batches {
 		data := AppendProduceBatch(nil, b)
@@ -285,6 +289,14 @@ func TestProducedBatchIsTheFileBatch(t *testing.T) {
 		want, _ := DecodeBatch(EncodeBatch(b))
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("version 9 decodes as %+v; the lab's encoding as %+v", got, want)
+		}
+		// Read with no bound on the count, from the second record.
+		l := newLog(t, Config{})
+		if _, err := l.AppendEncoded(data, 1); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := l.Read(1, math.MaxInt); err != nil || len(got) != len(b.Records)-1 {
+			t.Fatalf("Read(1, MaxInt) of a version 9 batch of %d: %d records, %v", len(b.Records), len(got), err)
 		}
 	}
 
@@ -303,6 +315,7 @@ func TestProducedBatchIsTheFileBatch(t *testing.T) {
 		}
 	}
 
+	batches = batches[:3] // the files below hold one segment of ordinary times
 	// Three replicas append the same entry; each file holds the leader's
 	// batch with its base offset and epoch set, byte for byte the file a
 	// replica writes from the lab's encoding of the same batches, so a
