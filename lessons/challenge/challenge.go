@@ -200,6 +200,10 @@ const PassSchedules = 3
 // start, exited at once, never connected, wrote garbage or did not finish.
 var ErrNotGraded = errors.New("the challenge could not grade the program")
 
+// ErrIdlePause is a run ErrNotGraded because its schedule's pause tested
+// nothing: no other run took the paused run's place before it went on.
+var ErrIdlePause = errors.New("the pause tested nothing")
+
 // workMS is how long each order's work takes the program, so
 // that a kill can land between its effect and its commit.
 const workMS = 30
@@ -264,6 +268,11 @@ func Run(ctx context.Context, ch *Challenge, opts Options) (v Verdict, err error
 	}
 	v.Failures = ch.Grade(run.rec)
 	v.Passed = len(v.Failures) == 0
+	if v.Passed && run.idlePause != "" {
+		// The schedule's pause was meant to leave a run holding old
+		// records while another took over; nobody took over.
+		return v, fmt.Errorf("%w: %w: %s; the program's pass is not graded: run the seed again", ErrNotGraded, ErrIdlePause, run.idlePause)
+	}
 	return v, nil
 }
 

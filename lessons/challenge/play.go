@@ -29,6 +29,7 @@ type player struct {
 
 	paused              *instance // the run the lab paused, once it has
 	pausedAt, resumedAt time.Time
+	reportedAtPause     int // the lines reported when it was paused
 
 	watch *dbWatch // the database watched for the between-writes fault
 
@@ -161,7 +162,7 @@ func (pl *player) pause(ctx context.Context, t *trigger) error {
 	if err := pl.cur.p.Pause(); err != nil {
 		return fmt.Errorf("%w: pausing run %d: %v", ErrNotGraded, pl.cur.n, err)
 	}
-	pl.paused, pl.pausedAt = pl.cur, time.Now()
+	pl.paused, pl.pausedAt, pl.reportedAtPause = pl.cur, time.Now(), pl.reported()
 	pl.note("the lab pauses run %d (SIGSTOP) in the middle of its work, as a long garbage-collection pause would: it sends nothing, not even heartbeats, and its session runs out", pl.cur.n)
 	pl.releaseHeld()
 	var err error
@@ -254,7 +255,7 @@ func (pl *player) turn(ctx context.Context) (over bool, err error) {
 	// The paused run goes on once the group has finished without it (or
 	// has long given up waiting for that).
 	if pl.paused != nil && !pl.paused.zombie && (allDone || time.Since(pl.pausedAt) > 10*time.Second) {
-		if err := pl.resume(); err != nil {
+		if err := pl.resume(snap); err != nil {
 			return false, err
 		}
 	}
@@ -264,8 +265,11 @@ func (pl *player) turn(ctx context.Context) (over bool, err error) {
 	return pl.ended(allDone, committed, total), nil
 }
 
-// resume lets the paused run go on, a zombie now.
-func (pl *player) resume() error {
+// resume lets the paused run go on, a zombie now. A run that no other
+// run replaced while it was paused (nothing was reported meanwhile) is
+// said to be so, with what its group was doing, and the pass such a
+// pause cannot test is not graded (see idlePause).
+func (pl *player) resume(snap lab.Snapshot) error {
 	if err := pl.paused.p.Resume(); err != nil {
 		return fmt.Errorf("%w: resuming run %d: %v", ErrNotGraded, pl.paused.n, err)
 	}
@@ -273,8 +277,40 @@ func (pl *player) resume() error {
 	pl.paused.zombie = true
 	pl.mu.Unlock()
 	pl.resumedAt = time.Now()
-	pl.note("the lab lets run %d go on (SIGCONT) after %.1f s: it still holds the records it fetched before the pause, though its group has given its partitions to run %d", pl.paused.n, time.Since(pl.pausedAt).Seconds(), pl.cur.n)
+	held := time.Since(pl.pausedAt).Seconds()
+	if pl.reported() > pl.reportedAtPause {
+		pl.note("the lab lets run %d go on (SIGCONT) after %.1f s: it still holds the records it fetched before the pause, though its group has given its partitions to run %d", pl.paused.n, held, pl.cur.n)
+		return nil
+	}
+	group := groupNow(snap, pl.ch.Group)
+	pl.mu.Lock()
+	pl.idlePause = fmt.Sprintf("run %d was paused for %.1f s and no other run processed a record meanwhile (%s)", pl.paused.n, held, group)
+	pl.mu.Unlock()
+	pl.note("the lab lets run %d go on (SIGCONT) after %.1f s, though no other run has processed a record since the pause: %s", pl.paused.n, held, group)
 	return nil
+}
+
+// groupNow says what group is doing in snap: its state, generation and
+// members with what each is assigned.
+func groupNow(snap lab.Snapshot, group string) string {
+	for _, g := range snap.Cluster.Groups {
+		if g.Group != group {
+			continue
+		}
+		members := make([]string, 0, len(g.Members))
+		for _, m := range g.Members {
+			members = append(members, fmt.Sprintf("%s with %d partitions", m.ClientID, len(m.Assignment)))
+		}
+		what := fmt.Sprintf("group %s is %s in generation %d", g.Group, g.State, g.Generation)
+		if g.RebalanceReason != "" {
+			what += " (" + g.RebalanceReason + ")"
+		}
+		if len(members) == 0 {
+			return what + ", with no members"
+		}
+		return what + ", members " + strings.Join(members, ", ")
+	}
+	return "group " + group + " is not in the lab's view"
 }
 
 // fire fires the faults due that wait on the lab, not on a line: it loses
