@@ -201,7 +201,8 @@ const PassSchedules = 3
 var ErrNotGraded = errors.New("the challenge could not grade the program")
 
 // ErrIdlePause is a run ErrNotGraded because its schedule's pause tested
-// nothing: no other run took the paused run's place before it went on.
+// nothing: no run could be paused, or no other run took the paused
+// run's place before it went on.
 var ErrIdlePause = errors.New("the pause tested nothing")
 
 // workMS is how long each order's work takes the program, so
@@ -270,7 +271,7 @@ func Run(ctx context.Context, ch *Challenge, opts Options) (v Verdict, err error
 	v.Passed = len(v.Failures) == 0
 	if v.Passed && run.idlePause != "" {
 		// The schedule's pause was meant to leave a run holding old
-		// records while another took over; nobody took over.
+		// records while another took over; that did not happen.
 		return v, fmt.Errorf("%w: %w: %s; the program's pass is not graded: run the seed again", ErrNotGraded, ErrIdlePause, run.idlePause)
 	}
 	return v, nil

@@ -249,6 +249,9 @@ func (pl *player) turn(ctx context.Context) (over bool, err error) {
 			}
 		}
 		pl.note("the group has read all the shop sent before a run was paused: the pause is dropped")
+		pl.mu.Lock()
+		pl.idlePause = "the group read all the shop sent before a run could be paused, so no run was"
+		pl.mu.Unlock()
 		pl.releaseHeld()
 	}
 	allDone := pl.shopDone() && committed == total && total >= len(pl.rec.Sent)

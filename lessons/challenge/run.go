@@ -44,9 +44,10 @@ type runner struct {
 	release  chan struct{}
 	released bool
 	holding  bool // the shop is waiting for release
-	// idlePause says, when a paused run was let go on before any other
-	// run had taken its place, what its group was doing then: the
-	// pause tested nothing, so a pass cannot be graded.
+	// idlePause says why the schedule's pause tested nothing: no run
+	// could be paused, or the paused run was let go on before any other
+	// had taken its place (with what its group was doing then). A pass
+	// is then not graded.
 	idlePause string
 	// killedAt is how many lines the program had reported at the last
 	// kill: a commit-ahead kill waits for the next run to report, so that
