@@ -29,7 +29,8 @@ type player struct {
 
 	paused              *instance // the run the lab paused, once it has
 	pausedAt, resumedAt time.Time
-	reportedAtPause     int // the lines reported when it was paused
+	reportedAtPause     int  // the lines reported when it was paused
+	zombieSpoke         bool // it has printed a line since it went on
 
 	watch *dbWatch // the database watched for the between-writes fault
 
@@ -107,6 +108,9 @@ func (pl *player) line(ctx context.Context, ln runLine) error {
 	pl.lastLine = time.Now()
 	if progress {
 		pl.lastProgress = pl.lastLine
+	}
+	if pl.paused != nil && pl.paused.zombie && ln.run == pl.paused.n {
+		pl.zombieSpoke = true
 	}
 	if ln.run != pl.cur.n {
 		return nil
@@ -268,6 +272,23 @@ func (pl *player) turn(ctx context.Context) (over bool, err error) {
 	return pl.ended(allDone, committed, total), nil
 }
 
+// zombieSettled reports whether the run let go on after a pause has had
+// its chance to act on what it held: a second after its first line since
+// then, or zombieWake after it went on if it has said nothing.
+func (pl *player) zombieSettled() bool {
+	if !pl.paused.zombie {
+		return false
+	}
+	since := time.Since(pl.resumedAt)
+	return pl.zombieSpoke && since > time.Second || since > zombieWake
+}
+
+// zombieWake is how long a run let go on after a pause may take to say
+// anything before the lab grades what was done: on a busy machine a
+// process woken by SIGCONT can wait more than a second to be scheduled,
+// and the old records it holds are what the pause is there to test.
+const zombieWake = 5 * time.Second
+
 // resume lets the paused run go on, a zombie now. A run that no other
 // run replaced while it was paused (nothing was reported meanwhile) is
 // said to be so, with what its group was doing, and the pass such a
@@ -390,8 +411,7 @@ func (pl *player) firstLeader(snap lab.Snapshot) string {
 func (pl *player) ended(allDone bool, committed, total int) bool {
 	// What the program finishes after its commit counts, and so does what
 	// a paused run does once it goes on.
-	settled := pl.shopDone() && pl.downNode == "" &&
-		(pl.paused == nil || pl.paused.zombie && time.Since(pl.resumedAt) > time.Second)
+	settled := pl.shopDone() && pl.downNode == "" && (pl.paused == nil || pl.zombieSettled())
 	if !settled {
 		return false
 	}
