@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
-	"math"
 	"slices"
 	"time"
 
@@ -126,7 +125,7 @@ func readBatch(client string, tp broker.TopicPartition, raw []byte, keep bool, s
 	count, lastDelta := int32(be.Uint32(raw[57:])), int32(be.Uint32(raw[23:]))
 	firstTS, maxTS := int64(be.Uint64(raw[27:])), int64(be.Uint64(raw[35:]))
 	switch {
-	case firstTS < -maxMillis || firstTS > maxMillis || maxTS < -maxMillis || maxTS > maxMillis:
+	case !partlog.InNanos(firstTS) || !partlog.InNanos(maxTS):
 		return producedBatch{}, batchErr(codeInvalidTimestamp, "a batch's first and max timestamps are %d and %d ms from 1970; mqlab keeps a record's time in nanoseconds, which reach from 1677 to 2262", firstTS, maxTS)
 	case count < 0 || int(count) > len(records):
 		return producedBatch{}, batchErr(codeCorruptMessage, "a batch says it holds %d records in %d bytes", count, len(records))
@@ -148,9 +147,9 @@ func readBatch(client string, tp broker.TopicPartition, raw []byte, keep bool, s
 		if r.offsetDelta != int64(i) {
 			return producedBatch{}, batchErr(codeInvalidRecord, "record %d of a batch has offset delta %d; a producer's batch numbers its records 0, 1, 2, ...", i, r.offsetDelta)
 		}
-		ms := firstTS + r.tsDelta
-		if (r.tsDelta > 0) != (ms > firstTS) || ms < -maxMillis || ms > maxMillis {
-			return producedBatch{}, batchErr(codeInvalidTimestamp, "record %d of a batch is stamped %d ms from 1970; mqlab keeps a record's time in nanoseconds, which reach from 1677 to 2262", i, ms)
+		ms, ok := partlog.RecordMillis(firstTS, r.tsDelta)
+		if !ok {
+			return producedBatch{}, batchErr(codeInvalidTimestamp, "record %d of a batch is stamped %d ms from 1970; mqlab keeps a record's time in nanoseconds, which reach from 1677 to 2262", i, firstTS+r.tsDelta)
 		}
 		ts := ms * int64(time.Millisecond)
 		pb.KVBytes += int64(len(r.key) + len(r.value))
@@ -171,10 +170,6 @@ func readBatch(client string, tp broker.TopicPartition, raw []byte, keep bool, s
 	}
 	return pb, nil
 }
-
-// maxMillis is the farthest from 1970 a record's timestamp, in
-// milliseconds, can be and still count in int64 nanoseconds.
-const maxMillis = math.MaxInt64 / int64(time.Millisecond)
 
 // wireRecord is one record of a batch, its fields slices of the batch.
 type wireRecord struct {

@@ -4,9 +4,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/klauspost/compress/s2"
 
@@ -45,8 +47,8 @@ func TestReadBatchRefusesWhatCannotBeKept(t *testing.T) {
 		{"a max time past 2262", func() []byte { b := good(); binary.BigEndian.PutUint64(b[35:], 1<<62); return reCRC(b) }(), codeInvalidTimestamp, "first and max timestamps"},
 		{"a record's time past 2262", func() []byte {
 			b := good()
-			binary.BigEndian.PutUint64(b[27:], uint64(maxMillis)) // the first record's delta is 0, the second's 1
-			binary.BigEndian.PutUint64(b[35:], uint64(maxMillis))
+			binary.BigEndian.PutUint64(b[27:], uint64(math.MaxInt64/int64(time.Millisecond))) // the first record's delta is 0, the second's 1
+			binary.BigEndian.PutUint64(b[35:], uint64(math.MaxInt64/int64(time.Millisecond)))
 			return reCRC(b)
 		}(), codeInvalidTimestamp, "record 1 of a batch is stamped"},
 	} {

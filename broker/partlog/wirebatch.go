@@ -56,7 +56,7 @@ const (
 
 // WireBatchSize is the length of AppendWireBatch's encoding of raw.
 func WireBatchSize(raw []byte, kvBytes, minTS int64) int {
-	return 1 + uvarintLen(uint64(kvBytes)) + varintLen(minTS) + len(raw)
+	return envelopeLen(kvBytes, minTS) + len(raw)
 }
 
 // AppendWireBatch appends the version 6 encoding of raw, a Kafka record
@@ -70,10 +70,20 @@ func AppendWireBatch(dst, raw []byte, kvBytes, minTS int64) []byte {
 // appendEnvelope appends a version 6 or 9 batch: version, the envelope,
 // then the record batch raw.
 func appendEnvelope(dst []byte, version byte, raw []byte, kvBytes, minTS int64) []byte {
+	return append(appendEnvelopeHeader(dst, version, kvBytes, minTS), raw...)
+}
+
+// appendEnvelopeHeader appends what comes before a version 6 or 9
+// batch's record batch: the version and the envelope.
+func appendEnvelopeHeader(dst []byte, version byte, kvBytes, minTS int64) []byte {
 	dst = append(dst, version)
 	dst = binary.AppendUvarint(dst, uint64(kvBytes))
-	dst = binary.AppendVarint(dst, minTS)
-	return append(dst, raw...)
+	return binary.AppendVarint(dst, minTS)
+}
+
+// envelopeLen is appendEnvelopeHeader's length.
+func envelopeLen(kvBytes, minTS int64) int {
+	return 1 + uvarintLen(uint64(kvBytes)) + varintLen(minTS)
 }
 
 // ProduceBatchSize is the length of AppendProduceBatch's encoding of b.
@@ -82,7 +92,7 @@ func ProduceBatchSize(b Batch) int {
 		return BatchSize(b)
 	}
 	kv, minTS := kvAndMinTS(b.Records)
-	return 1 + uvarintLen(uint64(kv)) + varintLen(minTS) + kafkaBatchLen(b.Records)
+	return envelopeLen(kv, minTS) + kafkaBatchLen(b.Records)
 }
 
 // AppendProduceBatch appends b as a leader proposes a batch of the lab's
@@ -94,9 +104,7 @@ func AppendProduceBatch(dst []byte, b Batch) []byte {
 		return AppendBatch(dst, b)
 	}
 	kv, minTS := kvAndMinTS(b.Records)
-	dst = append(dst, batchVersionLab)
-	dst = binary.AppendUvarint(dst, uint64(kv))
-	dst = binary.AppendVarint(dst, minTS)
+	dst = appendEnvelopeHeader(dst, batchVersionLab, kv, minTS)
 	return appendKafkaBatch(dst, b.Records, 0, int64(len(b.Records)-1), b.ProducerID, b.BaseSeq, 0, true)
 }
 
@@ -172,7 +180,7 @@ func parseWire(p []byte) (h BatchHeader, raw []byte, kvBytes, minTS int64, err e
 		h.ProducerID, h.BaseSeq = EpochProducer(pid, int16(be.Uint16(raw[51:]))), int32(be.Uint32(raw[53:]))
 	}
 	first, maxMS := int64(be.Uint64(raw[27:])), int64(be.Uint64(raw[35:]))
-	if !inNanos(first) || !inNanos(maxMS) {
+	if !InNanos(first) || !InNanos(maxMS) {
 		return bad("timestamps %d and %d ms: the log keeps nanoseconds, which reach only from 1677 to 2262", first, maxMS)
 	}
 	h.BaseTimestamp, h.MaxTimestamp = first*1e6, maxMS*1e6
@@ -205,7 +213,7 @@ func checkWire(h *BatchHeader, kv, minTS int64) (exact bool, err error) {
 		if !ok || r.offsetDelta != int64(i) {
 			return false, corruptf("kafka batch", len(raw)-len(p), "record %d does not decode, or its offset delta is not %d", i, i)
 		}
-		ms, ok := addMillis(first, r.tsDelta)
+		ms, ok := RecordMillis(first, r.tsDelta)
 		if !ok {
 			return false, corruptf("kafka batch", len(raw)-len(p), "record %d's timestamp is past what nanoseconds reach (1677 to 2262)", i)
 		}
@@ -224,22 +232,23 @@ func checkWire(h *BatchHeader, kv, minTS int64) (exact bool, err error) {
 	return gotKV == kv && gotMin == minTS, nil
 }
 
-// inNanos reports whether ms milliseconds since 1970, as Kafka stamps a
-// record, can be counted in int64 nanoseconds, as the log keeps them.
-func inNanos(ms int64) bool {
+// InNanos reports whether ms milliseconds since 1970, as Kafka stamps a
+// record, can be counted in int64 nanoseconds, as the log keeps them:
+// from 1677 to 2262.
+func InNanos(ms int64) bool {
 	return ms >= math.MinInt64/int64(time.Millisecond) && ms <= math.MaxInt64/int64(time.Millisecond)
 }
 
-// addMillis is a record's timestamp, its batch's first plus its delta
-// (milliseconds), and whether the log can keep it (inNanos; the sum
-// does not wrap). Two records may lie further apart than either lies
+// RecordMillis is a Kafka record's timestamp, its batch's first plus its
+// delta (milliseconds), and whether the log can keep it (InNanos, and the
+// sum does not wrap). Two records may lie further apart than either lies
 // from 1970.
-func addMillis(first, delta int64) (int64, bool) {
+func RecordMillis(first, delta int64) (int64, bool) {
 	ms := first + delta
 	if (delta > 0 && ms < first) || (delta < 0 && ms > first) {
 		return 0, false
 	}
-	return ms, inNanos(ms)
+	return ms, InNanos(ms)
 }
 
 // wireRecords returns the uncompressed records of a version 6 batch.
