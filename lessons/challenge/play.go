@@ -31,6 +31,8 @@ type player struct {
 	pausedAt, resumedAt time.Time
 	reportedAtPause     int  // the lines reported when it was paused
 	zombieSpoke         bool // it has printed a line since it went on
+	zombieEnded         bool // it has ended since it went on
+	zombieSilent        bool // it was given up on: zombieWake passed with neither
 
 	watch *dbWatch // the database watched for the between-writes fault
 
@@ -203,6 +205,7 @@ func (pl *player) exited(p *instance) error {
 	case p != pl.cur:
 		pl.note("run %d ended on its own (%s)", p.n, firstLine(p.p.Exit()))
 		if zombie {
+			pl.zombieEnded = true
 			return nil
 		}
 		return fmt.Errorf("%w: run %d ended on its own (%s); a consumer runs until it is stopped", ErrNotGraded, p.n, p.p.Exit())
@@ -280,7 +283,23 @@ func (pl *player) zombieSettled() bool {
 		return false
 	}
 	since := time.Since(pl.resumedAt)
-	return pl.zombieSpoke && since > time.Second || since > zombieWake
+	switch {
+	case pl.zombieSpoke || pl.zombieEnded:
+		return since > time.Second || pl.zombieEnded
+	case since <= zombieWake:
+		return false
+	}
+	if !pl.zombieSilent {
+		// What it held was never acted on, so a pass tests nothing.
+		pl.zombieSilent = true
+		pl.note("run %d has said nothing in the %v since it went on: the lab grades what was done without it (its last words: %s)", pl.paused.n, zombieWake, lastWords(pl.paused.p))
+		pl.mu.Lock()
+		if pl.idlePause == "" {
+			pl.idlePause = fmt.Sprintf("run %d, let go on after the pause, said nothing in %v and did not end, so what it held was never tested", pl.paused.n, zombieWake)
+		}
+		pl.mu.Unlock()
+	}
+	return true
 }
 
 // zombieWake is how long a run let go on after a pause may take to say
