@@ -7,6 +7,7 @@ package challenge
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -29,10 +30,16 @@ type player struct {
 
 	paused              *instance // the run the lab paused, once it has
 	pausedAt, resumedAt time.Time
-	reportedAtPause     int  // the lines reported when it was paused
-	zombieSpoke         bool // it has printed a line since it went on
-	zombieEnded         bool // it has ended since it went on
-	zombieSilent        bool // it was given up on: zombieWake passed with neither
+	// pauseSure says the group's commit moved after the line the pause
+	// followed, so that what the run was found to hold is what it had
+	// not finished (see settleCommit); heldOn is the partitions it held
+	// records on.
+	pauseSure    bool
+	heldOn       []int
+	replaced     bool      // a run other than the paused one has processed a record since
+	spokeAt      time.Time // the paused run's first line since it went on; zero: none
+	zombieEnded  bool      // it has ended since it went on
+	zombieSilent bool      // it was given up on: zombieWake passed with neither
 
 	watch *dbWatch // the database watched for the between-writes fault
 
@@ -111,8 +118,12 @@ func (pl *player) line(ctx context.Context, ln runLine) error {
 	if progress {
 		pl.lastProgress = pl.lastLine
 	}
-	if pl.paused != nil && pl.paused.zombie && ln.run == pl.paused.n {
-		pl.zombieSpoke = true
+	switch {
+	case pl.paused == nil:
+	case pl.paused.zombie && ln.run == pl.paused.n && pl.spokeAt.IsZero():
+		pl.spokeAt = time.Now()
+	case !pl.paused.zombie && ln.run != pl.paused.n && progress:
+		pl.replaced = true
 	}
 	if ln.run != pl.cur.n {
 		return nil
@@ -158,17 +169,28 @@ func (pl *player) effectAhead(ctx context.Context, t *trigger) error {
 // through a backlog: a run paused holding nothing would wake up with
 // nothing to write.
 func (pl *player) pause(ctx context.Context, t *trigger) error {
+	before, _ := pl.committedIn(pl.l.Snapshot())
 	// Half a record's work on, the commit after the line is done and the
 	// next record's work is under way, if the run has a next record.
 	time.Sleep(workMS * time.Millisecond / 2)
-	if !pl.holds(pl.cur) {
+	if len(pl.holds(pl.cur)) == 0 {
 		return nil
 	}
-	t.fired = true
 	if err := pl.cur.p.Pause(); err != nil {
 		return fmt.Errorf("%w: pausing run %d: %v", ErrNotGraded, pl.cur.n, err)
 	}
-	pl.paused, pl.pausedAt, pl.reportedAtPause = pl.cur, time.Now(), pl.reported()
+	sure := pl.settleCommit(before)
+	held := pl.holds(pl.cur)
+	if len(held) == 0 {
+		// The commit that landed says the run had finished its batch:
+		// it holds nothing to test. It goes on, to be paused later.
+		if err := pl.cur.p.Resume(); err != nil {
+			return fmt.Errorf("%w: resuming run %d: %v", ErrNotGraded, pl.cur.n, err)
+		}
+		return nil
+	}
+	t.fired = true
+	pl.paused, pl.pausedAt, pl.pauseSure, pl.heldOn = pl.cur, time.Now(), sure, held
 	pl.note("the lab pauses run %d (SIGSTOP) in the middle of its work, as a long garbage-collection pause would: it sends nothing, not even heartbeats, and its session runs out", pl.cur.n)
 	pl.releaseHeld()
 	var err error
@@ -176,21 +198,48 @@ func (pl *player) pause(ctx context.Context, t *trigger) error {
 	return err
 }
 
-// holds says whether run p has a record in hand that it has not
-// finished: on some partition, the record at its group's commit came in
-// the same fetch as the one before it, which the run finished. A client
-// hands its program whole fetches, so that record is in the batch the
-// program's poll returned. A record still in the client's buffer would not
-// do: a client drops its buffer when it learns its partitions have gone,
-// and the run would wake up with nothing to write.
-func (pl *player) holds(p *instance) bool {
+// holds is the partitions on which run p has a record in hand that it
+// has not finished: the record at its group's commit came in the same
+// fetch as the one before it, which the run finished. A client hands its
+// program whole fetches, so that record is in the batch the program's
+// poll returned. A record still in the client's buffer would not do: a
+// client drops its buffer when it learns its partitions have gone, and
+// the run would wake up with nothing to write.
+func (pl *player) holds(p *instance) []int {
 	client := pl.clientID(p.n)
-	inHand := false
+	var on []int
 	pl.eachGroupPartition(pl.l.Snapshot(), func(partition int, committed, _ int64) {
-		inHand = inHand || (committed > 0 && pl.l.HandedTogether(client, pl.ch.Topic, partition, committed-1))
+		if committed > 0 && pl.l.HandedTogether(client, pl.ch.Topic, partition, committed-1) {
+			on = append(on, partition)
+		}
 	})
-	return inHand
+	return on
 }
+
+// settleCommit waits, the run stopped, for the group's commits to move
+// past before, what they were at the line the pause followed, and says
+// whether they did. On a busy machine the commit after the line can
+// still be on its way when the run is stopped; until it lands the
+// group's commit points at the record the line named, and holds takes
+// that finished record for one in hand. A commit that does not come
+// (it was lost, not yet sent, or landed before the line was read) leaves
+// the lab unsure of what the run holds.
+func (pl *player) settleCommit(before int) bool {
+	deadline := time.Now().Add(settleWithin)
+	for {
+		if c, _ := pl.committedIn(pl.l.Snapshot()); c > before {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// settleWithin is how long settleCommit waits: well inside the program's
+// session, so the stop alone does not cost the run its partitions.
+const settleWithin = 150 * time.Millisecond
 
 // exited takes a run that ended: one the lab killed, or a paused one
 // let go on, may end; any other ends the challenge.
@@ -265,7 +314,7 @@ func (pl *player) turn(ctx context.Context) (over bool, err error) {
 	// The paused run goes on once the group has finished without it (or
 	// has long given up waiting for that).
 	if pl.paused != nil && !pl.paused.zombie && (allDone || time.Since(pl.pausedAt) > 10*time.Second) {
-		if err := pl.resume(snap); err != nil {
+		if err := pl.resume(snap, allDone); err != nil {
 			return false, err
 		}
 	}
@@ -282,24 +331,38 @@ func (pl *player) zombieSettled() bool {
 	if !pl.paused.zombie {
 		return false
 	}
-	since := time.Since(pl.resumedAt)
 	switch {
-	case pl.zombieSpoke || pl.zombieEnded:
-		return since > time.Second || pl.zombieEnded
-	case since <= zombieWake:
+	case !pl.spokeAt.IsZero():
+		return pl.zombieEnded || time.Since(pl.spokeAt) > time.Second
+	case pl.zombieEnded:
+		pl.unsureZombie("ended without a line")
+		return true
+	case time.Since(pl.resumedAt) <= zombieWake:
 		return false
 	}
 	if !pl.zombieSilent {
-		// What it held was never acted on, so a pass tests nothing.
 		pl.zombieSilent = true
-		pl.note("run %d has said nothing in the %v since it went on: the lab grades what was done without it (its last words: %s)", pl.paused.n, zombieWake, lastWords(pl.paused.p))
-		pl.mu.Lock()
-		if pl.idlePause == "" {
-			pl.idlePause = fmt.Sprintf("run %d, let go on after the pause, said nothing in %v and did not end, so what it held was never tested", pl.paused.n, zombieWake)
-		}
-		pl.mu.Unlock()
+		pl.note("run %d has said nothing in the %v since it went on: the lab grades what was done (its last words: %s)", pl.paused.n, zombieWake, lastWords(pl.paused.p))
+		pl.unsureZombie(fmt.Sprintf("said nothing in %v and did not end", zombieWake))
 	}
 	return true
+}
+
+// unsureZombie takes a paused run that went on and did what could be
+// nothing at all: it said nothing before it ended or was given up on.
+// A run sure to have held a record it had not finished may have dropped
+// it, or refused to write it, without a word. Otherwise it may have held
+// nothing (it had finished its batch, its last commit still on its
+// way), and a pass tests nothing.
+func (pl *player) unsureZombie(did string) {
+	if pl.pauseSure {
+		return
+	}
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	if pl.idlePause == "" {
+		pl.idlePause = fmt.Sprintf("run %d, let go on after the pause, %s, and the lab could not tell that it held a record it had not finished", pl.paused.n, did)
+	}
 }
 
 // zombieWake is how long a run let go on after a pause may take to say
@@ -312,7 +375,7 @@ const zombieWake = 5 * time.Second
 // run replaced while it was paused (nothing was reported meanwhile) is
 // said to be so, with what its group was doing, and the pass such a
 // pause cannot test is not graded (see idlePause).
-func (pl *player) resume(snap lab.Snapshot) error {
+func (pl *player) resume(snap lab.Snapshot, allDone bool) error {
 	if err := pl.paused.p.Resume(); err != nil {
 		return fmt.Errorf("%w: resuming run %d: %v", ErrNotGraded, pl.paused.n, err)
 	}
@@ -321,8 +384,19 @@ func (pl *player) resume(snap lab.Snapshot) error {
 	pl.mu.Unlock()
 	pl.resumedAt = time.Now()
 	held := time.Since(pl.pausedAt).Seconds()
-	if pl.reported() > pl.reportedAtPause {
+	behind := pl.behindOnHeld(snap)
+	if pl.replaced && (allDone || behind == "") {
 		pl.note("the lab lets run %d go on (SIGCONT) after %.1f s: it still holds the records it fetched before the pause, though its group has given its partitions to run %d", pl.paused.n, held, pl.cur.n)
+		return nil
+	}
+	if pl.replaced {
+		// The records newer than what the run holds may not be written
+		// yet: whatever it writes now is not stale, and a pass tests
+		// nothing.
+		pl.mu.Lock()
+		pl.idlePause = fmt.Sprintf("run %d was let go on after %.1f s, before its group had read the records after those it held (%s)", pl.paused.n, held, behind)
+		pl.mu.Unlock()
+		pl.note("the lab lets run %d go on (SIGCONT) after %.1f s, though its group has not yet read the records after those it held: %s", pl.paused.n, held, behind)
 		return nil
 	}
 	group := groupNow(snap, pl.ch.Group)
@@ -331,6 +405,19 @@ func (pl *player) resume(snap lab.Snapshot) error {
 	pl.mu.Unlock()
 	pl.note("the lab lets run %d go on (SIGCONT) after %.1f s, though no other run has processed a record since the pause: %s", pl.paused.n, held, group)
 	return nil
+}
+
+// behindOnHeld says, of the partitions the paused run held records on,
+// those whose group has not read to the end in snap, with how far it
+// has; "" when none.
+func (pl *player) behindOnHeld(snap lab.Snapshot) string {
+	var behind []string
+	pl.eachGroupPartition(snap, func(partition int, committed, hwm int64) {
+		if slices.Contains(pl.heldOn, partition) && committed < hwm {
+			behind = append(behind, fmt.Sprintf("%s/%d committed to %d of %d", pl.ch.Topic, partition, committed, hwm))
+		}
+	})
+	return strings.Join(behind, ", ")
 }
 
 // groupNow says what group is doing in snap: its state, generation and
