@@ -479,13 +479,15 @@ func (pl *player) fire(ctx context.Context, snap lab.Snapshot, committed int) er
 				continue
 			}
 			t.fired = true
-			if _, err := pl.l.Exec(ctx, "kill "+lead); err == nil {
-				pl.downNode, pl.nodeDownAt = lead, time.Now()
-				if pl.ch.Queue != "" {
-					pl.note("%s, the leader of the queue %s, killed: the other nodes answer for the queue once a new leader is chosen, and requests to %s itself are refused until it restarts", lead, pl.ch.Queue, lead)
-				} else {
-					pl.note("%s, the leader of %s/0, killed", lead, pl.ch.Topic)
-				}
+			if _, err := pl.l.Exec(ctx, "kill "+lead); err != nil {
+				// Without the kill the schedule tests less than it says.
+				return fmt.Errorf("%w: killing the leader %s: %v", ErrNotGraded, lead, err)
+			}
+			pl.downNode, pl.nodeDownAt = lead, time.Now()
+			if pl.ch.Queue != "" {
+				pl.note("%s, the leader of the queue %s, killed: the other nodes answer for the queue once a new leader is chosen, and requests to %s itself are refused until it restarts", lead, pl.ch.Queue, lead)
+			} else {
+				pl.note("%s, the leader of %s/0, killed", lead, pl.ch.Topic)
 			}
 		}
 	}
