@@ -19,10 +19,14 @@ package challenge
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // betweenPoll is how often the watcher asks the database whether anything
@@ -246,4 +250,29 @@ func eachNamed(ctx context.Context, q *sql.Conn, table string, keys map[string]b
 		}
 	}
 	return rows.Err()
+}
+
+// writeLocked says whether a connection of the program's holds the
+// write lock of the database at path: a run stopped inside a write
+// transaction keeps every other run from writing until it goes on.
+func writeLocked(ctx context.Context, path string) (bool, error) {
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(0)")
+	if err != nil {
+		return false, err
+	}
+	defer db.Close()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		var se *sqlite.Error
+		if errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_BUSY {
+			return true, nil
+		}
+		return false, err
+	}
+	_, err = conn.ExecContext(ctx, "ROLLBACK")
+	return false, err
 }

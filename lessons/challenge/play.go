@@ -36,6 +36,7 @@ type player struct {
 	// records on.
 	pauseSure    bool
 	heldOn       []int
+	unsureTries  int       // pauses given up for want of a commit after the line
 	replaced     bool      // a run other than the paused one has processed a record since
 	spokeAt      time.Time // the paused run's first line since it went on; zero: none
 	zombieEnded  bool      // it has ended since it went on
@@ -181,9 +182,20 @@ func (pl *player) pause(ctx context.Context, t *trigger) error {
 	}
 	sure := pl.settleCommit(before)
 	held := pl.holds(pl.cur)
-	if len(held) == 0 {
-		// The commit that landed says the run had finished its batch:
-		// it holds nothing to test. It goes on, to be paused later.
+	locked, err := writeLocked(ctx, pl.db)
+	if err != nil {
+		return fmt.Errorf("%w: looking at the program's database: %v", ErrNotGraded, err)
+	}
+	// Paused here, the run would test nothing, or the lab could not tell:
+	// it goes on, to be paused after a later line. It had finished its
+	// batch (the commit that landed says so); it was inside a write, whose
+	// lock would keep the next run from writing anything while it waits;
+	// or its commit has not come, and a lab unsure of what it holds tries
+	// a few more lines first.
+	if len(held) == 0 || locked || !sure && pl.unsureTries < unsureLines {
+		if !sure {
+			pl.unsureTries++
+		}
 		if err := pl.cur.p.Resume(); err != nil {
 			return fmt.Errorf("%w: resuming run %d: %v", ErrNotGraded, pl.cur.n, err)
 		}
@@ -193,7 +205,6 @@ func (pl *player) pause(ctx context.Context, t *trigger) error {
 	pl.paused, pl.pausedAt, pl.pauseSure, pl.heldOn = pl.cur, time.Now(), sure, held
 	pl.note("the lab pauses run %d (SIGSTOP) in the middle of its work, as a long garbage-collection pause would: it sends nothing, not even heartbeats, and its session runs out", pl.cur.n)
 	pl.releaseHeld()
-	var err error
 	pl.cur, err = pl.startProgram(ctx)
 	return err
 }
@@ -236,6 +247,11 @@ func (pl *player) settleCommit(before int) bool {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// unsureLines is how many lines the lab lets pass, when unsure of what a
+// run holds, before it pauses it all the same: a program that commits
+// less often than once a record would never let it be sure.
+const unsureLines = 3
 
 // settleWithin is how long settleCommit waits: well inside the program's
 // session, so the stop alone does not cost the run its partitions.
