@@ -95,3 +95,41 @@ func TestGradeJobsOnce(t *testing.T) {
 		t.Errorf("the second failure should name job-3, never charged: %+v", got[1])
 	}
 }
+
+// A program inside a write holds the database's write lock, and the lab
+// sees it without waiting; a program between writes does not.
+func TestWriteLocked(t *testing.T) {
+	ctx := ctxFor(t, time.Minute)
+	path := filepath.Join(t.TempDir(), "in-order.db")
+	if err := createDB(ctx, path, Find("in-order").Schema); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if locked, err := writeLocked(ctx, path); err != nil || locked {
+		t.Fatalf("no write under way: writeLocked = %v, %v; want false", locked, err)
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(`INSERT INTO balances (account, balance) VALUES ('account-1', 100)`); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if locked, err := writeLocked(ctx, path); err != nil || !locked {
+		t.Errorf("inside a write: writeLocked = %v, %v; want true", locked, err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("writeLocked waited %v for the lock; it must not wait", d)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if locked, err := writeLocked(ctx, path); err != nil || locked {
+		t.Errorf("after the write: writeLocked = %v, %v; want false", locked, err)
+	}
+}
