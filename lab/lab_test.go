@@ -338,7 +338,25 @@ func TestLoadFollowsSpeedAndStops(t *testing.T) {
 	if _, paused := l.Clock().Speed(); !paused || l.Clock().Now().Sub(before) < 100*time.Millisecond {
 		t.Errorf("pause in=100ms after resume: lab time %v on, paused %v; want at least 100ms on, and paused", l.Clock().Now().Sub(before), paused)
 	}
-	mustRun(t, l, "resume")
+	// One that runs out of time says how far lab time got, and leaves
+	// no stop armed: lab time runs on past where it would have stopped.
+	mustRun(t, l, "resume", "speed 0.1x")
+	from := l.Clock().Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if _, err := l.Exec(ctx, "pause in=30ms"); err == nil || !strings.Contains(err.Error(), "of lab time still to pass after") {
+		t.Errorf("pause in=30ms at 0.1x with 20ms to wait: %v; want an error saying how much lab time was left", err)
+	}
+	mustRun(t, l, "speed 1x")
+	for deadline := time.Now().Add(10 * time.Second); l.Clock().Now().Sub(from) < 200*time.Millisecond; {
+		if _, paused := l.Clock().Speed(); paused {
+			t.Fatalf("lab time stopped %v after the timed-out pause in=30ms began: its stop was left armed", l.Clock().Now().Sub(from))
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("lab time did not run 200ms in 10s")
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
 
 func TestClusterRestartsEmpty(t *testing.T) {
