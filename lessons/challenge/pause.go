@@ -109,7 +109,8 @@ const settleWithin = 150 * time.Millisecond
 
 // zombieSettled reports whether the run let go on after a pause has had
 // its chance to act on what it held: a second after its first line since
-// then, or zombieWake after it went on if it has said nothing.
+// then, at once if it has ended, or zombieWake after it went on if it
+// has done neither.
 func (pl *player) zombieSettled() bool {
 	if !pl.paused.zombie {
 		return false
@@ -155,9 +156,10 @@ func (pl *player) unsureZombie(did string) {
 const zombieWake = 5 * time.Second
 
 // resume lets the paused run go on, a zombie now. A run that no other
-// run replaced while it was paused (nothing was reported meanwhile) is
-// said to be so, with what its group was doing, and the pass such a
-// pause cannot test is not graded (see idlePause).
+// run replaced while it was paused (no other run reported a record
+// meanwhile) is said to be so, with what its group was doing, and so is
+// one let go on before its group had read past the records it held: a
+// pass such a pause cannot test is not graded (see idlePause).
 func (pl *player) resume(snap lab.Snapshot, allDone bool) error {
 	if err := pl.paused.p.Resume(); err != nil {
 		return fmt.Errorf("%w: resuming run %d: %v", ErrNotGraded, pl.paused.n, err)
