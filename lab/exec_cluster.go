@@ -388,14 +388,19 @@ func (r *run) pauseIn(ctx context.Context, d time.Duration) error {
 	at := r.l.clock.Now().Add(d)
 	r.l.clock.PauseAt(at)
 	start, given := time.Now(), r.l.clock.Given()
-	if err := r.l.clock.SleepUntil(ctx, at); err != nil && r.l.clock.Now().Before(at) {
-		// Say how far lab time got, and how much of the wall time it
-		// waited for the lab's own work (a generator or a client behind
-		// its rate on a busy machine holds it): what a slow run needs.
-		left := at.Sub(r.l.clock.Now())
-		r.l.clock.PauseAt(time.Time{}) // the stop is not left armed
-		return fmt.Errorf("pause in=%v: %w, with %v of lab time still to pass after %v of wall time, %v of lab time given up meanwhile for the lab's work",
-			d, err, left.Round(time.Millisecond), time.Since(start).Round(time.Millisecond), (r.l.clock.Given() - given).Round(time.Millisecond))
+	if err := r.l.clock.SleepUntil(ctx, at); err != nil {
+		// The stop is not left armed. Taking it away tells whether it
+		// was reached meanwhile: then the clock has stopped there, and
+		// the pause is done after all.
+		left := max(at.Sub(r.l.clock.Now()), 0)
+		r.l.clock.PauseAt(time.Time{})
+		if _, paused := r.l.clock.Speed(); !paused {
+			// Say how far lab time got, and how much of the wall time it
+			// waited for the lab's own work (a generator or a client
+			// behind its rate on a busy machine holds it).
+			return fmt.Errorf("pause in=%v: %w, with %v of lab time still to pass after %v of wall time, %v of lab time given up meanwhile for the lab's work",
+				d, err, left.Round(time.Millisecond), time.Since(start).Round(time.Millisecond), (r.l.clock.Given() - given).Round(time.Millisecond))
+		}
 	}
 	r.l.clock.Pause()
 	r.say(EventClock, "lab time paused after %v more: generators wait; raft's own timers do not", d)

@@ -28,6 +28,7 @@
 package challenge
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -269,10 +270,11 @@ func Run(ctx context.Context, ch *Challenge, opts Options) (v Verdict, err error
 	}
 	v.Failures = ch.Grade(run.rec)
 	v.Passed = len(v.Failures) == 0
-	if v.Passed && run.idlePause != "" {
+	idle := cmp.Or(run.idlePause, run.silentZombie)
+	if v.Passed && idle != "" {
 		// The schedule's pause was meant to leave a run holding old
 		// records while another took over; that did not happen.
-		return v, fmt.Errorf("%w: %w: %s; the program's pass is not graded: run the seed again", ErrNotGraded, ErrIdlePause, run.idlePause)
+		return v, fmt.Errorf("%w: %w: %s; the program's pass is not graded: run the seed again", ErrNotGraded, ErrIdlePause, idle)
 	}
 	return v, nil
 }

@@ -34,6 +34,9 @@ func (pl *player) pause(ctx context.Context, t *trigger) error {
 	held := pl.holds(pl.cur)
 	locked, err := writeLocked(ctx, pl.db)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil // the run is over; play says why
+		}
 		return fmt.Errorf("%w: looking at the program's database: %v", ErrNotGraded, err)
 	}
 	// Paused here, the run would test nothing, or the lab could not tell:
@@ -43,7 +46,7 @@ func (pl *player) pause(ctx context.Context, t *trigger) error {
 	// or its commit has not come, and a lab unsure of what it holds tries
 	// a few more lines first.
 	if len(held) == 0 || locked || !sure && pl.unsureTries < unsureLines {
-		if !sure {
+		if len(held) > 0 && !locked && !sure {
 			pl.unsureTries++
 		}
 		if err := pl.cur.p.Resume(); err != nil {
@@ -119,6 +122,12 @@ func (pl *player) zombieSettled() bool {
 	case !pl.spokeAt.IsZero():
 		return pl.zombieEnded || time.Since(pl.spokeAt) > time.Second
 	case pl.zombieEnded:
+		// Its last lines may still be on their way: they are queued
+		// before its output is closed, unless something it started holds
+		// that open.
+		if (!closed(pl.paused.read) || len(pl.lines) > 0) && time.Since(pl.zombieEndedAt) < 2*time.Second {
+			return false
+		}
 		pl.unsureZombie("ended without a line")
 		return true
 	case time.Since(pl.resumedAt) <= zombieWake:
@@ -144,8 +153,16 @@ func (pl *player) unsureZombie(did string) {
 	}
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
-	if pl.idlePause == "" {
-		pl.idlePause = fmt.Sprintf("run %d, let go on after the pause, %s, and the lab could not tell that it held a record it had not finished", pl.paused.n, did)
+	pl.silentZombie = fmt.Sprintf("run %d, let go on after the pause, %s, and the lab could not tell that it held a record it had not finished", pl.paused.n, did)
+}
+
+// closed says whether ch is closed.
+func closed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
 	}
 }
 

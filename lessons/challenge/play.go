@@ -33,13 +33,14 @@ type player struct {
 	// followed, so that what the run was found to hold is what it had
 	// not finished (see settleCommit); heldOn is the partitions it held
 	// records on.
-	pauseSure    bool
-	heldOn       []int
-	unsureTries  int       // pauses given up for want of a commit after the line
-	replaced     bool      // a run other than the paused one has processed a record since
-	spokeAt      time.Time // the paused run's first line since it went on; zero: none
-	zombieEnded  bool      // it has ended since it went on
-	zombieSilent bool      // it was given up on: zombieWake passed with neither
+	pauseSure     bool
+	heldOn        []int
+	unsureTries   int       // pauses given up for want of a commit after the line
+	replaced      bool      // a run other than the paused one has processed a record since
+	spokeAt       time.Time // the paused run's first line since it went on; zero: none
+	zombieEnded   bool      // it has ended since it went on
+	zombieEndedAt time.Time
+	zombieSilent  bool // it was given up on: zombieWake passed with neither
 
 	watch *dbWatch // the database watched for the between-writes fault
 
@@ -122,6 +123,9 @@ func (pl *player) line(ctx context.Context, ln runLine) error {
 	case pl.paused == nil:
 	case pl.paused.zombie && ln.run == pl.paused.n && pl.spokeAt.IsZero():
 		pl.spokeAt = time.Now()
+		pl.mu.Lock()
+		pl.silentZombie = "" // it has said something after all
+		pl.mu.Unlock()
 	case !pl.paused.zombie && ln.run != pl.paused.n && progress:
 		pl.replaced = true
 	}
@@ -177,7 +181,7 @@ func (pl *player) exited(p *instance) error {
 	case p != pl.cur:
 		pl.note("run %d ended on its own (%s)", p.n, firstLine(p.p.Exit()))
 		if zombie {
-			pl.zombieEnded = true
+			pl.zombieEnded, pl.zombieEndedAt = true, time.Now()
 			return nil
 		}
 		return fmt.Errorf("%w: run %d ended on its own (%s); a consumer runs until it is stopped", ErrNotGraded, p.n, p.p.Exit())

@@ -49,6 +49,10 @@ type runner struct {
 	// had taken its place (with what its group was doing then). A pass
 	// is then not graded.
 	idlePause string
+	// silentZombie says why the paused run, let go on, may have tested
+	// nothing: it said nothing before it ended or was given up on. A line
+	// from it later clears it.
+	silentZombie string
 	// killedAt is how many lines the program had reported at the last
 	// kill: a commit-ahead kill waits for the next run to report, so that
 	// it is the run's own commit that ran ahead.
