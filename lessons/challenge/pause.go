@@ -178,6 +178,22 @@ const zombieWake = 5 * time.Second
 // one let go on before its group had read past the records it held: a
 // pass such a pause cannot test is not graded (see idlePause).
 func (pl *player) resume(snap lab.Snapshot, allDone bool) error {
+	// A replacement that wrote nothing may have been waiting for the
+	// database: whether the stopped run holds its write lock says so.
+	lock := ""
+	if !pl.replaced && pl.db != "" {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		locked, err := writeLocked(ctx, pl.db)
+		cancel()
+		switch {
+		case err != nil:
+			lock = "; the lab could not try the database's write lock: " + err.Error()
+		case locked:
+			lock = fmt.Sprintf("; run %d holds the database's write lock", pl.paused.n)
+		default:
+			lock = "; the database's write lock is free"
+		}
+	}
 	if err := pl.paused.p.Resume(); err != nil {
 		return fmt.Errorf("%w: resuming run %d: %v", ErrNotGraded, pl.paused.n, err)
 	}
@@ -201,7 +217,7 @@ func (pl *player) resume(snap lab.Snapshot, allDone bool) error {
 		pl.note("the lab lets run %d go on (SIGCONT) after %.1f s, though its group has not yet read the records after those it held: %s", pl.paused.n, held, behind)
 		return nil
 	}
-	group := groupNow(snap, pl.ch.Group)
+	group := groupNow(snap, pl.ch.Group) + lock
 	pl.mu.Lock()
 	pl.idlePause = fmt.Sprintf("run %d was paused for %.1f s and no other run processed a record meanwhile (%s)", pl.paused.n, held, group)
 	pl.mu.Unlock()
